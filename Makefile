@@ -1,0 +1,43 @@
+# Two commands matter: `make run` and `make test`. Both create .venv when missing.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test test-e2e bench lint install install-test clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Re-install only when the project description changes.
+$(VENV)/.stamp-install: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.stamp-test: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(VENV)/.stamp-install $@
+
+install: $(VENV)/.stamp-install
+install-test: $(VENV)/.stamp-test
+
+run: install
+	$(VENV)/bin/cx-app app --port $(PORT)
+
+# The whole suite. pytest exits 5 when it collects nothing, which fails make.
+test: install-test
+	$(PY) -m pytest -q -m "not browser"
+
+# Browser end-to-end tests (Debian chromium; see .ci/run).
+test-e2e: install-test
+	$(PY) -m pytest -q -m browser
+
+bench: install-test
+	$(PY) bench/run.py
+
+lint: install-test
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

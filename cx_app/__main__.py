@@ -1,0 +1,5 @@
+import sys
+
+from cx_app.cli import main
+
+sys.exit(main())

@@ -1,0 +1,48 @@
+"""``cx-app``: the command line over the same library the app uses.
+
+Each subcommand lives in its own module ``cx_app.cli.<name>`` exposing ``register(subparsers)``
+(which adds the subparser and sets ``func``). Errors of the library's own type are printed as
+one clear sentence and exit with status 2; nothing prints a traceback to an analyst.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from cx_app import __version__
+from cx_app.errors import CxAppError
+
+SUBCOMMANDS = ("validate", "nps", "reduce", "evaluate", "train", "estimate", "report", "app")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cx-app", description="CX driver analytics")
+    parser.add_argument("--version", action="version", version=f"cx-app {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"cx_app.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"cx_app.cli.{name}":
+                raise
+            continue  # not built yet
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CxAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
