@@ -1,0 +1,1 @@
+"""Metric reports for CX teams: an Excel workbook and a self-contained HTML file."""
