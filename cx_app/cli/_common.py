@@ -1,0 +1,86 @@
+"""Argument helpers shared by the commands that read a survey (``validate``, ``nps``, ...).
+
+``add_survey_arguments(parser)`` adds ``FILE``, ``--schema``, ``--sheet`` and the mapping flags
+(``--target COL --scale MIN-MAX --attributes A,B,C [--segments S,T] [--id COL]``);
+``survey_from_args(args)`` reads the survey with them. Without ``--schema`` and without mapping
+flags the layout is inferred (the report's notes say so).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cx_app.errors import SchemaError
+from cx_app.importing import SurveyData, load_survey
+from cx_app.schema import SurveySchema, load_schema, schema_from_mapping
+
+_MAPPING_FLAGS = ("target", "scale", "attributes", "segments", "id", "attribute_scale",
+                  "missing_codes", "kind")
+
+
+def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the survey file, schema, sheet and column-mapping arguments to ``parser``."""
+    parser.add_argument("file", metavar="FILE", help="survey file (.xlsx, .xlsm, .xls, .ods, .csv)")
+    parser.add_argument("--schema", metavar="S", help="survey schema file (YAML)")
+    parser.add_argument("--sheet", metavar="NAME",
+                        help="sheet name, or its number counting from 1 (default: the first "
+                             "sheet matching the schema)")
+    group = parser.add_argument_group("column mapping (instead of --schema)")
+    group.add_argument("--target", metavar="COL", help="target column header")
+    group.add_argument("--scale", metavar="MIN-MAX", help="target scale, e.g. 0-10 or 1-5")
+    group.add_argument("--attributes", metavar="A,B,C", help="attribute column headers")
+    group.add_argument("--segments", metavar="S,T", help="segment column headers")
+    group.add_argument("--id", metavar="COL", help="respondent id column header")
+    group.add_argument("--attribute-scale", metavar="MIN-MAX",
+                       help="attribute scale (default: the target scale)")
+    group.add_argument("--kind", choices=("nps", "csat", "ces", "custom"),
+                       help="target kind (default: nps for 0-10, else guessed from the header)")
+    group.add_argument("--missing-codes", metavar="C,D",
+                       help="values meaning 'no answer', e.g. 99,Don't know")
+    group.add_argument("--missing-policy", choices=("exclude", "impute_median"),
+                       default="exclude", help="missing attribute scores (default: exclude)")
+
+
+def _split(text: str | None) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()] if text else []
+
+
+def _code(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
+    """The schema given by ``--schema`` or the mapping flags; None to infer from the data."""
+    mapping = any(getattr(args, f, None) for f in _MAPPING_FLAGS)
+    if args.schema and mapping:
+        raise SchemaError("give either --schema or the mapping flags (--target ...), not both")
+    if args.schema:
+        return load_schema(args.schema)
+    if not mapping:
+        return None
+    missing = [f"--{f}" for f in ("target", "scale", "attributes") if not getattr(args, f)]
+    if missing:
+        raise SchemaError(f"the column mapping needs {', '.join(missing)} "
+                          "(e.g. --target NPS --scale 0-10 --attributes A,B,C)")
+    return schema_from_mapping(
+        target=args.target.strip(),
+        scale=args.scale,
+        attributes=_split(args.attributes),
+        segments=_split(args.segments),
+        respondent_id=args.id.strip() if args.id else None,
+        kind=args.kind,
+        attribute_scale=args.attribute_scale,
+        missing_codes=[_code(c) for c in _split(args.missing_codes)],
+        missing_attributes=args.missing_policy,
+    )
+
+
+def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -> SurveyData:
+    """Read the survey named by the arguments of :func:`add_survey_arguments`."""
+    return load_survey(args.file, schema=schema_from_args(args), sheet=args.sheet,
+                       require_target=require_target)

@@ -1,0 +1,658 @@
+"""Reading survey files into clean, validated respondent tables.
+
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through python-calamine
+and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8 with or without BOM, then
+cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+header or alias, and cleans every score column with vectorised pandas operations:
+
+- blank cells and the schema's missing-value codes (``99``, ``"Don't know"``, ...) are missing;
+- a respondent with a missing target, a non-numeric text score, a decimal score on an integer
+  scale, an out-of-scale score, a missing attribute score (policy ``exclude``) or a repeated
+  respondent id (the first occurrence is kept) is excluded, with the reason, in the
+  :class:`~cx_app.quality.DataQualityReport`;
+- under policy ``impute_median``, missing attribute scores of used respondents are replaced by
+  the attribute's median over used respondents, counted per attribute.
+
+Completely blank rows are skipped before counting (``blank_rows`` and a note say how many).
+Row numbers are sheet rows as Excel shows them (CSV: the line number).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import python_calamine
+
+from cx_app.errors import SchemaError, SurveyFileError
+from cx_app.quality import (
+    DECIMAL,
+    DUPLICATE_ID,
+    MISSING_ATTRIBUTE,
+    MISSING_TARGET,
+    NON_NUMERIC,
+    OUT_OF_SCALE,
+    DataQualityReport,
+    ExcludedRow,
+)
+from cx_app.schema import (
+    ColumnSpec,
+    Scale,
+    SurveySchema,
+    infer_schema,
+    normalise_header,
+)
+
+EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
+CSV_SUFFIXES = (".csv",)
+HEADER_SCAN_ROWS = 30
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_MARK = "EncryptedPackage".encode("utf-16-le")
+_ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
+_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a survey table came from: file name, sheet, content hash, CSV dialect, header row."""
+
+    filename: str
+    sheet: str | None
+    sha256: str
+    encoding: str | None = None
+    delimiter: str | None = None
+    header_row: int = 1
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SurveyData:
+    """Used respondents (``frame``, columns = schema names, index = sheet row), the schema,
+    the data-quality report and the source."""
+
+    frame: pd.DataFrame
+    schema: SurveySchema
+    quality: DataQualityReport
+    source: SourceInfo
+
+    @property
+    def attribute_names(self) -> tuple[str, ...]:
+        return self.schema.attribute_names
+
+    @property
+    def classes(self) -> tuple[int, ...]:
+        return self.schema.classes
+
+    @property
+    def has_target(self) -> bool:
+        return self.schema.target.name in self.frame.columns
+
+    @property
+    def X(self) -> pd.DataFrame:  # noqa: N802 - the usual name for a feature matrix
+        """Attribute scores of the used respondents (float; imputed cells filled)."""
+        return self.frame[list(self.attribute_names)].astype(float)
+
+    @property
+    def y(self) -> np.ndarray | None:
+        """Target scores (int), or None when the file has no target column."""
+        if not self.has_target:
+            return None
+        return self.frame[self.schema.target.name].to_numpy(dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- raw reading
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """One sheet's cells as rows of Python values; ``rows[i]`` is sheet row ``i + 1``."""
+
+    sheet: str | None
+    rows: list[list[Any]]
+
+
+def _read_source(source: Any, filename: str | None) -> tuple[bytes, str]:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        name = filename or path.name
+        try:
+            return path.read_bytes(), name
+        except FileNotFoundError:
+            raise SurveyFileError(f"{name}: file not found ({path})") from None
+        except IsADirectoryError:
+            raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
+        except OSError as exc:
+            raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), filename or "uploaded file"
+    if hasattr(source, "getvalue") or hasattr(source, "read"):
+        data = source.getvalue() if hasattr(source, "getvalue") else source.read()
+        return bytes(data), filename or getattr(source, "name", None) or "uploaded file"
+    raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+
+
+def _excel_grids(data: bytes, name: str) -> tuple[list[str], Any]:
+    suffix = Path(name).suffix.lower()
+    if data.startswith(_OLE_MAGIC) and (suffix != ".xls" or _ENCRYPTED_MARK in data):
+        raise SurveyFileError(
+            f"{name}: the workbook is password-protected (encrypted); save an unprotected copy "
+            "and upload that"
+        )
+    try:
+        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except python_calamine.PasswordError:
+        raise SurveyFileError(
+            f"{name}: the workbook is password-protected; save an unprotected copy"
+        ) from None
+    except Exception:  # calamine raises several types for damaged or foreign files
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix or 'spreadsheet'} workbook (the file is damaged or "
+            "is not a spreadsheet)"
+        ) from None
+
+    def load(sheet: str) -> _Grid:
+        try:
+            rows = workbook.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        return _Grid(sheet, rows)
+
+    return list(workbook.sheet_names), load
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    for codec, label in _ENCODINGS:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if codec == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf"):
+            label = "UTF-8 with BOM"
+        return text, label
+    raise SurveyFileError(f"{name}: cannot decode the text")  # pragma: no cover (latin-1)
+
+
+def _sniff_delimiter(text: str) -> str:
+    """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
+    lines; ties go to the order comma, semicolon, tab."""
+    sample = [line for line in text.splitlines()[:50] if line.strip()]
+    best, best_score = ",", (-1, -1)
+    for delimiter in _DELIMITERS:
+        widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
+        if not widths:
+            continue
+        common = max(set(widths), key=widths.count)
+        score = (widths.count(common) if common > 1 else 0, common)
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+def _csv_grid(data: bytes, name: str) -> tuple[_Grid, str, str]:
+    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text, encoding = data.decode("utf-16"), "UTF-16"
+    else:
+        text, encoding = _decode(data, name)
+    delimiter = _sniff_delimiter(text)
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise SurveyFileError(f"{name}: not a readable CSV file ({exc})") from None
+    return _Grid(None, rows), encoding, delimiter
+
+
+# --------------------------------------------------------------------------- header matching
+
+
+def _header_texts(row: Sequence[Any]) -> list[str]:
+    return [normalise_header(c) if _present(c) else "" for c in row]
+
+
+def _present(cell: Any) -> bool:
+    if cell is None:
+        return False
+    if isinstance(cell, float) and np.isnan(cell):
+        return False
+    return not (isinstance(cell, str) and not cell.strip())
+
+
+def _match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
+    """Column position of each spec (by header, then aliases, then name), first match wins;
+    a header is claimed by one spec only."""
+    positions: dict[str, list[int]] = {}
+    for j, h in enumerate(headers):
+        if h:
+            positions.setdefault(h, []).append(j)
+    found: dict[str, int] = {}
+    claimed: set[int] = set()
+    for spec in specs:
+        for candidate in spec.candidates:
+            free = [j for j in positions.get(candidate, ()) if j not in claimed]
+            if free:
+                found[spec.name] = free[0]
+                claimed.add(free[0])
+                break
+    return found
+
+
+def _required(schema: SurveySchema, require_target: bool) -> list[ColumnSpec]:
+    return ([schema.target] if require_target else []) + list(schema.attributes)
+
+
+def _find_header(grid: _Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
+    """(index of the header row, matched positions): the row among the first rows that matches
+    the most schema columns."""
+    best_row, best = 0, {}
+    for i, row in enumerate(grid.rows[:HEADER_SCAN_ROWS]):
+        found = _match(schema.columns(), _header_texts(row))
+        if len(found) > len(best):
+            best_row, best = i, found
+    return best_row, best
+
+
+def _guess_header_row(grid: _Grid) -> int:
+    """Without a schema: the first row whose text cells fill at least half the table width."""
+    head = grid.rows[:HEADER_SCAN_ROWS]
+    texts = [sum(isinstance(c, str) and bool(c.strip()) for c in row) for row in head]
+    filled = [sum(_present(c) for c in row) for row in head]
+    width = max(filled, default=0)
+    for i, n in enumerate(texts):
+        if n >= 2 and n >= 0.5 * width:
+            return i
+    return 0
+
+
+def _column_letter(j: int) -> str:
+    letters = ""
+    j += 1
+    while j:
+        j, r = divmod(j - 1, 26)
+        letters = chr(65 + r) + letters
+    return letters
+
+
+# --------------------------------------------------------------------------- cleaning
+
+
+def _blank_mask(raw: pd.Series) -> pd.Series:
+    text = raw[raw.map(type).eq(str).to_numpy()] if raw.dtype == object else raw.iloc[:0]
+    blank = raw.isna()
+    if len(text):
+        blank.loc[text.index] = text.str.strip().eq("").to_numpy()
+    return blank
+
+
+def _code_sets(codes: Sequence[Any]) -> tuple[set[float], set[str]]:
+    numeric, textual = set(), set()
+    for code in codes:
+        if isinstance(code, bool):
+            continue
+        if isinstance(code, (int, float)):
+            numeric.add(float(code))
+            continue
+        try:
+            numeric.add(float(str(code).strip()))
+        except ValueError:
+            textual.add(_fold(code))
+    return numeric, textual
+
+
+def _fold(text: Any) -> str:
+    return normalise_header(str(text).replace("’", "'").replace("‘", "'"))
+
+
+@dataclass
+class _Scored:
+    """A cleaned score column: values (float, NaN where missing or invalid) and masks."""
+
+    values: pd.Series
+    missing: pd.Series
+    non_numeric: pd.Series
+    decimal: pd.Series
+    out_of_scale: pd.Series
+
+
+def _clean_scores(raw: pd.Series, scale: Scale, codes: tuple[set[float], set[str]]) -> _Scored:
+    numeric_codes, text_codes = codes
+    raw = raw.mask(raw.map(type).eq(bool), "TRUE/FALSE") if raw.dtype == object else raw
+    numbers = pd.to_numeric(raw, errors="coerce")
+    # cells that are neither numbers nor blank: text (codes, "7,5", words)
+    texty = numbers.isna() & ~raw.isna()
+    if texty.any():
+        text = raw[texty].astype(str).str.strip()
+        decimal_comma = pd.to_numeric(
+            text.str.replace(",", ".", regex=False).where(text.str.fullmatch(r"-?\d+,\d+")),
+            errors="coerce")
+        numbers.loc[decimal_comma.dropna().index] = decimal_comma.dropna()
+        folded = text.map(_fold)
+        is_code_text = folded.isin(text_codes) | folded.eq("")
+    else:
+        is_code_text = pd.Series(False, index=raw.index[texty])
+    missing = raw.isna().copy()
+    missing.loc[is_code_text.index] = is_code_text.to_numpy()
+    if numeric_codes:
+        missing |= numbers.isin(list(numeric_codes))
+    numbers = numbers.where(~missing)
+    non_numeric = numbers.isna() & ~missing
+    present = numbers.notna()
+    decimal = present & (numbers != np.round(numbers))
+    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
+    values = numbers.where(present & ~decimal & ~out)
+    return _Scored(values, missing, non_numeric, decimal, out)
+
+
+def _cell_text(cell: Any) -> str:
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell).strip()
+
+
+def _text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
+    out = raw.astype(object).copy()
+    is_float = raw.map(type).eq(float)
+    if is_float.any():
+        out[is_float] = raw[is_float].map(_cell_text)
+    is_str = raw.map(type).eq(str)
+    if is_str.any():
+        out[is_str] = raw[is_str].str.strip()
+    return out.where(~blank, None).astype("string")
+
+
+def _date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int]:
+    parsed = pd.to_datetime(raw.where(~blank), errors="coerce", format="mixed")
+    bad = int((parsed.isna() & ~blank).sum())
+    return parsed, bad
+
+
+def _first_reasons(
+    n: int, checks: list[tuple[pd.Series, str, str, pd.Series]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row, the first check (in order) that fails: reason, column header, raw cell."""
+    reason = np.full(n, None, dtype=object)
+    column = np.full(n, None, dtype=object)
+    value = np.full(n, None, dtype=object)
+    for mask, why, header, raw in checks:
+        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
+        if hit.any():
+            reason[hit] = why
+            column[hit] = header
+            value[hit] = raw.to_numpy()[hit]
+    return reason, column, value
+
+
+def _display(cell: Any) -> str:
+    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+        return ""
+    return _cell_text(cell)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def read_table(
+    source: Any, *, sheet: str | int | None = None, filename: str | None = None
+) -> pd.DataFrame:
+    """The raw table of a file (the detected header as column names; sheet rows as the index),
+    for previews and for :func:`~cx_app.schema.infer_schema`."""
+    data, name = _read_source(source, filename)
+    grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True)
+    header = _guess_header_row(grid)
+    return _frame_from_grid(grid, header)[0]
+
+
+def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, int]:
+    body = grid.rows[header + 1:]
+    frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame()
+    headers, seen = [], set()
+    width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
+    first = list(grid.rows[header]) + [None] * width
+    for j in range(width):
+        text = _cell_text(first[j]) if _present(first[j]) else f"Column {_column_letter(j)}"
+        base, k = text, 2
+        while text in seen:
+            text, k = f"{base} ({k})", k + 1
+        seen.add(text)
+        headers.append(text)
+    frame = frame.reindex(columns=range(width))
+    frame.columns = headers
+    frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
+    blank = pd.concat([_blank_mask(frame[c]) for c in frame.columns], axis=1).all(axis=1) \
+        if width else pd.Series(True, index=frame.index)
+    return frame[~blank.to_numpy()], int(blank.sum())
+
+
+def _grid_for(
+    data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
+    require_target: bool,
+) -> tuple[_Grid, list[str], dict]:
+    """The grid to use, notes about the choice, and CSV dialect info."""
+    if not data:
+        raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
+    suffix = Path(name).suffix.lower()
+    notes: list[str] = []
+    if suffix in CSV_SUFFIXES:
+        grid, encoding, delimiter = _csv_grid(data, name)
+        notes.append(f"read as CSV: encoding {encoding}, delimiter {_DELIMITERS[delimiter]}")
+        if not any(any(_present(c) for c in row) for row in grid.rows[:HEADER_SCAN_ROWS]):
+            raise SurveyFileError(f"{name}: the file has no data")
+        return grid, notes, {"encoding": encoding, "delimiter": delimiter}
+    if suffix not in EXCEL_SUFFIXES:
+        raise SurveyFileError(
+            f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
+            ".xlsm, .xls, .ods or .csv"
+        )
+    names, load = _excel_grids(data, name)
+    if not names:
+        raise SurveyFileError(f"{name}: the workbook has no sheets")
+    if sheet is not None:
+        chosen = _pick_sheet(names, sheet, name)
+        grid = load(chosen)
+        if not grid.rows:
+            raise SurveyFileError(f"{name}, sheet '{chosen}': the sheet is empty")
+        notes.append(f"sheet '{chosen}' (as requested)")
+        return grid, notes, {}
+    tried = []
+    for candidate in names:
+        grid = load(candidate)
+        if not grid.rows:
+            tried.append(f"'{candidate}' (empty)")
+            continue
+        if schema is None:
+            notes.append(f"sheet '{candidate}' (the first non-empty sheet)")
+            return grid, notes, {}
+        _, found = _find_header(grid, schema)
+        missing = [s for s in _required(schema, require_target) if s.name not in found]
+        if not missing:
+            if len(names) > 1:
+                notes.append(f"sheet '{candidate}' (the first sheet matching the schema)")
+            return grid, notes, {}
+        tried.append(f"'{candidate}' (missing {', '.join(repr(s.column) for s in missing[:3])}"
+                     f"{' ...' if len(missing) > 3 else ''})")
+    if all(t.endswith("(empty)") for t in tried):
+        raise SurveyFileError(f"{name}: every sheet is empty")
+    raise SchemaError(
+        f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried)
+    )
+
+
+def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
+    if isinstance(sheet, int):
+        if 0 <= sheet < len(names):
+            return names[sheet]
+        raise SurveyFileError(
+            f"{filename}: there is no sheet number {sheet + 1}; the sheets are {names}")
+    if sheet in names:
+        return sheet
+    folded = [n for n in names if normalise_header(n) == normalise_header(sheet)]
+    if folded:
+        return folded[0]
+    if sheet.strip().isdigit():  # typed by a person: a sheet number counting from 1
+        return _pick_sheet(names, int(sheet) - 1, filename)
+    raise SurveyFileError(f"{filename}: there is no sheet '{sheet}'; the sheets are {names}")
+
+
+def load_survey(
+    source: Any,
+    *,
+    schema: SurveySchema | None = None,
+    sheet: str | int | None = None,
+    filename: str | None = None,
+    require_target: bool = True,
+) -> SurveyData:
+    """Read, map and clean a survey file; see the module docstring.
+
+    ``source`` is a path, bytes or an uploaded file object (give ``filename`` for bytes: its
+    extension picks the reader). ``schema=None`` infers the layout (:func:`infer_schema`) and
+    says so in the notes. ``sheet`` is a sheet name (case-insensitive), an ``int`` 0-based index,
+or a text of digits that names no sheet, read as a number counting from 1; by default the first
+    sheet matching the schema. With ``require_target=False`` a file without the target column
+    is accepted (``.y`` is then None); a present target column is validated as usual.
+    """
+    data, name = _read_source(source, filename)
+    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target)
+    where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
+    if schema is None:
+        header = _guess_header_row(grid)
+        raw_frame, _ = _frame_from_grid(grid, header)
+        schema = infer_schema(raw_frame, name=Path(name).stem or "inferred")
+        notes.append(f"layout inferred from the data (no schema given): target "
+                     f"{schema.target.column!r} on {schema.target.scale}, "
+                     f"{len(schema.attributes)} attributes")
+    header, found = _find_header(grid, schema)
+    missing = [s for s in _required(schema, require_target) if s.name not in found]
+    if missing:
+        raise SchemaError(
+            f"{where}: no column matches "
+            + ", ".join(f"{s.name} ({s.column!r})" for s in missing)
+            + f" of schema '{schema.name}' in the first {HEADER_SCAN_ROWS} rows"
+        )
+    if header > 0:
+        notes.append(f"header found on row {header + 1} (rows above it skipped)")
+    for spec in schema.columns():
+        if spec.name not in found and spec is not schema.target:
+            notes.append(f"column {spec.column!r} ({spec.name}) not found; left out")
+    if schema.target.name not in found:
+        notes.append(f"no target column {schema.target.column!r}: the file is treated as "
+                     "unlabeled (no target scores)")
+    raw_frame, blank_rows = _frame_from_grid(grid, header)
+    if blank_rows:
+        notes.append(f"{blank_rows} completely blank row(s) skipped (not counted as respondents)")
+    headers = list(raw_frame.columns)
+    raw = {spec.name: raw_frame.iloc[:, found[spec.name]] for spec in schema.columns()
+           if spec.name in found}
+    column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
+                 if spec.name in found}
+    frame, report = _clean(raw, column_of, schema, raw_frame.index, notes, blank_rows)
+    if report.rows_read == 0:
+        raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
+                              "rows follow it")
+    info = SourceInfo(
+        filename=name,
+        sheet=grid.sheet,
+        sha256=hashlib.sha256(data).hexdigest(),
+        encoding=dialect.get("encoding"),
+        delimiter=dialect.get("delimiter"),
+        header_row=header + 1,
+    )
+    return SurveyData(frame=frame, schema=schema, quality=report, source=info)
+
+
+def _clean(
+    raw: dict[str, pd.Series], column_of: dict[str, str], schema: SurveySchema,
+    index: pd.Index, notes: list[str], blank_rows: int,
+) -> tuple[pd.DataFrame, DataQualityReport]:
+    n = len(index)
+    codes = _code_sets(schema.missing_codes)
+    checks: list[tuple[pd.Series, str, str, pd.Series]] = []
+    out: dict[str, pd.Series] = {}
+    id_spec = schema.respondent_id
+    if id_spec is not None and id_spec.name in raw:
+        ids = _text_column(raw[id_spec.name], _blank_mask(raw[id_spec.name]))
+        duplicated = ids.duplicated(keep="first") & ids.notna()
+        checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name], raw[id_spec.name]))
+        if ids.isna().any():
+            notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
+        out[id_spec.name] = ids
+    scored: dict[str, _Scored] = {}
+    for spec in (schema.target, *schema.attributes):
+        if spec.name in raw:
+            scored[spec.name] = _clean_scores(raw[spec.name], spec.scale, codes)
+    target = schema.target.name
+    if target in scored:
+        s = scored[target]
+        header, cells = column_of[target], raw[target]
+        checks += [(s.missing, MISSING_TARGET, header, cells),
+                   (s.non_numeric, NON_NUMERIC, header, cells),
+                   (s.decimal, DECIMAL, header, cells),
+                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+    for spec in schema.attributes:
+        s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
+        checks += [(s.non_numeric, NON_NUMERIC, header, cells),
+                   (s.decimal, DECIMAL, header, cells),
+                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+    if schema.missing_attributes == "exclude":
+        for spec in schema.attributes:
+            checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
+                           raw[spec.name]))
+    reason, column, value = _first_reasons(n, checks)
+    used = reason == None  # noqa: E711 - elementwise
+    rows = index.to_numpy()
+    excluded = tuple(
+        ExcludedRow(int(rows[i]), column[i], reason[i], _display(value[i]))
+        for i in np.flatnonzero(~used)
+    )
+    if target in scored:
+        out[target] = scored[target].values
+    imputed: dict[str, int] = {}
+    for spec in schema.attributes:
+        values = scored[spec.name].values
+        if schema.missing_attributes == "impute_median":
+            gaps = used & values.isna().to_numpy()
+            imputed[spec.name] = int(gaps.sum())
+            if gaps.any():
+                median = values[used].median()
+                if np.isnan(median):
+                    raise SchemaError(
+                        f"column {column_of[spec.name]!r} ({spec.name}) has no valid score to "
+                        "impute the median from; set missing_attributes: exclude or drop it")
+                values = values.where(~gaps, median)
+                notes.append(f"{spec.name}: {imputed[spec.name]} missing score(s) imputed with "
+                             f"the median {median:g}")
+        out[spec.name] = values
+    for spec in schema.segments:
+        if spec.name not in raw:
+            continue
+        blank = _blank_mask(raw[spec.name])
+        if spec.role == "date":
+            parsed, bad = _date_column(raw[spec.name], blank)
+            if bad:
+                notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
+            out[spec.name] = parsed
+        else:
+            out[spec.name] = _text_column(raw[spec.name], blank)
+    order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
+    order += [id_spec.name] if id_spec is not None else []
+    frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[used]
+    if target in frame:
+        frame[target] = frame[target].astype(np.int64)
+    for name in schema.attribute_names:
+        frame[name] = frame[name].astype(float)
+    report = DataQualityReport(
+        rows_read=n, rows_used=int(used.sum()), excluded=excluded, imputed=imputed,
+        notes=tuple(notes), blank_rows=blank_rows,
+    )
+    return frame, report
+
+
+__all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table"]
