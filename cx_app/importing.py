@@ -462,7 +462,7 @@ def _grid_for(
             raise SurveyFileError(f"{name}, sheet '{chosen}': the sheet is empty")
         notes.append(f"sheet '{chosen}' (as requested)")
         return grid, notes, {}
-    tried = []
+    tried, only_target_missing = [], False
     for candidate in names:
         grid = load(candidate)
         if not grid.rows:
@@ -473,6 +473,7 @@ def _grid_for(
             return grid, notes, {}
         _, found = _find_header(grid, schema)
         missing = [s for s in _required(schema, require_target) if s.name not in found]
+        only_target_missing |= [s.name for s in missing] == [schema.target.name]
         if not missing:
             if len(names) > 1:
                 notes.append(f"sheet '{candidate}' (the first sheet matching the schema)")
@@ -481,8 +482,11 @@ def _grid_for(
                      f"{' ...' if len(missing) > 3 else ''})")
     if all(t.endswith("(empty)") for t in tried):
         raise SurveyFileError(f"{name}: every sheet is empty")
+    hint = ""
+    if only_target_missing:
+        hint = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
     raise SchemaError(
-        f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried)
+        f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried) + hint
     )
 
 

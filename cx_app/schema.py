@@ -470,6 +470,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
 
     # a target-sounding header first (earlier words win), else the widest scale
     target = min(scores, key=lambda h: (priority(h), -(scores[h][1].max - scores[h][1].min)))
+    guessed = priority(target) == len(_TARGET_WORDS)
     target_scale = scores[target][1]
     kind = guess_kind(target, target_scale)
     respondent_id = None
@@ -496,6 +497,12 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         stated = _stated_scale(h)
         scores[h] = (scores[h][0], stated or together)
     attr_scales = {scores[h][1] for h in attributes}
+    # excluding every respondent with a gap would lose many (e.g. "not used" for roaming)
+    incomplete = pd.Series(False, index=frame.index)
+    for h in attributes:
+        incomplete |= ~frame[h].index.isin(scores[h][0].index)
+    share_incomplete = float(incomplete.mean())
+    policy: MissingPolicy = "impute_median" if share_incomplete > 0.10 else "exclude"
     schema = schema_from_mapping(
         target=target,
         scale=target_scale,
@@ -505,8 +512,17 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         kind=kind,
         attribute_scale=attr_scales.pop() if len(attr_scales) == 1 else target_scale,
         missing_codes=sorted(codes, key=lambda c: (isinstance(c, str), str(c))),
+        missing_attributes=policy,
         name=name,
     )
+    description = "inferred from the data"
+    if guessed:
+        description += (f"; no header names a target question, so {target!r} was taken as the "
+                        "target: check it")
+    if policy == "impute_median":
+        description += (f"; {share_incomplete:.0%} of respondents miss an attribute score, so "
+                        "they are imputed with the median instead of excluded")
+    schema = schema.model_copy(update={"description": description})
     if len({scores[h][1] for h in attributes}) > 1:
         # attributes on different scales: keep each one's own scale
         updated = tuple(
@@ -520,7 +536,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
 def describe_schema(schema: SurveySchema) -> str:
     """A short human-readable summary (the proposal shown to the user)."""
     lines = [
-        f"schema '{schema.name}'",
+        f"schema '{schema.name}'" + (f" ({schema.description})" if schema.description else ""),
         f"  target: {schema.target.column!r} → {schema.target.name} "
         f"({schema.target.kind}, scale {schema.target.scale})",
         "  attributes: " + ", ".join(
