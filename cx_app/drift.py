@@ -1,0 +1,196 @@
+"""Assumption checks before trusting an ALP estimate on a new wave.
+
+Theorem 1 of the ALP paper holds for a wave drawn from the training distribution. We compare,
+attribute by attribute, the new wave's score distribution with the training distribution saved
+in the model file (value counts per attribute):
+
+- population stability index, PSI = Σ_v (q_v − r_v)·ln(q_v / r_v) over the union of values,
+  with 0.5 added to every count of both tables so that an empty cell stays finite;
+  the usual reading: < 0.1 stable, 0.1–0.25 moderate shift, ≥ 0.25 major shift;
+- a chi-square test of homogeneity (``scipy.stats.chi2_contingency`` on the 2×V table of raw
+  counts). With a thousand respondents a tiny shift is "significant", so the test is reported
+  beside the PSI and the warning level follows the PSI;
+- attributes the model needs that the wave lacks, and values never seen in training or outside
+  the attribute's scale.
+
+Every finding is a warning attached to the estimate, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2_contingency
+
+__all__ = [
+    "AttributeDrift",
+    "DriftReport",
+    "PSI_MAJOR",
+    "PSI_MODERATE",
+    "attribute_drift",
+    "population_stability_index",
+    "value_counts_by_attribute",
+]
+
+PSI_MODERATE = 0.1
+PSI_MAJOR = 0.25
+SMOOTHING = 0.5
+
+
+def _key(value) -> str:
+    """Values as stable JSON keys: 7.0 and 7 are the same score."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
+
+
+def value_counts_by_attribute(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per attribute, the count of every observed value (missing values are not counted).
+    This is what the model file keeps of the training data."""
+    out: dict[str, dict[str, int]] = {}
+    for column in frame.columns:
+        counts = frame[column].dropna().value_counts()
+        out[str(column)] = {_key(v): int(c) for v, c in counts.items()}
+    return out
+
+
+def population_stability_index(reference: Mapping[str, float], current: Mapping[str, float],
+                               *, smoothing: float = SMOOTHING) -> float:
+    """PSI of two count tables keyed by value: Σ (q − r)·ln(q/r) over the union of values,
+    shares computed after adding ``smoothing`` to every cell of both tables."""
+    keys = sorted(set(reference) | set(current))
+    r = np.array([float(reference.get(k, 0)) for k in keys]) + smoothing
+    q = np.array([float(current.get(k, 0)) for k in keys]) + smoothing
+    r, q = r / r.sum(), q / q.sum()
+    return float(np.sum((q - r) * np.log(q / r)))
+
+
+@dataclass(frozen=True)
+class AttributeDrift:
+    """One attribute: PSI, chi-square test, unseen/out-of-scale values, missing share."""
+
+    name: str
+    present: bool
+    psi: float | None = None
+    level: str = "missing"
+    chi2: float | None = None
+    dof: int | None = None
+    p_value: float | None = None
+    n_reference: int = 0
+    n_current: int = 0
+    n_missing: int = 0
+    unseen_values: tuple[str, ...] = ()
+    out_of_scale_values: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "present": self.present,
+            "psi": self.psi,
+            "level": self.level,
+            "chi2": self.chi2,
+            "dof": self.dof,
+            "p_value": self.p_value,
+            "n_reference": self.n_reference,
+            "n_current": self.n_current,
+            "n_missing": self.n_missing,
+            "unseen_values": list(self.unseen_values),
+            "out_of_scale_values": list(self.out_of_scale_values),
+        }
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    attributes: tuple[AttributeDrift, ...]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {a.name: a.to_dict() for a in self.attributes}
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"attribute": a.name, **a.to_dict()} for a in self.attributes])
+
+
+def _level(psi: float) -> str:
+    if psi >= PSI_MAJOR:
+        return "major"
+    if psi >= PSI_MODERATE:
+        return "moderate"
+    return "stable"
+
+
+def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.DataFrame, *,
+                    scales: Mapping[str, tuple[float, float]] | None = None) -> DriftReport:
+    """Compare the new wave's attributes (``current``, columns = attribute names) with the
+    training value counts ``reference`` (see :func:`value_counts_by_attribute`).
+
+    ``scales`` maps an attribute to its (min, max); values outside are listed and warned about.
+    """
+    scales = scales or {}
+    results, warnings = [], []
+    for name, ref_counts in reference.items():
+        if name not in current.columns:
+            results.append(AttributeDrift(name, present=False))
+            warnings.append(
+                f"attribute '{name}' is missing from the new wave: the model needs it, so the "
+                "estimate rests on an imputed or absent driver and may not hold"
+            )
+            continue
+        column = current[name]
+        cur_counts = value_counts_by_attribute(column.to_frame())[name]
+        keys = sorted(set(ref_counts) | set(cur_counts), key=_sort_key)
+        table = np.array([[ref_counts.get(k, 0) for k in keys], [cur_counts.get(k, 0) for k in keys]],
+                         dtype=float)
+        table = table[:, table.sum(axis=0) > 0]
+        chi2 = dof = p_value = None
+        if table.shape[1] >= 2 and table[1].sum() > 0 and table[0].sum() > 0:
+            res = chi2_contingency(table, correction=False)
+            chi2, dof, p_value = float(res.statistic), int(res.dof), float(res.pvalue)
+        psi = population_stability_index(ref_counts, cur_counts)
+        unseen = tuple(k for k in keys if k not in ref_counts and cur_counts.get(k, 0) > 0)
+        out_of_scale: tuple[str, ...] = ()
+        if name in scales:
+            lo, hi = scales[name]
+            out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
+        item = AttributeDrift(
+            name, True, psi, _level(psi), chi2, dof, p_value,
+            int(sum(ref_counts.values())), int(sum(cur_counts.values())),
+            int(column.isna().sum()), unseen, out_of_scale,
+        )
+        results.append(item)
+        if item.level != "stable":
+            warnings.append(
+                f"attribute '{name}' has shifted since training (PSI {psi:.2f}, {item.level}"
+                + (f"; chi-square p = {p_value:.2g}" if p_value is not None else "")
+                + "): the estimate assumes the training distribution and may not hold"
+            )
+        if unseen:
+            warnings.append(
+                f"attribute '{name}' has value(s) never seen in training: {', '.join(unseen)}"
+            )
+        if out_of_scale:
+            warnings.append(
+                f"attribute '{name}' has value(s) outside its scale {lo}–{hi}: "
+                f"{', '.join(out_of_scale)}"
+            )
+    return DriftReport(tuple(results), tuple(warnings))
+
+
+def _sort_key(k: str):
+    try:
+        return (0, float(k), k)
+    except ValueError:
+        return (1, 0.0, k)
+
+
+def _outside(key: str, lo: float, hi: float) -> bool:
+    try:
+        v = float(key)
+    except ValueError:
+        return True
+    return math.isfinite(v) and (v < lo or v > hi)
