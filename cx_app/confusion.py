@@ -1,0 +1,401 @@
+"""Confusion matrices and their multiclass metrics (MATH.md §1–§2, §4).
+
+Orientation everywhere: ``counts[i, j]`` = weight of respondents whose **actual** class is
+``labels[i]`` and **predicted** class is ``labels[j]``. Counts may be integers or real numbers
+(the ALP matrix of MATH.md §8 is real-valued); nothing here rounds.
+
+Undefined ratios follow scikit-learn's ``zero_division=0`` convention: the ratio is reported as
+0 and the class is listed in ``MulticlassMetrics.undefined`` under the ratio's name.
+
+Labels are matched by value and, failing that, by ``str()``: a plan's ``[0, 1, 2]`` matches
+labels ``("0", "1", "2")`` read from a CSV header, and ``"7"`` in a plan matches the label 7
+(see :func:`label_index`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cx_app.errors import AnalysisError
+
+Label = Hashable
+
+__all__ = [
+    "ConfusionMatrix",
+    "MulticlassMetrics",
+    "confusion_matrix",
+    "LabelLookup",
+    "label_index",
+    "labels_to_indices",
+    "multiclass_metrics",
+    "plain",
+]
+
+
+# --- labels -----------------------------------------------------------------------------------
+
+
+def plain(value: Any) -> Any:
+    """A numpy scalar or array as plain Python (int/float/str/list); other values unchanged.
+
+    Integral floats stay floats; integer dtypes become ``int``: what ``json.dumps`` accepts.
+    """
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _normalize_labels(labels: Iterable[Any]) -> tuple:
+    out = tuple(plain(v) for v in labels)
+    if len(set(out)) != len(out):
+        seen: set = set()
+        dupes = [v for v in out if v in seen or seen.add(v)]
+        raise ValueError(f"labels must be unique, repeated: {dupes}")
+    return out
+
+
+class LabelLookup:
+    """Find a value's position among labels, by value and by ``str()``.
+
+    A value matches a label if it equals it (``7 == 7.0``) or if their ``str()`` are equal
+    (``"7"`` and ``7``). When two different labels have the same ``str()`` (``7`` and ``"7"``),
+    the ``str()`` rule is ambiguous and is not used for them: only exact values match.
+    """
+
+    def __init__(self, labels: Sequence[Any]) -> None:
+        self.labels = tuple(labels)
+        self._by_value: dict[Any, int] = {}
+        by_str: dict[str, int] = {}
+        clashes: set[str] = set()
+        for i, lab in enumerate(self.labels):
+            self._by_value[lab] = i
+            key = str(lab)
+            if key in by_str and by_str[key] != i:
+                clashes.add(key)
+            by_str[key] = i
+        self._by_str = {k: i for k, i in by_str.items() if k not in clashes}
+
+    def find(self, value: Any) -> int | None:
+        value = plain(value)
+        try:
+            if value in self._by_value:
+                return self._by_value[value]
+        except TypeError:  # unhashable
+            return None
+        return self._by_str.get(str(value))
+
+
+def label_index(labels: Sequence[Any]) -> LabelLookup:
+    """A :class:`LabelLookup` over ``labels``: ``label_index(labels).find(value)``."""
+    return LabelLookup(labels)
+
+
+def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values") -> np.ndarray:
+    """Positions of ``values`` in ``labels`` (rule of :func:`label_index`), as an int array.
+
+    Raises :class:`AnalysisError` listing the values that are not labels (with their counts).
+    """
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    table = label_index(labels)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    try:
+        uniq, inverse = np.unique(arr, return_inverse=True)
+    except TypeError:  # mixed types that numpy cannot sort
+        uniq_list = list(dict.fromkeys(arr.tolist()))
+        pos = {v: k for k, v in enumerate(uniq_list)}
+        uniq = np.array(uniq_list, dtype=object)
+        inverse = np.array([pos[v] for v in arr.tolist()], dtype=np.intp)
+    mapped = np.empty(len(uniq), dtype=np.intp)
+    unknown = []
+    for k, v in enumerate(uniq):
+        idx = table.find(v)
+        if idx is None:
+            unknown.append(k)
+        else:
+            mapped[k] = idx
+    if unknown:
+        counts = np.bincount(inverse.reshape(-1), minlength=len(uniq))
+        shown = ", ".join(f"{plain(uniq[k])!r} ({counts[k]}×)" for k in unknown[:10])
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        raise AnalysisError(f"{what}: {shown}{more} not among the classes {_format_labels(labels)}")
+    return mapped[inverse.reshape(-1)]
+
+
+def _format_labels(labels: Sequence[Any]) -> str:
+    labs = list(labels)
+    if (
+        len(labs) > 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in labs)
+        and labs == list(range(labs[0], labs[0] + len(labs)))
+    ):
+        return f"{labs[0]}..{labs[-1]}"
+    return ", ".join(str(v) for v in labs)
+
+
+# --- the matrix -------------------------------------------------------------------------------
+
+
+def _as_counts(counts: Any, size: int | None = None) -> np.ndarray:
+    arr = np.array(counts)  # a copy: callers keep their array
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        arr = arr.astype(float)
+    if arr.dtype.kind == "u":
+        arr = arr.astype(np.int64)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"a confusion matrix must be square, got shape {arr.shape}")
+    if size is not None and arr.shape[0] != size:
+        raise ValueError(f"{size} labels but a {arr.shape[0]}×{arr.shape[1]} matrix")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError("confusion matrix counts must be finite numbers")
+    if np.any(arr < 0):
+        raise ValueError("confusion matrix counts must not be negative")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class ConfusionMatrix:
+    """A K×K confusion matrix: ``counts[i, j]`` = actual ``labels[i]``, predicted ``labels[j]``.
+
+    ``counts`` is kept read-only, with its integer or float dtype (never rounded).
+    """
+
+    labels: tuple
+    counts: np.ndarray
+
+    def __post_init__(self) -> None:
+        labels = _normalize_labels(self.labels)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "counts", _as_counts(self.counts, len(labels)))
+
+    @property
+    def n(self) -> float:
+        """Total count N (an int for integer counts)."""
+        return plain(self.counts.sum())
+
+    @property
+    def actual_totals(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    @property
+    def predicted_totals(self) -> np.ndarray:
+        return self.counts.sum(axis=0)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(
+            self.counts,
+            index=pd.Index(list(self.labels), name="actual"),
+            columns=pd.Index(list(self.labels), name="predicted"),
+        )
+
+    def to_dict(self) -> dict:
+        return {"labels": list(self.labels), "matrix": self.counts.tolist()}
+
+
+def confusion_matrix(
+    y_true: Any, y_pred: Any, *, labels: Sequence[Any], sample_weight: Any = None
+) -> ConfusionMatrix:
+    """Count (actual, predicted) pairs over the fixed class list ``labels``.
+
+    Every label gets its row and column, even when it never occurs. Values are matched to
+    labels by value or by ``str()``; a value that is no label raises :class:`AnalysisError`.
+    With ``sample_weight`` the counts are weight sums (float).
+
+    >>> confusion_matrix([0, 1, 1], [1, 1, 0], labels=[0, 1, 2]).counts.tolist()
+    [[0, 1, 0], [1, 1, 0], [0, 0, 0]]
+    """
+    labels = _normalize_labels(labels)
+    k = len(labels)
+    if k == 0:
+        raise ValueError("labels must not be empty")
+    t = labels_to_indices(y_true, labels, what="actual classes (y_true)")
+    p = labels_to_indices(y_pred, labels, what="predicted classes (y_pred)")
+    if len(t) != len(p):
+        raise ValueError(f"y_true has {len(t)} values but y_pred has {len(p)}")
+    flat = t * k + p
+    if sample_weight is None:
+        counts = np.bincount(flat, minlength=k * k).astype(np.int64)
+    else:
+        w = np.asarray(sample_weight, dtype=float).reshape(-1)
+        if len(w) != len(t):
+            raise ValueError(f"sample_weight has {len(w)} values but y_true has {len(t)}")
+        counts = np.bincount(flat, weights=w, minlength=k * k)
+    return ConfusionMatrix(labels, counts.reshape(k, k))
+
+
+# --- multiclass metrics -----------------------------------------------------------------------
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """num/den with 0 where den == 0; also the mask of undefined entries."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    undefined = den == 0
+    out = np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=~undefined)
+    return out, undefined
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassMetrics:
+    """Per-class and averaged metrics of a K×K (or reduced M×M+IM) matrix (Table 3 / Table 4).
+
+    Per-class arrays follow ``labels``. With IM (reduced levels), recall = TP/(TP+FN+IM) and
+    precision = TP/(TP+FP+IM); ``tn`` excludes the class's own IM.
+    """
+
+    labels: tuple
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    tn: np.ndarray
+    im: np.ndarray | None
+    support: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    f1: np.ndarray
+    accuracy: float
+    precision_macro: float
+    recall_macro: float
+    f1_macro: float
+    f1_of_macro_pr: float
+    precision_micro: float
+    recall_micro: float
+    undefined: dict = field(default_factory=dict)
+
+    def per_class(self) -> dict:
+        out = {}
+        for i, lab in enumerate(self.labels):
+            row = {
+                "tp": plain(self.tp[i]),
+                "fp": plain(self.fp[i]),
+                "fn": plain(self.fn[i]),
+                "tn": plain(self.tn[i]),
+                "precision": float(self.precision[i]),
+                "recall": float(self.recall[i]),
+                "f1": float(self.f1[i]),
+                "support": plain(self.support[i]),
+            }
+            if self.im is not None:
+                row["im"] = plain(self.im[i])
+            out[lab] = row
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "accuracy": self.accuracy,
+            "precision_macro": self.precision_macro,
+            "recall_macro": self.recall_macro,
+            "f1_macro": self.f1_macro,
+            "f1_of_macro_pr": self.f1_of_macro_pr,
+            "precision_micro": self.precision_micro,
+            "recall_micro": self.recall_micro,
+            "per_class": self.per_class(),
+            "undefined": {k: list(v) for k, v in self.undefined.items()},
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        frame = pd.DataFrame.from_dict(self.per_class(), orient="index")
+        frame.index.name = "class"
+        return frame
+
+
+def multiclass_metrics(
+    counts_or_cm: ConfusionMatrix | Any,
+    *,
+    im: Any = None,
+    labels: Sequence[Any] | None = None,
+) -> MulticlassMetrics:
+    """Multiclass metrics of a confusion matrix (MATH.md §2), or of a reduced M×M+IM (§4).
+
+    ``counts_or_cm``: a :class:`ConfusionMatrix` or a square array (then ``labels`` default to
+    0..K−1). ``im``: the IM vector of a reduced level (TP on the diagonal), or None.
+
+    - per class: TP = C[i,i], FP = column − TP, FN = row − TP, IM = im[i],
+      TN = N − TP − FP − FN − IM, support = TP + FN + IM (actual count);
+    - precision = TP/(TP+FP+IM), recall = TP/(TP+FN+IM), F1 = 2·TP/(n_actual + n_predicted)
+      (= 2PR/(P+R), defined as long as the class occurs as actual or predicted);
+    - ``f1_macro`` = mean of per-class F1 (scikit-learn's ``average="macro"``);
+      ``f1_of_macro_pr`` = harmonic mean of macro precision and macro recall (the paper's);
+    - micro precision = micro recall = accuracy = ΣTP / N.
+
+    Undefined ratios are 0 and listed in ``undefined``: ``{"precision": [labels], "recall":
+    [...], "f1": [...], "overall": [metric names]}``.
+    """
+    if isinstance(counts_or_cm, ConfusionMatrix):
+        c = counts_or_cm.counts
+        labs = counts_or_cm.labels
+    else:
+        c = _as_counts(counts_or_cm)
+        labs = _normalize_labels(range(c.shape[0]) if labels is None else labels)
+        if len(labs) != c.shape[0]:
+            raise ValueError(f"{len(labs)} labels but a {c.shape[0]}×{c.shape[0]} matrix")
+    k = c.shape[0]
+    if im is None:
+        im_arr = None
+        im_calc = np.zeros(k, dtype=c.dtype)
+    else:
+        im_arr = np.asarray(im)
+        if im_arr.shape != (k,):
+            raise ValueError(f"im must have {k} values, got shape {im_arr.shape}")
+        if np.any(im_arr < 0):
+            raise ValueError("IM counts must not be negative")
+        im_calc = im_arr
+    tp = np.diagonal(c).copy()
+    n_actual = c.sum(axis=1) + im_calc
+    n_pred = c.sum(axis=0) + im_calc
+    fn = n_actual - tp - im_calc
+    fp = n_pred - tp - im_calc
+    n = c.sum() + im_calc.sum()
+    tn = n - tp - fp - fn - im_calc
+    precision, p_undef = _ratio(tp, n_pred)
+    recall, r_undef = _ratio(tp, n_actual)
+    f1, f_undef = _ratio(2 * tp, n_actual + n_pred)
+    accuracy, acc_undef = _ratio(tp.sum(), n)
+    pm = float(precision.mean())
+    rm = float(recall.mean())
+    f1pr, f1pr_undef = _ratio(2 * pm * rm, pm + rm)
+    overall = []
+    if acc_undef:
+        overall += ["accuracy", "precision_micro", "recall_micro"]
+    if f1pr_undef:
+        overall.append("f1_of_macro_pr")
+    undefined = {
+        "precision": tuple(labs[i] for i in np.flatnonzero(p_undef)),
+        "recall": tuple(labs[i] for i in np.flatnonzero(r_undef)),
+        "f1": tuple(labs[i] for i in np.flatnonzero(f_undef)),
+        "overall": tuple(overall),
+    }
+    acc = float(accuracy)
+    return MulticlassMetrics(
+        labels=labs,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        im=None if im_arr is None else im_arr.copy(),
+        support=n_actual,
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        accuracy=acc,
+        precision_macro=pm,
+        recall_macro=rm,
+        f1_macro=float(f1.mean()),
+        f1_of_macro_pr=float(f1pr),
+        precision_micro=acc,
+        recall_micro=acc,
+        undefined=undefined,
+    )
