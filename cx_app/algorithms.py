@@ -1,0 +1,327 @@
+"""The papers' driver-model algorithms, as a registry of scikit-learn pipelines.
+
+Every algorithm is an :class:`AlgorithmSpec` in :data:`ALGORITHMS`, keyed by a short id. Its
+``defaults`` are the settings of the reduced-confusion-matrix paper's Appendix B (Tables A1–A7)
+where the paper gives them, scikit-learn's defaults otherwise; they are shown to the user and
+can be overridden by name. A setting name is a parameter of the underlying estimator; an unknown
+name is an :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
+
+``build`` returns a :class:`~sklearn.pipeline.Pipeline` whose last step is named ``"model"``.
+Scaling (``StandardScaler``) is a pipeline step for the algorithms whose fit depends on the
+attributes' scale (lr, svm, knn, ann, ordinal), so cross-validation fits it per fold.
+
+Notes on fidelity to the papers:
+
+- ``svm``: scikit-learn 1.9 deprecates ``SVC(probability=True)``; its replacement is
+  ``CalibratedClassifierCV(SVC(), method="sigmoid", ensemble=False)`` with 5 internal folds,
+  the same Platt scaling with internal 5-fold cross-validation that libsvm runs (multiclass
+  probabilities are one-vs-rest sigmoids normalised to sum to 1, not libsvm's pairwise coupling).
+- ``ann``: ``max_iter`` counts epochs for Adam; scikit-learn stops earlier when the training
+  loss has not improved by ``tol`` for ``n_iter_no_change`` epochs (its default, kept).
+- ``xgb``: XGBoost needs labels 0..k−1; :class:`ContiguousLabels` re-encodes the classes present
+  in each training fold.
+- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit) wrapped as a scikit-learn
+  classifier; classes are taken in their sorted order, which is the scale order when
+  cross-validation passes class positions (it does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+from cx_app.errors import AnalysisError
+
+DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
+"""The papers' eight algorithms, in the order the app lists them (``ordinal`` is optional)."""
+
+
+class ContiguousLabels(ClassifierMixin, BaseEstimator):
+    """Fit ``estimator`` on labels re-encoded 0..k−1 (XGBoost needs them contiguous).
+
+    ``classes_`` are the labels seen in training, sorted; ``predict_proba`` columns follow them.
+    A training set with a single class predicts it with probability 1.
+    """
+
+    def __init__(self, estimator: Any = None):
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        self.estimator_ = None
+        if len(self.classes_) > 1:
+            self.estimator_ = clone(self.estimator).fit(X, codes)
+        return self
+
+    def predict_proba(self, X):
+        if self.estimator_ is None:
+            return np.ones((len(X), 1))
+        return self.estimator_.predict_proba(X)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class OrdinalLogisticClassifier(ClassifierMixin, BaseEstimator):
+    """Ordinal (proportional-odds) regression, statsmodels ``OrderedModel``, as a classifier.
+
+    The classes, sorted, are the ordered categories; ``predict_proba`` gives one column per
+    class. ``result_`` is the statsmodels results object (``params``, ``conf_int()``, ...).
+    """
+
+    def __init__(self, distr: str = "logit", method: str = "bfgs", maxiter: int = 1000):
+        self.distr = distr
+        self.method = method
+        self.maxiter = maxiter
+
+    def fit(self, X, y):
+        from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+        self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        if len(self.classes_) < 2:
+            raise AnalysisError("ordinal regression needs at least two distinct scores")
+        model = OrderedModel(codes, np.asarray(X, dtype=float), distr=self.distr)
+        self.result_ = model.fit(method=self.method, maxiter=self.maxiter, disp=False)
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(
+            self.result_.model.predict(self.result_.params, exog=np.asarray(X, float))
+        )
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """One algorithm: id, display name, description, default settings and how to build it."""
+
+    id: str
+    name: str
+    description: str
+    defaults: Mapping[str, Any]
+    estimator: Callable[..., Any] = field(repr=False)
+    scaled: bool = True
+    seeded: bool = True
+    wrap: Callable[[Any], Any] | None = field(default=None, repr=False)
+
+    def allowed_settings(self) -> tuple[str, ...]:
+        """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
+        names = self.estimator().get_params(deep=False)
+        return tuple(sorted(n for n in names if n != "random_state"))
+
+    def settings(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The effective settings: defaults updated by ``overrides`` (validated by name)."""
+        overrides = dict(overrides or {})
+        allowed = self.allowed_settings()
+        unknown = sorted(set(overrides) - set(allowed))
+        if unknown:
+            raise AnalysisError(
+                f"algorithm '{self.id}' ({self.name}) has no setting {', '.join(map(repr, unknown))}; "
+                f"its settings are: {', '.join(allowed)}"
+            )
+        return {**self.defaults, **overrides}
+
+    def build(self, seed: int = 0, **settings: Any) -> Pipeline:
+        """A fresh, unfitted pipeline with the defaults updated by ``settings``."""
+        params = self.settings(settings)
+        if self.seeded:
+            params["random_state"] = seed
+        model = self.estimator(**params)
+        _check_values(self, model)
+        if self.wrap is not None:
+            model = self.wrap(model)
+        steps = [("scale", StandardScaler())] if self.scaled else []
+        return Pipeline([*steps, ("model", model)])
+
+
+def _check_values(spec: AlgorithmSpec, model: Any) -> None:
+    """Reject invalid setting values now, with the algorithm named, instead of inside a fold."""
+    if not hasattr(model, "_parameter_constraints"):  # not a scikit-learn estimator (XGBoost)
+        return
+    validate = model._validate_params  # scikit-learn's own constraint check
+    try:
+        validate()
+    except (ValueError, TypeError) as exc:
+        raise AnalysisError(f"algorithm '{spec.id}' ({spec.name}): {exc}") from None
+
+
+class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
+    """``CalibratedClassifierCV`` that copes with rare classes in the training data.
+
+    scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members. Here the
+    inner fold count is lowered to the smallest class count (at least 2); respondents of a class
+    seen only once cannot be calibrated and are left out of this fit. Such classes are listed in
+    ``dropped_classes_`` (cross-validation records them as warnings) and, being absent from
+    ``classes_``, get probability 0.
+    """
+
+    def __init__(
+        self, estimator: Any = None, method: str = "sigmoid", cv: int = 5, ensemble: bool = False
+    ):
+        self.estimator = estimator
+        self.method = method
+        self.cv = cv
+        self.ensemble = ensemble
+
+    def fit(self, X, y):
+        y = np.asarray(y)
+        labels, counts = np.unique(y, return_counts=True)
+        self.dropped_classes_ = tuple(labels[counts < 2].tolist())
+        keep = np.isin(y, labels[counts >= 2])
+        X, y = np.asarray(X)[keep], y[keep]
+        inner = int(min(self.cv, counts[counts >= 2].min()))
+        self.calibrated_ = CalibratedClassifierCV(
+            self.estimator, method=self.method, cv=inner, ensemble=self.ensemble
+        ).fit(X, y)
+        self.classes_ = self.calibrated_.classes_
+        self.inner_folds_ = inner
+        return self
+
+    def predict_proba(self, X):
+        return self.calibrated_.predict_proba(X)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _platt_svm(svc: SVC) -> RareSafeCalibrated:
+    return RareSafeCalibrated(svc, method="sigmoid", cv=5, ensemble=False)
+
+
+def _xgb(**params: Any) -> Any:
+    from xgboost import XGBClassifier
+
+    return XGBClassifier(**params)
+
+
+ALGORITHMS: dict[str, AlgorithmSpec] = {
+    spec.id: spec
+    for spec in (
+        AlgorithmSpec(
+            "lr",
+            "Logistic regression",
+            "Multinomial logistic regression on standardised attributes (L-BFGS, class weights 1, "
+            "Table A7). Linear, fast, and its coefficients are readable.",
+            {"solver": "lbfgs", "max_iter": 300, "class_weight": None, "C": 1.0},
+            LogisticRegression,
+        ),
+        AlgorithmSpec(
+            "svm",
+            "Support vector machine",
+            "Linear-kernel SVM on standardised attributes (class weights 1, Table A3); probabilities "
+            "by Platt scaling with 5 internal folds. The slowest of the eight on large surveys.",
+            {"kernel": "linear", "degree": 3, "class_weight": None, "C": 1.0},
+            SVC,
+            seeded=False,
+            wrap=_platt_svm,
+        ),
+        AlgorithmSpec(
+            "knn",
+            "k-nearest neighbours",
+            "Majority vote of the 5 nearest respondents (Minkowski distance, uniform weights, "
+            "Table A2) on standardised attributes.",
+            {"n_neighbors": 5, "metric": "minkowski", "p": 2, "weights": "uniform"},
+            KNeighborsClassifier,
+            seeded=False,
+        ),
+        AlgorithmSpec(
+            "nb",
+            "Naive Bayes",
+            "Gaussian naive Bayes: attributes independent given the score (Appendix B.7).",
+            {"var_smoothing": 1e-9},
+            GaussianNB,
+            scaled=False,
+            seeded=False,
+        ),
+        AlgorithmSpec(
+            "dt",
+            "Decision tree",
+            "A decision tree split by entropy, at most 3 levels deep, class weights 1 (Table A1).",
+            {"criterion": "entropy", "max_depth": 3, "class_weight": None},
+            DecisionTreeClassifier,
+            scaled=False,
+        ),
+        AlgorithmSpec(
+            "rf",
+            "Random forest",
+            "100 trees split by the Gini index (Table A4), each on a bootstrap sample.",
+            {"n_estimators": 100, "criterion": "gini", "n_jobs": 1},
+            RandomForestClassifier,
+            scaled=False,
+        ),
+        AlgorithmSpec(
+            "ann",
+            "Neural network",
+            "A multilayer perceptron with one hidden layer of 6 ReLU units and a softmax output, "
+            "trained by Adam on batches of 10 for up to 100 epochs (Table A5).",
+            {
+                "hidden_layer_sizes": (6,),
+                "activation": "relu",
+                "solver": "adam",
+                "batch_size": 10,
+                "max_iter": 100,
+            },
+            MLPClassifier,
+        ),
+        AlgorithmSpec(
+            "xgb",
+            "XGBoost",
+            "Gradient-boosted trees (XGBoost, 100 rounds, learning rate eta 0.3, depth 3, "
+            "subsample 1).",
+            {
+                "n_estimators": 100,
+                "learning_rate": 0.3,
+                "max_depth": 3,
+                "subsample": 1.0,
+                "tree_method": "hist",
+                "n_jobs": 1,
+            },
+            _xgb,
+            scaled=False,
+            wrap=ContiguousLabels,
+        ),
+        AlgorithmSpec(
+            "ordinal",
+            "Ordinal logistic regression",
+            "Proportional-odds logistic regression (statsmodels OrderedModel) on standardised "
+            "attributes: one coefficient per attribute and ordered cut-points, made for ordered "
+            "scores such as NPS 0–10.",
+            {"distr": "logit", "method": "bfgs", "maxiter": 1000},
+            OrdinalLogisticClassifier,
+            seeded=False,
+        ),
+    )
+}
+
+
+def get_algorithm(algorithm_id: str) -> AlgorithmSpec:
+    """The registry entry for ``algorithm_id``, or an error listing the known ids."""
+    try:
+        return ALGORITHMS[algorithm_id]
+    except KeyError:
+        raise AnalysisError(
+            f"unknown algorithm '{algorithm_id}'; choose from: {', '.join(ALGORITHMS)}"
+        ) from None
+
+
+def build_algorithm(
+    algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0
+) -> Pipeline:
+    """Shorthand for ``get_algorithm(algorithm_id).build(seed, **settings)``."""
+    return get_algorithm(algorithm_id).build(seed, **dict(settings or {}))
