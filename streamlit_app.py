@@ -1,8 +1,30 @@
-"""Entry script: routes between the pages in ``pages/``. Logic lives in ``cx_app``."""
+"""Entry script: routes between the pages in ``pages/``. Logic lives in ``cx_app``.
+
+Every page reads the user's :class:`cx_app.session.Analysis` from session state
+(``pages/common.py``); on first start it holds the bundled sample survey, so every page shows
+real content before anything is uploaded.
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="CX driver analytics", layout="wide")
+st.set_page_config(page_title="CX driver analytics", page_icon=":material/insights:",
+                   layout="wide")
 
-pages = [st.Page("pages/home.py", title="Home", default=True)]
-st.navigation(pages).run()
+PAGES = {
+    "Survey": [
+        st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
+        st.Page("pages/nps.py", title="NPS overview", icon=":material/speed:"),
+    ],
+    "Models": [
+        st.Page("pages/models.py", title="Models", icon=":material/model_training:"),
+        st.Page("pages/confusion.py", title="Confusion matrices", icon=":material/grid_on:"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/drivers.py", title="Drivers", icon=":material/bar_chart:"),
+    ],
+    "Results": [
+        st.Page("pages/new_wave.py", title="New wave", icon=":material/fiber_new:"),
+        st.Page("pages/report.py", title="Report", icon=":material/download:"),
+    ],
+}
+
+st.navigation(PAGES).run()

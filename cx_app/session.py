@@ -1,0 +1,178 @@
+"""The analysis a user carries from page to page of the app (no streamlit import).
+
+An :class:`Analysis` holds the survey in use, the reduction plan being edited, and the
+cross-validated models trained on that survey (by model id). Everything the pages show is
+derived from these: evaluations are memoised per (model, plan), so that a grouping change
+re-derives matrices from the cached cross-validation arrays and never retrains.
+
+:class:`ResultStore` is a small thread-safe LRU keyed by content (survey hash, schema, algorithm,
+settings, folds, seed): the app keeps one per server process so that the same training on the
+same upload is never repeated, whoever asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cx_app.errors import SurveyFileError
+from cx_app.plan import PlanSpec
+
+__all__ = [
+    "Analysis",
+    "ResultStore",
+    "TrainedModel",
+    "model_label",
+    "sheet_names",
+    "survey_key",
+    "training_key",
+]
+
+
+def _digest(payload: object) -> str:
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def survey_key(sha256: str, sheet: str | None, schema_yaml: str) -> str:
+    """A short key for one survey as analysed: file content, sheet and schema."""
+    return _digest({"sha256": sha256, "sheet": sheet, "schema": schema_yaml})
+
+
+def training_key(data_key: str, algorithm_id: str, settings: Mapping[str, Any], folds: int,
+                 seed: int) -> str:
+    """The content key of one cross-validation run."""
+    return _digest({"data": data_key, "algorithm": algorithm_id, "settings": dict(settings),
+                    "folds": folds, "seed": seed})
+
+
+def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mapping[str, Any],
+                folds: int, seed: int) -> str:
+    """A readable model id: the algorithm id, plus what differs from its defaults
+    (``lr``, ``lr C=0.5``, ``rf seed=3``)."""
+    changed = [f"{k}={v}" for k, v in settings.items() if defaults.get(k) != v]
+    if seed != 0:
+        changed.append(f"seed={seed}")
+    return " ".join([algorithm_id, *changed])
+
+
+def sheet_names(source: bytes | str | Path, filename: str | None = None) -> list[str]:
+    """The sheet names of a workbook (empty list for CSV files)."""
+    name = filename or (Path(source).name if isinstance(source, (str, Path)) else "upload")
+    if Path(name).suffix.lower() == ".csv":
+        return []
+    import python_calamine
+
+    data = Path(source).read_bytes() if isinstance(source, (str, Path)) else bytes(source)
+    try:
+        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except Exception:  # calamine raises several types for damaged or foreign files
+        raise SurveyFileError(
+            f"{name}: not a readable workbook (the file is damaged, encrypted or not a "
+            "spreadsheet)"
+        ) from None
+    return list(workbook.sheet_names)
+
+
+class ResultStore:
+    """A bounded, thread-safe least-recently-used mapping of content keys to results."""
+
+    def __init__(self, max_items: int = 64) -> None:
+        self.max_items = max_items
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_items:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """One cross-validated model of the analysis: its id, recipe and cached CV result."""
+
+    model_id: str
+    algorithm_id: str
+    settings: Mapping[str, Any]
+    folds: int
+    seed: int
+    cv: Any  # cx_app.crossval.CrossValResult
+    key: str
+
+    def to_dict(self) -> dict:
+        return {"model_id": self.model_id, "algorithm_id": self.algorithm_id,
+                "settings": {k: v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+                             for k, v in self.settings.items()},
+                "folds": self.folds, "seed": self.seed, "key": self.key}
+
+
+@dataclass
+class Analysis:
+    """The per-user state of the app: survey, plan, trained models and derived results.
+
+    ``trainings`` counts the cross-validation runs started by this user (a cache hit in the
+    shared store does not count): tests use it to prove that a grouping change never retrains.
+    """
+
+    survey: Any  # cx_app.importing.SurveyData
+    data_key: str
+    plan: PlanSpec
+    models: dict[str, TrainedModel] = field(default_factory=dict)
+    trainings: int = 0
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def classes(self) -> tuple:
+        return tuple(self.survey.classes)
+
+    @property
+    def plan_key(self) -> str:
+        return _digest(self.plan.model_dump(mode="json"))
+
+    def set_plan(self, plan: PlanSpec) -> None:
+        """Replace the reduction plan (nothing is retrained; derived results follow)."""
+        self.plan = plan
+
+    def resolved_plan(self):
+        """The plan resolved against the survey's classes (memoised; PlanError if invalid)."""
+        from cx_app.grouping import resolve_plan
+
+        return self.derived(("plan", self.plan_key), lambda: resolve_plan(self.plan, self.classes))
+
+    def add_model(self, model: TrainedModel) -> None:
+        self.models[model.model_id] = model
+
+    def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """A value computed once per key (keys should include the plan key when they depend
+        on the plan), kept for the life of this analysis."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def evaluation(self, model_id: str):
+        """``evaluate_result`` of a trained model under the current plan (memoised)."""
+        from cx_app.evaluation import evaluate_result
+
+        model = self.models[model_id]
+        return self.derived(("evaluation", model.key, self.plan_key),
+                            lambda: evaluate_result(model.cv, self.resolved_plan()))

@@ -1,0 +1,166 @@
+"""Shared page helpers: the analysis in session state, cached loading, tables with CSV download,
+number formatting and error display. Not a page itself (the entry script lists the pages).
+
+Streamlit caches: survey files are read once per content (``st.cache_resource`` keyed on the
+bytes, sheet and schema); cross-validation results live in one process-wide
+:class:`cx_app.session.ResultStore` keyed on the survey's content key and the training recipe.
+Per-user state (the :class:`cx_app.session.Analysis`, uploaded files, page choices) lives in
+``st.session_state``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from cx_app.errors import CxAppError
+from cx_app.importing import SurveyData, load_survey, read_table
+from cx_app.safe_text import to_safe_csv
+from cx_app.schema import SurveySchema, load_schema, parse_schema
+from cx_app.session import Analysis, ResultStore, survey_key
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_DIR = ROOT / "survey_schemas"
+SAMPLE_NAME = "telecom_nps"
+SAMPLE_SCHEMA = "telecom_nps.yaml"
+ANALYSIS = "analysis"
+UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
+INFER = "Infer from the data"
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: object) -> str:
+    """Survey text made literal inside Markdown (no emphasis, links, HTML or LaTeX)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+# --------------------------------------------------------------------------- caches
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def result_store() -> ResultStore:
+    """The process-wide store of cross-validation results (frozen, safe to share)."""
+    return ResultStore(max_items=64)
+
+
+def bundled_schemas() -> dict[str, Path]:
+    return {p.name: p for p in sorted(SCHEMA_DIR.glob("*.yaml"))}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def schema_from_file(name: str) -> SurveySchema:
+    return load_schema(bundled_schemas()[name])
+
+
+@st.cache_resource(max_entries=16, show_spinner="Reading the survey file…")
+def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: str | None,
+                  require_target: bool = True) -> SurveyData:
+    """``load_survey`` once per (content, sheet, schema); the result is frozen and shared."""
+    import yaml
+
+    schema = None if schema_yaml is None else parse_schema(yaml.safe_load(schema_yaml))
+    return load_survey(data, schema=schema, sheet=sheet, filename=filename,
+                       require_target=require_target)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_raw_table(data: bytes, filename: str, sheet: str | None) -> pd.DataFrame:
+    return read_table(data, sheet=sheet, filename=filename)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def sample_bytes(name: str) -> tuple[str, bytes]:
+    from cx_app.samples import sample_path
+
+    path = sample_path(name)
+    return path.name, path.read_bytes()
+
+
+def new_analysis(survey: SurveyData) -> Analysis:
+    key = survey_key(survey.source.sha256, survey.source.sheet, survey.schema.to_yaml())
+    return Analysis(survey=survey, data_key=key, plan=survey.schema.plan_spec)
+
+
+def analysis() -> Analysis:
+    """The user's analysis; on first use, the bundled sample survey with its schema."""
+    if ANALYSIS not in st.session_state:
+        filename, data = sample_bytes(SAMPLE_NAME)
+        schema = schema_from_file(SAMPLE_SCHEMA)
+        survey = cached_survey(data, filename, None, schema.to_yaml())
+        st.session_state[ANALYSIS] = new_analysis(survey)
+    return st.session_state[ANALYSIS]
+
+
+def uploads() -> dict[str, bytes]:
+    return st.session_state.setdefault(UPLOADS, {})
+
+
+# --------------------------------------------------------------------------- display
+
+
+def run_safely(action: Callable[[], Any], *, what: str | None = None) -> Any:
+    """Run ``action``; a library error becomes a clear message on the page (and None)."""
+    try:
+        return action()
+    except CxAppError as exc:
+        st.error(f"{what}: {exc}" if what else str(exc))
+        return None
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    if value is None or pd.isna(value):
+        return "—"
+    return f"{100 * value:.{digits}f}%"
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    if value is None or pd.isna(value):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = True,
+          column_config: dict | None = None, height: int | str = "auto",
+          label: str = "Download CSV") -> None:
+    """A dataframe with its CSV download (formula-like survey text neutralised)."""
+    st.dataframe(frame, hide_index=hide_index, column_config=column_config, height=height,
+                 key=f"df_{key}")
+    data = to_safe_csv(frame.reset_index() if not hide_index else frame)
+    st.download_button(label, data=data, file_name=file_name, mime="text/csv",
+                       key=f"dl_{key}", on_click="ignore")
+
+
+def percent_columns(columns: list[str], digits: int = 1) -> dict:
+    """``column_config`` showing 0–1 rates as percentages."""
+    return {c: st.column_config.NumberColumn(c, format=f"%.{digits}f%%") for c in columns}
+
+
+def scale_percent(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Rates (0–1) × 100 for display with a ``%`` format."""
+    out = frame.copy()
+    for c in columns:
+        if c in out:
+            out[c] = pd.to_numeric(out[c], errors="coerce") * 100
+    return out
+
+
+def survey_caption(a: Analysis) -> None:
+    src = a.survey.source
+    sheet = f", sheet {src.sheet}" if src.sheet else ""
+    st.caption(f"Data: {md_escape(src.filename)}{md_escape(sheet)} · "
+               f"{a.survey.quality.rows_used:,} respondents · schema {md_escape(a.survey.schema.name)}")
+
+
+def need_models(a: Analysis) -> bool:
+    """True (and a hint on the page) when no model is trained yet."""
+    if a.models:
+        return False
+    st.info("No model is trained yet: train one or more on the Models page first.")
+    st.page_link("pages/models.py", label="Go to Models")
+    return True
