@@ -1,0 +1,822 @@
+"""The report's content, built once from saved results and rendered by both writers.
+
+:func:`build_report` turns the evaluation results (the ``results.json`` that ``cx-app evaluate
+--out DIR`` writes) and, optionally, a new-wave estimate (``cx-app estimate --json``) into a
+:class:`Report`: sections (one Excel sheet / one HTML section each) made of blocks —
+:class:`Paragraph`, :class:`Table`, :class:`MatrixBlock`, :class:`ChartBlock`. The Excel and the
+HTML writers only lay these blocks out; every number, label and sentence is decided here.
+
+Missing or optional parts of the results are tolerated: a section says what is absent instead
+of failing. Respondent-level values (the offending cell values of excluded rows) are included
+only when ``respondent_data=True``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cx_app import __version__
+from cx_app.reports.definitions import (
+    BINARY_METRICS,
+    GROUPING_OPTIONS,
+    MULTICLASS_METRICS,
+    OTHER_DEFINITIONS,
+    PAPERS,
+    metric_definition,
+)
+
+ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue"]
+"""How a column's numbers are shown: ``int`` whole numbers, ``count`` counts that may be
+real-valued (ALP), ``float`` 4 decimals, ``percent`` a rate shown as %, ``pvalue`` 4 decimals."""
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    kind: ColumnKind = "text"
+
+
+@dataclass(frozen=True)
+class NativeChart:
+    """A chart a spreadsheet can draw from its table: ``scatter`` (x, y per ``series``) or
+    ``bar`` (``x`` the category column, ``y`` the value columns)."""
+
+    kind: Literal["scatter", "bar"]
+    title: str
+    x: str
+    y: tuple[str, ...]
+    series: str | None = None
+    x_title: str = ""
+    y_title: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+    native_chart: NativeChart | None = None
+
+    def column_values(self, key: str) -> list[Any]:
+        index = [c.key for c in self.columns].index(key)
+        return [row[index] for row in self.rows]
+
+
+@dataclass(frozen=True)
+class MatrixBlock:
+    """A confusion matrix: rows = actual, columns = predicted; ``im`` the IM row/column."""
+
+    title: str
+    labels: tuple[str, ...]
+    counts: tuple[tuple[float, ...], ...]
+    im: tuple[float, ...] | None = None
+    positive: str | None = None
+    real_valued: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ChartBlock:
+    """An Altair chart as a Vega-Lite spec (data inline): interactive in HTML, an image in
+    Excel."""
+
+    title: str
+    spec: dict
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+    style: Literal["text", "note", "warning", "heading"] = "text"
+
+
+Block = Paragraph | Table | MatrixBlock | ChartBlock
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str  # also the Excel sheet name: at most 31 characters
+    blocks: tuple[Block, ...]
+
+    def tables(self) -> list[Table]:
+        return [b for b in self.blocks if isinstance(b, Table)]
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    created: str
+    sections: tuple[Section, ...]
+    meta: dict = field(default_factory=dict)
+
+    def section(self, key: str) -> Section:
+        for s in self.sections:
+            if s.key == key:
+                return s
+        raise KeyError(key)
+
+
+# --------------------------------------------------------------------------- helpers
+
+_SKIP_METRIC_KEYS = {"per_class", "undefined", "undefined_per_class"}
+_COUNT_KEYS = {"tp", "fn", "fp", "tn", "imp", "imn"}
+_LEVEL_ORDER_FIRST = "original"
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number_or_none(value: Any) -> Any:
+    """NaN / infinity become None (an empty cell), other values pass."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _metric_kind(key: str, binary: bool) -> ColumnKind:
+    if key in _COUNT_KEYS:
+        return "count"
+    found = metric_definition(key, binary=binary)
+    if found is not None:
+        return "percent" if found.percent else "float"
+    return "float"
+
+
+def _humanise(key: str) -> str:
+    return str(key).replace("_", " ").strip().capitalize()
+
+
+def _infer_kind(key: str, values: Iterable[Any]) -> ColumnKind:
+    values = [v for v in values if v is not None]
+    if not values or not all(_is_number(v) for v in values):
+        return "text"
+    lowered = str(key).lower()
+    if lowered == "p" or lowered.startswith(("p_", "p-")) or lowered.endswith("_p"):
+        return "pvalue"
+    if all(isinstance(v, int) for v in values):
+        return "int"
+    return "float"
+
+
+def _cell(value: Any) -> Any:
+    if value is None or _is_number(value) or isinstance(value, str):
+        return _number_or_none(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Sequence) and len(value) == 2 and all(_is_number(v) for v in value):
+        return f"{value[0]:.4g} to {value[1]:.4g}"
+    if isinstance(value, Mapping | Sequence):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, Mapping) \
+            else ", ".join(_text(v) for v in value)
+    return _text(value)
+
+
+def records_table(title: str, records: Sequence[Mapping[str, Any]], *, note: str = "",
+                  titles: Mapping[str, str] | None = None) -> Table:
+    """A table from a list of dicts: columns = the union of keys in first-seen order, kinds
+    inferred from the values."""
+    keys: list[str] = []
+    for record in records:
+        keys.extend(k for k in record if k not in keys)
+    rows = tuple(tuple(_cell(r.get(k)) for k in keys) for r in records)
+    columns = tuple(
+        Column(k, (titles or {}).get(k, _humanise(k)), _infer_kind(k, (row[i] for row in rows)))
+        for i, k in enumerate(keys)
+    )
+    return Table(title, columns, rows, note=note)
+
+
+def key_value_table(title: str, pairs: Iterable[tuple[str, Any]], *, note: str = "") -> Table:
+    rows = tuple((str(k), _cell(v)) for k, v in pairs)
+    return Table(title, (Column("item", "Item"), Column("value", "Value")), rows, note=note)
+
+
+def _as_records(value: Any, key_title: str = "name") -> list[dict] | None:
+    """A list of dicts, or a dict of dicts (the key becomes a ``key_title`` column)."""
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        return [dict(v) for v in value]
+    if isinstance(value, Mapping) and value and all(isinstance(v, Mapping) for v in value.values()):
+        return [{key_title: k, **v} for k, v in value.items()]
+    return None
+
+
+def _generic_blocks(title: str, value: Any, key_title: str = "name") -> list[Block]:
+    """Render an arbitrary JSON value as well as possible: records → table, flat dict →
+    key/value table, list of scalars → one line, nested dict → one block per key."""
+    records = _as_records(value, key_title)
+    if records is not None:
+        return [records_table(title, records)]
+    if isinstance(value, Mapping):
+        flat = {k: v for k, v in value.items() if not isinstance(v, Mapping | list)
+                or (isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v))}
+        blocks: list[Block] = []
+        if flat:
+            blocks.append(key_value_table(title, flat.items()))
+        for k, v in value.items():
+            if k not in flat:
+                blocks.extend(_generic_blocks(f"{title} — {_humanise(k)}", v, key_title))
+        return blocks
+    if isinstance(value, list):
+        if not value:
+            return [Paragraph(f"{title}: none.", "note")]
+        if all(isinstance(v, list) for v in value):
+            return [Table(title, tuple(Column(f"c{i}", str(i + 1), _infer_kind("", [r[i] for r in value]))
+                                       for i in range(max(len(r) for r in value))),
+                          tuple(tuple(_cell(x) for x in r) + (None,) * (max(len(q) for q in value) - len(r))
+                                for r in value))]
+        return [Paragraph(f"{title}: " + ", ".join(_text(v) for v in value))]
+    return [Paragraph(f"{title}: {_text(value)}")]
+
+
+def _level_names(results: Mapping) -> list[str]:
+    names: list[str] = []
+    for model in (results.get("models") or {}).values():
+        for name in (model.get("levels") or {}):
+            if name not in names:
+                names.append(name)
+    if _LEVEL_ORDER_FIRST in names:
+        names.remove(_LEVEL_ORDER_FIRST)
+        names.insert(0, _LEVEL_ORDER_FIRST)
+    return names
+
+
+def _models(results: Mapping) -> dict[str, dict]:
+    return {str(k): v for k, v in (results.get("models") or {}).items()}
+
+
+def _level_is_binary(level: Mapping) -> bool:
+    metrics = level.get("metrics") or {}
+    return "tpr" in metrics and "tp" in metrics
+
+
+def _scalar_metric_keys(levels: Iterable[Mapping], binary: bool) -> list[str]:
+    found: list[str] = []
+    for level in levels:
+        for k, v in (level.get("metrics") or {}).items():
+            if k not in _SKIP_METRIC_KEYS and _is_number(v) and k not in found:
+                found.append(k)
+    order = list(BINARY_METRICS) + list(MULTICLASS_METRICS) if binary else list(MULTICLASS_METRICS)
+    return sorted(found, key=lambda k: (order.index(k) if k in order else len(order), k))
+
+
+def _primary_metric(results: Mapping, level_name: str, binary: bool) -> str:
+    for comparison in results.get("comparisons") or []:
+        if comparison.get("level") == level_name and comparison.get("metric"):
+            return str(comparison["metric"])
+    return "mcc" if binary else "f1_macro"
+
+
+def _fmt(value: Any, kind: ColumnKind = "float") -> str:
+    if not _is_number(value):
+        return _text(value) or "—"
+    if kind == "percent":
+        return f"{value:.1%}"
+    if kind in ("int", "count"):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    return f"{value:.3f}"
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
+    dataset = results.get("dataset") or {}
+    blocks: list[Block] = []
+    pairs = [
+        ("File", dataset.get("filename") or dataset.get("file") or dataset.get("file_name")),
+        ("Rows used", dataset.get("rows_used")),
+        ("Rows read", dataset.get("rows_read")),
+        ("Classes", dataset.get("classes")),
+        ("Cross-validation folds", results.get("folds")),
+        ("Seed", results.get("seed")),
+    ]
+    blocks.append(key_value_table("Data set", [(k, v) for k, v in pairs if v is not None]))
+
+    nps = dataset.get("nps") or results.get("nps")
+    if isinstance(nps, Mapping) and _is_number(nps.get("value")):
+        ci = nps.get("ci95") or [None, None]
+        blocks.append(Table(
+            "NPS of the analysed respondents",
+            (Column("nps", "NPS"), Column("low", "95% low"), Column("high", "95% high"),
+             Column("n", "Respondents", "int")),
+            ((round(float(nps["value"]), 1), *(_number_or_none(c) for c in ci[:2]), nps.get("n")),),
+            note="Adjusted Wald interval (Rocks 2016).",
+        ))
+    else:
+        blocks.append(Paragraph("The results hold no NPS figure for the data set.", "note"))
+
+    models = _models(results)
+    best_rows = []
+    reading: list[str] = []
+    for level_name in _level_names(results):
+        levels = {m: v["levels"][level_name] for m, v in models.items()
+                  if level_name in (v.get("levels") or {})}
+        binary = any(_level_is_binary(lv) for lv in levels.values())
+        metric = _primary_metric(results, level_name, binary)
+        scored = [(m, lv["metrics"].get(metric)) for m, lv in levels.items()
+                  if _is_number((lv.get("metrics") or {}).get(metric))]
+        if not scored:
+            continue
+        best, value = max(scored, key=lambda mv: mv[1])
+        metrics = levels[best]["metrics"]
+        auc = ((models[best].get("roc") or {}).get(level_name) or {}).get("auc")
+        verdict = _verdict_against_best(results, level_name, metric, best)
+        best_rows.append((level_name, metric, best, value, metrics.get("accuracy"),
+                          metrics.get("tpr"), metrics.get("tnr"), _number_or_none(auc), verdict))
+        kind = _metric_kind(metric, binary)
+        reading.append(
+            f"At level {level_name}, {best} has the best {_metric_display(metric, binary)} "
+            f"({_fmt(value, kind)}) and an accuracy of {_fmt(metrics.get('accuracy'), 'percent')}."
+            + (f" {verdict}" if verdict else ""))
+    if best_rows:
+        blocks.append(Table(
+            "Best model per level",
+            (Column("level", "Level"), Column("metric", "Ranked by"), Column("model", "Best model"),
+             Column("value", "Value", "float"), Column("accuracy", "Accuracy", "percent"),
+             Column("tpr", "TPR (recall)", "percent"), Column("tnr", "TNR", "percent"),
+             Column("auc", "AUC", "float"), Column("verdict", "t-test verdict")),
+            tuple(best_rows),
+            note="The verdict uses the corrected (Nadeau–Bengio) test with Holm's adjustment "
+                 "when the results hold it.",
+        ))
+    else:
+        blocks.append(Paragraph("The results hold no model metrics.", "note"))
+
+    top = _top_drivers(results.get("drivers"))
+    if top:
+        blocks.append(records_table("Top drivers", top))
+        reading.append("The strongest drivers are " + ", ".join(
+            str(r.get("attribute")) for r in top[:3]) + ".")
+    if new_wave:
+        est = new_wave.get("estimated_nps") or {}
+        if _is_number(est.get("value")):
+            ci = est.get("ci95") or []
+            reading.append(
+                f"The new wave's estimated NPS is {est['value']:.1f}"
+                + (f" (95% interval {ci[0]:.1f} to {ci[1]:.1f})" if len(ci) == 2
+                   and all(_is_number(c) for c in ci) else "") + ".")
+        if new_wave.get("warnings"):
+            reading.append(f"The new-wave estimate comes with {len(new_wave['warnings'])} "
+                           "warning(s): see the New wave section.")
+    if reading:
+        blocks.append(Paragraph("Reading", "heading"))
+        blocks.extend(Paragraph(r) for r in reading)
+    return Section("summary", "Summary", tuple(blocks))
+
+
+def _metric_display(key: str, binary: bool) -> str:
+    found = metric_definition(key, binary=binary)
+    return found.name if found else key
+
+
+def _comparison_p(c: Mapping) -> tuple[str, Any]:
+    for key, name in (("p_holm", "Holm-adjusted"), ("p_corrected", "corrected"), ("p", "plain")):
+        if _is_number(c.get(key)):
+            return name, c[key]
+    return "", None
+
+
+def _verdict_against_best(results: Mapping, level: str, metric: str, best: str) -> str:
+    parts = []
+    for c in results.get("comparisons") or []:
+        if c.get("level") != level or c.get("metric") != metric:
+            continue
+        if best not in (str(c.get("a")), str(c.get("b"))):
+            continue
+        other = str(c.get("b")) if str(c.get("a")) == best else str(c.get("a"))
+        name, p = _comparison_p(c)
+        if c.get("verdict"):
+            parts.append(f"vs {other}: {c['verdict']}")
+        elif p is not None:
+            parts.append(f"vs {other}: {'differs' if p < 0.05 else 'no significant difference'}"
+                         f" ({name} p = {p:.3f})")
+    return "; ".join(parts)
+
+
+def _importance_records(drivers: Any) -> list[dict] | None:
+    """Driver records with at least ``attribute`` and ``importance``, wherever they sit."""
+    if not isinstance(drivers, Mapping):
+        return _as_records(drivers, "attribute")
+    for key in ("importance", "importances", "drivers", "attributes"):
+        records = _as_records(drivers.get(key), "attribute")
+        if records and all("importance" in r for r in records):
+            return records
+    records = _as_records(drivers, "attribute")
+    if records and all("importance" in r for r in records):
+        return records
+    return None
+
+
+def _top_drivers(drivers: Any, n: int = 5) -> list[dict]:
+    records = _importance_records(drivers)
+    if not records:
+        return []
+    ranked = sorted((r for r in records if _is_number(r.get("importance"))),
+                    key=lambda r: -r["importance"])
+    keep = ("attribute", "label", "importance", "ci_low", "ci_high")
+    return [{k: r[k] for k in keep if k in r} for r in ranked[:n]]
+
+
+def _metrics_section(results: Mapping) -> Section:
+    models = _models(results)
+    blocks: list[Block] = []
+    for level_name in _level_names(results):
+        levels = {m: v["levels"][level_name] for m, v in models.items()
+                  if level_name in (v.get("levels") or {})}
+        binary = any(_level_is_binary(lv) for lv in levels.values())
+        keys = _scalar_metric_keys(levels.values(), binary)
+        columns = (Column("model", "Model"),
+                   *(Column(k, _metric_display(k, binary), _metric_kind(k, binary)) for k in keys))
+        rows = tuple((m, *(_number_or_none(lv["metrics"].get(k)) for k in keys))
+                     for m, lv in levels.items())
+        positive = next((lv.get("positive") for lv in levels.values() if lv.get("positive")), None)
+        note = f"Positive group: {positive}." if positive else ""
+        blocks.append(Table(f"Level {level_name}", columns, rows, note=note))
+        per_class_rows = []
+        for m, lv in levels.items():
+            for label, values in ((lv.get("metrics") or {}).get("per_class") or {}).items():
+                per_class_rows.append((m, str(label), values.get("precision"),
+                                       values.get("recall"), values.get("f1"),
+                                       values.get("support"), values.get("im")))
+        if per_class_rows and not binary:
+            blocks.append(Table(
+                f"Per-class metrics — level {level_name}",
+                (Column("model", "Model"), Column("class", "Class"),
+                 Column("precision", "Precision", "percent"), Column("recall", "Recall", "percent"),
+                 Column("f1", "F1", "percent"), Column("support", "Support (actual)", "count"),
+                 Column("im", "IM", "count")),
+                tuple(per_class_rows)))
+    if not blocks:
+        blocks.append(Paragraph("The results hold no model metrics.", "note"))
+    return Section("metrics", "Metrics", tuple(blocks))
+
+
+def _confusion_section(results: Mapping) -> Section:
+    blocks: list[Block] = [Paragraph(
+        "Rows are the actual class, columns the predicted class. Reduced levels carry the "
+        "intragroup mismatch (IM) as an extra row and column (the column repeats the row).",
+        "note")]
+    models = _models(results)
+    for level_name in _level_names(results):
+        for model_id, model in models.items():
+            level = (model.get("levels") or {}).get(level_name)
+            if not level or level.get("matrix") is None:
+                continue
+            counts = tuple(tuple(_number_or_none(x) for x in row) for row in level["matrix"])
+            im = level.get("im")
+            real = any(isinstance(x, float) and not float(x).is_integer()
+                       for row in counts for x in row if x is not None)
+            blocks.append(MatrixBlock(
+                f"{model_id} — level {level_name}",
+                tuple(str(x) for x in level.get("labels") or range(len(counts))),
+                counts, None if im is None else tuple(im), level.get("positive"), real))
+    return Section("confusion", "Confusion matrices", tuple(blocks))
+
+
+def _per_fold_section(results: Mapping) -> Section:
+    blocks: list[Block] = []
+    models = _models(results)
+    k = results.get("folds")
+    for level_name in _level_names(results):
+        rows = []
+        binary = False
+        rhombus = []
+        for model_id, model in models.items():
+            level = (model.get("levels") or {}).get(level_name) or {}
+            binary = binary or _level_is_binary(level)
+            per_fold = level.get("per_fold") or {}
+            for metric, values in per_fold.items():
+                values = [_number_or_none(v) for v in values or []]
+                rows.append((model_id, metric, *values))
+            deltas, phis = per_fold.get("delta"), per_fold.get("phi")
+            if deltas and phis:
+                rhombus.extend({"series": model_id, "label": f"fold {i + 1}", "delta": d, "phi": p}
+                               for i, (d, p) in enumerate(zip(deltas, phis, strict=False))
+                               if _is_number(d) and _is_number(p))
+        if not rows:
+            continue
+        width = max(len(r) - 2 for r in rows)
+        columns = (Column("model", "Model"), Column("metric", "Metric"),
+                   *(Column(f"fold_{i + 1}", f"Fold {i + 1}", "float") for i in range(width)))
+        rows = [r + (None,) * (width + 2 - len(r)) for r in rows]
+        blocks.append(Table(f"Level {level_name}", columns, tuple(rows),
+                            note=f"One value per cross-validation fold ({k or width} folds)."))
+        if rhombus:
+            import pandas as pd
+
+            from cx_app.charts import rhombus_chart
+            blocks.append(ChartBlock(f"δ/φ per fold — level {level_name}",
+                                     rhombus_chart(pd.DataFrame(rhombus)).to_dict(),
+                                     note="One point per model and fold: spread shows variance, "
+                                          "position shows bias (|δ| + |φ| ≤ 1)."))
+    if not blocks:
+        blocks.append(Paragraph("The results hold no per-fold values.", "note"))
+    return Section("per_fold", "Per-fold values", tuple(blocks))
+
+
+_COMPARISON_TITLES = {"level": "Level", "metric": "Metric", "a": "Model A", "b": "Model B",
+                      "t": "t (plain)", "df": "df", "p": "p (plain)",
+                      "t_corrected": "t (corrected)", "p_corrected": "p (corrected)",
+                      "p_holm": "p (Holm)", "mean_difference": "Mean A − B",
+                      "verdict": "Verdict"}
+
+
+def _comparisons_section(results: Mapping) -> Section:
+    comparisons = results.get("comparisons") or []
+    if not comparisons:
+        return Section("comparisons", "Comparisons", (Paragraph(
+            "No t-tests in these results (fewer than two models, or comparisons not run).",
+            "note"),))
+    table = records_table("Paired t-tests over the cross-validation folds", comparisons,
+                          titles=_COMPARISON_TITLES,
+                          note="Plain t-test (too liberal: training sets overlap), Nadeau–Bengio "
+                               "corrected t-test, and Holm's adjustment over all pairs.")
+    return Section("comparisons", "Comparisons", (table, Paragraph(
+        OTHER_DEFINITIONS["t_test"].words, "note")))
+
+
+def _roc_section(results: Mapping) -> Section:
+    import pandas as pd
+
+    from cx_app.charts import auc_bars, roc_chart
+
+    blocks: list[Block] = []
+    models = _models(results)
+    roc_levels: list[str] = []
+    for model in models.values():
+        roc_levels.extend(n for n in (model.get("roc") or {}) if n not in roc_levels)
+    for level_name in roc_levels:
+        points, auc_rows, random_lines = [], [], []
+        for model_id, model in models.items():
+            roc = (model.get("roc") or {}).get(level_name)
+            if not roc:
+                continue
+            for x, y in zip(roc.get("fpr") or [], roc.get("tpr") or [], strict=False):
+                points.append((model_id, x, y))
+            auc_rows.append((model_id, _number_or_none(roc.get("auc")),
+                             _number_or_none(roc.get("random_auc"))))
+            tpr_end = (roc.get("tpr") or [None])[-1]
+            if _is_number(tpr_end):
+                random_lines.extend([{"model": model_id, "fpr": 0.0, "tpr": 0.0},
+                                     {"model": model_id, "fpr": 1.0, "tpr": tpr_end}])
+        if not auc_rows:
+            continue
+        blocks.append(Table(
+            f"AUC — level {level_name}",
+            (Column("model", "Model"), Column("auc", "AUC", "float"),
+             Column("random_auc", "Random-selection area", "float")),
+            tuple(auc_rows),
+            native_chart=NativeChart("bar", f"AUC — level {level_name}", "model",
+                                     ("auc", "random_auc"), y_title="Area"),
+        ))
+        if points:
+            frame = pd.DataFrame(points, columns=["model", "fpr", "tpr"])
+            blocks.append(ChartBlock(
+                f"ROC — level {level_name}",
+                roc_chart(frame, pd.DataFrame(random_lines)).to_dict(),
+                note="Dashed: the random-selection line, which ends below 1 when the positive "
+                     "group has intragroup mismatch."))
+            blocks.append(ChartBlock(
+                f"AUC — level {level_name}",
+                auc_bars(pd.DataFrame(auc_rows, columns=["model", "auc", "random_auc"])
+                         .fillna(0.0)).to_dict()))
+            blocks.append(Table(
+                f"ROC points — level {level_name}",
+                (Column("model", "Model"), Column("fpr", "FPR", "float"),
+                 Column("tpr", "TPR", "float")),
+                tuple(points),
+                native_chart=NativeChart("scatter", f"ROC — level {level_name}", "fpr", ("tpr",),
+                                         series="model", x_title="False positive rate",
+                                         y_title="True positive rate")))
+    if not blocks:
+        blocks.append(Paragraph("The results hold no ROC curves.", "note"))
+    return Section("roc", "ROC", tuple(blocks))
+
+
+def _drivers_section(results: Mapping) -> Section:
+    import pandas as pd
+
+    from cx_app.charts import importance_bars, quadrant_chart, rhombus_chart
+
+    drivers = results.get("drivers")
+    if not drivers:
+        return Section("drivers", "Drivers", (Paragraph(
+            "The results hold no driver analysis.", "note"),))
+    blocks: list[Block] = _generic_blocks("Drivers", drivers, "attribute")
+    for block in list(blocks):
+        if not isinstance(block, Table):
+            continue
+        keys = {c.key for c in block.columns}
+        frame = pd.DataFrame(list(block.rows), columns=[c.key for c in block.columns])
+        if {"attribute", "importance"} <= keys:
+            numeric = frame.dropna(subset=["importance"])
+            if "ci_low" not in keys or "ci_high" not in keys:
+                numeric = numeric.assign(ci_low=numeric["importance"],
+                                         ci_high=numeric["importance"])
+            blocks.append(ChartBlock(f"{block.title}: importance",
+                                     importance_bars(numeric).to_dict()))
+            if "performance" in keys:
+                blocks.append(ChartBlock(f"{block.title}: importance–performance",
+                                         quadrant_chart(numeric).to_dict(),
+                                         note="Top left: important and weak — act there first."))
+        if {"attribute", "delta", "phi"} <= keys:
+            blocks.append(ChartBlock(f"{block.title}: δ/φ",
+                                     rhombus_chart(frame.rename(columns={"attribute": "series"})
+                                                   .dropna(subset=["delta", "phi"]),
+                                                   colour_title="Attribute").to_dict()))
+    return Section("drivers", "Drivers", tuple(blocks))
+
+
+def _new_wave_section(new_wave: Mapping) -> Section:
+    blocks: list[Block] = []
+    facts = [("Respondents", new_wave.get("n"))]
+    est = new_wave.get("estimated_nps") or {}
+    if _is_number(est.get("value")):
+        facts.append(("Estimated NPS", round(float(est["value"]), 1)))
+        ci = est.get("ci95") or []
+        if len(ci) == 2:
+            facts.append(("Estimated NPS, 95% interval", ci))
+    realized = new_wave.get("realized_nps")
+    if isinstance(realized, Mapping) and _is_number(realized.get("value")):
+        facts.append(("Realized NPS", round(float(realized["value"]), 1)))
+        if len(realized.get("ci95") or []) == 2:
+            facts.append(("Realized NPS, 95% interval", realized["ci95"]))
+    elif _is_number(realized):
+        facts.append(("Realized NPS", realized))
+    blocks.append(key_value_table("New wave", [(k, v) for k, v in facts if v is not None]))
+    for warning in new_wave.get("warnings") or []:
+        blocks.append(Paragraph(f"Warning: {_text(warning)}", "warning"))
+    alp = new_wave.get("alp_matrix")
+    if isinstance(alp, Mapping) and alp.get("matrix") is not None:
+        counts = tuple(tuple(_number_or_none(x) for x in row) for row in alp["matrix"])
+        blocks.append(MatrixBlock("ALP confusion matrix (estimated)",
+                                  tuple(str(x) for x in alp.get("labels") or range(len(counts))),
+                                  counts, real_valued=True,
+                                  note=OTHER_DEFINITIONS["alp"].words))
+    elif isinstance(alp, list):
+        counts = tuple(tuple(_number_or_none(x) for x in row) for row in alp)
+        labels = new_wave.get("classes") or range(len(counts))
+        blocks.append(MatrixBlock("ALP confusion matrix (estimated)",
+                                  tuple(str(x) for x in labels), counts, real_valued=True,
+                                  note=OTHER_DEFINITIONS["alp"].words))
+    for level_name, level in (new_wave.get("levels") or {}).items():
+        if isinstance(level, Mapping) and level.get("matrix") is not None:
+            blocks.append(MatrixBlock(
+                f"Estimated level {level_name}",
+                tuple(str(x) for x in level.get("labels") or range(len(level["matrix"]))),
+                tuple(tuple(_number_or_none(x) for x in row) for row in level["matrix"]),
+                None if level.get("im") is None else tuple(level["im"]),
+                level.get("positive"), real_valued=True))
+            metrics = {k: v for k, v in (level.get("metrics") or {}).items()
+                       if k not in _SKIP_METRIC_KEYS and _is_number(v)}
+            if metrics:
+                binary = "tpr" in metrics
+                blocks.append(Table(
+                    f"Estimated metrics — level {level_name}",
+                    (Column("metric", "Metric"), Column("value", "Estimate", "float")),
+                    tuple((_metric_display(k, binary), _number_or_none(v))
+                          for k, v in metrics.items())))
+    for key in ("estimated", "estimated_class_counts", "realized", "drift"):
+        if new_wave.get(key):
+            blocks.extend(_generic_blocks(_humanise(key), new_wave[key],
+                                          "attribute" if key == "drift" else "name"))
+    return Section("new_wave", "New wave", tuple(blocks))
+
+
+def _data_quality_section(results: Mapping, respondent_data: bool) -> Section:
+    dataset = results.get("dataset") or {}
+    quality = dataset.get("quality") or dataset.get("data_quality") or dataset
+    blocks: list[Block] = []
+    facts = [(label, quality.get(key)) for key, label in (
+        ("rows_read", "Rows read"), ("rows_used", "Rows used"),
+        ("rows_excluded", "Rows excluded"), ("blank_rows", "Blank rows skipped"))]
+    facts = [(k, v) for k, v in facts if v is not None]
+    if facts:
+        blocks.append(key_value_table("Rows", facts))
+    by_reason = quality.get("counts_by_reason") or {}
+    if by_reason:
+        blocks.append(Table("Excluded rows by reason",
+                            (Column("reason", "Reason"), Column("rows", "Rows", "int")),
+                            tuple((str(k), v) for k, v in by_reason.items())))
+    excluded = quality.get("excluded") or []
+    if excluded:
+        keys = ("row", "column", "reason", "value") if respondent_data else ("row", "column", "reason")
+        blocks.append(records_table(
+            "Excluded rows", [{k: e.get(k) for k in keys} for e in excluded if isinstance(e, Mapping)],
+            note="" if respondent_data else
+            "The offending values are left out of this report (respondent-level data)."))
+    imputed = {k: v for k, v in (quality.get("imputed") or {}).items() if v}
+    if imputed:
+        blocks.append(Table("Imputed cells (median)",
+                            (Column("attribute", "Attribute"), Column("cells", "Cells", "int")),
+                            tuple((str(k), v) for k, v in imputed.items())))
+    for note in quality.get("notes") or []:
+        blocks.append(Paragraph(_text(note), "note"))
+    if not blocks:
+        blocks.append(Paragraph("The results hold no data-quality summary.", "note"))
+    return Section("data_quality", "Data quality", tuple(blocks))
+
+
+def _definition_rows(definitions: Iterable) -> tuple[tuple[str, ...], ...]:
+    return tuple((d.key, d.name, d.words, d.formula, d.source) for d in definitions)
+
+
+def _definitions_section() -> Section:
+    columns = (Column("key", "Key"), Column("name", "Metric"), Column("words", "Meaning"),
+               Column("formula", "Formula"), Column("source", "Source"))
+    return Section("definitions", "Definitions", (
+        Paragraph("Confusion matrices: rows = actual class, columns = predicted class.", "note"),
+        Table("Multiclass metrics (original and M×M+IM levels)", columns,
+              _definition_rows(MULTICLASS_METRICS.values())),
+        Table("2×2+IM metrics", columns, _definition_rows(BINARY_METRICS.values())),
+        Table("Other figures", columns, _definition_rows(OTHER_DEFINITIONS.values())),
+        Table("Grouping options", (Column("code", "Option"), Column("name", "Name"),
+                                   Column("words", "Meaning")),
+              tuple((o.code, o.name, o.words) for o in GROUPING_OPTIONS.values())),
+        Table("Papers cited", (Column("citation", "Paper"), Column("used_for", "Used for")),
+              tuple((p.citation, p.used_for) for p in PAPERS)),
+    ))
+
+
+def _library_versions() -> list[tuple[str, str]]:
+    from importlib import metadata
+
+    out = [("cx-app", __version__), ("Python", platform.python_version())]
+    for name in ("pandas", "numpy", "scikit-learn", "scipy", "statsmodels", "altair",
+                 "openpyxl", "vl-convert-python", "xgboost-cpu"):
+        try:
+            out.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _about_section(results: Mapping, new_wave: Mapping | None, created: str,
+                   source_name: str | None) -> Section:
+    dataset = results.get("dataset") or {}
+    source = dataset.get("source") if isinstance(dataset.get("source"), Mapping) else {}
+    facts = [
+        ("Report created", created),
+        ("Input file", dataset.get("filename") or dataset.get("file") or source.get("filename")),
+        ("Input sheet", dataset.get("sheet") or source.get("sheet")),
+        ("Input SHA-256", dataset.get("sha256") or source.get("sha256")),
+        ("Results file", source_name),
+        ("Folds", results.get("folds")),
+        ("Seed", results.get("seed")),
+        ("Plan", results.get("plan")),
+        ("New wave analysed", "yes" if new_wave else "no"),
+    ]
+    blocks: list[Block] = [key_value_table("Provenance", [(k, v) for k, v in facts
+                                                           if v is not None])]
+    settings = [(m, f"{model.get('algorithm') or m}: {model.get('settings') or 'defaults'}",
+                 _number_or_none(model.get("fit_seconds")))
+                for m, model in _models(results).items()]
+    if settings:
+        blocks.append(Table("Models and settings",
+                            (Column("model", "Model"), Column("settings", "Algorithm and settings"),
+                             Column("fit_seconds", "Fit seconds", "float")), tuple(settings)))
+    blocks.append(key_value_table("Versions", _library_versions()))
+    return Section("about", "About", tuple(blocks))
+
+
+def build_report(results: Mapping, new_wave: Mapping | None = None, *,
+                 respondent_data: bool = False, source_name: str | None = None,
+                 created: str | None = None) -> Report:
+    """The report's content from evaluation ``results`` (and an optional new-wave estimate).
+
+    ``respondent_data``: include respondent-level values (the excluded cells' contents).
+    ``source_name``: the results file the report was made from, for the About section.
+    """
+    created = created or _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    sections = [
+        _summary_section(results, new_wave),
+        _metrics_section(results),
+        _confusion_section(results),
+        _per_fold_section(results),
+        _comparisons_section(results),
+        _roc_section(results),
+        _drivers_section(results),
+    ]
+    if new_wave:
+        sections.append(_new_wave_section(new_wave))
+    sections += [_data_quality_section(results, respondent_data), _definitions_section(),
+                 _about_section(results, new_wave, created, source_name)]
+    dataset = results.get("dataset") or {}
+    name = dataset.get("filename") or dataset.get("file")
+    title = f"CX driver analysis — {name}" if name else "CX driver analysis"
+    return Report(title, created, tuple(sections),
+                  meta={"respondent_data": respondent_data})
