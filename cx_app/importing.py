@@ -56,6 +56,7 @@ HEADER_SCAN_ROWS = 30
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_MARK = "EncryptedPackage".encode("utf-16-le")
 _ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
+_UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
@@ -482,9 +483,7 @@ def _grid_for(
                      f"{' ...' if len(missing) > 3 else ''})")
     if all(t.endswith("(empty)") for t in tried):
         raise SurveyFileError(f"{name}: every sheet is empty")
-    hint = ""
-    if only_target_missing:
-        hint = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
+    hint = _UNLABELED_HINT if only_target_missing else ""
     raise SchemaError(
         f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried) + hint
     )
@@ -540,6 +539,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
             f"{where}: no column matches "
             + ", ".join(f"{s.name} ({s.column!r})" for s in missing)
             + f" of schema '{schema.name}' in the first {HEADER_SCAN_ROWS} rows"
+            + (_UNLABELED_HINT if [s.name for s in missing] == [schema.target.name] else "")
         )
     if header > 0:
         notes.append(f"header found on row {header + 1} (rows above it skipped)")
