@@ -176,3 +176,17 @@ class Analysis:
         model = self.models[model_id]
         return self.derived(("evaluation", model.key, self.plan_key),
                             lambda: evaluate_result(model.cv, self.resolved_plan()))
+
+    def levels(self, model_id: str) -> tuple:
+        """The reduction levels (original, then one per plan step) of a model's out-of-fold
+        predictions under the current plan (memoised; no retraining)."""
+        from cx_app.confusion import confusion_matrix
+        from cx_app.levels import reduce_confusion
+
+        model = self.models[model_id]
+
+        def compute() -> tuple:
+            cm = confusion_matrix(model.cv.y_true, model.cv.y_pred, labels=self.classes)
+            return reduce_confusion(cm, self.resolved_plan())
+
+        return self.derived(("levels", model.key, self.plan_key), compute)

@@ -127,11 +127,15 @@ def num(value: float | None, digits: int = 3) -> str:
 
 def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = True,
           column_config: dict | None = None, height: int | str = "auto",
-          label: str = "Download CSV") -> None:
-    """A dataframe with its CSV download (formula-like survey text neutralised)."""
+          label: str = "Download CSV", csv_frame: pd.DataFrame | None = None) -> None:
+    """A dataframe with its CSV download (formula-like survey text neutralised).
+
+    ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
+    numbers while the page shows percentages)."""
     st.dataframe(frame, hide_index=hide_index, column_config=column_config, height=height,
                  key=f"df_{key}")
-    data = to_safe_csv(frame.reset_index() if not hide_index else frame)
+    out = frame if csv_frame is None else csv_frame
+    data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(label, data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")
 

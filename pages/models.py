@@ -1,4 +1,162 @@
-import streamlit as st
+"""Models: choose algorithms and settings, cross-validate them (with progress), and compare
+them on every level of the reduction plan."""
 
-st.title("models")
-st.info("This page is being built.")
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+import yaml
+
+from cx_app.algorithms import ALGORITHMS
+from cx_app.crossval import CALIBRATIONS, cross_validate_model
+from cx_app.errors import CxAppError
+from cx_app.session import TrainedModel, model_label, training_key
+from pages import common
+
+LEADERBOARD_MULTICLASS = ["accuracy", "precision_macro", "recall_macro", "f1_macro",
+                          "f1_of_macro_pr"]
+LEADERBOARD_BINARY = ["accuracy", "tpr", "tnr", "ppv", "npv", "f1", "mcc", "ba", "pimr", "nimr"]
+TITLES = {
+    "accuracy": "Accuracy", "precision_macro": "Precision (macro)", "recall_macro":
+    "Recall (macro)", "f1_macro": "F1 (macro, mean of per-class F1)", "f1_of_macro_pr":
+    "F1 of macro P and R", "tpr": "TPR (recall)", "tnr": "TNR", "ppv": "PPV (precision)",
+    "npv": "NPV", "f1": "F1", "mcc": "MCC", "ba": "Balanced accuracy", "pimr": "PIMR",
+    "nimr": "NIMR",
+}
+
+a = common.analysis()
+st.title("Models")
+common.survey_caption(a)
+st.write("Each algorithm is cross-validated once: its out-of-fold predictions and class "
+         "probabilities are kept, and every matrix, grouping, ROC and test is derived from them.")
+
+
+def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
+    key = f"set::{algorithm_id}::{name}"
+    if isinstance(default, bool):
+        return st.checkbox(name, value=default, key=key)
+    if isinstance(default, int):
+        return int(st.number_input(name, value=default, step=1, key=key))
+    if isinstance(default, float):
+        return float(st.number_input(name, value=default, format="%g", key=key))
+    if isinstance(default, str):
+        return st.text_input(name, value=default, key=key)
+    shown = list(default) if isinstance(default, tuple) else default
+    dumped = yaml.safe_dump(shown, default_flow_style=True).replace("\n...\n", "").strip()
+    text = st.text_input(f"{name} (YAML)", value=dumped, key=key)
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        st.error(f"{name}: '{text}' is not a valid value")
+        return default
+    return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
+
+
+names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
+chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
+                        format_func=names.get, key="algorithms")
+c1, c2, c3 = st.columns(3)
+folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds"))
+seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed"))
+calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibration",
+                           help="Calibrated probabilities make the ALP estimates on a new wave "
+                                "trustworthy (NB, RF and boosted trees usually need it).")
+
+settings: dict[str, dict] = {}
+for algorithm_id in chosen:
+    spec = ALGORITHMS[algorithm_id]
+    with st.expander(f"{spec.name}: settings (the papers' defaults)"):
+        st.caption(spec.description)
+        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
+                                  for n, v in spec.defaults.items()}
+
+if st.button("Train and cross-validate", type="primary", disabled=not chosen, key="train"):
+    store = common.result_store()
+    status = st.status(f"Cross-validating {len(chosen)} model(s), {folds} folds each…",
+                       expanded=True)
+    bar = status.progress(0.0, text="starting")
+    total = len(chosen) * folds
+    failed = False
+    for i, algorithm_id in enumerate(chosen):
+        recipe = {"settings": settings[algorithm_id], "calibration": calibration}
+        key = training_key(a.data_key, algorithm_id, recipe, folds, seed)
+        label = model_label(algorithm_id, settings[algorithm_id],
+                            ALGORITHMS[algorithm_id].defaults, folds, seed)
+        if calibration != "none":
+            label += f" {calibration}"
+        cv = store.get(key)
+        if cv is None:
+            def progress(done: int, _total: int, message: str, offset: int = i * folds) -> None:
+                bar.progress(min(1.0, (offset + done) / total), text=message)
+
+            try:
+                cv = cross_validate_model(
+                    a.survey.X, a.survey.y, a.classes, algorithm_id, folds=folds, seed=seed,
+                    settings=settings[algorithm_id], calibration=calibration, progress=progress)
+            except CxAppError as exc:
+                status.error(f"{label}: {exc}")
+                failed = True
+                continue
+            a.trainings += 1
+            store.put(key, cv)
+            status.write(f"{label}: cross-validated in {cv.fit_seconds:.2f} s")
+        else:
+            bar.progress(min(1.0, (i + 1) * folds / total), text=f"{label}: already trained")
+            status.write(f"{label}: reused (same data and recipe trained before)")
+        for warning in cv.warnings:
+            status.warning(warning)
+        a.add_model(TrainedModel(label, algorithm_id, dict(settings[algorithm_id]), folds, seed,
+                                 cv, key))
+    status.update(label="Training finished" + (" with errors" if failed else ""),
+                  state="error" if failed else "complete", expanded=failed)
+
+if not a.models:
+    st.info("Choose algorithms and press **Train and cross-validate**.")
+    st.stop()
+
+st.subheader("Trained models")
+recipes = pd.DataFrame([
+    {"model": m.model_id, "algorithm": ALGORITHMS[m.algorithm_id].name, "folds": m.folds,
+     "seed": m.seed, "fit seconds": round(m.cv.fit_seconds, 3),
+     "respondents": m.cv.n}
+    for m in a.models.values()])
+common.table(recipes, key="recipes", file_name="models.csv")
+remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models")
+if remove and st.button("Remove", key="remove"):
+    for model_id in remove:
+        a.models.pop(model_id, None)
+    st.rerun()
+
+resolved = common.run_safely(a.resolved_plan, what="Reduction plan")
+if resolved is None:
+    st.stop()
+
+
+def leaderboard(level_index: int) -> pd.DataFrame:
+    rows = []
+    for model_id in a.models:
+        level = a.levels(model_id)[level_index]
+        keys = LEADERBOARD_BINARY if level.is_binary else LEADERBOARD_MULTICLASS
+        rows.append({"model": model_id, **{TITLES[k]: level.metrics.get(k) for k in keys}})
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(frame.columns[1], ascending=False, ignore_index=True)
+
+
+st.subheader("Leaderboard")
+level_names = ["original", *(s.name for s in resolved.steps)]
+tabs = st.tabs([f"{n} ({len(resolved.level_labels(i))} classes)" if i == 0 else n
+                for i, n in enumerate(level_names)])
+for i, tab in enumerate(tabs):
+    with tab:
+        board = leaderboard(i)
+        rate_columns = [c for c in board.columns if c not in ("model", "MCC")]
+        if i > 0 and resolved.steps[i - 1].positive:
+            st.caption(f"Positive group: {common.md_escape(resolved.steps[i - 1].positive)}")
+        config = {c: st.column_config.NumberColumn(c, format="%.1f%%") for c in rate_columns}
+        config["MCC"] = st.column_config.NumberColumn("MCC", format="%.3f")
+        common.table(common.scale_percent(board, rate_columns), key=f"board_{i}",
+                     file_name=f"leaderboard_{level_names[i]}.csv", column_config=config,
+                     csv_frame=board)
+st.caption("Rates in percent; MCC from −1 to 1. Definitions: Confusion matrices page.")
