@@ -93,7 +93,7 @@ class CrossValResult:
 
     def class_positions(self, labels: np.ndarray | None = None) -> np.ndarray:
         """Positions in ``classes`` of ``labels`` (default ``y_true``): what models were fit on."""
-        return _positions(self.y_true if labels is None else labels, self.classes)
+        return class_positions(self.y_true if labels is None else labels, self.classes)
 
     def fold_sizes(self) -> np.ndarray:
         return np.bincount(self.fold, minlength=self.folds)
@@ -122,7 +122,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
+def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
+    """Position in ``classes`` of each label; AnalysisError naming a label that is no class."""
     lookup = {c: i for i, c in enumerate(classes)}
     values = np.asarray(labels).tolist()
     try:
@@ -273,7 +274,7 @@ def cross_validate_model(
         raise AnalysisError(f"attributes ({Xa.shape}) and scores ({len(y)}) do not line up")
     if np.isnan(Xa).any():
         raise AnalysisError("attributes contain missing values: exclude or impute them first")
-    codes = _positions(y, classes)
+    codes = class_positions(y, classes)
     spec = get_algorithm(algorithm_id)
     effective = spec.settings(settings)
     template = build_model(
