@@ -274,25 +274,16 @@ COMPARED_METRICS: tuple[str, ...] = ("accuracy", "precision_macro", "recall_macr
 
 
 def level_metrics(cm, resolved_plan=None) -> dict[str, dict]:
-    """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``.
+    """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
+    all computed by the engine (:func:`cx_app.levels.reduce_confusion`; without a plan only
+    the "original" level, :func:`cx_app.confusion.multiclass_metrics`)."""
+    if resolved_plan is None:
+        from cx_app.confusion import multiclass_metrics
 
-    Level "original" is the engine's :func:`multiclass_metrics`; the reduced levels are the
-    engine's :func:`reduce_confusion` levels (their own metric dicts)."""
-    from cx_app.confusion import multiclass_metrics
+        return {"original": multiclass_metrics(cm).to_dict()}
+    from cx_app.levels import reduce_confusion
 
-    out = {"original": multiclass_metrics(cm).to_dict()}
-    if resolved_plan is not None:
-        from cx_app.grouping import reduce_confusion
-
-        for level in reduce_confusion(cm, resolved_plan)[1:]:
-            out[level.name] = _metrics_dict(level.metrics)
-    return out
-
-
-def _metrics_dict(metrics) -> dict:
-    if isinstance(metrics, dict):
-        return metrics
-    return metrics.to_dict()
+    return {level.name: level.metrics for level in reduce_confusion(cm, resolved_plan)}
 
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,

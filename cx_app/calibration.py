@@ -1,6 +1,7 @@
 """Probability calibration, judged by what it does to the ALP estimate.
 
-Methods are scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV`: ``sigmoid``
+Methods are scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` (wrapped by
+:func:`cx_app.crossval.build_model`): ``sigmoid``
 (Platt) and ``isotonic`` calibrate one-vs-rest and renormalise; ``temperature`` rescales the
 logits of all classes by one T. ``none`` keeps the model's own probabilities.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sklearn.calibration import CalibratedClassifierCV, calibration_curve
+from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 from cx_app.alp import AlpGap, _check_proba, _label_index, alp_gap
@@ -33,7 +34,6 @@ __all__ = [
     "CalibrationChoice",
     "CalibrationReport",
     "brier_score",
-    "calibrated_estimator",
     "calibration_report",
     "choose_calibration",
     "compare_calibrations",
@@ -47,17 +47,6 @@ CALIBRATION_METHODS: tuple[str, ...] = ("none", "temperature", "sigmoid", "isoto
 
 LARGE_GAP = 0.03
 """A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
-
-
-def calibrated_estimator(estimator, method: str, *, cv: int = 5):
-    """``estimator`` wrapped for ``method`` (``none`` returns it unchanged)."""
-    if method == "none":
-        return estimator
-    if method not in CALIBRATION_METHODS:
-        raise AnalysisError(
-            f"unknown calibration '{method}'; choose from: {', '.join(CALIBRATION_METHODS)}"
-        )
-    return CalibratedClassifierCV(estimator, method=method, cv=cv)
 
 
 def brier_score(y_true: Sequence, proba: np.ndarray, classes: Sequence) -> float:

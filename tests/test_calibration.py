@@ -9,13 +9,11 @@ from cx_app.alp import AlpGap
 from cx_app.calibration import (
     CalibrationReport,
     brier_score,
-    calibrated_estimator,
     choose_calibration,
     expected_calibration_error,
     gap_advice,
     reliability_curve,
 )
-from cx_app.errors import AnalysisError
 
 P = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.25, 0.5, 0.25], [0.9, 0.05, 0.05]])
 Y = [5, 9, 5, 5]
@@ -66,12 +64,3 @@ def test_choice_is_smallest_gap_and_ties_go_to_the_simpler_method():
     bad = choose_calibration([_report("none", 0.2, 0.0)], algorithm_name="Naive Bayes")
     assert "Naive Bayes" in bad.warnings[0] and "over-confident" in bad.warnings[0]
     assert gap_advice(_report("none", 0.0, 0.05).gap) is not None
-
-
-def test_calibrated_estimator_methods():
-    from sklearn.naive_bayes import GaussianNB
-
-    assert isinstance(calibrated_estimator(GaussianNB(), "none"), GaussianNB)
-    assert calibrated_estimator(GaussianNB(), "temperature").method == "temperature"
-    with pytest.raises(AnalysisError, match="unknown calibration 'platt'"):
-        calibrated_estimator(GaussianNB(), "platt")
