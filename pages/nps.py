@@ -1,4 +1,130 @@
+"""NPS overview: the net score with its interval, per segment and per wave, the score
+distribution by group, and attribute profiles."""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("nps")
-st.info("This page is being built.")
+from cx_app import charts
+from cx_app.errors import CxAppError
+from cx_app.nps import groups_for_schema, nps_by, nps_by_results, nps_changes, nps_summary
+from pages import common
+
+a = common.analysis()
+survey = a.survey
+schema = survey.schema
+target = schema.target.name
+st.title("NPS overview" if schema.target.kind == "nps" else "Net score overview")
+common.survey_caption(a)
+
+if not survey.has_target:
+    st.warning("This file has no target scores: load a labeled survey on the Data page.")
+    st.stop()
+try:
+    groups = groups_for_schema(schema)
+    overall = nps_summary(survey.y, groups=groups, label="All respondents")
+except CxAppError as exc:
+    st.error(str(exc))
+    st.stop()
+names = list(groups.names)  # negative, neutral, positive
+
+st.subheader("Overall")
+cols = st.columns(1 + len(names))
+cols[0].metric("Net score (NPS)", f"{overall.value:+.1f}",
+               help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f} "
+                    "(adjusted Wald, Rocks 2016)")
+for col, name in zip(cols[1:], names, strict=True):
+    col.metric(name.capitalize(), common.pct(overall.shares[name]),
+               help=f"{overall.counts[name]:,} of {overall.n:,} respondents")
+st.text(f"NPS {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
+        f"{overall.ci95[1]:+.1f}) on {overall.n:,} respondents")
+
+SHOWN = {"n": "respondents", "nps": "NPS", "ci_low": "95% low", "ci_high": "95% high"}
+
+
+def nps_table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
+    keep = [by, "n", *names, "nps", "ci_low", "ci_high"]
+    return frame[keep].rename(columns=SHOWN)
+
+
+def nps_config() -> dict:
+    return {c: st.column_config.NumberColumn(c, format="%+.1f")
+            for c in ("NPS", "95% low", "95% high")}
+
+
+segments = [s for s in schema.segments if s.name in survey.frame.columns and s.role != "date"]
+wave_specs = [s for s in segments if s.role == "wave"]
+split_specs = [s for s in segments if s.role != "wave"]
+
+if split_specs:
+    st.subheader("By segment")
+    spec = st.selectbox("Segment", split_specs, format_func=lambda s: s.column, key="nps_segment")
+    by_segment = common.run_safely(lambda: nps_by(survey.frame, target, spec.name, groups=groups))
+    if by_segment is not None:
+        chart_data = by_segment.rename(columns={spec.name: "group", "nps": "nps"})
+        st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column), width="stretch")
+        common.table(nps_table(by_segment, spec.name), key="nps_segment_table",
+                     file_name=f"nps_by_{spec.name}.csv", column_config=nps_config())
+
+if wave_specs:
+    st.subheader("Trend by wave")
+    wave = wave_specs[0]
+    split = st.selectbox("One line per", [None, *split_specs],
+                         format_func=lambda s: "all respondents together" if s is None
+                         else s.column, key="nps_trend_split")
+
+    def trend() -> pd.DataFrame:
+        if split is None:
+            frame = nps_by(survey.frame, target, wave.name, groups=groups)
+            return frame.rename(columns={wave.name: "wave"})
+        parts = []
+        for value, part in survey.frame.groupby(split.name, sort=True, observed=True):
+            frame = nps_by(part, target, wave.name, groups=groups).rename(columns={wave.name: "wave"})
+            parts.append(frame.assign(series=str(value)))
+        return pd.concat(parts, ignore_index=True)
+
+    waves = common.run_safely(trend)
+    if waves is not None:
+        st.altair_chart(charts.nps_trend_chart(waves, wave_title=wave.column), width="stretch")
+        whole = common.run_safely(lambda: nps_by_results(survey.frame, target, wave.name,
+                                                         groups=groups))
+        if whole:
+            changes = nps_changes(whole)
+            changes = changes.rename(columns={
+                "a_label": "from", "b_label": "to", "a_value": "NPS from", "b_value": "NPS to",
+                "delta": "change", "ci_low": "95% low", "ci_high": "95% high"})
+            st.write("Wave-on-wave change (all respondents; two-sided z test):")
+            common.table(
+                changes[["from", "to", "NPS from", "NPS to", "change", "95% low", "95% high",
+                         "p"]],
+                key="nps_changes", file_name="nps_wave_changes.csv",
+                column_config={**{c: st.column_config.NumberColumn(c, format="%+.1f") for c in
+                                  ("NPS from", "NPS to", "change", "95% low", "95% high")},
+                               "p": st.column_config.NumberColumn("p", format="%.3f")})
+
+st.subheader("Score distribution")
+category = {c: names[0] if c in groups.negative else names[2] if c in groups.positive
+            else names[1] for c in groups.classes}
+counts = pd.Series(survey.y).value_counts().reindex(list(groups.classes), fill_value=0)
+distribution = pd.DataFrame({"score": list(groups.classes), "count": counts.to_numpy(),
+                             "category": [category[c] for c in groups.classes]})
+distribution["share"] = distribution["count"] / distribution["count"].sum()
+st.altair_chart(charts.score_distribution_chart(distribution, categories=names,
+                                                score_title=schema.target.column),
+                width="stretch")
+common.table(common.scale_percent(distribution, ["share"]), key="distribution",
+             file_name="score_distribution.csv", csv_frame=distribution,
+             column_config={"share": st.column_config.NumberColumn("share", format="%.1f%%")})
+
+st.subheader("Attribute score profiles")
+st.caption("Mean attribute score of each group: where promoters and detractors differ most.")
+labels = {a_.name: a_.display for a_ in schema.attributes}
+grouped = survey.X.assign(_group=[category[c] for c in survey.y]).groupby("_group").mean()
+profile = (grouped.reindex([n for n in names if n in grouped.index])
+           .rename(columns=labels).T)
+long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name="series",
+                                                   value_name="mean")
+st.altair_chart(charts.attribute_profile_chart(long), width="stretch")
+common.table(profile.round(3).reset_index(names="attribute"), key="profile",
+             file_name="attribute_profiles.csv")
