@@ -1,0 +1,301 @@
+"""The Excel workbook (openpyxl): one sheet per report section.
+
+Only layout lives here; the content comes from :mod:`cx_app.reports.content`. Every string is
+written through :func:`_put`, which stores formula-like text (``=``, ``+``, ``-``, ``@``, tab,
+CR first) as a string cell with Excel's quote prefix, so survey text never becomes a formula.
+Numbers stay numbers with number formats (percentages for rates). Confusion matrices get a
+colour scale through conditional formatting, their IM row and column a distinct fill and
+dashed border. Charts: PNG images rendered from the same Altair specs (vl-convert) and, for
+ROC points and AUC, native Excel charts drawn from the sheet's own cells.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.chart import BarChart, Reference, ScatterChart, Series
+from openpyxl.drawing.image import Image
+from openpyxl.formatting.rule import ColorScaleRule
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from cx_app.reports.content import (
+    ChartBlock,
+    Column,
+    MatrixBlock,
+    NativeChart,
+    Paragraph,
+    Report,
+    Section,
+    Table,
+)
+from cx_app.safe_text import is_formula_like
+
+NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
+                  "pvalue": "0.0000"}
+_REAL_COUNT_FORMAT = "#,##0.00"
+_MAX_CELL_TEXT = 32_767
+
+_HEADER_FILL = PatternFill("solid", start_color="DCE6F0", end_color="DCE6F0")
+_IM_FILL = PatternFill("solid", start_color="FCE4C8", end_color="FCE4C8")
+_IM_FONT = Font(italic=True, bold=True, color="7A3E00")
+_DASHED = Side(style="dashed", color="7A3E00")
+_THICK = Side(style="medium", color="1B1F23")
+_TITLE_FONT = Font(bold=True, size=14)
+_BLOCK_FONT = Font(bold=True, size=12)
+_NOTE_FONT = Font(italic=True, color="555555")
+_WARNING_FONT = Font(bold=True, color="9C2A00")
+_ROW_PIXELS = 20
+
+
+def _put(ws: Worksheet, row: int, column: int, value: Any, *, number_format: str | None = None,
+         font: Font | None = None) -> Any:
+    """Write one cell; strings are always text, never formulas."""
+    cell = ws.cell(row=row, column=column)
+    if isinstance(value, str):
+        value = ILLEGAL_CHARACTERS_RE.sub("", value)[:_MAX_CELL_TEXT]
+        cell.value = value
+        if is_formula_like(value) or cell.data_type == "f":
+            cell.data_type = "s"
+            cell.quotePrefix = True
+    else:
+        cell.value = value
+        if number_format and value is not None:
+            cell.number_format = number_format
+    if font is not None:
+        cell.font = font
+    return cell
+
+
+def _number_format(column: Column, values: list[Any]) -> str | None:
+    if column.kind == "count" and any(isinstance(v, float) and not v.is_integer()
+                                      for v in values if v is not None):
+        return _REAL_COUNT_FORMAT
+    return NUMBER_FORMATS.get(column.kind)
+
+
+class _SheetWriter:
+    """Stacks blocks down one sheet and remembers what to freeze and how wide columns are."""
+
+    def __init__(self, ws: Worksheet, *, image_scale: float) -> None:
+        self.ws = ws
+        self.row = 1
+        self.freeze: str | None = None
+        self.widths: dict[int, int] = {}
+        self.image_scale = image_scale
+
+    def _note_width(self, column: int, value: Any, cap: int = 60) -> None:
+        if value is None:
+            return
+        text = f"{value:.4f}" if isinstance(value, float) else str(value)
+        self.widths[column] = max(self.widths.get(column, 8), min(cap, len(text) + 2))
+
+    def title(self, text: str) -> None:
+        _put(self.ws, self.row, 1, text, font=_TITLE_FONT)
+        self.row += 2
+
+    def paragraph(self, block: Paragraph) -> None:
+        font = {"note": _NOTE_FONT, "warning": _WARNING_FONT, "heading": _BLOCK_FONT}.get(
+            block.style)
+        _put(self.ws, self.row, 1, block.text, font=font)
+        self.row += 1 if block.style != "heading" else 1
+
+    def table(self, block: Table) -> None:
+        ws = self.ws
+        _put(ws, self.row, 1, block.title, font=_BLOCK_FONT)
+        self.row += 1
+        header_row = self.row
+        for j, column in enumerate(block.columns, start=1):
+            cell = _put(ws, header_row, j, column.title, font=Font(bold=True))
+            cell.fill = _HEADER_FILL
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+            self._note_width(j, column.title, cap=24)
+        if self.freeze is None:
+            self.freeze = f"B{header_row + 1}" if len(block.columns) > 4 else f"A{header_row + 1}"
+        formats = [_number_format(c, block.column_values(c.key)) for c in block.columns]
+        wide_text = {j for j, c in enumerate(block.columns) if c.kind == "text"
+                     and any(isinstance(v, str) and len(v) > 60 for v in block.column_values(c.key))}
+        for i, values in enumerate(block.rows, start=1):
+            for j, value in enumerate(values):
+                cell = _put(ws, header_row + i, j + 1, value, number_format=formats[j])
+                if j in wide_text:
+                    cell.alignment = Alignment(wrap_text=True, vertical="top")
+                self._note_width(j + 1, value)
+        last_row = header_row + len(block.rows)
+        if block.native_chart is not None and block.rows:
+            self._native_chart(block, header_row, last_row)
+        self.row = last_row + 1
+        if block.note:
+            _put(ws, self.row, 1, block.note, font=_NOTE_FONT)
+            self.row += 1
+        self.row += 1
+
+    def _native_chart(self, block: Table, header_row: int, last_row: int) -> None:
+        spec: NativeChart = block.native_chart
+        keys = [c.key for c in block.columns]
+        anchor = f"{get_column_letter(len(keys) + 2)}{header_row}"
+        if spec.kind == "bar":
+            chart = BarChart()
+            chart.type = "col"
+            for key in spec.y:
+                col = keys.index(key) + 1
+                chart.add_data(Reference(self.ws, min_col=col, min_row=header_row,
+                                         max_row=last_row), titles_from_data=True)
+            x = keys.index(spec.x) + 1
+            chart.set_categories(Reference(self.ws, min_col=x, min_row=header_row + 1,
+                                           max_row=last_row))
+        else:
+            chart = ScatterChart()
+            chart.style = 13
+            x_col, y_col = keys.index(spec.x) + 1, keys.index(spec.y[0]) + 1
+            series_col = keys.index(spec.series) if spec.series else None
+            runs: list[tuple[str, int, int]] = []
+            for offset, row in enumerate(block.rows):
+                name = "" if series_col is None else str(row[series_col])
+                r = header_row + 1 + offset
+                if runs and runs[-1][0] == name:
+                    runs[-1] = (name, runs[-1][1], r)
+                else:
+                    runs.append((name, r, r))
+            for name, first, last in runs:
+                series = Series(Reference(self.ws, min_col=y_col, min_row=first, max_row=last),
+                                Reference(self.ws, min_col=x_col, min_row=first, max_row=last),
+                                title=name or spec.y[0])
+                series.marker.symbol = "none"
+                chart.series.append(series)
+            chart.x_axis.scaling.min, chart.x_axis.scaling.max = 0, 1
+            chart.y_axis.scaling.min, chart.y_axis.scaling.max = 0, 1
+        chart.title = spec.title
+        chart.x_axis.title = spec.x_title or None
+        chart.y_axis.title = spec.y_title or None
+        chart.x_axis.delete = False
+        chart.y_axis.delete = False
+        chart.width, chart.height = 14, 8
+        self.ws.add_chart(chart, anchor)
+        # keep the next block below the chart (about 16 rows at 15 pt)
+        self.row = max(self.row, header_row + 17)
+
+    def matrix(self, block: MatrixBlock) -> None:
+        ws = self.ws
+        _put(ws, self.row, 1, block.title, font=_BLOCK_FONT)
+        self.row += 1
+        if block.positive:
+            _put(ws, self.row, 1, f"Positive group: {block.positive}", font=_NOTE_FONT)
+            self.row += 1
+        top = self.row
+        m = len(block.labels)
+        corner = _put(ws, top, 1, "Actual ↓ / Predicted →", font=Font(bold=True))
+        corner.fill = _HEADER_FILL
+        self._note_width(1, corner.value)
+        labels = list(block.labels)
+        has_im = block.im is not None
+        fmt = _REAL_COUNT_FORMAT if block.real_valued else NUMBER_FORMATS["count"]
+        for j, label in enumerate([*labels, *(["IM"] if has_im else [])], start=2):
+            cell = _put(ws, top, j, label, font=Font(bold=True))
+            cell.fill = _IM_FILL if (has_im and j == m + 2) else _HEADER_FILL
+            cell.alignment = Alignment(horizontal="center")
+            self._note_width(j, label, cap=30)
+        for i, label in enumerate(labels):
+            r = top + 1 + i
+            head = _put(ws, r, 1, label, font=Font(bold=True))
+            head.fill = _HEADER_FILL
+            for j, value in enumerate(block.counts[i]):
+                cell = _put(ws, r, j + 2, value, number_format=fmt)
+                if i == j:
+                    cell.border = Border(left=_THICK, right=_THICK, top=_THICK, bottom=_THICK)
+                self._note_width(j + 2, value)
+            if has_im:
+                cell = _put(ws, r, m + 2, block.im[i], number_format=fmt, font=_IM_FONT)
+                cell.fill = _IM_FILL
+                cell.border = Border(left=_DASHED, right=_DASHED, top=_DASHED, bottom=_DASHED)
+        last = top + m
+        if m:
+            area = f"B{top + 1}:{get_column_letter(m + 1)}{last}"
+            ws.conditional_formatting.add(area, ColorScaleRule(
+                start_type="min", start_color="FFFFFF", end_type="max", end_color="4A7DB3"))
+        if has_im:
+            last += 1
+            head = _put(ws, last, 1, "IM", font=_IM_FONT)
+            head.fill = _IM_FILL
+            for j, value in enumerate(block.im):
+                cell = _put(ws, last, j + 2, value, number_format=fmt, font=_IM_FONT)
+                cell.fill = _IM_FILL
+                cell.border = Border(left=_DASHED, right=_DASHED, top=_DASHED, bottom=_DASHED)
+            _put(ws, last, m + 2, None).fill = _IM_FILL
+        self.row = last + 1
+        if block.note:
+            _put(ws, self.row, 1, block.note, font=_NOTE_FONT)
+            self.row += 1
+        self.row += 1
+
+    def chart(self, block: ChartBlock) -> None:
+        _put(self.ws, self.row, 1, block.title, font=_BLOCK_FONT)
+        self.row += 1
+        try:
+            png = _render_png(block.spec, self.image_scale)
+        except Exception as exc:  # vl-convert errors are plain exceptions; the report goes on
+            _put(self.ws, self.row, 1, f"(chart not rendered: {exc})", font=_WARNING_FONT)
+            self.row += 2
+            return
+        image = Image(io.BytesIO(png))
+        self.ws.add_image(image, f"A{self.row}")
+        self.row += int(image.height / _ROW_PIXELS) + 2
+        if block.note:
+            _put(self.ws, self.row - 1, 1, block.note, font=_NOTE_FONT)
+            self.row += 1
+
+    def finish(self) -> None:
+        for column, width in self.widths.items():
+            self.ws.column_dimensions[get_column_letter(column)].width = width
+        self.ws.freeze_panes = self.freeze or "A3"
+
+
+def _render_png(spec: dict, scale: float) -> bytes:
+    import vl_convert
+
+    return vl_convert.vegalite_to_png(spec, scale=scale)
+
+
+def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,
+                   image_scale: float) -> None:
+    writer = _SheetWriter(ws, image_scale=image_scale)
+    writer.title(report.title if section.key == "summary" else section.title)
+    for block in section.blocks:
+        if isinstance(block, Table):
+            writer.table(block)
+        elif isinstance(block, MatrixBlock):
+            writer.matrix(block)
+        elif isinstance(block, ChartBlock):
+            if charts:
+                writer.chart(block)
+        else:
+            writer.paragraph(block)
+    writer.finish()
+
+
+def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool = True,
+                image_scale: float = 1.0) -> None:
+    """Write ``report`` as an ``.xlsx`` workbook (one sheet per section) to ``path``.
+
+    ``charts=False`` leaves out the chart images (faster; native charts stay).
+    """
+    workbook = Workbook()
+    workbook.remove(workbook.active)
+    for section in report.sections:
+        ws = workbook.create_sheet(section.title[:31])
+        _write_section(ws, section, report, charts=charts, image_scale=image_scale)
+    workbook.properties.title = report.title
+    workbook.properties.creator = "cx-app"
+    workbook.save(path)
+
+
+def excel_bytes(report: Report, **options: Any) -> bytes:
+    """The workbook as bytes (for the app's download button)."""
+    buffer = io.BytesIO()
+    write_excel(report, buffer, **options)
+    return buffer.getvalue()

@@ -1,0 +1,250 @@
+"""The Excel report, read back with openpyxl: sheets, numbers equal to the results, safety."""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+from report_fixtures import (
+    HOSTILE_ATTRIBUTE,
+    HOSTILE_CLASSES,
+    HOSTILE_MODEL,
+    MODELS,
+    make_new_wave,
+    make_results,
+)
+
+from cx_app.reports.content import build_report
+from cx_app.reports.definitions import BINARY_METRICS, MULTICLASS_METRICS
+from cx_app.reports.excel import write_excel
+
+SHEETS = ["Summary", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
+          "Drivers", "New wave", "Data quality", "Definitions", "About"]
+
+
+@pytest.fixture(scope="module")
+def workbook(tmp_path_factory):
+    path = tmp_path_factory.mktemp("xlsx") / "report.xlsx"
+    write_excel(build_report(make_results(), make_new_wave()), path)
+    return openpyxl.load_workbook(path)
+
+
+def _find(ws, text):
+    """(row, column) of the first cell whose value is exactly ``text``."""
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value == text:
+                return cell.row, cell.column
+    raise AssertionError(f"{text!r} not found on sheet {ws.title}")
+
+
+def _table(ws, title):
+    """The table under the bold title cell ``title``: header names → column index, and the
+    rows as dicts keyed by header name, until the first empty row or the (italic) note."""
+    r, c = _find(ws, title)
+    headers = {}
+    col = c
+    while ws.cell(r + 1, col).value is not None:
+        headers[ws.cell(r + 1, col).value] = col
+        col += 1
+    rows = []
+    row = r + 2
+    while ws.cell(row, c).value is not None and not ws.cell(row, c).font.italic:
+        rows.append({h: ws.cell(row, j) for h, j in headers.items()})
+        row += 1
+    return rows
+
+
+def test_every_sheet_is_present_in_order(workbook):
+    assert workbook.sheetnames == SHEETS
+
+
+def test_new_wave_sheet_only_when_a_new_wave_was_analysed(tmp_path):
+    path = tmp_path / "r.xlsx"
+    write_excel(build_report(make_results()), path, charts=False)
+    names = openpyxl.load_workbook(path).sheetnames
+    assert "New wave" not in names and names == [s for s in SHEETS if s != "New wave"]
+
+
+def test_no_cell_is_a_formula_and_hostile_text_is_verbatim(workbook):
+    strings = set()
+    for ws in workbook:
+        for row in ws.iter_rows():
+            for cell in row:
+                assert cell.data_type != "f", (ws.title, cell.coordinate, cell.value)
+                if isinstance(cell.value, str):
+                    strings.add(cell.value)
+                    if cell.value.startswith(("=", "+", "-", "@")):
+                        assert cell.quotePrefix, (ws.title, cell.coordinate)
+    for text in (HOSTILE_MODEL, *HOSTILE_CLASSES, "+passives", "-price"):
+        assert text in strings
+
+
+def test_metric_cells_equal_the_results(workbook):
+    results = make_results()
+    ws = workbook["Metrics"]
+    checked = 0
+    for level_name in ("original", "3x3+IM", "2x2+IM"):
+        rows = {r["Model"].value: r for r in _table(ws, f"Level {level_name}")}
+        assert set(rows) == set(MODELS)
+        binary = level_name == "2x2+IM"
+        defs = {**MULTICLASS_METRICS, **BINARY_METRICS} if binary else MULTICLASS_METRICS
+        for model_id in MODELS:
+            metrics = results["models"][model_id]["levels"][level_name]["metrics"]
+            for key, value in metrics.items():
+                if not isinstance(value, int | float):
+                    continue
+                header = (BINARY_METRICS if binary and key in BINARY_METRICS else defs)[key].name
+                cell = rows[model_id][header]
+                assert cell.value == value, (level_name, model_id, key)
+                assert cell.data_type == "n"
+                checked += 1
+    assert checked == 2 * (7 + 7 + 29)
+
+
+def test_rates_are_percentages_and_counts_whole_numbers(workbook):
+    rows = {r["Model"].value: r for r in _table(workbook["Metrics"], "Level 2x2+IM")}
+    assert rows["lr"]["TPR (recall, sensitivity)"].number_format == "0.0%"
+    assert rows["lr"]["TP (true positives)"].number_format == "#,##0"
+    assert rows["lr"]["MCC (Matthews correlation)"].number_format == "0.000"
+    delta = rows["lr"]["δ (discriminant capability)"]
+    assert delta.value == -0.25 and delta.data_type == "n"  # negative numbers stay numbers
+
+
+def _matrix(ws, title, size, with_im):
+    r, _ = _find(ws, title)
+    r += 1
+    if ws.cell(r, 1).value.startswith("Positive group"):
+        r += 1
+    assert ws.cell(r, 1).value == "Actual ↓ / Predicted →"
+    width = size + (1 if with_im else 0)
+    header = [ws.cell(r, 2 + j).value for j in range(width)]
+    rows = [[ws.cell(r + 1 + i, 1 + j).value for j in range(width + 1)]
+            for i in range(size + (1 if with_im else 0))]
+    return header, rows
+
+
+def test_confusion_matrices_equal_the_results_with_labels_and_im(workbook):
+    results = make_results()
+    ws = workbook["Confusion matrices"]
+    for model_id in MODELS:
+        for level_name, level in results["models"][model_id]["levels"].items():
+            labels = [str(x) for x in level["labels"]]
+            im = level["im"]
+            header, rows = _matrix(ws, f"{model_id} — level {level_name}", len(labels),
+                                   im is not None)
+            assert header == labels + (["IM"] if im is not None else [])
+            for i, label in enumerate(labels):
+                assert rows[i][0] == label
+                assert rows[i][1:len(labels) + 1] == level["matrix"][i]
+                if im is not None:
+                    assert rows[i][-1] == im[i]
+            if im is not None:
+                assert rows[-1][0] == "IM"
+                assert rows[-1][1:len(labels) + 1] == im
+
+
+def test_confusion_sheet_has_colour_scales_and_a_distinct_im_fill(workbook):
+    ws = workbook["Confusion matrices"]
+    rules = [rule for cf in ws.conditional_formatting for rule in cf.rules]
+    assert len(rules) == 6 and all(rule.type == "colorScale" for rule in rules)
+    r, _ = _find(ws, "lr — level 3x3+IM")
+    header_row = r + 1
+    im_header = ws.cell(header_row, 5)
+    assert im_header.value == "IM"
+    plain = ws.cell(header_row + 1, 2)
+    assert ws.cell(header_row + 1, 5).fill.fgColor.rgb != plain.fill.fgColor.rgb
+    assert ws.cell(header_row + 4, 1).value == "IM"
+    assert ws.cell(header_row + 4, 2).font.italic
+
+
+def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
+    results = make_results()
+    folds = {(r["Model"].value, r["Metric"].value): [r[f"Fold {i}"].value for i in (1, 2, 3)]
+             for r in _table(workbook["Per-fold values"], "Level 2x2+IM")}
+    for model_id in MODELS:
+        for metric, values in results["models"][model_id]["levels"]["2x2+IM"]["per_fold"].items():
+            assert folds[(model_id, metric)] == values
+
+    (row,) = _table(workbook["Comparisons"], "Paired t-tests over the cross-validation folds")
+    c = results["comparisons"][0]
+    assert row["Model B"].value == HOSTILE_MODEL and row["Model B"].data_type == "s"
+    assert [row[h].value for h in ("t (plain)", "p (plain)", "p (corrected)", "p (Holm)")] == [
+        c["t"], c["p"], c["p_corrected"], c["p_holm"]]
+    assert row["p (Holm)"].number_format == "0.0000"
+
+    auc = {r["Model"].value: (r["AUC"].value, r["Random-selection area"].value)
+           for r in _table(workbook["ROC"], "AUC — level 2x2+IM")}
+    points = _table(workbook["ROC"], "ROC points — level 2x2+IM")
+    for model_id in MODELS:
+        roc = results["models"][model_id]["roc"]["2x2+IM"]
+        assert auc[model_id] == (roc["auc"], roc["random_auc"])
+        mine = [(p["FPR"].value, p["TPR"].value) for p in points if p["Model"].value == model_id]
+        assert mine == list(zip(roc["fpr"], roc["tpr"], strict=True))
+
+    drivers = {r["Attribute"].value: r for r in _table(workbook["Drivers"], "Drivers — Importance")}
+    for record in results["drivers"]["importance"]:
+        row = drivers[record["attribute"]]
+        assert [row[h].value for h in ("Importance", "Ci low", "Ci high", "Delta", "Phi")] == [
+            record["importance"], record["ci_low"], record["ci_high"], record["delta"],
+            record["phi"]]
+
+
+def test_workbook_parts_hold_native_charts_and_png_images(tmp_path):
+    import zipfile
+
+    path = tmp_path / "r.xlsx"
+    write_excel(build_report(make_results()), path)
+    with zipfile.ZipFile(path) as package:
+        names = package.namelist()
+        charts = [n for n in names if n.startswith("xl/charts/chart")]
+        images = [n for n in names if n.startswith("xl/media/") and n.endswith(".png")]
+        assert len(charts) == 2  # ROC scatter + AUC bars
+        kinds = {("scatterChart" in package.read(n).decode()) for n in charts}
+        assert kinds == {True, False}
+        assert len(images) == 6  # δ/φ per fold, ROC, AUC, importance, quadrant, driver δ/φ
+        assert all(package.read(n).startswith(b"\x89PNG") for n in images)
+
+
+def test_summary_nps_best_model_and_new_wave(workbook):
+    results = make_results()
+    (nps,) = _table(workbook["Summary"], "NPS of the analysed respondents")
+    assert nps["NPS"].value == 12.3
+    assert (nps["95% low"].value, nps["95% high"].value) == (-8.5, 31.2)
+    best = {r["Level"].value: r for r in _table(workbook["Summary"], "Best model per level")}
+    mcc = {m: results["models"][m]["levels"]["2x2+IM"]["metrics"]["mcc"] for m in MODELS}
+    winner = max(mcc, key=mcc.get)
+    assert best["2x2+IM"]["Best model"].value == winner
+    assert best["2x2+IM"]["Value"].value == mcc[winner]
+    assert best["2x2+IM"]["Ranked by"].value == "mcc"
+    assert "no significant difference" in best["2x2+IM"]["t-test verdict"].value
+
+    ws = workbook["New wave"]
+    header, rows = _matrix(ws, "ALP confusion matrix (estimated)", 4, False)
+    assert rows[3][1:] == make_new_wave()["alp_matrix"]["matrix"][3]
+    assert ws.cell(_find(ws, "Warning: <b>drift</b> in " + HOSTILE_ATTRIBUTE)[0], 1).font.bold
+
+
+def test_data_quality_leaves_out_respondent_values_unless_asked(tmp_path):
+    hostile_value = "=cmd|' /C calc'!A0"
+    for flag in (False, True):
+        path = tmp_path / f"r{flag}.xlsx"
+        write_excel(build_report(make_results(), respondent_data=flag), path, charts=False)
+        ws = openpyxl.load_workbook(path)["Data quality"]
+        rows = _table(ws, "Excluded rows")
+        assert [r["Row"].value for r in rows] == [4, 9, 12]
+        assert rows[2]["Column"].value == HOSTILE_ATTRIBUTE
+        values = [c.value for row in ws.iter_rows() for c in row]
+        assert (hostile_value in values) is flag
+
+
+def test_definitions_and_about(workbook):
+    ws = workbook["Definitions"]
+    rows = _table(ws, "2×2+IM metrics")
+    assert {r["Key"].value for r in rows} == set(BINARY_METRICS)
+    mcc = next(r for r in rows if r["Key"].value == "mcc")
+    assert "(TP+IMP)(TN+IMN)" in mcc["Formula"].value
+    assert {r["Option"].value for r in _table(ws, "Grouping options")} == {"R", "S", "RS"}
+    about = {r["Item"].value: r["Value"].value for r in _table(workbook["About"], "Provenance")}
+    assert about["Input file"] == "wave =1.xlsx"
+    assert about["Input SHA-256"] == "ab" * 32
+    assert about["Seed"] == 7 and about["Folds"] == 3
