@@ -1,0 +1,63 @@
+"""``cx-app estimate --model MODEL.skops WAVE_FILE``: estimated performance and net score of a
+new (unlabelled) wave with a saved model; realized values too when the wave has the target."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("estimate", help="estimate performance and NPS of a new survey wave")
+    p.add_argument("file", metavar="WAVE_FILE", help="the new wave (.xlsx, .csv, ...)")
+    p.add_argument("--model", required=True, metavar="MODEL.skops",
+                   help="model file written by `cx-app train`")
+    p.add_argument("--sheet", metavar="NAME", help="sheet name or number (default: first match)")
+    p.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    p.add_argument("--predictions", metavar="OUT.csv",
+                   help="write per-respondent predictions and probabilities to this CSV")
+    p.set_defaults(func=run)
+
+
+def _fmt_ci(ci) -> str:
+    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
+def run(args: argparse.Namespace) -> int:
+    from cx_app.importing import load_survey
+    from cx_app.model_file import load_model
+    from cx_app.new_wave import estimate_wave
+    from cx_app.safe_text import to_safe_csv
+
+    model = load_model(args.model)
+    survey = load_survey(args.file, schema=model.schema, sheet=args.sheet, require_target=False)
+    est = estimate_wave(model, survey)
+    if args.predictions:
+        Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
+    if args.json:
+        print(json.dumps(est.to_dict(), indent=2, ensure_ascii=False, default=str))
+        return 0
+    nps = est.estimated_nps
+    print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
+          f"(calibration {model.calibration}), trained on {model.training.get('n')} respondents")
+    print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
+          f"(sampling SE {nps.se_sampling:.1f}, model SE {nps.se_model:.1f})")
+    if est.realized_nps is not None:
+        print(f"realized  {nps.kind.upper()} {est.realized_nps.value:.1f}")
+    for level in est.levels:
+        m = level.metrics
+        line = (f"  {level.name:<10} estimated accuracy {m['accuracy']:.3f}, "
+                f"macro F1 {m['f1_macro']:.3f}")
+        if est.realized_levels is not None:
+            r = next(lv for lv in est.realized_levels if lv.name == level.name).metrics
+            line += f"   realized accuracy {r['accuracy']:.3f}, macro F1 {r['f1_macro']:.3f}"
+        print(line)
+    counts = ", ".join(f"{c}: {v:.1f}" for c, v in est.estimated_class_counts.items())
+    print(f"estimated class counts: {counts}")
+    if args.predictions:
+        print(f"predictions written to {args.predictions}")
+    for w in est.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
