@@ -1,4 +1,139 @@
+"""Compare: ROC of the 2×2+IM with the random-selection line, AUC bars, one-vs-rest ROC of the
+original classes, pairwise t-tests (plain and corrected, Holm-adjusted) and the φ–δ rhombus
+with one point per fold and model. Everything comes from the cached CV predictions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("compare")
-st.info("This page is being built.")
+from cx_app import charts
+from cx_app.comparison import compare_models, format_p, holm
+from cx_app.reports.definitions import metric_name
+from cx_app.roc import ovr_roc
+from pages import common
+
+a = common.analysis()
+st.title("Compare models")
+common.survey_caption(a)
+if common.need_models(a):
+    st.stop()
+
+chosen = st.multiselect("Models", list(a.models), default=list(a.models), key="cmp_models")
+if not chosen:
+    st.stop()
+evals = common.run_safely(lambda: {m: a.evaluation(m) for m in chosen})
+if evals is None:
+    st.stop()
+levels = evals[chosen[0]].levels
+binary = [lv for lv in levels if lv.is_binary]
+
+# --------------------------------------------------------------------------- ROC of the 2x2+IM
+if binary:
+    level = binary[-1]
+    st.subheader(f"ROC of the {level.name} (positive: {level.positive})")
+    st.caption("Score = summed probability of the positive group's classes. The curve ends at "
+               "TPR = TP/P_actual of the most likely prediction (below 1 when the positive group "
+               "has intragroup mismatch); the dashed line is random selection up to that point.")
+    curves, randoms, aucs = [], [], []
+    for m, ev in evals.items():
+        roc = ev.roc[level.name]
+        curves.append(pd.DataFrame({"model": m, "fpr": roc.fpr, "tpr": roc.tpr}))
+        end = float(roc.tpr[-1])
+        randoms.append(pd.DataFrame({"model": m, "fpr": [0.0, 1.0], "tpr": [0.0, end]}))
+        aucs.append({"model": m, "auc": roc.auc, "random_auc": roc.random_auc})
+    auc_frame = pd.DataFrame(aucs)
+    left, right = st.columns([3, 2])
+    left.altair_chart(charts.roc_chart(pd.concat(curves), pd.concat(randoms)), width="content")
+    right.altair_chart(charts.auc_bars(auc_frame), width="stretch")
+    with right:
+        common.table(auc_frame, key="auc", file_name=f"auc_{level.name}.csv",
+                     column_config={"auc": st.column_config.NumberColumn("AUC", format="%.3f"),
+                                    "random_auc": st.column_config.NumberColumn(
+                                        "random AUC", format="%.3f")})
+
+# --------------------------------------------------------------------------- one-vs-rest ROC
+st.subheader("One-vs-rest ROC of the original classes")
+ovr_model = st.selectbox("Model", chosen, key="ovr_model")
+cv = a.models[ovr_model].cv
+ovr = a.derived(("ovr", a.models[ovr_model].key), lambda: ovr_roc(cv.y_true, cv.proba,
+                                                                    a.classes))
+frames = [pd.DataFrame({"model": f"class {c}", "fpr": curve.fpr, "tpr": curve.tpr})
+          for c, curve in ovr.curves.items() if curve is not None]
+if frames:
+    diagonal = pd.DataFrame({"model": "random", "fpr": [0.0, 1.0], "tpr": [0.0, 1.0]})
+    st.altair_chart(charts.roc_chart(pd.concat(frames), diagonal,
+                                     title=f"{ovr_model}: one curve per class"),
+                    width="content")
+per_class = pd.DataFrame({m: {str(c): v for c, v in ev.roc["original"].per_class_auc.items()}
+                          for m, ev in evals.items()})
+per_class.index.name = "class"
+macro = {m: ev.roc["original"].auc for m, ev in evals.items()}
+st.text("Macro-average AUC: " + ", ".join(f"{m} {v:.3f}" for m, v in macro.items()))
+if ovr.undefined:
+    st.text(f"No curve for classes absent from the data: {list(ovr.undefined)}")
+common.table(per_class.round(3).reset_index(), key="ovr_auc", file_name="ovr_auc.csv")
+
+# --------------------------------------------------------------------------- t-tests
+st.subheader("Are the differences real? Paired t-tests over the folds")
+if len(chosen) < 2:
+    st.info("Choose at least two models to compare them.")
+else:
+    c1, c2 = st.columns(2)
+    level_names = [lv.name for lv in levels]
+    test_level = c1.selectbox("Level", level_names, index=len(level_names) - 1, key="t_level")
+    metric_keys = list(evals[chosen[0]].per_fold[test_level])
+    preferred = "f1" if "f1" in metric_keys else "f1_macro"
+    metric = c2.selectbox("Metric", metric_keys, index=metric_keys.index(preferred),
+                          format_func=lambda k: f"{metric_name(k)} ({k})", key="t_metric")
+    comparisons = common.run_safely(lambda: compare_models(evals, test_level, metric))
+    if comparisons:
+        plain_holm = holm([c.p for c in comparisons])
+        rows = []
+        for c, ph in zip(comparisons, plain_holm, strict=True):
+            for test, p in (("plain t-test, Holm-adjusted", ph),
+                            ("corrected t-test (Nadeau–Bengio), Holm-adjusted", c.p_holm)):
+                rows.append({"test": test, "model_a": c.a, "model_b": c.b, "p_value": p,
+                             "mean_difference": c.mean_diff})
+                rows.append({"test": test, "model_a": c.b, "model_b": c.a, "p_value": p,
+                             "mean_difference": -c.mean_diff})
+        st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows)), width="content")
+        st.write("**Reading** (corrected test, Holm-adjusted over "
+                 f"{len(comparisons)} pair(s)):")
+        for c in comparisons:
+            st.text(c.verdict)
+        table = pd.DataFrame([{
+            "model A": c.a, "model B": c.b, "mean A": c.mean_a, "mean B": c.mean_b,
+            "mean A − B": c.mean_diff, "t": c.t, "p (plain)": c.p, "p (plain, Holm)": ph,
+            "t (corrected)": c.t_corrected, "p (corrected)": c.p_corrected,
+            "p (corrected, Holm)": c.p_holm} for c, ph in zip(comparisons, plain_holm,
+                                                             strict=True)])
+        common.table(table, key="ttests", file_name=f"ttests_{test_level}_{metric}.csv",
+                     column_config={col: st.column_config.NumberColumn(col, format="%.4f")
+                                    for col in table.columns if col not in ("model A",
+                                                                            "model B")})
+        st.caption("The plain test over k folds is known to be too liberal (the training sets "
+                   "overlap); the corrected test widens the variance by n_test/n_train. "
+                   f"Smallest p shown as {format_p(min(c.p_holm for c in comparisons))}.")
+
+# --------------------------------------------------------------------------- rhombus
+if binary:
+    level = binary[-1]
+    st.subheader(f"φ–δ rhombus of the {level.name}: one point per fold")
+    st.caption("δ = TPR − FPR (discriminant capability: higher is better); φ = TPR + FPR − 1 "
+               "(characteristic capability: how much the model leans towards the positive "
+               "group). A tight cloud means a stable model.")
+    points = []
+    for m, ev in evals.items():
+        values = ev.per_fold[level.name]
+        for f, (phi, delta) in enumerate(zip(values["phi"], values["delta"], strict=True)):
+            points.append({"series": m, "label": f"fold {f + 1}", "phi": phi, "delta": delta})
+    frame = pd.DataFrame(points)
+    st.altair_chart(charts.rhombus_chart(frame), width="content")
+    summary = frame.groupby("series")[["phi", "delta"]].agg(["mean", "std"])
+    summary.columns = [f"{a_} {b_}" for a_, b_ in summary.columns]
+    common.table(summary.round(4).reset_index(names="model"), key="rhombus",
+                 file_name="phi_delta_per_model.csv")
+    if np.isnan(frame[["phi", "delta"]].to_numpy(dtype=float)).any():
+        st.text("Some folds have an undefined rate (no positive or no negative respondent).")
