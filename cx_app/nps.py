@@ -359,21 +359,24 @@ def _segment_label(key: object) -> str:
     return " / ".join(MISSING_SEGMENT if pd.isna(p) else str(p) for p in parts)
 
 
-def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
-                   groups: NetScoreGroups = NPS_GROUPS) -> list[NpsResult]:
-    """One :class:`NpsResult` per segment (sorted by segment value; a missing segment value is
-    its own segment, labelled "(missing)")."""
+def segment_scores(frame: pd.DataFrame, target: str,
+                   by: str | Sequence[str]) -> list[tuple[str, np.ndarray]]:
+    """(label, scores) per segment of ``by`` (one or more columns), sorted by segment value; a
+    missing segment value is its own segment, labelled "(missing)"."""
     by_cols = [by] if isinstance(by, str) else list(by)
     unknown = [c for c in [target, *by_cols] if c not in frame.columns]
     if unknown:
         raise AnalysisError(f"columns {unknown} not in the data; available: {list(frame.columns)}")
-    results = []
     grouped = frame.groupby(by_cols if len(by_cols) > 1 else by_cols[0], sort=True,
                             dropna=False, observed=True)
-    for key, part in grouped:
-        label = _segment_label(key)
-        results.append(nps_summary(part[target].to_numpy(), groups=groups, label=label))
-    return results
+    return [(_segment_label(key), part[target].to_numpy()) for key, part in grouped]
+
+
+def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
+                   groups: NetScoreGroups = NPS_GROUPS) -> list[NpsResult]:
+    """One :class:`NpsResult` per segment (see :func:`segment_scores`)."""
+    return [nps_summary(scores, groups=groups, label=label)
+            for label, scores in segment_scores(frame, target, by)]
 
 
 def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,

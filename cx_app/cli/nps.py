@@ -1,0 +1,159 @@
+"""``cx-app nps FILE``: the net score (NPS, or CSAT net and top-2-box) with 95% intervals.
+
+Overall, and per segment with ``--by COL`` (a segment's name, header or alias; may be given
+several times). When the segment has the role ``wave``, the changes between consecutive waves
+follow, with their interval and two-sided p-value. Promoters and detractors (or satisfied and
+dissatisfied) come from the schema's plan (``cx_app.nps.groups_for_schema``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+
+from cx_app.cli._common import add_survey_arguments, survey_from_args
+from cx_app.errors import SchemaError
+from cx_app.nps import (
+    NetScoreGroups,
+    NpsResult,
+    csat_summary,
+    groups_for_schema,
+    nps_change,
+    nps_summary,
+    segment_scores,
+)
+from cx_app.schema import SegmentSpec, SurveySchema, normalise_header
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("nps", help="net score (NPS or CSAT) with 95%% intervals, overall and "
+                                   "by segment, and wave-on-wave changes")
+    add_survey_arguments(p)
+    p.add_argument("--by", metavar="COL", action="append", default=[],
+                   help="segment column (name, header or alias); repeat for several tables")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=run)
+
+
+def resolve_segment(schema: SurveySchema, text: str, columns: pd.Index) -> SegmentSpec:
+    """The schema's segment named by ``text`` (its name, column header or an alias)."""
+    wanted = normalise_header(text)
+    for segment in schema.segments:
+        keys = {normalise_header(k) for k in (segment.name, *segment.candidates)}
+        if wanted in keys:
+            if segment.name not in columns:
+                raise SchemaError(f"--by {text!r}: the segment column {segment.column!r} is not "
+                                  "in the file")
+            return segment
+    known = ", ".join(f"{s.name} ({s.column!r})" for s in schema.segments) or "none"
+    raise SchemaError(f"--by {text!r} is not a segment of schema '{schema.name}'; its segments: "
+                      f"{known}")
+
+
+def _members(members: frozenset[int]) -> str:
+    ordered = sorted(members)
+    if not ordered:
+        return "none"
+    if ordered == list(range(ordered[0], ordered[-1] + 1)) and len(ordered) > 1:
+        return f"{ordered[0]}–{ordered[-1]}"
+    return ", ".join(str(m) for m in ordered)
+
+
+def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None) -> dict:
+    row = {"segment": result.label, "n": result.n}
+    row.update({name: f"{100 * result.shares[name]:.1f}%" for name in groups.names})
+    if top_box is not None:
+        low, high = top_box["top_box_ci95"]
+        row["top-2-box"] = f"{100 * top_box['top_box']:.1f}%"
+        row["top-2-box 95% CI"] = f"[{100 * low:.1f}, {100 * high:.1f}]"
+    row["net score" if top_box is not None else "NPS"] = f"{result.value:+.1f}"
+    row["95% CI"] = f"[{result.ci95[0]:+.1f}, {result.ci95[1]:+.1f}]"
+    return row
+
+
+def _table(rows: list[dict], first: str = "") -> str:
+    return pd.DataFrame(rows).rename(columns={"segment": first}).to_string(index=False)
+
+
+def _summaries(scores_by_label: list[tuple[str, object]], groups: NetScoreGroups,
+               csat: bool) -> list[tuple[NpsResult, dict | None]]:
+    out = []
+    for label, scores in scores_by_label:
+        if csat:
+            summary = csat_summary(scores, groups=groups, label=label)
+            out.append((summary.net, summary.to_dict()))
+        else:
+            out.append((nps_summary(scores, groups=groups, label=label), None))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    survey = survey_from_args(args)
+    schema, frame = survey.schema, survey.frame
+    target = schema.target.name
+    groups = groups_for_schema(schema)
+    csat = schema.target.kind == "csat"
+    segments = [resolve_segment(schema, text, frame.columns) for text in args.by]
+
+    overall = _summaries([("All", frame[target].to_numpy())], groups, csat)[0]
+    tables = []
+    for segment in segments:
+        results = _summaries(segment_scores(frame, target, segment.name), groups, csat)
+        changes = []
+        if segment.role == "wave":
+            nets = [r for r, _ in results]
+            changes = [nps_change(a, b) for a, b in zip(nets[:-1], nets[1:], strict=True)]
+        tables.append((segment, results, changes))
+
+    excluded = survey.quality.rows_read - survey.quality.rows_used
+    if args.json:
+        document = {
+            "file": survey.source.filename,
+            "sheet": survey.source.sheet,
+            "schema": schema.name,
+            "kind": schema.target.kind,
+            "groups": {
+                "positive": {"name": groups.positive_name, "scores": sorted(groups.positive)},
+                "neutral": {"name": groups.neutral_name, "scores": sorted(groups.neutral)},
+                "negative": {"name": groups.negative_name, "scores": sorted(groups.negative)},
+            },
+            "rows_read": survey.quality.rows_read,
+            "rows_excluded": excluded,
+            "overall": {**overall[0].to_dict(), **({"csat": overall[1]} if csat else {})},
+            "by": [
+                {
+                    "segment": segment.name, "column": segment.column, "role": segment.role,
+                    "results": [{**r.to_dict(), **({"csat": t} if csat else {})}
+                                for r, t in results],
+                    "changes": [c.to_dict() for c in changes],
+                }
+                for segment, results, changes in tables
+            ],
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+        return 0
+
+    source = survey.source
+    where = source.filename + (f", sheet '{source.sheet}'" if source.sheet else "")
+    print(f"{where}: {survey.quality.rows_used:,} respondents"
+          + (f" ({excluded:,} rows excluded: see cx-app validate)" if excluded else ""))
+    score = "Net score" if csat else "NPS"
+    print(f"{score} = % {groups.positive_name} ({_members(groups.positive)}) − % "
+          f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"
+          + ("; top-2-box with a Wilson interval" if csat else ""))
+    print()
+    print(_table([_row(overall[0], groups, overall[1])]))
+    for segment, results, changes in tables:
+        print(f"\nBy {segment.name} ({segment.column!r})")
+        print(_table([_row(r, groups, t) for r, t in results], segment.name))
+        if changes:
+            print(f"\nChanges between consecutive {segment.name} values (two-sided z test)")
+            print(_table([
+                {"from": c.a_label, "to": c.b_label, "change": f"{c.delta:+.1f}",
+                 "95% CI": f"[{c.ci95[0]:+.1f}, {c.ci95[1]:+.1f}]", "z": f"{c.z:+.2f}",
+                 "p": f"{c.p:.3f}", "": "significant" if c.significant() else ""}
+                for c in changes
+            ]))
+    return 0
