@@ -1,0 +1,244 @@
+"""The self-contained HTML report: the same content as the workbook, interactive charts.
+
+One file that opens with no network: the Vega, Vega-Lite and vega-embed libraries are inlined
+(``vl_convert.javascript_bundle()``), chart specs are embedded as JSON with their data inline,
+and nothing is fetched from a CDN. Every text is escaped with :func:`cx_app.safe_text.escape_html`
+and the JSON island escapes ``<``, ``>`` and ``&``, so survey labels never become markup. A print
+stylesheet hides the navigation, starts each section on a new page and keeps tables and charts
+whole.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from cx_app.reports.content import (
+    ChartBlock,
+    Column,
+    MatrixBlock,
+    Paragraph,
+    Report,
+    Section,
+    Table,
+)
+from cx_app.safe_text import escape_html
+
+_CSS = """
+:root { --ink: #1b1f23; --muted: #555; --line: #d5dbdf; --head: #dce6f0; --im: #fce4c8;
+        --im-ink: #7a3e00; --warn: #9c2a00; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+       margin: 0; }
+header { padding: 16px 24px 8px; border-bottom: 1px solid var(--line); }
+header h1 { margin: 0 0 4px; font-size: 22px; }
+header p { margin: 0; color: var(--muted); }
+nav { display: flex; flex-wrap: wrap; gap: 4px 14px; padding: 8px 24px;
+      border-bottom: 1px solid var(--line); position: sticky; top: 0; background: #fff; z-index: 2; }
+nav a { color: #1f6f8b; text-decoration: none; }
+main { padding: 0 24px 40px; max-width: 1400px; }
+section { margin-top: 28px; }
+h2 { font-size: 19px; border-bottom: 2px solid var(--ink); padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 22px 0 6px; }
+p.note { color: var(--muted); font-style: italic; margin: 4px 0; }
+p.warning { color: var(--warn); font-weight: 600; }
+p.heading { font-weight: 700; font-size: 15px; margin-top: 18px; }
+.block { overflow-x: auto; margin-bottom: 14px; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
+thead th { background: var(--head); text-align: left; }
+td.num { text-align: right; white-space: nowrap; }
+td.wide { max-width: 520px; }
+table.matrix th.corner { font-size: 12px; white-space: nowrap; }
+table.matrix th.rowhead { background: var(--head); text-align: left; }
+table.matrix td { text-align: right; min-width: 52px; }
+table.matrix td.diag { outline: 2px solid var(--ink); outline-offset: -2px; font-weight: 700; }
+table.matrix .im { background: var(--im); color: var(--im-ink); font-style: italic;
+                   border: 1px dashed var(--im-ink); }
+.chart { margin: 8px 0 18px; min-height: 40px; }
+.chart-error { color: var(--warn); }
+@media print {
+  nav { display: none; }
+  body { font-size: 10pt; }
+  main { padding: 0; max-width: none; }
+  header { padding: 0 0 6px; }
+  section { break-before: page; margin-top: 0; }
+  section:first-of-type { break-before: auto; }
+  .block, .chart, table { break-inside: avoid; }
+  thead { display: table-header-group; }
+  .block { overflow: visible; }
+  a { color: inherit; text-decoration: none; }
+  @page { margin: 14mm; }
+}
+"""
+
+_RENDER_SCRIPT = """
+(function () {
+  var specs = JSON.parse(document.getElementById("chart-specs").textContent);
+  document.querySelectorAll("div.chart[data-chart]").forEach(function (el) {
+    var spec = specs[Number(el.getAttribute("data-chart"))];
+    vegaEmbed(el, spec, {actions: false, renderer: "svg"}).catch(function (error) {
+      el.className += " chart-error";
+      el.textContent = "This chart could not be drawn: " + error;
+    });
+  });
+})();
+"""
+
+_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue"}
+
+
+@functools.lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one inline script (defines ``window.vegaEmbed``)."""
+    import vl_convert
+
+    # A literal "</script" inside the code would end the element early; "<\\/" is the same
+    # character sequence in every JavaScript string or regular expression.
+    return vl_convert.javascript_bundle().replace("</script", "<\\/script")
+
+
+def _json_island(value: Any) -> str:
+    """JSON that is safe inside ``<script type="application/json">``."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def format_value(value: Any, kind: str) -> str:
+    """How a table cell is shown in HTML (the workbook keeps full precision)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if kind == "percent":
+        return f"{value:.1%}"
+    if kind == "pvalue":
+        return f"{value:.4f}"
+    if kind in ("int", "count"):
+        if float(value).is_integer():
+            return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
+        return f"{value:,.2f}"
+    if kind == "float":
+        return f"{value:.3f}"
+    return str(value)
+
+
+class _Renderer:
+    def __init__(self) -> None:
+        self.specs: list[dict] = []
+
+    def table(self, block: Table) -> str:
+        head = "".join(f"<th>{escape_html(c.title)}</th>" for c in block.columns)
+        body = []
+        for row in block.rows:
+            cells = [self._cell(value, column) for value, column in zip(row, block.columns,
+                                                                        strict=False)]
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
+        return (f'<div class="block"><h3>{escape_html(block.title)}</h3><table><thead><tr>{head}'
+                f'</tr></thead><tbody>{"".join(body)}</tbody></table>{note}</div>')
+
+    @staticmethod
+    def _cell(value: Any, column: Column) -> str:
+        if column.kind in _NUMBER_KINDS and isinstance(value, int | float) \
+                and not isinstance(value, bool):
+            return (f'<td class="num" title="{escape_html(repr(value))}">'
+                    f"{escape_html(format_value(value, column.kind))}</td>")
+        text = format_value(value, column.kind)
+        wide = ' class="wide"' if len(text) > 60 else ""
+        return f"<td{wide}>{escape_html(text)}</td>"
+
+    def matrix(self, block: MatrixBlock) -> str:
+        labels = list(block.labels)
+        has_im = block.im is not None
+        kind = "count"
+        values = [v for row in block.counts for v in row if isinstance(v, int | float)]
+        top = max(values) if values else 0
+        head = '<th class="corner">Actual ↓ / Predicted →</th>' + "".join(
+            f"<th>{escape_html(label)}</th>" for label in labels)
+        if has_im:
+            head += '<th class="im">IM</th>'
+        rows = []
+        for i, label in enumerate(labels):
+            cells = [f'<th class="rowhead">{escape_html(label)}</th>']
+            for j, value in enumerate(block.counts[i]):
+                share = (value / top) if top and isinstance(value, int | float) else 0.0
+                style = f' style="background: rgba(74,125,179,{0.75 * share:.3f})"'
+                css = ' class="diag"' if i == j else ""
+                cells.append(f"<td{css}{style}>{escape_html(format_value(value, kind))}</td>")
+            if has_im:
+                cells.append(f'<td class="im">{escape_html(format_value(block.im[i], kind))}</td>')
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        if has_im:
+            cells = ['<th class="rowhead im">IM</th>'] + [
+                f'<td class="im">{escape_html(format_value(v, kind))}</td>' for v in block.im]
+            rows.append("<tr>" + "".join(cells) + '<td class="im"></td></tr>')
+        positive = (f'<p class="note">Positive group: {escape_html(block.positive)}</p>'
+                    if block.positive else "")
+        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
+        return (f'<div class="block"><h3>{escape_html(block.title)}</h3>{positive}'
+                f'<table class="matrix"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+                f"</tbody></table>{note}</div>")
+
+    def chart(self, block: ChartBlock) -> str:
+        index = len(self.specs)
+        self.specs.append(block.spec)
+        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
+        return (f'<div class="block"><h3>{escape_html(block.title)}</h3>'
+                f'<div class="chart" id="chart-{index}" data-chart="{index}"></div>{note}</div>')
+
+    @staticmethod
+    def paragraph(block: Paragraph) -> str:
+        css = f' class="{block.style}"' if block.style != "text" else ""
+        return f"<p{css}>{escape_html(block.text)}</p>"
+
+    def section(self, section: Section) -> str:
+        parts = [f'<section id="sec-{escape_html(section.key)}">'
+                 f"<h2>{escape_html(section.title)}</h2>"]
+        for block in section.blocks:
+            if isinstance(block, Table):
+                parts.append(self.table(block))
+            elif isinstance(block, MatrixBlock):
+                parts.append(self.matrix(block))
+            elif isinstance(block, ChartBlock):
+                parts.append(self.chart(block))
+            else:
+                parts.append(self.paragraph(block))
+        parts.append("</section>")
+        return "".join(parts)
+
+
+def render_html(report: Report, *, charts: bool = True) -> str:
+    """The report as one self-contained HTML document (a string).
+
+    ``charts=False`` leaves out the charts and the inlined Vega libraries (a small, static
+    file).
+    """
+    renderer = _Renderer()
+    sections = [s if charts else Section(s.key, s.title, tuple(
+        b for b in s.blocks if not isinstance(b, ChartBlock))) for s in report.sections]
+    body = "".join(renderer.section(s) for s in sections)
+    nav = "".join(f'<a href="#sec-{escape_html(s.key)}">{escape_html(s.title)}</a>'
+                  for s in sections)
+    scripts = ""
+    if renderer.specs:
+        scripts = (f'<script type="application/json" id="chart-specs">'
+                   f"{_json_island(renderer.specs)}</script>"
+                   f"<script>{vega_bundle()}</script><script>{_RENDER_SCRIPT}</script>")
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="cx-app">'
+        f"<title>{escape_html(report.title)}</title><style>{_CSS}</style></head><body>"
+        f"<header><h1>{escape_html(report.title)}</h1>"
+        f"<p>Created {escape_html(report.created)}</p></header>"
+        f"<nav>{nav}</nav><main>{body}</main>{scripts}</body></html>\n"
+    )
+
+
+def write_html(report: Report, path: str | Path, **options: Any) -> None:
+    """Write :func:`render_html` to ``path`` (UTF-8)."""
+    Path(path).write_text(render_html(report, **options), encoding="utf-8")

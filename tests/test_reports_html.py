@@ -1,0 +1,175 @@
+"""The HTML report: self-contained, escaped, the same numbers as the results."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+from report_fixtures import (
+    HOSTILE_ATTRIBUTE,
+    HOSTILE_CLASSES,
+    HOSTILE_MODEL,
+    MODELS,
+    make_new_wave,
+    make_results,
+)
+
+from cx_app.reports.content import build_report
+from cx_app.reports.html import format_value, render_html
+
+
+class _Collector(HTMLParser):
+    """Tags with attributes, text of every element, and the text of scripts, separately."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.scripts: list[tuple[dict, str]] = []
+        self.cells: list[str] = []
+        self._script: dict | None = None
+        self._in_cell = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if tag == "script":
+            self._script = attrs
+            self.scripts.append((attrs, ""))
+        if tag in ("td", "th"):
+            self._in_cell = True
+            self.cells.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = None
+        if tag in ("td", "th"):
+            self._in_cell = False
+
+    def handle_data(self, data):
+        if self._script is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+            return
+        self.text.append(data)
+        if self._in_cell:
+            self.cells[-1] += data
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    return render_html(build_report(make_results(), make_new_wave()))
+
+
+@pytest.fixture(scope="module")
+def parsed(document) -> _Collector:
+    collector = _Collector()
+    collector.feed(document)
+    return collector
+
+
+def test_no_network_resource_is_referenced(parsed, document):
+    for tag, attrs in parsed.tags:
+        for name in ("src", "href", "data", "action", "poster", "srcset"):
+            value = (attrs.get(name) or "").strip().lower()
+            assert not value.startswith(("http:", "https:", "//")), (tag, name, value)
+        if tag == "script":
+            assert "src" not in attrs
+        if tag == "link":
+            assert attrs.get("rel") != "stylesheet"
+    assert "@import" not in document
+
+
+def test_vega_libraries_are_inlined_and_specs_parse(parsed):
+    code = "".join(text for attrs, text in parsed.scripts if "type" not in attrs)
+    assert "window.vegaEmbed=" in code and "window.vegaLite=" in code
+    (specs_text,) = [text for attrs, text in parsed.scripts
+                     if attrs.get("type") == "application/json"]
+    specs = json.loads(specs_text)
+    assert len(specs) == 6
+    assert all(spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+               for spec in specs)
+    # the model names travel as chart data, verbatim
+    assert HOSTILE_MODEL in set(_strings(specs))
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_hostile_labels_are_escaped_text(document, parsed):
+    assert "<script>alert(1)</script>" not in document
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in document
+    assert "<img src=x" not in document and "<b>drift</b>" not in document
+    assert not any(tag in ("img", "b", "iframe") for tag, _ in parsed.tags)
+    executable = [attrs for tag, attrs in parsed.tags if tag == "script"]
+    assert len(executable) == 3  # the spec island, the bundle, the renderer
+    for text in (HOSTILE_MODEL, *HOSTILE_CLASSES, HOSTILE_ATTRIBUTE):
+        assert text in parsed.cells
+    # the JSON island cannot close its own script element
+    (specs_text,) = [t for a, t in parsed.scripts if a.get("type") == "application/json"]
+    assert "<" not in specs_text
+
+
+def test_metric_values_appear_as_formatted(parsed):
+    results = make_results()
+    cells = parsed.cells
+    for model_id in MODELS:
+        binary = results["models"][model_id]["levels"]["2x2+IM"]["metrics"]
+        assert format_value(binary["tpr"], "percent") in cells
+        assert format_value(binary["mcc"], "float") in cells
+        assert f"{binary['tp']}" in cells
+        roc = results["models"][model_id]["roc"]["2x2+IM"]
+        assert format_value(roc["auc"], "float") in cells
+    assert format_value(results["comparisons"][0]["p_holm"], "pvalue") == "0.3100"
+    assert "0.3100" in cells
+
+
+def test_format_value():
+    assert format_value(0.81234, "percent") == "81.2%"
+    assert format_value(-0.25, "float") == "-0.250"
+    assert format_value(1234, "count") == "1,234"
+    assert format_value(3.25, "count") == "3.25"
+    assert format_value(0.04123, "pvalue") == "0.0412"
+    assert format_value(None, "float") == ""
+
+
+def test_confusion_matrix_has_actual_predicted_and_distinct_im(parsed):
+    assert parsed.cells.count("Actual ↓ / Predicted →") == 6 + 2  # + ALP and estimated 2×2
+    im_cells = [attrs for tag, attrs in parsed.tags
+                if tag in ("td", "th") and "im" in (attrs.get("class") or "").split()]
+    # 3x3+IM: 3 + 1 header + 1 row head + 3 + corner, per model; 2x2+IM: 2 + 1 + 1 + 2 + 1
+    assert len(im_cells) == 2 * (9 + 7) + 7
+
+
+def test_sections_navigation_and_print_stylesheet(document, parsed):
+    ids = [attrs["id"] for tag, attrs in parsed.tags if tag == "section"]
+    assert ids == ["sec-summary", "sec-metrics", "sec-confusion", "sec-per_fold",
+                   "sec-comparisons", "sec-roc", "sec-drivers", "sec-new_wave",
+                   "sec-data_quality", "sec-definitions", "sec-about"]
+    hrefs = [attrs["href"] for tag, attrs in parsed.tags if tag == "a"]
+    assert hrefs == ["#" + i for i in ids]
+    assert "@media print" in document and "break-before: page" in document
+
+
+def test_no_respondent_level_values_unless_asked():
+    value = "=cmd|' /C calc'!A0"
+    assert value not in render_html(build_report(make_results()), charts=False)
+    shown = render_html(build_report(make_results(), respondent_data=True), charts=False)
+    assert "=cmd|&#x27; /C calc&#x27;!A0" in shown
+
+
+def test_missing_sections_are_said_not_crashed():
+    html = render_html(build_report({"models": {}}), charts=False)
+    assert "The results hold no model metrics." in html
+    assert "No t-tests in these results" in html
+    assert "The results hold no driver analysis." in html
+    assert "<script" not in html  # no charts, no libraries
