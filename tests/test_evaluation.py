@@ -1,0 +1,100 @@
+"""Evaluation from cached predictions: pooled and per-fold levels, strict step, ROC, δ/φ."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
+
+from cx_app.crossval import cross_validate_model
+from cx_app.evaluation import evaluate_result
+from cx_app.grouping import resolve_plan
+from cx_app.plan import NPS_CLASSES, NPS_PLAN
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    rng = np.random.default_rng(11)
+    n = 600
+    X = rng.integers(1, 11, (n, 4)).astype(float)
+    latent = X @ [0.5, 0.3, 0.15, 0.05] + rng.normal(0, 1.3, n)
+    y = np.clip(np.round(latent * 1.1 - 1), 0, 10).astype(int)
+    cv = cross_validate_model(X, y, NPS_CLASSES, "lr", folds=4, seed=2)
+    plan = resolve_plan(NPS_PLAN, NPS_CLASSES)
+    return cv, plan, evaluate_result(cv, plan)
+
+
+def test_level_names_and_pooled_matrix(evaluated):
+    cv, _, ev = evaluated
+    assert [lvl.name for lvl in ev.levels] == ["original", "3x3+IM", "2x2+IM"]
+    original = ev.level("original")
+    assert original.matrix.sum() == cv.n
+    assert original.metrics["accuracy"] == pytest.approx(accuracy_score(cv.y_true, cv.y_pred))
+    # Rows actual, columns predicted.
+    assert original.matrix[3, 5] == np.sum((cv.y_true == 3) & (cv.y_pred == 5))
+
+
+def test_per_fold_metrics_are_each_folds_own(evaluated):
+    cv, _, ev = evaluated
+    for f in range(cv.folds):
+        test = cv.fold == f
+        assert ev.per_fold_values("original", "accuracy")[f] == pytest.approx(
+            accuracy_score(cv.y_true[test], cv.y_pred[test])
+        )
+        assert ev.per_fold_values("original", "f1_macro")[f] == pytest.approx(
+            f1_score(cv.y_true[test], cv.y_pred[test], labels=list(NPS_CLASSES),
+                     average="macro", zero_division=0)
+        )  # fmt: skip
+        group = lambda v: np.digitize(v, [7, 9])  # noqa: E731
+        assert ev.per_fold_values("3x3+IM", "accuracy")[f] == pytest.approx(
+            np.mean(group(cv.y_true[test]) == group(cv.y_pred[test]))
+        )
+    # Fold counts at the 2×2 level add up to the fold sizes.
+    counts = sum(ev.per_fold_values("2x2+IM", k) for k in ("tp", "fn", "fp", "tn", "imp", "imn"))
+    np.testing.assert_array_equal(counts, ev.fold_sizes)
+
+
+def test_strict_step_keeps_accuracy_fold_by_fold(evaluated):
+    _, _, ev = evaluated
+    np.testing.assert_allclose(
+        ev.per_fold_values("2x2+IM", "accuracy"), ev.per_fold_values("3x3+IM", "accuracy")
+    )
+    assert ev.level("2x2+IM").metrics["accuracy"] == pytest.approx(
+        ev.level("3x3+IM").metrics["accuracy"]
+    )
+
+
+def test_per_fold_delta_phi_of_the_2x2(evaluated):
+    _, _, ev = evaluated
+    tpr, fpr = ev.per_fold_values("2x2+IM", "tpr"), ev.per_fold_values("2x2+IM", "fpr")
+    np.testing.assert_allclose(ev.per_fold_values("2x2+IM", "delta"), tpr - fpr)
+    np.testing.assert_allclose(ev.per_fold_values("2x2+IM", "phi"), tpr + fpr - 1)
+
+
+def test_roc_original_is_ovr_macro_and_2x2_is_reduced(evaluated):
+    cv, _, ev = evaluated
+    present = [k for k, c in enumerate(NPS_CLASSES) if 0 < (cv.y_true == c).sum() < cv.n]
+    expected = np.mean(
+        [roc_auc_score(cv.y_true == NPS_CLASSES[k], cv.proba[:, k]) for k in present]
+    )
+    assert ev.roc["original"].auc == pytest.approx(expected)
+    assert ev.roc["original"].tpr[-1] == pytest.approx(1.0)
+    assert set(ev.roc) == {"original", "2x2+IM"}
+    red = ev.roc["2x2+IM"]
+    assert red.fpr[-1] == pytest.approx(1.0)
+    assert 0 < red.random_auc < 0.5 + 1e-12  # the random line ends below (1, 1) when IM > 0
+
+
+def test_regrouping_needs_no_refit_and_json_shape(evaluated):
+    cv, _, ev = evaluated
+    relaxed = NPS_PLAN.model_copy(update={"plan": NPS_PLAN.plan[:1]})
+    ev2 = evaluate_result(cv, resolve_plan(relaxed, NPS_CLASSES))
+    assert [lvl.name for lvl in ev2.levels] == ["original", "3x3+IM"]
+    np.testing.assert_array_equal(ev2.level("3x3+IM").matrix, ev.level("3x3+IM").matrix)
+    d = json.loads(json.dumps(ev.to_dict()))
+    lvl = d["levels"]["2x2+IM"]
+    assert {"labels", "matrix", "im", "metrics", "per_fold"} <= set(lvl)
+    assert len(lvl["per_fold"]["mcc"]) == 4
+    assert {"fpr", "tpr", "auc", "random_auc"} <= set(d["roc"]["2x2+IM"])
