@@ -1,0 +1,90 @@
+"""Discriminant (δ) and characteristic (φ) capability, Armano et al. (MATH.md §9).
+
+For a 2×2 (or 2×2+IM) with tp = TPR and fp = FPR: δ = tp − fp, φ = tp + fp − 1, and
+|δ| + |φ| ≤ 1 (the rhombus). δ near ±1: the feature (or classifier) separates the classes;
+φ near ±1: it is true (or false) for almost everyone regardless of the class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DeltaPhi", "delta_phi", "feature_delta_phi"]
+
+
+def delta_phi(tpr: Any, fpr: Any) -> tuple[Any, Any]:
+    """(δ, φ) = (tpr − fpr, tpr + fpr − 1) for numbers or arrays (one point per fold, ...)."""
+    if np.ndim(tpr) == 0 and np.ndim(fpr) == 0:
+        tpr, fpr = float(tpr), float(fpr)
+        return tpr - fpr, tpr + fpr - 1
+    tpr = np.asarray(tpr, dtype=float)
+    fpr = np.asarray(fpr, dtype=float)
+    return tpr - fpr, tpr + fpr - 1
+
+
+@dataclass(frozen=True)
+class DeltaPhi:
+    """δ and φ of a binary feature against a binary target, with the rates and group sizes.
+
+    ``undefined``: the names among ``tpr``, ``fpr``, ``delta``, ``phi`` that are undefined
+    (no positive or no negative respondents); they are reported as 0.
+    """
+
+    delta: float
+    phi: float
+    tpr: float
+    fpr: float
+    n_positive: int
+    n_negative: int
+    undefined: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "delta": self.delta,
+            "phi": self.phi,
+            "tpr": self.tpr,
+            "fpr": self.fpr,
+            "n_positive": self.n_positive,
+            "n_negative": self.n_negative,
+            "undefined": list(self.undefined),
+        }
+
+
+def _as_bool(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == bool:
+        return arr.reshape(-1)
+    if arr.dtype.kind in "iuf" and np.all(np.isin(arr, (0, 1))):
+        return arr.reshape(-1).astype(bool)
+    raise ValueError(f"{name} must be boolean (True/False or 0/1); missing values are not allowed")
+
+
+def feature_delta_phi(feature: Any, target: Any) -> DeltaPhi:
+    """δ/φ of "feature is true" as a predictor of "target is true".
+
+    tpr = share of target-true respondents with the feature, fpr = share of target-false
+    respondents with the feature (e.g. feature "scored the attribute in its top-2 box", target
+    "is a promoter").
+    """
+    f = _as_bool(feature, "feature")
+    t = _as_bool(target, "target")
+    if f.shape != t.shape:
+        raise ValueError(f"feature has {f.size} values but target has {t.size}")
+    n_pos = int(t.sum())
+    n_neg = int(t.size - n_pos)
+    undefined = []
+    tpr = float((f & t).sum() / n_pos) if n_pos else 0.0
+    fpr = float((f & ~t).sum() / n_neg) if n_neg else 0.0
+    if not n_pos:
+        undefined.append("tpr")
+    if not n_neg:
+        undefined.append("fpr")
+    if undefined:
+        undefined += ["delta", "phi"]
+        delta = phi = 0.0
+    else:
+        delta, phi = delta_phi(tpr, fpr)
+    return DeltaPhi(delta, phi, tpr, fpr, n_pos, n_neg, tuple(undefined))
