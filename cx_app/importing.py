@@ -287,10 +287,14 @@ def _column_letter(j: int) -> str:
 
 
 def _blank_mask(raw: pd.Series) -> pd.Series:
-    text = raw[raw.map(type).eq(str).to_numpy()] if raw.dtype == object else raw.iloc[:0]
-    blank = raw.isna()
-    if len(text):
-        blank.loc[text.index] = text.str.strip().eq("").to_numpy()
+    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
+    if raw.dtype != object:
+        return raw.isna()
+    blank = (raw.isna() | raw.eq("")).astype(bool)
+    text = raw.map(type).eq(str) & ~blank
+    if text.any():
+        spaces = raw[text].astype("str").str.strip().eq("")
+        blank[spaces.index[spaces.to_numpy(dtype=bool)]] = True
     return blank
 
 
@@ -324,12 +328,13 @@ class _Scored:
     out_of_scale: pd.Series
 
 
-def _clean_scores(raw: pd.Series, scale: Scale, codes: tuple[set[float], set[str]]) -> _Scored:
+def _clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
+                  codes: tuple[set[float], set[str]]) -> _Scored:
     numeric_codes, text_codes = codes
     raw = raw.mask(raw.map(type).eq(bool), "TRUE/FALSE") if raw.dtype == object else raw
     numbers = pd.to_numeric(raw, errors="coerce")
     # cells that are neither numbers nor blank: text (codes, "7,5", words)
-    texty = numbers.isna() & ~raw.isna()
+    texty = numbers.isna() & ~blank
     if texty.any():
         text = raw[texty].astype(str).str.strip()
         decimal_comma = pd.to_numeric(
@@ -337,10 +342,10 @@ def _clean_scores(raw: pd.Series, scale: Scale, codes: tuple[set[float], set[str
             errors="coerce")
         numbers.loc[decimal_comma.dropna().index] = decimal_comma.dropna()
         folded = text.map(_fold)
-        is_code_text = folded.isin(text_codes) | folded.eq("")
+        is_code_text = folded.isin(text_codes)
     else:
         is_code_text = pd.Series(False, index=raw.index[texty])
-    missing = raw.isna().copy()
+    missing = blank.copy()
     missing.loc[is_code_text.index] = is_code_text.to_numpy()
     if numeric_codes:
         missing |= numbers.isin(list(numeric_codes))
@@ -360,13 +365,11 @@ def _cell_text(cell: Any) -> str:
 
 
 def _text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
-    out = raw.astype(object).copy()
-    is_float = raw.map(type).eq(float)
+    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves)."""
+    out = raw.astype("str").str.strip()
+    is_float = raw.map(type).eq(float) & ~blank
     if is_float.any():
         out[is_float] = raw[is_float].map(_cell_text)
-    is_str = raw.map(type).eq(str)
-    if is_str.any():
-        out[is_str] = raw[is_str].str.strip()
     return out.where(~blank, None).astype("string")
 
 
@@ -412,7 +415,8 @@ def read_table(
     return _frame_from_grid(grid, header)[0]
 
 
-def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, int]:
+def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
     frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame()
     headers, seen = [], set()
@@ -428,9 +432,9 @@ def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, int]:
     frame = frame.reindex(columns=range(width))
     frame.columns = headers
     frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
-    blank = pd.concat([_blank_mask(frame[c]) for c in frame.columns], axis=1).all(axis=1) \
-        if width else pd.Series(True, index=frame.index)
-    return frame[~blank.to_numpy()], int(blank.sum())
+    masks = pd.DataFrame({c: _blank_mask(frame[c]) for c in frame.columns}, index=frame.index)
+    keep = ~masks.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
+    return frame[keep], masks[keep], int((~keep).sum())
 
 
 def _grid_for(
@@ -527,7 +531,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:
         header = _guess_header_row(grid)
-        raw_frame, _ = _frame_from_grid(grid, header)
+        raw_frame = _frame_from_grid(grid, header)[0]
         schema = infer_schema(raw_frame, name=Path(name).stem or "inferred")
         notes.append(f"layout inferred from the data (no schema given): target "
                      f"{schema.target.column!r} on {schema.target.scale}, "
@@ -549,7 +553,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     if schema.target.name not in found:
         notes.append(f"no target column {schema.target.column!r}: the file is treated as "
                      "unlabeled (no target scores)")
-    raw_frame, blank_rows = _frame_from_grid(grid, header)
+    raw_frame, masks, blank_rows = _frame_from_grid(grid, header)
     if blank_rows:
         notes.append(f"{blank_rows} completely blank row(s) skipped (not counted as respondents)")
     headers = list(raw_frame.columns)
@@ -557,7 +561,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
            if spec.name in found}
     column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
                  if spec.name in found}
-    frame, report = _clean(raw, column_of, schema, raw_frame.index, notes, blank_rows)
+    blank = {name: masks[column] for name, column in column_of.items()}
+    frame, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes, blank_rows)
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -573,7 +578,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
 
 
 def _clean(
-    raw: dict[str, pd.Series], column_of: dict[str, str], schema: SurveySchema,
+    raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
+    schema: SurveySchema,
     index: pd.Index, notes: list[str], blank_rows: int,
 ) -> tuple[pd.DataFrame, DataQualityReport]:
     n = len(index)
@@ -582,7 +588,7 @@ def _clean(
     out: dict[str, pd.Series] = {}
     id_spec = schema.respondent_id
     if id_spec is not None and id_spec.name in raw:
-        ids = _text_column(raw[id_spec.name], _blank_mask(raw[id_spec.name]))
+        ids = _text_column(raw[id_spec.name], blank[id_spec.name])
         duplicated = ids.duplicated(keep="first") & ids.notna()
         checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name], raw[id_spec.name]))
         if ids.isna().any():
@@ -591,7 +597,8 @@ def _clean(
     scored: dict[str, _Scored] = {}
     for spec in (schema.target, *schema.attributes):
         if spec.name in raw:
-            scored[spec.name] = _clean_scores(raw[spec.name], spec.scale, codes)
+            scored[spec.name] = _clean_scores(raw[spec.name], blank[spec.name], spec.scale,
+                                              codes)
     target = schema.target.name
     if target in scored:
         s = scored[target]
@@ -637,14 +644,14 @@ def _clean(
     for spec in schema.segments:
         if spec.name not in raw:
             continue
-        blank = _blank_mask(raw[spec.name])
+        empty = blank[spec.name]
         if spec.role == "date":
-            parsed, bad = _date_column(raw[spec.name], blank)
+            parsed, bad = _date_column(raw[spec.name], empty)
             if bad:
                 notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
             out[spec.name] = parsed
         else:
-            out[spec.name] = _text_column(raw[spec.name], blank)
+            out[spec.name] = _text_column(raw[spec.name], empty)
     order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
     order += [id_spec.name] if id_spec is not None else []
     frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[used]

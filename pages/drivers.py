@@ -1,4 +1,120 @@
+"""Drivers: which attributes move the score — importance with intervals, the
+importance–performance quadrant, the φ–δ rhombus of the attributes' top-2-box, and a reading."""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("drivers")
-st.info("This page is being built.")
+from cx_app import charts
+from cx_app.drivers import driver_importance, permutation_importance_cv
+from pages import common
+
+a = common.analysis()
+survey = a.survey
+st.title("Drivers")
+common.survey_caption(a)
+if not survey.has_target:
+    st.warning("This file has no target scores: load a labeled survey on the Data page.")
+    st.stop()
+
+labels = {attr.name: attr.display for attr in survey.schema.attributes}
+attribute_max = {attr.name: attr.scale.max for attr in survey.schema.attributes}
+resolved = common.run_safely(a.resolved_plan, what="Reduction plan")
+
+
+def analyse():
+    return driver_importance(survey.X, survey.y, a.classes, resolved_plan=resolved,
+                             attribute_max=attribute_max, ordinal=True)
+
+
+with st.spinner("Computing driver importance…"):
+    drivers = common.run_safely(lambda: a.derived(("drivers", a.data_key, a.plan_key), analyse))
+if drivers is None:
+    st.stop()
+for note in drivers.notes:
+    st.text(note)
+
+SOURCES = ["Relative weights (% of explained variance)", "Ordinal logit coefficient",
+           *[f"Permutation importance: {m}" for m in a.models]]
+source = st.selectbox("Importance measure", SOURCES, key="driver_source",
+                      help="Relative weights (Johnson 2000) split the R² of the score among the "
+                           "attributes. Ordinal logit: effect of one standard deviation on the "
+                           "log-odds of a higher score. Permutation: drop in held-out accuracy "
+                           "when the attribute is shuffled, per cross-validation fold.")
+
+
+def importance_frame() -> tuple[pd.DataFrame, str]:
+    if source == SOURCES[0]:
+        rw = drivers.relative_weights.to_frame()
+        values = rw["percent_of_r2"]
+        return pd.DataFrame({"attribute": rw.index, "importance": values.to_numpy(),
+                             "ci_low": values.to_numpy(), "ci_high": values.to_numpy()}), \
+            "% of R²"
+    if source == SOURCES[1]:
+        if drivers.ordinal is None:
+            raise ValueError("ordinal coefficients are not available for this survey")
+        frame = drivers.ordinal.to_frame().reset_index()
+        return frame.rename(columns={"coef": "importance"})[
+            ["attribute", "importance", "ci_low", "ci_high"]], "coefficient (95% interval)"
+    model = a.models[source.removeprefix("Permutation importance: ")]
+    perm = a.derived(("permutation", model.key),
+                     lambda: permutation_importance_cv(model.cv, survey.X, n_repeats=3))
+    frame = perm.to_frame().reset_index().rename(columns={"mean": "importance"})
+    return frame[["attribute", "importance", "ci_low", "ci_high"]], \
+        "accuracy drop (95% interval over folds)"
+
+
+with st.spinner("Computing…"):
+    try:
+        imp, unit = importance_frame()
+    except Exception as exc:  # noqa: BLE001 - shown to the analyst, e.g. models without fold models
+        st.error(f"{source}: {exc}")
+        st.stop()
+imp["attribute"] = imp["attribute"].map(lambda n: labels.get(n, n))
+st.subheader("Importance")
+st.altair_chart(charts.importance_bars(imp, value_title=unit), width="stretch")
+common.table(imp.round(4), key="importance", file_name="driver_importance.csv")
+
+st.subheader("Importance–performance quadrant")
+st.caption("Importance: relative weight (% of R²). Performance: mean attribute score. "
+           "Top-left (important, scored below average): act here first.")
+ipa = drivers.importance_performance.assign(
+    attribute=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))
+st.altair_chart(charts.quadrant_chart(ipa, importance_title="Importance (% of R²)"),
+                width="stretch")
+common.table(ipa.round(3), key="quadrant", file_name="importance_performance.csv")
+
+if drivers.capability is not None and len(drivers.capability):
+    st.subheader("φ–δ rhombus of the attributes' top-2-box")
+    cap = drivers.capability
+    targets = list(dict.fromkeys(cap["target"]))
+    target = st.selectbox("Target group", targets, key="rhombus_target")
+    part = cap[cap["target"] == target].assign(
+        series=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))
+    st.caption(f"Feature: the attribute scored in its top two scale points; target: the "
+               f"respondent is in '{target}'. δ high = the top box separates the target group "
+               "well; φ > 0 = the top box is common (characteristic), φ < 0 = rare.")
+    st.altair_chart(charts.rhombus_chart(part, colour_title="Attribute"), width="content")
+    common.table(part.drop(columns=["series"]).round(4), key="capability",
+                 file_name="top_box_capability.csv")
+
+st.subheader("Reading")
+ranking = list(drivers.ranking())
+rw = drivers.relative_weights.to_frame()
+top = ranking[:3]
+parts = [f"{common.md_escape(labels.get(n, n))} ({rw.loc[n, 'percent_of_r2']:.0f}%)"
+         for n in top]
+concentrate = [common.md_escape(labels.get(r, r)) for r in
+               drivers.importance_performance.query("quadrant == 'concentrate here'")[
+                   "attribute"]]
+text = (f"The attributes together explain R² = {drivers.relative_weights.r_squared:.2f} of the "
+        f"variance of {common.md_escape(survey.schema.target.column)}. The strongest drivers "
+        f"are {', '.join(parts[:-1])} and {parts[-1]} of the explained variance. "
+        if len(parts) > 1 else "")
+if concentrate:
+    text += ("Important but scored below average — where improvement should pay most: "
+             + ", ".join(concentrate) + ".")
+else:
+    text += "No attribute is both above-average important and below-average scored."
+st.markdown(text)

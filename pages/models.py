@@ -94,7 +94,8 @@ if st.button("Train and cross-validate", type="primary", disabled=not chosen, ke
             try:
                 cv = cross_validate_model(
                     a.survey.X, a.survey.y, a.classes, algorithm_id, folds=folds, seed=seed,
-                    settings=settings[algorithm_id], calibration=calibration, progress=progress)
+                    settings=settings[algorithm_id], calibration=calibration, progress=progress,
+                    keep_models=True)
             except CxAppError as exc:
                 status.error(f"{label}: {exc}")
                 failed = True
