@@ -532,6 +532,7 @@ _COMPARISON_TITLES = {"level": "Level", "metric": "Metric", "a": "Model A", "b":
                       "t": "t (plain)", "df": "df", "p": "p (plain)",
                       "t_corrected": "t (corrected)", "p_corrected": "p (corrected)",
                       "p_holm": "p (Holm)", "mean_difference": "Mean A − B",
+                      "mean_diff": "Mean A − B", "mean_a": "Mean A", "mean_b": "Mean B",
                       "verdict": "Verdict"}
 
 
@@ -690,7 +691,8 @@ def _new_wave_section(new_wave: Mapping) -> Section:
                     (Column("metric", "Metric"), Column("value", "Estimate", "float")),
                     tuple((_metric_display(k, binary), _number_or_none(v))
                           for k, v in metrics.items())))
-    for key in ("estimated", "estimated_class_counts", "realized", "drift"):
+    for key in ("estimated", "estimated_class_counts", "realized", "realized_levels", "drift",
+                "model", "source"):
         if new_wave.get(key):
             blocks.extend(_generic_blocks(_humanise(key), new_wave[key],
                                           "attribute" if key == "drift" else "name"))

@@ -1,0 +1,62 @@
+"""``cx-app report``: re-render saved results (and a new-wave estimate) to .xlsx or .html."""
+
+from __future__ import annotations
+
+import json
+
+import openpyxl
+from report_fixtures import HOSTILE_MODEL, make_new_wave, make_results
+
+from cx_app.cli import main
+from cx_app.reports import write_reports
+
+
+def _write_inputs(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(make_results()), encoding="utf-8")
+    wave = tmp_path / "estimate.json"
+    wave.write_text(json.dumps(make_new_wave()), encoding="utf-8")
+    return results, wave
+
+
+def test_report_to_xlsx_with_new_wave(tmp_path, capsys):
+    results, wave = _write_inputs(tmp_path)
+    out = tmp_path / "report.xlsx"
+    assert main(["report", str(results), "--new-wave", str(wave), "--out", str(out)]) == 0
+    assert str(out) in capsys.readouterr().out
+    book = openpyxl.load_workbook(out)
+    assert "New wave" in book.sheetnames
+    about = book["About"]
+    assert "results.json" in [c.value for row in about.iter_rows() for c in row]
+
+
+def test_report_to_html_without_new_wave(tmp_path):
+    results, _ = _write_inputs(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(results), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and 'id="sec-new_wave"' not in text
+    assert "=HYPERLINK(&quot;http://evil.example&quot;,&quot;x&quot;)" in text
+
+
+def test_bad_inputs_are_one_clear_sentence(tmp_path, capsys):
+    results, _ = _write_inputs(tmp_path)
+    assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "r.xlsx")]) == 2
+    assert "missing.json does not exist" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    assert main(["report", str(broken), "--out", str(tmp_path / "r.html")]) == 2
+    assert "cannot be read as JSON" in capsys.readouterr().err
+    assert main(["report", str(results), "--out", str(tmp_path / "r.pdf")]) == 2
+    assert "use a name ending in .xlsx or .html" in capsys.readouterr().err
+    assert not (tmp_path / "r.pdf").exists()
+
+
+def test_write_reports_writes_both_files(tmp_path):
+    paths = write_reports(make_results(), tmp_path / "out")
+    assert set(paths) == {"xlsx", "html"}
+    assert paths["xlsx"].name == "report.xlsx" and paths["html"].name == "report.html"
+    book = openpyxl.load_workbook(paths["xlsx"])
+    models = [c.value for row in book["Metrics"].iter_rows() for c in row]
+    assert HOSTILE_MODEL in models
+    assert "window.vegaEmbed" in paths["html"].read_text(encoding="utf-8")
