@@ -1,4 +1,165 @@
+"""New wave: apply a model to a wave without labels — the ALP matrix, estimated metrics and NPS
+with interval, drift warnings, realized values when the wave is labeled, predictions download."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
-st.title("new_wave")
-st.info("This page is being built.")
+from cx_app import charts
+from cx_app.errors import CxAppError
+from cx_app.model_file import load_model, save_model, train_model
+from cx_app.new_wave import estimate_wave
+from cx_app.safe_text import to_safe_csv
+from pages import common
+
+WAVES = {
+    "Bundled wave 7 (unlabeled)": "telecom_nps_wave7_unlabeled",
+    "Bundled wave 7 (labeled, for a backtest)": "telecom_nps_wave7_labeled",
+}
+FINAL = "final_models"  # session: {model id: model_file.TrainedModel}
+
+a = common.analysis()
+st.title("New wave")
+st.write("Estimate how well a model does on a new survey wave without its scores (ALP "
+         "confusion matrix), and the wave's NPS with an interval. With a labeled wave, the "
+         "realized values are shown beside the estimates.")
+
+# --------------------------------------------------------------------------- the model
+st.subheader("1. Model")
+finals: dict = st.session_state.setdefault(FINAL, {})
+source = st.radio("Model source", ["Trained in this session", "Saved model file (.skops)"],
+                  horizontal=True, key="nw_model_source")
+model = None
+if source == "Trained in this session":
+    if common.need_models(a):
+        st.stop()
+    model_id = st.selectbox("Model", list(a.models), key="nw_model")
+    trained = a.models[model_id]
+    final_key = f"{trained.key}:final"
+    model = finals.get(final_key) or common.result_store().get(final_key)
+    if model is None:
+        st.info("The cross-validated model is fitted once more on all respondents to score new "
+                "waves (probability calibration as chosen on the Models page).")
+        if st.button("Fit on all respondents", type="primary", key="nw_fit"):
+            bar = st.progress(0.0, text="fitting")
+
+            def progress(done: int, total: int, message: str) -> None:
+                bar.progress(min(1.0, done / max(total, 1)), text=message)
+
+            try:
+                outcome = train_model(a.survey, trained.algorithm_id,
+                                      calibration=trained.cv.calibration, folds=trained.folds,
+                                      seed=trained.seed, settings=trained.settings,
+                                      progress=progress)
+            except CxAppError as exc:
+                st.error(str(exc))
+                st.stop()
+            model = outcome.model
+            common.result_store().put(final_key, model)
+            bar.progress(1.0, text="done")
+    if model is not None:
+        finals[final_key] = model
+        with tempfile.TemporaryDirectory() as tmp:
+            path = save_model(model, Path(tmp) / f"{trained.algorithm_id}.skops")
+            st.download_button("Download the model file (.skops)", data=path.read_bytes(),
+                               file_name=path.name, mime="application/octet-stream",
+                               key="dl_model", on_click="ignore")
+else:
+    upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")
+    if upload is not None:
+        def read_model():
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / Path(upload.name).name
+                path.write_bytes(upload.getvalue())
+                return load_model(path)
+
+        model = common.run_safely(read_model, what=upload.name)
+if model is None:
+    st.stop()
+for warning in model.load_warnings:
+    st.warning(common.md_escape(warning))
+st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained on "
+        f"{model.training.get('n', '?')} respondents of {model.training.get('filename', '?')}")
+
+# --------------------------------------------------------------------------- the wave
+st.subheader("2. Wave")
+uploads = common.uploads()
+wave_upload = st.file_uploader("Upload a wave (.xlsx, .xls, .ods, .csv)",
+                               type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_wave_file")
+if wave_upload is not None:
+    uploads[wave_upload.name] = wave_upload.getvalue()
+options = [*WAVES, *uploads]
+default = options.index(wave_upload.name) if wave_upload is not None else 0
+wave_name = st.selectbox("Wave", options, index=default, key="nw_wave")
+if wave_name in WAVES:
+    filename, data = common.sample_bytes(WAVES[wave_name])
+else:
+    filename, data = wave_name, uploads[wave_name]
+try:
+    wave = common.cached_survey(data, filename, None, model.schema_yaml, require_target=False)
+    estimate = estimate_wave(model, wave)
+except CxAppError as exc:
+    st.error(str(exc))
+    st.stop()
+
+# --------------------------------------------------------------------------- results
+st.subheader("3. Estimates")
+for warning in estimate.warnings:
+    st.warning(common.md_escape(warning))
+nps = estimate.estimated_nps
+c1, c2, c3 = st.columns(3)
+c1.metric("Estimated NPS", f"{nps.value:+.1f}",
+          help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f} (sampling and model "
+               "uncertainty combined)")
+c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
+c3.metric("Respondents", f"{estimate.n:,}")
+st.text(f"Estimated NPS {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
+        f"{nps.ci95[1]:+.1f})")
+if estimate.realized_nps is not None:
+    r = estimate.realized_nps
+    st.text(f"Realized NPS {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to {r.ci95[1]:+.1f}); "
+            f"realized accuracy {common.pct(estimate.realized['accuracy'])}")
+
+rows = []
+for level in estimate.levels:
+    realized = None
+    if estimate.realized_levels is not None:
+        realized = next(lv for lv in estimate.realized_levels if lv.name == level.name).metrics
+    for key in ("accuracy", "precision_macro", "recall_macro", "f1_macro", "tpr", "tnr", "ppv",
+                "f1"):
+        if key in level.metrics:
+            row = {"level": level.name, "metric": key, "estimated (ALP)": level.metrics[key]}
+            if realized is not None:
+                row["realized"] = realized.get(key)
+            rows.append(row)
+metrics = pd.DataFrame(rows)
+value_columns = [c for c in metrics.columns if c not in ("level", "metric")]
+common.table(common.scale_percent(metrics, value_columns), key="nw_metrics",
+             file_name="wave_metrics.csv", csv_frame=metrics,
+             column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
+                            for c in value_columns})
+
+st.subheader("ALP confusion matrix")
+st.caption("Rows: estimated actual class (summed probabilities) · columns: predicted class. "
+           "Real-valued counts; no labels needed.")
+original, *reduced = estimate.levels
+st.altair_chart(charts.confusion_heatmap(original.to_frame(), count_format=",.1f",
+                                         title="ALP matrix, original classes"), width="content")
+for level in reduced:
+    st.altair_chart(charts.confusion_heatmap(level.to_frame(), count_format=",.1f",
+                                             title=f"ALP {level.name}"), width="content")
+
+st.subheader("Drift against the training data")
+common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
+
+st.subheader("Per-respondent predictions")
+predictions = estimate.predictions_frame()
+st.dataframe(predictions.head(200), hide_index=True, key="df_predictions")
+st.download_button("Download all predictions (CSV)",
+                   data=to_safe_csv(predictions),
+                   file_name=f"predictions_{Path(filename).stem}.csv", mime="text/csv",
+                   key="dl_predictions", on_click="ignore")
