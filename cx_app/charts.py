@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "rhombus_chart",
     "roc_chart",
     "score_distribution_chart",
+    "thin_curve",
 ]
 
 CATEGORY_COLOURS: tuple[str, ...] = ("#c0392b", "#9aa5ab", "#2e8b57", "#1f6f8b", "#8e6c8a")
@@ -248,14 +250,27 @@ def confusion_heatmap(
 # --------------------------------------------------------------------------- ROC, AUC, tests
 
 
+def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
+    """At most ``max_points`` rows of a curve in sweep order, evenly spaced by position, first
+    and last kept: a survey-sized ROC has one point per respondent, far more than a chart can
+    show (and more than Vega-Lite's inline-data limit)."""
+    if len(curve) <= max_points:
+        return curve
+    keep = np.unique(np.linspace(0, len(curve) - 1, max_points).round().astype(int))
+    return curve.iloc[keep]
+
+
 def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
-              title: str | None = None) -> alt.LayerChart:
+              title: str | None = None, max_points: int = 800) -> alt.LayerChart:
     """ROC curves, one per ``model``, with each model's random-selection line dashed.
 
-    ``curves`` columns: ``model``, ``fpr``, ``tpr`` (in sweep order). ``random_lines``
-    columns: ``model``, ``fpr``, ``tpr`` (two points each: (0,0) and (1, TP_ML/P_actual)).
+    ``curves`` columns: ``model``, ``fpr``, ``tpr`` (in sweep order); each curve is drawn with
+    at most ``max_points`` points (:func:`thin_curve`). ``random_lines`` columns: ``model``,
+    ``fpr``, ``tpr`` (two points each: (0,0) and (1, TP_ML/P_actual)).
     """
     data = curves.assign(model=curves["model"].astype(str))
+    data = pd.concat([thin_curve(part, max_points) for _, part in
+                      data.groupby("model", sort=False)], ignore_index=True)
     data = data.assign(step=range(len(data)))
     colour = alt.Color("model:N", title="Model")
     x = alt.X("fpr:Q", title="False positive rate", scale=alt.Scale(domain=[0, 1]))

@@ -190,3 +190,44 @@ class Analysis:
             return reduce_confusion(cm, self.resolved_plan())
 
         return self.derived(("levels", model.key, self.plan_key), compute)
+
+    def results_document(self, drivers: Any = None, permutation_model: str | None = None) -> dict:
+        """The evaluation results of every trained model under the current plan, in the
+        ``results.json`` layout of ``cx-app evaluate`` (what the reports are built from),
+        computed from the cached cross-validation results only."""
+        from cx_app.comparison import compare_models
+
+        evaluations = {m: self.evaluation(m) for m in self.models}
+        comparisons: list[dict] = []
+        if len(evaluations) > 1:
+            first = next(iter(evaluations.values()))
+            folds = {(m.folds, m.seed) for m in self.models.values()}
+            if len(folds) == 1:
+                for level in first.levels:
+                    for metric in ("accuracy", "mcc" if level.is_binary else "f1_macro"):
+                        comparisons += [c.to_dict() for c in
+                                        compare_models(evaluations, level.name, metric)]
+        survey = self.survey
+        source = survey.source
+        any_model = next(iter(self.models.values()), None)
+        document = {
+            "dataset": {"filename": source.filename, "rows_used": survey.quality.rows_used,
+                        "rows_read": survey.quality.rows_read, "classes": list(self.classes),
+                        "attributes": list(survey.attribute_names)},
+            "folds": any_model.folds if any_model else None,
+            "seed": any_model.seed if any_model else None,
+            "models": {m: e.to_dict() for m, e in evaluations.items()},
+            "comparisons": comparisons,
+            "comparison_method": "k-fold paired t-test (p), Nadeau–Bengio corrected "
+                                 "(p_corrected), Holm over the pairs of each level and metric "
+                                 "applied to p_corrected (p_holm)",
+            "warnings": {m: list(t.cv.warnings) for m, t in self.models.items()},
+            "quality": survey.quality.to_dict(),
+            "provenance": {"file": source.filename, "sheet": source.sheet,
+                           "sha256": source.sha256, "schema": survey.schema.name,
+                           "plan": self.resolved_plan().to_dict(),
+                           "models": {m: t.to_dict() for m, t in self.models.items()}},
+        }
+        if drivers is not None:
+            document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
+        return document

@@ -107,6 +107,7 @@ except CxAppError as exc:
     st.stop()
 
 # --------------------------------------------------------------------------- results
+st.session_state["last_wave_estimate"] = common.run_safely(estimate.to_dict)  # for the Report
 st.subheader("3. Estimates")
 for warning in estimate.warnings:
     st.warning(common.md_escape(warning))

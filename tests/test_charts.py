@@ -123,3 +123,17 @@ def test_roc_auc_pvalue_quadrant_and_profile_build_valid_specs():
     prof = pd.DataFrame({"attribute": ["a", "b", "a", "b"], "mean": [5, 6, 8, 9],
                          "series": ["detractors", "detractors", "promoters", "promoters"]})
     charts.attribute_profile_chart(prof).to_dict()
+
+
+def test_roc_chart_thins_survey_sized_curves_keeping_the_end_points():
+    n = 7500
+    fpr = np.linspace(0, 1, n)
+    tpr = np.sqrt(fpr) * 0.8
+    curves = pd.concat([pd.DataFrame({"model": m, "fpr": fpr, "tpr": tpr}) for m in ("lr", "nb")])
+    spec = charts.roc_chart(curves, max_points=500).to_dict()  # no MaxRowsError
+    values = max(_datasets(spec), key=len)
+    assert len(values) == 1000
+    lr = [v for v in values if v["model"] == "lr"]
+    assert (lr[0]["fpr"], lr[0]["tpr"]) == (0.0, 0.0)
+    assert lr[-1]["fpr"] == 1.0 and lr[-1]["tpr"] == pytest.approx(0.8)
+    assert all(a["fpr"] <= b["fpr"] for a, b in zip(lr, lr[1:]))
