@@ -184,7 +184,7 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
     drivers = {r["Attribute"].value: r for r in _table(workbook["Drivers"], "Drivers — Importance")}
     for record in results["drivers"]["importance"]:
         row = drivers[record["attribute"]]
-        assert [row[h].value for h in ("Importance", "Ci low", "Ci high", "Delta", "Phi")] == [
+        assert [row[h].value for h in ("Importance", "95% low", "95% high", "δ", "φ")] == [
             record["importance"], record["ci_low"], record["ci_high"], record["delta"],
             record["phi"]]
 

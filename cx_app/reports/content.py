@@ -156,8 +156,13 @@ def _metric_kind(key: str, binary: bool) -> ColumnKind:
     return "float"
 
 
-def _humanise(key: str) -> str:
-    return str(key).replace("_", " ").strip().capitalize()
+def _humanise(key: Any) -> str:
+    """``relative_weights`` → "Relative weights"; short keys (model ids such as ``lr``) and
+    anything that is not a plain identifier (survey text) are kept as they are."""
+    text = str(key)
+    if len(text) > 3 and text.replace("_", "").isascii() and text.replace("_", "").isalpha():
+        return (text[:1].upper() + text[1:]).replace("_", " ")
+    return text
 
 
 def _infer_kind(key: str, values: Iterable[Any]) -> ColumnKind:
@@ -185,6 +190,12 @@ def _cell(value: Any) -> Any:
     return _text(value)
 
 
+_COLUMN_TITLES = {"ci_low": "95% low", "ci_high": "95% high", "delta": "δ", "phi": "φ",
+                  "p": "p", "se": "SE", "coef": "Coefficient", "tpr": "TPR", "fpr": "FPR",
+                  "psi": "PSI", "mean": "Mean", "sd": "SD", "n": "n", "row": "Row", "dof": "df",
+                  "t": "t", "df": "df", "a": "Model A", "b": "Model B"}
+
+
 def records_table(title: str, records: Sequence[Mapping[str, Any]], *, note: str = "",
                   titles: Mapping[str, str] | None = None) -> Table:
     """A table from a list of dicts: columns = the union of keys in first-seen order, kinds
@@ -194,7 +205,7 @@ def records_table(title: str, records: Sequence[Mapping[str, Any]], *, note: str
         keys.extend(k for k in record if k not in keys)
     rows = tuple(tuple(_cell(r.get(k)) for k in keys) for r in records)
     columns = tuple(
-        Column(k, (titles or {}).get(k, _humanise(k)), _infer_kind(k, (row[i] for row in rows)))
+        Column(k, {**_COLUMN_TITLES, **(titles or {})}.get(k, _humanise(k)), _infer_kind(k, (row[i] for row in rows)))
         for i, k in enumerate(keys)
     )
     return Table(title, columns, rows, note=note)
@@ -214,12 +225,36 @@ def _as_records(value: Any, key_title: str = "name") -> list[dict] | None:
     return None
 
 
+def columnar_records(value: Any) -> list[dict] | None:
+    """``{"attributes": [a, b], "coef": [x, y], ...}`` → ``[{"attribute": a, "coef": x}, ...]``
+    (the driver tables' layout); None when ``value`` is not laid out that way."""
+    if not isinstance(value, Mapping):
+        return None
+    names = value.get("attributes")
+    if not isinstance(names, list) or not names:
+        return None
+    columns = {k: v for k, v in value.items() if k != "attributes" and isinstance(v, list)
+               and len(v) == len(names)}
+    if not columns:
+        return None
+    return [{"attribute": name, **{k: v[i] for k, v in columns.items()}}
+            for i, name in enumerate(names)]
+
+
 def _generic_blocks(title: str, value: Any, key_title: str = "name") -> list[Block]:
     """Render an arbitrary JSON value as well as possible: records → table, flat dict →
     key/value table, list of scalars → one line, nested dict → one block per key."""
     records = _as_records(value, key_title)
-    if records is not None:
+    if records is not None and not any(columnar_records(r) for r in records):
         return [records_table(title, records)]
+    columnar = columnar_records(value)
+    if columnar is not None:
+        rest = {k: v for k, v in value.items() if k != "attributes" and not (
+            isinstance(v, list) and len(v) == len(columnar))}
+        blocks: list[Block] = [records_table(title, columnar)]
+        if rest:
+            blocks.extend(_generic_blocks(f"{title} — about", rest, key_title))
+        return blocks
     if isinstance(value, Mapping):
         flat = {k: v for k, v in value.items() if not isinstance(v, Mapping | list)
                 or (isinstance(v, list) and len(v) == 2 and all(_is_number(x) for x in v))}
@@ -228,7 +263,8 @@ def _generic_blocks(title: str, value: Any, key_title: str = "name") -> list[Blo
             blocks.append(key_value_table(title, flat.items()))
         for k, v in value.items():
             if k not in flat:
-                blocks.extend(_generic_blocks(f"{title} — {_humanise(k)}", v, key_title))
+                sub = title if k == "rows" else f"{title} — {_humanise(k)}"
+                blocks.extend(_generic_blocks(sub, v, key_title))
         return blocks
     if isinstance(value, list):
         if not value:
@@ -411,6 +447,9 @@ def _importance_records(drivers: Any) -> list[dict] | None:
     """Driver records with at least ``attribute`` and ``importance``, wherever they sit."""
     if not isinstance(drivers, Mapping):
         return _as_records(drivers, "attribute")
+    weights = columnar_records(drivers.get("relative_weights"))
+    if weights and all("percent" in r for r in weights):
+        return [{"attribute": r["attribute"], "importance": r["percent"]} for r in weights]
     for key in ("importance", "importances", "drivers", "attributes"):
         records = _as_records(drivers.get(key), "attribute")
         if records and all("importance" in r for r in records):
@@ -618,28 +657,37 @@ def _drivers_section(results: Mapping) -> Section:
         return Section("drivers", "Drivers", (Paragraph(
             "The results hold no driver analysis.", "note"),))
     blocks: list[Block] = _generic_blocks("Drivers", drivers, "attribute")
-    for block in list(blocks):
-        if not isinstance(block, Table):
+    value_titles = {"importance": "Importance", "mean": "Permutation importance",
+                    "percent": "Relative weight (% of R²)", "coef": "Coefficient (log-odds per SD)"}
+    out: list[Block] = []
+    for block in blocks:
+        out.append(block)
+        if not isinstance(block, Table) or "attribute" not in (keys := {c.key for c in block.columns}):
             continue
-        keys = {c.key for c in block.columns}
         frame = pd.DataFrame(list(block.rows), columns=[c.key for c in block.columns])
-        if {"attribute", "importance"} <= keys:
-            numeric = frame.dropna(subset=["importance"])
+        value = next((k for k in value_titles if k in keys), None)
+        if value is not None and "performance" in keys:
+            numeric = frame.dropna(subset=[value, "performance"]).rename(
+                columns={value: "importance"})
+            out.append(ChartBlock(f"{block.title}: importance–performance",
+                                     quadrant_chart(numeric).to_dict(),
+                                     note="Top left: important and weak — act there first."))
+        if value is not None and ("performance" not in keys or {"ci_low", "ci_high"} <= keys):
+            numeric = frame.dropna(subset=[value]).rename(columns={value: "importance"})
             if "ci_low" not in keys or "ci_high" not in keys:
                 numeric = numeric.assign(ci_low=numeric["importance"],
                                          ci_high=numeric["importance"])
-            blocks.append(ChartBlock(f"{block.title}: importance",
-                                     importance_bars(numeric).to_dict()))
-            if "performance" in keys:
-                blocks.append(ChartBlock(f"{block.title}: importance–performance",
-                                         quadrant_chart(numeric).to_dict(),
-                                         note="Top left: important and weak — act there first."))
-        if {"attribute", "delta", "phi"} <= keys:
-            blocks.append(ChartBlock(f"{block.title}: δ/φ",
+            out.append(ChartBlock(f"{block.title}: {value_titles[value].lower()}",
+                                     importance_bars(numeric, value_title=value_titles[value])
+                                     .to_dict()))
+        if {"delta", "phi"} <= keys:
+            out.append(ChartBlock(f"{block.title}: δ/φ",
                                      rhombus_chart(frame.rename(columns={"attribute": "series"})
                                                    .dropna(subset=["delta", "phi"]),
-                                                   colour_title="Attribute").to_dict()))
-    return Section("drivers", "Drivers", tuple(blocks))
+                                                   colour_title="Attribute").to_dict(),
+                                     note="Each attribute's top box against the positive group: "
+                                          "δ = TPR − FPR, φ = TPR + FPR − 1."))
+    return Section("drivers", "Drivers", tuple(out))
 
 
 def _new_wave_section(new_wave: Mapping) -> Section:
