@@ -169,6 +169,10 @@ class Analysis:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def peek(self, key: tuple) -> Any | None:
+        """A derived value if it was computed already (None otherwise)."""
+        return self._memo.get(key)
+
     def evaluation(self, model_id: str):
         """``evaluate_result`` of a trained model under the current plan (memoised)."""
         from cx_app.evaluation import evaluate_result

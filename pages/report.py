@@ -30,14 +30,6 @@ def drivers():
                              n_repeats=3)
 
 
-with st.spinner("Collecting the results…"):
-    try:
-        driver_result = a.derived(("report_drivers", a.models[best].key, a.plan_key), drivers)
-        results = a.results_document(driver_result, permutation_model=best)
-    except CxAppError as exc:
-        st.error(str(exc))
-        st.stop()
-
 wave = st.session_state.get(LAST_WAVE)
 include_wave = wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
@@ -45,27 +37,45 @@ new_wave = wave if include_wave else None
 st.write(f"{len(a.models)} model(s): {', '.join(a.models)} · plan: "
          + " → ".join(s.name for s in a.plan.plan))
 stem = f"cx_report_{a.survey.source.filename.rsplit('.', 1)[0]}"
-try:
+key = ("reports", tuple(m.key for m in a.models.values()), a.plan_key,
+       json.dumps(new_wave, sort_keys=True, default=str) if new_wave else None)
+
+
+def build() -> dict:
+    status = st.status("Building the reports…", expanded=True)
+    status.write("Driver importance (permutation on the most accurate model)…")
+    driver_result = a.derived(("report_drivers", a.models[best].key, a.plan_key), drivers)
+    status.write("Results document…")
+    results = a.results_document(driver_result, permutation_model=best)
+    status.write("Excel workbook…")
     report = build_report(results, new_wave, source_name=a.survey.source.filename)
-    c1, c2, c3 = st.columns(3)
-    c1.download_button("Excel report (.xlsx)", data=excel_bytes(report),
-                       file_name=f"{stem}.xlsx", key="dl_xlsx", on_click="ignore",
-                       mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-    c2.download_button("HTML report", data=render_html(report).encode("utf-8"),
-                       file_name=f"{stem}.html", mime="text/html", key="dl_html",
-                       on_click="ignore")
-except CxAppError as exc:
-    st.error(str(exc))
-    c3 = st.columns(3)[2]
-c3.download_button("Results (JSON)", data=json.dumps(results, indent=1, default=str),
-                   file_name=f"{stem}_results.json", mime="application/json", key="dl_json",
-                   on_click="ignore")
+    out = {"json": json.dumps(results, indent=1, default=str).encode("utf-8"),
+           "xlsx": excel_bytes(report)}
+    status.write("HTML report…")
+    out["html"] = render_html(report).encode("utf-8")
+    status.update(label="Reports ready", state="complete", expanded=False)
+    return out
+
+
+files = a.peek(key)
+if files is None and st.button("Build the reports", type="primary", key="build_reports"):
+    try:
+        files = a.derived(key, build)
+    except CxAppError as exc:
+        st.error(str(exc))
+if files is None:
+    st.info("Press **Build the reports** (it takes a few seconds; nothing is retrained).")
+    st.stop()
+c1, c2, c3 = st.columns(3)
+c1.download_button("Excel report (.xlsx)", data=files["xlsx"], file_name=f"{stem}.xlsx",
+                   key="dl_xlsx", on_click="ignore",
+                   mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
+c2.download_button("HTML report", data=files["html"], file_name=f"{stem}.html",
+                   mime="text/html", key="dl_html", on_click="ignore")
+c3.download_button("Results (JSON)", data=files["json"], file_name=f"{stem}_results.json",
+                   mime="application/json", key="dl_json", on_click="ignore")
 if new_wave is not None:
-    st.download_button("New-wave estimate (JSON)", data=json.dumps(new_wave, indent=1,
-                                                                   default=str),
+    st.download_button("New-wave estimate (JSON)",
+                       data=json.dumps(new_wave, indent=1, default=str).encode("utf-8"),
                        file_name=f"{stem}_new_wave.json", mime="application/json",
                        key="dl_wave_json", on_click="ignore")
-with st.expander("What the results contain"):
-    st.json({k: (list(v) if isinstance(v, dict) else v) for k, v in results.items()
-             if k in ("dataset", "folds", "seed", "models", "comparison_method")},
-            expanded=False)
