@@ -235,3 +235,14 @@ def test_infer_schema_on_the_csat_sample():
                                                              ("Month", "wave")]
     assert schema.respondent_id.column == "Customer ID"
     assert schema.plan == load_schema(SCHEMAS / "csat_5.yaml").plan
+
+
+def test_infer_schema_flags_a_guessed_target():
+    frame = pd.DataFrame({"Price": [1, 2, 3, 4, 5] * 4, "Staff": [2, 3, 4, 5, 1] * 4,
+                          "Score": [0, 3, 6, 9, 10] * 4})
+    schema = infer_schema(frame)
+    # no header names a target question: the widest scale (0-10) is taken, and said so
+    assert schema.target.column == "Score" and schema.target.kind == "nps"
+    assert "no header names a target question, so 'Score' was taken as the target" in (
+        schema.description)
+    assert schema.missing_attributes == "exclude"  # no gaps at all
