@@ -143,7 +143,8 @@ def _read_source(source: Any, filename: str | None) -> tuple[bytes, str]:
 
 def _excel_grids(data: bytes, name: str) -> tuple[list[str], Any]:
     suffix = Path(name).suffix.lower()
-    if data.startswith(_OLE_MAGIC) and (suffix != ".xls" or _ENCRYPTED_MARK in data):
+    # an encrypted .xlsx/.xlsm is an OLE container holding an "EncryptedPackage" stream
+    if data.startswith(_OLE_MAGIC) and _ENCRYPTED_MARK in data:
         raise SurveyFileError(
             f"{name}: the workbook is password-protected (encrypted); save an unprotected copy "
             "and upload that"
