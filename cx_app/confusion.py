@@ -104,9 +104,12 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
     arr = np.asarray(values)
     if arr.ndim != 1:
         arr = arr.reshape(-1)
-    table = label_index(labels)
     if arr.size == 0:
         return np.zeros(0, dtype=np.intp)
+    fast = _consecutive_int_positions(arr, labels)
+    if fast is not None:
+        return fast
+    table = label_index(labels)
     try:
         uniq, inverse = np.unique(arr, return_inverse=True)
     except TypeError:  # mixed types that numpy cannot sort
@@ -128,6 +131,19 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
         raise AnalysisError(f"{what}: {shown}{more} not among the classes {_format_labels(labels)}")
     return mapped[inverse.reshape(-1)]
+
+
+def _consecutive_int_positions(arr: np.ndarray, labels: Sequence[Any]) -> np.ndarray | None:
+    """Fast path, O(n): integer values against labels lo, lo+1, ..., all present."""
+    if arr.dtype.kind not in "iu" or not labels:
+        return None
+    lo = labels[0]
+    if not all(type(v) is int for v in labels) or list(labels) != list(range(lo, lo + len(labels))):
+        return None
+    pos = arr.astype(np.intp) - lo
+    if pos.min() < 0 or pos.max() >= len(labels):
+        return None  # let the general path name the unknown values
+    return pos
 
 
 def _format_labels(labels: Sequence[Any]) -> str:

@@ -82,31 +82,49 @@ def _check_proba(proba: Any, k: int) -> np.ndarray:
     return p
 
 
+def _group_sums(proba_t: np.ndarray, plan: ResolvedPlan, level: int) -> np.ndarray:
+    """Summed probability of every label of ``level``: an (M, n) array (classes × rows in)."""
+    if level == 0:
+        return proba_t
+    group_of = plan.steps[level - 1].group_of
+    return np.stack([proba_t[group_of == a].sum(axis=0) for a in range(group_of.max() + 1)])
+
+
 def descend_to_class(proba: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
     """Maximum-likelihood original class (index) inside ``group`` of level ``level``, per row.
 
     ``group``: one group index for every row, or an array of indices (one per row). At each
     level the member with the largest summed probability wins; ties go to the first listed.
     """
-    n = proba.shape[0]
+    proba_t = np.ascontiguousarray(np.asarray(proba, dtype=float).T)  # column sums are fast
+    return _descend(proba_t, plan, level, group)
+
+
+def _descend(proba_t: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
+    n = proba_t.shape[1]
     chosen = np.broadcast_to(np.asarray(group, dtype=np.intp), (n,)).copy()
     for lvl in range(level, 0, -1):
         step = plan.steps[lvl - 1]
-        sums = proba if lvl == 1 else proba @ plan.steps[lvl - 2].membership
-        nxt = np.empty(n, dtype=np.intp)
+        sums = _group_sums(proba_t, plan, lvl - 1)
+        nxt = np.zeros(n, dtype=np.intp)
         for b, g in enumerate(step.groups):
-            rows = np.flatnonzero(chosen == b)
-            if rows.size == 0:
+            rows = chosen == b
+            if not rows.any():
                 continue
-            idx = np.asarray(g.member_indices, dtype=np.intp)
-            nxt[rows] = idx[np.argmax(sums[np.ix_(rows, idx)], axis=1)]
+            best_member = np.full(n, g.member_indices[0], dtype=np.intp)
+            best = sums[g.member_indices[0]]
+            for m in g.member_indices[1:]:
+                better = sums[m] > best  # strictly larger: ties stay with the earlier member
+                best_member[better] = m
+                best = np.maximum(best, sums[m])
+            nxt[rows] = best_member[rows]
         chosen = nxt
     return chosen
 
 
 def _sweep(score: np.ndarray, gain_tp: np.ndarray, gain_fp: np.ndarray):
     """Cumulative TP and FP counts when every score ≥ t is positive, for each distinct t."""
-    order = np.argsort(-score, kind="stable")
+    order = np.argsort(-score)  # order within tied scores is irrelevant: one point per score
     s = score[order]
     tp = np.cumsum(gain_tp[order])
     fp = np.cumsum(gain_fp[order])
@@ -171,8 +189,9 @@ def reduced_roc(
     pos = rs.positive_index
     level = rs.index
     actual_pos = rs.group_of[y] == pos
-    pred_if_pos = descend_to_class(p, plan, level, pos)
-    score = p[:, rs.group_of == pos].sum(axis=1)
+    p_t = np.ascontiguousarray(p.T)  # (K, n): sums over classes become contiguous adds
+    pred_if_pos = _descend(p_t, plan, level, pos)
+    score = p_t[rs.group_of == pos].sum(axis=0)
     gain_tp = rs.tp_mask[y, pred_if_pos]  # only true for actual positives (same group)
     gain_fp = ~actual_pos
     thresholds, tp, fp = _sweep(score, gain_tp.astype(np.int64), gain_fp.astype(np.int64))
