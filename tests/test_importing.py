@@ -313,3 +313,8 @@ def test_telecom_samples_with_the_bundled_schema():
     assert unlabeled.y is None and labeled.y is not None
     assert set(unlabeled.frame["wave"]) == {"2021-07"}
     assert unlabeled.quality.rows_read == labeled.quality.rows_read
+
+
+def test_xlsm_suffix_is_read_like_xlsx(tmp_path):
+    path = write_xlsx(tmp_path / "macro.xlsm", {"Data": [HEADER, *ROWS]})
+    check_exclusions(load_survey(path, schema=tiny_schema()))
