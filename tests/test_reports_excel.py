@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import openpyxl
 import pytest
 from report_fixtures import (
@@ -207,8 +209,8 @@ def test_workbook_parts_hold_native_charts_and_png_images(tmp_path):
 
 def test_summary_nps_best_model_and_new_wave(workbook):
     results = make_results()
-    (nps,) = _table(workbook["Summary"], "NPS of the analysed respondents")
-    assert nps["NPS"].value == 12.3
+    (nps,) = _table(workbook["Summary"], "Net score (NPS) of the analysed respondents")
+    assert nps["Net score"].value == 12.345
     assert (nps["95% low"].value, nps["95% high"].value) == (-8.5, 31.2)
     best = {r["Level"].value: r for r in _table(workbook["Summary"], "Best model per level")}
     mcc = {m: results["models"][m]["levels"]["2x2+IM"]["metrics"]["mcc"] for m in MODELS}
@@ -248,3 +250,22 @@ def test_definitions_and_about(workbook):
     assert about["Input file"] == "wave =1.xlsx"
     assert about["Input SHA-256"] == "ab" * 32
     assert about["Seed"] == 7 and about["Folds"] == 3
+
+
+def test_net_score_is_counted_from_the_grouped_level_when_the_results_have_none(tmp_path):
+    results = make_results()
+    del results["dataset"]["nps"]
+    for model in results["models"].values():  # groups named as the NPS plan names them
+        model["levels"]["3x3+IM"]["labels"] = ["detractors", "passives", "Promoters"]
+    path = tmp_path / "r.xlsx"
+    write_excel(build_report(results), path, charts=False)
+    (row,) = _table(openpyxl.load_workbook(path)["Summary"],
+                    "Net score (NPS) of the analysed respondents")
+    # first model's 3x3+IM: actual rows 9+2+0 (+IM 0), 2+15+3 (+3), 1+2+17 (+0) → 11, 23, 20
+    n, promoters, detractors = 54, 20, 11
+    assert row["Respondents"].value == n
+    assert row["Net score"].value == pytest.approx(100 * (promoters - detractors) / n)
+    adj = n + 3
+    p_pos, p_neg = (promoters + 0.75) / adj, (detractors + 0.75) / adj
+    se = math.sqrt((p_pos + p_neg - (p_pos - p_neg) ** 2) / adj)
+    assert row["95% low"].value == pytest.approx(100 * (p_pos - p_neg - 1.959964 * se), abs=1e-3)

@@ -329,11 +329,57 @@ def _fmt(value: Any, kind: ColumnKind = "float") -> str:
 # --------------------------------------------------------------------------- sections
 
 
+def _provenance(results: Mapping) -> dict:
+    """File name, sheet, fingerprint and plan, from ``provenance`` or ``dataset``."""
+    dataset = results.get("dataset") or {}
+    prov = results.get("provenance") if isinstance(results.get("provenance"), Mapping) else {}
+    return {
+        "file": prov.get("file") or dataset.get("filename") or dataset.get("file"),
+        "sheet": prov.get("sheet") or dataset.get("sheet"),
+        "sha256": prov.get("sha256") or dataset.get("sha256"),
+        "schema": prov.get("schema"),
+        "plan": prov.get("plan") or results.get("plan"),
+        "versions": prov.get("versions") or {},
+        "algorithms": prov.get("algorithms") or {},
+    }
+
+
+_POSITIVE_GROUPS = ("promoters", "promoter", "satisfied", "positive")
+_NEGATIVE_GROUPS = ("detractors", "detractor", "dissatisfied", "negative")
+
+
+def net_score_from_levels(results: Mapping) -> dict | None:
+    """The data set's net score (NPS) from the actual-class counts of the first level that
+    has promoter and detractor groups (row sums incl. IM = every respondent once)."""
+    from cx_app.nps import net_score_from_counts
+
+    for model in _models(results).values():
+        for name, level in (model.get("levels") or {}).items():
+            labels = [str(x).strip().lower() for x in level.get("labels") or []]
+            pos = next((labels.index(g) for g in _POSITIVE_GROUPS if g in labels), None)
+            neg = next((labels.index(g) for g in _NEGATIVE_GROUPS if g in labels), None)
+            if pos is None or neg is None or level.get("matrix") is None:
+                continue
+            im = level.get("im") or [0] * len(labels)
+            actual = [sum(row) + im[i] for i, row in enumerate(level["matrix"])]
+            neutral = sum(actual) - actual[pos] - actual[neg]
+            try:
+                result = net_score_from_counts(actual[neg], neutral, actual[pos])
+            except Exception:  # an empty or malformed level: no figure rather than a crash
+                return None
+            return {"value": result.value, "ci95": list(result.ci95), "n": result.n,
+                    "from_level": name, "positive": level["labels"][pos],
+                    "negative": level["labels"][neg]}
+    return None
+
+
 def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
     dataset = results.get("dataset") or {}
+    prov = _provenance(results)
     blocks: list[Block] = []
     pairs = [
-        ("File", dataset.get("filename") or dataset.get("file") or dataset.get("file_name")),
+        ("File", prov["file"]),
+        ("Sheet", prov["sheet"]),
         ("Rows used", dataset.get("rows_used")),
         ("Rows read", dataset.get("rows_read")),
         ("Classes", dataset.get("classes")),
@@ -342,15 +388,18 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
     ]
     blocks.append(key_value_table("Data set", [(k, v) for k, v in pairs if v is not None]))
 
-    nps = dataset.get("nps") or results.get("nps")
+    nps = dataset.get("nps") or results.get("nps") or net_score_from_levels(results)
     if isinstance(nps, Mapping) and _is_number(nps.get("value")):
         ci = nps.get("ci95") or [None, None]
+        source = (f" Counted from the actual classes at level {nps['from_level']}: "
+                  f"{nps['positive']} minus {nps['negative']}." if nps.get("from_level") else "")
         blocks.append(Table(
-            "NPS of the analysed respondents",
-            (Column("nps", "NPS"), Column("low", "95% low"), Column("high", "95% high"),
+            "Net score (NPS) of the analysed respondents",
+            (Column("nps", "Net score", "float"), Column("low", "95% low", "float"),
+             Column("high", "95% high", "float"),
              Column("n", "Respondents", "int")),
-            ((round(float(nps["value"]), 1), *(_number_or_none(c) for c in ci[:2]), nps.get("n")),),
-            note="Adjusted Wald interval (Rocks 2016).",
+            ((float(nps["value"]), *(_number_or_none(c) for c in ci[:2]), nps.get("n")),),
+            note="Adjusted Wald interval (Rocks 2016)." + source,
         ))
     else:
         blocks.append(Paragraph("The results hold no NPS figure for the data set.", "note"))
@@ -749,7 +798,8 @@ def _new_wave_section(new_wave: Mapping) -> Section:
 
 def _data_quality_section(results: Mapping, respondent_data: bool) -> Section:
     dataset = results.get("dataset") or {}
-    quality = dataset.get("quality") or dataset.get("data_quality") or dataset
+    quality = (results.get("quality") or dataset.get("quality") or dataset.get("data_quality")
+               or dataset)
     blocks: list[Block] = []
     facts = [(label, quality.get(key)) for key, label in (
         ("rows_read", "Rows read"), ("rows_used", "Rows used"),
@@ -817,29 +867,44 @@ def _library_versions() -> list[tuple[str, str]]:
 
 def _about_section(results: Mapping, new_wave: Mapping | None, created: str,
                    source_name: str | None) -> Section:
-    dataset = results.get("dataset") or {}
-    source = dataset.get("source") if isinstance(dataset.get("source"), Mapping) else {}
+    prov = _provenance(results)
+    plan = prov["plan"]
+    if isinstance(plan, Mapping) and plan.get("steps"):
+        plan = "; ".join(
+            f"{step.get('name')}: " + ", ".join(
+                f"{g.get('name')} {g.get('members')} ({g.get('option')})"
+                for g in step.get("groups") or [])
+            + (f", positive {step['positive']}" if step.get("positive") else "")
+            for step in plan["steps"])
     facts = [
         ("Report created", created),
-        ("Input file", dataset.get("filename") or dataset.get("file") or source.get("filename")),
-        ("Input sheet", dataset.get("sheet") or source.get("sheet")),
-        ("Input SHA-256", dataset.get("sha256") or source.get("sha256")),
+        ("Input file", prov["file"]),
+        ("Input sheet", prov["sheet"]),
+        ("Input SHA-256", prov["sha256"]),
+        ("Survey schema", prov["schema"]),
         ("Results file", source_name),
         ("Folds", results.get("folds")),
         ("Seed", results.get("seed")),
-        ("Plan", results.get("plan")),
+        ("Calibration", results.get("calibration")),
+        ("Plan", plan),
+        ("Comparison method", results.get("comparison_method")),
         ("New wave analysed", "yes" if new_wave else "no"),
     ]
     blocks: list[Block] = [key_value_table("Provenance", [(k, v) for k, v in facts
                                                            if v is not None])]
-    settings = [(m, f"{model.get('algorithm') or m}: {model.get('settings') or 'defaults'}",
-                 _number_or_none(model.get("fit_seconds")))
-                for m, model in _models(results).items()]
+    settings = []
+    for m, model in _models(results).items():
+        chosen = model.get("settings") or prov["algorithms"].get(m) or "defaults"
+        settings.append((m, f"{model.get('algorithm') or m}: {_cell(chosen)}",
+                         _number_or_none(model.get("fit_seconds"))))
     if settings:
         blocks.append(Table("Models and settings",
                             (Column("model", "Model"), Column("settings", "Algorithm and settings"),
                              Column("fit_seconds", "Fit seconds", "float")), tuple(settings)))
-    blocks.append(key_value_table("Versions", _library_versions()))
+    versions = dict(_library_versions())
+    versions.update({str(k): str(v) for k, v in prov["versions"].items()})
+    blocks.append(key_value_table("Versions (of this report; the results' own where recorded)",
+                                  versions.items()))
     return Section("about", "About", tuple(blocks))
 
 
@@ -865,8 +930,7 @@ def build_report(results: Mapping, new_wave: Mapping | None = None, *,
         sections.append(_new_wave_section(new_wave))
     sections += [_data_quality_section(results, respondent_data), _definitions_section(),
                  _about_section(results, new_wave, created, source_name)]
-    dataset = results.get("dataset") or {}
-    name = dataset.get("filename") or dataset.get("file")
+    name = _provenance(results)["file"]
     title = f"CX driver analysis — {name}" if name else "CX driver analysis"
     return Report(title, created, tuple(sections),
                   meta={"respondent_data": respondent_data})
