@@ -392,3 +392,31 @@ def test_r_then_r_and_s_then_s_equal_one_step_on_the_union(k, data):
         l1 = reduce_confusion(cm, resolve_plan(one, range(k)))[-1]
         np.testing.assert_array_equal(l2.matrix, l1.matrix)
         np.testing.assert_array_equal(l2.im, l1.im)
+
+
+@settings(max_examples=100, deadline=None)
+@given(plans_and_matrices())
+def test_two_group_level_mcc_is_pearson_of_group_indicators(case):
+    c, plan = case
+    rp = resolve_plan(plan)
+    last = rp.steps[-1]
+    if last.size != 2 or c.dtype.kind != "i":
+        return
+    level = reduce_confusion(ConfusionMatrix(rp.classes, c), rp)[-1]
+    k = len(c)
+    actual = np.repeat(np.repeat(np.arange(k), k), c.ravel())  # one entry per respondent
+    predicted = np.repeat(np.tile(np.arange(k), k), c.ravel())
+    pos = last.positive_index
+    a = last.group_of[actual] == pos
+    p = last.group_of[predicted] == pos
+    if a.size and a.std() > 0 and p.std() > 0:
+        assert level.metrics["mcc"] == pytest.approx(np.corrcoef(a, p)[0, 1], abs=1e-9)
+
+
+def test_reduce_accepts_a_stack_of_fold_matrices():
+    rp = resolve_plan(NPS_PLAN)
+    folds = np.stack([C, 2 * C, np.zeros_like(C)])
+    matrix, im = rp.steps[1].reduce(folds)
+    assert matrix.shape == (3, 2, 2) and im.shape == (3, 2)
+    assert matrix[1].tolist() == [[14, 6], [0, 30]] and im[1].tolist() == [0, 4]
+    assert matrix[2].sum() == 0 and matrix.dtype.kind == "i"
