@@ -60,3 +60,45 @@ def test_write_reports_writes_both_files(tmp_path):
     models = [c.value for row in book["Metrics"].iter_rows() for c in row]
     assert HOSTILE_MODEL in models
     assert "window.vegaEmbed" in paths["html"].read_text(encoding="utf-8")
+
+
+def test_report_from_a_real_evaluate_run(tmp_path):
+    """``cx-app evaluate`` on a small sample (3 folds, lr + nb), then ``cx-app report``: every
+    level's metrics and matrices in the workbook equal results.json."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[1] / "sample_surveys" / "retail_csat.csv"
+    lines = sample.read_text(encoding="utf-8").splitlines()[:241]
+    survey = tmp_path / "small.csv"
+    survey.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out_dir = tmp_path / "ev"
+    assert main(["evaluate", str(survey), "--algorithms", "lr,nb", "--folds", "3",
+                 "--permutation-repeats", "1", "--out", str(out_dir)]) == 0
+    results_path = out_dir / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    xlsx, html = tmp_path / "r.xlsx", tmp_path / "r.html"
+    assert main(["report", str(results_path), "--out", str(xlsx)]) == 0
+    assert main(["report", str(results_path), "--out", str(html)]) == 0
+
+    book = openpyxl.load_workbook(xlsx)
+    assert all(c.data_type != "f" for ws in book for row in ws.iter_rows() for c in row)
+    metrics = book["Metrics"]
+    for level_name in ("original", "3x3+IM", "2x2+IM"):
+        title_row = next(r for r in range(1, metrics.max_row + 1)
+                         if metrics.cell(r, 1).value == f"Level {level_name}")
+        header = {metrics.cell(title_row + 1, c).value: c
+                  for c in range(1, metrics.max_column + 1)}
+        for offset, model_id in enumerate(results["models"]):
+            row = title_row + 2 + offset
+            assert metrics.cell(row, 1).value == model_id
+            values = results["models"][model_id]["levels"][level_name]["metrics"]
+            assert metrics.cell(row, header["Accuracy"]).value == values["accuracy"]
+            if level_name == "2x2+IM":
+                assert metrics.cell(row, header["MCC (Matthews correlation)"]).value == values["mcc"]
+                assert metrics.cell(row, header["IMP (positive intragroup mismatch)"]).value == \
+                    values["imp"]
+    assert "Data quality" in book.sheetnames and "About" in book.sheetnames
+    about = [c.value for row in book["About"].iter_rows() for c in row]
+    assert results["provenance"]["sha256"] in about
+    text = html.read_text(encoding="utf-8")
+    assert 'id="sec-drivers"' in text and "window.vegaEmbed" in text
