@@ -423,10 +423,11 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
         best_rows.append((level_name, metric, best, value, metrics.get("accuracy"),
                           metrics.get("tpr"), metrics.get("tnr"), _number_or_none(auc), verdict))
         kind = _metric_kind(metric, binary)
+        accuracy = ("" if metric == "accuracy" else
+                    f" and an accuracy of {_fmt(metrics.get('accuracy'), 'percent')}")
         reading.append(
             f"At level {level_name}, {best} has the best {_metric_display(metric, binary)} "
-            f"({_fmt(value, kind)}) and an accuracy of {_fmt(metrics.get('accuracy'), 'percent')}."
-            + (f" {verdict}" if verdict else ""))
+            f"({_fmt(value, kind)}){accuracy}." + (f" Against {verdict[3:]}." if verdict else ""))
     if best_rows:
         blocks.append(Table(
             "Best model per level",
