@@ -171,16 +171,19 @@ def matrix_to_long(matrix: pd.DataFrame, *, im_label: str = "IM") -> pd.DataFram
     column named ``im_label``) → long rows ``actual, predicted, count, row_share, kind``.
 
     ``kind`` is ``"correct"`` on the diagonal, ``"error"`` off it and ``"IM"`` in the IM row
-    and column; ``row_share`` is the count over its row total (IM column included).
+    and column; ``row_share`` is the count over its row total (IM column included). Empty
+    (NaN) cells, such as the IM × IM corner, are left out.
     """
     actual = _labels_as_text(matrix.index)
     predicted = _labels_as_text(matrix.columns)
     values = matrix.to_numpy(dtype=float)
     rows = []
     for i, a in enumerate(actual):
-        total = values[i].sum()
+        total = np.nansum(values[i])
         for j, p in enumerate(predicted):
             count = float(values[i, j])
+            if np.isnan(count):  # the empty IM × IM corner of a reduced level
+                continue
             if a == im_label or p == im_label:
                 kind = "IM"
             elif a == p:
@@ -208,9 +211,10 @@ def confusion_heatmap(
     data = matrix_to_long(matrix, im_label=im_label)
     actual_order = _labels_as_text(matrix.index)
     predicted_order = _labels_as_text(matrix.columns)
-    size = cell_size or (28 if len(predicted_order) > 6 else 60)
+    size = cell_size or (34 if len(predicted_order) > 6 else 72)
+    short = max(len(p) for p in predicted_order) <= 3
     x = alt.X("predicted:N", sort=predicted_order, title="Predicted",
-              axis=alt.Axis(orient="top", labelAngle=0))
+              axis=alt.Axis(orient="top", labelAngle=0 if short else -30, labelLimit=160))
     y = alt.Y("actual:N", sort=actual_order, title="Actual")
     tooltip = [
         alt.Tooltip("actual:N", title="Actual"),
@@ -240,8 +244,12 @@ def confusion_heatmap(
         text=alt.Text("count:Q", format=count_format),
         color=alt.condition(alt.datum.row_share > 0.5, alt.value("white"), alt.value("#1b1f23")),
     )
-    chart = alt.layer(cells, im_cells, diagonal, text).resolve_scale(color="independent")
-    props: dict = {"width": size * len(predicted_order), "height": size * len(actual_order)}
+    layers = [cells, im_cells] if (data["kind"] == "IM").any() else [cells]
+    chart = alt.layer(*layers, diagonal, text).resolve_scale(color="independent")
+    # "pad": the cells keep their size and axes/legends are added around them (a host that
+    # fits the whole chart into a width, as Streamlit does by default, would shrink the cells)
+    props: dict = {"width": size * len(predicted_order), "height": size * len(actual_order),
+                   "autosize": alt.AutoSizeParams(type="pad", contains="padding")}
     if title:
         props["title"] = title
     return chart.properties(**props)

@@ -31,7 +31,7 @@ def test_matrix_to_long_kinds_and_row_shares():
     assert cell.loc[("IM", "detractors"), "kind"] == "IM"
     # row share: 5 of the detractor row's 37 respondents (IM column included)
     assert cell.loc[("detractors", "passives_promoters"), "row_share"] == pytest.approx(5 / 37)
-    assert cell.loc[("IM", "IM"), "row_share"] == 0.0
+    assert ("IM", "IM") in cell.index  # a zero corner is kept; a NaN corner is dropped
 
 
 def test_confusion_heatmap_has_a_separate_im_layer_and_axes_oriented():
@@ -48,7 +48,7 @@ def test_confusion_heatmap_has_a_separate_im_layer_and_axes_oriented():
     cells = layers[0]["encoding"]
     assert cells["y"]["title"] == "Actual" and cells["x"]["title"] == "Predicted"
     assert cells["y"]["sort"] == ["detractors", "passives_promoters", "IM"]
-    assert spec["width"] == 60 * 3
+    assert spec["width"] == 72 * 3 and spec["autosize"]["type"] == "pad"
 
 
 def test_eleven_class_heatmap_has_all_121_cells_even_when_a_class_is_empty():
@@ -136,4 +136,19 @@ def test_roc_chart_thins_survey_sized_curves_keeping_the_end_points():
     lr = [v for v in values if v["model"] == "lr"]
     assert (lr[0]["fpr"], lr[0]["tpr"]) == (0.0, 0.0)
     assert lr[-1]["fpr"] == 1.0 and lr[-1]["tpr"] == pytest.approx(0.8)
-    assert all(a["fpr"] <= b["fpr"] for a, b in zip(lr, lr[1:]))
+    assert all(a["fpr"] <= b["fpr"] for a, b in zip(lr[:-1], lr[1:], strict=True))
+
+
+def test_the_empty_im_corner_of_a_level_frame_is_not_drawn():
+    frame = pd.DataFrame([[30, 5, 2], [4, 50, 9], [2, 9, None]],
+                         index=["d", "pp", "IM"], columns=["d", "pp", "IM"]).astype("Int64")
+    long = charts.matrix_to_long(frame)
+    assert len(long) == 8 and ("IM", "IM") not in set(zip(long["actual"], long["predicted"], strict=True))
+    (values,) = _datasets(charts.confusion_heatmap(frame).to_dict())
+    assert all(v["count"] is not None for v in values)
+
+
+def test_an_original_matrix_has_no_im_layer_or_legend():
+    frame = pd.DataFrame([[3, 1], [0, 4]], index=[0, 1], columns=[0, 1])
+    spec = charts.confusion_heatmap(frame).to_dict()
+    assert not any("oranges" in str(layer.get("encoding")) for layer in spec["layer"])

@@ -1,0 +1,168 @@
+"""The whole analyst workflow in a real browser: Playwright drives Debian's chromium against
+``streamlit run streamlit_app.py`` on a free port.
+
+Upload a workbook through the real file input, train two fast models (3 folds), open the
+confusion-matrix and new-wave pages, download the predictions, and check what the pages show.
+Screenshots go to ``$CX_E2E_SCREENSHOTS`` (default: the test's tmp dir).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from cx_app.importing import load_survey
+from cx_app.nps import nps_summary
+from cx_app.samples import sample_path
+from cx_app.schema import load_schema
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+WAIT = 90_000  # ms; two busy cores
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+             "--server.port", str(port), "--server.headless", "true",
+             "--server.address", "127.0.0.1"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def page(app_url):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000},
+                                      accept_downloads=True)
+        pg = context.new_page()
+        pg.set_default_timeout(WAIT)
+        try:
+            yield pg
+        finally:
+            context.close()
+            browser.close()
+
+
+def _shots(tmp_path: Path) -> Path:
+    target = Path(os.environ.get("CX_E2E_SCREENSHOTS", tmp_path))
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _settle(pg) -> None:
+    """Wait until the app has finished running the script."""
+    pg.wait_for_timeout(300)
+    pg.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=WAIT)
+
+
+def _go(pg, app_url: str, path: str) -> None:
+    # navigate through the sidebar, as a user does (keeps the session)
+    pg.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
+    _settle(pg)
+
+
+def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
+    pg = page
+    shots = _shots(tmp_path)
+    pg.goto(app_url)
+    pg.get_by_text("Data quality").wait_for()
+    _settle(pg)
+
+    # upload the labeled wave-7 workbook through the real file input
+    workbook = sample_path("telecom_nps_wave7_labeled")
+    expected = load_survey(workbook, schema=load_schema(ROOT / "survey_schemas" /
+                                                        "telecom_nps.yaml"))
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
+        str(workbook))
+    pg.get_by_text(f"File: {workbook.name}").wait_for()
+    _settle(pg)
+    # the inferred layout is used for an upload; the respondent count is the library's
+    used = pg.locator('[data-testid="stMetric"]', has_text="Respondents used")
+    assert f"{expected.quality.rows_used:,}" in used.inner_text()
+    pg.screenshot(path=str(shots / "01_data.png"), full_page=True)
+
+    _go(pg, app_url, "nps")
+    nps = nps_summary(expected.y)
+    pg.get_by_text(f"NPS {nps.value:+.1f} (95% interval").wait_for()
+
+    # train lr and nb (the defaults) with 3 folds
+    _go(pg, app_url, "models")
+    folds = pg.get_by_label("Folds")
+    folds.fill("3")
+    folds.press("Enter")
+    _settle(pg)
+    pg.get_by_role("button", name="Train and cross-validate").click()
+    pg.get_by_text("Training finished").wait_for()
+    _settle(pg)
+    assert pg.get_by_text("Leaderboard").is_visible()
+    pg.screenshot(path=str(shots / "02_models.png"), full_page=True)
+
+    _go(pg, app_url, "confusion")
+    charts = pg.locator('[data-testid="stVegaLiteChart"]')
+    charts.nth(2).wait_for()
+    assert charts.count() == 3
+    assert pg.get_by_text("positive group: passives_promoters").first.is_visible()
+    pg.screenshot(path=str(shots / "03_confusion.png"), full_page=True)
+
+    _go(pg, app_url, "new_wave")
+    pg.get_by_role("button", name="Fit on all respondents").click()
+    pg.get_by_text("Estimated NPS", exact=False).first.wait_for()
+    _settle(pg)
+    assert pg.locator('[data-testid="stMetric"]', has_text="Respondents").inner_text() \
+        .endswith("1,200")
+    pg.screenshot(path=str(shots / "04_new_wave.png"), full_page=True)
+
+    with pg.expect_download() as info:
+        pg.get_by_role("button", name="Download all predictions (CSV)").click()
+    download = info.value
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    lines = saved.read_text(encoding="utf-8-sig").splitlines()
+    assert lines[0].split(",")[:4] == ["respondent_id", "sheet_row", "predicted", "group"]
+    assert len(lines) == 1 + 1200
