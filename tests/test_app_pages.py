@@ -188,3 +188,18 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     _ok(at)
     labels = {d.label for d in at.download_button}
     assert {"Excel report (.xlsx)", "HTML report", "Results (JSON)"} <= labels
+
+
+def test_editing_the_mapping_changes_the_schema_in_use(sample):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    editor = at.data_editor[0]
+    row = editor.value.index[editor.value["column"] == "Roaming"][0]
+    at.session_state[editor.key] = {"edited_rows": {int(row): {"role": "ignore"}},
+                                    "added_rows": [], "deleted_rows": []}
+    at.run()
+    _ok(at)
+    schema = at.session_state["analysis"].survey.schema
+    assert schema.attribute_names == tuple(n for n in sample.schema.attribute_names
+                                           if n != "roaming")
+    assert schema.plan == sample.schema.plan  # same target scale: the plan is kept
+    assert any(d.label == "Download schema (YAML)" for d in at.download_button)
