@@ -32,6 +32,7 @@ import pandas as pd
 import python_calamine
 
 from cx_app.errors import SchemaError, SurveyFileError
+from cx_app.limits import ImportLimits, limits_from_env, megabytes
 from cx_app.quality import (
     DECIMAL,
     DUPLICATE_ID,
@@ -49,12 +50,25 @@ from cx_app.schema import (
     infer_schema,
     normalise_header,
 )
+from cx_app.xml_safety import check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
 CSV_SUFFIXES = (".csv",)
 HEADER_SCAN_ROWS = 30
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_ENCRYPTED_MARK = "EncryptedPackage".encode("utf-16-le")
+_ENCRYPTED_MARKS = tuple(m.encode("utf-16-le") for m in ("EncryptedPackage", "EncryptionInfo"))
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_FOREIGN_MAGIC = (
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"7z\xbc\xaf", "a 7-Zip archive"),
+    (b"<!DOCTYPE html", "an HTML page"),
+    (b"<html", "an HTML page"),
+)
 _ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
@@ -121,34 +135,90 @@ class _Grid:
     rows: list[list[Any]]
 
 
-def _read_source(source: Any, filename: str | None) -> tuple[bytes, str]:
+def _too_big(name: str, size: int, limits: ImportLimits) -> SurveyFileError:
+    return SurveyFileError(
+        f"{name}: the file is {megabytes(size)}, more than the limit of "
+        f"{megabytes(limits.max_file_bytes)} (CX_APP_MAX_FILE_MB); refused")
+
+
+def _read_source(source: Any, filename: str | None, limits: ImportLimits) -> tuple[bytes, str]:
+    """The file's bytes (in memory; nothing is written anywhere) and its display name."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         name = filename or path.name
         try:
-            return path.read_bytes(), name
+            size = path.stat().st_size
+            if size > limits.max_file_bytes:
+                raise _too_big(name, size, limits)
+            with path.open("rb") as handle:  # read at most one byte past the limit
+                data = handle.read(limits.max_file_bytes + 1)
         except FileNotFoundError:
             raise SurveyFileError(f"{name}: file not found ({path})") from None
         except IsADirectoryError:
             raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
         except OSError as exc:
             raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), filename or "uploaded file"
-    if hasattr(source, "getvalue") or hasattr(source, "read"):
-        data = source.getvalue() if hasattr(source, "getvalue") else source.read()
-        return bytes(data), filename or getattr(source, "name", None) or "uploaded file"
-    raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), filename or "uploaded file"
+    elif hasattr(source, "getvalue") or hasattr(source, "read"):
+        name = filename or getattr(source, "name", None) or "uploaded file"
+        data = (source.getvalue() if hasattr(source, "getvalue")
+                else source.read(limits.max_file_bytes + 1))
+        data = bytes(data)
+    else:
+        raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+    if len(data) > limits.max_file_bytes:
+        raise _too_big(name, len(data), limits)
+    return data, name
 
 
-def _excel_grids(data: bytes, name: str) -> tuple[list[str], Any]:
-    suffix = Path(name).suffix.lower()
-    # an encrypted .xlsx/.xlsm is an OLE container holding an "EncryptedPackage" stream
-    if data.startswith(_OLE_MAGIC) and _ENCRYPTED_MARK in data:
+def _foreign_format(data: bytes) -> str | None:
+    head = data[:64].lstrip()
+    for magic, what in _FOREIGN_MAGIC:
+        if head[:len(magic)].lower() == magic.lower():
+            return what
+    return None
+
+
+def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLimits) -> None:
+    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind."""
+    if data.startswith(_OLE_MAGIC):
+        # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
+        # "EncryptionInfo" and "EncryptedPackage" streams
+        if any(mark in data for mark in _ENCRYPTED_MARKS):
+            raise SurveyFileError(
+                f"{name}: the workbook is password-protected (encrypted); save an unprotected "
+                "copy and upload that")
+        return  # an old .xls (BIFF) workbook: calamine reads it; failures are reported below
+    if data.startswith(_ZIP_MAGIC):
+        check_workbook_archive(data, name, limits)
+        return
+    foreign = _foreign_format(data)
+    if foreign:
         raise SurveyFileError(
-            f"{name}: the workbook is password-protected (encrypted); save an unprotected copy "
-            "and upload that"
-        )
+            f"{name}: the file is {foreign} renamed {suffix}, not a spreadsheet")
+    if suffix in (".xlsx", ".xlsm", ".ods"):
+        hint = (" (it looks like text: if it is a CSV file, give it the .csv extension)"
+                if _looks_like_text(data) else "")
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
+            f"spreadsheet){hint}")
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start > len(head) - 4  # a character cut at the end of the sample
+    return True
+
+
+def _excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str], Any]:
+    suffix = Path(name).suffix.lower()
+    _check_workbook_bytes(data, name, suffix, limits)
     try:
         workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
     except python_calamine.PasswordError:
@@ -156,6 +226,12 @@ def _excel_grids(data: bytes, name: str) -> tuple[list[str], Any]:
             f"{name}: the workbook is password-protected; save an unprotected copy"
         ) from None
     except Exception:  # calamine raises several types for damaged or foreign files
+        if data.startswith(_OLE_MAGIC):
+            raise SurveyFileError(
+                f"{name}: an OLE2 (Compound File) container that calamine cannot read as a "
+                "workbook: a password-protected/encrypted workbook, an old .xls from an "
+                "unsupported version, or another Office document; save it as an unprotected "
+                ".xlsx") from None
         raise SurveyFileError(
             f"{name}: not a readable {suffix or 'spreadsheet'} workbook (the file is damaged or "
             "is not a spreadsheet)"
@@ -163,12 +239,30 @@ def _excel_grids(data: bytes, name: str) -> tuple[list[str], Any]:
 
     def load(sheet: str) -> _Grid:
         try:
-            rows = workbook.get_sheet_by_name(sheet).to_python(skip_empty_area=False)
+            loaded = workbook.get_sheet_by_name(sheet)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
+        try:
+            rows = loaded.to_python(skip_empty_area=False)
         except Exception:
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
         return _Grid(sheet, rows)
 
     return list(workbook.sheet_names), load
+
+
+def _check_shape(where: str, rows: int, cols: int, limits: ImportLimits) -> None:
+    if rows > limits.max_rows:
+        raise SurveyFileError(f"{where}: {rows:,} rows, more than the limit of "
+                              f"{limits.max_rows:,} (CX_APP_MAX_ROWS); refused")
+    if cols > limits.max_columns:
+        raise SurveyFileError(f"{where}: {cols:,} columns, more than the limit of "
+                              f"{limits.max_columns:,} (CX_APP_MAX_COLUMNS); refused")
+    if rows * cols > limits.max_cells:
+        raise SurveyFileError(f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} "
+                              f"cells, more than the limit of {limits.max_cells:,} "
+                              "(CX_APP_MAX_CELLS); refused")
 
 
 def _decode(data: bytes, name: str) -> tuple[str, str]:
@@ -199,7 +293,7 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def _csv_grid(data: bytes, name: str) -> tuple[_Grid, str, str]:
+def _csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[_Grid, str, str]:
     if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -207,10 +301,16 @@ def _csv_grid(data: bytes, name: str) -> tuple[_Grid, str, str]:
     else:
         text, encoding = _decode(data, name)
     delimiter = _sniff_delimiter(text)
+    rows: list[list[str]] = []
+    width = 0
     try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+            rows.append(row)
+            width = max(width, len(row))
+            _check_shape(name, len(rows), width, limits)
     except csv.Error as exc:
-        raise SurveyFileError(f"{name}: not a readable CSV file ({exc})") from None
+        raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
+                              ) from None
     return _Grid(None, rows), encoding, delimiter
 
 
@@ -406,12 +506,14 @@ def _display(cell: Any) -> str:
 
 
 def read_table(
-    source: Any, *, sheet: str | int | None = None, filename: str | None = None
+    source: Any, *, sheet: str | int | None = None, filename: str | None = None,
+    limits: ImportLimits | None = None,
 ) -> pd.DataFrame:
     """The raw table of a file (the detected header as column names; sheet rows as the index),
     for previews and for :func:`~cx_app.schema.infer_schema`."""
-    data, name = _read_source(source, filename)
-    grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True)
+    limits = limits or limits_from_env()
+    data, name = _read_source(source, filename, limits)
+    grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True, limits=limits)
     header = _guess_header_row(grid)
     return _frame_from_grid(grid, header)[0]
 
@@ -440,7 +542,7 @@ def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFra
 
 def _grid_for(
     data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
-    require_target: bool,
+    require_target: bool, limits: ImportLimits,
 ) -> tuple[_Grid, list[str], dict]:
     """The grid to use, notes about the choice, and CSV dialect info."""
     if not data:
@@ -448,7 +550,7 @@ def _grid_for(
     suffix = Path(name).suffix.lower()
     notes: list[str] = []
     if suffix in CSV_SUFFIXES:
-        grid, encoding, delimiter = _csv_grid(data, name)
+        grid, encoding, delimiter = _csv_grid(data, name, limits)
         notes.append(f"read as CSV: encoding {encoding}, delimiter {_DELIMITERS[delimiter]}")
         if not any(any(_present(c) for c in row) for row in grid.rows[:HEADER_SCAN_ROWS]):
             raise SurveyFileError(f"{name}: the file has no data")
@@ -458,7 +560,7 @@ def _grid_for(
             f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
             ".xlsm, .xls, .ods or .csv"
         )
-    names, load = _excel_grids(data, name)
+    names, load = _excel_grids(data, name, limits)
     if not names:
         raise SurveyFileError(f"{name}: the workbook has no sheets")
     if sheet is not None:
@@ -517,6 +619,7 @@ def load_survey(
     sheet: str | int | None = None,
     filename: str | None = None,
     require_target: bool = True,
+    limits: ImportLimits | None = None,
 ) -> SurveyData:
     """Read, map and clean a survey file; see the module docstring.
 
@@ -526,9 +629,15 @@ def load_survey(
 or a text of digits that names no sheet, read as a number counting from 1; by default the first
     sheet matching the schema. With ``require_target=False`` a file without the target column
     is accepted (``.y`` is then None); a present target column is validated as usual.
+
+    ``limits`` (:class:`~cx_app.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
+    the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
+    workbook XML part with a DTD, an encrypted or foreign file raises :class:`SurveyFileError`
+    before any large allocation. The file is read into memory only: nothing is written to disk.
     """
-    data, name = _read_source(source, filename)
-    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target)
+    limits = limits or limits_from_env()
+    data, name = _read_source(source, filename, limits)
+    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:
         header = _guess_header_row(grid)

@@ -1,0 +1,99 @@
+"""Size limits the importer enforces on every survey file, whoever calls it (app, CLI, tests).
+
+A survey file may come from anyone, and the app may run on a shared server: a file that is too
+big, a zip bomb disguised as ``.xlsx`` or a sheet whose cells claim a huge extent must be refused
+with a clear message *before* it can exhaust memory. :class:`ImportLimits` holds the limits;
+:func:`limits_from_env` reads overrides from environment variables (numbers; sizes in MB):
+
+==============================  ===================================  =========
+variable                        limit                                default
+==============================  ===================================  =========
+``CX_APP_MAX_FILE_MB``          size of the file itself              200 MB
+``CX_APP_MAX_ROWS``             rows of a sheet / lines of a CSV     1,000,000
+``CX_APP_MAX_COLUMNS``          columns of a sheet / CSV row         2,000
+``CX_APP_MAX_CELLS``            rows × columns of the sheet's extent 30,000,000
+``CX_APP_MAX_DECOMPRESSED_MB``  total unzipped size of a workbook    1,000 MB
+``CX_APP_MAX_COMPRESSION_RATIO`` unzipped ÷ zipped size of one part  200
+``CX_APP_MAX_ZIP_ENTRIES``      parts inside a workbook archive      10,000
+==============================  ===================================  =========
+
+The compression-ratio limit applies to parts larger than :data:`RATIO_FLOOR_BYTES` unzipped
+(small parts of repeated text legitimately compress very well). Normal Excel worksheets
+compress about 10:1.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+MB = 1024 * 1024
+RATIO_FLOOR_BYTES = 1 * MB
+"""Parts smaller than this (unzipped) are not subject to the compression-ratio limit."""
+
+ENV_VARS: dict[str, str] = {
+    "max_file_bytes": "CX_APP_MAX_FILE_MB",
+    "max_rows": "CX_APP_MAX_ROWS",
+    "max_columns": "CX_APP_MAX_COLUMNS",
+    "max_cells": "CX_APP_MAX_CELLS",
+    "max_decompressed_bytes": "CX_APP_MAX_DECOMPRESSED_MB",
+    "max_compression_ratio": "CX_APP_MAX_COMPRESSION_RATIO",
+    "max_zip_entries": "CX_APP_MAX_ZIP_ENTRIES",
+}
+"""The environment variable overriding each limit (``*_MB`` variables are in megabytes)."""
+
+
+@dataclass(frozen=True)
+class ImportLimits:
+    """Limits on one survey file; sizes in bytes. See the module docstring for defaults."""
+
+    max_file_bytes: int = 200 * MB
+    max_rows: int = 1_000_000
+    max_columns: int = 2_000
+    max_cells: int = 30_000_000
+    max_decompressed_bytes: int = 1_000 * MB
+    max_compression_ratio: float = 200.0
+    max_zip_entries: int = 10_000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if not getattr(self, f.name) > 0:
+                raise ValueError(f"ImportLimits.{f.name} must be positive")
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
+    """The default limits with any ``CX_APP_MAX_*`` environment variable applied.
+
+    A variable that is not a positive number raises ``ValueError`` naming it (a server
+    misconfiguration should not pass silently)."""
+    env = os.environ if environ is None else environ
+    values: dict = {}
+    for name, var in ENV_VARS.items():
+        text = env.get(var)
+        if text is None or not text.strip():
+            continue
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{var}={text!r} is not a number") from None
+        if not number > 0:
+            raise ValueError(f"{var}={text!r} must be positive")
+        if var.endswith("_MB"):
+            values[name] = int(number * MB)
+        elif name == "max_compression_ratio":
+            values[name] = number
+        else:
+            values[name] = int(number)
+    return ImportLimits(**values)
+
+
+def megabytes(n: float) -> str:
+    """``n`` bytes as a short MB figure for messages."""
+    return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
+
+
+__all__ = ["ENV_VARS", "ImportLimits", "RATIO_FLOOR_BYTES", "limits_from_env", "megabytes"]
