@@ -521,6 +521,9 @@ def read_table(
 def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
+    longest = max(map(len, body), default=0)
+    if any(len(row) != longest for row in body):  # ragged CSV lines: pad with blanks
+        body = [list(row) + [None] * (longest - len(row)) for row in body]
     frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame()
     headers, seen = [], set()
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
@@ -596,6 +599,19 @@ def _grid_for(
     )
 
 
+def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:
+    """A note for each used column whose header appears more than once in the header row."""
+    texts = _header_texts(row)
+    notes = []
+    for position in sorted(found.values()):
+        same = [j for j, t in enumerate(texts) if t == texts[position]]
+        if len(same) > 1 and same[0] == position:
+            notes.append(f"header {_cell_text(row[position])!r} appears in columns "
+                         f"{', '.join(_column_letter(j) for j in same)}; column "
+                         f"{_column_letter(position)} is used")
+    return notes
+
+
 def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
     if isinstance(sheet, int):
         if 0 <= sheet < len(names):
@@ -657,6 +673,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         )
     if header > 0:
         notes.append(f"header found on row {header + 1} (rows above it skipped)")
+    notes.extend(_duplicate_header_notes(grid.rows[header], found))
     for spec in schema.columns():
         if spec.name not in found and spec is not schema.target:
             notes.append(f"column {spec.column!r} ({spec.name}) not found; left out")

@@ -93,6 +93,8 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
 
 def megabytes(n: float) -> str:
     """``n`` bytes as a short MB figure for messages."""
+    if n < MB:
+        return f"{n / 1024:,.1f} KB"
     return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
 
 
