@@ -38,7 +38,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cx_app.errors import PlanError
+from cx_app.errors import CxAppError, PlanError
 
 Label = int | str
 GroupingOption = Literal["R", "S", "RS"]
@@ -139,18 +139,23 @@ def parse_plan(data: object, source: str = "plan") -> PlanSpec:
         raise PlanError(format_validation_error(exc, source)) from None
 
 
-def load_plan_file(path: str | Path) -> PlanSpec:
-    """Read a stand-alone plan file (YAML, or JSON since YAML reads it)."""
+def read_yaml_document(path: str | Path, error: type[CxAppError], what: str) -> object:
+    """Parse a YAML (or JSON) file, turning I/O and syntax problems into ``error`` naming the file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
-        raise PlanError(f"{path.name}: cannot read the plan file ({exc.strerror})") from None
+        raise error(f"{path.name}: cannot read the {what} ({exc.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise PlanError(f"{path.name}: not valid YAML/JSON: {exc}") from None
-    return parse_plan(data, source=path.name)
+        raise error(f"{path.name}: not valid YAML/JSON: {exc}") from None
+
+
+def load_plan_file(path: str | Path) -> PlanSpec:
+    """Read a stand-alone plan file (YAML, or JSON since YAML reads it)."""
+    data = read_yaml_document(path, PlanError, "plan file")
+    return parse_plan(data, source=Path(path).name)
 
 
 NPS_CLASSES: tuple[int, ...] = tuple(range(11))

@@ -24,7 +24,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cx_app.errors import SchemaError
-from cx_app.plan import NPS_PLAN, PlanSpec, StepSpec, format_validation_error, parse_plan
+from cx_app.plan import (
+    NPS_PLAN,
+    PlanSpec,
+    StepSpec,
+    format_validation_error,
+    parse_plan,
+    read_yaml_document,
+)
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -183,16 +190,8 @@ def parse_schema(data: object, source: str = "schema") -> SurveySchema:
 
 def load_schema(path: str | Path) -> SurveySchema:
     """Read and validate a survey schema file (YAML)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SchemaError(f"{path.name}: cannot read the schema file ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SchemaError(f"{path.name}: not valid YAML: {exc}") from None
-    return parse_schema(data, source=path.name)
+    data = read_yaml_document(path, SchemaError, "schema file")
+    return parse_schema(data, source=Path(path).name)
 
 
 def save_schema(schema: SurveySchema, path: str | Path) -> Path:
