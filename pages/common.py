@@ -2,10 +2,17 @@
 number formatting and error display. Not a page itself (the entry script lists the pages).
 
 Streamlit caches: survey files are read once per content (``st.cache_resource`` keyed on the
-bytes, sheet and schema); cross-validation results live in one process-wide
+bytes, file name, sheet and schema); cross-validation results live in one process-wide
 :class:`cx_app.session.ResultStore` keyed on the survey's content key and the training recipe.
 Per-user state (the :class:`cx_app.session.Analysis`, uploaded files, page choices) lives in
 ``st.session_state``.
+
+Isolation on a shared server: everything process-wide is keyed by content, so a session only
+gets back what it would compute itself from the very bytes it loaded, and nothing process-wide
+is ever listed on a page (the models a user can pick are ``Analysis.models``, in session state).
+Every cache is bounded: ``max_entries`` and a TTL on each ``st.cache_resource``, entries, bytes
+and TTL on the store (:func:`cx_app.session.cache_limits`, ``CX_APP_*`` environment variables).
+Cached objects are shared, not copied: pages treat them as read-only.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from cx_app.errors import CxAppError
 from cx_app.importing import SurveyData, load_survey, read_table
 from cx_app.safe_text import to_safe_csv
 from cx_app.schema import SurveySchema, load_schema, parse_schema
-from cx_app.session import Analysis, ResultStore, survey_key
+from cx_app.session import Analysis, ResultStore, cache_limits, survey_key
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "survey_schemas"
@@ -31,6 +38,8 @@ SAMPLE_SCHEMA = "telecom_nps.yaml"
 ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
+LIMITS = cache_limits()
+TTL = LIMITS.ttl_seconds
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -45,20 +54,21 @@ def md_escape(text: object) -> str:
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def result_store() -> ResultStore:
-    """The process-wide store of cross-validation results (frozen, safe to share)."""
-    return ResultStore(max_items=64)
+    """The process-wide store of cross-validation results (frozen, safe to share; bounded in
+    entries, bytes and age by ``LIMITS``)."""
+    return ResultStore.from_limits(LIMITS)
 
 
 def bundled_schemas() -> dict[str, Path]:
     return {p.name: p for p in sorted(SCHEMA_DIR.glob("*.yaml"))}
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)
 def schema_from_file(name: str) -> SurveySchema:
     return load_schema(bundled_schemas()[name])
 
 
-@st.cache_resource(max_entries=16, show_spinner="Reading the survey file…")
+@st.cache_resource(max_entries=8, ttl=TTL, show_spinner="Reading the survey file…")
 def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: str | None,
                   require_target: bool = True) -> SurveyData:
     """``load_survey`` once per (content, sheet, schema); the result is frozen and shared."""
@@ -69,12 +79,12 @@ def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: st
                        require_target=require_target)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)
 def cached_raw_table(data: bytes, filename: str, sheet: str | None) -> pd.DataFrame:
     return read_table(data, sheet=sheet, filename=filename)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, ttl=TTL, show_spinner=False)
 def sample_bytes(name: str) -> tuple[str, bytes]:
     from cx_app.samples import sample_path
 
@@ -83,8 +93,10 @@ def sample_bytes(name: str) -> tuple[str, bytes]:
 
 
 def new_analysis(survey: SurveyData) -> Analysis:
-    key = survey_key(survey.source.sha256, survey.source.sheet, survey.schema.to_yaml())
-    return Analysis(survey=survey, data_key=key, plan=survey.schema.plan_spec)
+    key = survey_key(survey.source.sha256, survey.source.sheet, survey.schema.to_yaml(),
+                     survey.source.filename)
+    return Analysis(survey=survey, data_key=key, plan=survey.schema.plan_spec,
+                    memo_items=LIMITS.memo_items)
 
 
 def analysis() -> Analysis:
