@@ -2,7 +2,7 @@
 
 Baseline (same run, same folds): for each of the 8 default algorithms, scikit-learn's
 ``cross_val_predict(method="predict_proba")`` with the papers' settings, sequential. Ours:
-``cx_app.cli.evaluate.evaluate_survey`` (the same fits, plus levels, per-fold metrics, ROC,
+``cx_app.analysis.evaluate_survey`` (the same fits, plus levels, per-fold metrics, ROC,
 all pairwise tests and drivers incl. permutation importance of the best model). Target: ratio
 ≤ 1.3. Also: the ratio with ``n_jobs=2``, and time growth from 2,500 to 100,000 respondents
 (rows resampled with replacement from the sample survey) for the fast algorithms lr, nb, dt.
@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
 from cx_app.algorithms import DEFAULT_ALGORITHMS, build_algorithm
-from cx_app.cli.evaluate import evaluate_survey
+from cx_app.analysis import evaluate_survey
 from cx_app.crossval import class_positions, cross_validate_model, make_folds
 from cx_app.evaluation import evaluate_result
 from cx_app.grouping import resolve_plan

@@ -37,6 +37,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 
 from cx_app.algorithms import RareSafeCalibrated, get_algorithm
 from cx_app.errors import AnalysisError
+from cx_app.provenance import library_versions
 
 Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
 Progress = Callable[[int, int, str], None]
@@ -348,17 +349,9 @@ def cross_validate_model(
         fold_method=fold_method,
         models=tuple(o[3] for o in outputs) if keep_models else None,
         train_predictions=train_predictions,
-        provenance=_versions(),
+        provenance=library_versions(),
     )
 
 
 def _numeric(classes: tuple) -> bool:
     return all(isinstance(c, int | float | np.number) for c in classes)
-
-
-def _versions() -> dict[str, str]:
-    import sklearn
-
-    from cx_app import __version__
-
-    return {"cx_app": __version__, "scikit-learn": sklearn.__version__, "numpy": np.__version__}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from cx_app.errors import ModelFileError
+from cx_app.provenance import library_versions
 
 __all__ = [
     "FORMAT",
@@ -83,24 +84,6 @@ _COMPRESSED_MAGIC = {  # joblib's compressed pickles
 
 class ModelVersionWarning(UserWarning):
     """A model file was written with other library versions; predictions may differ."""
-
-
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries a saved model depends on."""
-    import sklearn
-    import skops
-
-    from cx_app import __version__
-
-    out = {"cx_app": __version__, "sklearn": sklearn.__version__, "skops": skops.__version__,
-           "numpy": np.__version__}
-    try:
-        import xgboost
-
-        out["xgboost"] = xgboost.__version__
-    except ImportError:  # pragma: no cover - xgboost is a dependency
-        out["xgboost"] = "absent"
-    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from cx_app.cli import main
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def evaluate_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("evaluate")
     rng = np.random.default_rng(4)
     n = 300
@@ -30,7 +31,22 @@ def results(tmp_path_factory):
         "--seed", "1", "--out", str(out), "--permutation-repeats", "2",
     ])  # fmt: skip
     assert code == 0
-    return json.loads((out / "results.json").read_text(encoding="utf-8")), n
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return SimpleNamespace(doc=doc, n=n, out=out, scores=nps)
+
+
+@pytest.fixture(scope="module")
+def results(evaluate_run):
+    return evaluate_run.doc, evaluate_run.n
+
+
+def test_reports_and_observed_nps_are_written_beside_the_results(evaluate_run):
+    doc, n, out, scores = evaluate_run.doc, evaluate_run.n, evaluate_run.out, evaluate_run.scores
+    assert (out / "report.xlsx").stat().st_size > 0
+    assert "<html" in (out / "report.html").read_text(encoding="utf-8")[:200].lower()
+    expected = 100 * (np.mean(scores >= 9) - np.mean(scores <= 6))
+    assert doc["dataset"]["nps"]["value"] == pytest.approx(expected)
+    assert doc["dataset"]["nps"]["n"] == n
 
 
 def test_results_json_shape(results):

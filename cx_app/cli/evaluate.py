@@ -1,31 +1,22 @@
-"""``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write results.json.
+"""``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
+``results.json``, ``report.xlsx`` and ``report.html``.
 
-Each algorithm is cross-validated once (same folds for all); levels, per-fold metrics, ROC,
-pairwise tests and drivers are derived from the cached predictions. Default comparisons: every
-level on ``accuracy``, plus ``f1_macro`` on multiclass levels and ``mcc`` on 2×2 levels.
-Permutation importance is computed for the best model only (highest mean per-fold accuracy at
-the original level), reusing its fold models.
+The work is :func:`cx_app.analysis.evaluate_survey`: each algorithm is cross-validated once
+(same folds for all); levels, per-fold metrics, ROC, pairwise tests and drivers are derived from
+the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
+multiclass levels and ``mcc`` on 2×2 levels.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
-import platform
-import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
-from cx_app.algorithms import DEFAULT_ALGORITHMS, get_algorithm
+from cx_app.algorithms import DEFAULT_ALGORITHMS
+from cx_app.analysis import evaluate_survey, write_results
 from cx_app.cli._common import add_survey_arguments, survey_from_args
-from cx_app.comparison import compare_models
-from cx_app.crossval import CALIBRATIONS, cross_validate_model
-from cx_app.drivers import driver_importance
-from cx_app.errors import AnalysisError
-from cx_app.evaluation import ModelEvaluation, evaluate_result
-from cx_app.grouping import resolve_plan
+from cx_app.crossval import CALIBRATIONS
+from cx_app.evaluation import ModelEvaluation
+from cx_app.reports import write_reports
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,107 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
     p.set_defaults(func=run)
-
-
-def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
-    """(level, metric) pairs compared by default: accuracy everywhere, f1_macro on multiclass
-    levels, mcc on 2×2 levels."""
-    pairs = []
-    for lvl in evaluation.levels:
-        pairs.append((lvl.name, "accuracy"))
-        pairs.append((lvl.name, "mcc" if lvl.is_binary else "f1_macro"))
-    return pairs
-
-
-def _versions() -> dict[str, str]:
-    import numpy
-    import pandas
-    import sklearn
-    import statsmodels
-    import xgboost
-
-    from cx_app import __version__
-
-    return {"cx_app": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
-            "pandas": pandas.__version__, "scikit-learn": sklearn.__version__,
-            "statsmodels": statsmodels.__version__, "xgboost": xgboost.__version__}  # fmt: skip
-
-
-def evaluate_survey(
-    survey: Any,
-    algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
-    *,
-    folds: int = 10,
-    seed: int = 0,
-    n_jobs: int = 1,
-    calibration: str = "none",
-    permutation_repeats: int = 5,
-    progress: Callable[[int, int, str], None] | None = None,
-) -> tuple[dict[str, Any], dict[str, ModelEvaluation]]:
-    """Cross-validate ``algorithms`` on a loaded survey; return (results document, evaluations)."""
-    for a in algorithms:
-        get_algorithm(a)
-    if survey.y is None:
-        raise AnalysisError("evaluating models needs the target (score) column")
-    plan = resolve_plan(survey.schema.plan_spec, survey.classes)
-    X, y, classes = survey.X, survey.y, survey.classes
-    evaluations: dict[str, ModelEvaluation] = {}
-    best_cv, best_score = None, -1.0
-    warnings: dict[str, list[str]] = {}
-    for algorithm_id in algorithms:
-        cv = cross_validate_model(
-            X, y, classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
-            progress=progress, calibration=calibration, keep_models=True,
-        )  # fmt: skip
-        evaluation = evaluate_result(cv, plan)
-        evaluations[algorithm_id] = evaluation
-        warnings[algorithm_id] = list(cv.warnings)
-        score = evaluation.mean("original", "accuracy")
-        if score > best_score:  # keep only the best model's fold models (memory)
-            best_cv, best_score = cv, score
-        del cv
-    first = next(iter(evaluations.values()))
-    comparisons = [
-        c.to_dict()
-        for level, metric in default_comparisons(first)
-        for c in compare_models(evaluations, level, metric)
-    ]
-    attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
-    drivers = driver_importance(
-        X, y, classes, cv_results=[best_cv] if best_cv is not None else [],
-        resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
-    )  # fmt: skip
-    source = survey.source
-    document = {
-        "dataset": {
-            "rows_used": survey.quality.rows_used,
-            "classes": list(classes),
-            "attributes": list(map(str, X.columns)),
-        },
-        "folds": folds,
-        "seed": seed,
-        "calibration": calibration,
-        "models": {a: e.to_dict() for a, e in evaluations.items()},
-        "comparisons": comparisons,
-        "comparison_method": "k-fold paired t-test (p), Nadeau–Bengio corrected (p_corrected), "
-        "Holm over the pairs of each level and metric applied to p_corrected (p_holm)",
-        "drivers": {
-            "permutation_model": best_cv.algorithm_id if best_cv else None,
-            **drivers.to_dict(),
-        },
-        "warnings": warnings,
-        "quality": survey.quality.to_dict(),
-        "provenance": {
-            "file": source.filename,
-            "sheet": source.sheet,
-            "sha256": source.sha256,
-            "schema": survey.schema.name,
-            "plan": plan.to_dict(),
-            "algorithms": {a: evaluations[a].cv_summary["settings"] for a in algorithms},
-            "versions": _versions(),
-        },
-    }
-    return document, evaluations
 
 
 def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
@@ -195,10 +85,8 @@ def run(args: argparse.Namespace) -> int:
         calibration=args.calibration, permutation_repeats=args.permutation_repeats,
         progress=progress,
     )  # fmt: skip
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "results.json"
-    path.write_text(json.dumps(document, indent=1, ensure_ascii=False, default=_plain), "utf-8")
+    path = write_results(document, args.out)
+    reports = write_reports(document, args.out)
     print()
     print(leaderboard(evaluations))
     significant = [
@@ -212,17 +100,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"drivers (relative weights): {', '.join(document['drivers']['ranking'][:5])}, ...")
     print(f"wrote {path}")
+    for report in reports.values():
+        print(f"wrote {report}")
     return 0
-
-
-def _plain(value: Any) -> Any:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if dataclasses.is_dataclass(value):
-        return dataclasses.asdict(value)
-    print(f"warning: {type(value).__name__} written as text", file=sys.stderr)
-    return str(value)

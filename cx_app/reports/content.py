@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cx_app import __version__
+from cx_app.provenance import library_versions
 from cx_app.reports.definitions import (
     BINARY_METRICS,
     GROUPING_OPTIONS,
@@ -853,19 +852,6 @@ def _definitions_section() -> Section:
     ))
 
 
-def _library_versions() -> list[tuple[str, str]]:
-    from importlib import metadata
-
-    out = [("cx-app", __version__), ("Python", platform.python_version())]
-    for name in ("pandas", "numpy", "scikit-learn", "scipy", "statsmodels", "altair",
-                 "openpyxl", "vl-convert-python", "xgboost-cpu"):
-        try:
-            out.append((name, metadata.version(name)))
-        except metadata.PackageNotFoundError:
-            continue
-    return out
-
-
 def _about_section(results: Mapping, new_wave: Mapping | None, created: str,
                    source_name: str | None) -> Section:
     prov = _provenance(results)
@@ -902,7 +888,7 @@ def _about_section(results: Mapping, new_wave: Mapping | None, created: str,
         blocks.append(Table("Models and settings",
                             (Column("model", "Model"), Column("settings", "Algorithm and settings"),
                              Column("fit_seconds", "Fit seconds", "float")), tuple(settings)))
-    versions = dict(_library_versions())
+    versions = dict(library_versions())
     versions.update({str(k): str(v) for k, v in prov["versions"].items()})
     blocks.append(key_value_table("Versions (of this report; the results' own where recorded)",
                                   versions.items()))
