@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from cx_app.algorithms import DEFAULT_ALGORITHMS, get_algorithm
-from cx_app.comparison import compare_models
-from cx_app.crossval import cross_validate_model
+from cx_app.comparison import compare_models, five_by_two_cv
+from cx_app.crossval import CrossValResult, cross_validate_model
 from cx_app.drivers import DriverAnalysis, driver_importance
 from cx_app.errors import AnalysisError
 from cx_app.evaluation import ModelEvaluation, evaluate_result
@@ -111,6 +111,82 @@ def results_document(
     return document
 
 
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``"lr,svm;lr,rf"`` → [("lr", "svm"), ("lr", "rf")]: pairs of known, distinct algorithm ids."""
+    pairs = []
+    for chunk in text.split(";"):
+        ids = [a.strip() for a in chunk.split(",") if a.strip()]
+        if not ids:
+            continue
+        if len(ids) != 2 or ids[0] == ids[1]:
+            raise AnalysisError(
+                f"a 5×2cv comparison needs two different algorithm ids like 'lr,svm', got {chunk!r}"
+            )
+        for a in ids:
+            get_algorithm(a)
+        pairs.append((ids[0], ids[1]))
+    return pairs
+
+
+def five_by_two_comparisons(
+    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1
+) -> list[dict[str, Any]]:
+    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
+    level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
+    ``seed``..``seed+4``), the same halves for both algorithms."""
+    out = []
+    for a, b in pairs:
+        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs)
+        row = {"level": "original", "metric": "accuracy", **result.to_dict()}
+        out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+                    for k, v in row.items()})  # fmt: skip
+    return out
+
+
+def evaluate_algorithm(
+    survey: Any,
+    algorithm_id: str,
+    plan: ResolvedPlan,
+    *,
+    folds: int = 10,
+    seed: int = 0,
+    n_jobs: int = 1,
+    calibration: str = "none",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[CrossValResult, ModelEvaluation]:
+    """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
+    cv = cross_validate_model(
+        survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
+        progress=progress, calibration=calibration, keep_models=True,
+    )  # fmt: skip
+    return cv, evaluate_result(cv, plan)
+
+
+def finish_evaluation(
+    survey: Any,
+    evaluations: Mapping[str, ModelEvaluation],
+    plan: ResolvedPlan,
+    best_cv: CrossValResult | None,
+    *,
+    seed: int = 0,
+    calibration: str = "none",
+    permutation_repeats: int = 5,
+) -> dict[str, Any]:
+    """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
+    (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
+    attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
+    drivers = driver_importance(
+        survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
+        resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
+    )  # fmt: skip
+    return results_document(
+        survey, evaluations, plan, drivers=drivers,
+        permutation_model=best_cv.algorithm_id if best_cv is not None else None,
+        calibration=calibration,
+    )  # fmt: skip
+
+
 def evaluate_survey(
     survey: Any,
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
@@ -121,8 +197,12 @@ def evaluate_survey(
     calibration: str = "none",
     permutation_repeats: int = 5,
     progress: Callable[[int, int, str], None] | None = None,
+    five_by_two: Sequence[tuple[str, str]] = (),
 ) -> tuple[dict[str, Any], dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results document, evaluations).
+
+    ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
+    (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
 
     Permutation importance is computed for the best model only (highest mean per-fold accuracy
     at the original level), reusing its fold models; the other models' fold models are dropped
@@ -130,33 +210,34 @@ def evaluate_survey(
     """
     for a in algorithms:
         get_algorithm(a)
+    for pair in five_by_two:
+        for a in pair:
+            get_algorithm(a)
     if survey.y is None:
         raise AnalysisError("evaluating models needs the target (score) column")
     plan = resolve_plan(survey.schema.plan_spec, survey.classes)
-    X, y, classes = survey.X, survey.y, survey.classes
     evaluations: dict[str, ModelEvaluation] = {}
     best_cv, best_score = None, -1.0
     for algorithm_id in algorithms:
-        cv = cross_validate_model(
-            X, y, classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
-            progress=progress, calibration=calibration, keep_models=True,
+        cv, evaluation = evaluate_algorithm(
+            survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
+            calibration=calibration, progress=progress,
         )  # fmt: skip
-        evaluation = evaluate_result(cv, plan)
         evaluations[algorithm_id] = evaluation
         score = evaluation.mean("original", "accuracy")
         if score > best_score:
             best_cv, best_score = cv, score
         del cv
-    attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
-    drivers = driver_importance(
-        X, y, classes, cv_results=[best_cv] if best_cv is not None else [],
-        resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
+    document = finish_evaluation(
+        survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
+        permutation_repeats=permutation_repeats,
     )  # fmt: skip
-    document = results_document(
-        survey, evaluations, plan, drivers=drivers,
-        permutation_model=best_cv.algorithm_id if best_cv is not None else None,
-        calibration=calibration,
-    )  # fmt: skip
+    if five_by_two:
+        if progress:
+            progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
+        document["comparisons_5x2cv"] = five_by_two_comparisons(
+            survey, five_by_two, seed=seed, n_jobs=n_jobs
+        )
     return document, evaluations
 
 

@@ -154,3 +154,18 @@ def test_progress_calibration_and_training_probabilities(survey):
         np.testing.assert_array_equal(tp.y_pred, np.asarray(CLASSES)[tp.proba.argmax(1)])
     with pytest.raises(AnalysisError, match="unknown calibration"):
         cross_validate_model(X, y, CLASSES, "lr", calibration="platt")
+
+
+def test_calibration_leaves_out_a_class_seen_once_in_training_and_says_so():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.r_[np.zeros(29, int), np.ones(29, int), [2, 2]]
+    fold = np.r_[np.arange(58) % 2, [0, 1]]  # one respondent of class 2 in each fold
+    cv = cross_validate_model(X, y, (0, 1, 2), "nb", fold=fold, calibration="sigmoid")
+    assert (cv.proba[:, 2] == 0).all()
+    np.testing.assert_allclose(cv.proba.sum(axis=1), 1.0, atol=1e-9)
+    assert any(
+        w.startswith("nb, fold(s) 1, 2: class 2 has a single respondent in this training fold")
+        and "left out of its calibration (probability 0)" in w
+        for w in cv.warnings
+    ), cv.warnings

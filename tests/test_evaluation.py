@@ -9,9 +9,10 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
 from cx_app.crossval import cross_validate_model
-from cx_app.evaluation import evaluate_result
+from cx_app.evaluation import MAX_STORED_POINTS, RocSummary, evaluate_result, thin_curve
 from cx_app.grouping import resolve_plan
 from cx_app.plan import NPS_CLASSES, NPS_PLAN
+from cx_app.roc import reduced_roc
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +99,37 @@ def test_regrouping_needs_no_refit_and_json_shape(evaluated):
     assert {"labels", "matrix", "im", "metrics", "per_fold"} <= set(lvl)
     assert len(lvl["per_fold"]["mcc"]) == 4
     assert {"fpr", "tpr", "auc", "random_auc"} <= set(d["roc"]["2x2+IM"])
+
+
+def test_thin_curve_keeps_vertices_and_endpoints_by_hand():
+    # (0,0) → (.25,.25) → (.5,.5) is one straight run; (.5,.5) repeats; then up, then right.
+    fpr = [0.0, 0.25, 0.5, 0.5, 0.5, 0.75, 1.0]
+    tpr = [0.0, 0.25, 0.5, 0.5, 0.8, 0.8, 0.8]
+    x, y = thin_curve(np.array(fpr), np.array(tpr))
+    np.testing.assert_array_equal(x, [0.0, 0.5, 0.5, 1.0])
+    np.testing.assert_array_equal(y, [0.0, 0.5, 0.8, 0.8])
+    assert np.trapezoid(y, x) == pytest.approx(np.trapezoid(tpr, fpr), abs=1e-15)
+    # A curve that turns back is kept as it is.
+    x, y = thin_curve(np.array([0.0, 0.5, 0.25]), np.array([0.0, 0.5, 0.25]))
+    np.testing.assert_array_equal(x, [0.0, 0.5, 0.25])
+
+
+def test_stored_reduced_roc_is_thinned_and_keeps_its_area():
+    """A 7,500-respondent 2×2+IM ROC (one point per distinct score) stored in ≤ 1,000 points
+    whose trapezoidal area is within 1e-3 of the full curve's AUC."""
+    rng = np.random.default_rng(5)
+    n = 7_500
+    y = rng.integers(0, 11, n)
+    logits = -0.5 * (np.arange(11)[None, :] - (y[:, None] + rng.normal(0, 2.5, (n, 1)))) ** 2 / 4
+    proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    plan = resolve_plan(NPS_PLAN, NPS_CLASSES)
+    curve = reduced_roc(y, proba, NPS_CLASSES, plan)
+    assert len(curve.fpr) > 5_000
+    full = RocSummary(curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM")
+    d = json.loads(json.dumps(full.to_dict()))
+    assert 2 <= len(d["fpr"]) == len(d["tpr"]) <= MAX_STORED_POINTS
+    assert d["points"] == len(curve.fpr)
+    assert (d["fpr"][0], d["tpr"][0]) == (curve.fpr[0], curve.tpr[0])
+    assert (d["fpr"][-1], d["tpr"][-1]) == pytest.approx((curve.fpr[-1], curve.tpr[-1]), abs=1e-6)
+    assert d["auc"] == curve.auc
+    assert np.trapezoid(d["tpr"], d["fpr"]) == pytest.approx(curve.auc, abs=1e-3)

@@ -4,7 +4,8 @@
 The work is :func:`cx_app.analysis.evaluate_survey`: each algorithm is cross-validated once
 (same folds for all); levels, per-fold metrics, ROC, pairwise tests and drivers are derived from
 the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
-multiclass levels and ``mcc`` on 2×2 levels.
+multiclass levels and ``mcc`` on 2×2 levels. ``--five-by-two lr,svm`` adds Dietterich's 5×2cv
+t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2cv``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from cx_app.algorithms import DEFAULT_ALGORITHMS
-from cx_app.analysis import evaluate_survey, write_results
+from cx_app.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.crossval import CALIBRATIONS
 from cx_app.evaluation import ModelEvaluation
@@ -43,6 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=5,
         help="shuffles per attribute and fold for permutation importance (default 5)",
     )
+    p.add_argument(
+        "--five-by-two",
+        metavar="A,B",
+        action="append",
+        default=[],
+        help="also compare algorithms A and B by the 5×2cv t-test and combined F-test on "
+        "accuracy (20 extra fits; repeatable)",
+    )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
     p.set_defaults(func=run)
 
@@ -72,6 +81,7 @@ def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    pairs = [pair for text in args.five_by_two for pair in parse_pairs(text)]
     survey = survey_from_args(args)
 
     def progress(done: int, total: int, message: str) -> None:
@@ -83,8 +93,11 @@ def run(args: argparse.Namespace) -> int:
     document, evaluations = evaluate_survey(
         survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
         calibration=args.calibration, permutation_repeats=args.permutation_repeats,
-        progress=progress,
+        progress=progress, five_by_two=pairs,
     )  # fmt: skip
+    notes = dict.fromkeys(w for ws in document["warnings"].values() for w in ws)
+    for note in notes:  # the same fold-assignment note comes from every model: shown once
+        print(f"warning: {note}", flush=True)
     path = write_results(document, args.out)
     reports = write_reports(document, args.out)
     print()
@@ -98,6 +111,13 @@ def run(args: argparse.Namespace) -> int:
         f"\n{len(significant)} of {len(document['comparisons'])} comparisons significant "
         "after Holm correction"
     )
+    for c in document.get("comparisons_5x2cv", []):
+        print(
+            f"5×2cv {c['a']} vs {c['b']} (accuracy): t = {c['t']:.3f}, p = {c['t_p']:.3f}; "
+            f"combined F = {c['f']:.3f}, p = {c['f_p']:.3f}"
+            if c["t"] is not None and c["f"] is not None
+            else f"5×2cv {c['a']} vs {c['b']}: undefined (identical predictions?)"
+        )
     print(f"drivers (relative weights): {', '.join(document['drivers']['ranking'][:5])}, ...")
     print(f"wrote {path}")
     for report in reports.values():
