@@ -3,9 +3,13 @@
 MATRIX.csv: the first row holds the predicted labels, the first column the actual labels, as
 ``pandas.crosstab(actual, predicted).to_csv()`` writes it (the top-left cell, e.g. ``actual``
 or ``row_0``, is ignored, and so is a second row holding only the index name). Cells may be
-real-valued (an ALP matrix). Labels that all look like integers are read as integers.
-PLAN.yaml: a stand-alone plan file (:func:`cx_app.plan.load_plan_file`); its ``classes``, if
-given, must be the matrix's labels.
+real-valued (an ALP matrix, ``crosstab(..., values=, aggfunc="sum")``; its empty NaN cells are
+read as 0 and counted in the notes). Labels that all look like integers (``7`` or ``7.0``) are
+read as integers. A crosstab leaves out classes that never occur: the plan's ``classes`` (or,
+without them, the labels of the first row and column together) define the matrix, and a class
+with no row or no column gets zeros (said in the notes). Margins (``All``) are refused.
+PLAN.yaml: a stand-alone plan file (:func:`cx_app.plan.load_plan_file`); every label of the
+matrix must be one of its ``classes``, if given.
 
 Output: every level (original, then one per step) with its matrix (IM as an extra row and
 column) and metrics; ``--json`` prints ``{"levels": [...], "notes": [...]}``.
@@ -17,18 +21,21 @@ import argparse
 import csv
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from cx_app.binary import BINARY_KEYS
-from cx_app.confusion import ConfusionMatrix
+from cx_app.confusion import ConfusionMatrix, LabelLookup, _format_labels, _normalize_labels
 from cx_app.errors import AnalysisError
 from cx_app.grouping import resolve_plan
 from cx_app.levels import Level, reduce_confusion
 from cx_app.plan import load_plan_file
 
 _INT = re.compile(r"[+-]?\d+")
+_INTEGRAL_FLOAT = re.compile(r"[+-]?\d+\.0*")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,14 +50,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _labels(cells: list[str]) -> tuple:
+    """Labels as written; when every one looks like an integer (``7`` or ``7.0``, as pandas
+    writes float-typed scores) they become ints."""
     cells = [c.strip() for c in cells]
-    if cells and all(_INT.fullmatch(c) for c in cells):
-        return tuple(int(c) for c in cells)
+    if cells and all(_INT.fullmatch(c) or _INTEGRAL_FLOAT.fullmatch(c) for c in cells):
+        return tuple(int(float(c)) if "." in c else int(c) for c in cells)
     return tuple(cells)
 
 
-def read_matrix_csv(path: str | Path) -> ConfusionMatrix:
-    """A confusion matrix from a CSV file (layout in the module docstring)."""
+def _show_labels(labels) -> str:
+    return ", ".join(map(str, labels))
+
+
+def _matrix_and_notes(
+    path: str | Path, classes: Sequence | None = None
+) -> tuple[ConfusionMatrix, list[str]]:
+    """The matrix (over ``classes`` when given) and notes on what was filled in."""
     path = Path(path)
     name = path.name
     try:
@@ -69,38 +84,56 @@ def read_matrix_csv(path: str | Path) -> ConfusionMatrix:
     header = rows[0]
     while len(header) > 1 and not header[-1].strip():
         header = header[:-1]
-    predicted = _labels(header[1:])
     body = rows[1:]
+    k = len(header) - 1
+    if k < 1:
+        raise AnalysisError(f"{name}: the header row must hold the predicted labels")
+    header_cells = [c.strip() for c in header[1:]]
+    known = LabelLookup(header_cells if classes is None else [*header_cells, *classes])
     skipped = 0
-    if body and body[0][0].strip() and not any(c.strip() for c in body[0][1:]):
-        body, skipped = body[1:], 1  # the index-name row pandas writes under a named columns index
-    actual = _labels([r[0] for r in body])
-    k = len(predicted)
-    if k < 2:
-        raise AnalysisError(f"{name}: the header row must hold at least 2 predicted labels")
+    if (
+        body
+        and body[0][0].strip()
+        and not any(c.strip() for c in body[0][1:])
+        and known.find(body[0][0].strip()) is None
+    ):
+        body, skipped = body[1:], 1  # the index-name row older pandas writes under the header
+    if not body:
+        raise AnalysisError(f"{name}: expected data rows under the header row")
+    both = _labels(header_cells + [r[0] for r in body])
+    predicted, actual = both[:k], both[k:]
+    for what, labels in (("first row (predicted)", predicted), ("first column (actual)", actual)):
+        repeated = sorted({str(v) for v in labels if labels.count(v) > 1})
+        if repeated:
+            raise AnalysisError(f"{name}: {what}: label {', '.join(repeated)} is repeated")
+    if "All" in predicted and "All" in actual and (classes is None or "All" not in classes):
+        raise AnalysisError(
+            f"{name}: a row and a column named 'All' look like crosstab margins; "
+            "write the matrix without margins=True"
+        )
     values: list[list[str]] = []
     for r, row in enumerate(body):
         cells = [c.strip() for c in row[1:]]
         while len(cells) > k and not cells[-1]:
             cells.pop()
+        if len(cells) < k and len(row) == 1:
+            cells = [""] * k
         if len(cells) != k:
             raise AnalysisError(
                 f"{name}, row {r + 2 + skipped} (actual {row[0].strip()}): "
                 f"{len(cells)} cells, but the header has {k} predicted labels"
             )
         values.append(cells)
-    if len(set(actual)) != len(actual) or len(set(predicted)) != len(predicted):
-        raise AnalysisError(f"{name}: a label is repeated in the first row or column")
-    if set(actual) != set(predicted):
-        raise AnalysisError(
-            f"{name}: the actual labels (first column: {', '.join(map(str, actual))}) differ "
-            f"from the predicted labels (first row: {', '.join(map(str, predicted))})"
-        )
-    integral = all(_INT.fullmatch(c) for row in values for c in row)
-    counts = []
+    integral = all(_INT.fullmatch(c) for row in values for c in row if c)
+    counts: list[list[int | float]] = []
+    empty = 0
     for r, row in enumerate(values):
-        parsed = []
+        parsed: list[int | float] = []
         for j, cell in enumerate(row):
+            if not cell:  # pandas writes an empty cell for NaN (crosstab with aggfunc)
+                empty += 1
+                parsed.append(0)
+                continue
             try:
                 v = int(cell) if integral else float(cell)
             except ValueError:
@@ -115,9 +148,68 @@ def read_matrix_csv(path: str | Path) -> ConfusionMatrix:
                 )
             parsed.append(v)
         counts.append(parsed)
-    order = [predicted.index(a) for a in actual]  # columns in the rows' order
-    matrix = [[row[j] for j in order] for row in counts]
-    return ConfusionMatrix(actual, matrix)
+
+    if classes is not None:
+        labels = _normalize_labels(classes)
+        lookup = LabelLookup(labels)
+        for what, found in (
+            ("first column (actual)", actual),
+            ("first row (predicted)", predicted),
+        ):
+            unknown = [v for v in found if lookup.find(v) is None]
+            if unknown:
+                raise AnalysisError(
+                    f"{name}: {what}: {_show_labels(unknown)} not among the plan's classes "
+                    f"({_format_labels(labels)})"
+                )
+        row_pos = [lookup.find(v) for v in actual]
+        col_pos = [lookup.find(v) for v in predicted]
+    else:
+        union = list(dict.fromkeys([*actual, *predicted]))
+        if all(type(v) is int for v in union):
+            union.sort()
+        labels = tuple(union)
+        pos = {v: i for i, v in enumerate(labels)}
+        row_pos = [pos[v] for v in actual]
+        col_pos = [pos[v] for v in predicted]
+    size = len(labels)
+    matrix = np.zeros((size, size), dtype=np.int64 if integral else float)
+    for r, i in enumerate(row_pos):
+        for j, cell in zip(col_pos, counts[r], strict=True):
+            matrix[i, j] = cell
+    notes = []
+    no_row = [labels[i] for i in sorted(set(range(size)) - set(row_pos))]
+    no_col = [labels[j] for j in sorted(set(range(size)) - set(col_pos))]
+    if no_row:
+        notes.append(
+            f"{name}: no row for class {_show_labels(no_row)} (never actual): counted as 0"
+        )
+    if no_col:
+        notes.append(
+            f"{name}: no column for class {_show_labels(no_col)} (never predicted): counted as 0"
+        )
+    if empty:
+        notes.append(f"{name}: {empty} empty cell{'s' if empty > 1 else ''} read as 0")
+    return ConfusionMatrix(labels, matrix), notes
+
+
+def read_matrix_csv(path: str | Path, *, classes: Sequence | None = None) -> ConfusionMatrix:
+    """A confusion matrix from a CSV file (layout in the module docstring).
+
+    ``classes``: the class list (the plan's or the scale's). A class the file has no row or no
+    column for (``pandas.crosstab`` leaves out classes that never occur) gets zeros; a label
+    that is not a class is an error. Without ``classes`` the labels of the first row and first
+    column together are the classes (sorted when they are integers).
+    """
+    return _matrix_and_notes(path, classes)[0]
+
+
+def _matrix_text(level: Level) -> str:
+    """The level's matrix (IM row and column included) with the IM corner left empty."""
+    frame = level.to_frame()
+    if all(str(t) == "Int64" for t in frame.dtypes):  # <NA> ignores na_rep
+        frame = frame.astype(object).where(frame.notna(), "")
+    return frame.to_string(na_rep="")
 
 
 def _metrics_text(level: Level) -> str:
@@ -148,14 +240,19 @@ def _metrics_text(level: Level) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    cm = read_matrix_csv(args.matrix)
     spec = load_plan_file(args.plan)
+    cm, file_notes = _matrix_and_notes(args.matrix, spec.classes)
     plan = resolve_plan(spec, cm.labels if spec.classes is None else None)
     levels = reduce_confusion(cm, plan)
-    notes = [lv.note for lv in levels if lv.note]
     if args.json:
-        print(json.dumps({"levels": [lv.to_dict() for lv in levels], "notes": notes}, indent=2))
+        notes = file_notes + [lv.note for lv in levels if lv.note]
+        document = {"levels": [lv.to_dict() for lv in levels], "notes": notes}
+        print(json.dumps(document, indent=2, allow_nan=False))  # JSON has no NaN: never write one
         return 0
+    for note in file_notes:
+        print(f"note: {note}")
+    if file_notes:
+        print()
     for lv in levels:
         title = f"== {lv.name}: {len(lv.labels)}×{len(lv.labels)}" + (
             "+IM" if lv.im is not None else ""
@@ -163,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         if lv.positive is not None:
             title += f", positive group '{lv.positive}'"
         print(title + " ==")
-        print(lv.to_frame().to_string())
+        print(_matrix_text(lv))
         print()
         print(_metrics_text(lv))
         if lv.note:
