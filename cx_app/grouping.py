@@ -232,9 +232,11 @@ def _resolve_step(
         member_idx.append(idx)
     missing = [prev_labels[i] for i in np.flatnonzero(owner == -1)]
     if missing:
+        shown = ", ".join(_show(v) for v in missing)
         raise PlanError(
-            f"plan step '{step.name}': classes {', '.join(_show(v) for v in missing)} "
-            "are in no group"
+            f"plan step '{step.name}': "
+            + (f"class {shown} is" if len(missing) == 1 else f"classes {shown} are")
+            + " in no group"
         )
 
     # TP pairs between different members, in previous-level index space.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pycm  # test dependency: a missing oracle must fail, not skip
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -81,7 +82,6 @@ counts = st.integers(0, 40)
 @given(counts, counts, counts, counts)
 def test_plain_2x2_agrees_with_sklearn_and_pycm(tp, fn, fp, tn):
     assume(tp + fn > 0 and fp + tn > 0 and tp + fp > 0 and tn + fn > 0)
-    pycm = pytest.importorskip("pycm")
     m = binary_metrics(tp=tp, fn=fn, fp=fp, tn=tn)
     y = np.array([1] * tp + [1] * fn + [0] * fp + [0] * tn)
     p = np.array([1] * tp + [0] * fn + [1] * fp + [0] * tn)
@@ -89,6 +89,11 @@ def test_plain_2x2_agrees_with_sklearn_and_pycm(tp, fn, fp, tn):
     assert m["ba"] == pytest.approx(skm.balanced_accuracy_score(y, p), abs=1e-9)
     assert m["f1"] == pytest.approx(skm.f1_score(y, p, zero_division=0), abs=1e-9)
     assert m["accuracy"] == pytest.approx(skm.accuracy_score(y, p), abs=1e-9)
+    assert m["tpr"] == pytest.approx(skm.recall_score(y, p), abs=1e-9)
+    assert m["ppv"] == pytest.approx(skm.precision_score(y, p), abs=1e-9)
+    assert m["tnr"] == pytest.approx(skm.recall_score(y, p, pos_label=0), abs=1e-9)
+    assert m["npv"] == pytest.approx(skm.precision_score(y, p, pos_label=0), abs=1e-9)
+    assert m["ts"] == pytest.approx(skm.jaccard_score(y, p), abs=1e-9)
     o = pycm.ConfusionMatrix(matrix={1: {1: tp, 0: fn}, 0: {1: fp, 0: tn}})
     names = {
         "tpr": "TPR", "tnr": "TNR", "ppv": "PPV", "npv": "NPV", "fnr": "FNR", "fpr": "FPR",
@@ -96,6 +101,7 @@ def test_plain_2x2_agrees_with_sklearn_and_pycm(tp, fn, fp, tn):
         "fm": "G",  # PyCM's G-measure = √(PPV·TPR) = Fowlkes–Mallows
         "ts": "J",  # PyCM's Jaccard index TP/(TP+FP+FN) = threat score / CSI
         "ba": "AUC",  # PyCM's per-class AUC of a crisp 2×2 = (TPR+TNR)/2
+        "accuracy": "ACC", "tp": "TP", "fn": "FN", "fp": "FP", "tn": "TN",
     }  # fmt: skip
     for ours, theirs in names.items():
         value = o.class_stat[theirs][1]

@@ -6,6 +6,7 @@ import json
 from fractions import Fraction as F
 
 import numpy as np
+import pycm  # test dependency: a missing oracle must fail, not skip
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -161,10 +162,11 @@ def test_multiclass_metrics_agree_with_sklearn(c):
     m = multiclass_metrics(c)
     np.testing.assert_array_equal(confusion_matrix(y, p, labels=labels).counts, c)
     for avg in (None, "macro", "micro"):
-        sp, sr, sf, _ = skm.precision_recall_fscore_support(
+        sp, sr, sf, ss = skm.precision_recall_fscore_support(
             y, p, labels=labels, average=avg, zero_division=0
         )
         if avg is None:
+            np.testing.assert_array_equal(m.support, ss)
             np.testing.assert_allclose(m.precision, sp, atol=1e-9, rtol=0)
             np.testing.assert_allclose(m.recall, sr, atol=1e-9, rtol=0)
             np.testing.assert_allclose(m.f1, sf, atol=1e-9, rtol=0)
@@ -180,7 +182,6 @@ def test_multiclass_metrics_agree_with_sklearn(c):
 @settings(max_examples=100, deadline=None)
 @given(matrices)
 def test_multiclass_metrics_agree_with_pycm(c):
-    pycm = pytest.importorskip("pycm")
     k = c.shape[0]
     oracle = pycm.ConfusionMatrix(matrix={i: {j: int(c[i, j]) for j in range(k)} for i in range(k)})
     m = multiclass_metrics(c)
@@ -199,6 +200,11 @@ def test_multiclass_metrics_agree_with_pycm(c):
         assert m.precision_macro == pytest.approx(oracle.PPV_Macro, abs=1e-9)
     if all(v != "None" for v in oracle.TPR.values()):
         assert m.recall_macro == pytest.approx(oracle.TPR_Macro, abs=1e-9)
+    if all(v != "None" for v in oracle.F1.values()):
+        assert m.f1_macro == pytest.approx(oracle.F1_Macro, abs=1e-9)
+    assert m.precision_micro == pytest.approx(oracle.PPV_Micro, abs=1e-9)
+    assert m.recall_micro == pytest.approx(oracle.TPR_Micro, abs=1e-9)
+    assert [m.support[i] for i in range(k)] == [oracle.P[i] for i in range(k)]
 
 
 @settings(max_examples=100, deadline=None)
@@ -210,3 +216,45 @@ def test_scaling_counts_keeps_every_ratio(c, scale):
     for key in ("accuracy", "precision_macro", "recall_macro", "f1_macro", "f1_of_macro_pr"):
         assert a[key] == pytest.approx(b[key], abs=1e-12)
     assert a["undefined"] == b["undefined"]
+
+
+real_matrices = (
+    st.integers(2, 6)
+    .flatmap(
+        lambda k: arrays(
+            float, (k, k), elements=st.one_of(st.just(0.0), st.floats(0.125, 50, width=32))
+        )
+    )
+    .filter(lambda c: c.sum() > 0)
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(real_matrices)
+def test_real_valued_metrics_agree_with_sklearn_weights(c):
+    # An ALP matrix is real-valued: scikit-learn sees it as one weighted sample per cell.
+    k = c.shape[0]
+    y = np.repeat(np.arange(k), k)
+    p = np.tile(np.arange(k), k)
+    w = c.ravel()
+    labels = list(range(k))
+    m = multiclass_metrics(c)
+    np.testing.assert_allclose(
+        confusion_matrix(y, p, labels=labels, sample_weight=w).counts, c, rtol=0, atol=0
+    )
+    sp, sr, sf, ss = skm.precision_recall_fscore_support(
+        y, p, labels=labels, sample_weight=w, zero_division=0
+    )
+    np.testing.assert_allclose(m.precision, sp, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(m.recall, sr, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(m.f1, sf, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(m.support, c.sum(axis=1), atol=1e-9, rtol=0)
+    sp, sr, sf, _ = skm.precision_recall_fscore_support(
+        y, p, labels=labels, sample_weight=w, average="macro", zero_division=0
+    )
+    assert (m.precision_macro, m.recall_macro, m.f1_macro) == pytest.approx((sp, sr, sf), abs=1e-9)
+    assert m.accuracy == pytest.approx(skm.accuracy_score(y, p, sample_weight=w), abs=1e-9)
+    assert m.recall_micro == pytest.approx(
+        skm.recall_score(y, p, labels=labels, sample_weight=w, average="micro"), abs=1e-9
+    )
+    json.dumps(multiclass_metrics(c).to_dict(), allow_nan=False)

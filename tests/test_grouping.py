@@ -136,7 +136,7 @@ def test_nps_plan_two_steps_by_hand():
     assert m["mcc"] == pytest.approx((17 * 7 - 0) / np.sqrt(20 * 17 * 7 * 10), abs=1e-15)
     assert m["accuracy"] == pytest.approx(22 / 27, abs=1e-15)
     assert "f1_macro" in m and "per_class" in m  # multiclass view of the same level too
-    json.dumps([lv.to_dict() for lv in levels])
+    json.dumps([lv.to_dict() for lv in levels], allow_nan=False)
 
 
 def test_strict_then_relaxed_carries_im_forward():
@@ -162,6 +162,67 @@ def test_strict_then_relaxed_carries_im_forward():
     assert two.im.tolist() == [4, 6]
     assert two.positive == "PP"  # no positive in the plan: the second group
     assert "second group" in two.note
+
+
+def test_three_step_plan_by_hand():
+    # step 1 R: VL {0..3}, L {4,5,6}, P {7,8}, Pr {9,10}; step 2 S: D {VL, L}, P, Pr;
+    # step 3: N {D} (R) vs PP {P, Pr} (RS, predicted ≥ actual by level order D < P < Pr).
+    plan = parse_plan(
+        {
+            "classes": list(NPS),
+            "plan": [
+                {"name": "four", "groups": [
+                    {"name": "VL", "members": [0, 1, 2, 3], "option": "R"},
+                    {"name": "L", "members": [4, 5, 6], "option": "R"},
+                    {"name": "P", "members": P, "option": "R"},
+                    {"name": "Pr", "members": PR, "option": "R"}]},
+                {"name": "three", "groups": [
+                    {"name": "D", "members": ["VL", "L"], "option": "S"},
+                    {"name": "P", "members": ["P"], "option": "S"},
+                    {"name": "Pr", "members": ["Pr"], "option": "S"}]},
+                {"name": "two", "positive": "PP", "groups": [
+                    {"name": "N", "members": ["D"], "option": "R"},
+                    {"name": "PP", "members": ["P", "Pr"], "option": "RS",
+                     "tp_rule": "predicted_ge_actual"}]},
+            ],
+        }
+    )  # fmt: skip
+    levels = reduce_confusion(CM, resolve_plan(plan))
+    assert [lv.name for lv in levels] == ["original", "four", "three", "two"]
+    # VL→VL (0,0)2 (0,3)1 (3,3)1 = 4, VL→L (2,6)1, VL→Pr (1,9)1; L→L (6,4)2, L→P (5,7)(6,8) 2
+    assert levels[1].matrix.tolist() == [[4, 1, 0, 1], [0, 2, 2, 0], [0, 0, 6, 1], [0, 0, 1, 9]]
+    assert levels[1].im.tolist() == [0, 0, 0, 0]
+    # D strict: TP 4 + 2, the VL→L cell becomes IM
+    assert levels[2].matrix.tolist() == [[6, 2, 1], [0, 6, 1], [0, 1, 9]]
+    assert levels[2].im.tolist() == [1, 0, 0]
+    # PP: TP 6 + 9 + P→Pr 1 = 16, Pr→P 1 is IM; N keeps D's IM 1 (carried forward)
+    two = levels[3]
+    assert two.matrix.tolist() == [[6, 3], [0, 16]] and two.im.tolist() == [1, 1]
+    m = two.metrics
+    assert (m["tp"], m["fn"], m["imp"], m["fp"], m["tn"], m["imn"]) == (16, 0, 1, 3, 6, 1)
+    assert (m["p_actual"], m["n_actual"], m["p_pred"], m["n_pred"]) == (17, 10, 20, 7)
+    assert m["accuracy"] == pytest.approx(22 / 27, abs=1e-15)
+    assert m["tpr"] == pytest.approx(16 / 17, abs=1e-15)
+    assert m["nimr"] == pytest.approx(1 / 10, abs=1e-15)
+    assert m["npv"] == pytest.approx(6 / 7, abs=1e-15)
+    assert m["mcc"] == pytest.approx((17 * 7 - 3 * 0) / np.sqrt(20 * 17 * 7 * 10), abs=1e-15)
+    assert levels[2].metrics["per_class"]["D"] == {
+        "tp": 6, "fp": 0, "fn": 3, "tn": 17, "im": 1, "support": 10,
+        "precision": pytest.approx(6 / 7), "recall": pytest.approx(6 / 10),
+        "f1": pytest.approx(12 / 17),
+    }  # fmt: skip
+
+
+def test_no_respondents_gives_zeros_listed_as_undefined():
+    levels = reduce_confusion(ConfusionMatrix(NPS, np.zeros((11, 11), int)), resolve_plan(NPS_PLAN))
+    for lv in levels:
+        assert lv.matrix.sum() == 0
+        text = json.dumps(lv.to_dict(), allow_nan=False)
+        assert "NaN" not in text
+    m = levels[2].metrics
+    assert m["accuracy"] == 0 and m["mcc"] == 0 and m["pt"] == 0
+    assert {"accuracy", "tpr", "tnr", "ppv", "npv", "mcc", "pt", "f1"} <= set(m["undefined"])
+    assert levels[1].metrics["undefined"]["precision"] == ["detractors", "passives", "promoters"]
 
 
 def test_to_frame_has_im_row_and_column():
@@ -206,7 +267,10 @@ def test_missing_and_overlapping_classes():
     plan = _plan(
         [{"name": "a", "members": [0, 1, 2, 3, 4, 5, 6]}, {"name": "b", "members": [8, 9, 10]}]
     )
-    with pytest.raises(PlanError, match=r"^plan step '3x3\+IM': classes 7 are in no group$"):
+    with pytest.raises(PlanError, match=r"^plan step '3x3\+IM': class 7 is in no group$"):
+        resolve_plan(plan, NPS)
+    plan = _plan([{"name": "a", "members": [0, 1, 2, 3, 4, 5]}, {"name": "b", "members": [8, 9]}])
+    with pytest.raises(PlanError, match=r"^plan step '3x3\+IM': classes 6, 7, 10 are in no group$"):
         resolve_plan(plan, NPS)
     plan = _plan(
         [
