@@ -96,8 +96,13 @@ def _finish_training(pg) -> None:
 
 def _leaderboard(pg, tmp_path: Path, name: str) -> dict[str, float]:
     """Accuracy per model from the Models page's download of the original-level leaderboard."""
+    button = pg.locator(".st-key-dl_board_0 button")
+    for _ in range(WAIT // 250):  # a page just re-run may still show its stale elements
+        if button.count() == 1:
+            break
+        pg.wait_for_timeout(250)
     with pg.expect_download() as info:
-        pg.locator(".st-key-dl_board_0 button").click()
+        button.click()
     path = tmp_path / f"{name}.csv"
     info.value.save_as(path)
     frame = pd.read_csv(path, encoding="utf-8-sig")
