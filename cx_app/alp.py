@@ -38,6 +38,7 @@ __all__ = [
     "aligned_proba",
     "compare_alp_cm",
     "full_training_alp_check",
+    "net_score_calibration_error",
     "predicted_labels",
 ]
 
@@ -199,6 +200,10 @@ def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
     )
 
 
+NET_SCORE_BINS = 10
+"""Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
+
+
 @dataclass(frozen=True)
 class AlpGap:
     """How far the ALP estimate is from the truth on labelled data (Theorem 1's check).
@@ -206,9 +211,14 @@ class AlpGap:
     - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
     - ``share_gap`` = total-variation distance between the estimated class shares (probability
       sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
-    - ``score`` = |accuracy_gap| + share_gap, the number calibration is chosen by: the first
-      term protects the estimated performance, the second the estimated class counts (and so
-      the estimated NPS).
+    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
+      group shares (promoters − detractors; None without groups);
+    - ``net_calibration_error`` = :func:`net_score_calibration_error` (NPS points): how far the
+      estimated net score is off for groups of respondents with similar estimates — what the
+      estimated NPS error becomes on a wave whose mix of respondents has shifted;
+    - ``score`` = |accuracy_gap| + share_gap + net_calibration_error/100, the number calibration
+      is chosen by: the first term protects the estimated performance, the second the estimated
+      class counts, the third the estimated NPS.
     """
 
     n: int
@@ -217,6 +227,8 @@ class AlpGap:
     accuracy_gap: float
     share_gap: float
     score: float
+    net_gap: float | None = None
+    net_calibration_error: float | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -225,14 +237,55 @@ class AlpGap:
             "accuracy_alp": self.accuracy_alp,
             "accuracy_gap": self.accuracy_gap,
             "share_gap": self.share_gap,
+            "net_gap": self.net_gap,
+            "net_calibration_error": self.net_calibration_error,
             "score": self.score,
         }
 
 
+def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
+    pos = [i for i, c in enumerate(classes) if c in groups.positive]
+    neg = [i for i, c in enumerate(classes) if c in groups.negative]
+    return pos, neg
+
+
+def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes: Sequence,
+                                groups, *, n_bins: int = NET_SCORE_BINS) -> float:
+    """Calibration error of the estimated net score, in points (0–200).
+
+    Each respondent's net score is s_i ∈ {+1, 0, −1} (positive, neutral, negative group); its
+    estimate is e_i = p̂_i,positive − p̂_i,negative. Respondents are sorted by e_i into
+    ``n_bins`` equal-count bins b; in each, d_b = mean(e) − mean(s). The error is the
+    noise-corrected root mean square 100·√max(0, Σ_b (n_b/N)·(d_b² − v_b)), v_b = the sample
+    variance of s in bin b divided by n_b (the part of d_b² that sampling alone produces).
+
+    It is at least the pooled error when the bins agree in sign, and it stays large when
+    errors of opposite sign cancel in the pooled figure: a model whose estimates are too high
+    for satisfied respondents and too low for unhappy ones gets the pooled NPS right on the
+    training mix but not on a wave with more (or fewer) satisfied respondents.
+    """
+    pos, neg = _net_columns(classes, groups)
+    est = proba[:, pos].sum(axis=1) - proba[:, neg].sum(axis=1)
+    actual = (np.isin(true_idx, pos).astype(float) - np.isin(true_idx, neg).astype(float))
+    n = len(est)
+    total = 0.0
+    for part in np.array_split(np.argsort(est, kind="stable"), max(1, min(n_bins, n))):
+        if part.size == 0:
+            continue
+        d = est[part].mean() - actual[part].mean()
+        v = actual[part].var(ddof=1) / part.size if part.size > 1 else 0.0
+        total += part.size / n * (d * d - v)
+    return 100.0 * float(np.sqrt(max(total, 0.0)))
+
+
 def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
-            y_pred: Sequence | None = None) -> AlpGap:
+            y_pred: Sequence | None = None, *, groups=None) -> AlpGap:
     """:class:`AlpGap` of probabilities against known labels (pooled over all rows given; for
-    cross-validation pass the out-of-fold arrays, so the gap is a held-out one)."""
+    cross-validation pass the out-of-fold arrays, so the gap is a held-out one).
+
+    ``groups``: the plan's net-score groups (:class:`cx_app.nps.NetScoreGroups`, e.g. from
+    :func:`cx_app.nps.groups_for_schema`); with them the gap includes the estimated NPS error.
+    """
     p = _check_proba(proba, classes)
     if len(y_true) != p.shape[0]:
         raise AnalysisError(f"{len(y_true)} labels for {p.shape[0]} rows of probabilities")
@@ -246,7 +299,15 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
     est_share = p.sum(axis=0) / n
     share_gap = 0.5 * float(np.abs(est_share - actual_share).sum())
     gap = acc_alp - acc
-    return AlpGap(n, acc, acc_alp, gap, share_gap, abs(gap) + share_gap)
+    net_gap = net_error = None
+    score = abs(gap) + share_gap
+    if groups is not None:
+        pos, neg = _net_columns(classes, groups)
+        net_gap = 100.0 * float(est_share[pos].sum() - est_share[neg].sum()
+                                - actual_share[pos].sum() + actual_share[neg].sum())
+        net_error = net_score_calibration_error(true_idx, p, classes, groups)
+        score += net_error / 100.0
+    return AlpGap(n, acc, acc_alp, gap, share_gap, score, net_gap, net_error)
 
 
 @dataclass(frozen=True)
@@ -322,8 +383,6 @@ def aligned_proba(model, X, classes: Sequence) -> np.ndarray:
     return out
 
 
-def _fit_proba(estimator, X, y, X_eval, classes) -> np.ndarray:
-    return aligned_proba(estimator.fit(X, y), X_eval, classes)
 
 
 def alp_learning_curve(X, y, classes: Sequence, estimator, *,
@@ -358,10 +417,9 @@ def alp_learning_curve(X, y, classes: Sequence, estimator, *,
             tr, te = order[:n_train], order[n_train:n_train + n_test]
             if len(np.unique(y[tr])) < 2:
                 continue  # a one-class sample cannot train a classifier
-            p_tr = _fit_proba(clone(estimator), X[tr], y[tr], X[tr], classes)
-            model_p_te = _fit_proba(clone(estimator), X[tr], y[tr], X[te], classes)
-            g_tr = alp_gap(y[tr], p_tr, classes)
-            g_te = alp_gap(y[te], model_p_te, classes)
+            fitted = clone(estimator).fit(X[tr], y[tr])
+            g_tr = alp_gap(y[tr], aligned_proba(fitted, X[tr], classes), classes)
+            g_te = alp_gap(y[te], aligned_proba(fitted, X[te], classes), classes)
             rows.append({
                 "train_share": share, "repeat": r, "n_train": n_train, "n_test": n_test,
                 "cm_train": g_tr.accuracy_cm, "alp_train": g_tr.accuracy_alp,

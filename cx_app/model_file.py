@@ -16,13 +16,14 @@ xgboost version gives a :class:`ModelVersionWarning` (predictions may differ sli
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -38,6 +39,7 @@ __all__ = [
     "TrainingOutcome",
     "library_versions",
     "load_model",
+    "model_bytes",
     "save_model",
     "train_model",
 ]
@@ -160,33 +162,67 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def save_model(model: TrainedModel, path: str | Path) -> Path:
-    """Write ``model`` as one skops file (compressed zip)."""
-    import skops.io as sio
-
-    path = Path(path)
-    payload = {
+def _payload(model: TrainedModel) -> dict:
+    return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "metadata": json.dumps(model.metadata(), sort_keys=True),
         "estimator": model.estimator,
     }
+
+
+def save_model(model: TrainedModel, path: str | Path) -> Path:
+    """Write ``model`` as one skops file (compressed zip)."""
+    import skops.io as sio
+
+    path = Path(path)
     try:
-        sio.dump(payload, path, compression=zipfile.ZIP_DEFLATED)
+        sio.dump(_payload(model), path, compression=zipfile.ZIP_DEFLATED)
     except OSError as exc:
         raise ModelFileError(f"{path.name}: cannot write the model file ({exc.strerror})") from None
     return path
 
 
-def _refuse_non_skops(path: Path) -> None:
+def model_bytes(model: TrainedModel) -> bytes:
+    """The model file's bytes (what :func:`save_model` writes), e.g. for a download button;
+    :func:`load_model` reads them back."""
+    import skops.io as sio
+
+    return sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED)
+
+
+def _read_source(source) -> tuple[bytes, str]:
+    """The bytes of a model file given as a path, bytes or a binary file object, and the name
+    to use in messages."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        return bytes(source), "the uploaded model file"
+    if isinstance(source, str | Path):
+        path = Path(source)
+        try:
+            return path.read_bytes(), path.name
+        except OSError as exc:
+            raise ModelFileError(
+                f"{path.name}: cannot read the model file ({exc.strerror})") from None
+    read = getattr(source, "read", None)
+    if read is None:
+        raise ModelFileError(
+            f"a model file must be a path, bytes or a binary file object, not "
+            f"{type(source).__name__}")
+    name = Path(str(getattr(source, "name", "") or "the uploaded model file")).name
     try:
-        with path.open("rb") as fh:
-            head = fh.read(8)
+        data = read()
     except OSError as exc:
-        raise ModelFileError(f"{path.name}: cannot read the model file ({exc.strerror})") from None
+        raise ModelFileError(f"{name}: cannot read the model file ({exc.strerror})") from None
+    if isinstance(data, str):
+        raise ModelFileError(f"{name}: the model file must be opened in binary mode ('rb')")
+    return bytes(data), name
+
+
+def _refuse_non_skops(data: bytes, name: str) -> None:
+    head = data[:8]
     if head.startswith(_PICKLE_MAGIC):
         raise ModelFileError(
-            f"{path.name} is a pickle/joblib file. Pickle files can run any code when opened, "
+            f"{name} is a pickle/joblib file. Pickle files can run any code when opened, "
             "so cx-app refuses them; re-train the model with `cx-app train ... --out "
             "MODEL.skops` to get a safe model file."
         )
@@ -195,20 +231,25 @@ def _refuse_non_skops(path: Path) -> None:
         kind = "zlib"  # RFC 1950 header: CMF 0x78 and a check byte, joblib's default
     if kind is not None:
         raise ModelFileError(
-            f"{path.name} looks like a compressed ({kind}) joblib/pickle file, which cx-app "
+            f"{name} looks like a compressed ({kind}) joblib/pickle file, which cx-app "
             "refuses (it could run any code); use a .skops file written by `cx-app train`."
         )
-    if not zipfile.is_zipfile(path):
+    buffer = io.BytesIO(data)
+    if not zipfile.is_zipfile(buffer):
         raise ModelFileError(
-            f"{path.name} is not a cx-app model file (expected a .skops archive written by "
+            f"{name} is not a cx-app model file (expected a .skops archive written by "
             "`cx-app train`)."
         )
-    with zipfile.ZipFile(path) as zf:
-        if "schema.json" not in zf.namelist():
-            raise ModelFileError(
-                f"{path.name} is a zip archive but not a skops model file (no schema.json); "
-                "use a .skops file written by `cx-app train`."
-            )
+    try:
+        with zipfile.ZipFile(buffer) as zf:
+            names = zf.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ModelFileError(f"{name}: the model file is damaged ({exc})") from None
+    if "schema.json" not in names:
+        raise ModelFileError(
+            f"{name} is a zip archive but not a skops model file (no schema.json); "
+            "use a .skops file written by `cx-app train`."
+        )
 
 
 def _major(version: str) -> str:
@@ -219,57 +260,61 @@ def _minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def load_model(path: str | Path, *, trusted: Sequence[str] = ()) -> TrainedModel:
+def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] = (),
+               name: str | None = None) -> TrainedModel:
     """Read a model file written by :func:`save_model`, refusing anything unsafe or
     incompatible with a :class:`ModelFileError` that says why.
 
+    ``source``: a path, the file's bytes (an upload) or a binary file object.
     ``trusted``: extra type names to trust (for a user who has audited a file); default none.
+    ``name``: the file name to use in messages (default: the path's or file object's name).
     """
     import skops.io as sio
 
-    path = Path(path)
-    _refuse_non_skops(path)
+    data, default_name = _read_source(source)
+    label = name or default_name
+    _refuse_non_skops(data, label)
     allowed = set(TRUSTED_TYPES) | set(trusted)
     try:
-        untrusted = sio.get_untrusted_types(file=path)
+        untrusted = sio.get_untrusted_types(data=data)
     except Exception as exc:  # a corrupt archive: skops raises various types
-        raise ModelFileError(f"{path.name}: the model file is damaged ({exc})") from None
+        raise ModelFileError(f"{label}: the model file is damaged ({exc})") from None
     unknown = sorted(t for t in untrusted if t not in allowed)
     if unknown:
         raise ModelFileError(
-            f"{path.name} contains types cx-app does not trust, so it was not opened: "
+            f"{label} contains types cx-app does not trust, so it was not opened: "
             f"{', '.join(unknown)}. Only models written by `cx-app train` can be loaded."
         )
     try:
-        payload = sio.load(path, trusted=list(untrusted))
+        payload = sio.loads(data, trusted=list(untrusted))
     except Exception as exc:
-        raise ModelFileError(f"{path.name}: the model file cannot be read ({exc})") from None
+        raise ModelFileError(f"{label}: the model file cannot be read ({exc})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ModelFileError(f"{path.name} is a skops file but not a cx-app model file.")
+        raise ModelFileError(f"{label} is a skops file but not a cx-app model file.")
     version = payload.get("format_version")
     if not isinstance(version, int) or version != FORMAT_VERSION:
         newer = isinstance(version, int) and version > FORMAT_VERSION
         raise ModelFileError(
-            f"{path.name} has model-file format version {version!r}; this cx-app reads version "
+            f"{label} has model-file format version {version!r}; this cx-app reads version "
             f"{FORMAT_VERSION}. "
             + ("Update cx-app to open it." if newer else "Re-train the model with this cx-app.")
         )
     try:
         meta = json.loads(payload["metadata"])
     except (KeyError, TypeError, ValueError):
-        raise ModelFileError(f"{path.name}: the model's metadata is missing or damaged.") from None
+        raise ModelFileError(f"{label}: the model's metadata is missing or damaged.") from None
     current = library_versions()
     saved = meta.get("versions", {})
     if _major(saved.get("cx_app", "?")) != _major(current["cx_app"]):
         raise ModelFileError(
-            f"{path.name} was written by cx-app {saved.get('cx_app', '?')}; this is cx-app "
+            f"{label} was written by cx-app {saved.get('cx_app', '?')}; this is cx-app "
             f"{current['cx_app']} (another major version). Re-train the model with this cx-app."
         )
     notes = []
     for lib in ("sklearn", "xgboost"):
         if lib in saved and _minor(saved[lib]) != _minor(current[lib]):
             notes.append(
-                f"{path.name} was written with {lib} {saved[lib]}, this is {lib} {current[lib]}: "
+                f"{label} was written with {lib} {saved[lib]}, this is {lib} {current[lib]}: "
                 "predictions may differ slightly; re-train to be sure."
             )
     for note in notes:
@@ -308,14 +353,21 @@ class TrainingOutcome:
         return self.cv_results[self.model.calibration]
 
 
-def _cv_summary(cv, resolved_plan, choice) -> dict:
+def _cv_summary(cv, resolved_plan, choice, groups) -> dict:
     from cx_app.alp import alp_gap, compare_alp_cm, level_metrics
     from cx_app.confusion import confusion_matrix
 
     regular = confusion_matrix(list(cv.y_true), list(cv.y_pred), labels=cv.classes)
     levels = level_metrics(regular, resolved_plan)
-    gap = alp_gap(cv.y_true, cv.proba, cv.classes)
-    comparison = compare_alp_cm(cv.y_true, cv.proba, cv.classes, resolved_plan=resolved_plan)
+    gap = alp_gap(cv.y_true, cv.proba, cv.classes, groups=groups)
+    sides = {"heldout": compare_alp_cm(cv.y_true, cv.proba, cv.classes,
+                                       resolved_plan=resolved_plan, label="held-out folds")}
+    if cv.train_predictions:
+        # every fold model on its own training rows, pooled (each row counted folds − 1 times)
+        y_train = np.concatenate([cv.y_true[tp.index] for tp in cv.train_predictions])
+        p_train = np.vstack([tp.proba for tp in cv.train_predictions])
+        sides["training"] = compare_alp_cm(y_train, p_train, cv.classes,
+                                           resolved_plan=resolved_plan, label="training folds")
     return {
         "folds": cv.folds,
         "seed": cv.seed,
@@ -324,19 +376,39 @@ def _cv_summary(cv, resolved_plan, choice) -> dict:
                                             "f1_macro") if k in m}
                    for name, m in levels.items()},
         "alp_gap": gap.to_dict(),
-        "alp_vs_cm": comparison.to_dict()["levels"],
+        "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
     }
 
 
+def _net_groups(schema):
+    from cx_app.errors import PlanError
+    from cx_app.nps import groups_for_schema
+
+    try:
+        return groups_for_schema(schema)
+    except PlanError:
+        return None  # no net-score groups: the gap has no NPS term
+
+
 def train_model(survey, algorithm_id: str, *, calibration: str = "auto", folds: int = 5,
                 seed: int = 0, settings: Mapping[str, Any] | None = None, n_jobs: int = 1,
-                progress: Callable | None = None) -> TrainingOutcome:
+                progress: Callable | None = None,
+                learning_curve: bool = False) -> TrainingOutcome:
     """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
-    ``calibration="auto"``, choosing the smallest held-out ALP gap), then fit the chosen
-    pipeline on all respondents and package it as a :class:`TrainedModel`."""
+    ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
+    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`.
+
+    The model's ``cv`` metadata holds the held-out metrics per level, the held-out ALP gap,
+    regular vs ALP metrics per level on the held-out and on the training folds
+    (``alp_vs_cm``), the calibration table, and the paper's Section 5 check
+    (``full_training_check``: the model fit on 100 % validated with ALP beside the held-out
+    figures). ``learning_curve=True`` adds ``learning_curve`` (CM and ALP accuracy on train
+    and test for training shares 3 %–78 %; ten more fits).
+    """
     from cx_app.algorithms import get_algorithm
+    from cx_app.alp import alp_learning_curve, full_training_alp_check
     from cx_app.calibration import CALIBRATION_METHODS, compare_calibrations
     from cx_app.crossval import build_model, class_positions
     from cx_app.drift import value_counts_by_attribute
@@ -349,16 +421,30 @@ def train_model(survey, algorithm_id: str, *, calibration: str = "auto", folds: 
             f"'{survey.schema.target.column}', which this file does not have"
         )
     classes = tuple(survey.classes)
+    groups = _net_groups(survey.schema)
     methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
     choice, results = compare_calibrations(
         survey.X, survey.y, classes, algorithm_id, methods=methods, folds=folds, seed=seed,
-        settings=settings, n_jobs=n_jobs, progress=progress)
+        settings=settings, n_jobs=n_jobs, progress=progress, groups=groups,
+        keep_train_proba=True)
     chosen = choice.chosen
     estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen)
     codes = class_positions(survey.y, classes)
-    estimator.fit(np.asarray(survey.X, dtype=float), codes)
+    Xa = np.asarray(survey.X, dtype=float)
+    estimator.fit(Xa, codes)
     resolved = resolve_plan(survey.schema.plan_spec, classes)
     spec = get_algorithm(algorithm_id)
+    cv = results[chosen]
+    summary = _cv_summary(cv, resolved, choice, groups)
+    positions = tuple(range(len(classes)))
+    summary["full_training_check"] = full_training_alp_check(
+        Xa, codes, positions, estimator, heldout_y_true=cv.class_positions(),
+        heldout_proba=cv.proba).to_dict()
+    if learning_curve:
+        curve = alp_learning_curve(
+            Xa, codes, positions, build_model(algorithm_id, settings, seed=seed,
+                                              calibration=chosen), seed=seed)
+        summary["learning_curve"] = curve.to_dict(orient="records")
     model = TrainedModel(
         estimator=estimator,
         classes=classes,
@@ -375,7 +461,7 @@ def train_model(survey, algorithm_id: str, *, calibration: str = "auto", folds: 
             "class_counts": {str(c): int(v) for c, v in
                              zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
         },
-        cv=_cv_summary(results[chosen], resolved, choice),
+        cv=summary,
         attribute_distributions=value_counts_by_attribute(survey.X),
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )

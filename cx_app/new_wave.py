@@ -141,6 +141,13 @@ class WaveEstimate:
         return out
 
 
+def _algorithm_name(algorithm_id: str) -> str:
+    from cx_app.algorithms import ALGORITHMS
+
+    spec = ALGORITHMS.get(algorithm_id)
+    return spec.name if spec else algorithm_id
+
+
 def _net_kind(schema) -> str:
     return schema.target.kind if schema.target.kind in ("nps", "csat") else "net"
 
@@ -152,6 +159,7 @@ def estimate_wave(model, survey) -> WaveEstimate:
     column may be absent: ``load_survey(..., schema=model.schema, require_target=False)``).
     """
     from cx_app.alp import alp_confusion_matrix
+    from cx_app.calibration import coarse_probability_advice
     from cx_app.confusion import confusion_matrix
     from cx_app.drift import attribute_drift
     from cx_app.grouping import resolve_plan
@@ -205,6 +213,10 @@ def estimate_wave(model, survey) -> WaveEstimate:
 
     warnings = list(model.load_warnings)
     warnings.extend(model.cv.get("calibration_choice", {}).get("warnings", []))
+    coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
+                                       model.calibration)
+    if coarse and coarse not in warnings:  # files saved before the warning existed
+        warnings.append(coarse)
     warnings.extend(drift.warnings)
     if n < SMALL_WAVE:
         warnings.append(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -178,3 +180,45 @@ def test_full_training_check_reports_both_routes():
     assert check.heldout_cm == pytest.approx(np.mean(held.argmax(axis=1) == y))
     assert check.full_train_alp == pytest.approx(full.predict_proba(x).max(axis=1).mean())
     assert check.notes == ()
+
+
+def test_net_score_error_catches_errors_that_cancel_in_the_pooled_nps():
+    """Two bins of ten: estimates −0.5 and +0.5 (net score p2 − p0); actual means −0.3 and
+    +0.3. The pooled NPS is right (0 = 0), each bin is off by 0.2."""
+    from cx_app.alp import net_score_calibration_error
+    from cx_app.nps import NetScoreGroups
+
+    groups = NetScoreGroups((0, 1, 2), frozenset({2}), frozenset({0}))
+    p = np.array([[0.5, 0.5, 0.0]] * 10 + [[0.0, 0.5, 0.5]] * 10)
+    y = [0] * 3 + [1] * 7 + [2] * 3 + [1] * 7
+    gap = alp_gap(y, p, [0, 1, 2], groups=groups)
+    assert gap.net_gap == pytest.approx(0.0, abs=1e-12)
+    # per bin: d² = 0.04; sample variance of s = (3·0.7² + 7·0.3²)/9 = 2.1/9, over n_b = 10
+    expected = 100 * math.sqrt(0.04 - 2.1 / 9 / 10)
+    err = net_score_calibration_error(np.array(y), p, [0, 1, 2], groups, n_bins=2)
+    assert err == pytest.approx(expected)
+    # alp_gap uses the default ten bins
+    assert gap.net_calibration_error == pytest.approx(
+        net_score_calibration_error(np.array(y), p, [0, 1, 2], groups))
+    assert gap.score == pytest.approx(abs(gap.accuracy_gap) + gap.share_gap
+                                      + gap.net_calibration_error / 100)
+    # the pooled net gap, estimated − actual NPS in points: estimated 0 against all
+    # passives (0) and against all promoters (+100)
+    assert alp_gap([1] * 20, p, [0, 1, 2], groups=groups).net_gap == pytest.approx(0.0, abs=1e-12)
+    assert alp_gap([2] * 20, p, [0, 1, 2], groups=groups).net_gap == pytest.approx(-100.0)
+    assert alp_gap(y, p, [0, 1, 2]).net_gap is None  # no groups: no NPS term
+
+
+def test_net_score_error_is_small_for_calibrated_probabilities():
+    from cx_app.alp import net_score_calibration_error
+    from cx_app.nps import NetScoreGroups
+
+    rng = np.random.default_rng(7)
+    raw = rng.gamma(1.0, size=(20000, 3))
+    p = raw / raw.sum(axis=1, keepdims=True)
+    y = (rng.random(20000)[:, None] > p.cumsum(axis=1)).sum(axis=1)  # drawn from p itself
+    groups = NetScoreGroups((0, 1, 2), frozenset({2}), frozenset({0}))
+    assert net_score_calibration_error(y, p, [0, 1, 2], groups) < 1.5
+    # over-confident in the net score: the same outcomes, estimates pushed to the extremes
+    sharp = p ** 3 / (p ** 3).sum(axis=1, keepdims=True)
+    assert net_score_calibration_error(y, sharp, [0, 1, 2], groups) > 5

@@ -64,3 +64,32 @@ def test_choice_is_smallest_gap_and_ties_go_to_the_simpler_method():
     bad = choose_calibration([_report("none", 0.2, 0.0)], algorithm_name="Naive Bayes")
     assert "Naive Bayes" in bad.warnings[0] and "over-confident" in bad.warnings[0]
     assert gap_advice(_report("none", 0.0, 0.05).gap) is not None
+
+
+def _net_report(method, acc_gap, share_gap, net_error):
+    return CalibrationReport(method, AlpGap(100, 0.5, 0.5 + acc_gap, acc_gap, share_gap,
+                                            abs(acc_gap) + share_gap + net_error / 100,
+                                            net_gap=0.0, net_calibration_error=net_error),
+                             0.0, 0.0)
+
+
+def test_the_nps_error_decides_between_methods_with_equal_accuracy_gaps():
+    # naive Bayes on the telecom sample: sigmoid fits accuracy and shares slightly better,
+    # isotonic the net score much better; the net-score term picks isotonic
+    choice = choose_calibration([_net_report("sigmoid", 0.001, 0.016, 14.0),
+                                 _net_report("isotonic", 0.012, 0.011, 1.7)])
+    assert choice.chosen == "isotonic" and choice.warnings == ()
+    # a large net-score error alone is warned about, with the figure
+    bad = choose_calibration([_net_report("none", 0.0, 0.0, 6.5)], algorithm_name="RF")
+    assert "6.5 points" in bad.warnings[0] and "RF" in bad.warnings[0]
+
+
+def test_knn_gets_the_coarse_probability_warning_whatever_its_gap():
+    from cx_app.calibration import coarse_probability_advice
+
+    choice = choose_calibration([_report("isotonic", 0.0, 0.0)],
+                                algorithm_name="k-nearest neighbours", algorithm_id="knn")
+    assert len(choice.warnings) == 1 and "coarse probabilities" in choice.warnings[0]
+    assert "logistic regression" in choice.warnings[0]
+    assert coarse_probability_advice("lr") is None
+    assert choose_calibration([_report("none", 0.0, 0.0)], algorithm_id="lr").warnings == ()

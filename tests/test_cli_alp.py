@@ -84,3 +84,49 @@ def test_estimate_text_and_pickle_refusal(files, model_file, capsys):
     bad.write_bytes(pickle.dumps({"a": 1}))
     assert main(["estimate", "--model", str(bad), str(files / "unlabelled.csv")]) == 2
     assert "pickle/joblib file" in capsys.readouterr().err
+
+
+def test_train_report_gaps_and_full_training_check(files, capsys):
+    out = files / "gaps.skops"
+    args = ["train", str(files / "train.csv"), "--schema", SCHEMA, "--algorithm", "lr",
+            "--calibration", "none", "--folds", "3", "--out", str(out), "--report-gaps"]
+    assert main(args + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["alp_vs_cm"]) == {"training", "heldout"}
+    for side in ("training", "heldout"):
+        acc = doc["alp_vs_cm"][side]["3x3+IM"]["f1_macro"]
+        assert acc["gap"] == pytest.approx(acc["alp"] - acc["cm"])
+    assert len(doc["learning_curve"]) == 10
+    check = doc["full_training_check"]
+    assert check["heldout_cm"] == pytest.approx(doc["cv"]["original"]["accuracy"])
+    assert doc["alp_gap"]["net_calibration_error"] is not None
+    from cx_app.model_file import load_model
+
+    assert load_model(out).cv["full_training_check"] == check  # the app can show it too
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "trained on 100% and validated with ALP" in text
+    assert f"resubstitution accuracy {check['full_train_cm']:.3f}" in text
+    assert "training folds | heldout folds" in text and "learning curve" in text
+    assert text.count("%  ") >= 10  # one line per training share
+
+
+def test_knn_is_warned_about_in_train_and_estimate(files, capsys):
+    out = files / "knn.skops"
+    assert main(["train", str(files / "train.csv"), "--schema", SCHEMA, "--algorithm", "knn",
+                 "--calibration", "none", "--folds", "3", "--out", str(out)]) == 0
+    assert "coarse probabilities" in capsys.readouterr().err
+    assert main(["estimate", "--model", str(out), str(files / "unlabelled.csv"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any("coarse probabilities" in w for w in doc["warnings"])
+
+
+def test_estimate_with_a_schema(files, model_file, capsys):
+    base = ["estimate", "--model", str(model_file), str(files / "unlabelled.csv"), "--json"]
+    assert main(base) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(base + ["--schema", SCHEMA]) == 0
+    assert json.loads(capsys.readouterr().out)["alp_matrix"] == plain["alp_matrix"]
+    other = str(ROOT / "survey_schemas" / "csat_5.yaml")
+    assert main(base + ["--schema", other]) == 2
+    assert "differs from the model's 0-10" in capsys.readouterr().err

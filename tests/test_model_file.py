@@ -22,6 +22,7 @@ from cx_app.model_file import (
     ModelVersionWarning,
     TrainedModel,
     load_model,
+    model_bytes,
     save_model,
     train_model,
 )
@@ -161,3 +162,72 @@ def test_train_model_records_provenance_and_refits(tmp_path):
     back = load_model(save_model(model, tmp_path / "m.skops"))
     assert back.schema.target.column == survey.schema.target.column
     np.testing.assert_array_equal(back.predict_proba(survey.X), model.predict_proba(survey.X))
+
+
+def test_load_from_bytes_and_file_objects(tmp_path):
+    import io
+
+    est, X = _fitted()
+    model = _model(est)
+    data = model_bytes(model)
+    assert data[:2] == b"PK"  # a zip (skops archive)
+    save_model(model, tmp_path / "m.skops")
+    for source in (data, bytearray(data), io.BytesIO(data)):
+        back = load_model(source)
+        np.testing.assert_array_equal(back.predict_proba(X), model.predict_proba(X))
+        assert back.metadata() == model.metadata()
+    with (tmp_path / "m.skops").open("rb") as fh:
+        assert load_model(fh).classes == (0, 1, 2)
+    # the same refusals, naming the upload
+    with pytest.raises(ModelFileError, match="upload.skops is a pickle/joblib file"):
+        load_model(pickle.dumps(est), name="upload.skops")
+    with pytest.raises(ModelFileError, match="the uploaded model file is not a cx-app model"):
+        load_model(b"hello")
+    with (tmp_path / "m.skops").open("r", encoding="latin-1") as fh, \
+            pytest.raises(ModelFileError, match="binary mode"):
+        load_model(fh)
+    with pytest.raises(ModelFileError, match="path, bytes or a binary file object"):
+        load_model(42)
+    sneaky = model_bytes(_model(Sneaky().fit(np.zeros((3, 2)), [0, 1, 2])))
+    with pytest.raises(ModelFileError, match=r"does not trust.*Sneaky"):
+        load_model(io.BytesIO(sneaky))
+
+
+def test_training_records_the_gap_report_and_the_full_training_check():
+    from cx_app.alp import compare_alp_cm
+
+    survey = _survey()
+    outcome = train_model(survey, "lr", calibration="none", folds=3, learning_curve=True)
+    cv, meta, model = outcome.cv, outcome.model.cv, outcome.model
+    # training-fold side: every fold model on its own training rows, pooled
+    assert cv.train_predictions is not None and len(cv.train_predictions) == 3
+    y_tr = np.concatenate([cv.y_true[t.index] for t in cv.train_predictions])
+    p_tr = np.vstack([t.proba for t in cv.train_predictions])
+    assert len(y_tr) == 2 * len(survey.y)
+    train_acc = meta["alp_vs_cm"]["training"]["original"]["accuracy"]
+    assert train_acc["cm"] == pytest.approx(np.mean(p_tr.argmax(1) == cv.class_positions(y_tr)))
+    assert train_acc["alp"] == pytest.approx(p_tr.max(axis=1).mean())
+    held = compare_alp_cm(cv.y_true, cv.proba, cv.classes).to_dict()["levels"]["original"]
+    assert meta["alp_vs_cm"]["heldout"]["original"] == held
+    assert set(meta["alp_vs_cm"]["heldout"]) == {"original", "3x3+IM", "2x2+IM"}
+    # Section 5: the model fit on 100 % validated with ALP, beside the held-out figures
+    check = meta["full_training_check"]
+    p_full = model.predict_proba(survey.X)
+    codes = cv.class_positions()
+    assert check["full_train_cm"] == pytest.approx(np.mean(p_full.argmax(1) == codes))
+    assert check["full_train_alp"] == pytest.approx(p_full.max(axis=1).mean())
+    assert check["heldout_cm"] == pytest.approx(np.mean(cv.proba.argmax(1) == codes))
+    assert check["heldout_alp"] == pytest.approx(cv.proba.max(axis=1).mean())
+    # the held-out gap carries the NPS terms of the schema's groups
+    p = cv.proba
+    est_nps = 100 * (p[:, 9:].sum(axis=1) - p[:, :7].sum(axis=1)).mean()
+    y = np.asarray(cv.y_true)
+    act_nps = 100 * (np.mean(y >= 9) - np.mean(y <= 6))
+    assert meta["alp_gap"]["net_gap"] == pytest.approx(est_nps - act_nps)
+    assert meta["alp_gap"]["net_calibration_error"] >= 0
+    curve = meta["learning_curve"]
+    assert [r["train_share"] for r in curve] == [0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
+                                                 0.7, 0.78]
+    assert {"cm_train", "alp_train", "cm_test", "alp_test"} <= set(curve[0])
+    # all of it survives the model file
+    assert load_model(model_bytes(model)).cv == json.loads(json.dumps(meta))

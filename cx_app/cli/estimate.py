@@ -15,10 +15,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, metavar="MODEL.skops",
                    help="model file written by `cx-app train`")
     p.add_argument("--sheet", metavar="NAME", help="sheet name or number (default: first match)")
+    p.add_argument("--schema", metavar="S",
+                   help="read the wave with this schema instead of the model's own (e.g. other "
+                        "column headers); its scale and attribute names must match the model's")
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
     p.add_argument("--predictions", metavar="OUT.csv",
                    help="write per-respondent predictions and probabilities to this CSV")
     p.set_defaults(func=run)
+
+
+def _compatible_schema(path: str, model):
+    """The schema at ``path`` if the model can score data read with it, else SchemaError."""
+    from cx_app.errors import SchemaError
+    from cx_app.schema import load_schema
+
+    schema = load_schema(path)
+    if tuple(schema.classes) != tuple(model.classes):
+        raise SchemaError(
+            f"{path}: target scale {schema.classes[0]}-{schema.classes[-1]} differs from the "
+            f"model's {model.classes[0]}-{model.classes[-1]}")
+    names = {a.name for a in schema.attributes}
+    missing = [a for a in model.attribute_names if a not in names]
+    if missing:
+        raise SchemaError(
+            f"{path}: the model needs the attribute(s) {', '.join(missing)}, which this schema "
+            "does not define (attribute names must match the model's)")
+    return schema
 
 
 def _fmt_ci(ci) -> str:
@@ -32,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     from cx_app.safe_text import to_safe_csv
 
     model = load_model(args.model)
-    survey = load_survey(args.file, schema=model.schema, sheet=args.sheet, require_target=False)
+    schema = model.schema
+    if args.schema:
+        schema = _compatible_schema(args.schema, model)
+    survey = load_survey(args.file, schema=schema, sheet=args.sheet, require_target=False)
     est = estimate_wave(model, survey)
     if args.predictions:
         Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
