@@ -225,7 +225,16 @@ def estimate_wave(model, survey) -> WaveEstimate:
         )
     excluded = survey.quality.rows_read - survey.quality.rows_used
     if excluded:
-        warnings.append(f"{excluded} row(s) of the file were excluded (see the data-quality report)")
+        reasons = survey.quality.counts_by_reason()
+        detail = "; ".join(f"{reason}: {count}" for reason, count in reasons.items())
+        columns = sorted({e.column for e in survey.quality.excluded if e.column})
+        warnings.append(
+            f"{excluded} row(s) of the file were excluded and not estimated"
+            + (f" ({detail})" if detail else "")
+            + (f"; columns: {', '.join(columns)}" if columns else "")
+            + " — see the data-quality report; if these are new answer codes or out-of-scale "
+            "values the wave differs from the training data and the estimate may not hold"
+        )
 
     realized = realized_levels = realized_nps = None
     y = survey.y

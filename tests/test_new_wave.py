@@ -93,3 +93,16 @@ def test_backtest_mode_and_drift_warning(model):
     assert est.realized_nps.value == pytest.approx(nps_summary(wave.y).value)
     assert any("has shifted since training" in w for w in est.warnings)
     assert "realized_nps" in est.to_dict()
+
+
+def test_out_of_scale_rows_are_named_in_the_warnings(model):
+    frame = simulate_telecom_waves([7], respondents_per_operator=60, seed=11,
+                                   include_target=False)
+    frame.loc[frame.index[:4], "Shops"] = 12
+    wave = load_survey(frame.to_csv(index=False).encode(), schema=SCHEMA, filename="oos.csv",
+                       require_target=False)
+    est = estimate_wave(model, wave)
+    assert est.n == len(frame) - 4
+    text = " ".join(est.warnings)
+    assert "4 row(s) of the file were excluded" in text and "columns: Shops" in text
+    assert "out-of-scale" in text
