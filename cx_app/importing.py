@@ -6,10 +6,14 @@ cp1252, then latin-1), finds the sheet and the header row that match the schema,
 header or alias, and cleans every score column with vectorised pandas operations:
 
 - blank cells and the schema's missing-value codes (``99``, ``"Don't know"``, ...) are missing;
-- a respondent with a missing target, a non-numeric text score, a decimal score on an integer
-  scale, an out-of-scale score, a missing attribute score (policy ``exclude``) or a repeated
-  respondent id (the first occurrence is kept) is excluded, with the reason, in the
+- a respondent with a missing target, an Excel error cell (``#N/A``; .xlsx/.xlsm, found by the
+  archive scan because calamine reads error cells as empty text), a date cell in a score
+  column, a non-numeric text score, a decimal score on an integer scale, an out-of-scale score,
+  a missing attribute score (policy ``exclude``) or a repeated respondent id (the first
+  occurrence is kept) is excluded, with the reason, in the
   :class:`~cx_app.quality.DataQualityReport`;
+- segment cells: date cells become ISO dates in text segments; a ``date``-role segment also
+  converts Excel serial day numbers (1950–2099) stored as plain numbers, with a note;
 - under policy ``impute_median``, missing attribute scores of used respondents are replaced by
   the attribute's median over used respondents, counted per attribute.
 
@@ -20,8 +24,11 @@ Row numbers are sheet rows as Excel shows them (CSV: the line number).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import hashlib
 import io
+import posixpath
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +37,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import python_calamine
+from defusedxml import ElementTree
 
 from cx_app.errors import SchemaError, SurveyFileError
 from cx_app.limits import ImportLimits, limits_from_env, megabytes
 from cx_app.quality import (
+    DATE_IN_SCORE,
     DECIMAL,
     DUPLICATE_ID,
+    EXCEL_ERROR,
     MISSING_ATTRIBUTE,
     MISSING_TARGET,
     NON_NUMERIC,
@@ -50,7 +60,7 @@ from cx_app.schema import (
     infer_schema,
     normalise_header,
 )
-from cx_app.xml_safety import check_workbook_archive
+from cx_app.xml_safety import ArchiveSummary, check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
 CSV_SUFFIXES = (".csv",)
@@ -72,6 +82,20 @@ _FOREIGN_MAGIC = (
 _ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+class ExcelError(str):
+    """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
+    itself returns such a cell as empty text."""
+
+
+_DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
+# Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31
+_SERIAL_DATES = (18264, 73050)
+_EXCEL_EPOCH = "1899-12-30"
+_REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_PKG_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
 
 @dataclass(frozen=True)
@@ -180,8 +204,10 @@ def _foreign_format(data: bytes) -> str | None:
     return None
 
 
-def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLimits) -> None:
-    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind."""
+def _check_workbook_bytes(data: bytes, name: str, suffix: str,
+                          limits: ImportLimits) -> ArchiveSummary | None:
+    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind; the
+    archive summary of a zip-based workbook."""
     if data.startswith(_OLE_MAGIC):
         # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
         # "EncryptionInfo" and "EncryptedPackage" streams
@@ -189,10 +215,9 @@ def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLim
             raise SurveyFileError(
                 f"{name}: the workbook is password-protected (encrypted); save an unprotected "
                 "copy and upload that")
-        return  # an old .xls (BIFF) workbook: calamine reads it; failures are reported below
+        return None  # an old .xls (BIFF) workbook: calamine reads it; failures reported below
     if data.startswith(_ZIP_MAGIC):
-        check_workbook_archive(data, name, limits)
-        return
+        return check_workbook_archive(data, name, limits)
     foreign = _foreign_format(data)
     if foreign:
         raise SurveyFileError(
@@ -203,6 +228,33 @@ def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLim
         raise SurveyFileError(
             f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
             f"spreadsheet){hint}")
+    return None
+
+
+def _sheet_parts(data: bytes) -> dict[str, str]:
+    """Sheet name → worksheet part (``xl/worksheets/sheet1.xml``) of an .xlsx/.xlsm archive
+    (already checked: no DTD, bounded sizes); parsed with defusedxml."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            book = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+            rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
+    except Exception:  # an unusual layout: error cells then stay blank, as calamine reads them
+        return {}
+    targets = {r.get("Id"): r.get("Target", "") for r in rels.iter(f"{_PKG_NS}Relationship")}
+    parts = {}
+    for sheet in book.iter(f"{_MAIN_NS}sheet"):
+        target = targets.get(sheet.get(f"{_REL_NS}id"), "")
+        if target:
+            path = target.lstrip("/") if target.startswith("/") else posixpath.join("xl", target)
+            parts[sheet.get("name", "")] = posixpath.normpath(path)
+    return parts
+
+
+def _mark_errors(rows: list[list[Any]], errors: dict[tuple[int, int], str]) -> None:
+    """Put an :class:`ExcelError` where calamine returned an error cell as empty text."""
+    for (row, col), code in errors.items():
+        if row <= len(rows) and col <= len(rows[row - 1]) and rows[row - 1][col - 1] == "":
+            rows[row - 1][col - 1] = ExcelError(code)
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -218,7 +270,9 @@ def _looks_like_text(data: bytes) -> bool:
 
 def _excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str], Any]:
     suffix = Path(name).suffix.lower()
-    _check_workbook_bytes(data, name, suffix, limits)
+    summary = _check_workbook_bytes(data, name, suffix, limits)
+    error_cells = summary.error_cells if summary is not None else {}
+    parts = _sheet_parts(data) if error_cells else {}
     try:
         workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
     except python_calamine.PasswordError:
@@ -247,6 +301,8 @@ def _excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str
             rows = loaded.to_python(skip_empty_area=False)
         except Exception:
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        if parts.get(sheet) in error_cells:
+            _mark_errors(rows, error_cells[parts[sheet]])
         return _Grid(sheet, rows)
 
     return list(workbook.sheet_names), load
@@ -424,6 +480,8 @@ class _Scored:
 
     values: pd.Series
     missing: pd.Series
+    error: pd.Series
+    date: pd.Series
     non_numeric: pd.Series
     decimal: pd.Series
     out_of_scale: pd.Series
@@ -432,7 +490,12 @@ class _Scored:
 def _clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
                   codes: tuple[set[float], set[str]]) -> _Scored:
     numeric_codes, text_codes = codes
-    raw = raw.mask(raw.map(type).eq(bool), "TRUE/FALSE") if raw.dtype == object else raw
+    error = date = pd.Series(False, index=raw.index)
+    if raw.dtype == object:
+        types = raw.map(type)
+        error = types.eq(ExcelError)
+        date = types.isin(_DATE_TYPES)
+        raw = raw.mask(types.eq(bool), "TRUE/FALSE")
     numbers = pd.to_numeric(raw, errors="coerce")
     # cells that are neither numbers nor blank: text (codes, "7,5", words)
     texty = numbers.isna() & ~blank
@@ -450,13 +513,14 @@ def _clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     missing.loc[is_code_text.index] = is_code_text.to_numpy()
     if numeric_codes:
         missing |= numbers.isin(list(numeric_codes))
+    missing &= ~error
     numbers = numbers.where(~missing)
-    non_numeric = numbers.isna() & ~missing
+    non_numeric = numbers.isna() & ~missing & ~error & ~date
     present = numbers.notna()
     decimal = present & (numbers != np.round(numbers))
     out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
     values = numbers.where(present & ~decimal & ~out)
-    return _Scored(values, missing, non_numeric, decimal, out)
+    return _Scored(values, missing, error, date, non_numeric, decimal, out)
 
 
 def _cell_text(cell: Any) -> str:
@@ -466,18 +530,36 @@ def _cell_text(cell: Any) -> str:
 
 
 def _text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
-    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves)."""
+    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
+    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
     out = raw.astype("str").str.strip()
-    is_float = raw.map(type).eq(float) & ~blank
+    types = raw.map(type)
+    is_float = types.eq(float) & ~blank
     if is_float.any():
         out[is_float] = raw[is_float].map(_cell_text)
-    return out.where(~blank, None).astype("string")
+    is_date = types.isin(_DATE_TYPES) & ~blank
+    if is_date.any():
+        out[is_date] = raw[is_date].map(_date_text)
+    return out.where(~blank & ~types.eq(ExcelError), None).astype("string")
 
 
-def _date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int]:
-    parsed = pd.to_datetime(raw.where(~blank), errors="coerce", format="mixed")
+def _date_text(cell: Any) -> str:
+    if isinstance(cell, dt.datetime):
+        return cell.date().isoformat() if cell.time() == dt.time(0) else cell.isoformat(" ")
+    return cell.isoformat() if hasattr(cell, "isoformat") else str(cell)
+
+
+def _date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
+    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
+    values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
+    numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
+    serial = numbers.between(*_SERIAL_DATES)
+    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    if serial.any():
+        parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
     bad = int((parsed.isna() & ~blank).sum())
-    return parsed, bad
+    return parsed, bad, int(serial.sum())
 
 
 def _first_reasons(
@@ -731,12 +813,16 @@ def _clean(
         s = scored[target]
         header, cells = column_of[target], raw[target]
         checks += [(s.missing, MISSING_TARGET, header, cells),
+                   (s.error, EXCEL_ERROR, header, cells),
+                   (s.date, DATE_IN_SCORE, header, cells),
                    (s.non_numeric, NON_NUMERIC, header, cells),
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
     for spec in schema.attributes:
         s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
-        checks += [(s.non_numeric, NON_NUMERIC, header, cells),
+        checks += [(s.error, EXCEL_ERROR, header, cells),
+                   (s.date, DATE_IN_SCORE, header, cells),
+                   (s.non_numeric, NON_NUMERIC, header, cells),
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
     if schema.missing_attributes == "exclude":
@@ -773,12 +859,22 @@ def _clean(
             continue
         empty = blank[spec.name]
         if spec.role == "date":
-            parsed, bad = _date_column(raw[spec.name], empty)
+            parsed, bad, serials = _date_column(raw[spec.name], empty)
+            if serials:
+                notes.append(f"{spec.name}: {serials} Excel date serial number(s) converted to "
+                             "dates")
             if bad:
                 notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
             out[spec.name] = parsed
         else:
             out[spec.name] = _text_column(raw[spec.name], empty)
+    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
+        if spec.name in raw:
+            errors = raw[spec.name].map(type).eq(ExcelError)
+            if errors.any():
+                codes_seen = sorted(set(raw[spec.name][errors]))
+                notes.append(f"{spec.name}: {int(errors.sum())} Excel error cell(s) "
+                             f"({', '.join(codes_seen)}) left empty")
     order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
     order += [id_spec.name] if id_spec is not None else []
     frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[used]

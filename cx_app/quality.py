@@ -20,9 +20,16 @@ DECIMAL = "decimal where an integer scale is expected"
 MISSING_TARGET = "missing target"
 MISSING_ATTRIBUTE = "missing attribute score"
 DUPLICATE_ID = "duplicate respondent id"
+EXCEL_ERROR = "Excel error cell"
+"""A formula error (``#N/A``, ``#DIV/0!``, ...; the value shows which) in an .xlsx/.xlsm
+worksheet. Error cells of .xls and .ods workbooks cannot be told apart from blanks (calamine
+reads them as empty text) and count as missing."""
+DATE_IN_SCORE = "date in a score column"
+"""A cell formatted as a date (or time) where a score is expected."""
 
 REASONS: tuple[str, ...] = (
-    DUPLICATE_ID, MISSING_TARGET, NON_NUMERIC, DECIMAL, OUT_OF_SCALE, MISSING_ATTRIBUTE,
+    DUPLICATE_ID, MISSING_TARGET, EXCEL_ERROR, DATE_IN_SCORE, NON_NUMERIC, DECIMAL, OUT_OF_SCALE,
+    MISSING_ATTRIBUTE,
 )
 """Every exclusion reason, in the order a report lists them."""
 

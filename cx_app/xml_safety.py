@@ -22,6 +22,11 @@ parser, so nothing can be expanded or fetched):
    ``XFD1048576`` in an 800-byte file would otherwise ask for ~0.5 TB and abort the process
    (found while hardening, issue 7). The same check covers OpenDocument repeated rows/columns.
 
+The same pass records the worksheet cells that hold an Excel error (``<c r="B3" t="e">`` with
+``<v>#N/A</v>``), because python-calamine returns an error cell as empty text, like a blank
+(python-calamine issue #105): :attr:`ArchiveSummary.error_cells` lets the importer report them
+as "Excel error cell" instead of counting them as missing answers.
+
 XML the application parses itself with Python goes through :mod:`defusedxml`; the library
 reads workbooks only with calamine (Rust, quick-xml: no DTD processing) and writes them with
 openpyxl (which uses defusedxml whenever it is installed, as it is here).
@@ -32,7 +37,8 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import repeat
 
 from cx_app.errors import SurveyFileError
 from cx_app.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
@@ -40,7 +46,17 @@ from cx_app.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
 CHUNK = 1024 * 1024
 _OVERLAP = 64
 _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
-_CELL_REF = re.compile(rb'\br="\$?([A-Z]{0,3})\$?([0-9]{1,9})"')
+# Cell references, searched after tabs/newlines become spaces, single quotes double quotes and
+# spaces around "=" go (XML allows all three; Excel writes none), so that ' r="' is a literal
+# prefix the regex engine skips to quickly; letters and digits in two passes, reduced in C.
+_NORMALISE = bytes.maketrans(b"\t\r\n'", b'   "')
+_SPACED_EQUALS = re.compile(rb" *= *")
+_REF_LETTERS = re.compile(rb' r="\$?([A-Z]{1,3})\$?[0-9]')
+_REF_DIGITS = re.compile(rb' r="\$?[A-Z]{0,3}\$?([0-9]{1,9})"')
+_ERROR_TAG = re.compile(rb'<c\s[^>]*?\bt="e"[^>]*>')
+_REF_ATTR = re.compile(rb'\br="\$?([A-Z]{1,3})\$?([0-9]{1,9})"')
+_ERROR_VALUE = re.compile(rb"<v>([^<]{1,64})</v>")
+_MAX_PENDING = 64 * 1024
 _ODS_REPEAT = re.compile(rb'number-(rows|columns)-repeated="([0-9]{1,12})"')
 _WORKBOOK_MARKERS = ("xl/workbook.xml", "xl/workbook.bin", "content.xml")
 
@@ -54,6 +70,8 @@ class ArchiveSummary:
     inflated_bytes: int
     max_rows: int
     max_columns: int
+    error_cells: dict[str, dict[tuple[int, int], str]] = field(default_factory=dict)
+    """Per worksheet part (``xl/worksheets/sheet1.xml``): {(row, column) 1-based: "#N/A"}."""
 
 
 def column_number(letters: bytes | str) -> int:
@@ -105,20 +123,26 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> Arch
                     "(CX_APP_MAX_COMPRESSION_RATIO) — this looks like a zip bomb; refused before "
                     "unzipping")
     inflated, max_rows, max_cols = 0, 0, 0
+    error_cells: dict[str, dict[tuple[int, int], str]] = {}
     for info in infos:
         if info.is_dir():
             continue
-        rows, cols, size = _scan_part(archive, info, name, limits, inflated)
+        errors: dict[tuple[int, int], str] = {}
+        rows, cols, size = _scan_part(archive, info, name, limits, inflated, errors)
         inflated += size
         max_rows, max_cols = max(max_rows, rows), max(max_cols, cols)
         if _is_worksheet(info.filename):
             _check_extent(name, info.filename, rows, cols, limits)
-    return ArchiveSummary(len(infos), declared, inflated, max_rows, max_cols)
+        if errors:
+            error_cells[info.filename] = errors
+    return ArchiveSummary(len(infos), declared, inflated, max_rows, max_cols, error_cells)
 
 
 def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
-               limits: ImportLimits, inflated_before: int) -> tuple[int, int, int]:
-    """Inflate one part chunk by chunk: (max row, max column, bytes) of its cell references."""
+               limits: ImportLimits, inflated_before: int,
+               errors: dict[tuple[int, int], str]) -> tuple[int, int, int]:
+    """Inflate one part chunk by chunk: (max row, max column, bytes) of its cell references;
+    the error cells of an Excel worksheet are added to ``errors``."""
     is_xml = info.filename.endswith((".xml", ".rels")) or info.filename == "content.xml"
     sheet = _is_worksheet(info.filename)
     ods = info.filename == "content.xml"
@@ -140,14 +164,14 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                             f"{name}: part '{info.filename}' contains an XML document type "
                             "declaration (<!DOCTYPE/<!ENTITY), which Excel never writes; refused "
                             "as potentially hostile (entity expansion or external entities)")
+                    keep = len(window) - _OVERLAP
                     if sheet and not ods:
-                        for letters, digits in _CELL_REF.findall(window):
-                            max_row = max(max_row, int(digits))
-                            if letters:
-                                max_col = max(max_col, column_number(letters))
+                        max_row, max_col = _sheet_extent(window, max_row, max_col)
+                        if b't="e"' in window:
+                            keep = min(keep, _error_cells(window, errors))
                     elif ods:
                         max_row, max_col = _ods_extent(window, max_row, max_col)
-                    tail = window[-_OVERLAP:]
+                    tail = window[max(keep, len(window) - _MAX_PENDING, 0):]
     except SurveyFileError:
         raise
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
@@ -156,6 +180,41 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
             f"{name}: the workbook is damaged, truncated or encrypted (part "
             f"'{info.filename}': {exc}); save it again from Excel and re-upload") from None
     return max_row, max_col, size
+
+
+def _sheet_extent(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:
+    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``."""
+    spaced = window.translate(_NORMALISE)
+    if b" =" in spaced or b"= " in spaced:
+        spaced = _SPACED_EQUALS.sub(b"=", spaced)
+    letters = set(_REF_LETTERS.findall(spaced))
+    if letters:
+        max_col = max(max_col, *map(column_number, letters))
+    digits = _REF_DIGITS.findall(spaced)
+    if digits:  # zero-padded, the largest number is the largest text
+        max_row = max(max_row, int(max(map(bytes.zfill, digits, repeat(9)))))
+    return max_row, max_col
+
+
+def _error_cells(window: bytes, errors: dict[tuple[int, int], str]) -> int:
+    """Add the error cells of ``window`` to ``errors``; return the offset of an error cell cut
+    off by the end of the window (kept for the next chunk), else ``len(window)``."""
+    pending = len(window)
+    for tag in _ERROR_TAG.finditer(window):
+        ref = _REF_ATTR.search(tag.group(0))
+        if ref is None:  # no cell reference (optional in OOXML, Excel always writes it)
+            continue
+        cell = (int(ref.group(2)), column_number(ref.group(1)))
+        if tag.group(0).endswith(b"/>"):  # an error cell without a value
+            errors[cell] = "#error"
+            continue
+        end = window.find(b"</c>", tag.end())
+        if end < 0:
+            pending = min(pending, tag.start())
+            continue
+        value = _ERROR_VALUE.search(window, tag.end(), end)
+        errors[cell] = value.group(1).decode("utf-8", "replace") if value else "#error"
+    return pending
 
 
 def _ods_extent(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:

@@ -122,3 +122,28 @@ def test_unknown_segment_is_a_clear_error(small, capsys):
     assert main(["nps", small, *MAPPING, "--by", "Region"]) == 2
     err = capsys.readouterr().err
     assert "--by 'Region' is not a segment" in err and "wave ('Wave')" in err
+
+
+def test_compare_two_segment_values_by_hand(small, capsys):
+    # Reverse order of the hand-computed wave change: Δ = 40 − 42.857 = −2.857, same SE.
+    doc = run_json(capsys, small, *MAPPING, "--by", "Wave", "--compare", "2021-02", "2021-01")
+    (pair,) = doc["by"][0]["comparisons"]
+    assert (pair["a_label"], pair["b_label"]) == ("2021-02", "2021-01")
+    assert pair["delta"] == pytest.approx(40 - 300 / 7)
+    assert pair["se"] == pytest.approx(math.sqrt(781.25 + 560.0))
+    assert pair["ci95"] == pytest.approx([pair["delta"] - 1.959964 * pair["se"],
+                                          pair["delta"] + 1.959964 * pair["se"]], abs=1e-4)
+    assert pair["p"] == pytest.approx(0.9378, abs=1e-4)
+    assert main(["nps", small, *MAPPING, "--by", "wave", "--compare", "2021-01", "2021-02"]) == 0
+    out = capsys.readouterr().out
+    assert "Compared wave values (change = to − from; two-sided z test)" in out
+    assert "2021-01 2021-02   +2.9" in out
+
+
+def test_compare_needs_two_values_of_a_by_segment(small, capsys):
+    assert main(["nps", small, *MAPPING, "--compare", "2021-01", "2021-02"]) == 2
+    assert "--compare needs a segment to compare within: add --by COL" in capsys.readouterr().err
+    assert main(["nps", small, *MAPPING, "--by", "Wave", "--compare", "2021-01", "2021-03"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --compare '2021-01' '2021-03': not two values of one --by segment "
+        "(wave: 2021-01, 2021-02)\n")

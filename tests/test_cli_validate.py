@@ -99,3 +99,35 @@ def test_unlabeled_flag(tmp_path, capsys):
     assert main(["validate", survey, "--schema", schema, "--unlabeled", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["target"]["present"] is False and doc["rows_used"] == 2
+
+
+def test_confirmed_mapping_saved_as_a_schema_reads_back(tmp_path, capsys):
+    survey, _ = files(tmp_path)
+    saved = tmp_path / "confirmed.yaml"
+    assert main(["validate", survey, "--target", "nps", "--scale", "0-10",
+                 "--attributes", "price, SPEED", "--attribute-scale", "1-5", "--segments",
+                 "Brand", "--id", "ID", "--missing-codes", "99", "--json",
+                 "--save-schema", str(saved)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    from cx_app.schema import load_schema
+
+    schema = load_schema(saved)
+    assert (schema.target.column, schema.attribute_names) == ("nps", ("price", "speed"))
+    assert [s.column for s in schema.segments] == ["Brand"] and schema.missing_codes == (99,)
+    assert main(["validate", survey, "--schema", str(saved), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["excluded"] == first["excluded"] and again["rows_used"] == 2
+    assert (again["schema"], again["inferred"]) == ("mapping", False)
+    # the inferred layout can be saved too, and the text report says where it went
+    inferred = tmp_path / "inferred.yaml"
+    assert main(["validate", survey, "--save-schema", str(inferred)]) == 0
+    out = capsys.readouterr().out
+    assert f"schema saved to {inferred}" in out
+    target = load_schema(inferred).target
+    assert f"target: {target.column!r} → {target.name}" in out
+    assert main(["validate", survey, "--json"]) == 0
+    as_inferred = json.loads(capsys.readouterr().out)
+    assert main(["validate", survey, "--schema", str(inferred), "--json"]) == 0
+    as_saved = json.loads(capsys.readouterr().out)
+    for key in ("target", "attributes", "segments", "rows_used", "excluded"):
+        assert as_saved[key] == as_inferred[key], key

@@ -15,7 +15,12 @@ from cx_app.errors import ModelFileError, SurveyFileError
 from cx_app.importing import load_survey, read_table
 from cx_app.limits import MB, ImportLimits, limits_from_env
 from cx_app.model_file import load_model
-from cx_app.quality import DECIMAL, MISSING_ATTRIBUTE, MISSING_TARGET, NON_NUMERIC
+from cx_app.quality import (
+    DATE_IN_SCORE,
+    DECIMAL,
+    EXCEL_ERROR,
+    MISSING_ATTRIBUTE,
+)
 from cx_app.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,9 +59,9 @@ REFUSED = {
 ACCEPTED = {
     "clean.xlsx": (3, 3, []),
     "merged_header.xlsx": (3, 3, []),
-    "excel_errors.xlsx": (5, 2, [(3, "NPS", MISSING_TARGET), (4, "Price", MISSING_ATTRIBUTE),
-                                 (5, "Speed", MISSING_ATTRIBUTE)]),
-    "dates_decimals.xlsx": (6, 2, [(3, "NPS", NON_NUMERIC), (4, "Price", NON_NUMERIC),
+    "excel_errors.xlsx": (5, 2, [(3, "NPS", EXCEL_ERROR), (4, "Price", EXCEL_ERROR),
+                                 (5, "Speed", EXCEL_ERROR)]),
+    "dates_decimals.xlsx": (6, 2, [(3, "NPS", DATE_IN_SCORE), (4, "Price", DATE_IN_SCORE),
                                    (5, "NPS", DECIMAL), (6, "Price", DECIMAL)]),
     "duplicate_columns.xlsx": (2, 2, []),
     "ragged.csv": (5, 3, [(3, "Speed", MISSING_ATTRIBUTE), (5, "Price", MISSING_ATTRIBUTE)]),
@@ -103,6 +108,8 @@ def test_details_of_accepted_files():
     dates = load_survey(BAD / "dates_decimals.xlsx", schema=SCHEMA)
     assert [e.value for e in dates.quality.excluded] == ["2024-01-01", "2024-01-02", "7.5",
                                                          "2.25"]
+    errors = load_survey(BAD / "excel_errors.xlsx", schema=SCHEMA)
+    assert [e.value for e in errors.quality.excluded] == ["#N/A", "#DIV/0!", "#VALUE!"]
     latin = read_table(BAD / "latin1.csv")
     assert list(latin.columns)[-1] == "Région" and latin["Région"].tolist() == [
         "Île-de-France", "Genève"]
@@ -218,3 +225,23 @@ def test_the_os_system_model_would_really_be_dangerous_if_trusted():
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.parametrize("cell", [b'<c\nr="XFD2"><v>1</v></c>', b"<c r='XFD2'><v>1</v></c>",
+                                  b'<c r = "XFD2" ><v>1</v></c>',
+                                  b'<c\tr="$XFD$2"><v>1</v></c>'])
+def test_wide_extent_written_in_other_legal_xml_spellings_is_refused(cell):
+    import io
+    import zipfile
+
+    source = zipfile.ZipFile(BAD / "clean.xlsx")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            part = source.read(info)
+            if info.filename == "xl/worksheets/sheet1.xml":  # a cell far right on row 2
+                head, tail = part.split(b"</row>", 2)[:2], part.split(b"</row>", 2)[2]
+                part = head[0] + b"</row>" + head[1] + cell + b"</row>" + tail
+            target.writestr(info.filename, part)
+    with pytest.raises(SurveyFileError, match=r"has cells out to column 16,384"):
+        load_survey(out.getvalue(), schema=SCHEMA, filename="spelled.xlsx")

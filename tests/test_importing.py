@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 from cx_app.errors import SchemaError, SurveyFileError
 from cx_app.importing import load_survey, read_table
 from cx_app.quality import (
+    DATE_IN_SCORE,
     DECIMAL,
     DUPLICATE_ID,
+    EXCEL_ERROR,
     MISSING_ATTRIBUTE,
     MISSING_TARGET,
     NON_NUMERIC,
@@ -318,3 +320,91 @@ def test_telecom_samples_with_the_bundled_schema():
 def test_xlsm_suffix_is_read_like_xlsx(tmp_path):
     path = write_xlsx(tmp_path / "macro.xlsm", {"Data": [HEADER, *ROWS]})
     check_exclusions(load_survey(path, schema=tiny_schema()))
+
+
+def test_ods_workbook_gives_the_same_report(tmp_path):
+    pytest.importorskip("odf", reason="odfpy (pandas' .ods writer) is not installed; it belongs "
+                                      "in the test extra")
+    import pandas as pd
+
+    path = tmp_path / "survey.ods"
+    pd.DataFrame(ROWS, columns=HEADER).to_excel(path, engine="odf", index=False,
+                                                sheet_name="Data")
+    data = load_survey(path, schema=tiny_schema())
+    check_exclusions(data)
+    assert data.source.sheet == "Data"
+
+
+def test_excel_error_cells_are_their_own_reason(tmp_path):
+    # openpyxl writes "#N/A" etc. as error cells (t="e"); calamine reads them as empty text
+    rows = [["Title row"], HEADER,
+            ["R1", 9, 5, 4, "A"],            # 3 used
+            ["R2", "#N/A", 3, 3, "A"],       # 4 error in the target
+            ["R3", 8, "#DIV/0!", 3, "A"],    # 5 error in an attribute
+            ["R4", 8, 4, "#VALUE!", "B"],    # 6 error in an attribute
+            ["R5", 7, 4, 4, "#REF!"],        # 7 used, error in the segment: left empty
+            ["#N/A", 6, 2, 2, "B"],          # 8 used, error in the id: left empty
+            ["R6", 10, None, 3, "B"]]        # 9 a real blank: missing attribute
+    path = write_xlsx(tmp_path / "errors.xlsx", {"Data": rows})
+    for policy in ("exclude", "impute_median"):  # an error is never imputed like a blank
+        data = load_survey(path, schema=tiny_schema(policy))
+        q = data.quality
+        assert [(e.row, e.column, e.reason, e.value) for e in q.excluded][:3] == [
+            (4, "NPS", EXCEL_ERROR, "#N/A"), (5, "Price", EXCEL_ERROR, "#DIV/0!"),
+            (6, "Speed", EXCEL_ERROR, "#VALUE!")]
+        assert q.counts_by_reason()[EXCEL_ERROR] == 3
+        assert data.frame.loc[7, "brand"] is pd_na() and data.frame.loc[8, "resp_id"] is pd_na()
+        assert "brand: 1 Excel error cell(s) (#REF!) left empty" in q.notes
+        assert "resp_id: 1 Excel error cell(s) (#N/A) left empty" in q.notes
+    assert load_survey(path, schema=tiny_schema()).quality.excluded[3].reason == MISSING_ATTRIBUTE
+    assert load_survey(path, schema=tiny_schema("impute_median")).quality.rows_used == 4
+
+
+def pd_na():
+    import pandas as pd
+
+    return pd.NA
+
+
+def test_error_cells_cut_by_a_chunk_boundary_are_found(monkeypatch):
+    from cx_app import xml_safety
+    from cx_app.limits import limits_from_env
+
+    data = (ROOT / "tests/data/bad/excel_errors.xlsx").read_bytes()
+    expected = {(3, 2): "#N/A", (4, 3): "#DIV/0!", (5, 4): "#VALUE!"}
+    for chunk in (7, 40, 97, 1024 * 1024):
+        monkeypatch.setattr(xml_safety, "CHUNK", chunk)
+        summary = xml_safety.check_workbook_archive(data, "e.xlsx", limits_from_env())
+        assert summary.error_cells == {"xl/worksheets/sheet1.xml": expected}, chunk
+
+
+def test_dates_in_score_and_date_columns(tmp_path):
+    import datetime as dt
+
+    schema = parse_schema({
+        "name": "dated",
+        "target": {"name": "nps", "column": "NPS", "scale": {"min": 0, "max": 10}},
+        "attributes": [{"name": "price", "column": "Price", "scale": {"min": 1, "max": 5}}],
+        "segments": [{"name": "interview_date", "column": "Date", "role": "date"},
+                     {"name": "wave", "column": "Wave", "role": "wave"}],
+    })
+    rows = [["NPS", "Price", "Date", "Wave"],
+            [9, 5, dt.datetime(2024, 3, 5), dt.datetime(2024, 3, 1)],   # 2 date cell
+            [8, 4, 45357, "2024-03"],                                   # 3 serial number
+            [7, 3, "2024-03-07", dt.datetime(2024, 3, 1, 12, 30)],      # 4 date text
+            [6, 2, 2024, "2024-03"],                                    # 5 not a date
+            [dt.date(2024, 3, 5), 3, None, "2024-03"],                  # 6 date as a score
+            [5, dt.datetime(2024, 1, 2), None, "2024-03"]]              # 7 date as a score
+    path = write_xlsx(tmp_path / "dated.xlsx", {"Data": rows})
+    data = load_survey(path, schema=schema)
+    q = data.quality
+    assert [(e.row, e.column, e.reason, e.value) for e in q.excluded] == [
+        (6, "NPS", DATE_IN_SCORE, "2024-03-05"),
+        (7, "Price", DATE_IN_SCORE, "2024-01-02")]
+    dates = data.frame["interview_date"]
+    assert [d.date().isoformat() if d == d else None for d in dates] == [
+        "2024-03-05", "2024-03-06", "2024-03-07", None]  # serial 45357 is 2024-03-06
+    assert "interview_date: 1 Excel date serial number(s) converted to dates" in q.notes
+    assert "interview_date: 1 value(s) are not dates; left empty" in q.notes
+    assert data.frame["wave"].tolist() == ["2024-03-01", "2024-03", "2024-03-01 12:30:00",
+                                           "2024-03"]

@@ -2,7 +2,9 @@
 
 Overall, and per segment with ``--by COL`` (a segment's name, header or alias; may be given
 several times). When the segment has the role ``wave``, the changes between consecutive waves
-follow, with their interval and two-sided p-value. Promoters and detractors (or satisfied and
+follow, with their interval and two-sided p-value. ``--compare A B`` adds the change from
+segment value A to B (two waves, two operators, ...) of a ``--by`` segment, with its interval
+and two-sided z test (MATH.md §11: SE = √(Var_A + Var_B)). Promoters and detractors (or satisfied and
 dissatisfied) come from the schema's plan (``cx_app.nps.groups_for_schema``).
 """
 
@@ -17,6 +19,7 @@ from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.errors import SchemaError
 from cx_app.nps import (
     NetScoreGroups,
+    NpsChange,
     NpsResult,
     csat_summary,
     groups_for_schema,
@@ -29,10 +32,14 @@ from cx_app.schema import SegmentSpec, SurveySchema, normalise_header
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("nps", help="net score (NPS or CSAT) with 95%% intervals, overall and "
-                                   "by segment, and wave-on-wave changes")
+                                   "by segment; wave-on-wave changes and --compare A B, with "
+                                   "interval and z test")
     add_survey_arguments(p)
     p.add_argument("--by", metavar="COL", action="append", default=[],
                    help="segment column (name, header or alias); repeat for several tables")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"), action="append", default=[],
+                   help="the change from segment value A to B of a --by segment (e.g. two "
+                        "waves or two operators), with its 95%% interval and z test; repeatable")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=run)
 
@@ -89,6 +96,35 @@ def _summaries(scores_by_label: list[tuple[str, object]], groups: NetScoreGroups
     return out
 
 
+def _comparisons(pairs: list[list[str]], tables: list) -> list[list[NpsChange]]:
+    """For each ``--by`` table, the changes A → B of the ``--compare`` pairs whose two values
+    are segments of that table (labels matched case- and space-insensitively)."""
+    if pairs and not tables:
+        raise SchemaError("--compare needs a segment to compare within: add --by COL")
+    out: list[list[NpsChange]] = [[] for _ in tables]
+    for a, b in pairs:
+        found = False
+        for k, (_, results, _) in enumerate(tables):
+            by_label = {normalise_header(r.label): r for r, _ in results}
+            if normalise_header(a) in by_label and normalise_header(b) in by_label:
+                out[k].append(nps_change(by_label[normalise_header(a)],
+                                         by_label[normalise_header(b)]))
+                found = True
+        if not found:
+            known = "; ".join(f"{segment.name}: " + ", ".join(r.label for r, _ in results)
+                              for segment, results, _ in tables)
+            raise SchemaError(f"--compare {a!r} {b!r}: not two values of one --by segment "
+                              f"({known})")
+    return out
+
+
+def _change_rows(changes: list[NpsChange]) -> list[dict]:
+    return [{"from": c.a_label, "to": c.b_label, "change": f"{c.delta:+.1f}",
+             "95% CI": f"[{c.ci95[0]:+.1f}, {c.ci95[1]:+.1f}]", "z": f"{c.z:+.2f}",
+             "p": f"{c.p:.3f}", "": "significant" if c.significant() else ""}
+            for c in changes]
+
+
 def run(args: argparse.Namespace) -> int:
     survey = survey_from_args(args)
     schema, frame = survey.schema, survey.frame
@@ -106,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
             nets = [r for r, _ in results]
             changes = [nps_change(a, b) for a, b in zip(nets[:-1], nets[1:], strict=True)]
         tables.append((segment, results, changes))
+    compared = _comparisons(args.compare, tables)
 
     excluded = survey.quality.rows_read - survey.quality.rows_used
     if args.json:
@@ -128,8 +165,9 @@ def run(args: argparse.Namespace) -> int:
                     "results": [{**r.to_dict(), **({"csat": t} if csat else {})}
                                 for r, t in results],
                     "changes": [c.to_dict() for c in changes],
+                    "comparisons": [c.to_dict() for c in pairs],
                 }
-                for segment, results, changes in tables
+                for (segment, results, changes), pairs in zip(tables, compared, strict=True)
             ],
         }
         print(json.dumps(document, indent=2, ensure_ascii=False, default=str))
@@ -145,15 +183,13 @@ def run(args: argparse.Namespace) -> int:
           + ("; top-2-box with a Wilson interval" if csat else ""))
     print()
     print(_table([_row(overall[0], groups, overall[1])]))
-    for segment, results, changes in tables:
+    for (segment, results, changes), pairs in zip(tables, compared, strict=True):
         print(f"\nBy {segment.name} ({segment.column!r})")
         print(_table([_row(r, groups, t) for r, t in results], segment.name))
         if changes:
             print(f"\nChanges between consecutive {segment.name} values (two-sided z test)")
-            print(_table([
-                {"from": c.a_label, "to": c.b_label, "change": f"{c.delta:+.1f}",
-                 "95% CI": f"[{c.ci95[0]:+.1f}, {c.ci95[1]:+.1f}]", "z": f"{c.z:+.2f}",
-                 "p": f"{c.p:.3f}", "": "significant" if c.significant() else ""}
-                for c in changes
-            ]))
+            print(_table(_change_rows(changes)))
+        if pairs:
+            print(f"\nCompared {segment.name} values (change = to − from; two-sided z test)")
+            print(_table(_change_rows(pairs)))
     return 0

@@ -2,6 +2,8 @@
 
 Exit status 0 when the file is usable (at least one respondent row used), 2 when it is not.
 Without ``--schema`` and mapping flags the layout is inferred, printed, and used.
+``--save-schema PATH`` writes the layout in use (inferred or given by the mapping flags) as a
+schema file that ``--schema PATH`` reads back: the way to confirm a mapping.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.importing import SurveyData
-from cx_app.schema import describe_schema
+from cx_app.schema import describe_schema, save_schema
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--unlabeled", action="store_true",
                    help="accept a file without the target column (a new, unlabeled wave)")
+    p.add_argument("--save-schema", metavar="PATH",
+                   help="write the layout in use (inferred or from the mapping flags) as a "
+                        "schema file (YAML) for --schema")
     p.set_defaults(func=run)
 
 
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         getattr(args, f, None) for f in ("target", "scale", "attributes"))
     survey = survey_from_args(args, require_target=not args.unlabeled)
     usable = survey.quality.rows_used > 0
+    saved = save_schema(survey.schema, args.save_schema) if args.save_schema else None
     if args.json:
         print(json.dumps(report_dict(survey, inferred=inferred), indent=2, ensure_ascii=False,
                          default=str))
@@ -64,10 +70,12 @@ def run(args: argparse.Namespace) -> int:
     where = source.filename + (f", sheet '{source.sheet}'" if source.sheet else "")
     print(f"{where}: header on row {source.header_row}")
     if inferred:
-        print("no schema given: using the inferred layout below (save it with a schema file "
-              "to confirm or change it)")
+        print("no schema given: using the inferred layout below (confirm it with "
+              "--save-schema PATH, edit it if needed, then use --schema PATH)")
     print(describe_schema(survey.schema))
     print(survey.quality.to_text())
+    if saved is not None:
+        print(f"schema saved to {saved} (use it with --schema {saved})")
     if not usable:
         print("not usable: no respondent row passed the checks")
     return 0 if usable else 2
