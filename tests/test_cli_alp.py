@@ -130,3 +130,16 @@ def test_estimate_with_a_schema(files, model_file, capsys):
     other = str(ROOT / "survey_schemas" / "csat_5.yaml")
     assert main(base + ["--schema", other]) == 2
     assert "differs from the model's 0-10" in capsys.readouterr().err
+
+
+def test_predictions_csv_is_formula_safe(files, model_file, capsys):
+    frame = pd.read_csv(files / "unlabelled.csv")
+    frame.loc[0, "Respondent ID"] = "=HYPERLINK(\"http://x\")"
+    wave = files / "formula.csv"
+    frame.to_csv(wave, index=False)
+    preds = files / "formula_pred.csv"
+    assert main(["estimate", "--model", str(model_file), str(wave), "--predictions",
+                 str(preds)]) == 0
+    capsys.readouterr()
+    first = pd.read_csv(preds, encoding="utf-8-sig").respondent_id.iloc[0]
+    assert not first.startswith("=") and first.endswith("=HYPERLINK(\"http://x\")")
