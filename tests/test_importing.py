@@ -335,6 +335,23 @@ def test_ods_workbook_gives_the_same_report(tmp_path):
     assert data.source.sheet == "Data"
 
 
+def test_xls_workbook_gives_the_same_report(tmp_path):
+    xlwt = pytest.importorskip("xlwt", reason="xlwt (an .xls BIFF8 writer) is not installed; it "
+                                              "belongs in the test extra")
+    book = xlwt.Workbook()
+    sheet = book.add_sheet("Data")
+    for i, row in enumerate([HEADER, *ROWS]):
+        for j, value in enumerate(row):
+            if value is not None:
+                sheet.write(i, j, value)
+    path = tmp_path / "survey.xls"
+    book.save(str(path))
+    assert path.read_bytes()[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2, not a zip
+    data = load_survey(path, schema=tiny_schema())
+    check_exclusions(data)
+    assert data.source.sheet == "Data"
+
+
 def test_excel_error_cells_are_their_own_reason(tmp_path):
     # openpyxl writes "#N/A" etc. as error cells (t="e"); calamine reads them as empty text
     rows = [["Title row"], HEADER,
