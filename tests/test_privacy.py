@@ -45,7 +45,15 @@ def snapshot(directory: str) -> set[str]:
 
 
 @pytest.mark.parametrize("kind", ["csv", "xlsx", "path"])
-def test_loading_writes_no_temporary_file(kind, tmp_path):
+def test_loading_writes_no_temporary_file(kind, tmp_path, monkeypatch):
+    # A private temp folder and working directory: other processes writing to /tmp at the
+    # same time cannot make this fail, and anything the importer wrote would land here.
+    private_tmp, private_cwd = tmp_path / "tmp", tmp_path / "cwd"
+    private_tmp.mkdir()
+    private_cwd.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    monkeypatch.chdir(private_cwd)
     data = survey_bytes()
     if kind == "xlsx":
         data = (ROOT / "tests" / "data" / "bad" / "clean.xlsx").read_bytes()
@@ -53,6 +61,7 @@ def test_loading_writes_no_temporary_file(kind, tmp_path):
     if kind == "path":
         source = tmp_path / "s.csv"
         source.write_bytes(data)
+    assert tempfile.gettempdir() == str(private_tmp)
     before = snapshot(tempfile.gettempdir())
     cwd_before = snapshot(os.getcwd())
     schema = SCHEMA if kind != "xlsx" else None
