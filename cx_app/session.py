@@ -46,6 +46,7 @@ __all__ = [
     "model_label",
     "sheet_names",
     "survey_key",
+    "train_lean",
     "training_key",
 ]
 
@@ -227,6 +228,34 @@ class ResultStore:
             return len(self._items)
 
 
+PERMUTATION_REPEATS = 3
+"""Shuffles per attribute and fold of the permutation importance computed at training."""
+
+
+def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
+               settings: Mapping[str, Any], calibration: str,
+               progress: Callable[[int, int, str], None] | None = None) -> tuple[Any, Any]:
+    """Cross-validate one algorithm for the app and return ``(cv, permutation)``.
+
+    The fold models are needed only for permutation importance (the Drivers and Report pages),
+    and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
+    permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
+    after training, with the fold models, and the models are dropped. What a session and the
+    shared store keep is the out-of-fold arrays and the importance, a few MB."""
+    import dataclasses
+
+    from cx_app.crossval import cross_validate_model
+    from cx_app.drivers import permutation_importance_cv
+
+    cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
+                              folds=folds, seed=seed, settings=dict(settings),
+                              calibration=calibration, progress=progress, keep_models=True)
+    if progress is not None:
+        progress(folds, folds, f"{algorithm_id}: permutation importance")
+    permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
+    return dataclasses.replace(cv, models=None), permutation
+
+
 @dataclass(frozen=True)
 class TrainedModel:
     """One cross-validated model of the analysis: its id, recipe and cached CV result."""
@@ -236,8 +265,9 @@ class TrainedModel:
     settings: Mapping[str, Any]
     folds: int
     seed: int
-    cv: Any  # cx_app.crossval.CrossValResult
+    cv: Any  # cx_app.crossval.CrossValResult, fold models dropped (see ``permutation``)
     key: str
+    permutation: Any = None  # cx_app.drivers.PermutationImportance, computed at training
 
     def to_dict(self) -> dict:
         return {"model_id": self.model_id, "algorithm_id": self.algorithm_id,
@@ -252,6 +282,9 @@ class Analysis:
 
     ``trainings`` counts the cross-validation runs started by this user (a cache hit in the
     shared store does not count): tests use it to prove that a grouping change never retrains.
+    ``trained_keys``: the training keys this user has trained or been given in this session
+    (only these may be called "already trained": a hit in the shared store for a key the user
+    never asked for is shown exactly like a fresh training, so it reveals no other user).
     """
 
     survey: Any  # cx_app.importing.SurveyData
@@ -259,6 +292,7 @@ class Analysis:
     plan: PlanSpec
     models: dict[str, TrainedModel] = field(default_factory=dict)
     trainings: int = 0
+    trained_keys: set = field(default_factory=set)
     memo_items: int = 256
     _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
 
@@ -324,43 +358,28 @@ class Analysis:
 
         return self.derived(("levels", model.key, self.plan_key), compute)
 
-    def results_document(self, drivers: Any = None, permutation_model: str | None = None) -> dict:
-        """The evaluation results of every trained model under the current plan, in the
-        ``results.json`` layout of ``cx-app evaluate`` (what the reports are built from),
-        computed from the cached cross-validation results only."""
-        from cx_app.comparison import compare_models
+    def comparable_models(self, model_id: str | None = None) -> list[str]:
+        """The trained models cross-validated on the same folds as ``model_id`` (default: the
+        first model): the ones a paired t-test, hence one results document, can compare."""
+        import numpy as np
 
-        evaluations = {m: self.evaluation(m) for m in self.models}
-        comparisons: list[dict] = []
-        if len(evaluations) > 1:
-            first = next(iter(evaluations.values()))
-            folds = {(m.folds, m.seed) for m in self.models.values()}
-            if len(folds) == 1:
-                for level in first.levels:
-                    for metric in ("accuracy", "mcc" if level.is_binary else "f1_macro"):
-                        comparisons += [c.to_dict() for c in
-                                        compare_models(evaluations, level.name, metric)]
-        survey = self.survey
-        source = survey.source
-        any_model = next(iter(self.models.values()), None)
-        document = {
-            "dataset": {"filename": source.filename, "rows_used": survey.quality.rows_used,
-                        "rows_read": survey.quality.rows_read, "classes": list(self.classes),
-                        "attributes": list(survey.attribute_names)},
-            "folds": any_model.folds if any_model else None,
-            "seed": any_model.seed if any_model else None,
-            "models": {m: e.to_dict() for m, e in evaluations.items()},
-            "comparisons": comparisons,
-            "comparison_method": "k-fold paired t-test (p), Nadeau–Bengio corrected "
-                                 "(p_corrected), Holm over the pairs of each level and metric "
-                                 "applied to p_corrected (p_holm)",
-            "warnings": {m: list(t.cv.warnings) for m, t in self.models.items()},
-            "quality": survey.quality.to_dict(),
-            "provenance": {"file": source.filename, "sheet": source.sheet,
-                           "sha256": source.sha256, "schema": survey.schema.name,
-                           "plan": self.resolved_plan().to_dict(),
-                           "models": {m: t.to_dict() for m, t in self.models.items()}},
-        }
-        if drivers is not None:
-            document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
-        return document
+        if not self.models:
+            return []
+        first = self.models[model_id or next(iter(self.models))].cv.fold
+        return [m for m, t in self.models.items() if np.array_equal(t.cv.fold, first)]
+
+    def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
+                         permutation_model: str | None = None) -> dict:
+        """The ``results.json`` document of ``model_ids`` (default: every trained model) under
+        the current plan: :func:`cx_app.analysis.results_document`, the one builder the CLI
+        uses too, on the memoised evaluations (nothing is refitted). The models must share
+        their folds (:meth:`comparable_models`); AnalysisError otherwise."""
+        from cx_app.analysis import results_document
+
+        ids = list(self.models) if model_ids is None else list(model_ids)
+        evaluations = {m: self.evaluation(m) for m in ids}
+        methods = {self.models[m].cv.calibration for m in ids}
+        calibration = methods.pop() if len(methods) == 1 else ", ".join(
+            f"{m}: {self.models[m].cv.calibration}" for m in ids)
+        return results_document(self.survey, evaluations, self.resolved_plan(), drivers=drivers,
+                                permutation_model=permutation_model, calibration=calibration)

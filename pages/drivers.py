@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from cx_app import charts
-from cx_app.drivers import driver_importance, permutation_importance_cv
+from cx_app.drivers import driver_importance
 from pages import common
 
 a = common.analysis()
@@ -41,7 +41,8 @@ source = st.selectbox("Importance measure", SOURCES, key="driver_source",
                       help="Relative weights (Johnson 2000) split the R² of the score among the "
                            "attributes. Ordinal logit: effect of one standard deviation on the "
                            "log-odds of a higher score. Permutation: drop in held-out accuracy "
-                           "when the attribute is shuffled, per cross-validation fold.")
+                           "when the attribute is shuffled, per cross-validation fold (computed "
+                           "once, right after the model was trained).")
 
 
 def importance_frame() -> tuple[pd.DataFrame, str]:
@@ -58,8 +59,9 @@ def importance_frame() -> tuple[pd.DataFrame, str]:
         return frame.rename(columns={"coef": "importance"})[
             ["attribute", "importance", "ci_low", "ci_high"]], "coefficient (95% interval)"
     model = a.models[source.removeprefix("Permutation importance: ")]
-    perm = a.derived(("permutation", model.key),
-                     lambda: permutation_importance_cv(model.cv, survey.X, n_repeats=3))
+    perm = model.permutation  # computed right after training, with the fold models
+    if perm is None:
+        raise ValueError("no permutation importance for this model: train it again")
     frame = perm.to_frame().reset_index().rename(columns={"mean": "importance"})
     return frame[["attribute", "importance", "ci_low", "ci_high"]], \
         "accuracy drop (95% interval over folds)"
@@ -74,7 +76,9 @@ with st.spinner("Computing…"):
 imp["attribute"] = imp["attribute"].map(lambda n: labels.get(n, n))
 st.subheader("Importance")
 st.altair_chart(charts.importance_bars(imp, value_title=unit), width="stretch")
-common.table(imp.round(4), key="importance", file_name="driver_importance.csv")
+shown = imp if source != SOURCES[0] else imp.drop(columns=["ci_low", "ci_high"])  # no interval
+common.table(shown.round(3), key="importance", file_name="driver_importance.csv",
+             csv_frame=shown)
 
 st.subheader("Importance–performance quadrant")
 st.caption("Importance: relative weight (% of R²). Performance: mean attribute score. "
@@ -96,8 +100,9 @@ if drivers.capability is not None and len(drivers.capability):
                f"respondent is in '{target}'. δ high = the top box separates the target group "
                "well; φ > 0 = the top box is common (characteristic), φ < 0 = rare.")
     st.altair_chart(charts.rhombus_chart(part, colour_title="Attribute"), width="content")
-    common.table(part.drop(columns=["series"]).round(4), key="capability",
-                 file_name="top_box_capability.csv")
+    table = part.assign(attribute=part["series"]).drop(columns=["series"])
+    common.table(table.round(3), key="capability", file_name="top_box_capability.csv",
+                 csv_frame=table)
 
 st.subheader("Reading")
 ranking = list(drivers.ranking())

@@ -10,9 +10,12 @@ import streamlit as st
 import yaml
 
 from cx_app.algorithms import ALGORITHMS
-from cx_app.crossval import CALIBRATIONS, cross_validate_model
-from cx_app.errors import CxAppError
-from cx_app.session import TrainedModel, model_label, training_key
+from cx_app.alp import alp_gap
+from cx_app.calibration import gap_advice
+from cx_app.crossval import CALIBRATIONS
+from cx_app.errors import CxAppError, PlanError
+from cx_app.nps import groups_for_schema
+from cx_app.session import TrainedModel, model_label, train_lean, training_key
 from pages import common
 
 LEADERBOARD_MULTICLASS = ["accuracy", "precision_macro", "recall_macro", "f1_macro",
@@ -86,30 +89,36 @@ if st.button("Train and cross-validate", type="primary", disabled=not chosen, ke
                             ALGORITHMS[algorithm_id].defaults, folds, seed)
         if calibration != "none":
             label += f" {calibration}"
-        cv = store.get(key)
-        if cv is None:
-            def progress(done: int, _total: int, message: str, offset: int = i * folds) -> None:
-                bar.progress(min(1.0, (offset + done) / total), text=message)
-
-            try:
-                cv = cross_validate_model(
-                    a.survey.X, a.survey.y, a.classes, algorithm_id, folds=folds, seed=seed,
-                    settings=settings[algorithm_id], calibration=calibration, progress=progress,
-                    keep_models=True)
-            except CxAppError as exc:
-                status.error(f"{label}: {exc}")
-                failed = True
-                continue
-            a.trainings += 1
-            store.put(key, cv)
-            status.write(f"{label}: cross-validated in {cv.fit_seconds:.2f} s")
-        else:
+        stored = store.get(key)  # (cv without fold models, permutation importance)
+        if key in a.trained_keys and stored is not None:
             bar.progress(min(1.0, (i + 1) * folds / total), text=f"{label}: already trained")
-            status.write(f"{label}: reused (same data and recipe trained before)")
+            status.write(f"{label}: already trained in this session (same data and recipe)")
+        else:
+            if stored is None:
+                def progress(done: int, _total: int, message: str,
+                             offset: int = i * folds) -> None:
+                    bar.progress(min(1.0, (offset + done) / total), text=message)
+
+                try:
+                    stored = train_lean(a.survey, algorithm_id, folds=folds, seed=seed,
+                                        settings=settings[algorithm_id],
+                                        calibration=calibration, progress=progress)
+                except CxAppError as exc:
+                    status.error(f"{label}: {exc}")
+                    failed = True
+                    continue
+                a.trainings += 1
+                store.put(key, stored)
+            # a hit in the shared store (another session, same bytes and recipe) reads exactly
+            # like a fresh training: nothing on the page tells that someone else trained it
+            bar.progress(min(1.0, (i + 1) * folds / total), text=f"{label}: done")
+            status.write(f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s")
+        cv, permutation = stored
+        a.trained_keys.add(key)
         for warning in cv.warnings:
             status.warning(warning)
         a.add_model(TrainedModel(label, algorithm_id, dict(settings[algorithm_id]), folds, seed,
-                                 cv, key))
+                                 cv, key, permutation))
     status.update(label="Training finished" + (" with errors" if failed else ""),
                   state="error" if failed else "complete", expanded=failed)
 
@@ -117,13 +126,47 @@ if not a.models:
     st.info("Choose algorithms and press **Train and cross-validate**.")
     st.stop()
 
+def net_groups():
+    try:
+        return groups_for_schema(a.survey.schema)
+    except PlanError:
+        return None  # no net-score groups: the gap has no NPS term
+
+
+def held_out_gap(m: TrainedModel):
+    """The held-out ALP gap of a model's out-of-fold probabilities (memoised)."""
+    return a.derived(("alp_gap", m.key), lambda: alp_gap(m.cv.y_true, m.cv.proba, a.classes,
+                                                         groups=net_groups()))
+
+
 st.subheader("Trained models")
-recipes = pd.DataFrame([
-    {"model": m.model_id, "algorithm": ALGORITHMS[m.algorithm_id].name, "folds": m.folds,
-     "seed": m.seed, "fit seconds": round(m.cv.fit_seconds, 3),
-     "respondents": m.cv.n}
-    for m in a.models.values()])
-common.table(recipes, key="recipes", file_name="models.csv")
+rows, advice = [], []
+for m in a.models.values():
+    gap = held_out_gap(m)
+    rows.append({"model": m.model_id, "algorithm": ALGORITHMS[m.algorithm_id].name,
+                 "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
+                 "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
+                 "ALP − real accuracy": gap.accuracy_gap, "class-share gap": gap.share_gap,
+                 "NPS gap (points)": gap.net_gap})
+    text = gap_advice(gap, f"{ALGORITHMS[m.algorithm_id].name} ({m.model_id})",
+                      m.cv.calibration)
+    if text:
+        advice.append(text)
+recipes = pd.DataFrame(rows)
+gap_columns = ["ALP − real accuracy", "class-share gap"]
+common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_name="models.csv",
+             csv_frame=recipes,
+             column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
+                            "respondents": st.column_config.NumberColumn(format="localized"),
+                            **{c: st.column_config.NumberColumn(
+                                c, format="%+.1f%%" if c.startswith("ALP") else "%.1f%%", help="Held-out calibration gap: how far the "
+                                "ALP estimate of a new wave would be from the truth, measured "
+                                "on the cross-validation folds") for c in gap_columns},
+                            "NPS gap (points)": st.column_config.NumberColumn(
+                                format="%+.1f", help="Estimated − actual NPS on the held-out "
+                                "folds")})
+for text in advice:
+    st.warning(common.md_escape(text))
 remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models")
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:

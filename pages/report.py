@@ -3,10 +3,12 @@ from the cached results (nothing is retrained)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import streamlit as st
 
+from cx_app.analysis import results_json
 from cx_app.drivers import driver_importance
 from cx_app.errors import CxAppError
 from cx_app.reports import build_report, excel_bytes, render_html
@@ -21,23 +23,36 @@ if common.need_models(a):
     st.stop()
 
 attribute_max = {attr.name: attr.scale.max for attr in a.survey.schema.attributes}
-best = max(a.models, key=lambda m: a.evaluation(m).mean("original", "accuracy"))
+best_overall = max(a.models, key=lambda m: a.evaluation(m).mean("original", "accuracy"))
+comparable = a.comparable_models(best_overall)
+if len(comparable) < len(a.models):
+    st.caption("Paired tests need models cross-validated on the same folds (same number of "
+               "folds and seed): the report holds the models trained on the folds of the most "
+               "accurate one unless you choose otherwise.")
+chosen = st.multiselect("Models in the report", list(a.models), default=comparable,
+                        key="report_models")
+if not chosen:
+    st.stop()
+best = max(chosen, key=lambda m: a.evaluation(m).mean("original", "accuracy"))
 
 
 def drivers():
-    return driver_importance(a.survey.X, a.survey.y, a.classes, cv_results=[a.models[best].cv],
-                             resolved_plan=a.resolved_plan(), attribute_max=attribute_max,
-                             n_repeats=3)
+    """Every driver view, with the permutation importance computed when ``best`` was trained
+    (its fold models are not kept)."""
+    result = driver_importance(a.survey.X, a.survey.y, a.classes, cv_results=(),
+                               resolved_plan=a.resolved_plan(), attribute_max=attribute_max)
+    permutation = a.models[best].permutation
+    return dataclasses.replace(result, permutation=() if permutation is None else (permutation,))
 
 
 wave = st.session_state.get(LAST_WAVE)
 include_wave = wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
 new_wave = wave if include_wave else None
-st.write(f"{len(a.models)} model(s): {', '.join(a.models)} · plan: "
-         + " → ".join(s.name for s in a.plan.plan))
+st.text(f"{len(chosen)} model(s): {', '.join(chosen)} · plan: "
+        + " → ".join(s.name for s in a.plan.plan))
 stem = f"cx_report_{a.survey.source.filename.rsplit('.', 1)[0]}"
-key = ("reports", tuple(m.key for m in a.models.values()), a.plan_key,
+key = ("reports", tuple(a.models[m].key for m in chosen), a.plan_key,
        json.dumps(new_wave, sort_keys=True, default=str) if new_wave else None)
 
 
@@ -46,10 +61,10 @@ def build() -> dict:
     status.write("Driver importance (permutation on the most accurate model)…")
     driver_result = a.derived(("report_drivers", a.models[best].key, a.plan_key), drivers)
     status.write("Results document…")
-    results = a.results_document(driver_result, permutation_model=best)
+    results = a.results_document(chosen, driver_result, permutation_model=best)
     status.write("Excel workbook…")
     report = build_report(results, new_wave, source_name=a.survey.source.filename)
-    out = {"json": json.dumps(results, indent=1, default=str).encode("utf-8"),
+    out = {"json": results_json(results).encode("utf-8"),
            "xlsx": excel_bytes(report)}
     status.write("HTML report…")
     out["html"] = render_html(report).encode("utf-8")
