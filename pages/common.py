@@ -121,7 +121,9 @@ def run_safely(action: Callable[[], Any], *, what: str | None = None) -> Any:
     try:
         return action()
     except CxAppError as exc:
-        st.error(f"{what}: {exc}" if what else str(exc))
+        text = str(exc)
+        # library messages usually name the file already: do not name it twice
+        st.error(f"{what}: {text}" if what and not text.startswith(str(what)) else text)
         return None
 
 

@@ -53,7 +53,11 @@ else:
         choice.update(file=picked, sheet=None, schema=common.INFER)
 
 col_sheet, col_schema = st.columns(2)
-sheets = common.run_safely(lambda: sheet_names(data, filename)) or []
+try:
+    sheets = sheet_names(data, filename)
+except CxAppError as exc:
+    st.error(str(exc))
+    st.stop()
 sheet = None
 if sheets:
     auto = "First sheet matching the schema"

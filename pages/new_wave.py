@@ -3,7 +3,6 @@ with interval, drift warnings, realized values when the wave is labeled, predict
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +10,7 @@ import streamlit as st
 
 from cx_app import charts
 from cx_app.errors import CxAppError
-from cx_app.model_file import load_model, save_model, train_model
+from cx_app.model_file import load_model, model_bytes, train_model
 from cx_app.new_wave import estimate_wave
 from cx_app.safe_text import to_safe_csv
 from pages import common
@@ -63,27 +62,70 @@ if source == "Trained in this session":
             bar.progress(1.0, text="done")
     if model is not None:
         finals[final_key] = model
-        with tempfile.TemporaryDirectory() as tmp:
-            path = save_model(model, Path(tmp) / f"{trained.algorithm_id}.skops")
-            st.download_button("Download the model file (.skops)", data=path.read_bytes(),
-                               file_name=path.name, mime="application/octet-stream",
-                               key="dl_model", on_click="ignore")
+        st.download_button("Download the model file (.skops)",
+                           data=a.derived(("model_bytes", final_key),
+                                          lambda: model_bytes(model)),
+                           file_name=f"{trained.algorithm_id}.skops",
+                           mime="application/octet-stream", key="dl_model", on_click="ignore")
 else:
     upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")
-    if upload is not None:
-        def read_model():
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / Path(upload.name).name
-                path.write_bytes(upload.getvalue())
-                return load_model(path)
-
-        model = common.run_safely(read_model, what=upload.name)
+    if upload is not None:  # read from the upload's bytes: nothing is written to disk
+        model = common.run_safely(lambda: load_model(upload.getvalue(),
+                                                     name=Path(upload.name).name))
 if model is None:
     st.stop()
 for warning in model.load_warnings:
     st.warning(common.md_escape(warning))
 st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained on "
         f"{model.training.get('n', '?')} respondents of {model.training.get('filename', '?')}")
+
+
+def calibration_checks(cv: dict) -> None:
+    """The model's held-out ALP–CM gap, its warning, and the paper's Section 5 check (fit on
+    100 % of the respondents, validated with ALP), from the model file's metadata."""
+    gap = cv.get("alp_gap") or {}
+    if gap:
+        st.markdown("**Held-out calibration gap** (how far ALP estimates were from the truth on "
+                    "the cross-validation folds; the estimates below inherit it)")
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
+        c2.metric("ALP estimate of it", common.pct(gap.get("accuracy_alp")),
+                  delta=f"{100 * gap['accuracy_gap']:+.1f} points"
+                  if gap.get("accuracy_gap") is not None else None, delta_color="off")
+        c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
+                  help="Half the summed absolute difference between estimated and actual class "
+                       "shares")
+        if gap.get("net_gap") is not None:
+            c4.metric("NPS gap (points)", f"{gap['net_gap']:+.1f}",
+                      help=f"Estimated − actual NPS on the held-out folds; calibration error "
+                           f"across similar respondents {gap.get('net_calibration_error', 0):.1f}"
+                           " points (RMS)")
+    choice = cv.get("calibration_choice") or {}
+    for text in choice.get("warnings", []):
+        st.warning(common.md_escape(text))
+    if gap and not choice.get("warnings"):
+        st.success("The held-out gap is small: the ALP estimates of this model can be trusted "
+                   "as far as the new wave resembles the training data (see drift below).")
+    check = cv.get("full_training_check")
+    if check:
+        with st.expander("Trained on 100 % and validated with ALP (paper, Section 5)"):
+            frame = pd.DataFrame([
+                {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
+                 "ALP accuracy": check["heldout_alp"]},
+                {"model": "fit on all respondents (resubstitution)",
+                 "accuracy": check["full_train_cm"], "ALP accuracy": check["full_train_alp"]}])
+            common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
+                         key="nw_full_check", file_name="full_training_check.csv",
+                         csv_frame=frame, column_config=common.percent_columns(
+                             ["accuracy", "ALP accuracy"]))
+            st.caption("Without labels, the ALP accuracy of the full-data model is the estimate "
+                       "of its accuracy; it should sit near the held-out accuracy. A "
+                       "resubstitution accuracy far above both means the model over-fits.")
+            for note in check.get("notes", []):
+                st.warning(common.md_escape(note))
+
+
+calibration_checks(dict(model.cv or {}))
 
 # --------------------------------------------------------------------------- the wave
 st.subheader("2. Wave")
