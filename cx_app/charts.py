@@ -49,6 +49,18 @@ def _labels_as_text(values: Sequence[object]) -> list[str]:
 # --------------------------------------------------------------------------- NPS
 
 
+def _band_height(chart, n: int, step: int = 34, minimum: int = 90):
+    """A chart with one band per category on y: ``step`` pixels per band, whatever the host does
+    with the width. ``fit-x``: the width follows the page (Streamlit's ``width="stretch"``)
+    while the height is the plot's own, so the bands are never squeezed into a fixed total
+    height together with the axis and its title."""
+    return chart.properties(height=max(minimum, step * n),
+                            autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+_BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
+
+
 def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerChart:
     """NPS per group with its 95% interval.
 
@@ -56,7 +68,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
     """
     data = frame.assign(group=frame["group"].astype(str))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
-    y = alt.Y("group:N", sort=order, title=group_title)
+    y = alt.Y("group:N", sort=order, title=group_title, axis=_BAND_AXIS)
     tooltip = [
         alt.Tooltip("group:N", title=group_title),
         alt.Tooltip("nps:Q", title="NPS", format=".1f"),
@@ -72,7 +84,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=1.5).encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
     )
-    return alt.layer(bars, whiskers).properties(height=max(60, 28 * len(order)))
+    return _band_height(alt.layer(bars, whiskers), len(order))
 
 
 def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.LayerChart:
@@ -150,8 +162,8 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
     series = list(dict.fromkeys(data["series"]))
     colours = list(CATEGORY_COLOURS[: len(series)]) if len(series) <= len(CATEGORY_COLOURS) else None
     scale = alt.Scale(domain=series, range=colours) if colours else alt.Scale(domain=series)
-    return alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=70)).encode(
-        y=alt.Y("attribute:N", sort=order, title=None),
+    chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=70)).encode(
+        y=alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS),
         x=alt.X("mean:Q", title=value_title, scale=alt.Scale(zero=False)),
         color=alt.Color("series:N", scale=scale, title=None, sort=series),
         order=alt.Order("attribute_order:Q"),
@@ -160,7 +172,8 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
             alt.Tooltip("attribute:N", title="Attribute"),
             alt.Tooltip("mean:Q", title=value_title, format=".2f"),
         ],
-    ).properties(height=max(120, 30 * len(order)))
+    )
+    return _band_height(chart, len(order), 30, 120)
 
 
 # --------------------------------------------------------------------------- confusion matrices
@@ -214,8 +227,10 @@ def confusion_heatmap(
     size = cell_size or (34 if len(predicted_order) > 6 else 72)
     short = max(len(p) for p in predicted_order) <= 3
     x = alt.X("predicted:N", sort=predicted_order, title="Predicted",
-              axis=alt.Axis(orient="top", labelAngle=0 if short else -30, labelLimit=160))
-    y = alt.Y("actual:N", sort=actual_order, title="Actual")
+              axis=alt.Axis(orient="top", labelAngle=0 if short else -30, labelLimit=200,
+                            labelOverlap=False))
+    y = alt.Y("actual:N", sort=actual_order, title="Actual",
+              axis=alt.Axis(labelLimit=200, labelOverlap=False))
     tooltip = [
         alt.Tooltip("actual:N", title="Actual"),
         alt.Tooltip("predicted:N", title="Predicted"),
@@ -233,11 +248,17 @@ def confusion_heatmap(
     diagonal = base.transform_filter(alt.datum.kind == "correct").mark_rect(
         fill=None, stroke="#1b1f23", strokeWidth=1.5
     ).encode(x=x, y=y)
+    im_max = float(data.loc[data["kind"] == "IM", "count"].max()) if (
+        data["kind"] == "IM").any() else 0.0
     im_cells = base.transform_filter(alt.datum.kind == "IM").mark_rect(
         stroke="#7a3e00", strokeWidth=1, strokeDash=[3, 2]
     ).encode(
         x=x, y=y, tooltip=tooltip,
-        color=alt.Color("count:Q", title="IM count", scale=alt.Scale(scheme=_IM_COLOUR_SCHEME)),
+        # from 0, so that an empty IM row is pale, never mid-orange; no legend when it is empty
+        color=alt.Color("count:Q", title="IM count",
+                        scale=alt.Scale(scheme=_IM_COLOUR_SCHEME, domain=[0, max(im_max, 1.0)]),
+                        legend=alt.Legend(format=count_format, tickCount=4)
+                        if im_max > 0 else None),
     )
     text = base.mark_text(fontSize=11 if size < 40 else 13).encode(
         x=x, y=y,
@@ -280,7 +301,11 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
     data = pd.concat([thin_curve(part, max_points) for _, part in
                       data.groupby("model", sort=False)], ignore_index=True)
     data = data.assign(step=range(len(data)))
-    colour = alt.Color("model:N", title="Model")
+    # legend in the order given (class 0, 1, …, 10), not alphabetical (0, 1, 10, 2, …)
+    names = list(dict.fromkeys(data["model"]))
+    if random_lines is not None:
+        names += [m for m in dict.fromkeys(random_lines["model"].astype(str)) if m not in names]
+    colour = alt.Color("model:N", title="Model", sort=names, scale=alt.Scale(domain=names))
     x = alt.X("fpr:Q", title="False positive rate", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("tpr:Q", title="True positive rate", scale=alt.Scale(domain=[0, 1]))
     layers = [alt.Chart(data).mark_line(interpolate="linear").encode(
@@ -307,15 +332,17 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
     long = data.melt(id_vars="model", value_vars=["auc", "random_auc"],
                      var_name="curve", value_name="area")
     long["curve"] = long["curve"].map({"auc": "model ROC", "random_auc": "random selection"})
-    chart = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("model:N", title=None, sort=data.sort_values("auc", ascending=False)["model"].tolist()),
+    bars = alt.Chart(long).mark_bar().encode(
+        y=alt.Y("model:N", title=None, axis=_BAND_AXIS,
+                sort=data.sort_values("auc", ascending=False)["model"].tolist()),
         yOffset=alt.YOffset("curve:N", sort=["model ROC", "random selection"]),
         x=alt.X("area:Q", title="Area under the curve", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("curve:N", title=None,
                         scale=alt.Scale(domain=["model ROC", "random selection"],
                                         range=[CATEGORY_COLOURS[3], "#c9d1d6"])),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("curve:N"), alt.Tooltip("area:Q", format=".3f")],
-    ).properties(height=max(80, 44 * len(data)))
+    )
+    chart = _band_height(bars, len(data), 44, 90)
     return chart.properties(title=title) if title else chart
 
 
@@ -393,7 +420,7 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     """
     data = frame.assign(attribute=frame["attribute"].astype(str))
     order = data.sort_values("importance", ascending=False)["attribute"].tolist()
-    y = alt.Y("attribute:N", sort=order, title=None)
+    y = alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS)
     tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
                alt.Tooltip("importance:Q", title=value_title, format=".4f"),
                alt.Tooltip("ci_low:Q", title="low", format=".4f"),
@@ -404,7 +431,7 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23").encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
     )
-    return alt.layer(bars, whiskers).properties(height=max(100, 28 * len(order)))
+    return _band_height(alt.layer(bars, whiskers), len(order), 30)
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
