@@ -122,6 +122,9 @@ class SurveyData:
     schema: SurveySchema
     quality: DataQualityReport
     source: SourceInfo
+    absent_attributes: tuple[str, ...] = ()
+    """Attributes whose column is not in the file (only with ``require_attributes=False``):
+    their column in ``frame`` is all missing, for the caller to fill and to warn about."""
 
     @property
     def attribute_names(self) -> tuple[str, ...]:
@@ -404,8 +407,10 @@ def _match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
     return found
 
 
-def _required(schema: SurveySchema, require_target: bool) -> list[ColumnSpec]:
-    return ([schema.target] if require_target else []) + list(schema.attributes)
+def _required(schema: SurveySchema, require_target: bool,
+              require_attributes: bool = True) -> list[ColumnSpec]:
+    return (([schema.target] if require_target else [])
+            + (list(schema.attributes) if require_attributes else []))
 
 
 def _find_header(grid: _Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
@@ -627,7 +632,7 @@ def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFra
 
 def _grid_for(
     data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
-    require_target: bool, limits: ImportLimits,
+    require_target: bool, limits: ImportLimits, require_attributes: bool = True,
 ) -> tuple[_Grid, list[str], dict]:
     """The grid to use, notes about the choice, and CSV dialect info."""
     if not data:
@@ -665,7 +670,10 @@ def _grid_for(
             notes.append(f"sheet '{candidate}' (the first non-empty sheet)")
             return grid, notes, {}
         _, found = _find_header(grid, schema)
-        missing = [s for s in _required(schema, require_target) if s.name not in found]
+        missing = [s for s in _required(schema, require_target, require_attributes)
+                   if s.name not in found]
+        if not require_attributes and not any(a.name in found for a in schema.attributes):
+            missing = missing or list(schema.attributes)  # no attribute at all: not this sheet
         only_target_missing |= [s.name for s in missing] == [schema.target.name]
         if not missing:
             if len(names) > 1:
@@ -717,6 +725,7 @@ def load_survey(
     sheet: str | int | None = None,
     filename: str | None = None,
     require_target: bool = True,
+    require_attributes: bool = True,
     limits: ImportLimits | None = None,
 ) -> SurveyData:
     """Read, map and clean a survey file; see the module docstring.
@@ -726,7 +735,10 @@ def load_survey(
     says so in the notes. ``sheet`` is a sheet name (case-insensitive), an ``int`` 0-based index,
 or a text of digits that names no sheet, read as a number counting from 1; by default the first
     sheet matching the schema. With ``require_target=False`` a file without the target column
-    is accepted (``.y`` is then None); a present target column is validated as usual.
+    is accepted (``.y`` is then None); a present target column is validated as usual. With
+    ``require_attributes=False`` (new waves scored by a saved model) a file lacking some
+    attribute columns is accepted too: those attributes are listed in ``absent_attributes``
+    and their column is all missing — never imputed here, never a reason to exclude a row.
 
     ``limits`` (:class:`~cx_app.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
     the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
@@ -735,7 +747,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     """
     limits = limits or limits_from_env()
     data, name = _read_source(source, filename, limits)
-    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits)
+    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits,
+                                     require_attributes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:
         header = _guess_header_row(grid)
@@ -745,7 +758,11 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
                      f"{schema.target.column!r} on {schema.target.scale}, "
                      f"{len(schema.attributes)} attributes")
     header, found = _find_header(grid, schema)
-    missing = [s for s in _required(schema, require_target) if s.name not in found]
+    missing = [s for s in _required(schema, require_target, require_attributes)
+               if s.name not in found]
+    absent = tuple(a.name for a in schema.attributes if a.name not in found)
+    if not require_attributes and len(absent) == len(schema.attributes):
+        missing = list(schema.attributes)
     if missing:
         raise SchemaError(
             f"{where}: no column matches "
@@ -757,7 +774,10 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         notes.append(f"header found on row {header + 1} (rows above it skipped)")
     notes.extend(_duplicate_header_notes(grid.rows[header], found))
     for spec in schema.columns():
-        if spec.name not in found and spec is not schema.target:
+        if spec.name in absent:
+            notes.append(f"attribute column {spec.column!r} ({spec.name}) is not in the file: "
+                         "left empty (not imputed, no row excluded for it)")
+        elif spec.name not in found and spec is not schema.target:
             notes.append(f"column {spec.column!r} ({spec.name}) not found; left out")
     if schema.target.name not in found:
         notes.append(f"no target column {schema.target.column!r}: the file is treated as "
@@ -783,7 +803,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         delimiter=dialect.get("delimiter"),
         header_row=header + 1,
     )
-    return SurveyData(frame=frame, schema=schema, quality=report, source=info)
+    return SurveyData(frame=frame, schema=schema, quality=report, source=info,
+                      absent_attributes=absent)
 
 
 def _clean(
@@ -818,7 +839,8 @@ def _clean(
                    (s.non_numeric, NON_NUMERIC, header, cells),
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
-    for spec in schema.attributes:
+    present = [spec for spec in schema.attributes if spec.name in scored]
+    for spec in present:
         s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
         checks += [(s.error, EXCEL_ERROR, header, cells),
                    (s.date, DATE_IN_SCORE, header, cells),
@@ -826,7 +848,7 @@ def _clean(
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
     if schema.missing_attributes == "exclude":
-        for spec in schema.attributes:
+        for spec in present:
             checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
                            raw[spec.name]))
     reason, column, value = _first_reasons(n, checks)
@@ -840,6 +862,9 @@ def _clean(
         out[target] = scored[target].values
     imputed: dict[str, int] = {}
     for spec in schema.attributes:
+        if spec.name not in scored:  # absent column (require_attributes=False)
+            out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
+            continue
         values = scored[spec.name].values
         if schema.missing_attributes == "impute_median":
             gaps = used & values.isna().to_numpy()

@@ -32,6 +32,7 @@ reported beside the estimates.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,11 +153,27 @@ def _net_kind(schema) -> str:
     return schema.target.kind if schema.target.kind in ("nps", "csat") else "net"
 
 
+def training_median(counts: Mapping[str, int]) -> float:
+    """Median of a training attribute from its value counts (what the model file keeps)."""
+    if not counts:
+        raise AnalysisError("the model file has no training distribution for this attribute")
+    values = np.array([float(v) for v in counts])
+    weights = np.array([int(c) for c in counts.values()])
+    order = np.argsort(values)
+    values, cum = values[order], np.cumsum(weights[order])
+    total = cum[-1]
+    lower = values[np.searchsorted(cum, (total + 1) // 2)]
+    upper = values[np.searchsorted(cum, total // 2 + 1)]
+    return float((lower + upper) / 2)
+
+
 def estimate_wave(model, survey) -> WaveEstimate:
     """Estimate a wave with a :class:`cx_app.model_file.TrainedModel`.
 
     ``survey``: :class:`cx_app.importing.SurveyData` read with the model's schema (its target
-    column may be absent: ``load_survey(..., schema=model.schema, require_target=False)``).
+    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
+    require_attributes=False)``). An attribute the wave lacks is filled with its training
+    median and warned about; drift reports it as missing.
     """
     from cx_app.alp import alp_confusion_matrix
     from cx_app.calibration import coarse_probability_advice
@@ -168,19 +185,25 @@ def estimate_wave(model, survey) -> WaveEstimate:
 
     schema = model.schema
     classes = tuple(model.classes)
-    missing = [a for a in model.attribute_names if a not in survey.X.columns]
+    absent = [a for a in model.attribute_names
+              if a not in survey.X.columns or a in getattr(survey, "absent_attributes", ())]
+    present = [c for c in survey.X.columns if c not in absent]
+    # Drift sees only the attributes the wave has: an absent one is reported as missing.
     drift = attribute_drift(
-        model.attribute_distributions, survey.X,
+        model.attribute_distributions, survey.X[present],
         scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale})
-    if missing:
+    if len(absent) == len(model.attribute_names):
         raise AnalysisError(
-            f"{survey.source.filename}: the model needs the attribute(s) {', '.join(missing)}, "
-            "which this wave does not have; the wave cannot be scored"
+            f"{survey.source.filename}: the wave has none of the model's attributes "
+            f"({', '.join(model.attribute_names)}); it cannot be scored"
         )
     n = len(survey.X)
     if n == 0:
         raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
-    X = survey.X[list(model.attribute_names)]
+    X = survey.X.reindex(columns=list(model.attribute_names))
+    fills = {a: training_median(model.attribute_distributions.get(a, {})) for a in absent}
+    for name, value in fills.items():
+        X[name] = value
     proba = model.predict_proba(X)
     pred_idx = proba.argmax(axis=1)
     class_arr = np.asarray(classes, dtype=object)
@@ -218,6 +241,12 @@ def estimate_wave(model, survey) -> WaveEstimate:
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)
     warnings.extend(drift.warnings)
+    for name, value in fills.items():
+        warnings.append(
+            f"attribute '{name}' is not in this wave: every respondent was given its training "
+            f"median ({value:g}), so the model cannot see differences in it and the estimate "
+            "leans on the other attributes"
+        )
     if n < SMALL_WAVE:
         warnings.append(
             f"only {n} respondents: the estimated metrics of one wave this small vary a lot "

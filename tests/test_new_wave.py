@@ -106,3 +106,38 @@ def test_out_of_scale_rows_are_named_in_the_warnings(model):
     text = " ".join(est.warnings)
     assert "4 row(s) of the file were excluded" in text and "columns: Shops" in text
     assert "out-of-scale" in text
+
+
+def test_training_median_from_value_counts():
+    from cx_app.new_wave import training_median
+
+    for values in ([3, 1, 2], [4, 1, 2, 3], [7, 7, 7, 1], [10] * 5 + [2] * 5, [5]):
+        counts = {str(float(v)): values.count(v) for v in set(values)}
+        assert training_median(counts) == np.median(values), values
+
+
+def test_wave_without_an_attribute_column_is_scored_with_a_warning(model):
+    """A wave that lacks an attribute is read (require_attributes=False), that attribute gets
+    the training median for everyone, drift reports it missing and a warning says so."""
+    frame = simulate_telecom_waves([7], respondents_per_operator=60, seed=11)
+    full = load_survey(frame.to_csv(index=False).encode(), schema=SCHEMA, filename="w.csv")
+    without = frame.drop(columns=["Billing"])
+    with pytest.raises(Exception, match="Billing"):
+        load_survey(without.to_csv(index=False).encode(), schema=SCHEMA, filename="w.csv")
+    wave = load_survey(without.to_csv(index=False).encode(), schema=SCHEMA, filename="w.csv",
+                       require_attributes=False)
+    assert wave.absent_attributes == ("billing",)
+    assert wave.quality.rows_used == full.quality.rows_used  # no row lost for the gap
+    assert wave.X["billing"].isna().all()
+    est = estimate_wave(model, wave)
+    train_billing = [float(v) for v, c in model.attribute_distributions["billing"].items()
+                     for _ in range(c)]
+    median = float(np.median(train_billing))
+    filled = full.X.copy()
+    filled["billing"] = median
+    np.testing.assert_allclose(
+        est.predictions_frame()[[f"p_{c}" for c in range(11)]].to_numpy(),
+        model.predict_proba(filled[list(model.attribute_names)]))
+    assert any("'billing' is not in this wave" in w and f"{median:g}" in w for w in est.warnings)
+    assert any("'billing' is missing from the new wave" in w for w in est.warnings)
+    assert est.to_dict()["drift"]["billing"]["present"] is False

@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     schema = model.schema
     if args.schema:
         schema = _compatible_schema(args.schema, model)
-    survey = load_survey(args.file, schema=schema, sheet=args.sheet, require_target=False)
+    survey = load_survey(args.file, schema=schema, sheet=args.sheet, require_target=False,
+                         require_attributes=False)
     est = estimate_wave(model, survey)
     if args.predictions:
         Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
