@@ -203,6 +203,12 @@ def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
 NET_SCORE_BINS = 10
 """Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
 
+LARGE_GAP = 0.03
+"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
+
+LARGE_NET_ERROR = 3.0
+"""A held-out net-score calibration error (NPS points) above this is warned about."""
+
 
 @dataclass(frozen=True)
 class AlpGap:
@@ -216,9 +222,12 @@ class AlpGap:
     - ``net_calibration_error`` = :func:`net_score_calibration_error` (NPS points): how far the
       estimated net score is off for groups of respondents with similar estimates — what the
       estimated NPS error becomes on a wave whose mix of respondents has shifted;
-    - ``score`` = |accuracy_gap| + share_gap + net_calibration_error/100, the number calibration
-      is chosen by: the first term protects the estimated performance, the second the estimated
-      class counts, the third the estimated NPS.
+    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
+      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
+      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it: the worst
+      of the estimated performance, class counts and NPS decides, and no one of them can be
+      bought at the others' expense (an unweighted sum let a 7-point better net score outweigh
+      a 6-point worse accuracy estimate).
     """
 
     n: int
@@ -300,13 +309,13 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
     share_gap = 0.5 * float(np.abs(est_share - actual_share).sum())
     gap = acc_alp - acc
     net_gap = net_error = None
-    score = abs(gap) + share_gap
+    score = max(abs(gap), share_gap) / LARGE_GAP
     if groups is not None:
         pos, neg = _net_columns(classes, groups)
         net_gap = 100.0 * float(est_share[pos].sum() - est_share[neg].sum()
                                 - actual_share[pos].sum() + actual_share[neg].sum())
         net_error = net_score_calibration_error(true_idx, p, classes, groups)
-        score += net_error / 100.0
+        score = max(score, net_error / LARGE_NET_ERROR)
     return AlpGap(n, acc, acc_alp, gap, share_gap, score, net_gap, net_error)
 
 

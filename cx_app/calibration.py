@@ -30,7 +30,7 @@ import pandas as pd
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
-from cx_app.alp import AlpGap, _check_proba, _label_index, alp_gap
+from cx_app.alp import LARGE_GAP, LARGE_NET_ERROR, AlpGap, _check_proba, _label_index, alp_gap
 from cx_app.errors import AnalysisError
 
 __all__ = [
@@ -52,12 +52,6 @@ __all__ = [
 
 CALIBRATION_METHODS: tuple[str, ...] = ("none", "temperature", "sigmoid", "isotonic")
 """In order of simplicity: ties in the held-out gap go to the earlier one."""
-
-LARGE_GAP = 0.03
-"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
-
-LARGE_NET_ERROR = 3.0
-"""A held-out net-score calibration error (NPS points) above this is warned about."""
 
 COARSE_PROBABILITY_ALGORITHMS: frozenset[str] = frozenset({"knn"})
 """Algorithms whose probabilities take only a few distinct values (k-nearest neighbours: votes

@@ -13,6 +13,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
 from cx_app.alp import (
+    LARGE_GAP,
+    LARGE_NET_ERROR,
     alp_closed_forms,
     alp_confusion_matrix,
     alp_counts,
@@ -108,7 +110,7 @@ def test_gap_against_labels_by_hand():
     assert g.accuracy_alp == pytest.approx((0.9 + 0.6 + 0.8) / 3)
     # estimated shares (1.7, 1.3)/3 vs actual (1, 2)/3 -> TV = 0.7/3
     assert g.share_gap == pytest.approx(0.7 / 3)
-    assert g.score == pytest.approx(abs(g.accuracy_gap) + g.share_gap)
+    assert g.score == pytest.approx(max(abs(g.accuracy_gap), g.share_gap) / LARGE_GAP)
 
 
 def _generative(n, seed):
@@ -200,8 +202,9 @@ def test_net_score_error_catches_errors_that_cancel_in_the_pooled_nps():
     # alp_gap uses the default ten bins
     assert gap.net_calibration_error == pytest.approx(
         net_score_calibration_error(np.array(y), p, [0, 1, 2], groups))
-    assert gap.score == pytest.approx(abs(gap.accuracy_gap) + gap.share_gap
-                                      + gap.net_calibration_error / 100)
+    assert gap.score == pytest.approx(max(abs(gap.accuracy_gap) / LARGE_GAP,
+                                          gap.share_gap / LARGE_GAP,
+                                          gap.net_calibration_error / LARGE_NET_ERROR))
     # the pooled net gap, estimated − actual NPS in points: estimated 0 against all
     # passives (0) and against all promoters (+100)
     assert alp_gap([1] * 20, p, [0, 1, 2], groups=groups).net_gap == pytest.approx(0.0, abs=1e-12)
