@@ -95,10 +95,26 @@ def _shots(tmp_path: Path) -> Path:
     return target
 
 
+def _expect():
+    return pytest.importorskip("playwright.sync_api").expect
+
+
 def _settle(pg) -> None:
-    """Wait until the app has finished running the script."""
+    """Wait until the app has finished running the script and no element of the previous run
+    is left on screen (Streamlit marks the app ``data-test-script-state="notRunning"`` and the
+    stale elements of a re-run ``data-stale="true"``; Streamlit's own browser tests wait the
+    same way). The short pause lets a rerun that an action just requested start."""
+    expect = _expect()
     pg.wait_for_timeout(300)
-    pg.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=WAIT)
+    expect(pg.locator('[data-testid="stApp"]')).to_have_attribute(
+        "data-test-script-state", "notRunning", timeout=WAIT)
+    expect(pg.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=WAIT)
+    expect(pg.locator('[data-stale="true"]')).to_have_count(0, timeout=WAIT)
+
+
+def _visible(locator) -> None:
+    """Assert (waiting up to ``WAIT``) that ``locator`` is on screen."""
+    _expect()(locator).to_be_visible(timeout=WAIT)
 
 
 def _go(pg, app_url: str, path: str) -> None:
@@ -109,9 +125,10 @@ def _go(pg, app_url: str, path: str) -> None:
 
 def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     pg = page
+    expect = _expect()
     shots = _shots(tmp_path)
     pg.goto(app_url)
-    pg.get_by_text("Data quality").wait_for()
+    _visible(pg.get_by_text("Data quality"))
     _settle(pg)
 
     # upload the labeled wave-7 workbook through the real file input
@@ -120,16 +137,16 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
                                                         "telecom_nps.yaml"))
     pg.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         str(workbook))
-    pg.get_by_text(f"File: {workbook.name}").wait_for()
+    _visible(pg.get_by_text(f"File: {workbook.name}"))
     _settle(pg)
     # the inferred layout is used for an upload; the respondent count is the library's
     used = pg.locator('[data-testid="stMetric"]', has_text="Respondents used")
-    assert f"{expected.quality.rows_used:,}" in used.inner_text()
+    expect(used).to_contain_text(f"{expected.quality.rows_used:,}", timeout=WAIT)
     pg.screenshot(path=str(shots / "01_data.png"), full_page=True)
 
     _go(pg, app_url, "nps")
     nps = nps_summary(expected.y)
-    pg.get_by_text(f"NPS {nps.value:+.1f} (95% interval").wait_for()
+    _visible(pg.get_by_text(f"NPS {nps.value:+.1f} (95% interval"))
 
     # train lr and nb (the defaults) with 3 folds
     _go(pg, app_url, "models")
@@ -138,28 +155,31 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     folds.press("Enter")
     _settle(pg)
     pg.get_by_role("button", name="Train and cross-validate").click()
-    pg.get_by_text("Training finished").wait_for()
+    _visible(pg.get_by_text("Training finished"))
     _settle(pg)
-    assert pg.get_by_text("Leaderboard").is_visible()
+    _visible(pg.get_by_text("Leaderboard", exact=True))
+    expect(pg.locator(".st-key-dl_board_0 button")).to_have_count(1, timeout=WAIT)
     pg.screenshot(path=str(shots / "02_models.png"), full_page=True)
 
     _go(pg, app_url, "confusion")
     charts = pg.locator('[data-testid="stVegaLiteChart"]')
-    charts.nth(2).wait_for()
-    assert charts.count() == 3
-    assert pg.get_by_text("positive group: passives_promoters").first.is_visible()
+    expect(charts).to_have_count(3, timeout=WAIT)
+    _visible(pg.get_by_text("positive group: passives_promoters").first)
     pg.screenshot(path=str(shots / "03_confusion.png"), full_page=True)
 
     _go(pg, app_url, "new_wave")
     pg.get_by_role("button", name="Fit on all respondents").click()
-    pg.get_by_text("Estimated NPS", exact=False).first.wait_for()
+    _visible(pg.get_by_text("Estimated NPS", exact=False).first)
     _settle(pg)
-    assert pg.locator('[data-testid="stMetric"]', has_text="Respondents").inner_text() \
-        .endswith("1,200")
+    expect(pg.locator('[data-testid="stMetric"]', has_text="Respondents")).to_contain_text(
+        "1,200", timeout=WAIT)
+    _visible(pg.get_by_text("Held-out calibration gap", exact=False).first)
     pg.screenshot(path=str(shots / "04_new_wave.png"), full_page=True)
 
-    with pg.expect_download() as info:
-        pg.get_by_role("button", name="Download all predictions (CSV)").click()
+    button = pg.get_by_role("button", name="Download all predictions (CSV)")
+    expect(button).to_have_count(1, timeout=WAIT)
+    with pg.expect_download(timeout=WAIT) as info:
+        button.click()
     download = info.value
     saved = tmp_path / download.suggested_filename
     download.save_as(saved)

@@ -18,7 +18,16 @@ import pandas as pd
 import pytest
 
 # the server fixture of the workflow test: one streamlit server for this module
-from test_app_browser import ARGS, CHROMIUM, WAIT, _go, _settle, app_url  # noqa: F401
+from test_app_browser import (  # noqa: F401
+    ARGS,
+    CHROMIUM,
+    WAIT,
+    _expect,
+    _go,
+    _settle,
+    _visible,
+    app_url,
+)
 
 from cx_app.crossval import cross_validate_model
 from cx_app.importing import SurveyData, load_survey, read_table
@@ -58,7 +67,7 @@ def _user(browser, url):
     pg = context.new_page()
     pg.set_default_timeout(WAIT)
     pg.goto(url)
-    pg.get_by_text("Data quality").wait_for()
+    _visible(pg.get_by_text("Data quality"))
     _settle(pg)
     return pg
 
@@ -71,7 +80,7 @@ def _go_data(pg) -> None:
 def _upload(pg, path: Path) -> None:
     pg.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         str(path))
-    pg.get_by_text(f"File: {path.name}").wait_for()
+    _visible(pg.get_by_text(f"File: {path.name}"))
     _settle(pg)
 
 
@@ -90,18 +99,16 @@ def _start_training(pg, url: str, seed: int) -> None:
 
 
 def _finish_training(pg) -> None:
-    pg.get_by_text("Training finished").wait_for()
+    _visible(pg.get_by_text("Training finished"))
     _settle(pg)
 
 
 def _leaderboard(pg, tmp_path: Path, name: str) -> dict[str, float]:
     """Accuracy per model from the Models page's download of the original-level leaderboard."""
     button = pg.locator(".st-key-dl_board_0 button")
-    for _ in range(WAIT // 250):  # a page just re-run may still show its stale elements
-        if button.count() == 1:
-            break
-        pg.wait_for_timeout(250)
-    with pg.expect_download() as info:
+    # a page just re-run may still show its stale elements: wait for exactly one button
+    _expect()(button).to_have_count(1, timeout=WAIT)
+    with pg.expect_download(timeout=WAIT) as info:
         button.click()
     path = tmp_path / f"{name}.csv"
     info.value.save_as(path)
@@ -161,7 +168,7 @@ def test_users_never_see_each_others_uploads_models_or_results(browser, url, mar
 
     # user B, fresh: the bundled sample, no models, never the marker, on every page
     b = _user(browser, url)
-    assert b.get_by_text("File: telecom_nps.xlsx").is_visible()
+    _visible(b.get_by_text("File: telecom_nps.xlsx"))
     assert MARKER not in b.content()
     for path, empty in (("models", "Choose algorithms and press"),
                         ("confusion", "No model is trained yet"),
@@ -169,11 +176,12 @@ def test_users_never_see_each_others_uploads_models_or_results(browser, url, mar
                         ("new_wave", "No model is trained yet"),
                         ("report", "No model is trained yet")):
         _go(b, url, path)
-        b.get_by_text(empty).first.wait_for()
+        _visible(b.get_by_text(empty).first)
+        _settle(b)
         assert MARKER not in b.content(), path
         assert MARKER not in b.locator("body").inner_text(), path
     _go_data(b)
-    assert b.get_by_text("File: telecom_nps.xlsx").is_visible()
+    _visible(b.get_by_text("File: telecom_nps.xlsx"))
     assert MARKER not in b.content()
 
     # B trains on the sample
@@ -184,10 +192,10 @@ def test_users_never_see_each_others_uploads_models_or_results(browser, url, mar
 
     # A's session still holds A's data and results
     _go(a, url, "models")
-    assert a.get_by_text(f"Data: {MARKER}_survey.csv", exact=False).is_visible()
+    _visible(a.get_by_text(f"Data: {MARKER}_survey.csv", exact=False))
     assert _leaderboard(a, tmp_path, "a_again") == shown_a
     _go_data(a)
-    assert a.get_by_text(f"File: {marked_csv.name}").is_visible()
+    _visible(a.get_by_text(f"File: {marked_csv.name}"))
 
     _assert_accuracies(shown_a, _expected(_uploaded(marked_csv), seed=0))
     _assert_accuracies(shown_b, _expected(_sample(), seed=0))
@@ -207,9 +215,9 @@ def test_two_users_training_at_the_same_time_both_finish(browser, url, tmp_path)
     _finish_training(d)
     shown_c = _leaderboard(c, tmp_path, "c")
     shown_d = _leaderboard(d, tmp_path, "d")
-    assert "reused" not in c.locator("body").inner_text()
-    assert c.get_by_text(f"Data: {csat.name}", exact=False).is_visible()
-    assert d.get_by_text("Data: telecom_nps.xlsx", exact=False).is_visible()
+    assert "loaded from the cache" not in c.locator("body").inner_text()
+    _visible(c.get_by_text(f"Data: {csat.name}", exact=False))
+    _visible(d.get_by_text("Data: telecom_nps.xlsx", exact=False))
     _assert_accuracies(shown_c, _expected(_uploaded(csat), seed=1))
     _assert_accuracies(shown_d, _expected(_sample(), seed=1))
     c.context.close()
