@@ -142,7 +142,8 @@ if wave_name in WAVES:
 else:
     filename, data = wave_name, uploads[wave_name]
 try:
-    wave = common.cached_survey(data, filename, None, model.schema_yaml, require_target=False)
+    wave = common.cached_survey(data, filename, None, model.schema_yaml, require_target=False,
+                                require_attributes=False)
     estimate = estimate_wave(model, wave)
 except CxAppError as exc:
     st.error(str(exc))
