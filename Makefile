@@ -25,11 +25,18 @@ install-test: $(VENV)/.stamp-test
 run: install
 	$(VENV)/bin/cx-app app --port $(PORT)
 
-# The whole suite. pytest exits 5 when it collects nothing, which fails make.
+# The whole suite: unit, property and AppTest tests, then the browser tests when Debian's
+# chromium is installed (apt-get install chromium). pytest exits 5 when it collects nothing,
+# which fails make.
 test: install-test
 	$(PY) -m pytest -q -m "not browser"
+	@if [ -x /usr/bin/chromium ]; then \
+		$(PY) -m pytest -q -m browser; \
+	else \
+		echo "NOTE: browser tests NOT run: /usr/bin/chromium is missing (apt-get install chromium)"; \
+	fi
 
-# Browser end-to-end tests (Debian chromium; see .ci/run).
+# Browser end-to-end tests only (Playwright driving /usr/bin/chromium).
 test-e2e: install-test
 	$(PY) -m pytest -q -m browser
 
