@@ -17,6 +17,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from cx_app.roc import thin_curve as roc_thin_curve
+
 __all__ = [
     "CATEGORY_COLOURS",
     "attribute_profile_chart",
@@ -280,13 +282,14 @@ def confusion_heatmap(
 
 
 def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
-    """At most ``max_points`` rows of a curve in sweep order, evenly spaced by position, first
-    and last kept: a survey-sized ROC has one point per respondent, far more than a chart can
-    show (and more than Vega-Lite's inline-data limit)."""
-    if len(curve) <= max_points:
-        return curve
-    keep = np.unique(np.linspace(0, len(curve) - 1, max_points).round().astype(int))
-    return curve.iloc[keep]
+    """One model's curve (columns ``fpr``, ``tpr``, in sweep order) with at most
+    ``max_points`` of its vertices (:func:`cx_app.roc.thin_curve`): a survey-sized ROC has one
+    point per respondent, far more than a chart can show (and Vega-Lite's inline-data limit)."""
+    fpr, tpr = roc_thin_curve(curve["fpr"].to_numpy(), curve["tpr"].to_numpy(), max_points)
+    out = pd.DataFrame({"fpr": fpr, "tpr": tpr})
+    for column in curve.columns.difference(["fpr", "tpr"]):
+        out[column] = curve[column].iloc[0]  # per-curve constants such as the model name
+    return out
 
 
 def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,

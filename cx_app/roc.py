@@ -260,3 +260,37 @@ def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:
         macro_auc=float(np.mean(defined)) if defined else None,
         undefined=tuple(undefined),
     )
+
+
+def thin_curve(
+    fpr: np.ndarray, tpr: np.ndarray, max_points: int = 1000
+) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a piecewise-linear curve worth storing.
+
+    First its vertices: repeated points and points on a straight run (where the curve does not
+    change direction) are dropped, which leaves the drawn curve and its trapezoidal area exactly
+    as they were. If more than ``max_points`` vertices remain, ``max_points`` of them are kept,
+    evenly spaced along the curve's length, with both endpoints.
+    """
+    x, y = np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float)
+    if max_points < 2:
+        raise AnalysisError(f"a stored curve needs at least 2 points, got {max_points}")
+    if len(x) > 1:
+        moves = np.r_[True, (np.diff(x) != 0) | (np.diff(y) != 0)]
+        moves[-1] = True
+        x, y = x[moves], y[moves]
+    if len(x) > 2:
+        dx, dy = np.diff(x), np.diff(y)
+        cross = dx[:-1] * dy[1:] - dy[:-1] * dx[1:]
+        dot = dx[:-1] * dx[1:] + dy[:-1] * dy[1:]
+        turns = (np.abs(cross) > 1e-12 * np.hypot(dx[:-1], dy[:-1]) * np.hypot(dx[1:], dy[1:])) | (
+            dot <= 0
+        )
+        keep = np.r_[True, turns, True]
+        x, y = x[keep], y[keep]
+    if len(x) > max_points:
+        length = np.r_[0.0, np.cumsum(np.hypot(np.diff(x), np.diff(y)))]
+        idx = np.searchsorted(length, np.linspace(0.0, length[-1], max_points))
+        idx = np.unique(np.r_[0, np.minimum(idx, len(x) - 1), len(x) - 1])
+        x, y = x[idx], y[idx]
+    return x, y

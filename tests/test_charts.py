@@ -132,8 +132,9 @@ def test_roc_chart_thins_survey_sized_curves_keeping_the_end_points():
     curves = pd.concat([pd.DataFrame({"model": m, "fpr": fpr, "tpr": tpr}) for m in ("lr", "nb")])
     spec = charts.roc_chart(curves, max_points=500).to_dict()  # no MaxRowsError
     values = max(_datasets(spec), key=len)
-    assert len(values) == 1000
     lr = [v for v in values if v["model"] == "lr"]
+    # at most max_points per model (vertices spaced along the curve; a few coincide)
+    assert 450 <= len(lr) <= 500 and len(values) == 2 * len(lr)
     assert (lr[0]["fpr"], lr[0]["tpr"]) == (0.0, 0.0)
     assert lr[-1]["fpr"] == 1.0 and lr[-1]["tpr"] == pytest.approx(0.8)
     assert all(a["fpr"] <= b["fpr"] for a, b in zip(lr[:-1], lr[1:], strict=True))

@@ -9,10 +9,10 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
 from cx_app.crossval import cross_validate_model
-from cx_app.evaluation import MAX_STORED_POINTS, RocSummary, evaluate_result, thin_curve
+from cx_app.evaluation import MAX_STORED_POINTS, RocSummary, evaluate_result
 from cx_app.grouping import resolve_plan
 from cx_app.plan import NPS_CLASSES, NPS_PLAN
-from cx_app.roc import reduced_roc
+from cx_app.roc import reduced_roc, thin_curve
 
 
 @pytest.fixture(scope="module")
