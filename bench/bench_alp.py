@@ -84,8 +84,8 @@ def run(algorithms=ALGORITHMS) -> str:
         "## ALP backtest: estimated accuracy and NPS of unlabeled waves",
         "",
         f"Trained on the six sample waves ({len(train.y)} respondents), calibration chosen by "
-        "the smallest held-out ALP gap score (|accuracy gap| + class-share distance + net-score "
-        "calibration error/100; 3-fold CV); estimated on "
+        "the smallest held-out ALP gap score (the largest of |accuracy gap| / 0.03, class-share "
+        "distance / 0.03 and net-score calibration error / 3 points; 3-fold CV); estimated on "
         f"{len(waves)} simulated later waves (~{n_wave} respondents each, latent-mean drifts "
         f"{min(DRIFTS):+.2f} to {max(DRIFTS):+.2f} scale points) without their labels, then "
         "compared with the realized values. Baseline (same run): held-out CV accuracy and "
