@@ -16,7 +16,7 @@ from report_fixtures import (
 )
 
 from cx_app.reports.content import build_report
-from cx_app.reports.definitions import BINARY_METRICS, MULTICLASS_METRICS
+from cx_app.reports.definitions import BINARY_METRICS, MULTICLASS_METRICS, metric_name
 from cx_app.reports.excel import write_excel
 
 SHEETS = ["Summary", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
@@ -165,7 +165,7 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
              for r in _table(workbook["Per-fold values"], "Level 2x2+IM")}
     for model_id in MODELS:
         for metric, values in results["models"][model_id]["levels"]["2x2+IM"]["per_fold"].items():
-            assert folds[(model_id, metric)] == values
+            assert folds[(model_id, metric_name(metric, binary=True))] == values
 
     (row,) = _table(workbook["Comparisons"], "Paired t-tests over the cross-validation folds")
     c = results["comparisons"][0]
@@ -269,3 +269,48 @@ def test_net_score_is_counted_from_the_grouped_level_when_the_results_have_none(
     p_pos, p_neg = (promoters + 0.75) / adj, (detractors + 0.75) / adj
     se = math.sqrt((p_pos + p_neg - (p_pos - p_neg) ** 2) / adj)
     assert row["95% low"].value == pytest.approx(100 * (p_pos - p_neg - 1.959964 * se), abs=1e-3)
+
+
+def test_every_metric_key_of_the_engine_has_a_definition_in_the_report(workbook):
+    import numpy as np
+
+    from cx_app.binary import BINARY_KEYS
+    from cx_app.confusion import ConfusionMatrix, multiclass_metrics
+    from cx_app.reports.definitions import metric_definition
+
+    multiclass = multiclass_metrics(ConfusionMatrix((0, 1, 2), np.array(
+        [[3, 1, 0], [1, 2, 1], [0, 1, 4]]))).to_dict()
+    per_class = set(next(iter(multiclass["per_class"].values()))) | {"im"}
+    keys = [(k, True) for k in BINARY_KEYS] + [
+        (k, False) for k in [*multiclass, *per_class] if k not in ("per_class", "undefined")]
+    assert [k for k, binary in keys if metric_definition(k, binary=binary) is None] == []
+    ws = workbook["Definitions"]
+    shown = {ws.cell(r, 1).value for r in range(1, ws.max_row + 1)}
+    assert {k for k, _ in keys} - {"tp", "fn", "fp", "tn"} <= shown | {"tp", "fn", "fp", "tn"}
+    assert {"tpr", "n_actual", "precision", "support", "im", "psi", "relative_weight"} <= shown
+
+
+def test_new_wave_estimates_stand_beside_realized_values(tmp_path):
+    wave = make_new_wave()
+    wave["levels"]["2x2+IM"]["metrics"].update({"tp": 24.0, "mcc": 0.61})
+    wave["realized_levels"] = {"2x2+IM": {"accuracy": 0.85, "tpr": 0.9, "tp": 25, "mcc": 0.6}}
+    wave["realized_nps"] = {"value": 20.0, "ci95": [1.0, 39.0], "n": 40}
+    path = tmp_path / "w.xlsx"
+    write_excel(build_report(make_results(), wave), path, charts=False)
+    ws = openpyxl.load_workbook(path)["New wave"]
+    rates = {r["Metric"].value: r for r in _table(ws, "Estimated metrics — level 2x2+IM (rates)")}
+    accuracy = rates["Accuracy"]
+    assert (accuracy["Estimate"].value, accuracy["Realized"].value) == (0.86875, 0.85)
+    assert accuracy["Estimate − realized (points)"].value == pytest.approx(0.01875)
+    assert accuracy["Estimate"].number_format == "0.0%"
+    assert rates["TPR (recall, sensitivity)"]["Realized"].value == 0.9
+    (counts,) = _table(ws, "Estimated metrics — level 2x2+IM (counts)")
+    assert (counts["Estimate"].value, counts["Realized"].value) == (24.0, 25)
+    (other,) = _table(ws, "Estimated metrics — level 2x2+IM (other metrics)")
+    assert other["Metric"].value == "MCC (Matthews correlation)"
+    nps = {r["Figure"].value: r for r in _table(ws, "Net score (NPS) of the new wave")}
+    estimated, realized = (nps[k] for k in sorted(nps))
+    assert [estimated[h].value for h in ("Net score", "95% low", "95% high")] == [21.5, 3.0, 40.0]
+    assert [realized[h].value for h in ("Net score", "95% low", "95% high", "Respondents")] == [
+        20.0, 1.0, 39.0, 40]
+    assert realized["Net score"].number_format == "0.0"

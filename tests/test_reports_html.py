@@ -173,3 +173,53 @@ def test_missing_sections_are_said_not_crashed():
     assert "No t-tests in these results" in html
     assert "The results hold no driver analysis." in html
     assert "<script" not in html  # no charts, no libraries
+
+
+def test_thin_curve_keeps_the_shape_and_every_end():
+    from cx_app.reports.content import thin_curve
+
+    points = [("a", i / 1000, (i / 1000) ** 0.5) for i in range(1001)]
+    points += [("b", 0.0, 0.0)] * 500 + [("b", 1.0, 0.7)]
+    kept = thin_curve(points, step=0.01)
+    a = [p for p in kept if p[0] == "a"]
+    assert a[0] == points[0] and a[-1] == points[1000] and len(a) < 200
+    assert [p for p in kept if p[0] == "b"] == [("b", 0.0, 0.0), ("b", 1.0, 0.7)]
+    # every dropped point lies within one step (in x and y) of the last point kept before it
+    last = None
+    for point in points[:1001]:
+        if point in a:
+            last = point
+        else:
+            assert abs(point[1] - last[1]) < 0.01 and abs(point[2] - last[2]) < 0.01
+
+
+def test_long_tables_are_folded_and_roc_chart_points_thinned():
+    results = make_results()
+    n = 3000
+    roc = {"fpr": [i / n for i in range(n + 1)], "tpr": [(i / n) ** 0.5 for i in range(n + 1)],
+           "auc": 0.66, "random_auc": 0.5}
+    for model in results["models"].values():
+        model["roc"]["2x2+IM"] = roc
+    report = build_report(results)
+    points = next(b for b in report.section("roc").blocks
+                  if getattr(b, "title", "") == "ROC points — level 2x2+IM")
+    assert len(points.rows) == len(results["models"]) * (n + 1)  # the table keeps every point
+    chart = next(b for b in report.section("roc").blocks
+                 if getattr(b, "title", "") == "ROC — level 2x2+IM")
+    drawn = [v for d in chart.spec["datasets"].values() for v in d if "tpr" in v]
+    assert len(drawn) < len(points.rows) / 4
+    page = render_html(report, charts=False)
+    assert f"Show all {len(points.rows):,} rows" in page
+    assert page.count("<details") == sum(
+        1 for s in report.sections for t in s.tables() if len(t.rows) > 60)
+
+
+def test_permutation_per_fold_columns_are_named_after_the_attributes():
+    results = make_results()
+    results["drivers"] = {"permutation": {"lr": {
+        "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01],
+        "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
+    table = next(t for t in build_report(results).section("drivers").tables()
+                 if t.title.endswith("Per fold"))
+    assert [c.title for c in table.columns] == ["Fold", "billing", "=cmd"]
+    assert table.rows == ((1, 0.021, 0.009), (2, 0.019, 0.011), (3, 0.02, 0.01))

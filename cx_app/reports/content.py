@@ -22,16 +22,19 @@ from typing import Any, Literal
 from cx_app.provenance import library_versions
 from cx_app.reports.definitions import (
     BINARY_METRICS,
+    DRIVER_DEFINITIONS,
     GROUPING_OPTIONS,
     MULTICLASS_METRICS,
     OTHER_DEFINITIONS,
     PAPERS,
+    PER_CLASS_METRICS,
     metric_definition,
 )
 
-ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue"]
+ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score"]
 """How a column's numbers are shown: ``int`` whole numbers, ``count`` counts that may be
-real-valued (ALP), ``float`` 4 decimals, ``percent`` a rate shown as %, ``pvalue`` 4 decimals."""
+real-valued (ALP), ``float`` 3 decimals, ``percent`` a rate shown as %, ``pvalue`` 4 decimals,
+``score`` a net score (NPS, −100..100) with one decimal."""
 
 
 @dataclass(frozen=True)
@@ -244,13 +247,27 @@ def _generic_blocks(title: str, value: Any, key_title: str = "name") -> list[Blo
     """Render an arbitrary JSON value as well as possible: records → table, flat dict →
     key/value table, list of scalars → one line, nested dict → one block per key."""
     records = _as_records(value, key_title)
-    if records is not None and not any(columnar_records(r) for r in records):
+    if records is not None and not any(
+            columnar_records(r) or any(isinstance(v, Mapping) for v in r.values())
+            for r in records):
         return [records_table(title, records)]
     columnar = columnar_records(value)
     if columnar is not None:
         rest = {k: v for k, v in value.items() if k != "attributes" and not (
             isinstance(v, list) and len(v) == len(columnar))}
         blocks: list[Block] = [records_table(title, columnar)]
+        names = [str(r["attribute"]) for r in columnar]
+        for k, v in list(rest.items()):
+            if (isinstance(v, list) and v and all(isinstance(r, list) and len(r) == len(names)
+                                                  for r in v)):
+                # one row per fold (or repeat), one column per attribute
+                del rest[k]
+                blocks.append(Table(
+                    f"{title} — {_humanise(k)}",
+                    (Column("row", "Fold" if "fold" in str(k) else "Row", "int"),
+                     *(Column(f"a{i}", n, _infer_kind("", [r[i] for r in v]))
+                       for i, n in enumerate(names))),
+                    tuple((i + 1, *(_number_or_none(x) for x in r)) for i, r in enumerate(v))))
         if rest:
             blocks.extend(_generic_blocks(f"{title} — about", rest, key_title))
         return blocks
@@ -394,8 +411,8 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
                   f"{nps['positive']} minus {nps['negative']}." if nps.get("from_level") else "")
         blocks.append(Table(
             "Net score (NPS) of the analysed respondents",
-            (Column("nps", "Net score", "float"), Column("low", "95% low", "float"),
-             Column("high", "95% high", "float"),
+            (Column("nps", "Net score", "score"), Column("low", "95% low", "score"),
+             Column("high", "95% high", "score"),
              Column("n", "Respondents", "int")),
             ((float(nps["value"]), *(_number_or_none(c) for c in ci[:2]), nps.get("n")),),
             note="Adjusted Wald interval (Rocks 2016)." + source,
@@ -428,10 +445,12 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
             f"At level {level_name}, {best} has the best {_metric_display(metric, binary)} "
             f"({_fmt(value, kind)}){accuracy}." + (f" Against {verdict[3:]}." if verdict else ""))
     if best_rows:
+        kinds = {_metric_kind(row[1], row[5] is not None) for row in best_rows}
+        value_kind: ColumnKind = kinds.pop() if len(kinds) == 1 else "float"
         blocks.append(Table(
             "Best model per level",
             (Column("level", "Level"), Column("metric", "Ranked by"), Column("model", "Best model"),
-             Column("value", "Value", "float"), Column("accuracy", "Accuracy", "percent"),
+             Column("value", "Value", value_kind), Column("accuracy", "Accuracy", "percent"),
              Column("tpr", "TPR (recall)", "percent"), Column("tnr", "TNR", "percent"),
              Column("auc", "AUC", "float"), Column("verdict", "t-test verdict")),
             tuple(best_rows),
@@ -443,7 +462,14 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
 
     top = _top_drivers(results.get("drivers"))
     if top:
-        blocks.append(records_table("Top drivers", top))
+        drivers = results.get("drivers")
+        relative = isinstance(drivers, Mapping) and columnar_records(
+            drivers.get("relative_weights")) is not None
+        blocks.append(records_table(
+            "Top drivers", top,
+            titles={"importance": "Relative weight (% of R²)"} if relative else None,
+            note="Johnson's relative weights: each attribute's share of the explained variance "
+                 "of the score." if relative else ""))
         reading.append("The strongest drivers are " + ", ".join(
             str(r.get("attribute")) for r in top[:3]) + ".")
     if new_wave:
@@ -589,7 +615,7 @@ def _per_fold_section(results: Mapping) -> Section:
             per_fold = level.get("per_fold") or {}
             for metric, values in per_fold.items():
                 values = [_number_or_none(v) for v in values or []]
-                rows.append((model_id, metric, *values))
+                rows.append((model_id, _metric_display(metric, binary), *values))
             deltas, phis = per_fold.get("delta"), per_fold.get("phi")
             if deltas and phis:
                 rhombus.extend({"series": model_id, "label": f"fold {i + 1}", "delta": d, "phi": p}
@@ -638,6 +664,27 @@ def _comparisons_section(results: Mapping) -> Section:
         OTHER_DEFINITIONS["t_test"].words, "note")))
 
 
+def thin_curve(points: Sequence[tuple[str, float, float]], step: float = 0.002
+               ) -> list[tuple[str, float, float]]:
+    """The (series, x, y) points of curves without those closer than ``step`` (in x and in y)
+    to the last point kept of their series; each series' first and last point are kept.
+
+    A reduced ROC has one point per distinct score (thousands, many repeated): the chart needs
+    only enough of them to draw the same line — within ``step`` of it, far below a pixel. The
+    ROC points table keeps every point.
+    """
+    kept: list[tuple[str, float, float]] = []
+    last: dict[str, tuple[float, float]] = {}
+    for i, (series, x, y) in enumerate(points):
+        is_last = i + 1 == len(points) or points[i + 1][0] != series
+        previous = last.get(series)
+        if (previous is None or is_last or abs(x - previous[0]) >= step
+                or abs(y - previous[1]) >= step):
+            kept.append((series, x, y))
+            last[series] = (x, y)
+    return kept
+
+
 def _roc_section(results: Mapping) -> Section:
     import pandas as pd
 
@@ -673,7 +720,7 @@ def _roc_section(results: Mapping) -> Section:
                                      ("auc", "random_auc"), y_title="Area"),
         ))
         if points:
-            frame = pd.DataFrame(points, columns=["model", "fpr", "tpr"])
+            frame = pd.DataFrame(thin_curve(points), columns=["model", "fpr", "tpr"])
             blocks.append(ChartBlock(
                 f"ROC — level {level_name}",
                 roc_chart(frame, pd.DataFrame(random_lines)).to_dict(),
@@ -741,21 +788,28 @@ def _drivers_section(results: Mapping) -> Section:
 
 def _new_wave_section(new_wave: Mapping) -> Section:
     blocks: list[Block] = []
-    facts = [("Respondents", new_wave.get("n"))]
-    est = new_wave.get("estimated_nps") or {}
-    if _is_number(est.get("value")):
-        facts.append(("Estimated NPS", round(float(est["value"]), 1)))
-        ci = est.get("ci95") or []
-        if len(ci) == 2:
-            facts.append(("Estimated NPS, 95% interval", ci))
-    realized = new_wave.get("realized_nps")
-    if isinstance(realized, Mapping) and _is_number(realized.get("value")):
-        facts.append(("Realized NPS", round(float(realized["value"]), 1)))
-        if len(realized.get("ci95") or []) == 2:
-            facts.append(("Realized NPS, 95% interval", realized["ci95"]))
-    elif _is_number(realized):
-        facts.append(("Realized NPS", realized))
+    source = new_wave.get("source") if isinstance(new_wave.get("source"), Mapping) else {}
+    facts = [("File", source.get("filename")), ("Respondents", new_wave.get("n"))]
     blocks.append(key_value_table("New wave", [(k, v) for k, v in facts if v is not None]))
+    nps_rows = []
+    for label, key in (("Estimated (ALP, no labels used)", "estimated_nps"),
+                       ("Realized (the wave's own scores)", "realized_nps")):
+        figure = new_wave.get(key)
+        if _is_number(figure):
+            figure = {"value": figure}
+        if isinstance(figure, Mapping) and _is_number(figure.get("value")):
+            ci = list(figure.get("ci95") or [])[:2]
+            ci = ci if len(ci) == 2 and all(_is_number(c) for c in ci) else [None, None]
+            nps_rows.append((label, float(figure["value"]), *ci, figure.get("n")))
+    if nps_rows:
+        blocks.append(Table(
+            "Net score (NPS) of the new wave",
+            (Column("figure", "Figure"), Column("nps", "Net score", "score"),
+             Column("low", "95% low", "score"), Column("high", "95% high", "score"),
+             Column("n", "Respondents", "int")),
+            tuple(nps_rows),
+            note="The estimate sums each respondent's predicted promoter and detractor "
+                 "probabilities; its interval adds the model's uncertainty to the sampling one."))
     for warning in new_wave.get("warnings") or []:
         blocks.append(Paragraph(f"Warning: {_text(warning)}", "warning"))
     alp = new_wave.get("alp_matrix")
@@ -771,29 +825,63 @@ def _new_wave_section(new_wave: Mapping) -> Section:
         blocks.append(MatrixBlock("ALP confusion matrix (estimated)",
                                   tuple(str(x) for x in labels), counts, real_valued=True,
                                   note=OTHER_DEFINITIONS["alp"].words))
+    alp_counts = alp.get("matrix") if isinstance(alp, Mapping) else alp
     for level_name, level in (new_wave.get("levels") or {}).items():
         if isinstance(level, Mapping) and level.get("matrix") is not None:
-            blocks.append(MatrixBlock(
-                f"Estimated level {level_name}",
-                tuple(str(x) for x in level.get("labels") or range(len(level["matrix"]))),
-                tuple(tuple(_number_or_none(x) for x in row) for row in level["matrix"]),
-                None if level.get("im") is None else tuple(level["im"]),
-                level.get("positive"), real_valued=True))
-            metrics = {k: v for k, v in (level.get("metrics") or {}).items()
-                       if k not in _SKIP_METRIC_KEYS and _is_number(v)}
-            if metrics:
-                binary = "tpr" in metrics
-                blocks.append(Table(
-                    f"Estimated metrics — level {level_name}",
-                    (Column("metric", "Metric"), Column("value", "Estimate", "float")),
-                    tuple((_metric_display(k, binary), _number_or_none(v))
-                          for k, v in metrics.items())))
-    for key in ("estimated", "estimated_class_counts", "realized", "realized_levels", "drift",
-                "model", "source"):
+            if level["matrix"] != alp_counts:  # the original level is the ALP matrix itself
+                blocks.append(MatrixBlock(
+                    f"Estimated level {level_name}",
+                    tuple(str(x) for x in level.get("labels") or range(len(level["matrix"]))),
+                    tuple(tuple(_number_or_none(x) for x in row) for row in level["matrix"]),
+                    None if level.get("im") is None else tuple(level["im"]),
+                    level.get("positive"), real_valued=True))
+            blocks.extend(_estimate_vs_realized(level_name, level.get("metrics") or {},
+                                                (new_wave.get("realized_levels") or {})
+                                                .get(level_name)))
+    if not new_wave.get("levels") and isinstance(new_wave.get("estimated"), Mapping):
+        blocks.extend(_estimate_vs_realized("original", new_wave["estimated"],
+                                            new_wave.get("realized")))
+    for key in ("estimated_class_counts", "drift", "model"):
         if new_wave.get(key):
             blocks.extend(_generic_blocks(_humanise(key), new_wave[key],
                                           "attribute" if key == "drift" else "name"))
     return Section("new_wave", "New wave", tuple(blocks))
+
+
+def _estimate_vs_realized(level_name: str, estimated: Mapping,
+                          realized: Mapping | None) -> list[Block]:
+    """One table per level: each metric's ALP estimate beside its realized value (when the
+    wave carries its scores); rates as percentages, counts as counts."""
+    realized = realized if isinstance(realized, Mapping) else {}
+    keys = [k for k in estimated if k not in _SKIP_METRIC_KEYS and _is_number(estimated[k])]
+    keys += [k for k in realized if k not in keys and k not in _SKIP_METRIC_KEYS
+             and _is_number(realized[k])]
+    if not keys:
+        return []
+    binary = "tpr" in keys
+    groups: dict[ColumnKind, list[str]] = {}
+    for k in keys:
+        groups.setdefault(_metric_kind(k, binary), []).append(k)
+    blocks: list[Block] = []
+    for kind, title in (("count", "counts"), ("percent", "rates"), ("float", "other metrics")):
+        chosen = groups.get(kind) or []
+        if not chosen:
+            continue
+        columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        if realized:
+            columns += [Column("realized", "Realized", kind),
+                        Column("difference", "Estimate − realized"
+                               + (" (points)" if kind == "percent" else ""), kind)]
+        rows = []
+        for k in chosen:
+            est, real = _number_or_none(estimated.get(k)), _number_or_none(realized.get(k))
+            row = [_metric_display(k, binary), est]
+            if realized:
+                row += [real, est - real if _is_number(est) and _is_number(real) else None]
+            rows.append(tuple(row))
+        blocks.append(Table(f"Estimated metrics — level {level_name} ({title})",
+                            tuple(columns), tuple(rows)))
+    return blocks
 
 
 def _data_quality_section(results: Mapping, respondent_data: bool) -> Section:
@@ -843,7 +931,10 @@ def _definitions_section() -> Section:
         Table("Multiclass metrics (original and M×M+IM levels)", columns,
               _definition_rows(MULTICLASS_METRICS.values())),
         Table("2×2+IM metrics", columns, _definition_rows(BINARY_METRICS.values())),
+        Table("Per-class values (multiclass levels)", columns,
+              _definition_rows(PER_CLASS_METRICS.values())),
         Table("Other figures", columns, _definition_rows(OTHER_DEFINITIONS.values())),
+        Table("Drivers and drift", columns, _definition_rows(DRIVER_DEFINITIONS.values())),
         Table("Grouping options", (Column("code", "Option"), Column("name", "Name"),
                                    Column("words", "Meaning")),
               tuple((o.code, o.name, o.words) for o in GROUPING_OPTIONS.values())),

@@ -163,6 +163,72 @@ _BINARY = (
     MetricDefinition("phi", "φ (characteristic capability)",
                      "Bias towards predicting positive (+) or negative (−); |δ| + |φ| ≤ 1.",
                      "TPR + FPR − 1", "δ/φ paper (Armano et al.)", percent=False),
+    MetricDefinition("n", "n (respondents)", "Every respondent of the 2×2+IM once.",
+                     "TP + FN + IMP + FP + TN + IMN", _RM, percent=False),
+    MetricDefinition("p_actual", "Actual positives",
+                     "Respondents whose actual class is in the positive group.",
+                     "TP + FN + IMP", _RM, percent=False),
+    MetricDefinition("p_pred", "Predicted positives",
+                     "Respondents predicted into the positive group.", "TP + FP + IMP", _RM,
+                     percent=False),
+    MetricDefinition("n_actual", "Actual negatives",
+                     "Respondents whose actual class is in the negative group.",
+                     "TN + FP + IMN", _RM, percent=False),
+    MetricDefinition("n_pred", "Predicted negatives",
+                     "Respondents predicted into the negative group.", "TN + FN + IMN", _RM,
+                     percent=False),
+)
+
+_PER_CLASS = (
+    MetricDefinition("precision", "Precision (per class)",
+                     "Of the respondents predicted in this class, the share that truly are.",
+                     "TP / (TP + FP + IM)", _RM),
+    MetricDefinition("recall", "Recall (per class)",
+                     "Of the respondents truly in this class, the share predicted in it.",
+                     "TP / (TP + FN + IM)", _RM),
+    MetricDefinition("f1", "F1 (per class)", "Harmonic mean of the class's precision and recall.",
+                     "2·P·R / (P + R)", _RM),
+    MetricDefinition("support", "Support (actual)",
+                     "Respondents whose actual class is this one.", "row sum, IM included",
+                     _CMB, percent=False),
+    MetricDefinition("im", "IM (intragroup mismatch)",
+                     "Respondents of this group predicted in the right group but not counted "
+                     "as correct under the grouping option (S or RS).",
+                     "Σ within-group cells not counted as TP", _RM, percent=False),
+)
+
+_DRIVERS = (
+    MetricDefinition("relative_weight", "Relative weight (% of R²)",
+                     "Each attribute's share of the variance of the score that the attributes "
+                     "explain together, fairly split between correlated attributes.",
+                     "Johnson's relative weights; percent = raw weight / R² × 100",
+                     "Johnson 2000", percent=False),
+    MetricDefinition("coef", "Ordinal coefficient (log-odds per SD)",
+                     "Change in the log-odds of a higher score for one standard deviation more "
+                     "of the attribute (proportional-odds model); interval and p from its SE.",
+                     "β of the ordinal logistic regression on standardised attributes",
+                     "statsmodels OrderedModel", percent=False),
+    MetricDefinition("permutation", "Permutation importance",
+                     "How much the best model's accuracy on held-out folds drops when the "
+                     "attribute's values are shuffled; interval over the folds.",
+                     "accuracy(original) − accuracy(attribute shuffled), mean over repeats",
+                     "scikit-learn permutation_importance", percent=False),
+    MetricDefinition("performance", "Performance (mean score)",
+                     "The attribute's mean rating; with importance it places the attribute in a "
+                     "quadrant (concentrate here, keep up the good work, low priority, "
+                     "possible overkill) split at the means.", "mean of the attribute's scores",
+                     "importance–performance analysis", percent=False),
+    MetricDefinition("top_box", "Top-box δ/φ of an attribute",
+                     "'Attribute scored in its top box' used as a predictor of the positive "
+                     "group: δ is how well it separates, φ its bias.",
+                     "δ = TPR − FPR, φ = TPR + FPR − 1", "δ/φ paper (Armano et al.)",
+                     percent=False),
+    MetricDefinition("psi", "PSI (population stability index)",
+                     "Drift of an attribute's distribution between the training data and the "
+                     "new wave (below 0.1 stable, 0.1–0.25 moderate, above 0.25 large); the "
+                     "chi-square test asks whether the distributions differ.",
+                     "Σ (q − p)·ln(q / p) over the scale's values", "drift monitoring",
+                     percent=False),
 )
 
 _OTHER = (
@@ -198,6 +264,13 @@ BINARY_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _BINARY}
 OTHER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _OTHER}
 """AUC, NPS, the t-tests and the ALP matrix."""
 
+PER_CLASS_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _PER_CLASS}
+"""Definitions of the per-class values of a multiclass level (``per_class`` in the results)."""
+
+DRIVER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _DRIVERS}
+"""The driver measures (relative weights, ordinal coefficients, permutation importance,
+importance–performance, top-box δ/φ) and the new wave's drift index."""
+
 GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
     GroupingOption("R", "Relaxed",
                    "Every prediction inside the right group counts as correct: a 7 predicted "
@@ -229,6 +302,9 @@ PAPERS: tuple[Paper, ...] = (
           "Machine Learning 52, 239–281.", "comparing two algorithms over the same folds"),
     Paper("basics", "Klein, B. (2022). Confusion Matrix in Machine Learning. python-course.eu.",
           "per-class precision, recall and F1; macro and micro averages"),
+    Paper("relative-weights", "Johnson, J. W. (2000). A Heuristic Method for Estimating the "
+          "Relative Weight of Predictor Variables in Multiple Regression. Multivariate "
+          "Behavioral Research 35(1), 1–19.", "driver importance as relative weights"),
     Paper("nps-interval", "Rocks, B. (2016). Interval Estimation for the 'Net Promoter Score'. "
           "The American Statistician 70(4), 365–372.", "the adjusted Wald interval of an NPS"),
 )
@@ -238,7 +314,7 @@ def metric_definition(key: str, *, binary: bool | None = None) -> MetricDefiniti
     """The definition of a metric key (2×2+IM keys first when ``binary``), or None."""
     tables = ((BINARY_METRICS, MULTICLASS_METRICS) if binary
               else (MULTICLASS_METRICS, BINARY_METRICS))
-    for table in (*tables, OTHER_DEFINITIONS):
+    for table in (*tables, OTHER_DEFINITIONS, PER_CLASS_METRICS, DRIVER_DEFINITIONS):
         if key in table:
             return table[key]
     return None

@@ -37,7 +37,7 @@ from cx_app.reports.content import (
 from cx_app.safe_text import is_formula_like
 
 NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
-                  "pvalue": "0.0000"}
+                  "pvalue": "0.0000", "score": "0.0"}
 _REAL_COUNT_FORMAT = "#,##0.00"
 _MAX_CELL_TEXT = 32_767
 

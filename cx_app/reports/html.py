@@ -50,7 +50,7 @@ table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
 thead th { background: var(--head); text-align: left; }
 td.num { text-align: right; white-space: nowrap; }
-td.wide { max-width: 520px; }
+td.wide { max-width: 520px; min-width: 300px; }
 table.matrix th.corner { font-size: 12px; white-space: nowrap; }
 table.matrix th.rowhead { background: var(--head); text-align: left; }
 table.matrix td { text-align: right; min-width: 52px; }
@@ -59,6 +59,7 @@ table.matrix .im { background: var(--im); color: var(--im-ink); font-style: ital
                    border: 1px dashed var(--im-ink); }
 .chart { margin: 8px 0 18px; min-height: 40px; }
 .chart-error { color: var(--warn); }
+details.long > summary { cursor: pointer; color: #1f6f8b; margin: 2px 0 6px; }
 @media print {
   nav { display: none; }
   body { font-size: 10pt; }
@@ -87,7 +88,11 @@ _RENDER_SCRIPT = """
 })();
 """
 
-_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue"}
+_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue", "score"}
+
+LONG_TABLE_ROWS = 60
+"""Tables longer than this are folded (``<details>``): all rows are there, one click away, and
+the page stays readable (a reduced ROC has one point per distinct score: thousands)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,6 +121,8 @@ def format_value(value: Any, kind: str) -> str:
         return f"{value:.1%}"
     if kind == "pvalue":
         return f"{value:.4f}"
+    if kind == "score":
+        return f"{value:.1f}"
     if kind in ("int", "count"):
         if float(value).is_integer():
             return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
@@ -137,8 +144,12 @@ class _Renderer:
                                                                         strict=False)]
             body.append("<tr>" + "".join(cells) + "</tr>")
         note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
-        return (f'<div class="block"><h3>{escape_html(block.title)}</h3><table><thead><tr>{head}'
-                f'</tr></thead><tbody>{"".join(body)}</tbody></table>{note}</div>')
+        table = (f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+                 "</table>")
+        if len(block.rows) > LONG_TABLE_ROWS:
+            table = (f'<details class="long"><summary>Show all {len(block.rows):,} rows'
+                     f"</summary>{table}</details>")
+        return f'<div class="block"><h3>{escape_html(block.title)}</h3>{table}{note}</div>'
 
     @staticmethod
     def _cell(value: Any, column: Column) -> str:
