@@ -85,6 +85,8 @@ def make_results() -> dict:
                  "value": "=cmd|' /C calc'!A0"},
             ],
             "imputed": {}, "notes": ["header on row 1"],
+            "attributes": [HOSTILE_ATTRIBUTE, "-price"],
+            "attribute_labels": {"-price": "Price perception"},
         },
         "folds": FOLDS, "seed": 7,
         "models": models,
@@ -93,14 +95,48 @@ def make_results() -> dict:
             "t": 2.5, "df": FOLDS - 1, "p": 0.0412, "t_corrected": 1.2, "p_corrected": 0.31,
             "p_holm": 0.31, "verdict": "no significant difference (corrected, Holm)",
         }],
-        "drivers": {
-            "importance": [
-                {"attribute": HOSTILE_ATTRIBUTE, "importance": 0.123, "ci_low": 0.1,
-                 "ci_high": 0.15, "performance": 7.2, "delta": 0.31, "phi": -0.2},
-                {"attribute": "-price", "importance": 0.045, "ci_low": 0.02, "ci_high": 0.07,
-                 "performance": 6.1, "delta": 0.12, "phi": 0.05},
-            ],
-        },
+        "drivers": make_drivers(),
+    }
+
+
+DRIVER_ATTRIBUTES = ["-price", HOSTILE_ATTRIBUTE]  # as the results list them (survey order)
+R_SQUARED = 0.3784
+RAW_WEIGHTS = [0.0913, 0.2871]  # sum to R²
+
+
+def make_drivers() -> dict:
+    """The ``drivers`` part in the shape ``DriverAnalysis.to_dict()`` writes (plus the
+    evaluation's ``permutation_model``)."""
+    attributes = list(DRIVER_ATTRIBUTES)
+    percent = [100 * w / R_SQUARED for w in RAW_WEIGHTS]
+    return {
+        "permutation_model": "lr",
+        "ranking": [HOSTILE_ATTRIBUTE, "-price"],
+        "relative_weights": {"method": "Johnson (2000) relative weights on the score",
+                             "r_squared": R_SQUARED, "attributes": attributes,
+                             "raw": list(RAW_WEIGHTS), "percent": percent},
+        "ordinal": {"model": "ordinal logistic regression (proportional odds) on standardised "
+                             "attributes", "attributes": attributes,
+                    "coef": [0.2137, 0.6249], "se": [0.0512, 0.0733],
+                    "ci_low": [0.1134, 0.4812], "ci_high": [0.3140, 0.7686],
+                    "p": [3.1e-05, 1.7e-17]},
+        "permutation": {"lr": {"algorithm": "lr", "scoring": "accuracy", "n_repeats": 4,
+                               "attributes": attributes, "mean": [0.0123, 0.0457],
+                               "ci_low": [0.0031, 0.0318], "ci_high": [0.0215, 0.0596],
+                               "per_fold": [[0.011, 0.044], [0.0152, 0.0503],
+                                            [0.0107, 0.0428]]}},
+        "importance_performance": {"importance": "relative weight (% of R²)", "rows": [
+            {"attribute": "-price", "importance": percent[0], "performance": 6.1,
+             "quadrant": "low priority"},
+            {"attribute": HOSTILE_ATTRIBUTE, "importance": percent[1], "performance": 7.2,
+             "quadrant": "keep up the good work"}]},
+        "top_box": [
+            {"attribute": "-price", "target": "passives_promoters", "top_box_share": 0.2222,
+             "tpr": 0.2963, "fpr": 0.1481, "delta": 0.1482, "phi": -0.5556},
+            {"attribute": HOSTILE_ATTRIBUTE, "target": "passives_promoters",
+             "top_box_share": 0.3519, "tpr": 0.4815, "fpr": 0.2222, "delta": 0.2593,
+             "phi": -0.2963}],
+        "notes": [],
     }
 
 

@@ -183,12 +183,76 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
         mine = [(p["FPR"].value, p["TPR"].value) for p in points if p["Model"].value == model_id]
         assert mine == list(zip(roc["fpr"], roc["tpr"], strict=True))
 
-    drivers = {r["Attribute"].value: r for r in _table(workbook["Drivers"], "Drivers — Importance")}
-    for record in results["drivers"]["importance"]:
-        row = drivers[record["attribute"]]
-        assert [row[h].value for h in ("Importance", "95% low", "95% high", "δ", "φ")] == [
-            record["importance"], record["ci_low"], record["ci_high"], record["delta"],
-            record["phi"]]
+
+
+RELATIVE_WEIGHTS = "Relative weights (Johnson 2000): share of the explained variance"
+
+
+def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
+    drivers = make_results()["drivers"]
+    ws = workbook["Drivers"]
+    weights = drivers["relative_weights"]
+    rows = _table(ws, RELATIVE_WEIGHTS)
+    # largest share first; labelled attributes show their label beside the survey column
+    assert [r["Survey column"].value for r in rows] == [HOSTILE_ATTRIBUTE, "-price"]
+    assert [r["Attribute"].value for r in rows] == [HOSTILE_ATTRIBUTE, "Price perception"]
+    for row in rows:
+        i = weights["attributes"].index(row["Survey column"].value)
+        share = row["Share of R²"]
+        assert share.value == pytest.approx(weights["percent"][i] / 100)
+        assert share.value == pytest.approx(weights["raw"][i] / weights["r_squared"])
+        assert share.number_format == "0.0%"
+        assert row["Raw weight (variance explained)"].value == weights["raw"][i]
+    about = {r["Item"].value: r["Value"] for r in _table(ws, "About the relative weights")}
+    assert about["R² of the linear model"].value == weights["r_squared"]
+    assert about["R² of the linear model"].number_format == "0.000"
+    assert about["Method"].value == weights["method"]
+
+    ordinal = drivers["ordinal"]
+    rows = {r["Survey column"].value: r for r in _table(
+        ws, "Ordinal logistic regression: effect of each attribute on the score")}
+    for i, name in enumerate(ordinal["attributes"]):
+        row = rows[name]
+        assert [row[h].value for h in ("Coefficient (log-odds per SD)", "SE", "95% low",
+                                       "95% high", "p")] == [
+            ordinal[k][i] for k in ("coef", "se", "ci_low", "ci_high", "p")]
+        assert row["Odds ratio per SD"].value == pytest.approx(math.exp(ordinal["coef"][i]))
+
+    permutation = drivers["permutation"]["lr"]
+    rows = {r["Survey column"].value: r for r in _table(
+        ws, "Permutation importance (lr): drop in accuracy when the attribute is shuffled")}
+    for i, name in enumerate(permutation["attributes"]):
+        assert [rows[name][h].value for h in ("Mean drop", "95% low", "95% high")] == [
+            permutation[k][i] for k in ("mean", "ci_low", "ci_high")]
+    about = {r["Item"].value: r["Value"].value
+             for r in _table(ws, "About the permutation importance (lr)")}
+    assert about["Shuffles per attribute and fold"] == permutation["n_repeats"]
+    assert about["Score that drops when shuffled"] == "accuracy"
+
+    rows = {r["Survey column"].value: r for r in _table(
+        ws, "Importance–performance: where to act")}
+    for record in drivers["importance_performance"]["rows"]:
+        row = rows[record["attribute"]]
+        assert row["Share of R²"].value == pytest.approx(record["importance"] / 100)
+        assert row["Share of R²"].number_format == "0.0%"
+        assert row["Performance (mean score)"].value == record["performance"]
+        assert row["Quadrant"].value == record["quadrant"]
+
+    rows = {r["Survey column"].value: r for r in _table(
+        ws, "Top box as a signal: does a top rating mark the target group?")}
+    for record in drivers["top_box"]:
+        row = rows[record["attribute"]]
+        assert [row[h].value for h in ("Top-box share", "TPR", "FPR", "δ", "φ")] == [
+            record[k] for k in ("top_box_share", "tpr", "fpr", "delta", "phi")]
+
+
+def test_drivers_sheet_shows_no_json_keys(workbook):
+    ws = workbook["Drivers"]
+    texts = [c.value for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    raw_keys = {"r_squared", "n_repeats", "raw", "percent", "method", "scoring", "algorithm",
+                "permutation_model", "ranking", "importance", "top_box_share", "coef"}
+    assert raw_keys.isdisjoint(texts)
+    assert not [t for t in texts if t.startswith("Drivers —") or t.endswith("— about")]
 
 
 def test_workbook_parts_hold_native_charts_and_png_images(tmp_path):
@@ -203,7 +267,9 @@ def test_workbook_parts_hold_native_charts_and_png_images(tmp_path):
         assert len(charts) == 2  # ROC scatter + AUC bars
         kinds = {("scatterChart" in package.read(n).decode()) for n in charts}
         assert kinds == {True, False}
-        assert len(images) == 6  # δ/φ per fold, ROC, AUC, importance, quadrant, driver δ/φ
+        # δ/φ per fold, ROC, AUC; drivers: relative weights, ordinal, permutation, quadrant,
+        # top-box δ/φ (one target)
+        assert len(images) == 8
         assert all(package.read(n).startswith(b"\x89PNG") for n in images)
 
 
@@ -212,13 +278,28 @@ def test_summary_nps_best_model_and_new_wave(workbook):
     (nps,) = _table(workbook["Summary"], "Net score (NPS) of the analysed respondents")
     assert nps["Net score"].value == 12.345
     assert (nps["95% low"].value, nps["95% high"].value) == (-8.5, 31.2)
-    best = {r["Level"].value: r for r in _table(workbook["Summary"], "Best model per level")}
-    mcc = {m: results["models"][m]["levels"]["2x2+IM"]["metrics"]["mcc"] for m in MODELS}
-    winner = max(mcc, key=mcc.get)
-    assert best["2x2+IM"]["Best model"].value == winner
-    assert best["2x2+IM"]["Value"].value == mcc[winner]
-    assert best["2x2+IM"]["Ranked by"].value == "mcc"
-    assert "no significant difference" in best["2x2+IM"]["t-test verdict"].value
+    best = {(r["Level"].value, r["Metric"].value): r for r in _table(
+        workbook["Summary"], "Best model per level, by each compared metric")}
+    # every level is ranked by accuracy and by its headline metric, each with its own winner
+    headline = {"original": "f1_macro", "3x3+IM": "f1_macro", "2x2+IM": "mcc"}
+    assert set(best) == {(level, metric_name(key, binary=level == "2x2+IM"))
+                         for level in headline for key in ("accuracy", headline[level])}
+    winners = set()
+    for level, key in [(lv, k) for lv in headline for k in ("accuracy", headline[lv])]:
+        values = {m: results["models"][m]["levels"][level]["metrics"][key] for m in MODELS}
+        winner, runner_up = sorted(values, key=values.get, reverse=True)
+        row = best[(level, metric_name(key, binary=level == "2x2+IM"))]
+        assert row["Best model"].value == winner and row["Runner-up"].value == runner_up
+        assert (row["Value"].value, row["Runner-up value"].value) == (
+            values[winner], values[runner_up])
+        assert row["Value"].number_format == ("0.000" if key == "mcc" else "0.0%")
+        winners.add((level, key, winner))
+    # the fixture's models win different metrics at level original: both rows are needed
+    assert {w for lv, k, w in winners if lv == "original"} == set(MODELS)
+    mcc = best[("2x2+IM", "MCC (Matthews correlation)")]
+    assert mcc["p (Holm), best vs runner-up"].value == results["comparisons"][0]["p_holm"]
+    assert mcc["Difference significant?"].value == "no"
+    assert best[("original", "Accuracy")]["Difference significant?"].value == "not tested"
 
     ws = workbook["New wave"]
     header, rows = _matrix(ws, "ALP confusion matrix (estimated)", 4, False)
@@ -301,13 +382,19 @@ def test_new_wave_estimates_stand_beside_realized_values(tmp_path):
     rates = {r["Metric"].value: r for r in _table(ws, "Estimated metrics — level 2x2+IM (rates)")}
     accuracy = rates["Accuracy"]
     assert (accuracy["Estimate"].value, accuracy["Realized"].value) == (0.86875, 0.85)
-    assert accuracy["Estimate − realized (points)"].value == pytest.approx(0.01875)
+    # a difference of two rates is in percentage points, and labelled so (not %)
+    difference = accuracy["Estimate − realized (pp)"]
+    assert difference.value == pytest.approx(100 * (0.86875 - 0.85))
+    assert '" pp"' in difference.number_format and "%" not in difference.number_format
     assert accuracy["Estimate"].number_format == "0.0%"
+    tpr = rates["TPR (recall, sensitivity)"]["Estimate − realized (pp)"]
+    assert tpr.value == pytest.approx(100 * (0.8496 - 0.9))
     assert rates["TPR (recall, sensitivity)"]["Realized"].value == 0.9
     (counts,) = _table(ws, "Estimated metrics — level 2x2+IM (counts)")
     assert (counts["Estimate"].value, counts["Realized"].value) == (24.0, 25)
     (other,) = _table(ws, "Estimated metrics — level 2x2+IM (other metrics)")
     assert other["Metric"].value == "MCC (Matthews correlation)"
+    assert other["Estimate − realized"].value == pytest.approx(0.61 - 0.6)  # not a rate: as is
     nps = {r["Figure"].value: r for r in _table(ws, "Net score (NPS) of the new wave")}
     estimated, realized = (nps[k] for k in sorted(nps))
     assert [estimated[h].value for h in ("Net score", "95% low", "95% high")] == [21.5, 3.0, 40.0]

@@ -87,7 +87,7 @@ def test_vega_libraries_are_inlined_and_specs_parse(parsed):
     (specs_text,) = [text for attrs, text in parsed.scripts
                      if attrs.get("type") == "application/json"]
     specs = json.loads(specs_text)
-    assert len(specs) == 6
+    assert len(specs) == 8  # 3 model charts, 5 driver charts
     assert all(spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
                for spec in specs)
     # the model names travel as chart data, verbatim
@@ -140,6 +140,8 @@ def test_format_value():
     assert format_value(3.25, "count") == "3.25"
     assert format_value(0.04123, "pvalue") == "0.0412"
     assert format_value(None, "float") == ""
+    assert format_value(1.875, "pp") == "+1.9 pp"
+    assert format_value(-0.5, "pp") == "-0.5 pp"
 
 
 def test_confusion_matrix_has_actual_predicted_and_distinct_im(parsed):
@@ -220,6 +222,44 @@ def test_permutation_per_fold_columns_are_named_after_the_attributes():
         "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01],
         "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
     table = next(t for t in build_report(results).section("drivers").tables()
-                 if t.title.endswith("Per fold"))
+                 if t.title == "Permutation importance per fold (lr)")
     assert [c.title for c in table.columns] == ["Fold", "billing", "=cmd"]
     assert table.rows == ((1, 0.021, 0.009), (2, 0.019, 0.011), (3, 0.02, 0.01))
+
+
+def test_summary_reading_is_one_plain_paragraph():
+    from report_fixtures import R_SQUARED, RAW_WEIGHTS
+
+    from cx_app.reports.content import Paragraph
+
+    results = make_results()
+    results["comparisons"].append({  # lr's lead on accuracy at 3x3+IM: significant
+        "level": "3x3+IM", "metric": "accuracy", "a": HOSTILE_MODEL, "b": "lr",
+        "p_holm": 0.004, "alpha": 0.05})
+    blocks = build_report(results, make_new_wave()).section("summary").blocks
+    heading = next(i for i, b in enumerate(blocks)
+                   if isinstance(b, Paragraph) and b.text == "Reading")
+    (reading,) = blocks[heading + 1:]
+    text = reading.text
+    # the verdict sentences of the t-tests are not repeated
+    assert results["comparisons"][0]["verdict"] not in text and "Nadeau" not in text
+    # the models win different metrics: named per level, and whether the lead could be chance
+    assert f"At level original, {HOSTILE_MODEL} is best by accuracy and lr by macro F1" in text
+    assert "significant after Holm's correction at 3x3+IM (accuracy)" in text
+    assert "2x2+IM (MCC) the difference could be chance" in text
+    # the top drivers with their shares, largest first, labels where the results carry them
+    share = RAW_WEIGHTS[1] / R_SQUARED
+    assert (f"The strongest drivers are {HOSTILE_ATTRIBUTE} ({share:.0%} of the explained "
+            f"variance) and Price perception ({1 - share:.0%})") in text
+    # the NPS of the data set and of the new wave, with their intervals
+    assert "The NPS of the 54 analysed respondents is 12.3 (95% interval -8.5 to 31.2)" in text
+    assert "the new wave's estimated NPS is 21.5 (3.0 to 40.0)" in text
+    assert len(text) < 900
+
+
+def test_new_wave_rate_differences_are_shown_in_points(parsed):
+    wave = make_new_wave()
+    wave["realized_levels"] = {"2x2+IM": {"accuracy": 0.85, "tpr": 0.9}}
+    page = render_html(build_report(make_results(), wave), charts=False)
+    assert "Estimate − realized (pp)" in page and "(points)" not in page
+    assert ">+1.9 pp<" in page and ">-5.0 pp<" in page  # 86.875% − 85%, 84.96% − 90%

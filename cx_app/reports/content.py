@@ -23,18 +23,22 @@ from cx_app.provenance import library_versions
 from cx_app.reports.definitions import (
     BINARY_METRICS,
     DRIVER_DEFINITIONS,
+    DRIVER_FIELD_LABELS,
     GROUPING_OPTIONS,
     MULTICLASS_METRICS,
     OTHER_DEFINITIONS,
     PAPERS,
     PER_CLASS_METRICS,
+    SHORT_METRIC_NAMES,
     metric_definition,
 )
 
-ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score"]
+ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score", "pp"]
 """How a column's numbers are shown: ``int`` whole numbers, ``count`` counts that may be
 real-valued (ALP), ``float`` 3 decimals, ``percent`` a rate shown as %, ``pvalue`` 4 decimals,
-``score`` a net score (NPS, −100..100) with one decimal."""
+``score`` a net score (NPS, −100..100) with one decimal, ``pp`` a difference of two rates in
+percentage points (the value is already in points: 100 × the difference of the rates), signed,
+one decimal."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +69,21 @@ class Table:
     rows: tuple[tuple[Any, ...], ...]
     note: str = ""
     native_chart: NativeChart | None = None
+    cell_kinds: tuple[tuple[ColumnKind | None, ...], ...] = ()
+    """Optional per-row overrides of the columns' kinds (None: the column's kind), for a
+    column whose rows hold different measures (accuracy as %, MCC as a number)."""
 
     def column_values(self, key: str) -> list[Any]:
         index = [c.key for c in self.columns].index(key)
         return [row[index] for row in self.rows]
+
+    def kind(self, row: int, column: int) -> ColumnKind:
+        """The kind of one cell: its row's override, else its column's kind."""
+        if row < len(self.cell_kinds) and column < len(self.cell_kinds[row]):
+            override = self.cell_kinds[row][column]
+            if override is not None:
+                return override
+        return self.columns[column].kind
 
 
 @dataclass(frozen=True)
@@ -325,18 +340,17 @@ def _scalar_metric_keys(levels: Iterable[Mapping], binary: bool) -> list[str]:
     return sorted(found, key=lambda k: (order.index(k) if k in order else len(order), k))
 
 
-def _primary_metric(results: Mapping, level_name: str, binary: bool) -> str:
-    for comparison in results.get("comparisons") or []:
-        if comparison.get("level") == level_name and comparison.get("metric"):
-            return str(comparison["metric"])
-    return "mcc" if binary else "f1_macro"
-
-
 def _fmt(value: Any, kind: ColumnKind = "float") -> str:
     if not _is_number(value):
         return _text(value) or "—"
     if kind == "percent":
         return f"{value:.1%}"
+    if kind == "pp":
+        return f"{value:+.1f} pp"
+    if kind == "score":
+        return f"{value:.1f}"
+    if kind == "pvalue":
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
     if kind in ("int", "count"):
         return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
     return f"{value:.3f}"
@@ -420,73 +434,228 @@ def _summary_section(results: Mapping, new_wave: Mapping | None) -> Section:
     else:
         blocks.append(Paragraph("The results hold no NPS figure for the data set.", "note"))
 
-    models = _models(results)
-    best_rows = []
-    reading: list[str] = []
+    best_rows, best_kinds, reading = [], [], []
+    all_picks: dict[str, list[_BestPick]] = {}
     for level_name in _level_names(results):
-        levels = {m: v["levels"][level_name] for m, v in models.items()
-                  if level_name in (v.get("levels") or {})}
-        binary = any(_level_is_binary(lv) for lv in levels.values())
-        metric = _primary_metric(results, level_name, binary)
-        scored = [(m, lv["metrics"].get(metric)) for m, lv in levels.items()
-                  if _is_number((lv.get("metrics") or {}).get(metric))]
-        if not scored:
-            continue
-        best, value = max(scored, key=lambda mv: mv[1])
-        metrics = levels[best]["metrics"]
-        auc = ((models[best].get("roc") or {}).get(level_name) or {}).get("auc")
-        verdict = _verdict_against_best(results, level_name, metric, best)
-        best_rows.append((level_name, metric, best, value, metrics.get("accuracy"),
-                          metrics.get("tpr"), metrics.get("tnr"), _number_or_none(auc), verdict))
-        kind = _metric_kind(metric, binary)
-        accuracy = ("" if metric == "accuracy" else
-                    f" and an accuracy of {_fmt(metrics.get('accuracy'), 'percent')}")
-        reading.append(
-            f"At level {level_name}, {best} has the best {_metric_display(metric, binary)} "
-            f"({_fmt(value, kind)}){accuracy}." + (f" Against {verdict[3:]}." if verdict else ""))
+        picks = _best_models(results, level_name)
+        for pick in picks:
+            best_rows.append((level_name, pick.metric_name, pick.best, pick.value, pick.runner_up,
+                              pick.runner_up_value, pick.p, pick.significant_text))
+            best_kinds.append((None, None, None, pick.kind, None, pick.kind, None, None))
+        if picks:
+            all_picks[level_name] = picks
+    reading.append(_models_reading(all_picks))
     if best_rows:
-        kinds = {_metric_kind(row[1], row[5] is not None) for row in best_rows}
-        value_kind: ColumnKind = kinds.pop() if len(kinds) == 1 else "float"
         blocks.append(Table(
-            "Best model per level",
-            (Column("level", "Level"), Column("metric", "Ranked by"), Column("model", "Best model"),
-             Column("value", "Value", value_kind), Column("accuracy", "Accuracy", "percent"),
-             Column("tpr", "TPR (recall)", "percent"), Column("tnr", "TNR", "percent"),
-             Column("auc", "AUC", "float"), Column("verdict", "t-test verdict")),
-            tuple(best_rows),
-            note="The verdict uses the corrected (Nadeau–Bengio) test with Holm's adjustment "
-                 "when the results hold it.",
+            "Best model per level, by each compared metric",
+            (Column("level", "Level"), Column("metric", "Metric"), Column("model", "Best model"),
+             Column("value", "Value", "float"), Column("runner_up", "Runner-up"),
+             Column("runner_up_value", "Runner-up value", "float"),
+             Column("p", "p (Holm), best vs runner-up", "pvalue"),
+             Column("significant", "Difference significant?")),
+            tuple(best_rows), cell_kinds=tuple(best_kinds),
+            note="Values are the pooled out-of-fold metrics of the Metrics section. The test is "
+                 "the corrected (Nadeau–Bengio) paired t-test over the folds with Holm's "
+                 "adjustment over the pairs of the level and metric (Comparisons section).",
         ))
     else:
         blocks.append(Paragraph("The results hold no model metrics.", "note"))
 
+    labels = _attribute_labels(results)
     top = _top_drivers(results.get("drivers"))
     if top:
         drivers = results.get("drivers")
         relative = isinstance(drivers, Mapping) and columnar_records(
             drivers.get("relative_weights")) is not None
-        blocks.append(records_table(
-            "Top drivers", top,
-            titles={"importance": "Relative weight (% of R²)"} if relative else None,
-            note="Johnson's relative weights: each attribute's share of the explained variance "
-                 "of the score." if relative else ""))
-        reading.append("The strongest drivers are " + ", ".join(
-            str(r.get("attribute")) for r in top[:3]) + ".")
-    if new_wave:
-        est = new_wave.get("estimated_nps") or {}
-        if _is_number(est.get("value")):
-            ci = est.get("ci95") or []
-            reading.append(
-                f"The new wave's estimated NPS is {est['value']:.1f}"
-                + (f" (95% interval {ci[0]:.1f} to {ci[1]:.1f})" if len(ci) == 2
-                   and all(_is_number(c) for c in ci) else "") + ".")
-        if new_wave.get("warnings"):
-            reading.append(f"The new-wave estimate comes with {len(new_wave['warnings'])} "
-                           "warning(s): see the New wave section.")
+        if relative:
+            blocks.append(Table(
+                "Top drivers",
+                (Column("attribute", "Attribute"),
+                 Column("share", DRIVER_FIELD_LABELS["percent"], "percent")),
+                tuple((labels.get(str(r["attribute"]), str(r["attribute"])),
+                       r["importance"] / 100) for r in top),
+                note="Johnson's relative weights: each attribute's share of the variance of the "
+                     "score that the attributes explain together (see Drivers)."))
+        else:
+            blocks.append(records_table("Top drivers", [
+                {**r, "attribute": labels.get(str(r.get("attribute")), r.get("attribute"))}
+                for r in top]))
+        reading.append(_drivers_reading(top, labels, relative))
+    reading.append(_nps_reading(nps, new_wave))
+    reading = [r for r in reading if r]
+    if new_wave and new_wave.get("warnings"):
+        reading.append(f"The new-wave estimate comes with {len(new_wave['warnings'])} "
+                       "warning(s): see the New wave section.")
     if reading:
         blocks.append(Paragraph("Reading", "heading"))
-        blocks.extend(Paragraph(r) for r in reading)
+        blocks.append(Paragraph(" ".join(reading)))
     return Section("summary", "Summary", tuple(blocks))
+
+
+@dataclass(frozen=True)
+class _BestPick:
+    """The best model of one level by one metric, and how it stands against the runner-up."""
+
+    metric: str
+    metric_name: str
+    kind: ColumnKind
+    best: str
+    value: float
+    runner_up: str | None
+    runner_up_value: float | None
+    p: float | None
+    significant: bool | None
+
+    @property
+    def significant_text(self) -> str:
+        if self.runner_up is None:
+            return "only one model"
+        if self.significant is None:
+            return "not tested"
+        return "yes" if self.significant else "no"
+
+
+def _compared_metrics(results: Mapping, level_name: str, binary: bool) -> list[str]:
+    """Accuracy, the level's headline metric (macro F1, or MCC on a 2×2+IM level), then any
+    other metric the results compare models on at this level."""
+    found = ["accuracy", "mcc" if binary else "f1_macro"]
+    for c in results.get("comparisons") or []:
+        if c.get("level") == level_name and c.get("metric") and str(c["metric"]) not in found:
+            found.append(str(c["metric"]))
+    return found
+
+
+def _pair_test(results: Mapping, level: str, metric: str, a: str, b: str
+               ) -> tuple[float | None, bool | None]:
+    """(Holm-adjusted p, significant?) of the k-fold t-test of models ``a`` and ``b``; the
+    corrected or plain p when the results hold no Holm value."""
+    for c in results.get("comparisons") or []:
+        if (c.get("level") != level or c.get("metric") != metric
+                or {str(c.get("a")), str(c.get("b"))} != {a, b}):
+            continue
+        _, p = _comparison_p(c)
+        if p is None:
+            continue
+        alpha = c.get("alpha") if _is_number(c.get("alpha")) else 0.05
+        return float(p), bool(p < alpha)
+    return None, None
+
+
+def _best_models(results: Mapping, level_name: str) -> list[_BestPick]:
+    from cx_app.comparison import LOWER_IS_BETTER
+
+    levels = {m: v["levels"][level_name] for m, v in _models(results).items()
+              if level_name in (v.get("levels") or {})}
+    binary = any(_level_is_binary(lv) for lv in levels.values())
+    picks = []
+    for metric in _compared_metrics(results, level_name, binary):
+        scored = [(m, float(lv["metrics"][metric])) for m, lv in levels.items()
+                  if _is_number((lv.get("metrics") or {}).get(metric))
+                  and math.isfinite(lv["metrics"][metric])]
+        if not scored:
+            continue
+        scored.sort(key=lambda mv: mv[1], reverse=metric not in LOWER_IS_BETTER)
+        (best, value), runner = scored[0], (scored[1] if len(scored) > 1 else (None, None))
+        p, significant = (_pair_test(results, level_name, metric, best, runner[0])
+                          if runner[0] is not None else (None, None))
+        picks.append(_BestPick(metric, _metric_display(metric, binary),
+                               _metric_kind(metric, binary), best, value, runner[0], runner[1],
+                               p, significant))
+    return picks
+
+
+def _short_metric(key: str) -> str:
+    return SHORT_METRIC_NAMES.get(key, key)
+
+
+def _models_reading(picks: Mapping[str, Sequence[_BestPick]]) -> str:
+    """Two sentences in plain words: which model is best (per level when it differs) and
+    where its lead over the runner-up is significant after Holm's correction."""
+    every = [p for level in picks.values() for p in level]
+    if not every:
+        return ""
+    bests = list(dict.fromkeys(p.best for p in every))
+    metrics = _join(dict.fromkeys(_short_metric(p.metric) for p in every))
+    if len(bests) == 1:
+        where = "at every level" if len(picks) > 1 else f"at level {next(iter(picks))}"
+        sentences = [f"The best model is {bests[0]} {where}, by {metrics}."]
+    else:
+        sentences = []
+        for level_name, level in picks.items():
+            by_model: dict[str, list[str]] = {}
+            for p in level:
+                by_model.setdefault(p.best, []).append(_short_metric(p.metric))
+            sentences.append(f"At level {level_name}, " + _join(
+                f"{m}{' is best' if i == 0 else ''} by {_join(ms)}"
+                for i, (m, ms) in enumerate(by_model.items())) + ".")
+    tested = [(lv, p) for lv, level in picks.items() for p in level if p.significant is not None]
+    if tested:
+        runners = {p.runner_up for _, p in tested}
+        lead = (f"Its lead over {runners.pop()}" if len(bests) == 1 and len(runners) == 1
+                else "The best model's lead over the runner-up")
+
+        def places(wanted: bool) -> str:
+            by_level: dict[str, list[str]] = {}
+            for lv, p in tested:
+                if p.significant is wanted:
+                    by_level.setdefault(lv, []).append(_short_metric(p.metric))
+            return _join(f"{lv} ({', '.join(ms)})" for lv, ms in by_level.items()) \
+                if by_level else ""
+
+        yes, no = places(True), places(False)
+        if yes and not no:
+            sentences.append(f"{lead} is significant after Holm's correction everywhere.")
+        elif no and not yes:
+            sentences.append(f"{lead} is nowhere significant after Holm's correction: the "
+                             "difference could be chance.")
+        else:
+            sentences.append(f"{lead} is significant after Holm's correction at {yes}; at {no} "
+                             "the difference could be chance.")
+    return " ".join(sentences)
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "not available"
+    return "< 0.001" if p < 0.001 else f"= {p:.3f}"
+
+
+def _join(parts: Iterable[str]) -> str:
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _drivers_reading(top: Sequence[Mapping], labels: Mapping[str, str], relative: bool) -> str:
+    names = []
+    for i, r in enumerate(top[:3]):
+        name = labels.get(str(r.get("attribute")), str(r.get("attribute")))
+        if relative and _is_number(r.get("importance")):
+            share = f"{r['importance'] / 100:.0%}"
+            name += f" ({share} of the explained variance)" if i == 0 else f" ({share})"
+        names.append(name)
+    return f"The strongest drivers are {_join(names)}." if names else ""
+
+
+def _interval_text(figure: Mapping) -> str:
+    ci = list(figure.get("ci95") or [])[:2]
+    if len(ci) == 2 and all(_is_number(c) for c in ci):
+        return f" (95% interval {ci[0]:.1f} to {ci[1]:.1f})"
+    return ""
+
+
+def _nps_reading(nps: Any, new_wave: Mapping | None) -> str:
+    parts = []
+    if isinstance(nps, Mapping) and _is_number(nps.get("value")):
+        n = f" of the {nps['n']:,} analysed respondents" if _is_number(nps.get("n")) else ""
+        parts.append(f"The NPS{n} is {nps['value']:.1f}{_interval_text(nps)}")
+    est = (new_wave or {}).get("estimated_nps") or {}
+    if isinstance(est, Mapping) and _is_number(est.get("value")):
+        parts.append(f"the new wave's estimated NPS is {est['value']:.1f}"
+                     + _interval_text(est).replace("95% interval ", ""))
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."
 
 
 def _metric_display(key: str, binary: bool) -> str:
@@ -499,23 +668,6 @@ def _comparison_p(c: Mapping) -> tuple[str, Any]:
         if _is_number(c.get(key)):
             return name, c[key]
     return "", None
-
-
-def _verdict_against_best(results: Mapping, level: str, metric: str, best: str) -> str:
-    parts = []
-    for c in results.get("comparisons") or []:
-        if c.get("level") != level or c.get("metric") != metric:
-            continue
-        if best not in (str(c.get("a")), str(c.get("b"))):
-            continue
-        other = str(c.get("b")) if str(c.get("a")) == best else str(c.get("a"))
-        name, p = _comparison_p(c)
-        if c.get("verdict"):
-            parts.append(f"vs {other}: {c['verdict']}")
-        elif p is not None:
-            parts.append(f"vs {other}: {'differs' if p < 0.05 else 'no significant difference'}"
-                         f" ({name} p = {p:.3f})")
-    return "; ".join(parts)
 
 
 def _importance_records(drivers: Any) -> list[dict] | None:
@@ -743,47 +895,274 @@ def _roc_section(results: Mapping) -> Section:
     return Section("roc", "ROC", tuple(blocks))
 
 
-def _drivers_section(results: Mapping) -> Section:
+def _attribute_labels(results: Mapping) -> dict[str, str]:
+    """Survey column → human label of the attributes, where the results carry them
+    (``dataset.attribute_labels`` or ``drivers.attribute_labels``); empty otherwise."""
+    for part in (results.get("dataset"), results.get("drivers")):
+        labels = part.get("attribute_labels") if isinstance(part, Mapping) else None
+        if isinstance(labels, Mapping):
+            return {str(k): str(v) for k, v in labels.items() if v not in (None, "")}
+    return {}
+
+
+def _attribute_columns(labels: Mapping[str, str]) -> tuple[Column, ...]:
+    """The attribute column(s) of a driver table: the label, and the survey column when the
+    results carry labels."""
+    if labels:
+        return Column("attribute", "Attribute"), Column("column", "Survey column")
+    return (Column("attribute", "Attribute"),)
+
+
+def _attribute_cells(name: Any, labels: Mapping[str, str]) -> tuple[Any, ...]:
+    name = _text(name)
+    return (labels.get(name, name), name) if labels else (name,)
+
+
+def _facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]]) -> Table:
+    """Item / value rows, each value in its own format (R² as a number, a method as text)."""
+    facts = [(k, _cell(v), kind) for k, v, kind in facts if v is not None and v != ""]
+    return Table(title, (Column("item", "Item"), Column("value", "Value")),
+                 tuple((k, v) for k, v, _ in facts),
+                 cell_kinds=tuple((None, kind if _is_number(v) else "text")
+                                  for _, v, kind in facts))
+
+
+def _bar_chart(title: str, names: Sequence[str], values: Sequence[Any],
+               lows: Sequence[Any] | None, highs: Sequence[Any] | None, value_title: str,
+               note: str = "") -> ChartBlock | None:
     import pandas as pd
 
-    from cx_app.charts import importance_bars, quadrant_chart, rhombus_chart
+    from cx_app.charts import importance_bars
 
+    frame = pd.DataFrame({"attribute": list(names), "importance": list(values),
+                          "ci_low": list(lows) if lows else list(values),
+                          "ci_high": list(highs) if highs else list(values)})
+    frame = frame.dropna(subset=["importance"])
+    if frame.empty:
+        return None
+    return ChartBlock(title, importance_bars(frame, value_title=value_title).to_dict(), note=note)
+
+
+def _relative_weight_blocks(value: Mapping, labels: Mapping[str, str]) -> list[Block]:
+    records = columnar_records(value) or []
+    r2 = value.get("r_squared")
+    for r in records:
+        if _is_number(r.get("percent")):
+            r["share"] = r["percent"] / 100
+        elif _is_number(r.get("raw")) and _is_number(r2) and r2 > 0:
+            r["share"] = r["raw"] / r2
+        else:
+            r["share"] = None
+    records.sort(key=lambda r: -r["share"] if _is_number(r["share"]) else math.inf)
+    title = "Relative weights (Johnson 2000): share of the explained variance"
+    columns = (*_attribute_columns(labels),
+               Column("share", DRIVER_FIELD_LABELS["percent"], "percent"),
+               Column("raw", DRIVER_FIELD_LABELS["raw"], "float"))
+    rows = tuple((*_attribute_cells(r["attribute"], labels), _number_or_none(r["share"]),
+                  _number_or_none(r.get("raw"))) for r in records)
+    explained = (f"The attributes together explain {r2:.1%} of the variance of the score "
+                 f"(R² = {r2:.3f}); " if _is_number(r2) else "")
+    blocks: list[Block] = [Table(
+        title, columns, rows,
+        note=explained + "each attribute's share splits that explained variance fairly "
+             "between correlated attributes; the shares add up to 100%.")]
+    blocks.append(_facts_table("About the relative weights", [
+        (DRIVER_FIELD_LABELS["r_squared"], r2, "float"),
+        (DRIVER_FIELD_LABELS["method"], value.get("method"), "text")]))
+    chart = _bar_chart("Share of the explained variance by attribute", [row[0] for row in rows],
+                       [None if r["share"] is None else 100 * r["share"] for r in records],
+                       None, None, "Share of R² (%)")
+    return [*blocks, *([chart] if chart else [])]
+
+
+def _ordinal_blocks(value: Mapping, labels: Mapping[str, str]) -> list[Block]:
+    records = columnar_records(value) or []
+    records.sort(key=lambda r: -r["coef"] if _is_number(r.get("coef")) else math.inf)
+    title = "Ordinal logistic regression: effect of each attribute on the score"
+    keys = [k for k in ("coef", "se", "ci_low", "ci_high", "p") if any(k in r for r in records)]
+    columns = (*_attribute_columns(labels),
+               *(Column(k, DRIVER_FIELD_LABELS.get(k, _COLUMN_TITLES.get(k, k)),
+                        "pvalue" if k == "p" else "float") for k in keys[:1]),
+               Column("odds_ratio", DRIVER_FIELD_LABELS["odds_ratio"], "float"),
+               *(Column(k, _COLUMN_TITLES.get(k, k), "pvalue" if k == "p" else "float")
+                 for k in keys[1:]))
+    rows = tuple((*_attribute_cells(r["attribute"], labels),
+                  *(_number_or_none(r.get(k)) for k in keys[:1]),
+                  math.exp(r["coef"]) if _is_number(r.get("coef")) and r["coef"] < 700 else None,
+                  *(_number_or_none(r.get(k)) for k in keys[1:])) for r in records)
+    model = f"{_text(value.get('model'))[:1].upper()}{_text(value.get('model'))[1:]}. " \
+        if value.get("model") else ""
+    blocks: list[Block] = [Table(
+        title, columns, rows,
+        note=model + "One standard deviation more of the attribute multiplies the odds of a "
+             "higher score by the odds ratio; p below 0.05: unlikely to be chance.")]
+    if "coef" in keys:
+        chart = _bar_chart("Ordinal coefficients with their 95% intervals",
+                           [row[0] for row in rows], [r.get("coef") for r in records],
+                           [r.get("ci_low") for r in records] if "ci_low" in keys else None,
+                           [r.get("ci_high") for r in records] if "ci_high" in keys else None,
+                           DRIVER_FIELD_LABELS["coef"])
+        blocks += [chart] if chart else []
+    return blocks
+
+
+def _permutation_blocks(model_id: str, value: Mapping, labels: Mapping[str, str],
+                        folds: Any) -> list[Block]:
+    records = columnar_records(value) or []
+    scoring = _text(value.get("scoring")) or "score"
+    title = f"Permutation importance ({model_id}): drop in {scoring} when the attribute is " \
+            "shuffled"
+    order = sorted(range(len(records)), key=lambda i: -records[i]["mean"]
+                   if _is_number(records[i].get("mean")) else math.inf)
+    keys = [k for k in ("mean", "ci_low", "ci_high") if any(k in r for r in records)]
+    columns = (*_attribute_columns(labels),
+               *(Column(k, DRIVER_FIELD_LABELS.get(k) if k == "mean" else _COLUMN_TITLES[k],
+                        "float") for k in keys))
+    rows = tuple((*_attribute_cells(records[i]["attribute"], labels),
+                  *(_number_or_none(records[i].get(k)) for k in keys)) for i in order)
+    blocks: list[Block] = [Table(
+        title, columns, rows,
+        note=f"How much the model's {scoring} on the held-out folds drops when the attribute's "
+             "values are shuffled; the interval is over the folds. Near zero: the model does "
+             "not rely on the attribute.")]
+    blocks.append(_facts_table(f"About the permutation importance ({model_id})", [
+        (DRIVER_FIELD_LABELS["algorithm"], value.get("algorithm") or model_id, "text"),
+        (DRIVER_FIELD_LABELS["scoring"], value.get("scoring"), "text"),
+        (DRIVER_FIELD_LABELS["n_repeats"], value.get("n_repeats"), "int"),
+        ("Cross-validation folds", folds, "int")]))
+    if "mean" in keys:
+        chart = _bar_chart(f"Permutation importance ({model_id}) with its 95% interval",
+                           [row[0] for row in rows],
+                           [records[i].get("mean") for i in order],
+                           [records[i].get("ci_low") for i in order] if "ci_low" in keys else None,
+                           [records[i].get("ci_high") for i in order] if "ci_high" in keys
+                           else None, f"Drop in {scoring}")
+        blocks += [chart] if chart else []
+    per_fold = value.get("per_fold")
+    names = [_attribute_cells(r["attribute"], labels)[0] for r in records]
+    if isinstance(per_fold, list) and per_fold and all(
+            isinstance(r, list) and len(r) == len(names) for r in per_fold):
+        blocks.append(Table(
+            f"Permutation importance per fold ({model_id})",
+            (Column("row", "Fold", "int"),
+             *(Column(f"a{i}", n, "float") for i, n in enumerate(names))),
+            tuple((i + 1, *(_number_or_none(x) for x in r)) for i, r in enumerate(per_fold))))
+    return blocks
+
+
+def _importance_performance_blocks(value: Mapping, labels: Mapping[str, str]) -> list[Block]:
+    import pandas as pd
+
+    from cx_app.charts import quadrant_chart
+
+    records = _as_records(value.get("rows"), "attribute") or []
+    as_share = "% of r²" in _text(value.get("importance")).lower()
+    scale = 0.01 if as_share else 1.0
+    importance_title = (DRIVER_FIELD_LABELS["percent"] if as_share
+                        else _text(value.get("importance")).capitalize() or "Importance")
+    records.sort(key=lambda r: -r["importance"] if _is_number(r.get("importance")) else math.inf)
+    columns = (*_attribute_columns(labels),
+               Column("importance", importance_title, "percent" if as_share else "float"),
+               Column("performance", DRIVER_FIELD_LABELS["performance"], "float"),
+               Column("quadrant", DRIVER_FIELD_LABELS["quadrant"]))
+    rows = tuple((*_attribute_cells(r.get("attribute"), labels),
+                  r["importance"] * scale if _is_number(r.get("importance")) else None,
+                  _number_or_none(r.get("performance")), _cell(r.get("quadrant")))
+                 for r in records)
+    title = "Importance–performance: where to act"
+    blocks: list[Block] = [Table(
+        title, columns, rows,
+        note="Importance against the attribute's mean rating, split at the means: 'concentrate "
+             "here' = important and rated below average.")]
+    frame = pd.DataFrame({"attribute": [row[0] for row in rows],
+                          "importance": [r.get("importance") for r in records],
+                          "performance": [r.get("performance") for r in records]}).dropna()
+    if not frame.empty:
+        blocks.append(ChartBlock(
+            "Importance–performance map",
+            quadrant_chart(frame, importance_title=importance_title
+                           + (" (%)" if as_share else "")).to_dict(),
+            note="Top left: important and weak — act there first."))
+    return blocks
+
+
+def _top_box_blocks(value: Any, labels: Mapping[str, str]) -> list[Block]:
+    import pandas as pd
+
+    from cx_app.charts import rhombus_chart
+
+    records = _as_records(value, "attribute") or []
+    title = "Top box as a signal: does a top rating mark the target group?"
+    columns = (*_attribute_columns(labels), Column("target", DRIVER_FIELD_LABELS["target"]),
+               Column("top_box_share", DRIVER_FIELD_LABELS["top_box_share"], "percent"),
+               Column("tpr", "TPR", "percent"), Column("fpr", "FPR", "percent"),
+               Column("delta", "δ", "float"), Column("phi", "φ", "float"))
+    rows = tuple((*_attribute_cells(r.get("attribute"), labels), _cell(r.get("target")),
+                  *(_number_or_none(r.get(k)) for k in ("top_box_share", "tpr", "fpr", "delta",
+                                                        "phi"))) for r in records)
+    blocks: list[Block] = [Table(
+        title, columns, rows,
+        note="'Attribute rated in its top box' used as a predictor of the target group: TPR = "
+             "share of the group who gave a top rating, FPR = share of everyone else who did; "
+             "δ = TPR − FPR (how well it separates), φ = TPR + FPR − 1 (its bias).")]
+    targets = list(dict.fromkeys(_text(r.get("target")) for r in records))
+    for target in targets:
+        points = [{"series": row[0], "label": _text(target), "delta": r.get("delta"),
+                   "phi": r.get("phi")} for row, r in zip(rows, records, strict=True)
+                  if _text(r.get("target")) == target]
+        frame = pd.DataFrame(points).dropna(subset=["delta", "phi"])
+        if not frame.empty:
+            blocks.append(ChartBlock(
+                "Top box δ/φ" + (f" — target {target}" if target else ""),
+                rhombus_chart(frame, colour_title="Attribute").to_dict(),
+                note="Higher up: the top box separates the group better."))
+    return blocks
+
+
+_DRIVER_PARTS = ("relative_weights", "ordinal", "permutation", "importance_performance",
+                 "top_box")
+
+
+def _drivers_section(results: Mapping) -> Section:
     drivers = results.get("drivers")
     if not drivers:
         return Section("drivers", "Drivers", (Paragraph(
             "The results hold no driver analysis.", "note"),))
-    blocks: list[Block] = _generic_blocks("Drivers", drivers, "attribute")
-    value_titles = {"importance": "Importance", "mean": "Permutation importance",
-                    "percent": "Relative weight (% of R²)", "coef": "Coefficient (log-odds per SD)"}
-    out: list[Block] = []
-    for block in blocks:
-        out.append(block)
-        if not isinstance(block, Table) or "attribute" not in (keys := {c.key for c in block.columns}):
-            continue
-        frame = pd.DataFrame(list(block.rows), columns=[c.key for c in block.columns])
-        value = next((k for k in value_titles if k in keys), None)
-        if value is not None and "performance" in keys:
-            numeric = frame.dropna(subset=[value, "performance"]).rename(
-                columns={value: "importance"})
-            out.append(ChartBlock(f"{block.title}: importance–performance",
-                                     quadrant_chart(numeric).to_dict(),
-                                     note="Top left: important and weak — act there first."))
-        if value is not None and ("performance" not in keys or {"ci_low", "ci_high"} <= keys):
-            numeric = frame.dropna(subset=[value]).rename(columns={value: "importance"})
-            if "ci_low" not in keys or "ci_high" not in keys:
-                numeric = numeric.assign(ci_low=numeric["importance"],
-                                         ci_high=numeric["importance"])
-            out.append(ChartBlock(f"{block.title}: {value_titles[value].lower()}",
-                                     importance_bars(numeric, value_title=value_titles[value])
-                                     .to_dict()))
-        if {"delta", "phi"} <= keys:
-            out.append(ChartBlock(f"{block.title}: δ/φ",
-                                     rhombus_chart(frame.rename(columns={"attribute": "series"})
-                                                   .dropna(subset=["delta", "phi"]),
-                                                   colour_title="Attribute").to_dict(),
-                                     note="Each attribute's top box against the positive group: "
-                                          "δ = TPR − FPR, φ = TPR + FPR − 1."))
-    return Section("drivers", "Drivers", tuple(out))
+    if not isinstance(drivers, Mapping):
+        return Section("drivers", "Drivers", tuple(_generic_blocks("Drivers", drivers,
+                                                                   "attribute")))
+    labels = _attribute_labels(results)
+    blocks: list[Block] = []
+    handled = {"ranking", "permutation_model", "notes", "attribute_labels"}  # shown elsewhere
+    relative = drivers.get("relative_weights")
+    if isinstance(relative, Mapping) and columnar_records(relative):
+        blocks += _relative_weight_blocks(relative, labels)
+        handled.add("relative_weights")
+    ordinal = drivers.get("ordinal")
+    if isinstance(ordinal, Mapping) and columnar_records(ordinal):
+        blocks += _ordinal_blocks(ordinal, labels)
+        handled.add("ordinal")
+    permutation = drivers.get("permutation")
+    if isinstance(permutation, Mapping) and permutation and all(
+            isinstance(v, Mapping) and columnar_records(v) for v in permutation.values()):
+        for model_id, value in permutation.items():
+            blocks += _permutation_blocks(str(model_id), value, labels, results.get("folds"))
+        handled.add("permutation")
+    ipa = drivers.get("importance_performance")
+    if isinstance(ipa, Mapping) and _as_records(ipa.get("rows"), "attribute"):
+        blocks += _importance_performance_blocks(ipa, labels)
+        handled.add("importance_performance")
+    if _as_records(drivers.get("top_box"), "attribute"):
+        blocks += _top_box_blocks(drivers["top_box"], labels)
+        handled.add("top_box")
+    for key, value in drivers.items():  # anything else, as well as it can be laid out
+        if key not in handled and value not in (None, [], {}):
+            blocks += _generic_blocks(DRIVER_FIELD_LABELS.get(key, _humanise(key)), value,
+                                      "attribute")
+    for note in drivers.get("notes") or []:
+        blocks.append(Paragraph(_text(note), "note"))
+    return Section("drivers", "Drivers", tuple(blocks) or (Paragraph(
+        "The results hold no driver analysis.", "note"),))
 
 
 def _new_wave_section(new_wave: Mapping) -> Section:
@@ -851,7 +1230,8 @@ def _new_wave_section(new_wave: Mapping) -> Section:
 def _estimate_vs_realized(level_name: str, estimated: Mapping,
                           realized: Mapping | None) -> list[Block]:
     """One table per level: each metric's ALP estimate beside its realized value (when the
-    wave carries its scores); rates as percentages, counts as counts."""
+    wave carries its scores); rates as percentages and their differences in percentage points
+    (pp), counts as counts."""
     realized = realized if isinstance(realized, Mapping) else {}
     keys = [k for k in estimated if k not in _SKIP_METRIC_KEYS and _is_number(estimated[k])]
     keys += [k for k in realized if k not in keys and k not in _SKIP_METRIC_KEYS
@@ -868,16 +1248,19 @@ def _estimate_vs_realized(level_name: str, estimated: Mapping,
         if not chosen:
             continue
         columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        rates = kind == "percent"  # a difference of two rates is in percentage points
         if realized:
             columns += [Column("realized", "Realized", kind),
-                        Column("difference", "Estimate − realized"
-                               + (" (points)" if kind == "percent" else ""), kind)]
+                        Column("difference", "Estimate − realized" + (" (pp)" if rates else ""),
+                               "pp" if rates else kind)]
         rows = []
         for k in chosen:
             est, real = _number_or_none(estimated.get(k)), _number_or_none(realized.get(k))
             row = [_metric_display(k, binary), est]
             if realized:
-                row += [real, est - real if _is_number(est) and _is_number(real) else None]
+                difference = est - real if _is_number(est) and _is_number(real) else None
+                row += [real, 100 * difference if rates and difference is not None
+                        else difference]
             rows.append(tuple(row))
         blocks.append(Table(f"Estimated metrics — level {level_name} ({title})",
                             tuple(columns), tuple(rows)))

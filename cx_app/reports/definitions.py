@@ -310,6 +310,38 @@ PAPERS: tuple[Paper, ...] = (
 )
 
 
+SHORT_METRIC_NAMES: dict[str, str] = {
+    "accuracy": "accuracy", "f1_macro": "macro F1", "mcc": "MCC", "f1": "F1",
+    "ba": "balanced accuracy", "precision_macro": "macro precision",
+    "recall_macro": "macro recall", "tpr": "TPR", "auc": "AUC",
+}
+"""Names of metrics for sentences ("lr is best by macro F1")."""
+
+DRIVER_FIELD_LABELS: dict[str, str] = {
+    "r_squared": "R² of the linear model",
+    "method": "Method",
+    "raw": "Raw weight (variance explained)",
+    "percent": "Share of R²",
+    "model": "Model",
+    "coef": "Coefficient (log-odds per SD)",
+    "odds_ratio": "Odds ratio per SD",
+    "algorithm": "Model",
+    "scoring": "Score that drops when shuffled",
+    "n_repeats": "Shuffles per attribute and fold",
+    "mean": "Mean drop",
+    "per_fold": "Per fold",
+    "permutation_model": "Model used for permutation importance",
+    "importance": "Importance",
+    "performance": "Performance (mean score)",
+    "quadrant": "Quadrant",
+    "target": "Target group",
+    "top_box_share": "Top-box share",
+    "ranking": "Ranking by relative weight",
+    "notes": "Notes",
+}
+"""Readable labels of the keys of the results' ``drivers`` part."""
+
+
 def metric_definition(key: str, *, binary: bool | None = None) -> MetricDefinition | None:
     """The definition of a metric key (2×2+IM keys first when ``binary``), or None."""
     tables = ((BINARY_METRICS, MULTICLASS_METRICS) if binary

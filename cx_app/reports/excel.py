@@ -26,7 +26,6 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from cx_app.reports.content import (
     ChartBlock,
-    Column,
     MatrixBlock,
     NativeChart,
     Paragraph,
@@ -37,7 +36,8 @@ from cx_app.reports.content import (
 from cx_app.safe_text import is_formula_like
 
 NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
-                  "pvalue": "0.0000", "score": "0.0"}
+                  "pvalue": "0.0000", "score": "0.0",
+                  "pp": '+0.0" pp";-0.0" pp";0.0" pp"'}
 _REAL_COUNT_FORMAT = "#,##0.00"
 _MAX_CELL_TEXT = 32_767
 
@@ -72,11 +72,11 @@ def _put(ws: Worksheet, row: int, column: int, value: Any, *, number_format: str
     return cell
 
 
-def _number_format(column: Column, values: list[Any]) -> str | None:
-    if column.kind == "count" and any(isinstance(v, float) and not v.is_integer()
-                                      for v in values if v is not None):
+def _number_format(kind: str, values: list[Any]) -> str | None:
+    if kind == "count" and any(isinstance(v, float) and not v.is_integer()
+                               for v in values if v is not None):
         return _REAL_COUNT_FORMAT
-    return NUMBER_FORMATS.get(column.kind)
+    return NUMBER_FORMATS.get(kind)
 
 
 class _SheetWriter:
@@ -117,12 +117,15 @@ class _SheetWriter:
             self._note_width(j, column.title, cap=24)
         if self.freeze is None:
             self.freeze = f"B{header_row + 1}" if len(block.columns) > 4 else f"A{header_row + 1}"
-        formats = [_number_format(c, block.column_values(c.key)) for c in block.columns]
+        formats = [_number_format(c.kind, block.column_values(c.key)) for c in block.columns]
         wide_text = {j for j, c in enumerate(block.columns) if c.kind == "text"
                      and any(isinstance(v, str) and len(v) > 60 for v in block.column_values(c.key))}
         for i, values in enumerate(block.rows, start=1):
             for j, value in enumerate(values):
-                cell = _put(ws, header_row + i, j + 1, value, number_format=formats[j])
+                kind = block.kind(i - 1, j)
+                fmt = formats[j] if kind == block.columns[j].kind else _number_format(kind,
+                                                                                      [value])
+                cell = _put(ws, header_row + i, j + 1, value, number_format=fmt)
                 if j in wide_text:
                     cell.alignment = Alignment(wrap_text=True, vertical="top")
                 self._note_width(j + 1, value)

@@ -17,7 +17,6 @@ from typing import Any
 
 from cx_app.reports.content import (
     ChartBlock,
-    Column,
     MatrixBlock,
     Paragraph,
     Report,
@@ -88,7 +87,7 @@ _RENDER_SCRIPT = """
 })();
 """
 
-_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue", "score"}
+_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue", "score", "pp"}
 
 LONG_TABLE_ROWS = 60
 """Tables longer than this are folded (``<details>``): all rows are there, one click away, and
@@ -123,6 +122,8 @@ def format_value(value: Any, kind: str) -> str:
         return f"{value:.4f}"
     if kind == "score":
         return f"{value:.1f}"
+    if kind == "pp":
+        return f"{value:+.1f} pp"
     if kind in ("int", "count"):
         if float(value).is_integer():
             return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
@@ -139,9 +140,8 @@ class _Renderer:
     def table(self, block: Table) -> str:
         head = "".join(f"<th>{escape_html(c.title)}</th>" for c in block.columns)
         body = []
-        for row in block.rows:
-            cells = [self._cell(value, column) for value, column in zip(row, block.columns,
-                                                                        strict=False)]
+        for i, row in enumerate(block.rows):
+            cells = [self._cell(value, block.kind(i, j)) for j, value in enumerate(row)]
             body.append("<tr>" + "".join(cells) + "</tr>")
         note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
         table = (f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
@@ -152,12 +152,12 @@ class _Renderer:
         return f'<div class="block"><h3>{escape_html(block.title)}</h3>{table}{note}</div>'
 
     @staticmethod
-    def _cell(value: Any, column: Column) -> str:
-        if column.kind in _NUMBER_KINDS and isinstance(value, int | float) \
+    def _cell(value: Any, kind: str) -> str:
+        if kind in _NUMBER_KINDS and isinstance(value, int | float) \
                 and not isinstance(value, bool):
             return (f'<td class="num" title="{escape_html(repr(value))}">'
-                    f"{escape_html(format_value(value, column.kind))}</td>")
-        text = format_value(value, column.kind)
+                    f"{escape_html(format_value(value, kind))}</td>")
+        text = format_value(value, kind)
         wide = ' class="wide"' if len(text) > 60 else ""
         return f"<td{wide}>{escape_html(text)}</td>"
 
