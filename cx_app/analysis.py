@@ -85,6 +85,7 @@ def results_document(
             "rows_used": survey.quality.rows_used,
             "classes": list(survey.classes),
             "attributes": list(survey.attribute_names),
+            "attribute_labels": {a.name: a.display for a in survey.schema.attributes},
             "target_kind": survey.schema.target.kind,
             "nps": net.to_dict(),
         },

@@ -55,6 +55,9 @@ def test_reports_and_observed_nps_are_written_beside_the_results(evaluate_run):
     expected = 100 * (np.mean(scores >= 9) - np.mean(scores <= 6))
     assert doc["dataset"]["nps"]["value"] == pytest.approx(expected)
     assert doc["dataset"]["nps"]["n"] == n
+    # the mapping gave no labels: an attribute is labelled by its column header
+    assert doc["dataset"]["attribute_labels"] == {"price": "Price", "network": "Network",
+                                                  "shops": "Shops"}
 
 
 def test_results_json_shape(results):
