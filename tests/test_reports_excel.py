@@ -401,3 +401,34 @@ def test_new_wave_estimates_stand_beside_realized_values(tmp_path):
     assert [realized[h].value for h in ("Net score", "95% low", "95% high", "Respondents")] == [
         20.0, 1.0, 39.0, 40]
     assert realized["Net score"].number_format == "0.0"
+
+
+def test_new_wave_counts_and_model_check_are_labelled_and_formatted(tmp_path):
+    wave = make_new_wave()
+    wave["estimated_class_counts"] = {"0": 101.57574286954836, "10": 298.42425713045164}
+    path = tmp_path / "w.xlsx"
+    write_excel(build_report(make_results(), wave), path, charts=False)
+    ws = openpyxl.load_workbook(path)["New wave"]
+    counts = {r["Class"].value: r for r in _table(ws, "Estimated class counts")}
+    zero = counts["0"]
+    assert zero["Estimated respondents"].value == pytest.approx(101.57574286954836, abs=1e-12)
+    assert zero["Estimated respondents"].number_format == "0.0"  # shown with one decimal
+    assert zero["Estimated share"].value == pytest.approx(101.57574286954836 / 400)
+    assert zero["Estimated share"].number_format == "0.0%"
+    model = {r["Item"].value: r["Value"] for r in _table(ws, "Model")}
+    assert model["Training respondents"].value == 120
+    gap = {r["Item"].value: r["Value"]
+           for r in _table(ws, "Model — Held-out check of the ALP estimate")}
+    # readable names, not the results' keys (accuracy_cm, net_calibration_error, ...)
+    assert not {"accuracy_cm", "net_calibration_error", "share_gap", "score"} & set(gap)
+    assert gap["Accuracy (real, held-out)"].value == 0.75
+    assert gap["Accuracy (real, held-out)"].number_format == "0.0%"
+    assert gap["Accuracy (ALP estimate, held-out)"].number_format == "0.0%"
+    assert gap["Accuracy gap (ALP − real)"].value == pytest.approx(4.0)  # percentage points
+    assert '" pp"' in gap["Accuracy gap (ALP − real)"].number_format
+    assert gap["Class-share gap (total variation)"].number_format == "0.0%"
+    assert gap["Net score calibration error (NPS points)"].value == 3.456
+    assert gap["Net score calibration error (NPS points)"].number_format == "0.0"
+    assert gap["Net score gap, estimated − actual (NPS points)"].number_format == "0.0"
+    assert gap["Held-out respondents"].number_format == "0"
+    assert gap["Gap score (1 or less: no warning)"].number_format == "0.000"

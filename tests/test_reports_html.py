@@ -263,3 +263,21 @@ def test_new_wave_rate_differences_are_shown_in_points(parsed):
     page = render_html(build_report(make_results(), wave), charts=False)
     assert "Estimate − realized (pp)" in page and "(points)" not in page
     assert ">+1.9 pp<" in page and ">-5.0 pp<" in page  # 86.875% − 85%, 84.96% − 90%
+
+
+def test_new_wave_counts_and_model_check_are_labelled_and_formatted():
+    wave = make_new_wave()
+    wave["estimated_class_counts"] = {"0": 101.57574286954836, "10": 298.42425713045164}
+    page = render_html(build_report(make_results(), wave), charts=False)
+    section = page[page.index('id="sec-new_wave"'):page.index('id="sec-data_quality"')]
+    shown = [text for text in (part.split("<", 1)[0] for part in section.split(">"))
+             if text.strip()]  # the visible text (the full value stays in the hover title)
+    for raw in ("accuracy_cm", "accuracy_alp", "net_calibration_error", "share_gap",
+                "training_n", "101.57574286954836", "Model — Heldout alp gap"):
+        assert raw not in shown
+    assert ">101.6<" in section and ">25.4%<" in section  # one decimal; share of 400
+    assert "Held-out check of the ALP estimate" in section
+    assert ">Accuracy (real, held-out)<" in section and ">75.0%<" in section
+    assert ">79.0%<" in section and ">+4.0 pp<" in section  # ALP − real accuracy in points
+    assert ">Net score calibration error (NPS points)<" in section and ">3.5<" in section
+    assert ">-2.3<" in section and ">1.4%<" in section and ">0.650<" in section

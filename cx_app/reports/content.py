@@ -26,6 +26,7 @@ from cx_app.reports.definitions import (
     DRIVER_FIELD_LABELS,
     GROUPING_OPTIONS,
     MULTICLASS_METRICS,
+    NEW_WAVE_FIELD_LABELS,
     OTHER_DEFINITIONS,
     PAPERS,
     PER_CLASS_METRICS,
@@ -1220,11 +1221,92 @@ def _new_wave_section(new_wave: Mapping) -> Section:
     if not new_wave.get("levels") and isinstance(new_wave.get("estimated"), Mapping):
         blocks.extend(_estimate_vs_realized("original", new_wave["estimated"],
                                             new_wave.get("realized")))
-    for key in ("estimated_class_counts", "drift", "model"):
-        if new_wave.get(key):
-            blocks.extend(_generic_blocks(_humanise(key), new_wave[key],
-                                          "attribute" if key == "drift" else "name"))
+    counts = new_wave.get("estimated_class_counts")
+    if isinstance(counts, Mapping) and counts:
+        blocks.append(_estimated_class_counts_table(counts))
+    elif counts:
+        blocks.extend(_generic_blocks("Estimated class counts", counts))
+    drift = new_wave.get("drift")
+    if drift:
+        records = _as_records(drift, "attribute")
+        blocks.append(records_table("Drift", records, titles=_NEW_WAVE_TITLES) if records
+                      is not None else Paragraph(f"Drift: {_cell(drift)}"))
+    model = new_wave.get("model")
+    if isinstance(model, Mapping) and model:
+        blocks.extend(_new_wave_model_blocks(model))
+    elif model:
+        blocks.extend(_generic_blocks("Model", model))
     return Section("new_wave", "New wave", tuple(blocks))
+
+
+_NEW_WAVE_TITLES = {**NEW_WAVE_FIELD_LABELS,
+                    "attribute": "Attribute"}
+
+# Real-valued (ALP) counts are shown with one decimal: the "score" kind is the writers' one-
+# decimal number format ("count" shows whole counts, real-valued ones with two decimals).
+_ESTIMATED_COUNT_KIND: ColumnKind = "score"
+
+_MODEL_FIELD_KINDS: dict[str, ColumnKind] = {
+    "algorithm": "text", "calibration": "text", "training_sha256": "text", "training_n": "int",
+}
+_ALP_GAP_FIELD_KINDS: dict[str, ColumnKind] = {
+    "n": "int", "accuracy_cm": "percent", "accuracy_alp": "percent", "accuracy_gap": "pp",
+    "share_gap": "percent", "net_gap": "score", "net_calibration_error": "score",
+    "score": "float",
+}
+
+
+def _estimated_class_counts_table(counts: Mapping) -> Table:
+    """Each class's estimated number of respondents (one decimal) and its share of the wave."""
+    values = {str(k): _number_or_none(v) for k, v in counts.items()}
+    total = sum(v for v in values.values() if _is_number(v))
+    rows = tuple((k, v, v / total if total and _is_number(v) else None)
+                 for k, v in values.items())
+    return Table("Estimated class counts",
+                 (Column("class", NEW_WAVE_FIELD_LABELS["class"]),
+                  Column("count", NEW_WAVE_FIELD_LABELS["estimated_count"],
+                         _ESTIMATED_COUNT_KIND),
+                  Column("share", NEW_WAVE_FIELD_LABELS["estimated_share"], "percent")),
+                 rows,
+                 note="The sum of the respondents' predicted probabilities of each class "
+                      "(ALP): real-valued, so shown with one decimal.")
+
+
+def _labelled_facts(title: str, value: Mapping, kinds: Mapping[str, ColumnKind], *,
+                    note: str = "") -> Table:
+    """An Item/Value table of a flat dict: keys named by ``NEW_WAVE_FIELD_LABELS``, each value
+    in its own format (``kinds``; inferred for keys not listed). A ``pp`` value is a
+    difference of two rates, shown in percentage points."""
+    rows, cell_kinds = [], []
+    for key, raw in value.items():
+        cell = _cell(raw)
+        kind = kinds.get(key) or _infer_kind(key, [cell])
+        if kind == "pp" and _is_number(cell):
+            cell = 100 * cell
+        rows.append((NEW_WAVE_FIELD_LABELS.get(key, _humanise(key)), cell))
+        cell_kinds.append((None, None if kind == "text" else kind))
+    return Table(title, (Column("item", "Item"), Column("value", "Value")), tuple(rows),
+                 note=note, cell_kinds=tuple(cell_kinds))
+
+
+def _new_wave_model_blocks(model: Mapping) -> list[Block]:
+    """The model the wave was estimated with, and its held-out check of the ALP estimate."""
+    flat = {k: v for k, v in model.items() if not isinstance(v, Mapping)}
+    blocks: list[Block] = [_labelled_facts("Model", flat, _MODEL_FIELD_KINDS)] if flat else []
+    for key, value in model.items():
+        if key not in flat and key == "heldout_alp_gap":
+            blocks.append(_labelled_facts(
+                f"Model — {NEW_WAVE_FIELD_LABELS[key]}",
+                {k: value[k] for k in sorted(value, key=lambda k: (
+                    list(_ALP_GAP_FIELD_KINDS).index(k) if k in _ALP_GAP_FIELD_KINDS
+                    else len(_ALP_GAP_FIELD_KINDS))) if value[k] is not None},
+                _ALP_GAP_FIELD_KINDS,
+                note="The ALP estimate against the real values on held-out training data: "
+                     "gaps as percentage points or points of net score; a gap score of 1 or "
+                     "less raises no warning."))
+        elif key not in flat:
+            blocks.extend(_generic_blocks(f"Model — {_humanise(key)}", value))
+    return blocks
 
 
 def _estimate_vs_realized(level_name: str, estimated: Mapping,

@@ -356,3 +356,40 @@ def metric_name(key: str, *, binary: bool | None = None) -> str:
     """The display name of a metric key; the key itself when it is not defined here."""
     found = metric_definition(key, binary=binary)
     return found.name if found else key
+
+
+NEW_WAVE_FIELD_LABELS: dict[str, str] = {
+    # estimated class counts
+    "class": "Class",
+    "estimated_count": "Estimated respondents",
+    "estimated_share": "Estimated share",
+    # the model the wave was estimated with
+    "algorithm": "Model",
+    "calibration": "Probability calibration",
+    "training_sha256": "Training data SHA-256",
+    "training_n": "Training respondents",
+    "heldout_alp_gap": "Held-out check of the ALP estimate",
+    # its held-out ALP check (cx_app.alp.AlpGap)
+    "n": "Held-out respondents",
+    "accuracy_cm": "Accuracy (real, held-out)",
+    "accuracy_alp": "Accuracy (ALP estimate, held-out)",
+    "accuracy_gap": "Accuracy gap (ALP − real)",
+    "share_gap": "Class-share gap (total variation)",
+    "net_gap": "Net score gap, estimated − actual (NPS points)",
+    "net_calibration_error": "Net score calibration error (NPS points)",
+    "score": "Gap score (1 or less: no warning)",
+    # drift of each attribute
+    "present": "In the wave",
+    "psi": "PSI",
+    "level": "Drift",
+    "chi2": "χ²",
+    "dof": "df",
+    "p_value": "p",
+    "n_reference": "Training respondents",
+    "n_current": "New-wave respondents",
+    "n_missing": "Missing",
+    "unseen_values": "Values not seen in training",
+    "out_of_scale_values": "Values outside the scale",
+}
+"""Readable labels of the keys of a new-wave estimate's ``estimated_class_counts``, ``model``
+(with its ``heldout_alp_gap``) and ``drift`` parts."""
