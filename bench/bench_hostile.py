@@ -1,5 +1,5 @@
 """Peak memory on hostile files (issue 7): each file of ``tests/data/bad/`` is loaded in its own
-subprocess, which reports its peak RSS (``ru_maxrss``) and the outcome; the baseline is the
+subprocess, which reports its peak RSS (VmHWM, see ``_rss.py``) and the outcome; the baseline is the
 same subprocess loading the clean bundled sample (telecom_nps.xlsx) in the same run, and an
 interpreter that only imports the library."""
 
@@ -10,11 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rss import PEAK_KB_SOURCE  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BAD = ROOT / "tests" / "data" / "bad"
 
-CHILD = """
-import json, resource, sys, time
+CHILD = PEAK_KB_SOURCE + """
+import json, sys, time
 from cx_app.errors import CxAppError
 from cx_app.importing import load_survey
 from cx_app.schema import load_schema
@@ -27,7 +30,7 @@ if sys.argv[1] != "-":
         outcome = f"accepted: {data.quality.rows_used} of {data.quality.rows_read} rows used"
     except CxAppError as exc:
         outcome = type(exc).__name__
-print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"rss_mb": peak_kb() / 1024,
                   "seconds": time.perf_counter() - t, "outcome": outcome}))
 """
 

@@ -4,7 +4,7 @@ Writes a 200,000-respondent workbook in the telecom layout once (openpyxl write-
 then, each in a fresh subprocess, times (a) our importer with the telecom schema and full
 cleaning and (b) ``pandas.read_excel(engine="openpyxl")`` reading the same sheet (no cleaning
 at all). Reports both times, the ratio (target ≥ 5×) and each process's peak resident memory
-(``ru_maxrss``; target < 1.5 GB for ours).
+(VmHWM of the child, see ``_rss.py``; target < 1.5 GB for ours).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _rss import PEAK_KB_SOURCE  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 N_RESPONDENTS = int(os.environ.get("BENCH_IMPORT_ROWS", "200000"))
 ATTRIBUTES = ["Tariff plan", "Network - voice", "Network - data", "Shops", "Call center",
@@ -27,8 +30,8 @@ ATTRIBUTES = ["Tariff plan", "Network - voice", "Network - data", "Shops", "Call
 HEADER = ["Respondent ID", "Operator", "Wave", "Interview date", "Region",
           "Likelihood to recommend (0-10)", *ATTRIBUTES]
 
-OURS = """
-import resource, sys, time, json
+OURS = PEAK_KB_SOURCE + """
+import sys, time, json
 t = time.perf_counter()
 from cx_app.importing import load_survey
 from cx_app.schema import load_schema
@@ -36,17 +39,17 @@ data = load_survey(sys.argv[1], schema=load_schema(sys.argv[2]))
 seconds = time.perf_counter() - t
 print(json.dumps({"seconds": seconds, "rows_used": data.quality.rows_used,
                   "rows_read": data.quality.rows_read,
-                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "maxrss_kb": peak_kb()}))
 """
 
-BASELINE = """
-import resource, sys, time, json
+BASELINE = PEAK_KB_SOURCE + """
+import sys, time, json
 t = time.perf_counter()
 import pandas as pd
 frame = pd.read_excel(sys.argv[1], sheet_name="Responses", engine="openpyxl")
 seconds = time.perf_counter() - t
 print(json.dumps({"seconds": seconds, "rows_read": len(frame),
-                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "maxrss_kb": peak_kb()}))
 """
 
 
