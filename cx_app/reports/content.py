@@ -341,20 +341,38 @@ def _scalar_metric_keys(levels: Iterable[Mapping], binary: bool) -> list[str]:
     return sorted(found, key=lambda k: (order.index(k) if k in order else len(order), k))
 
 
-def _fmt(value: Any, kind: ColumnKind = "float") -> str:
-    if not _is_number(value):
-        return _text(value) or "—"
+def format_value(value: Any, kind: str) -> str:
+    """How a table cell is shown as text (the workbook keeps full precision behind its
+    number formats)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
     if kind == "percent":
         return f"{value:.1%}"
-    if kind == "pp":
-        return f"{value:+.1f} pp"
+    if kind == "pvalue":
+        return f"{value:.4f}"
     if kind == "score":
         return f"{value:.1f}"
+    if kind == "pp":
+        return f"{value:+.1f} pp"
+    if kind in ("int", "count"):
+        if float(value).is_integer():
+            return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
+        return f"{value:,.2f}"
+    if kind == "float":
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _fmt(value: Any, kind: ColumnKind = "float") -> str:
+    """A number inside a sentence: as in a table cell, but p-values read "< 0.001" and a
+    missing value reads "—"."""
+    if not _is_number(value):
+        return _text(value) or "—"
     if kind == "pvalue":
         return "< 0.001" if value < 0.001 else f"{value:.3f}"
-    if kind in ("int", "count"):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
-    return f"{value:.3f}"
+    return format_value(value, kind)
 
 
 # --------------------------------------------------------------------------- sections

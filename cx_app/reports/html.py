@@ -22,6 +22,7 @@ from cx_app.reports.content import (
     Report,
     Section,
     Table,
+    format_value,
 )
 from cx_app.safe_text import escape_html
 
@@ -108,29 +109,6 @@ def _json_island(value: Any) -> str:
     """JSON that is safe inside ``<script type="application/json">``."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-
-
-def format_value(value: Any, kind: str) -> str:
-    """How a table cell is shown in HTML (the workbook keeps full precision)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if kind == "percent":
-        return f"{value:.1%}"
-    if kind == "pvalue":
-        return f"{value:.4f}"
-    if kind == "score":
-        return f"{value:.1f}"
-    if kind == "pp":
-        return f"{value:+.1f} pp"
-    if kind in ("int", "count"):
-        if float(value).is_integer():
-            return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
-        return f"{value:,.2f}"
-    if kind == "float":
-        return f"{value:.3f}"
-    return str(value)
 
 
 class _Renderer:
