@@ -1,6 +1,6 @@
 """Entry script: routes between the pages in ``pages/``. Logic lives in ``cx_app``.
 
-Every page reads the user's :class:`cx_app.session.Analysis` from session state
+Every page reads the user's :class:`cx_app.app.session.Analysis` from session state
 (``pages/common.py``); on first start it holds the bundled sample survey, so every page shows
 real content before anything is uploaded.
 """

@@ -19,12 +19,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cx_app.importing import load_survey  # noqa: E402
-from cx_app.model_file import train_model  # noqa: E402
-from cx_app.new_wave import estimate_wave  # noqa: E402
-from cx_app.nps import nps_summary  # noqa: E402
-from cx_app.samples import sample_path, simulate_telecom_waves  # noqa: E402
-from cx_app.schema import load_schema  # noqa: E402
+from cx_app.estimate.model_file import train_model  # noqa: E402
+from cx_app.estimate.new_wave import estimate_wave  # noqa: E402
+from cx_app.survey.importing import load_survey  # noqa: E402
+from cx_app.survey.nps import nps_summary  # noqa: E402
+from cx_app.survey.samples import sample_path, simulate_telecom_waves  # noqa: E402
+from cx_app.survey.schema import load_schema  # noqa: E402
 
 WAVES = tuple(range(8, 18))  # ten later waves
 DRIFTS = (0.0, 0.1, -0.1, 0.2, 0.0, -0.2, 0.15, 0.05, -0.05, 0.25)  # small latent-mean shifts

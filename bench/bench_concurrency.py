@@ -106,7 +106,7 @@ def _sessions(browser, seeds: list[int], tmp: Path) -> dict:
     """``len(seeds)`` users on a fresh server: upload, train at once, read the leaderboards."""
     from test_isolation import _finish_training, _leaderboard, _start_training, _upload, _user
 
-    from cx_app.samples import sample_path
+    from cx_app.survey.samples import sample_path
 
     survey = sample_path("telecom_nps")
     with _server(tmp) as (url, pid):
@@ -140,7 +140,7 @@ def run() -> str:
     from playwright.sync_api import sync_playwright
     from test_isolation import ARGS, CHROMIUM, _expected, _uploaded
 
-    from cx_app.samples import sample_path
+    from cx_app.survey.samples import sample_path
 
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)

@@ -14,11 +14,11 @@ import time
 
 import numpy as np
 
-from cx_app.confusion import confusion_matrix
-from cx_app.grouping import resolve_plan
-from cx_app.levels import reduce_confusion
-from cx_app.plan import NPS_CLASSES, NPS_PLAN
-from cx_app.roc import descend_to_class, reduced_roc
+from cx_app.engine.confusion import confusion_matrix
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.levels import reduce_confusion
+from cx_app.engine.plan import NPS_CLASSES, NPS_PLAN
+from cx_app.engine.roc import descend_to_class, reduced_roc
 
 
 def _cached_results(n: int, seed: int):

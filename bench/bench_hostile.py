@@ -19,8 +19,8 @@ BAD = ROOT / "tests" / "data" / "bad"
 CHILD = PEAK_KB_SOURCE + """
 import json, sys, time
 from cx_app.errors import CxAppError
-from cx_app.importing import load_survey
-from cx_app.schema import load_schema
+from cx_app.survey.importing import load_survey
+from cx_app.survey.schema import load_schema
 schema = load_schema(sys.argv[2]) if sys.argv[2] != "-" else None
 t = time.perf_counter()
 outcome = "imported only"

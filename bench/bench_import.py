@@ -33,8 +33,8 @@ HEADER = ["Respondent ID", "Operator", "Wave", "Interview date", "Region",
 OURS = PEAK_KB_SOURCE + """
 import sys, time, json
 t = time.perf_counter()
-from cx_app.importing import load_survey
-from cx_app.schema import load_schema
+from cx_app.survey.importing import load_survey
+from cx_app.survey.schema import load_schema
 data = load_survey(sys.argv[1], schema=load_schema(sys.argv[2]))
 seconds = time.perf_counter() - t
 print(json.dumps({"seconds": seconds, "rows_used": data.quality.rows_used,

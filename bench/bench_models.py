@@ -5,7 +5,7 @@ sequential, on the *same* estimator (built by our registry, ``build_algorithm``:
 settings, same pipeline, same seed) and the *same* folds (``PredefinedSplit`` of our fold
 assignment). The only difference from ours is our extra analysis.
 
-Ours: the steps of ``cx_app.analysis.evaluate_survey`` (``evaluate_algorithm`` per algorithm:
+Ours: the steps of ``cx_app.models.analysis.evaluate_survey`` (``evaluate_algorithm`` per algorithm:
 cross-validation keeping the fold models, levels, per-fold metrics, ROC; then
 ``finish_evaluation``: all pairwise tests, drivers incl. permutation importance of the best
 model) plus writing results.json and the reports, as ``cx-app evaluate`` does.
@@ -33,13 +33,13 @@ import warnings
 import numpy as np
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
-from cx_app.algorithms import DEFAULT_ALGORITHMS, build_algorithm
-from cx_app.analysis import evaluate_algorithm, finish_evaluation, write_results
-from cx_app.crossval import class_positions, make_folds
-from cx_app.grouping import resolve_plan
-from cx_app.importing import load_survey
+from cx_app.engine.grouping import resolve_plan
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, build_algorithm
+from cx_app.models.analysis import evaluate_algorithm, finish_evaluation, write_results
+from cx_app.models.crossval import class_positions, make_folds
 from cx_app.reports import write_reports
-from cx_app.samples import sample_path
+from cx_app.survey.importing import load_survey
+from cx_app.survey.samples import sample_path
 
 GROWTH_SIZES = (2_500, 25_000, 100_000)
 GROWTH_ALGORITHMS = ("lr", "nb", "dt")

@@ -3,15 +3,15 @@ number formatting and error display. Not a page itself (the entry script lists t
 
 Streamlit caches: survey files are read once per content (``st.cache_resource`` keyed on the
 bytes, file name, sheet and schema); cross-validation results live in one process-wide
-:class:`cx_app.session.ResultStore` keyed on the survey's content key and the training recipe.
-Per-user state (the :class:`cx_app.session.Analysis`, uploaded files, page choices) lives in
+:class:`cx_app.app.session.ResultStore` keyed on the survey's content key and the training recipe.
+Per-user state (the :class:`cx_app.app.session.Analysis`, uploaded files, page choices) lives in
 ``st.session_state``.
 
 Isolation on a shared server: everything process-wide is keyed by content, so a session only
 gets back what it would compute itself from the very bytes it loaded, and nothing process-wide
 is ever listed on a page (the models a user can pick are ``Analysis.models``, in session state).
 Every cache is bounded: ``max_entries`` and a TTL on each ``st.cache_resource``, entries, bytes
-and TTL on the store (:func:`cx_app.session.cache_limits`, ``CX_APP_*`` environment variables).
+and TTL on the store (:func:`cx_app.app.session.cache_limits`, ``CX_APP_*`` environment variables).
 Cached objects are shared, not copied: pages treat them as read-only.
 """
 
@@ -25,11 +25,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.errors import CxAppError
-from cx_app.importing import SurveyData, load_survey, read_table
 from cx_app.safe_text import to_safe_csv
-from cx_app.schema import SurveySchema, load_schema, parse_schema
-from cx_app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.survey.importing import SurveyData, load_survey, read_table
+from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "survey_schemas"
@@ -87,7 +87,7 @@ def cached_raw_table(data: bytes, filename: str, sheet: str | None) -> pd.DataFr
 
 @st.cache_resource(max_entries=4, ttl=TTL, show_spinner=False)
 def sample_bytes(name: str) -> tuple[str, bytes]:
-    from cx_app.samples import sample_path
+    from cx_app.survey.samples import sample_path
 
     path = sample_path(name)
     return path.name, path.read_bytes()

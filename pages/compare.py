@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from cx_app import charts
-from cx_app.comparison import compare_models, format_p, holm
+from cx_app.engine.roc import ovr_roc
+from cx_app.models.comparison import compare_models, format_p, holm
+from cx_app.reports import charts
 from cx_app.reports.definitions import metric_name
-from cx_app.roc import ovr_roc
 from pages import common
 
 a = common.analysis()

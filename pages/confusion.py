@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 import yaml
 
-from cx_app import charts
-from cx_app.binary import BINARY_KEYS
+from cx_app.engine.binary import BINARY_KEYS
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.plan import PlanSpec, parse_plan
 from cx_app.errors import CxAppError
-from cx_app.grouping import resolve_plan
-from cx_app.plan import PlanSpec, parse_plan
+from cx_app.reports import charts
 from cx_app.reports.definitions import GROUPING_OPTIONS, metric_definition
 from pages import common
 

@@ -8,10 +8,10 @@ import streamlit as st
 import yaml
 from pydantic import ValidationError
 
+from cx_app.app.session import sheet_names
+from cx_app.engine.plan import format_validation_error
 from cx_app.errors import CxAppError, SchemaError
-from cx_app.plan import format_validation_error
-from cx_app.schema import SurveySchema, default_plan, infer_schema, parse_schema
-from cx_app.session import sheet_names
+from cx_app.survey.schema import SurveySchema, default_plan, infer_schema, parse_schema
 from pages import common
 
 ROLES = ["target", "attribute", "segment", "respondent id", "ignore"]

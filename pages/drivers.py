@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from cx_app import charts
-from cx_app.drivers import driver_importance
+from cx_app.models.drivers import driver_importance
+from cx_app.reports import charts
 from pages import common
 
 a = common.analysis()

@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 import yaml
 
-from cx_app.algorithms import ALGORITHMS
-from cx_app.alp import alp_gap
-from cx_app.calibration import gap_advice
-from cx_app.crossval import CALIBRATIONS
+from cx_app.app.session import TrainedModel, model_label, train_lean, training_key
 from cx_app.errors import CxAppError, PlanError
-from cx_app.nps import groups_for_schema
-from cx_app.session import TrainedModel, model_label, train_lean, training_key
+from cx_app.estimate.alp import alp_gap
+from cx_app.estimate.calibration import gap_advice
+from cx_app.models.algorithms import ALGORITHMS
+from cx_app.models.crossval import CALIBRATIONS
+from cx_app.survey.nps import groups_for_schema
 from pages import common
 
 LEADERBOARD_MULTICLASS = ["accuracy", "precision_macro", "recall_macro", "f1_macro",

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from cx_app import charts
 from cx_app.errors import CxAppError
-from cx_app.model_file import load_model, model_bytes, train_model
-from cx_app.new_wave import estimate_wave
+from cx_app.estimate.model_file import load_model, model_bytes, train_model
+from cx_app.estimate.new_wave import estimate_wave
+from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from cx_app import charts
 from cx_app.errors import CxAppError
-from cx_app.nps import groups_for_schema, nps_by, nps_by_results, nps_changes, nps_summary
+from cx_app.reports import charts
+from cx_app.survey.nps import groups_for_schema, nps_by, nps_by_results, nps_changes, nps_summary
 from pages import common
 
 a = common.analysis()

@@ -8,9 +8,9 @@ import json
 
 import streamlit as st
 
-from cx_app.analysis import results_json
-from cx_app.drivers import driver_importance
 from cx_app.errors import CxAppError
+from cx_app.models.analysis import results_json
+from cx_app.models.drivers import driver_importance
 from cx_app.reports import build_report, excel_bytes, render_html
 from pages import common
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 
 from cx_app.errors import SchemaError
-from cx_app.importing import SurveyData, load_survey
-from cx_app.schema import SurveySchema, load_schema, schema_from_mapping
+from cx_app.survey.importing import SurveyData, load_survey
+from cx_app.survey.schema import SurveySchema, load_schema, schema_from_mapping
 
 _MAPPING_FLAGS = ("target", "scale", "attributes", "segments", "id", "attribute_scale",
                   "missing_codes", "kind")

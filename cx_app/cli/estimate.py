@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _compatible_schema(path: str, model):
     """The schema at ``path`` if the model can score data read with it, else SchemaError."""
     from cx_app.errors import SchemaError
-    from cx_app.schema import load_schema
+    from cx_app.survey.schema import load_schema
 
     schema = load_schema(path)
     if tuple(schema.classes) != tuple(model.classes):
@@ -48,10 +48,10 @@ def _fmt_ci(ci) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cx_app.importing import load_survey
-    from cx_app.model_file import load_model
-    from cx_app.new_wave import estimate_wave
+    from cx_app.estimate.model_file import load_model
+    from cx_app.estimate.new_wave import estimate_wave
     from cx_app.safe_text import to_safe_csv
+    from cx_app.survey.importing import load_survey
 
     model = load_model(args.model)
     schema = model.schema

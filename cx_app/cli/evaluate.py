@@ -1,7 +1,7 @@
 """``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
 ``results.json``, ``report.xlsx`` and ``report.html``.
 
-The work is :func:`cx_app.analysis.evaluate_survey`: each algorithm is cross-validated once
+The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cross-validated once
 (same folds for all); levels, per-fold metrics, ROC, pairwise tests and drivers are derived from
 the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
 multiclass levels and ``mcc`` on 2×2 levels. ``--five-by-two lr,svm`` adds Dietterich's 5×2cv
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 
-from cx_app.algorithms import DEFAULT_ALGORITHMS
-from cx_app.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.cli._common import add_survey_arguments, survey_from_args
-from cx_app.crossval import CALIBRATIONS
-from cx_app.evaluation import ModelEvaluation
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS
+from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
+from cx_app.models.crossval import CALIBRATIONS
+from cx_app.models.evaluation import ModelEvaluation
 from cx_app.reports import write_reports
 
 

@@ -5,7 +5,7 @@ several times). When the segment has the role ``wave``, the changes between cons
 follow, with their interval and two-sided p-value. ``--compare A B`` adds the change from
 segment value A to B (two waves, two operators, ...) of a ``--by`` segment, with its interval
 and two-sided z test (MATH.md §11: SE = √(Var_A + Var_B)). Promoters and detractors (or satisfied and
-dissatisfied) come from the schema's plan (``cx_app.nps.groups_for_schema``).
+dissatisfied) come from the schema's plan (``cx_app.survey.nps.groups_for_schema``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.errors import SchemaError
-from cx_app.nps import (
+from cx_app.survey.nps import (
     NetScoreGroups,
     NpsChange,
     NpsResult,
@@ -27,7 +27,7 @@ from cx_app.nps import (
     nps_summary,
     segment_scores,
 )
-from cx_app.schema import SegmentSpec, SurveySchema, normalise_header
+from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ read as 0 and counted in the notes). Labels that all look like integers (``7`` o
 read as integers. A crosstab leaves out classes that never occur: the plan's ``classes`` (or,
 without them, the labels of the first row and column together) define the matrix, and a class
 with no row or no column gets zeros (said in the notes). Margins (``All``) are refused.
-PLAN.yaml: a stand-alone plan file (:func:`cx_app.plan.load_plan_file`); every label of the
+PLAN.yaml: a stand-alone plan file (:func:`cx_app.engine.plan.load_plan_file`); every label of the
 matrix must be one of its ``classes``, if given.
 
 Output: every level (original, then one per step) with its matrix (IM as an extra row and
@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cx_app.binary import BINARY_KEYS
-from cx_app.confusion import ConfusionMatrix, LabelLookup, _format_labels, _normalize_labels
+from cx_app.engine.binary import BINARY_KEYS
+from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, _format_labels, _normalize_labels
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.levels import Level, reduce_confusion
+from cx_app.engine.plan import load_plan_file
 from cx_app.errors import AnalysisError
-from cx_app.grouping import resolve_plan
-from cx_app.levels import Level, reduce_confusion
-from cx_app.plan import load_plan_file
 
 _INT = re.compile(r"[+-]?\d+")
 _INTEGRAL_FLOAT = re.compile(r"[+-]?\d+\.0*")

@@ -19,8 +19,8 @@ from cx_app.cli._common import add_survey_arguments, survey_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from cx_app.algorithms import ALGORITHMS
-    from cx_app.calibration import CALIBRATION_METHODS
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+    from cx_app.models.algorithms import ALGORITHMS
 
     p = sub.add_parser("train", help="train a driver model on a labelled survey and save it")
     add_survey_arguments(p)
@@ -61,7 +61,7 @@ def _print_learning_curve(rows: list[dict]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cx_app.model_file import save_model, train_model
+    from cx_app.estimate.model_file import save_model, train_model
 
     survey = survey_from_args(args)
     outcome = train_model(survey, args.algorithm, calibration=args.calibration,

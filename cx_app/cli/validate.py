@@ -12,8 +12,8 @@ import argparse
 import json
 
 from cx_app.cli._common import add_survey_arguments, survey_from_args
-from cx_app.importing import SurveyData
-from cx_app.schema import describe_schema, save_schema
+from cx_app.survey.importing import SurveyData
+from cx_app.survey.schema import describe_schema, save_schema
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -400,7 +400,7 @@ _NEGATIVE_GROUPS = ("detractors", "detractor", "dissatisfied", "negative")
 def net_score_from_levels(results: Mapping) -> dict | None:
     """The data set's net score (NPS) from the actual-class counts of the first level that
     has promoter and detractor groups (row sums incl. IM = every respondent once)."""
-    from cx_app.nps import net_score_from_counts
+    from cx_app.survey.nps import net_score_from_counts
 
     for model in _models(results).values():
         for name, level in (model.get("levels") or {}).items():
@@ -561,7 +561,7 @@ def _pair_test(results: Mapping, level: str, metric: str, a: str, b: str
 
 
 def _best_models(results: Mapping, level_name: str) -> list[_BestPick]:
-    from cx_app.comparison import LOWER_IS_BETTER
+    from cx_app.models.comparison import LOWER_IS_BETTER
 
     levels = {m: v["levels"][level_name] for m, v in _models(results).items()
               if level_name in (v.get("levels") or {})}
@@ -803,7 +803,7 @@ def _per_fold_section(results: Mapping) -> Section:
         if rhombus:
             import pandas as pd
 
-            from cx_app.charts import rhombus_chart
+            from cx_app.reports.charts import rhombus_chart
             blocks.append(ChartBlock(f"δ/φ per fold — level {level_name}",
                                      rhombus_chart(pd.DataFrame(rhombus)).to_dict(),
                                      note="One point per model and fold: spread shows variance, "
@@ -859,7 +859,7 @@ def thin_curve(points: Sequence[tuple[str, float, float]], step: float = 0.002
 def _roc_section(results: Mapping) -> Section:
     import pandas as pd
 
-    from cx_app.charts import auc_bars, roc_chart
+    from cx_app.reports.charts import auc_bars, roc_chart
 
     blocks: list[Block] = []
     models = _models(results)
@@ -951,7 +951,7 @@ def _bar_chart(title: str, names: Sequence[str], values: Sequence[Any],
                note: str = "") -> ChartBlock | None:
     import pandas as pd
 
-    from cx_app.charts import importance_bars
+    from cx_app.reports.charts import importance_bars
 
     frame = pd.DataFrame({"attribute": list(names), "importance": list(values),
                           "ci_low": list(lows) if lows else list(values),
@@ -1072,7 +1072,7 @@ def _permutation_blocks(model_id: str, value: Mapping, labels: Mapping[str, str]
 def _importance_performance_blocks(value: Mapping, labels: Mapping[str, str]) -> list[Block]:
     import pandas as pd
 
-    from cx_app.charts import quadrant_chart
+    from cx_app.reports.charts import quadrant_chart
 
     records = _as_records(value.get("rows"), "attribute") or []
     as_share = "% of r²" in _text(value.get("importance")).lower()
@@ -1108,7 +1108,7 @@ def _importance_performance_blocks(value: Mapping, labels: Mapping[str, str]) ->
 def _top_box_blocks(value: Any, labels: Mapping[str, str]) -> list[Block]:
     import pandas as pd
 
-    from cx_app.charts import rhombus_chart
+    from cx_app.reports.charts import rhombus_chart
 
     records = _as_records(value, "attribute") or []
     title = "Top box as a signal: does a top rating mark the target group?"

@@ -369,7 +369,7 @@ NEW_WAVE_FIELD_LABELS: dict[str, str] = {
     "training_sha256": "Training data SHA-256",
     "training_n": "Training respondents",
     "heldout_alp_gap": "Held-out check of the ALP estimate",
-    # its held-out ALP check (cx_app.alp.AlpGap)
+    # its held-out ALP check (cx_app.estimate.alp.AlpGap)
     "n": "Held-out respondents",
     "accuracy_cm": "Accuracy (real, held-out)",
     "accuracy_alp": "Accuracy (ALP estimate, held-out)",

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from cx_app.importing import load_survey
-from cx_app.nps import nps_summary
-from cx_app.samples import sample_path
-from cx_app.schema import load_schema
+from cx_app.survey.importing import load_survey
+from cx_app.survey.nps import nps_summary
+from cx_app.survey.samples import sample_path
+from cx_app.survey.schema import load_schema
 
 pytestmark = pytest.mark.browser
 

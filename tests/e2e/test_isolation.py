@@ -29,10 +29,10 @@ from test_app_browser import (  # noqa: F401
     app_url,
 )
 
-from cx_app.crossval import cross_validate_model
-from cx_app.importing import SurveyData, load_survey, read_table
-from cx_app.samples import sample_path
-from cx_app.schema import infer_schema, load_schema
+from cx_app.models.crossval import cross_validate_model
+from cx_app.survey.importing import SurveyData, load_survey, read_table
+from cx_app.survey.samples import sample_path
+from cx_app.survey.schema import infer_schema, load_schema
 
 pytestmark = pytest.mark.browser
 

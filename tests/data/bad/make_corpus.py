@@ -5,7 +5,7 @@
 Every file is tiny on disk and byte-for-byte reproducible (fixed zip times, no random data).
 Workbooks are written part by part with :mod:`zipfile` so that each defect is exactly the one
 intended; the expected outcome of each file is documented in ``README.md`` next to this script
-and asserted by ``tests/test_hostile_files.py``. Zip bombs are small by construction: one part
+and asserted by ``tests/survey/test_hostile_files.py``. Zip bombs are small by construction: one part
 of highly compressible spaces, or central-directory sizes patched to lie.
 """
 
@@ -278,7 +278,7 @@ def corpus() -> dict[str, bytes]:
     files["latin1.csv"] = ("ID;NPS;Price;Speed;Région\nR1;9;5;4;Île-de-France\n"
                            "R2;3;2;2;Genève\n").encode("latin-1")
 
-    # --- model files (refused by cx_app.model_file)
+    # --- model files (refused by cx_app.estimate.model_file)
     files["model_pickle.skops"] = pickle.dumps({"estimator": "pickled"}, protocol=4)
     files["model_joblib.skops"] = _joblib_bytes()
     files["model_os_system.skops"] = skops_with_os_system()

@@ -1,0 +1,385 @@
+"""The analysis a user carries from page to page of the app (no streamlit import).
+
+An :class:`Analysis` holds the survey in use, the reduction plan being edited, and the
+cross-validated models trained on that survey (by model id). Everything the pages show is
+derived from these: evaluations are memoised per (model, plan), so that a grouping change
+re-derives matrices from the cached cross-validation arrays and never retrains.
+
+:class:`ResultStore` is a small thread-safe LRU keyed by content (survey hash, file name, sheet,
+schema, algorithm, settings, folds, seed): the app keeps one per server process so that the same
+training on the same upload is never repeated. It is bounded three ways (entries, approximate
+bytes, age) and offers no way to list what it holds: a session can only get a result back by
+presenting the content key of data it loaded itself. Which models a user has is per-session
+state (:class:`Analysis`), never read from the shared store.
+
+Bounds (environment variables, read when the app starts; see :func:`cache_limits`):
+``CX_APP_RESULT_CACHE_ITEMS`` (default 32 results), ``CX_APP_RESULT_CACHE_MB`` (512 MB of
+results), ``CX_APP_CACHE_TTL_MINUTES`` (60: also the TTL of the app's Streamlit caches) and
+``CX_APP_ANALYSIS_MEMO_ITEMS`` (256 derived values per user).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cx_app.engine.plan import PlanSpec
+from cx_app.errors import SurveyFileError
+
+__all__ = [
+    "Analysis",
+    "CacheLimits",
+    "ResultStore",
+    "approximate_nbytes",
+    "cache_limits",
+    "TrainedModel",
+    "model_label",
+    "sheet_names",
+    "survey_key",
+    "train_lean",
+    "training_key",
+]
+
+
+def _digest(payload: object) -> str:
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def survey_key(sha256: str, sheet: str | None, schema_yaml: str, filename: str | None = None) -> str:
+    """A short key for one survey as analysed: file content, sheet, schema and file name.
+
+    The file name is part of the key because results derived from the survey carry it (a final
+    model records the file it was trained on): a user who uploads the same bytes under another
+    name must not see the first user's file name."""
+    return _digest({"sha256": sha256, "sheet": sheet, "schema": schema_yaml,
+                    "filename": filename})
+
+
+def training_key(data_key: str, algorithm_id: str, settings: Mapping[str, Any], folds: int,
+                 seed: int) -> str:
+    """The content key of one cross-validation run."""
+    return _digest({"data": data_key, "algorithm": algorithm_id, "settings": dict(settings),
+                    "folds": folds, "seed": seed})
+
+
+def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mapping[str, Any],
+                folds: int, seed: int) -> str:
+    """A readable model id: the algorithm id, plus what differs from its defaults
+    (``lr``, ``lr C=0.5``, ``rf seed=3``)."""
+    changed = [f"{k}={v}" for k, v in settings.items() if defaults.get(k) != v]
+    if seed != 0:
+        changed.append(f"seed={seed}")
+    return " ".join([algorithm_id, *changed])
+
+
+def sheet_names(source: bytes | str | Path, filename: str | None = None) -> list[str]:
+    """The sheet names of a workbook (empty list for CSV files)."""
+    name = filename or (Path(source).name if isinstance(source, (str, Path)) else "upload")
+    if Path(name).suffix.lower() == ".csv":
+        return []
+    import python_calamine
+
+    data = Path(source).read_bytes() if isinstance(source, (str, Path)) else bytes(source)
+    try:
+        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except Exception:  # calamine raises several types for damaged or foreign files
+        raise SurveyFileError(
+            f"{name}: not a readable workbook (the file is damaged, encrypted or not a "
+            "spreadsheet)"
+        ) from None
+    return list(workbook.sheet_names)
+
+
+@dataclass(frozen=True)
+class CacheLimits:
+    """Bounds of the app's in-memory caches (one set per server process)."""
+
+    result_items: int = 32
+    result_bytes: int = 512 * 2**20
+    ttl_seconds: float = 3600.0
+    memo_items: int = 256
+
+
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: expected a positive number") from None
+    if value <= 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive number")
+    return value
+
+
+def cache_limits() -> CacheLimits:
+    """The cache bounds, from the ``CX_APP_*`` environment variables or the defaults."""
+    d = CacheLimits()
+    return CacheLimits(
+        result_items=int(_env_number("CX_APP_RESULT_CACHE_ITEMS", d.result_items)),
+        result_bytes=int(_env_number("CX_APP_RESULT_CACHE_MB", d.result_bytes / 2**20) * 2**20),
+        ttl_seconds=_env_number("CX_APP_CACHE_TTL_MINUTES", d.ttl_seconds / 60) * 60,
+        memo_items=int(_env_number("CX_APP_ANALYSIS_MEMO_ITEMS", d.memo_items)),
+    )
+
+
+class _ByteCounter:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def write(self, chunk: bytes) -> int:
+        self.n += len(chunk)
+        return len(chunk)
+
+
+def approximate_nbytes(value: Any) -> int:
+    """The size of ``value`` as pickled (protocol 5), without building the pickle: array buffers
+    (numpy arrays, also inside fitted scikit-learn trees) are counted, not copied, so a 1 GB
+    random forest is measured in milliseconds."""
+    counter = _ByteCounter()
+    buffers: list = []
+    pickle.Pickler(counter, protocol=5, buffer_callback=buffers.append).dump(value)
+    return counter.n + sum(memoryview(b).nbytes for b in buffers)
+
+
+class ResultStore:
+    """A bounded, thread-safe least-recently-used mapping of content keys to results.
+
+    Bounds: at most ``max_items`` entries and ``max_bytes`` (approximate, see
+    :func:`approximate_nbytes`); an entry older than ``ttl_seconds`` is dropped. A value larger
+    than ``max_bytes`` on its own is not kept. There is deliberately no way to list keys or
+    values: the store is shared by every session of the server process.
+    """
+
+    def __init__(self, max_items: int = 32, *, max_bytes: int | None = None,
+                 ttl_seconds: float | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sizeof: Callable[[Any], int] = approximate_nbytes) -> None:
+        if max_items < 1:
+            raise ValueError("max_items must be at least 1")
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.ttl_seconds = ttl_seconds
+        self._clock = clock
+        self._sizeof = sizeof
+        self._items: OrderedDict[str, tuple[Any, int, float]] = OrderedDict()  # value, bytes, t
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_limits(cls, limits: CacheLimits) -> ResultStore:
+        return cls(limits.result_items, max_bytes=limits.result_bytes,
+                   ttl_seconds=limits.ttl_seconds)
+
+    def _drop(self, key: str) -> None:
+        _value, size, _t = self._items.pop(key)
+        self._bytes -= size
+
+    def _expire(self) -> None:
+        if self.ttl_seconds is None:
+            return
+        limit = self._clock() - self.ttl_seconds
+        for key in [k for k, (_v, _s, t) in self._items.items() if t < limit]:
+            self._drop(key)
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            self._expire()
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key][0]
+
+    def put(self, key: str, value: Any) -> None:
+        size = self._sizeof(value) if self.max_bytes is not None else 0
+        with self._lock:
+            if key in self._items:
+                self._drop(key)
+            self._expire()
+            if self.max_bytes is not None and size > self.max_bytes:
+                return  # too big to share; the user's own session still holds it
+            self._items[key] = (value, size, self._clock())
+            self._bytes += size
+            while len(self._items) > self.max_items or (
+                    self.max_bytes is not None and self._bytes > self.max_bytes):
+                self._drop(next(iter(self._items)))
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate bytes held (0 when the store has no byte bound)."""
+        with self._lock:
+            return self._bytes
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire()
+            return len(self._items)
+
+
+PERMUTATION_REPEATS = 3
+"""Shuffles per attribute and fold of the permutation importance computed at training."""
+
+
+def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
+               settings: Mapping[str, Any], calibration: str,
+               progress: Callable[[int, int, str], None] | None = None) -> tuple[Any, Any]:
+    """Cross-validate one algorithm for the app and return ``(cv, permutation)``.
+
+    The fold models are needed only for permutation importance (the Drivers and Report pages),
+    and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
+    permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
+    after training, with the fold models, and the models are dropped. What a session and the
+    shared store keep is the out-of-fold arrays and the importance, a few MB."""
+    import dataclasses
+
+    from cx_app.models.crossval import cross_validate_model
+    from cx_app.models.drivers import permutation_importance_cv
+
+    cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
+                              folds=folds, seed=seed, settings=dict(settings),
+                              calibration=calibration, progress=progress, keep_models=True)
+    if progress is not None:
+        progress(folds, folds, f"{algorithm_id}: permutation importance")
+    permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
+    return dataclasses.replace(cv, models=None), permutation
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """One cross-validated model of the analysis: its id, recipe and cached CV result."""
+
+    model_id: str
+    algorithm_id: str
+    settings: Mapping[str, Any]
+    folds: int
+    seed: int
+    cv: Any  # cx_app.models.crossval.CrossValResult, fold models dropped (see ``permutation``)
+    key: str
+    permutation: Any = None  # cx_app.models.drivers.PermutationImportance, computed at training
+
+    def to_dict(self) -> dict:
+        return {"model_id": self.model_id, "algorithm_id": self.algorithm_id,
+                "settings": {k: v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+                             for k, v in self.settings.items()},
+                "folds": self.folds, "seed": self.seed, "key": self.key}
+
+
+@dataclass
+class Analysis:
+    """The per-user state of the app: survey, plan, trained models and derived results.
+
+    ``trainings`` counts the cross-validation runs started by this user (a cache hit in the
+    shared store does not count): tests use it to prove that a grouping change never retrains.
+    ``trained_keys``: the training keys this user has trained or been given in this session
+    (only these may be called "already trained": a hit in the shared store for a key the user
+    never asked for is shown exactly like a fresh training, so it reveals no other user).
+    """
+
+    survey: Any  # cx_app.survey.importing.SurveyData
+    data_key: str
+    plan: PlanSpec
+    models: dict[str, TrainedModel] = field(default_factory=dict)
+    trainings: int = 0
+    trained_keys: set = field(default_factory=set)
+    memo_items: int = 256
+    _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
+
+    @property
+    def classes(self) -> tuple:
+        return tuple(self.survey.classes)
+
+    @property
+    def plan_key(self) -> str:
+        return _digest(self.plan.model_dump(mode="json"))
+
+    def set_plan(self, plan: PlanSpec) -> None:
+        """Replace the reduction plan (nothing is retrained; derived results follow)."""
+        self.plan = plan
+
+    def resolved_plan(self):
+        """The plan resolved against the survey's classes (memoised; PlanError if invalid)."""
+        from cx_app.engine.grouping import resolve_plan
+
+        return self.derived(("plan", self.plan_key), lambda: resolve_plan(self.plan, self.classes))
+
+    def add_model(self, model: TrainedModel) -> None:
+        self.models[model.model_id] = model
+
+    def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """A value computed once per key (keys should include the plan key when they depend
+        on the plan), kept while it is among the ``memo_items`` most recently used (derived
+        values are pure: an evicted one is recomputed from the cached arrays if asked again)."""
+        if key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key]
+        value = compute()
+        self._memo[key] = value
+        while len(self._memo) > self.memo_items:
+            self._memo.popitem(last=False)
+        return value
+
+    def peek(self, key: tuple) -> Any | None:
+        """A derived value if it was computed already (None otherwise)."""
+        if key in self._memo:
+            self._memo.move_to_end(key)
+        return self._memo.get(key)
+
+    def evaluation(self, model_id: str):
+        """``evaluate_result`` of a trained model under the current plan (memoised)."""
+        from cx_app.models.evaluation import evaluate_result
+
+        model = self.models[model_id]
+        return self.derived(("evaluation", model.key, self.plan_key),
+                            lambda: evaluate_result(model.cv, self.resolved_plan()))
+
+    def levels(self, model_id: str) -> tuple:
+        """The reduction levels (original, then one per plan step) of a model's out-of-fold
+        predictions under the current plan (memoised; no retraining)."""
+        from cx_app.engine.confusion import confusion_matrix
+        from cx_app.engine.levels import reduce_confusion
+
+        model = self.models[model_id]
+
+        def compute() -> tuple:
+            cm = confusion_matrix(model.cv.y_true, model.cv.y_pred, labels=self.classes)
+            return reduce_confusion(cm, self.resolved_plan())
+
+        return self.derived(("levels", model.key, self.plan_key), compute)
+
+    def comparable_models(self, model_id: str | None = None) -> list[str]:
+        """The trained models cross-validated on the same folds as ``model_id`` (default: the
+        first model): the ones a paired t-test, hence one results document, can compare."""
+        import numpy as np
+
+        if not self.models:
+            return []
+        first = self.models[model_id or next(iter(self.models))].cv.fold
+        return [m for m, t in self.models.items() if np.array_equal(t.cv.fold, first)]
+
+    def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
+                         permutation_model: str | None = None) -> dict:
+        """The ``results.json`` document of ``model_ids`` (default: every trained model) under
+        the current plan: :func:`cx_app.models.analysis.results_document`, the one builder the CLI
+        uses too, on the memoised evaluations (nothing is refitted). The models must share
+        their folds (:meth:`comparable_models`); AnalysisError otherwise."""
+        from cx_app.models.analysis import results_document
+
+        ids = list(self.models) if model_ids is None else list(model_ids)
+        evaluations = {m: self.evaluation(m) for m in ids}
+        methods = {self.models[m].cv.calibration for m in ids}
+        calibration = methods.pop() if len(methods) == 1 else ", ".join(
+            f"{m}: {self.models[m].cv.calibration}" for m in ids)
+        return results_document(self.survey, evaluations, self.resolved_plan(), drivers=drivers,
+                                permutation_model=permutation_model, calibration=calibration)

@@ -1,0 +1,492 @@
+"""Actual-label-probabilistic (ALP) confusion matrix and the estimates it gives.
+
+The ALP paper (Section 3) replaces each respondent's unknown actual class by the model's class
+probabilities. In our orientation (rows = actual, columns = predicted; MATH.md §8):
+
+    A[m, k] = Σ_{i: ŷ_i = k} p̂_im      (rows: estimated actual class m, columns: predicted k)
+
+Column sums are the predicted counts, row sums the probability sums (the estimated actual
+counts, eq. 22), the total is N. No labels are needed. Every metric of ``A`` goes through the
+engine (:func:`cx_app.engine.confusion.multiclass_metrics`, :func:`cx_app.engine.grouping.reduce_confusion`);
+the paper's closed forms (eqs. 35–42, :func:`alp_closed_forms`) are the independent check.
+
+Theorem 1 (ALP ≈ regular matrix) needs calibrated probabilities and a model that neither
+over- nor under-fits. :func:`alp_gap` measures how far that holds on labelled data, and is the
+criterion :mod:`cx_app.estimate.calibration` uses to choose a calibration method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from cx_app.errors import AnalysisError
+
+__all__ = [
+    "AlpClosedForms",
+    "AlpComparison",
+    "AlpGap",
+    "FullTrainingCheck",
+    "alp_closed_forms",
+    "alp_confusion_matrix",
+    "alp_counts",
+    "alp_gap",
+    "alp_learning_curve",
+    "aligned_proba",
+    "compare_alp_cm",
+    "full_training_alp_check",
+    "net_score_calibration_error",
+    "predicted_labels",
+]
+
+LEARNING_CURVE_SHARES: tuple[float, ...] = (0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.78)
+"""Training shares of the paper's learning curves (Figs. 3–5: 3 % to 78 %, test share 20 %)."""
+
+
+def _check_proba(proba: np.ndarray, classes: Sequence) -> np.ndarray:
+    p = np.asarray(proba, dtype=float)
+    if p.ndim != 2 or p.shape[1] != len(classes):
+        raise AnalysisError(
+            f"class probabilities must be a table with one column per class "
+            f"({len(classes)} classes: {list(classes)}), got shape {p.shape}"
+        )
+    if p.shape[0] == 0:
+        raise AnalysisError("no respondents: the ALP matrix needs at least one row of probabilities")
+    if not np.all(np.isfinite(p)) or np.any(p < -1e-9):
+        raise AnalysisError("class probabilities must be finite and non-negative")
+    sums = p.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > 1e-6)
+    if bad.size:
+        raise AnalysisError(
+            f"class probabilities of {bad.size} respondent(s) do not sum to 1 "
+            f"(first: row {int(bad[0])}, sum {sums[bad[0]]:.6f})"
+        )
+    return p
+
+
+def _label_index(labels: Sequence, classes: Sequence, what: str) -> np.ndarray:
+    position = {c: i for i, c in enumerate(classes)}
+    out = np.empty(len(labels), dtype=int)
+    for i, lab in enumerate(labels):
+        key = lab.item() if isinstance(lab, np.generic) else lab
+        if key not in position:
+            raise AnalysisError(f"{what} label {key!r} (row {i}) is not one of the classes {list(classes)}")
+        out[i] = position[key]
+    return out
+
+
+def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
+    """The decision rule of the paper (eq. 17): the class with the largest probability; ties go
+    to the first class in ``classes`` order (``numpy.argmax``)."""
+    p = _check_proba(proba, classes)
+    return np.asarray(classes, dtype=object)[p.argmax(axis=1)]
+
+
+def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None) -> np.ndarray:
+    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted.
+
+    ``A = Pᵀ · B`` with ``P`` the n×K probabilities and ``B`` the one-hot predicted classes
+    (the paper's eq. 19, transposed). ``y_pred`` defaults to the arg-max rule.
+    """
+    p = _check_proba(proba, classes)
+    k = len(classes)
+    if y_pred is None:
+        pred = p.argmax(axis=1)
+    else:
+        if len(y_pred) != p.shape[0]:
+            raise AnalysisError(
+                f"{len(y_pred)} predicted labels for {p.shape[0]} rows of probabilities"
+            )
+        pred = _label_index(y_pred, classes, "predicted")
+    onehot = np.zeros((p.shape[0], k))
+    onehot[np.arange(p.shape[0]), pred] = 1.0
+    return p.T @ onehot
+
+
+def alp_confusion_matrix(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None):
+    """The ALP confusion matrix as the engine's :class:`~cx_app.engine.confusion.ConfusionMatrix`
+    (real-valued counts; rows = estimated actual class, columns = predicted class).
+
+    >>> import numpy as np
+    >>> cm = alp_confusion_matrix(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), [0, 1])
+    >>> np.round(np.asarray(cm.counts), 2).tolist()
+    [[1.4, 0.3], [0.6, 0.7]]
+    """
+    from cx_app.engine.confusion import ConfusionMatrix
+
+    return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
+
+
+@dataclass(frozen=True)
+class AlpClosedForms:
+    """The paper's closed forms (eqs. 35–42) from the maximum probabilities alone.
+
+    ``estimated_counts`` are the probability sums (eq. 22), ``predicted_counts`` the arg-max
+    counts. Undefined ratios (a class never predicted, or with zero estimated count) are 0, as
+    in scikit-learn's ``zero_division=0``; ``undefined`` lists them.
+    """
+
+    classes: tuple
+    accuracy: float
+    precision: tuple[float, ...]
+    recall: tuple[float, ...]
+    f1: tuple[float, ...]
+    precision_macro: float
+    recall_macro: float
+    f1_macro: float
+    mean_max_probability: tuple[float, ...]
+    predicted_counts: tuple[int, ...]
+    estimated_counts: tuple[float, ...]
+    undefined: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "accuracy": self.accuracy,
+            "precision_macro": self.precision_macro,
+            "recall_macro": self.recall_macro,
+            "f1_macro": self.f1_macro,
+            "per_class": {
+                str(c): {
+                    "precision": self.precision[i],
+                    "recall": self.recall[i],
+                    "f1": self.f1[i],
+                    "mean_max_probability": self.mean_max_probability[i],
+                    "predicted": self.predicted_counts[i],
+                    "estimated_actual": self.estimated_counts[i],
+                }
+                for i, c in enumerate(self.classes)
+            },
+            "undefined": [str(c) for c in self.undefined],
+        }
+
+
+def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
+    """ALP metrics by the paper's closed forms, without building the matrix.
+
+    accuracy = mean max probability (eq. 35); precision_k = p̄_max(k), the mean max probability
+    among respondents predicted k (eq. 36); recall_k = n(ŷ=k)·p̄_max(k) / n̂(y=k) with n̂ the
+    probability sum (eq. 38); F1_k = 2·n(ŷ=k)·p̄_max(k) / (n̂(y=k) + n(ŷ=k)) (eq. 41); macro =
+    unweighted mean over classes (the paper's macro-F1 is the mean of per-class F1).
+    """
+    p = _check_proba(proba, classes)
+    k = len(classes)
+    pred = p.argmax(axis=1)
+    pmax = p[np.arange(p.shape[0]), pred]
+    n_pred = np.bincount(pred, minlength=k)
+    sum_max = np.bincount(pred, weights=pmax, minlength=k)
+    n_est = p.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pbar = np.where(n_pred > 0, sum_max / np.maximum(n_pred, 1), 0.0)
+        recall = np.where(n_est > 0, n_pred * pbar / np.where(n_est > 0, n_est, 1.0), 0.0)
+        denom = n_est + n_pred
+        f1 = np.where(denom > 0, 2.0 * n_pred * pbar / np.where(denom > 0, denom, 1.0), 0.0)
+    undefined = tuple(classes[i] for i in range(k) if n_pred[i] == 0 or n_est[i] == 0)
+    return AlpClosedForms(
+        classes=tuple(classes),
+        accuracy=float(pmax.mean()),
+        precision=tuple(float(v) for v in pbar),
+        recall=tuple(float(v) for v in recall),
+        f1=tuple(float(v) for v in f1),
+        precision_macro=float(pbar.mean()),
+        recall_macro=float(recall.mean()),
+        f1_macro=float(f1.mean()),
+        mean_max_probability=tuple(float(v) for v in pbar),
+        predicted_counts=tuple(int(v) for v in n_pred),
+        estimated_counts=tuple(float(v) for v in n_est),
+        undefined=undefined,
+    )
+
+
+NET_SCORE_BINS = 10
+"""Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
+
+LARGE_GAP = 0.03
+"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
+
+LARGE_NET_ERROR = 3.0
+"""A held-out net-score calibration error (NPS points) above this is warned about."""
+
+
+@dataclass(frozen=True)
+class AlpGap:
+    """How far the ALP estimate is from the truth on labelled data (Theorem 1's check).
+
+    - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
+    - ``share_gap`` = total-variation distance between the estimated class shares (probability
+      sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
+    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
+      group shares (promoters − detractors; None without groups);
+    - ``net_calibration_error`` = :func:`net_score_calibration_error` (NPS points): how far the
+      estimated net score is off for groups of respondents with similar estimates — what the
+      estimated NPS error becomes on a wave whose mix of respondents has shifted;
+    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
+      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
+      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it: the worst
+      of the estimated performance, class counts and NPS decides, and no one of them can be
+      bought at the others' expense (an unweighted sum let a 7-point better net score outweigh
+      a 6-point worse accuracy estimate).
+    """
+
+    n: int
+    accuracy_cm: float
+    accuracy_alp: float
+    accuracy_gap: float
+    share_gap: float
+    score: float
+    net_gap: float | None = None
+    net_calibration_error: float | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "accuracy_cm": self.accuracy_cm,
+            "accuracy_alp": self.accuracy_alp,
+            "accuracy_gap": self.accuracy_gap,
+            "share_gap": self.share_gap,
+            "net_gap": self.net_gap,
+            "net_calibration_error": self.net_calibration_error,
+            "score": self.score,
+        }
+
+
+def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
+    pos = [i for i, c in enumerate(classes) if c in groups.positive]
+    neg = [i for i, c in enumerate(classes) if c in groups.negative]
+    return pos, neg
+
+
+def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes: Sequence,
+                                groups, *, n_bins: int = NET_SCORE_BINS) -> float:
+    """Calibration error of the estimated net score, in points (0–200).
+
+    Each respondent's net score is s_i ∈ {+1, 0, −1} (positive, neutral, negative group); its
+    estimate is e_i = p̂_i,positive − p̂_i,negative. Respondents are sorted by e_i into
+    ``n_bins`` equal-count bins b; in each, d_b = mean(e) − mean(s). The error is the
+    noise-corrected root mean square 100·√max(0, Σ_b (n_b/N)·(d_b² − v_b)), v_b = the sample
+    variance of s in bin b divided by n_b (the part of d_b² that sampling alone produces).
+
+    It is at least the pooled error when the bins agree in sign, and it stays large when
+    errors of opposite sign cancel in the pooled figure: a model whose estimates are too high
+    for satisfied respondents and too low for unhappy ones gets the pooled NPS right on the
+    training mix but not on a wave with more (or fewer) satisfied respondents.
+    """
+    pos, neg = _net_columns(classes, groups)
+    est = proba[:, pos].sum(axis=1) - proba[:, neg].sum(axis=1)
+    actual = (np.isin(true_idx, pos).astype(float) - np.isin(true_idx, neg).astype(float))
+    n = len(est)
+    total = 0.0
+    for part in np.array_split(np.argsort(est, kind="stable"), max(1, min(n_bins, n))):
+        if part.size == 0:
+            continue
+        d = est[part].mean() - actual[part].mean()
+        v = actual[part].var(ddof=1) / part.size if part.size > 1 else 0.0
+        total += part.size / n * (d * d - v)
+    return 100.0 * float(np.sqrt(max(total, 0.0)))
+
+
+def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
+            y_pred: Sequence | None = None, *, groups=None) -> AlpGap:
+    """:class:`AlpGap` of probabilities against known labels (pooled over all rows given; for
+    cross-validation pass the out-of-fold arrays, so the gap is a held-out one).
+
+    ``groups``: the plan's net-score groups (:class:`cx_app.survey.nps.NetScoreGroups`, e.g. from
+    :func:`cx_app.survey.nps.groups_for_schema`); with them the gap includes the estimated NPS error.
+    """
+    p = _check_proba(proba, classes)
+    if len(y_true) != p.shape[0]:
+        raise AnalysisError(f"{len(y_true)} labels for {p.shape[0]} rows of probabilities")
+    k = len(classes)
+    true_idx = _label_index(y_true, classes, "actual")
+    pred_idx = p.argmax(axis=1) if y_pred is None else _label_index(y_pred, classes, "predicted")
+    n = p.shape[0]
+    acc = float(np.mean(true_idx == pred_idx))
+    acc_alp = float(p[np.arange(n), pred_idx].sum() / n)
+    actual_share = np.bincount(true_idx, minlength=k) / n
+    est_share = p.sum(axis=0) / n
+    share_gap = 0.5 * float(np.abs(est_share - actual_share).sum())
+    gap = acc_alp - acc
+    net_gap = net_error = None
+    score = max(abs(gap), share_gap) / LARGE_GAP
+    if groups is not None:
+        pos, neg = _net_columns(classes, groups)
+        net_gap = 100.0 * float(est_share[pos].sum() - est_share[neg].sum()
+                                - actual_share[pos].sum() + actual_share[neg].sum())
+        net_error = net_score_calibration_error(true_idx, p, classes, groups)
+        score = max(score, net_error / LARGE_NET_ERROR)
+    return AlpGap(n, acc, acc_alp, gap, share_gap, score, net_gap, net_error)
+
+
+@dataclass(frozen=True)
+class AlpComparison:
+    """Regular matrix vs ALP matrix metrics at every level of a plan, with the gap per metric.
+
+    ``rows``: tuples (level, metric, cm, alp, gap = alp − cm).
+    """
+
+    rows: tuple[tuple[str, str, float, float, float], ...]
+    n: int
+    label: str = ""
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.rows), columns=["level", "metric", "cm", "alp", "gap"])
+
+    def to_dict(self) -> dict:
+        out: dict = {"n": self.n, "label": self.label, "levels": {}}
+        for level, metric, cm, alp, gap in self.rows:
+            out["levels"].setdefault(level, {})[metric] = {"cm": cm, "alp": alp, "gap": gap}
+        return out
+
+
+COMPARED_METRICS: tuple[str, ...] = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
+
+
+def level_metrics(cm, resolved_plan=None) -> dict[str, dict]:
+    """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
+    all computed by the engine (:func:`cx_app.engine.levels.reduce_confusion`; without a plan only
+    the "original" level, :func:`cx_app.engine.confusion.multiclass_metrics`)."""
+    if resolved_plan is None:
+        from cx_app.engine.confusion import multiclass_metrics
+
+        return {"original": multiclass_metrics(cm).to_dict()}
+    from cx_app.engine.levels import reduce_confusion
+
+    return {level.name: level.metrics for level in reduce_confusion(cm, resolved_plan)}
+
+
+def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
+                   y_pred: Sequence | None = None, resolved_plan=None,
+                   label: str = "") -> AlpComparison:
+    """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
+    held-out folds), every level of ``resolved_plan``, metrics :data:`COMPARED_METRICS`."""
+    from cx_app.engine.confusion import confusion_matrix
+
+    p = _check_proba(proba, classes)
+    pred = predicted_labels(p, classes) if y_pred is None else np.asarray(y_pred, dtype=object)
+    regular = confusion_matrix(list(y_true), list(pred), labels=tuple(classes))
+    alp = alp_confusion_matrix(p, classes, pred)
+    real = level_metrics(regular, resolved_plan)
+    est = level_metrics(alp, resolved_plan)
+    rows = []
+    for level, metrics in real.items():
+        for name in COMPARED_METRICS:
+            if name in metrics and name in est[level]:
+                a, b = float(metrics[name]), float(est[level][name])
+                rows.append((level, name, a, b, b - a))
+    return AlpComparison(tuple(rows), int(p.shape[0]), label)
+
+
+def aligned_proba(model, X, classes: Sequence) -> np.ndarray:
+    """``model.predict_proba(X)`` over the full class list ``classes`` (a class the model never
+    saw in training gets probability 0)."""
+    raw = model.predict_proba(X)
+    out = np.zeros((raw.shape[0], len(classes)))
+    position = {c: i for i, c in enumerate(classes)}
+    for j, c in enumerate(model.classes_):
+        key = c.item() if isinstance(c, np.generic) else c
+        if key not in position:
+            raise AnalysisError(f"the model predicts class {key!r}, not one of {list(classes)}")
+        out[:, position[key]] = raw[:, j]
+    return out
+
+
+
+
+def alp_learning_curve(X, y, classes: Sequence, estimator, *,
+                       train_shares: Sequence[float] = LEARNING_CURVE_SHARES,
+                       test_share: float = 0.2, repeats: int = 1,
+                       seed: int = 0) -> pd.DataFrame:
+    """CM and ALP accuracy on the training and the test rows against the training share
+    (the paper's Figs. 3–5): for each share a random training sample, then a random test
+    sample of ``test_share`` of all rows from the rest.
+
+    ``estimator`` is any scikit-learn classifier with ``predict_proba`` (cloned for every fit).
+    Returns one row per share and repeat: ``train_share, repeat, n_train, n_test,
+    cm_train, alp_train, cm_test, alp_test``.
+    """
+    from sklearn.base import clone
+
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    n = len(y)
+    n_test = int(round(test_share * n))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for share in train_shares:
+        n_train = int(round(share * n))
+        if n_train < 2 or n_train + n_test > n:
+            raise AnalysisError(
+                f"training share {share:.0%} with test share {test_share:.0%} needs "
+                f"between 2 and {n - n_test} training rows of {n}"
+            )
+        for r in range(repeats):
+            order = rng.permutation(n)
+            tr, te = order[:n_train], order[n_train:n_train + n_test]
+            if len(np.unique(y[tr])) < 2:
+                continue  # a one-class sample cannot train a classifier
+            fitted = clone(estimator).fit(X[tr], y[tr])
+            g_tr = alp_gap(y[tr], aligned_proba(fitted, X[tr], classes), classes)
+            g_te = alp_gap(y[te], aligned_proba(fitted, X[te], classes), classes)
+            rows.append({
+                "train_share": share, "repeat": r, "n_train": n_train, "n_test": n_test,
+                "cm_train": g_tr.accuracy_cm, "alp_train": g_tr.accuracy_alp,
+                "cm_test": g_te.accuracy_cm, "alp_test": g_te.accuracy_alp,
+            })
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class FullTrainingCheck:
+    """The paper's Section 5 workflow: train on 100 % of the labelled rows and validate with
+    ALP, beside the held-out (cross-validated) figures.
+
+    ``heldout_cm`` / ``heldout_alp``: accuracy of the out-of-fold predictions and its ALP
+    estimate; ``full_train_cm`` / ``full_train_alp``: resubstitution accuracy of the model fit
+    on everything, and its ALP accuracy on the same rows. ALP on the full-data model close to
+    the held-out accuracy (and well below ``full_train_cm``) says the extra data did not make
+    the model over-fit; ``full_train_cm`` far above both says it did.
+    """
+
+    n: int
+    heldout_cm: float
+    heldout_alp: float
+    full_train_cm: float
+    full_train_alp: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {
+            "n": self.n,
+            "heldout_cm": self.heldout_cm,
+            "heldout_alp": self.heldout_alp,
+            "full_train_cm": self.full_train_cm,
+            "full_train_alp": self.full_train_alp,
+            "notes": list(self.notes),
+        }
+
+
+def full_training_alp_check(X, y, classes: Sequence, fitted_estimator, *,
+                            heldout_y_true: Sequence, heldout_proba: np.ndarray,
+                            overfit_margin: float = 0.05) -> FullTrainingCheck:
+    """Compare a model fit on all rows (``fitted_estimator``) with its cross-validated twin."""
+    X = np.asarray(X, dtype=float)
+    p = aligned_proba(fitted_estimator, X, classes)
+    full = alp_gap(y, p, classes)
+    held = alp_gap(heldout_y_true, heldout_proba, classes)
+    notes = []
+    if full.accuracy_cm - held.accuracy_cm > overfit_margin:
+        notes.append(
+            f"resubstitution accuracy {full.accuracy_cm:.3f} is {full.accuracy_cm - held.accuracy_cm:.3f} "
+            f"above the held-out accuracy {held.accuracy_cm:.3f}: the model over-fits; trust the "
+            "held-out and ALP figures, not the training accuracy"
+        )
+    if abs(full.accuracy_alp - held.accuracy_cm) > overfit_margin:
+        notes.append(
+            f"ALP accuracy of the full-data model ({full.accuracy_alp:.3f}) differs from the "
+            f"held-out accuracy ({held.accuracy_cm:.3f}) by more than {overfit_margin:.2f}: "
+            "its probabilities are not calibrated on new data"
+        )
+    return FullTrainingCheck(len(y), held.accuracy_cm, held.accuracy_alp,
+                             full.accuracy_cm, full.accuracy_alp, tuple(notes))

@@ -1,0 +1,288 @@
+"""Apply a saved model to a new survey wave: estimated performance and net score without labels.
+
+:func:`estimate_wave` predicts every respondent, builds the ALP matrix (:mod:`cx_app.estimate.alp`),
+reduces it with the survey's plan (the engine's :func:`cx_app.engine.levels.reduce_confusion`), and
+estimates the class counts (probability sums) and the net score:
+
+    NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N      (MATH.md §8)
+
+with group probabilities summed over their classes (NPS: promoters {9, 10} minus detractors
+{0..6}; CSAT: the schema's satisfied minus dissatisfied groups).
+
+Interval. Two sources of uncertainty are combined (independent, so variances add):
+
+1. sampling — the wave is a sample of customers: the adjusted-Wald variance of MATH.md §11
+   with the estimated group counts in place of observed ones (:func:`cx_app.survey.nps.
+   net_score_from_counts`);
+2. the model — even with calibrated probabilities each respondent's actual answer is a draw:
+   s_i ∈ {+1, 0, −1} with probabilities (p̂_iP, p̂_i0, p̂_iD), so the realized score of this
+   very wave differs from the estimate by a Poisson-binomial amount with
+   Var = Σ_i Var(s_i)/N², Var(s_i) = p̂_iP + p̂_iD − (p̂_iP − p̂_iD)².
+
+SE = √(SE_sampling² + SE_model²); interval = adjusted-Wald centre ± 1.96·SE, clipped to
+[−100, 100]. The interval assumes calibrated probabilities and no drift; neither is checked by
+the interval itself, so the held-out ALP gap of the model and the drift checks
+(:mod:`cx_app.estimate.drift`) are reported beside it as warnings. The backtest in
+``bench/bench_alp.py`` measures how often it covers the realized NPS.
+
+When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
+reported beside the estimates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cx_app.errors import AnalysisError
+
+__all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score"]
+
+SMALL_WAVE = 200
+"""Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
+
+SUMMARY_METRICS = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
+
+
+@dataclass(frozen=True)
+class EstimatedNetScore:
+    """An estimated net score (points) with its interval and the two SE components."""
+
+    value: float
+    ci95: tuple[float, float]
+    se: float
+    se_sampling: float
+    se_model: float
+    n: int
+    counts: dict[str, float]
+    shares: dict[str, float]
+    kind: str = "nps"
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "ci95": list(self.ci95), "se": self.se,
+                "se_sampling": self.se_sampling, "se_model": self.se_model, "n": self.n,
+                "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
+
+
+def estimated_net_score(proba: np.ndarray, classes, groups, *, kind: str = "nps") -> EstimatedNetScore:
+    """Net score from class probabilities (see the module docstring for the interval).
+
+    ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
+    """
+    from cx_app.survey.nps import Z95, net_score_from_counts
+
+    p = np.asarray(proba, dtype=float)
+    cls = list(classes)
+    pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
+    neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
+    n = p.shape[0]
+    neutral = np.clip(1.0 - pos - neg, 0.0, None)
+    wald = net_score_from_counts(float(neg.sum()), float(neutral.sum()), float(pos.sum()),
+                                 groups=groups)
+    var_model = float(np.sum(pos + neg - (pos - neg) ** 2)) / n**2
+    se_model = 100.0 * math.sqrt(max(var_model, 0.0))
+    se = math.hypot(wald.se, se_model)
+    centre = 100.0 * ((pos.sum() + 0.75) - (neg.sum() + 0.75)) / (n + 3.0)
+    ci = (max(-100.0, centre - Z95 * se), min(100.0, centre + Z95 * se))
+    return EstimatedNetScore(wald.value, ci, se, wald.se, se_model, n,
+                             {k: float(v) for k, v in wald.counts.items()},
+                             dict(wald.shares), kind)
+
+
+@dataclass(frozen=True, eq=False)
+class WaveEstimate:
+    """Everything estimated for one wave (and realized, when its labels are present)."""
+
+    n: int
+    classes: tuple
+    predictions: pd.DataFrame = field(repr=False)
+    alp: Any  # ConfusionMatrix
+    estimated: dict
+    levels: tuple
+    estimated_class_counts: dict
+    estimated_nps: EstimatedNetScore
+    drift: Any  # DriftReport
+    warnings: tuple[str, ...]
+    model_summary: dict
+    source: dict
+    realized: dict | None = None
+    realized_levels: tuple | None = None
+    realized_nps: Any = None  # NpsResult
+
+    def predictions_frame(self) -> pd.DataFrame:
+        """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
+        return self.predictions.copy()
+
+    def to_dict(self) -> dict:
+        out = {
+            "n": self.n,
+            "classes": list(self.classes),
+            "alp_matrix": np.asarray(self.alp.counts).tolist(),
+            "estimated": dict(self.estimated),
+            "levels": {lv.name: {"labels": list(lv.labels), "matrix": lv.matrix.tolist(),
+                                 "im": None if lv.im is None else lv.im.tolist(),
+                                 "positive": lv.positive, "metrics": lv.metrics}
+                       for lv in self.levels},
+            "estimated_class_counts": dict(self.estimated_class_counts),
+            "estimated_nps": self.estimated_nps.to_dict(),
+            "drift": self.drift.to_dict(),
+            "warnings": list(self.warnings),
+            "model": dict(self.model_summary),
+            "source": dict(self.source),
+        }
+        if self.realized is not None:
+            out["realized"] = dict(self.realized)
+            out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
+            out["realized_nps"] = self.realized_nps.to_dict()
+        return out
+
+
+def _algorithm_name(algorithm_id: str) -> str:
+    from cx_app.models.algorithms import ALGORITHMS
+
+    spec = ALGORITHMS.get(algorithm_id)
+    return spec.name if spec else algorithm_id
+
+
+def _net_kind(schema) -> str:
+    return schema.target.kind if schema.target.kind in ("nps", "csat") else "net"
+
+
+def training_median(counts: Mapping[str, int]) -> float:
+    """Median of a training attribute from its value counts (what the model file keeps)."""
+    if not counts:
+        raise AnalysisError("the model file has no training distribution for this attribute")
+    values = np.array([float(v) for v in counts])
+    weights = np.array([int(c) for c in counts.values()])
+    order = np.argsort(values)
+    values, cum = values[order], np.cumsum(weights[order])
+    total = cum[-1]
+    lower = values[np.searchsorted(cum, (total + 1) // 2)]
+    upper = values[np.searchsorted(cum, total // 2 + 1)]
+    return float((lower + upper) / 2)
+
+
+def estimate_wave(model, survey) -> WaveEstimate:
+    """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
+
+    ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
+    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
+    require_attributes=False)``). An attribute the wave lacks is filled with its training
+    median and warned about; drift reports it as missing.
+    """
+    from cx_app.engine.confusion import confusion_matrix
+    from cx_app.engine.grouping import resolve_plan
+    from cx_app.engine.levels import reduce_confusion
+    from cx_app.estimate.alp import alp_confusion_matrix
+    from cx_app.estimate.calibration import coarse_probability_advice
+    from cx_app.estimate.drift import attribute_drift
+    from cx_app.survey.nps import groups_for_schema, nps_summary
+
+    schema = model.schema
+    classes = tuple(model.classes)
+    absent = [a for a in model.attribute_names
+              if a not in survey.X.columns or a in getattr(survey, "absent_attributes", ())]
+    present = [c for c in survey.X.columns if c not in absent]
+    # Drift sees only the attributes the wave has: an absent one is reported as missing.
+    drift = attribute_drift(
+        model.attribute_distributions, survey.X[present],
+        scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale})
+    if len(absent) == len(model.attribute_names):
+        raise AnalysisError(
+            f"{survey.source.filename}: the wave has none of the model's attributes "
+            f"({', '.join(model.attribute_names)}); it cannot be scored"
+        )
+    n = len(survey.X)
+    if n == 0:
+        raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
+    X = survey.X.reindex(columns=list(model.attribute_names))
+    fills = {a: training_median(model.attribute_distributions.get(a, {})) for a in absent}
+    for name, value in fills.items():
+        X[name] = value
+    proba = model.predict_proba(X)
+    pred_idx = proba.argmax(axis=1)
+    class_arr = np.asarray(classes, dtype=object)
+    y_pred = class_arr[pred_idx]
+
+    alp = alp_confusion_matrix(proba, classes, y_pred)
+    resolved = resolve_plan(schema.plan_spec, classes)
+    levels = reduce_confusion(alp, resolved)
+    estimated = {k: levels[0].metrics[k] for k in SUMMARY_METRICS}
+    groups = groups_for_schema(schema)
+    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema))
+
+    def group_of(c):
+        if c in groups.positive:
+            return groups.positive_name
+        if c in groups.negative:
+            return groups.negative_name
+        return groups.neutral_name
+
+    pred_frame = pd.DataFrame({
+        "sheet_row": survey.X.index.to_numpy(),
+        "predicted": y_pred,
+        "group": [group_of(c) for c in y_pred],
+    })
+    id_name = schema.respondent_id.name if schema.respondent_id else None
+    if id_name and id_name in survey.frame.columns:
+        pred_frame.insert(0, "respondent_id", survey.frame[id_name].to_numpy())
+    for j, c in enumerate(classes):
+        pred_frame[f"p_{c}"] = proba[:, j]
+
+    warnings = list(model.load_warnings)
+    warnings.extend(model.cv.get("calibration_choice", {}).get("warnings", []))
+    coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
+                                       model.calibration)
+    if coarse and coarse not in warnings:  # files saved before the warning existed
+        warnings.append(coarse)
+    warnings.extend(drift.warnings)
+    for name, value in fills.items():
+        warnings.append(
+            f"attribute '{name}' is not in this wave: every respondent was given its training "
+            f"median ({value:g}), so the model cannot see differences in it and the estimate "
+            "leans on the other attributes"
+        )
+    if n < SMALL_WAVE:
+        warnings.append(
+            f"only {n} respondents: the estimated metrics of one wave this small vary a lot "
+            "(see the interval of the net score)"
+        )
+    excluded = survey.quality.rows_read - survey.quality.rows_used
+    if excluded:
+        reasons = survey.quality.counts_by_reason()
+        detail = "; ".join(f"{reason}: {count}" for reason, count in reasons.items())
+        columns = sorted({e.column for e in survey.quality.excluded if e.column})
+        warnings.append(
+            f"{excluded} row(s) of the file were excluded and not estimated"
+            + (f" ({detail})" if detail else "")
+            + (f"; columns: {', '.join(columns)}" if columns else "")
+            + " — see the data-quality report; if these are new answer codes or out-of-scale "
+            "values the wave differs from the training data and the estimate may not hold"
+        )
+
+    realized = realized_levels = realized_nps = None
+    y = survey.y
+    if y is not None:
+        regular = confusion_matrix(list(y), list(y_pred), labels=classes)
+        realized_levels = reduce_confusion(regular, resolved)
+        realized = {k: realized_levels[0].metrics[k] for k in SUMMARY_METRICS}
+        realized_nps = nps_summary(y, groups=groups)
+
+    return WaveEstimate(
+        n=n, classes=classes, predictions=pred_frame, alp=alp, estimated=estimated,
+        levels=levels,
+        estimated_class_counts={str(c): float(v) for c, v in zip(classes, proba.sum(axis=0),
+                                                                  strict=True)},
+        estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
+        model_summary={"algorithm": model.algorithm_id, "calibration": model.calibration,
+                       "training_sha256": model.training.get("sha256"),
+                       "training_n": model.training.get("n"),
+                       "heldout_alp_gap": model.cv.get("alp_gap")},
+        source=survey.source.to_dict(),
+        realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
+    )

@@ -1,0 +1,266 @@
+"""One evaluation of driver models on a survey, and the ``results.json`` document it produces.
+
+``evaluate_survey`` cross-validates each algorithm once (same folds for all) and derives the
+rest from the cached predictions; ``results_document`` turns evaluations that already exist
+(the CLI's, or the app's cached ones under the user's current plan) into the one document that
+``results.json``, the reports and the app's downloads share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cx_app.engine.grouping import ResolvedPlan, resolve_plan
+from cx_app.errors import AnalysisError
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm
+from cx_app.models.comparison import compare_models, five_by_two_cv
+from cx_app.models.crossval import CrossValResult, cross_validate_model
+from cx_app.models.drivers import DriverAnalysis, driver_importance
+from cx_app.models.evaluation import ModelEvaluation, evaluate_result
+from cx_app.provenance import library_versions
+from cx_app.survey.nps import groups_for_schema, nps_summary
+
+COMPARISON_METHOD = (
+    "k-fold paired t-test (p), Nadeau–Bengio corrected (p_corrected), Holm over the pairs of "
+    "each level and metric applied to p_corrected (p_holm)"
+)
+
+
+def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
+    """(level, metric) pairs compared by default: accuracy everywhere, f1_macro on multiclass
+    levels, mcc on 2×2 levels."""
+    pairs = []
+    for lvl in evaluation.levels:
+        pairs.append((lvl.name, "accuracy"))
+        pairs.append((lvl.name, "mcc" if lvl.is_binary else "f1_macro"))
+    return pairs
+
+
+def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str, Any]]:
+    """Every default (level, metric) comparison over all pairs of models, as dicts.
+
+    Empty with fewer than two models. Models cross-validated on different folds are not
+    comparable by a paired test: :func:`cx_app.models.comparison.compare_models` refuses them.
+    """
+    if len(evaluations) < 2:
+        return []
+    first = next(iter(evaluations.values()))
+    return [
+        c.to_dict()
+        for level, metric in default_comparisons(first)
+        for c in compare_models(evaluations, level, metric)
+    ]
+
+
+def results_document(
+    survey: Any,
+    evaluations: Mapping[str, ModelEvaluation],
+    plan: ResolvedPlan,
+    *,
+    drivers: DriverAnalysis | None = None,
+    permutation_model: str | None = None,
+    calibration: str = "none",
+) -> dict[str, Any]:
+    """The ``results.json`` document of evaluations that exist already (nothing is refitted).
+
+    Layout: ``dataset`` (rows, classes, attributes, the observed NPS / net score with its
+    interval), ``folds``, ``seed``, ``models`` (each :meth:`ModelEvaluation.to_dict`),
+    ``comparisons``, ``drivers``, ``warnings``, ``quality`` and ``provenance``.
+    """
+    if not evaluations:
+        raise AnalysisError("no trained model to report on: train at least one model first")
+    first = next(iter(evaluations.values()))
+    source = survey.source
+    net = nps_summary(survey.y, groups=groups_for_schema(survey.schema), label="all respondents")
+    document: dict[str, Any] = {
+        "dataset": {
+            "filename": source.filename,
+            "rows_read": survey.quality.rows_read,
+            "rows_used": survey.quality.rows_used,
+            "classes": list(survey.classes),
+            "attributes": list(survey.attribute_names),
+            "attribute_labels": {a.name: a.display for a in survey.schema.attributes},
+            "target_kind": survey.schema.target.kind,
+            "nps": net.to_dict(),
+        },
+        "folds": first.cv_summary.get("folds"),
+        "seed": first.cv_summary.get("seed"),
+        "calibration": calibration,
+        "models": {a: e.to_dict() for a, e in evaluations.items()},
+        "comparisons": all_comparisons(evaluations),
+        "comparison_method": COMPARISON_METHOD,
+        "warnings": {a: list(e.cv_summary.get("warnings", [])) for a, e in evaluations.items()},
+        "quality": survey.quality.to_dict(),
+        "provenance": {
+            "file": source.filename,
+            "sheet": source.sheet,
+            "sha256": source.sha256,
+            "schema": survey.schema.name,
+            "plan": plan.to_dict(),
+            "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
+            "versions": library_versions(),
+        },
+    }
+    if drivers is not None:
+        document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
+    return document
+
+
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``"lr,svm;lr,rf"`` → [("lr", "svm"), ("lr", "rf")]: pairs of known, distinct algorithm ids."""
+    pairs = []
+    for chunk in text.split(";"):
+        ids = [a.strip() for a in chunk.split(",") if a.strip()]
+        if not ids:
+            continue
+        if len(ids) != 2 or ids[0] == ids[1]:
+            raise AnalysisError(
+                f"a 5×2cv comparison needs two different algorithm ids like 'lr,svm', got {chunk!r}"
+            )
+        for a in ids:
+            get_algorithm(a)
+        pairs.append((ids[0], ids[1]))
+    return pairs
+
+
+def five_by_two_comparisons(
+    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1
+) -> list[dict[str, Any]]:
+    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
+    level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
+    ``seed``..``seed+4``), the same halves for both algorithms."""
+    out = []
+    for a, b in pairs:
+        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs)
+        row = {"level": "original", "metric": "accuracy", **result.to_dict()}
+        out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+                    for k, v in row.items()})  # fmt: skip
+    return out
+
+
+def evaluate_algorithm(
+    survey: Any,
+    algorithm_id: str,
+    plan: ResolvedPlan,
+    *,
+    folds: int = 10,
+    seed: int = 0,
+    n_jobs: int = 1,
+    calibration: str = "none",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[CrossValResult, ModelEvaluation]:
+    """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
+    cv = cross_validate_model(
+        survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
+        progress=progress, calibration=calibration, keep_models=True,
+    )  # fmt: skip
+    return cv, evaluate_result(cv, plan)
+
+
+def finish_evaluation(
+    survey: Any,
+    evaluations: Mapping[str, ModelEvaluation],
+    plan: ResolvedPlan,
+    best_cv: CrossValResult | None,
+    *,
+    seed: int = 0,
+    calibration: str = "none",
+    permutation_repeats: int = 5,
+) -> dict[str, Any]:
+    """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
+    (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
+    attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
+    drivers = driver_importance(
+        survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
+        resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
+    )  # fmt: skip
+    return results_document(
+        survey, evaluations, plan, drivers=drivers,
+        permutation_model=best_cv.algorithm_id if best_cv is not None else None,
+        calibration=calibration,
+    )  # fmt: skip
+
+
+def evaluate_survey(
+    survey: Any,
+    algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
+    *,
+    folds: int = 10,
+    seed: int = 0,
+    n_jobs: int = 1,
+    calibration: str = "none",
+    permutation_repeats: int = 5,
+    progress: Callable[[int, int, str], None] | None = None,
+    five_by_two: Sequence[tuple[str, str]] = (),
+) -> tuple[dict[str, Any], dict[str, ModelEvaluation]]:
+    """Cross-validate ``algorithms`` on a loaded survey; return (results document, evaluations).
+
+    ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
+    (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
+
+    Permutation importance is computed for the best model only (highest mean per-fold accuracy
+    at the original level), reusing its fold models; the other models' fold models are dropped
+    as soon as they are evaluated (memory).
+    """
+    for a in algorithms:
+        get_algorithm(a)
+    for pair in five_by_two:
+        for a in pair:
+            get_algorithm(a)
+    if survey.y is None:
+        raise AnalysisError("evaluating models needs the target (score) column")
+    plan = resolve_plan(survey.schema.plan_spec, survey.classes)
+    evaluations: dict[str, ModelEvaluation] = {}
+    best_cv, best_score = None, -1.0
+    for algorithm_id in algorithms:
+        cv, evaluation = evaluate_algorithm(
+            survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
+            calibration=calibration, progress=progress,
+        )  # fmt: skip
+        evaluations[algorithm_id] = evaluation
+        score = evaluation.mean("original", "accuracy")
+        if score > best_score:
+            best_cv, best_score = cv, score
+        del cv
+    document = finish_evaluation(
+        survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
+        permutation_repeats=permutation_repeats,
+    )  # fmt: skip
+    if five_by_two:
+        if progress:
+            progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
+        document["comparisons_5x2cv"] = five_by_two_comparisons(
+            survey, five_by_two, seed=seed, n_jobs=n_jobs
+        )
+    return document, evaluations
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} cannot be written to results.json")
+
+
+def results_json(document: Mapping[str, Any]) -> str:
+    """The document as JSON text (numpy scalars and arrays as plain numbers and lists)."""
+    return json.dumps(document, indent=1, ensure_ascii=False, default=_plain)
+
+
+def write_results(document: Mapping[str, Any], out_dir: str | Path) -> Path:
+    """Write ``results.json`` into ``out_dir`` (created when missing); return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "results.json"
+    path.write_text(results_json(document), encoding="utf-8")
+    return path

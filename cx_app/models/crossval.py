@@ -1,0 +1,357 @@
+"""Cross-validation, once per model: out-of-fold predictions and class probabilities.
+
+Train once, derive everything: :func:`cross_validate_model` fits one pipeline per fold and keeps
+the out-of-fold class probabilities over the *full* class list; every matrix, reduction, ROC,
+t-test and ALP view is computed from the cached :class:`CrossValResult`.
+
+Conventions
+-----------
+- Folds come from :func:`make_folds` (stratified k-fold, shuffled with ``seed``), so every model
+  evaluated with the same ``y``, ``folds`` and ``seed`` sees the same folds, which the paired
+  t-tests need.
+- Estimators are fitted on class *positions* (0..K−1, indices into ``classes``), so ordinal
+  models see the scale order and XGBoost gets integer labels. ``models[f].classes_`` are
+  positions, not labels.
+- ``proba[:, k]`` is the probability of ``classes[k]``. A class absent from a training fold has
+  column 0 in that fold's rows; the estimator's columns are aligned by label, not by order.
+- ``y_pred`` is ``classes[argmax(proba)]`` (ties go to the first class in ``classes``), not the
+  estimator's ``predict``, so that the ALP identity ŷ = argmax p̂ holds for every model.
+- Rare classes: a class with fewer members than folds cannot appear in every test fold. For fold
+  *assignment only* it is merged into its neighbouring class in ``classes`` order (the smaller
+  neighbour; repeated until every stratum has at least ``folds`` members), and a warning is
+  recorded in the result. If fewer than two strata remain, folds are plain shuffled k-fold.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from cx_app.errors import AnalysisError
+from cx_app.models.algorithms import RareSafeCalibrated, get_algorithm
+from cx_app.provenance import library_versions
+
+Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
+Progress = Callable[[int, int, str], None]
+CALIBRATIONS: tuple[str, ...] = ("none", "sigmoid", "isotonic", "temperature")
+
+
+@dataclass(frozen=True, eq=False)
+class FoldAssignment:
+    """Fold index per respondent, how it was made, and any warnings about rare classes."""
+
+    fold: np.ndarray
+    folds: int
+    seed: int
+    method: str  # "stratified", "stratified (rare classes merged)" or "kfold"
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class TrainFoldPredictions:
+    """In-fold (training-set) predictions of one fold's model: rows ``index`` of the data."""
+
+    fold: int
+    index: np.ndarray
+    y_pred: np.ndarray
+    proba: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class CrossValResult:
+    """Out-of-fold predictions of one algorithm; everything else is derived from these."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    proba: np.ndarray
+    fold: np.ndarray
+    classes: tuple
+    algorithm_id: str
+    settings: Mapping[str, Any]
+    calibration: str
+    folds: int
+    seed: int
+    fit_seconds: float
+    fold_fit_seconds: tuple[float, ...]
+    warnings: tuple[str, ...] = ()
+    feature_names: tuple[str, ...] = ()
+    fold_method: str = "stratified"
+    models: tuple[Any, ...] | None = field(default=None, repr=False)
+    train_predictions: tuple[TrainFoldPredictions, ...] | None = field(default=None, repr=False)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.y_true)
+
+    def class_positions(self, labels: np.ndarray | None = None) -> np.ndarray:
+        """Positions in ``classes`` of ``labels`` (default ``y_true``): what models were fit on."""
+        return class_positions(self.y_true if labels is None else labels, self.classes)
+
+    def fold_sizes(self) -> np.ndarray:
+        return np.bincount(self.fold, minlength=self.folds)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready summary (no arrays): provenance of these predictions."""
+        return {
+            "algorithm": self.algorithm_id,
+            "settings": {k: _jsonable(v) for k, v in self.settings.items()},
+            "calibration": self.calibration,
+            "folds": self.folds,
+            "seed": self.seed,
+            "fold_method": self.fold_method,
+            "fit_seconds": round(self.fit_seconds, 4),
+            "fold_fit_seconds": [round(s, 4) for s in self.fold_fit_seconds],
+            "warnings": list(self.warnings),
+            "provenance": dict(self.provenance),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
+    """Position in ``classes`` of each label; AnalysisError naming a label that is no class."""
+    lookup = {c: i for i, c in enumerate(classes)}
+    values = np.asarray(labels).tolist()
+    try:
+        return np.fromiter((lookup[v] for v in values), dtype=np.intp, count=len(values))
+    except KeyError as exc:
+        raise AnalysisError(
+            f"score {exc.args[0]!r} is not one of the classes {list(classes)}"
+        ) from None
+
+
+def assign_folds(
+    y: Sequence | np.ndarray, folds: int = 10, seed: int = 0, *, names: Sequence | None = None
+) -> FoldAssignment:
+    """Stratified k-fold assignment of respondents to folds (see the module notes on rare classes).
+
+    ``y`` is taken in its sorted order (class positions give the scale order). ``names`` maps a
+    value of ``y`` (a position) to the label the warnings should show.
+    """
+
+    def show(value: Any) -> Any:
+        return names[int(value)] if names is not None else value
+
+    y = np.asarray(y)
+    n = len(y)
+    if folds < 2:
+        raise AnalysisError(f"cross-validation needs at least 2 folds, got {folds}")
+    if n < folds:
+        raise AnalysisError(f"{n} respondents are too few for {folds}-fold cross-validation")
+    labels, strata, counts = np.unique(y, return_inverse=True, return_counts=True)
+    notes: list[str] = []
+    groups = [[i] for i in range(len(labels))]  # strata as lists of label indices, in order
+    sizes = [int(c) for c in counts]
+    while len(groups) > 1 and min(sizes) < folds:
+        i = int(np.argmin(sizes))
+        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(groups)]
+        j = min(neighbours, key=lambda k: (sizes[k], k))
+        lo, hi = sorted((i, j))
+        groups[lo : hi + 1] = [groups[lo] + groups[hi]]
+        sizes[lo : hi + 1] = [sizes[lo] + sizes[hi]]
+    rare = [k for k in range(len(labels)) if counts[k] < folds]
+    for k in rare:
+        partners = next(g for g in groups if k in g)
+        others = [show(labels[m].item()) for m in partners if m != k]
+        notes.append(
+            f"class {show(labels[k].item())!r} has {counts[k]} respondent(s), fewer than the {folds} folds: "
+            + (
+                f"for fold assignment it was stratified together with class(es) {others}; "
+                if others
+                else ""
+            )
+            + "some test folds have none of it and some training folds may lack it "
+            "(its probability is 0 there)"
+        )
+    if len(groups) < 2:
+        splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
+        split, method = splitter.split(np.zeros(n)), "kfold"
+        if len(labels) > 1:
+            notes.append("too few respondents per class to stratify: plain shuffled k-fold used")
+    else:
+        merged = np.empty(len(labels), dtype=np.intp)
+        for g, members in enumerate(groups):
+            merged[members] = g
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+        split = splitter.split(np.zeros(n), merged[strata])
+        method = "stratified (rare classes merged)" if rare else "stratified"
+    fold = np.empty(n, dtype=np.intp)
+    for f, (_, test) in enumerate(split):
+        fold[test] = f
+    return FoldAssignment(fold=fold, folds=folds, seed=seed, method=method, warnings=tuple(notes))
+
+
+def make_folds(y: Sequence | np.ndarray, folds: int = 10, seed: int = 0) -> np.ndarray:
+    """Fold index (0..folds−1) per respondent; the same for every model given y, folds, seed."""
+    return assign_folds(y, folds, seed).fold
+
+
+def aligned_proba(model: Any, X: np.ndarray, n_classes: int) -> np.ndarray:
+    """``model.predict_proba(X)`` as n×K columns of class positions 0..K−1 (zeros if unseen)."""
+    raw = np.asarray(model.predict_proba(X), dtype=float)
+    out = np.zeros((raw.shape[0], n_classes))
+    out[:, np.asarray(model.classes_, dtype=np.intp)] = raw
+    return out
+
+
+def build_model(
+    algorithm_id: str,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    calibration: str = "none",
+    calibration_folds: int = 3,
+) -> Any:
+    """The unfitted estimator cross-validation fits in each fold (optionally calibrated)."""
+    if calibration not in CALIBRATIONS:
+        raise AnalysisError(f"unknown calibration '{calibration}'; choose from {CALIBRATIONS}")
+    model = get_algorithm(algorithm_id).build(seed, **dict(settings or {}))
+    if calibration != "none":
+        model = RareSafeCalibrated(model, method=calibration, cv=calibration_folds, ensemble=False)
+    return model
+
+
+def _fit_fold(template, X, codes, train, test, n_classes, keep_train, keep_model):
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = clone(template).fit(X[train], codes[train])
+        proba = aligned_proba(model, X[test], n_classes)
+        train_proba = aligned_proba(model, X[train], n_classes) if keep_train else None
+    seconds = time.perf_counter() - start
+    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    dropped = getattr(model, "dropped_classes_", ())
+    return proba, train_proba, seconds, (model if keep_model else None), messages, dropped
+
+
+def cross_validate_model(
+    X: Any,
+    y: Sequence | np.ndarray,
+    classes: Sequence,
+    algorithm_id: str,
+    *,
+    folds: int = 10,
+    seed: int = 0,
+    settings: Mapping[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: Progress | None = None,
+    calibration: Calibration = "none",
+    calibration_folds: int = 3,
+    keep_models: bool = False,
+    keep_train_proba: bool = False,
+    fold: np.ndarray | None = None,
+) -> CrossValResult:
+    """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
+
+    ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
+    ``classes``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
+    ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
+    calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
+    total, message)`` is called after each fold. Every stochastic estimator gets
+    ``random_state=seed``, so results do not depend on ``n_jobs``.
+    """
+    classes = tuple(classes)
+    if len(classes) < 2:
+        raise AnalysisError("cross-validation needs at least two classes")
+    feature_names = tuple(str(c) for c in getattr(X, "columns", ()))
+    Xa = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if Xa.ndim != 2 or len(Xa) != len(y):
+        raise AnalysisError(f"attributes ({Xa.shape}) and scores ({len(y)}) do not line up")
+    if np.isnan(Xa).any():
+        raise AnalysisError("attributes contain missing values: exclude or impute them first")
+    codes = class_positions(y, classes)
+    spec = get_algorithm(algorithm_id)
+    effective = spec.settings(settings)
+    template = build_model(
+        algorithm_id,
+        settings,
+        seed=seed,
+        calibration=calibration,
+        calibration_folds=calibration_folds,
+    )
+    notes: list[str] = []
+    if fold is None:
+        assignment = assign_folds(codes, folds, seed, names=classes)
+        fold, fold_method = assignment.fold, assignment.method
+        notes.extend(assignment.warnings)
+    else:
+        fold = np.asarray(fold, dtype=np.intp)
+        if fold.shape != codes.shape or fold.min() < 0:
+            raise AnalysisError("the given fold assignment does not match the respondents")
+        folds, fold_method = int(fold.max()) + 1, "given"
+    n_classes = len(classes)
+    splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
+    jobs = (
+        delayed(_fit_fold)(template, Xa, codes, tr, te, n_classes, keep_train_proba, keep_models)
+        for tr, te in splits
+    )
+    start = time.perf_counter()
+    if progress:
+        progress(0, folds, f"{algorithm_id}: fitting {folds} folds")
+    outputs = []
+    for done, out in enumerate(Parallel(n_jobs=n_jobs, return_as="generator")(jobs), start=1):
+        outputs.append(out)
+        if progress:
+            progress(done, folds, f"{algorithm_id}: fold {done}/{folds} done")
+    total = time.perf_counter() - start
+    proba = np.zeros((len(codes), n_classes))
+    messages: dict[str, list[int]] = {}
+    for f, ((_, test), (p, _, _, _, msgs, dropped)) in enumerate(zip(splits, outputs, strict=True)):
+        proba[test] = p
+        for m in msgs:
+            messages.setdefault(m, []).append(f)
+        for d in dropped:
+            messages.setdefault(
+                f"class {classes[int(d)]!r} has a single respondent in this training fold and "
+                "was left out of its calibration (probability 0)",
+                [],
+            ).append(f)
+    for m, fs in messages.items():
+        notes.append(f"{algorithm_id}, fold(s) {', '.join(str(f + 1) for f in fs)}: {m}")
+    class_array = np.asarray(classes) if _numeric(classes) else np.asarray(classes, dtype=object)
+    train_predictions = None
+    if keep_train_proba:
+        train_predictions = tuple(
+            TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
+            for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
+        )
+    return CrossValResult(
+        y_true=y,
+        y_pred=class_array[np.argmax(proba, axis=1)],
+        proba=proba,
+        fold=fold,
+        classes=classes,
+        algorithm_id=algorithm_id,
+        settings=effective,
+        calibration=calibration,
+        folds=folds,
+        seed=seed,
+        fit_seconds=total,
+        fold_fit_seconds=tuple(o[2] for o in outputs),
+        warnings=tuple(notes),
+        feature_names=feature_names,
+        fold_method=fold_method,
+        models=tuple(o[3] for o in outputs) if keep_models else None,
+        train_predictions=train_predictions,
+        provenance=library_versions(),
+    )
+
+
+def _numeric(classes: tuple) -> bool:
+    return all(isinstance(c, int | float | np.number) for c in classes)

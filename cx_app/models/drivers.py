@@ -1,0 +1,406 @@
+"""Driver importance: which attributes move the score, and by how much.
+
+Four views, each a frozen result with ``to_frame()`` / ``to_dict()``:
+
+- :func:`permutation_importance_cv`: scikit-learn ``permutation_importance`` per fold on that
+  fold's held-out respondents with that fold's fitted model (``cross_validate_model(...,
+  keep_models=True)``), so no model is refitted; mean and a t-interval across folds.
+- :func:`ordinal_coefficients`: proportional-odds logit (statsmodels ``OrderedModel``) of the
+  score on standardised attributes: coefficient, standard error, 95% interval, p.
+- :func:`relative_weights`: Johnson's (2000) relative weights of the attributes on the score
+  (linear, numeric score), from the eigendecomposition of the attributes' correlation matrix;
+  raw weights sum to the R² of the least-squares fit.
+- :func:`top_box_capability`: δ/φ (MATH.md §9) of each attribute's top-2-box ("scored in the top
+  two scale points") against a target group such as "promoters" or "not a detractor".
+
+:func:`importance_performance` joins an importance with the attributes' mean scores for the
+quadrant chart CX teams use (Martilla & James 1977). :func:`driver_importance` runs them all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from cx_app.errors import AnalysisError
+
+
+def _frame(X: Any) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X.astype(float)
+    X = np.asarray(X, dtype=float)
+    return pd.DataFrame(X, columns=[f"x{i + 1}" for i in range(X.shape[1])])
+
+
+def _score(y: Any, classes: Sequence | None) -> np.ndarray:
+    """The score as numbers: the labels when numeric, else positions in ``classes``."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iuf":
+        return y.astype(float)
+    if classes is None:
+        raise AnalysisError("a non-numeric score needs its ordered classes")
+    from cx_app.models.crossval import class_positions
+
+    return class_positions(y, tuple(classes)).astype(float)
+
+
+def _clean(values: np.ndarray) -> list:
+    return [None if not math.isfinite(float(v)) else float(v) for v in values]
+
+
+# ---------------------------------------------------------------- Johnson's relative weights
+
+
+@dataclass(frozen=True, eq=False)
+class RelativeWeights:
+    """Johnson's relative weights: ``raw`` (sums to ``r_squared``) and ``percent`` of R²."""
+
+    attributes: tuple[str, ...]
+    raw: np.ndarray
+    r_squared: float
+
+    @property
+    def percent(self) -> np.ndarray:
+        return 100 * self.raw / self.r_squared if self.r_squared > 0 else np.zeros_like(self.raw)
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"raw_weight": self.raw, "percent_of_r2": self.percent},
+            index=pd.Index(self.attributes, name="attribute"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": "Johnson (2000) relative weights on the score",
+            "r_squared": self.r_squared,
+            "attributes": list(self.attributes),
+            "raw": _clean(self.raw),
+            "percent": _clean(self.percent),
+        }
+
+
+def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> RelativeWeights:
+    """Johnson (2000), "A heuristic method for estimating the relative weight of predictor
+    variables in multiple regression", Multivariate Behavioral Research 35(1):1–19.
+
+    With R_xx = V diag(λ) Vᵀ, Λ = V diag(√λ) Vᵀ relates the attributes to their closest
+    orthogonal counterparts Z; β = Λ⁻¹ r_xy regresses the score on Z, and attribute j's raw
+    weight is ε_j = Σ_k Λ_jk² β_k². Σ ε_j = R².
+    """
+    frame = _frame(X)
+    score = _score(y, classes)
+    data = np.column_stack([frame.to_numpy(), score])
+    if len(data) < frame.shape[1] + 2:
+        raise AnalysisError("too few respondents for relative weights")
+    corr = np.corrcoef(data, rowvar=False)
+    if not np.isfinite(corr).all():
+        constant = [c for c, s in zip(frame.columns, frame.std(), strict=True) if not s > 0]
+        raise AnalysisError(
+            f"relative weights need varying scores; constant: {constant or 'score'}"
+        )
+    rxx, rxy = corr[:-1, :-1], corr[:-1, -1]
+    eigval, eigvec = np.linalg.eigh(rxx)
+    eigval = np.clip(eigval, 0, None)
+    lam = eigvec @ np.diag(np.sqrt(eigval)) @ eigvec.T
+    beta = np.linalg.lstsq(lam, rxy, rcond=None)[0]
+    raw = (lam**2) @ (beta**2)
+    return RelativeWeights(tuple(map(str, frame.columns)), raw, float(raw.sum()))
+
+
+# ------------------------------------------------------------------- ordinal coefficients
+
+
+@dataclass(frozen=True, eq=False)
+class CoefficientTable:
+    """Coefficients of standardised attributes with standard errors and 95% intervals."""
+
+    attributes: tuple[str, ...]
+    coef: np.ndarray
+    se: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    p: np.ndarray
+    model: str
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"coef": self.coef, "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high,
+             "p": self.p},
+            index=pd.Index(self.attributes, name="attribute"),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "attributes": list(self.attributes),
+            **{k: _clean(getattr(self, k)) for k in ("coef", "se", "ci_low", "ci_high", "p")},
+        }
+
+
+def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> CoefficientTable:
+    """Proportional-odds logit of the score on standardised attributes (statsmodels
+    ``OrderedModel``, BFGS). A coefficient is the change in log-odds of a higher score per
+    standard deviation of the attribute."""
+    from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+    frame = _frame(X)
+    sd = frame.std(ddof=0)
+    if (sd <= 0).any():
+        raise AnalysisError(f"attributes without variation: {list(frame.columns[sd <= 0])}")
+    z = (frame - frame.mean()) / sd
+    codes = np.unique(_score(y, classes), return_inverse=True)[1]
+    result = OrderedModel(codes, z, distr="logit").fit(method="bfgs", maxiter=2000, disp=False)
+    p = len(frame.columns)
+    ci = np.asarray(result.conf_int(alpha=0.05))[:p]
+    return CoefficientTable(
+        attributes=tuple(map(str, frame.columns)),
+        coef=np.asarray(result.params)[:p],
+        se=np.asarray(result.bse)[:p],
+        ci_low=ci[:, 0],
+        ci_high=ci[:, 1],
+        p=np.asarray(result.pvalues)[:p],
+        model="ordinal logistic regression (proportional odds) on standardised attributes",
+    )
+
+
+# -------------------------------------------------------------- permutation importance (CV)
+
+
+@dataclass(frozen=True, eq=False)
+class PermutationImportance:
+    """Held-out permutation importance per fold (``per_fold``: folds × attributes)."""
+
+    algorithm_id: str
+    attributes: tuple[str, ...]
+    per_fold: np.ndarray
+    scoring: str
+    n_repeats: int
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.per_fold.mean(axis=0)
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """t-interval of the mean across folds."""
+        k = self.per_fold.shape[0]
+        half = (
+            stats.t.ppf(0.5 + level / 2, k - 1) * self.per_fold.std(axis=0, ddof=1) / math.sqrt(k)
+        )
+        return self.mean - half, self.mean + half
+
+    def to_frame(self) -> pd.DataFrame:
+        low, high = self.interval()
+        return pd.DataFrame(
+            {"mean": self.mean, "ci_low": low, "ci_high": high},
+            index=pd.Index(self.attributes, name="attribute"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        low, high = self.interval()
+        return {
+            "algorithm": self.algorithm_id,
+            "scoring": self.scoring,
+            "n_repeats": self.n_repeats,
+            "attributes": list(self.attributes),
+            "mean": _clean(self.mean),
+            "ci_low": _clean(low),
+            "ci_high": _clean(high),
+            "per_fold": [_clean(row) for row in self.per_fold],
+        }
+
+
+def permutation_importance_cv(
+    cv: Any,
+    X: Any,
+    *,
+    n_repeats: int = 5,
+    seed: int = 0,
+    scoring: str = "accuracy",
+    n_jobs: int = 1,
+) -> PermutationImportance:
+    """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
+    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``)."""
+    from sklearn.inspection import permutation_importance
+
+    if cv.models is None:
+        raise AnalysisError(
+            f"{cv.algorithm_id}: the fold models were not kept; cross-validate with keep_models=True"
+        )
+    frame = _frame(X)
+    Xa = frame.to_numpy()
+    codes = cv.class_positions()
+    rows = []
+    for f, model in enumerate(cv.models):
+        test = cv.fold == f
+        res = permutation_importance(
+            model, Xa[test], codes[test], scoring=scoring, n_repeats=n_repeats,
+            random_state=seed + f, n_jobs=n_jobs,
+        )  # fmt: skip
+        rows.append(res.importances_mean)
+    return PermutationImportance(
+        cv.algorithm_id, tuple(map(str, frame.columns)), np.vstack(rows), scoring, n_repeats
+    )
+
+
+# ------------------------------------------------------------------ top-2-box capability
+
+
+def target_groups(resolved_plan: Any) -> dict[str, tuple]:
+    """Binary targets for δ/φ from a resolved plan: the first step's group holding the highest
+    class (NPS: "promoters") and each 2×2 step's positive group (NPS: "passives_promoters",
+    i.e. not a detractor), as original labels."""
+    out: dict[str, tuple] = {}
+    if resolved_plan is None or not resolved_plan.steps:
+        return out
+    top = resolved_plan.classes[-1]
+    for g in resolved_plan.steps[0].groups:
+        if top in g.covers:
+            out[g.name] = tuple(g.covers)
+    for step in resolved_plan.steps:
+        if step.positive is not None and len(step.groups) == 2:
+            group = next(g for g in step.groups if g.name == step.positive)
+            out.setdefault(group.name, tuple(group.covers))
+    return out
+
+
+def top_box_capability(
+    X: Any,
+    y: Any,
+    targets: Mapping[str, Sequence],
+    *,
+    attribute_max: float | Mapping[str, float] | None = None,
+) -> pd.DataFrame:
+    """δ/φ of "attribute in its top-2-box" (≥ max − 1) against each target group.
+
+    One row per (attribute, target): share in the top box, TPR, FPR, δ = TPR − FPR,
+    φ = TPR + FPR − 1 (the engine's ``feature_delta_phi``). ``attribute_max`` is the top of the
+    attribute scale (default: the highest score observed in each column).
+    """
+    from cx_app.engine.capability import feature_delta_phi
+
+    frame = _frame(X)
+    y = np.asarray(y)
+    rows = []
+    for name in frame.columns:
+        if attribute_max is None:
+            top = frame[name].max()
+        elif isinstance(attribute_max, Mapping):
+            top = attribute_max[name]
+        else:
+            top = attribute_max
+        feature = (frame[name] >= top - 1).to_numpy()
+        for target, members in targets.items():
+            result = feature_delta_phi(feature, np.isin(y, list(members)))
+            rows.append(
+                {
+                    "attribute": str(name),
+                    "target": target,
+                    "top_box_share": float(feature.mean()),
+                    "tpr": result.tpr,
+                    "fpr": result.fpr,
+                    "delta": result.delta,
+                    "phi": result.phi,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ importance–performance
+
+
+QUADRANTS = {
+    (True, False): "concentrate here",
+    (True, True): "keep up the good work",
+    (False, False): "low priority",
+    (False, True): "possible overkill",
+}
+"""(importance above its mean, performance above its mean) → Martilla & James's quadrant."""
+
+
+def importance_performance(X: Any, importance: Mapping[str, float]) -> pd.DataFrame:
+    """Importance vs mean attribute score, with the quadrant split at the two means."""
+    frame = _frame(X)
+    names = [str(c) for c in frame.columns]
+    imp = np.array([float(importance[n]) for n in names])
+    perf = frame.mean().to_numpy()
+    out = pd.DataFrame({"attribute": names, "importance": imp, "performance": perf})
+    hi_imp, hi_perf = imp > imp.mean(), perf > perf.mean()
+    out["quadrant"] = [QUADRANTS[(bool(a), bool(b))] for a, b in zip(hi_imp, hi_perf, strict=True)]
+    return out
+
+
+# ---------------------------------------------------------------------------- all of it
+
+
+@dataclass(frozen=True, eq=False)
+class DriverAnalysis:
+    """Every driver view of one survey (and the chosen model(s))."""
+
+    relative_weights: RelativeWeights
+    ordinal: CoefficientTable | None
+    permutation: tuple[PermutationImportance, ...]
+    importance_performance: pd.DataFrame
+    capability: pd.DataFrame | None
+    notes: tuple[str, ...] = field(default=())
+
+    def ranking(self) -> tuple[str, ...]:
+        """Attributes from most to least important by relative weight."""
+        rw = self.relative_weights
+        return tuple(rw.attributes[i] for i in np.argsort(-rw.raw, kind="stable"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ranking": list(self.ranking()),
+            "relative_weights": self.relative_weights.to_dict(),
+            "ordinal": None if self.ordinal is None else self.ordinal.to_dict(),
+            "permutation": {p.algorithm_id: p.to_dict() for p in self.permutation},
+            "importance_performance": {
+                "importance": "relative weight (% of R²)",
+                "rows": self.importance_performance.to_dict(orient="records"),
+            },
+            "top_box": None
+            if self.capability is None
+            else self.capability.to_dict(orient="records"),
+            "notes": list(self.notes),
+        }
+
+
+def driver_importance(
+    X: Any,
+    y: Any,
+    classes: Sequence,
+    *,
+    cv_results: Sequence[Any] = (),
+    resolved_plan: Any = None,
+    attribute_max: float | Mapping[str, float] | None = None,
+    n_repeats: int = 5,
+    seed: int = 0,
+    ordinal: bool = True,
+) -> DriverAnalysis:
+    """Relative weights, ordinal coefficients, permutation importance of each ``cv_results``
+    model that kept its fold models, importance–performance (on relative weights) and the
+    top-2-box δ/φ against the plan's target groups."""
+    frame = _frame(X)
+    notes = []
+    rw = relative_weights(frame, y, classes)
+    coef = None
+    if ordinal:
+        try:
+            coef = ordinal_coefficients(frame, y, classes)
+        except (AnalysisError, np.linalg.LinAlgError, ValueError) as exc:
+            notes.append(f"ordinal coefficients not available: {exc}")
+    perms = tuple(
+        permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed) for cv in cv_results
+    )
+    ipa = importance_performance(frame, dict(zip(rw.attributes, rw.percent, strict=True)))
+    targets = target_groups(resolved_plan)
+    capability = None
+    if targets:
+        capability = top_box_capability(frame, y, targets, attribute_max=attribute_max)
+    return DriverAnalysis(rw, coef, perms, ipa, capability, tuple(notes))

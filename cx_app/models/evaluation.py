@@ -1,0 +1,188 @@
+"""Everything about one cross-validated model, derived from its cached predictions.
+
+:func:`evaluate_result` never refits: from a :class:`~cx_app.models.crossval.CrossValResult` it computes
+
+- the pooled out-of-fold confusion matrix at every level of the plan ("original", then one per
+  step, via the engine's ``reduce_confusion``);
+- per-fold metrics at every level: each fold's own matrix reduced and measured (these are the
+  values the paired t-tests use; δ/φ of a 2×2 level per fold are among them);
+- ROC: for "original" the one-vs-rest curves (``ovr_roc``) summarised by their **macro-average
+  curve** (per-class TPR interpolated on a common FPR grid of 201 points, then averaged) and
+  ``auc`` = the macro AUC (mean of the per-class AUCs); for each 2×2 level the reduced ROC of
+  MATH.md §7 (``reduced_roc``) with its random-selection area. ``to_dict`` stores a thinned
+  curve (:func:`thin_curve`: its vertices, at most :data:`MAX_STORED_POINTS`), while ``auc`` is
+  always the area of the full curve.
+
+Changing the plan means calling :func:`evaluate_result` again with the new plan: no retraining.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cx_app.engine.confusion import confusion_matrix
+from cx_app.engine.levels import Level, reduce_confusion
+from cx_app.engine.roc import ovr_roc, reduced_roc, thin_curve
+from cx_app.errors import AnalysisError
+from cx_app.models.crossval import CrossValResult
+
+MACRO_GRID = np.linspace(0.0, 1.0, 201)
+MAX_STORED_POINTS = 1000
+"""At most this many points of a ROC curve are written to results.json (one per threshold
+would be ~N points per model)."""
+
+@dataclass(frozen=True, eq=False)
+class RocSummary:
+    """One ROC curve of a level, as stored in results: points, AUC, random-selection AUC."""
+
+    fpr: np.ndarray
+    tpr: np.ndarray
+    auc: float
+    random_auc: float
+    kind: str  # "ovr macro-average" or "reduced 2x2+IM"
+    per_class_auc: Mapping[Any, float | None] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; ``fpr``/``tpr`` thinned by :func:`thin_curve`, ``auc`` of the full curve."""
+        fpr, tpr = thin_curve(self.fpr, self.tpr)
+        out = {
+            "kind": self.kind,
+            "fpr": [round(float(v), 6) for v in fpr],
+            "tpr": [round(float(v), 6) for v in tpr],
+            "points": len(self.fpr),
+            "auc": _finite(self.auc),
+            "random_auc": _finite(self.random_auc),
+        }
+        if self.per_class_auc is not None:
+            out["per_class_auc"] = {str(k): _finite(v) for k, v in self.per_class_auc.items()}
+        return out
+
+
+def _finite(value: Any) -> Any:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True, eq=False)
+class ModelEvaluation:
+    """Levels, per-fold metrics and ROC of one cross-validated model."""
+
+    algorithm_id: str
+    classes: tuple
+    folds: int
+    fold: np.ndarray = field(repr=False)
+    levels: tuple[Level, ...]
+    per_fold: Mapping[str, Mapping[str, tuple[float, ...]]]
+    roc: Mapping[str, RocSummary]
+    fit_seconds: float
+    fold_sizes: tuple[int, ...]
+    cv_summary: Mapping[str, Any] = field(default_factory=dict)
+
+    def level(self, name: str) -> Level:
+        for lvl in self.levels:
+            if lvl.name == name:
+                return lvl
+        raise AnalysisError(
+            f"no level '{name}' (levels: {', '.join(lvl.name for lvl in self.levels)})"
+        )
+
+    def per_fold_values(self, level: str, metric: str) -> np.ndarray:
+        """The k per-fold values of ``metric`` at ``level`` (what the paired tests compare)."""
+        self.level(level)
+        values = self.per_fold[level]
+        if metric not in values:
+            raise AnalysisError(
+                f"level '{level}' has no per-fold metric '{metric}'; available: {', '.join(values)}"
+            )
+        return np.asarray(values[metric], dtype=float)
+
+    def mean(self, level: str, metric: str) -> float:
+        return float(self.per_fold_values(level, metric).mean())
+
+    def to_dict(self) -> dict[str, Any]:
+        levels = {}
+        for lvl in self.levels:
+            d = lvl.to_dict()
+            levels[lvl.name] = {
+                "labels": d["labels"],
+                "matrix": d["matrix"],
+                "im": d["im"],
+                "positive": d["positive"],
+                "metrics": d["metrics"],
+                "per_fold": {
+                    m: [_finite(v) for v in vs] for m, vs in self.per_fold[lvl.name].items()
+                },
+            }
+        return {
+            "algorithm": self.algorithm_id,
+            "levels": levels,
+            "roc": {name: r.to_dict() for name, r in self.roc.items()},
+            "fit_seconds": round(self.fit_seconds, 4),
+            "fold_sizes": list(self.fold_sizes),
+            "cross_validation": dict(self.cv_summary),
+        }
+
+
+def _scalar_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    return {
+        k: float(v)
+        for k, v in metrics.items()
+        if isinstance(v, int | float | np.number) and not isinstance(v, bool)
+    }
+
+
+def _macro_curve(y_true: np.ndarray, proba: np.ndarray, classes: tuple) -> RocSummary:
+    ovr = ovr_roc(y_true, proba, classes)
+    curves = [c for c in ovr.curves.values() if c is not None]
+    if curves:
+        tpr = np.mean([np.interp(MACRO_GRID, c.fpr, c.tpr) for c in curves], axis=0)
+        tpr[0] = 0.0
+    else:
+        tpr = np.zeros_like(MACRO_GRID)
+    auc = ovr.macro_auc if ovr.macro_auc is not None else math.nan
+    return RocSummary(MACRO_GRID, tpr, auc, 0.5, "ovr macro-average", dict(ovr.auc))
+
+
+def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
+    """Levels, per-fold metrics and ROC of ``cv`` under ``resolved_plan`` (no refitting)."""
+    classes = tuple(resolved_plan.classes)
+    if tuple(map(str, classes)) != tuple(map(str, cv.classes)):
+        raise AnalysisError(
+            f"the plan's classes {list(classes)} differ from the model's {list(cv.classes)}"
+        )
+    levels = reduce_confusion(confusion_matrix(cv.y_true, cv.y_pred, labels=classes), resolved_plan)
+    per_fold: dict[str, dict[str, list[float]]] = {lvl.name: {} for lvl in levels}
+    for f in range(cv.folds):
+        test = cv.fold == f
+        fold_levels = reduce_confusion(
+            confusion_matrix(cv.y_true[test], cv.y_pred[test], labels=classes), resolved_plan
+        )
+        for lvl in fold_levels:
+            for metric, value in _scalar_metrics(lvl.metrics).items():
+                per_fold[lvl.name].setdefault(metric, []).append(value)
+    roc: dict[str, RocSummary] = {"original": _macro_curve(cv.y_true, cv.proba, classes)}
+    for lvl, step in zip(levels[1:], resolved_plan.steps, strict=True):
+        if lvl.is_binary:
+            curve = reduced_roc(cv.y_true, cv.proba, classes, resolved_plan, step=step.name)
+            roc[lvl.name] = RocSummary(
+                curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM"
+            )
+    return ModelEvaluation(
+        algorithm_id=cv.algorithm_id,
+        classes=classes,
+        folds=cv.folds,
+        fold=cv.fold,
+        levels=levels,
+        per_fold={k: {m: tuple(v) for m, v in d.items()} for k, d in per_fold.items()},
+        roc=roc,
+        fit_seconds=cv.fit_seconds,
+        fold_sizes=tuple(int(s) for s in cv.fold_sizes()),
+        cv_summary=cv.summary(),
+    )

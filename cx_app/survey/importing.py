@@ -1,0 +1,917 @@
+"""Reading survey files into clean, validated respondent tables.
+
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through python-calamine
+and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8 with or without BOM, then
+cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+header or alias, and cleans every score column with vectorised pandas operations:
+
+- blank cells and the schema's missing-value codes (``99``, ``"Don't know"``, ...) are missing;
+- a respondent with a missing target, an Excel error cell (``#N/A``; .xlsx/.xlsm, found by the
+  archive scan because calamine reads error cells as empty text), a date cell in a score
+  column, a non-numeric text score, a decimal score on an integer scale, an out-of-scale score,
+  a missing attribute score (policy ``exclude``) or a repeated respondent id (the first
+  occurrence is kept) is excluded, with the reason, in the
+  :class:`~cx_app.survey.quality.DataQualityReport`;
+- segment cells: date cells become ISO dates in text segments; a ``date``-role segment also
+  converts Excel serial day numbers (1950–2099) stored as plain numbers, with a note;
+- under policy ``impute_median``, missing attribute scores of used respondents are replaced by
+  the attribute's median over used respondents, counted per attribute.
+
+Completely blank rows are skipped before counting (``blank_rows`` and a note say how many).
+Row numbers are sheet rows as Excel shows them (CSV: the line number).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import posixpath
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import python_calamine
+from defusedxml import ElementTree
+
+from cx_app.errors import SchemaError, SurveyFileError
+from cx_app.survey.limits import ImportLimits, limits_from_env, megabytes
+from cx_app.survey.quality import (
+    DATE_IN_SCORE,
+    DECIMAL,
+    DUPLICATE_ID,
+    EXCEL_ERROR,
+    MISSING_ATTRIBUTE,
+    MISSING_TARGET,
+    NON_NUMERIC,
+    OUT_OF_SCALE,
+    DataQualityReport,
+    ExcludedRow,
+)
+from cx_app.survey.schema import (
+    ColumnSpec,
+    Scale,
+    SurveySchema,
+    infer_schema,
+    normalise_header,
+)
+from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
+
+EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
+CSV_SUFFIXES = (".csv",)
+HEADER_SCAN_ROWS = 30
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_MARKS = tuple(m.encode("utf-16-le") for m in ("EncryptedPackage", "EncryptionInfo"))
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_FOREIGN_MAGIC = (
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"7z\xbc\xaf", "a 7-Zip archive"),
+    (b"<!DOCTYPE html", "an HTML page"),
+    (b"<html", "an HTML page"),
+)
+_ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
+_UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
+_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+class ExcelError(str):
+    """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
+    itself returns such a cell as empty text."""
+
+
+_DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
+# Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31
+_SERIAL_DATES = (18264, 73050)
+_EXCEL_EPOCH = "1899-12-30"
+_REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_PKG_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a survey table came from: file name, sheet, content hash, CSV dialect, header row."""
+
+    filename: str
+    sheet: str | None
+    sha256: str
+    encoding: str | None = None
+    delimiter: str | None = None
+    header_row: int = 1
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SurveyData:
+    """Used respondents (``frame``, columns = schema names, index = sheet row), the schema,
+    the data-quality report and the source."""
+
+    frame: pd.DataFrame
+    schema: SurveySchema
+    quality: DataQualityReport
+    source: SourceInfo
+    absent_attributes: tuple[str, ...] = ()
+    """Attributes whose column is not in the file (only with ``require_attributes=False``):
+    their column in ``frame`` is all missing, for the caller to fill and to warn about."""
+
+    @property
+    def attribute_names(self) -> tuple[str, ...]:
+        return self.schema.attribute_names
+
+    @property
+    def classes(self) -> tuple[int, ...]:
+        return self.schema.classes
+
+    @property
+    def has_target(self) -> bool:
+        return self.schema.target.name in self.frame.columns
+
+    @property
+    def X(self) -> pd.DataFrame:  # noqa: N802 - the usual name for a feature matrix
+        """Attribute scores of the used respondents (float; imputed cells filled)."""
+        return self.frame[list(self.attribute_names)].astype(float)
+
+    @property
+    def y(self) -> np.ndarray | None:
+        """Target scores (int), or None when the file has no target column."""
+        if not self.has_target:
+            return None
+        return self.frame[self.schema.target.name].to_numpy(dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- raw reading
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """One sheet's cells as rows of Python values; ``rows[i]`` is sheet row ``i + 1``."""
+
+    sheet: str | None
+    rows: list[list[Any]]
+
+
+def _too_big(name: str, size: int, limits: ImportLimits) -> SurveyFileError:
+    return SurveyFileError(
+        f"{name}: the file is {megabytes(size)}, more than the limit of "
+        f"{megabytes(limits.max_file_bytes)} (CX_APP_MAX_FILE_MB); refused")
+
+
+def _read_source(source: Any, filename: str | None, limits: ImportLimits) -> tuple[bytes, str]:
+    """The file's bytes (in memory; nothing is written anywhere) and its display name."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        name = filename or path.name
+        try:
+            size = path.stat().st_size
+            if size > limits.max_file_bytes:
+                raise _too_big(name, size, limits)
+            with path.open("rb") as handle:  # read at most one byte past the limit
+                data = handle.read(limits.max_file_bytes + 1)
+        except FileNotFoundError:
+            raise SurveyFileError(f"{name}: file not found ({path})") from None
+        except IsADirectoryError:
+            raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
+        except OSError as exc:
+            raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), filename or "uploaded file"
+    elif hasattr(source, "getvalue") or hasattr(source, "read"):
+        name = filename or getattr(source, "name", None) or "uploaded file"
+        data = (source.getvalue() if hasattr(source, "getvalue")
+                else source.read(limits.max_file_bytes + 1))
+        data = bytes(data)
+    else:
+        raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+    if len(data) > limits.max_file_bytes:
+        raise _too_big(name, len(data), limits)
+    return data, name
+
+
+def _foreign_format(data: bytes) -> str | None:
+    head = data[:64].lstrip()
+    for magic, what in _FOREIGN_MAGIC:
+        if head[:len(magic)].lower() == magic.lower():
+            return what
+    return None
+
+
+def _check_workbook_bytes(data: bytes, name: str, suffix: str,
+                          limits: ImportLimits) -> ArchiveSummary | None:
+    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind; the
+    archive summary of a zip-based workbook."""
+    if data.startswith(_OLE_MAGIC):
+        # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
+        # "EncryptionInfo" and "EncryptedPackage" streams
+        if any(mark in data for mark in _ENCRYPTED_MARKS):
+            raise SurveyFileError(
+                f"{name}: the workbook is password-protected (encrypted); save an unprotected "
+                "copy and upload that")
+        return None  # an old .xls (BIFF) workbook: calamine reads it; failures reported below
+    if data.startswith(_ZIP_MAGIC):
+        return check_workbook_archive(data, name, limits)
+    foreign = _foreign_format(data)
+    if foreign:
+        raise SurveyFileError(
+            f"{name}: the file is {foreign} renamed {suffix}, not a spreadsheet")
+    if suffix in (".xlsx", ".xlsm", ".ods"):
+        hint = (" (it looks like text: if it is a CSV file, give it the .csv extension)"
+                if _looks_like_text(data) else "")
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
+            f"spreadsheet){hint}")
+    return None
+
+
+def _sheet_parts(data: bytes) -> dict[str, str]:
+    """Sheet name → worksheet part (``xl/worksheets/sheet1.xml``) of an .xlsx/.xlsm archive
+    (already checked: no DTD, bounded sizes); parsed with defusedxml."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            book = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+            rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
+    except Exception:  # an unusual layout: error cells then stay blank, as calamine reads them
+        return {}
+    targets = {r.get("Id"): r.get("Target", "") for r in rels.iter(f"{_PKG_NS}Relationship")}
+    parts = {}
+    for sheet in book.iter(f"{_MAIN_NS}sheet"):
+        target = targets.get(sheet.get(f"{_REL_NS}id"), "")
+        if target:
+            path = target.lstrip("/") if target.startswith("/") else posixpath.join("xl", target)
+            parts[sheet.get("name", "")] = posixpath.normpath(path)
+    return parts
+
+
+def _mark_errors(rows: list[list[Any]], errors: dict[tuple[int, int], str]) -> None:
+    """Put an :class:`ExcelError` where calamine returned an error cell as empty text."""
+    for (row, col), code in errors.items():
+        if row <= len(rows) and col <= len(rows[row - 1]) and rows[row - 1][col - 1] == "":
+            rows[row - 1][col - 1] = ExcelError(code)
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start > len(head) - 4  # a character cut at the end of the sample
+    return True
+
+
+def _excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str], Any]:
+    suffix = Path(name).suffix.lower()
+    summary = _check_workbook_bytes(data, name, suffix, limits)
+    error_cells = summary.error_cells if summary is not None else {}
+    parts = _sheet_parts(data) if error_cells else {}
+    try:
+        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except python_calamine.PasswordError:
+        raise SurveyFileError(
+            f"{name}: the workbook is password-protected; save an unprotected copy"
+        ) from None
+    except Exception:  # calamine raises several types for damaged or foreign files
+        if data.startswith(_OLE_MAGIC):
+            raise SurveyFileError(
+                f"{name}: an OLE2 (Compound File) container that calamine cannot read as a "
+                "workbook: a password-protected/encrypted workbook, an old .xls from an "
+                "unsupported version, or another Office document; save it as an unprotected "
+                ".xlsx") from None
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix or 'spreadsheet'} workbook (the file is damaged or "
+            "is not a spreadsheet)"
+        ) from None
+
+    def load(sheet: str) -> _Grid:
+        try:
+            loaded = workbook.get_sheet_by_name(sheet)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
+        try:
+            rows = loaded.to_python(skip_empty_area=False)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        if parts.get(sheet) in error_cells:
+            _mark_errors(rows, error_cells[parts[sheet]])
+        return _Grid(sheet, rows)
+
+    return list(workbook.sheet_names), load
+
+
+def _check_shape(where: str, rows: int, cols: int, limits: ImportLimits) -> None:
+    if rows > limits.max_rows:
+        raise SurveyFileError(f"{where}: {rows:,} rows, more than the limit of "
+                              f"{limits.max_rows:,} (CX_APP_MAX_ROWS); refused")
+    if cols > limits.max_columns:
+        raise SurveyFileError(f"{where}: {cols:,} columns, more than the limit of "
+                              f"{limits.max_columns:,} (CX_APP_MAX_COLUMNS); refused")
+    if rows * cols > limits.max_cells:
+        raise SurveyFileError(f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} "
+                              f"cells, more than the limit of {limits.max_cells:,} "
+                              "(CX_APP_MAX_CELLS); refused")
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    for codec, label in _ENCODINGS:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if codec == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf"):
+            label = "UTF-8 with BOM"
+        return text, label
+    raise SurveyFileError(f"{name}: cannot decode the text")  # pragma: no cover (latin-1)
+
+
+def _sniff_delimiter(text: str) -> str:
+    """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
+    lines; ties go to the order comma, semicolon, tab."""
+    sample = [line for line in text.splitlines()[:50] if line.strip()]
+    best, best_score = ",", (-1, -1)
+    for delimiter in _DELIMITERS:
+        widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
+        if not widths:
+            continue
+        common = max(set(widths), key=widths.count)
+        score = (widths.count(common) if common > 1 else 0, common)
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+def _csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[_Grid, str, str]:
+    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text, encoding = data.decode("utf-16"), "UTF-16"
+    else:
+        text, encoding = _decode(data, name)
+    delimiter = _sniff_delimiter(text)
+    rows: list[list[str]] = []
+    width = 0
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+            rows.append(row)
+            width = max(width, len(row))
+            _check_shape(name, len(rows), width, limits)
+    except csv.Error as exc:
+        raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
+                              ) from None
+    return _Grid(None, rows), encoding, delimiter
+
+
+# --------------------------------------------------------------------------- header matching
+
+
+def _header_texts(row: Sequence[Any]) -> list[str]:
+    return [normalise_header(c) if _present(c) else "" for c in row]
+
+
+def _present(cell: Any) -> bool:
+    if cell is None:
+        return False
+    if isinstance(cell, float) and np.isnan(cell):
+        return False
+    return not (isinstance(cell, str) and not cell.strip())
+
+
+def _match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
+    """Column position of each spec (by header, then aliases, then name), first match wins;
+    a header is claimed by one spec only."""
+    positions: dict[str, list[int]] = {}
+    for j, h in enumerate(headers):
+        if h:
+            positions.setdefault(h, []).append(j)
+    found: dict[str, int] = {}
+    claimed: set[int] = set()
+    for spec in specs:
+        for candidate in spec.candidates:
+            free = [j for j in positions.get(candidate, ()) if j not in claimed]
+            if free:
+                found[spec.name] = free[0]
+                claimed.add(free[0])
+                break
+    return found
+
+
+def _required(schema: SurveySchema, require_target: bool,
+              require_attributes: bool = True) -> list[ColumnSpec]:
+    return (([schema.target] if require_target else [])
+            + (list(schema.attributes) if require_attributes else []))
+
+
+def _find_header(grid: _Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
+    """(index of the header row, matched positions): the row among the first rows that matches
+    the most schema columns."""
+    best_row, best = 0, {}
+    for i, row in enumerate(grid.rows[:HEADER_SCAN_ROWS]):
+        found = _match(schema.columns(), _header_texts(row))
+        if len(found) > len(best):
+            best_row, best = i, found
+    return best_row, best
+
+
+def _guess_header_row(grid: _Grid) -> int:
+    """Without a schema: the first row whose text cells fill at least half the table width."""
+    head = grid.rows[:HEADER_SCAN_ROWS]
+    texts = [sum(isinstance(c, str) and bool(c.strip()) for c in row) for row in head]
+    filled = [sum(_present(c) for c in row) for row in head]
+    width = max(filled, default=0)
+    for i, n in enumerate(texts):
+        if n >= 2 and n >= 0.5 * width:
+            return i
+    return 0
+
+
+def _column_letter(j: int) -> str:
+    letters = ""
+    j += 1
+    while j:
+        j, r = divmod(j - 1, 26)
+        letters = chr(65 + r) + letters
+    return letters
+
+
+# --------------------------------------------------------------------------- cleaning
+
+
+def _blank_mask(raw: pd.Series) -> pd.Series:
+    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
+    if raw.dtype != object:
+        return raw.isna()
+    blank = (raw.isna() | raw.eq("")).astype(bool)
+    text = raw.map(type).eq(str) & ~blank
+    if text.any():
+        spaces = raw[text].astype("str").str.strip().eq("")
+        blank[spaces.index[spaces.to_numpy(dtype=bool)]] = True
+    return blank
+
+
+def _code_sets(codes: Sequence[Any]) -> tuple[set[float], set[str]]:
+    numeric, textual = set(), set()
+    for code in codes:
+        if isinstance(code, bool):
+            continue
+        if isinstance(code, (int, float)):
+            numeric.add(float(code))
+            continue
+        try:
+            numeric.add(float(str(code).strip()))
+        except ValueError:
+            textual.add(_fold(code))
+    return numeric, textual
+
+
+def _fold(text: Any) -> str:
+    return normalise_header(str(text).replace("’", "'").replace("‘", "'"))
+
+
+@dataclass
+class _Scored:
+    """A cleaned score column: values (float, NaN where missing or invalid) and masks."""
+
+    values: pd.Series
+    missing: pd.Series
+    error: pd.Series
+    date: pd.Series
+    non_numeric: pd.Series
+    decimal: pd.Series
+    out_of_scale: pd.Series
+
+
+def _clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
+                  codes: tuple[set[float], set[str]]) -> _Scored:
+    numeric_codes, text_codes = codes
+    error = date = pd.Series(False, index=raw.index)
+    if raw.dtype == object:
+        types = raw.map(type)
+        error = types.eq(ExcelError)
+        date = types.isin(_DATE_TYPES)
+        raw = raw.mask(types.eq(bool), "TRUE/FALSE")
+    numbers = pd.to_numeric(raw, errors="coerce")
+    # cells that are neither numbers nor blank: text (codes, "7,5", words)
+    texty = numbers.isna() & ~blank
+    if texty.any():
+        text = raw[texty].astype(str).str.strip()
+        decimal_comma = pd.to_numeric(
+            text.str.replace(",", ".", regex=False).where(text.str.fullmatch(r"-?\d+,\d+")),
+            errors="coerce")
+        numbers.loc[decimal_comma.dropna().index] = decimal_comma.dropna()
+        folded = text.map(_fold)
+        is_code_text = folded.isin(text_codes)
+    else:
+        is_code_text = pd.Series(False, index=raw.index[texty])
+    missing = blank.copy()
+    missing.loc[is_code_text.index] = is_code_text.to_numpy()
+    if numeric_codes:
+        missing |= numbers.isin(list(numeric_codes))
+    missing &= ~error
+    numbers = numbers.where(~missing)
+    non_numeric = numbers.isna() & ~missing & ~error & ~date
+    present = numbers.notna()
+    decimal = present & (numbers != np.round(numbers))
+    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
+    values = numbers.where(present & ~decimal & ~out)
+    return _Scored(values, missing, error, date, non_numeric, decimal, out)
+
+
+def _cell_text(cell: Any) -> str:
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell).strip()
+
+
+def _text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
+    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
+    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
+    out = raw.astype("str").str.strip()
+    types = raw.map(type)
+    is_float = types.eq(float) & ~blank
+    if is_float.any():
+        out[is_float] = raw[is_float].map(_cell_text)
+    is_date = types.isin(_DATE_TYPES) & ~blank
+    if is_date.any():
+        out[is_date] = raw[is_date].map(_date_text)
+    return out.where(~blank & ~types.eq(ExcelError), None).astype("string")
+
+
+def _date_text(cell: Any) -> str:
+    if isinstance(cell, dt.datetime):
+        return cell.date().isoformat() if cell.time() == dt.time(0) else cell.isoformat(" ")
+    return cell.isoformat() if hasattr(cell, "isoformat") else str(cell)
+
+
+def _date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
+    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
+    values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
+    numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
+    serial = numbers.between(*_SERIAL_DATES)
+    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    if serial.any():
+        parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
+    bad = int((parsed.isna() & ~blank).sum())
+    return parsed, bad, int(serial.sum())
+
+
+def _first_reasons(
+    n: int, checks: list[tuple[pd.Series, str, str, pd.Series]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row, the first check (in order) that fails: reason, column header, raw cell."""
+    reason = np.full(n, None, dtype=object)
+    column = np.full(n, None, dtype=object)
+    value = np.full(n, None, dtype=object)
+    for mask, why, header, raw in checks:
+        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
+        if hit.any():
+            reason[hit] = why
+            column[hit] = header
+            value[hit] = raw.to_numpy()[hit]
+    return reason, column, value
+
+
+def _display(cell: Any) -> str:
+    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+        return ""
+    return _cell_text(cell)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def read_table(
+    source: Any, *, sheet: str | int | None = None, filename: str | None = None,
+    limits: ImportLimits | None = None,
+) -> pd.DataFrame:
+    """The raw table of a file (the detected header as column names; sheet rows as the index),
+    for previews and for :func:`~cx_app.survey.schema.infer_schema`."""
+    limits = limits or limits_from_env()
+    data, name = _read_source(source, filename, limits)
+    grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True, limits=limits)
+    header = _guess_header_row(grid)
+    return _frame_from_grid(grid, header)[0]
+
+
+def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """(cells below the header, their blank masks, number of blank rows dropped)."""
+    body = grid.rows[header + 1:]
+    longest = max(map(len, body), default=0)
+    if any(len(row) != longest for row in body):  # ragged CSV lines: pad with blanks
+        body = [list(row) + [None] * (longest - len(row)) for row in body]
+    frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame()
+    headers, seen = [], set()
+    width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
+    first = list(grid.rows[header]) + [None] * width
+    for j in range(width):
+        text = _cell_text(first[j]) if _present(first[j]) else f"Column {_column_letter(j)}"
+        base, k = text, 2
+        while text in seen:
+            text, k = f"{base} ({k})", k + 1
+        seen.add(text)
+        headers.append(text)
+    frame = frame.reindex(columns=range(width))
+    frame.columns = headers
+    frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
+    masks = pd.DataFrame({c: _blank_mask(frame[c]) for c in frame.columns}, index=frame.index)
+    keep = ~masks.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
+    return frame[keep], masks[keep], int((~keep).sum())
+
+
+def _grid_for(
+    data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
+    require_target: bool, limits: ImportLimits, require_attributes: bool = True,
+) -> tuple[_Grid, list[str], dict]:
+    """The grid to use, notes about the choice, and CSV dialect info."""
+    if not data:
+        raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
+    suffix = Path(name).suffix.lower()
+    notes: list[str] = []
+    if suffix in CSV_SUFFIXES:
+        grid, encoding, delimiter = _csv_grid(data, name, limits)
+        notes.append(f"read as CSV: encoding {encoding}, delimiter {_DELIMITERS[delimiter]}")
+        if not any(any(_present(c) for c in row) for row in grid.rows[:HEADER_SCAN_ROWS]):
+            raise SurveyFileError(f"{name}: the file has no data")
+        return grid, notes, {"encoding": encoding, "delimiter": delimiter}
+    if suffix not in EXCEL_SUFFIXES:
+        raise SurveyFileError(
+            f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
+            ".xlsm, .xls, .ods or .csv"
+        )
+    names, load = _excel_grids(data, name, limits)
+    if not names:
+        raise SurveyFileError(f"{name}: the workbook has no sheets")
+    if sheet is not None:
+        chosen = _pick_sheet(names, sheet, name)
+        grid = load(chosen)
+        if not grid.rows:
+            raise SurveyFileError(f"{name}, sheet '{chosen}': the sheet is empty")
+        notes.append(f"sheet '{chosen}' (as requested)")
+        return grid, notes, {}
+    tried, only_target_missing = [], False
+    for candidate in names:
+        grid = load(candidate)
+        if not grid.rows:
+            tried.append(f"'{candidate}' (empty)")
+            continue
+        if schema is None:
+            notes.append(f"sheet '{candidate}' (the first non-empty sheet)")
+            return grid, notes, {}
+        _, found = _find_header(grid, schema)
+        missing = [s for s in _required(schema, require_target, require_attributes)
+                   if s.name not in found]
+        if not require_attributes and not any(a.name in found for a in schema.attributes):
+            missing = missing or list(schema.attributes)  # no attribute at all: not this sheet
+        only_target_missing |= [s.name for s in missing] == [schema.target.name]
+        if not missing:
+            if len(names) > 1:
+                notes.append(f"sheet '{candidate}' (the first sheet matching the schema)")
+            return grid, notes, {}
+        tried.append(f"'{candidate}' (missing {', '.join(repr(s.column) for s in missing[:3])}"
+                     f"{' ...' if len(missing) > 3 else ''})")
+    if all(t.endswith("(empty)") for t in tried):
+        raise SurveyFileError(f"{name}: every sheet is empty")
+    hint = _UNLABELED_HINT if only_target_missing else ""
+    raise SchemaError(
+        f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried) + hint
+    )
+
+
+def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:
+    """A note for each used column whose header appears more than once in the header row."""
+    texts = _header_texts(row)
+    notes = []
+    for position in sorted(found.values()):
+        same = [j for j, t in enumerate(texts) if t == texts[position]]
+        if len(same) > 1 and same[0] == position:
+            notes.append(f"header {_cell_text(row[position])!r} appears in columns "
+                         f"{', '.join(_column_letter(j) for j in same)}; column "
+                         f"{_column_letter(position)} is used")
+    return notes
+
+
+def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
+    if isinstance(sheet, int):
+        if 0 <= sheet < len(names):
+            return names[sheet]
+        raise SurveyFileError(
+            f"{filename}: there is no sheet number {sheet + 1}; the sheets are {names}")
+    if sheet in names:
+        return sheet
+    folded = [n for n in names if normalise_header(n) == normalise_header(sheet)]
+    if folded:
+        return folded[0]
+    if sheet.strip().isdigit():  # typed by a person: a sheet number counting from 1
+        return _pick_sheet(names, int(sheet) - 1, filename)
+    raise SurveyFileError(f"{filename}: there is no sheet '{sheet}'; the sheets are {names}")
+
+
+def load_survey(
+    source: Any,
+    *,
+    schema: SurveySchema | None = None,
+    sheet: str | int | None = None,
+    filename: str | None = None,
+    require_target: bool = True,
+    require_attributes: bool = True,
+    limits: ImportLimits | None = None,
+) -> SurveyData:
+    """Read, map and clean a survey file; see the module docstring.
+
+    ``source`` is a path, bytes or an uploaded file object (give ``filename`` for bytes: its
+    extension picks the reader). ``schema=None`` infers the layout (:func:`infer_schema`) and
+    says so in the notes. ``sheet`` is a sheet name (case-insensitive), an ``int`` 0-based index,
+or a text of digits that names no sheet, read as a number counting from 1; by default the first
+    sheet matching the schema. With ``require_target=False`` a file without the target column
+    is accepted (``.y`` is then None); a present target column is validated as usual. With
+    ``require_attributes=False`` (new waves scored by a saved model) a file lacking some
+    attribute columns is accepted too: those attributes are listed in ``absent_attributes``
+    and their column is all missing — never imputed here, never a reason to exclude a row.
+
+    ``limits`` (:class:`~cx_app.survey.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
+    the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
+    workbook XML part with a DTD, an encrypted or foreign file raises :class:`SurveyFileError`
+    before any large allocation. The file is read into memory only: nothing is written to disk.
+    """
+    limits = limits or limits_from_env()
+    data, name = _read_source(source, filename, limits)
+    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits,
+                                     require_attributes)
+    where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
+    if schema is None:
+        header = _guess_header_row(grid)
+        raw_frame = _frame_from_grid(grid, header)[0]
+        schema = infer_schema(raw_frame, name=Path(name).stem or "inferred")
+        notes.append(f"layout inferred from the data (no schema given): target "
+                     f"{schema.target.column!r} on {schema.target.scale}, "
+                     f"{len(schema.attributes)} attributes")
+    header, found = _find_header(grid, schema)
+    missing = [s for s in _required(schema, require_target, require_attributes)
+               if s.name not in found]
+    absent = tuple(a.name for a in schema.attributes if a.name not in found)
+    if not require_attributes and len(absent) == len(schema.attributes):
+        missing = list(schema.attributes)
+    if missing:
+        raise SchemaError(
+            f"{where}: no column matches "
+            + ", ".join(f"{s.name} ({s.column!r})" for s in missing)
+            + f" of schema '{schema.name}' in the first {HEADER_SCAN_ROWS} rows"
+            + (_UNLABELED_HINT if [s.name for s in missing] == [schema.target.name] else "")
+        )
+    if header > 0:
+        notes.append(f"header found on row {header + 1} (rows above it skipped)")
+    notes.extend(_duplicate_header_notes(grid.rows[header], found))
+    for spec in schema.columns():
+        if spec.name in absent:
+            notes.append(f"attribute column {spec.column!r} ({spec.name}) is not in the file: "
+                         "left empty (not imputed, no row excluded for it)")
+        elif spec.name not in found and spec is not schema.target:
+            notes.append(f"column {spec.column!r} ({spec.name}) not found; left out")
+    if schema.target.name not in found:
+        notes.append(f"no target column {schema.target.column!r}: the file is treated as "
+                     "unlabeled (no target scores)")
+    raw_frame, masks, blank_rows = _frame_from_grid(grid, header)
+    if blank_rows:
+        notes.append(f"{blank_rows} completely blank row(s) skipped (not counted as respondents)")
+    headers = list(raw_frame.columns)
+    raw = {spec.name: raw_frame.iloc[:, found[spec.name]] for spec in schema.columns()
+           if spec.name in found}
+    column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
+                 if spec.name in found}
+    blank = {name: masks[column] for name, column in column_of.items()}
+    frame, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes, blank_rows)
+    if report.rows_read == 0:
+        raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
+                              "rows follow it")
+    info = SourceInfo(
+        filename=name,
+        sheet=grid.sheet,
+        sha256=hashlib.sha256(data).hexdigest(),
+        encoding=dialect.get("encoding"),
+        delimiter=dialect.get("delimiter"),
+        header_row=header + 1,
+    )
+    return SurveyData(frame=frame, schema=schema, quality=report, source=info,
+                      absent_attributes=absent)
+
+
+def _clean(
+    raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
+    schema: SurveySchema,
+    index: pd.Index, notes: list[str], blank_rows: int,
+) -> tuple[pd.DataFrame, DataQualityReport]:
+    n = len(index)
+    codes = _code_sets(schema.missing_codes)
+    checks: list[tuple[pd.Series, str, str, pd.Series]] = []
+    out: dict[str, pd.Series] = {}
+    id_spec = schema.respondent_id
+    if id_spec is not None and id_spec.name in raw:
+        ids = _text_column(raw[id_spec.name], blank[id_spec.name])
+        duplicated = ids.duplicated(keep="first") & ids.notna()
+        checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name], raw[id_spec.name]))
+        if ids.isna().any():
+            notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
+        out[id_spec.name] = ids
+    scored: dict[str, _Scored] = {}
+    for spec in (schema.target, *schema.attributes):
+        if spec.name in raw:
+            scored[spec.name] = _clean_scores(raw[spec.name], blank[spec.name], spec.scale,
+                                              codes)
+    target = schema.target.name
+    if target in scored:
+        s = scored[target]
+        header, cells = column_of[target], raw[target]
+        checks += [(s.missing, MISSING_TARGET, header, cells),
+                   (s.error, EXCEL_ERROR, header, cells),
+                   (s.date, DATE_IN_SCORE, header, cells),
+                   (s.non_numeric, NON_NUMERIC, header, cells),
+                   (s.decimal, DECIMAL, header, cells),
+                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+    present = [spec for spec in schema.attributes if spec.name in scored]
+    for spec in present:
+        s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
+        checks += [(s.error, EXCEL_ERROR, header, cells),
+                   (s.date, DATE_IN_SCORE, header, cells),
+                   (s.non_numeric, NON_NUMERIC, header, cells),
+                   (s.decimal, DECIMAL, header, cells),
+                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+    if schema.missing_attributes == "exclude":
+        for spec in present:
+            checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
+                           raw[spec.name]))
+    reason, column, value = _first_reasons(n, checks)
+    used = reason == None  # noqa: E711 - elementwise
+    rows = index.to_numpy()
+    excluded = tuple(
+        ExcludedRow(int(rows[i]), column[i], reason[i], _display(value[i]))
+        for i in np.flatnonzero(~used)
+    )
+    if target in scored:
+        out[target] = scored[target].values
+    imputed: dict[str, int] = {}
+    for spec in schema.attributes:
+        if spec.name not in scored:  # absent column (require_attributes=False)
+            out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
+            continue
+        values = scored[spec.name].values
+        if schema.missing_attributes == "impute_median":
+            gaps = used & values.isna().to_numpy()
+            imputed[spec.name] = int(gaps.sum())
+            if gaps.any():
+                median = values[used].median()
+                if np.isnan(median):
+                    raise SchemaError(
+                        f"column {column_of[spec.name]!r} ({spec.name}) has no valid score to "
+                        "impute the median from; set missing_attributes: exclude or drop it")
+                values = values.where(~gaps, median)
+                notes.append(f"{spec.name}: {imputed[spec.name]} missing score(s) imputed with "
+                             f"the median {median:g}")
+        out[spec.name] = values
+    for spec in schema.segments:
+        if spec.name not in raw:
+            continue
+        empty = blank[spec.name]
+        if spec.role == "date":
+            parsed, bad, serials = _date_column(raw[spec.name], empty)
+            if serials:
+                notes.append(f"{spec.name}: {serials} Excel date serial number(s) converted to "
+                             "dates")
+            if bad:
+                notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
+            out[spec.name] = parsed
+        else:
+            out[spec.name] = _text_column(raw[spec.name], empty)
+    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
+        if spec.name in raw:
+            errors = raw[spec.name].map(type).eq(ExcelError)
+            if errors.any():
+                codes_seen = sorted(set(raw[spec.name][errors]))
+                notes.append(f"{spec.name}: {int(errors.sum())} Excel error cell(s) "
+                             f"({', '.join(codes_seen)}) left empty")
+    order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
+    order += [id_spec.name] if id_spec is not None else []
+    frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[used]
+    if target in frame:
+        frame[target] = frame[target].astype(np.int64)
+    for name in schema.attribute_names:
+        frame[name] = frame[name].astype(float)
+    report = DataQualityReport(
+        rows_read=n, rows_used=int(used.sum()), excluded=excluded, imputed=imputed,
+        notes=tuple(notes), blank_rows=blank_rows,
+    )
+    return frame, report
+
+
+__all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table"]

@@ -1,0 +1,417 @@
+"""Net scores as CX teams report them: NPS (and CSAT net score / top-2-box) with intervals.
+
+NPS = 100·(p_promoters − p_detractors) (MATH.md §11). The 95% interval is the adjusted Wald
+interval of Rocks (2016): add 3 to n and ¾ to the promoter and the detractor counts, then
+
+    p̃_P = (P + ¾)/(n + 3),  p̃_D = (D + ¾)/(n + 3),
+    Var = (p̃_P + p̃_D − (p̃_P − p̃_D)²)/(n + 3),
+    interval = 100·(p̃_P − p̃_D ± 1.96·√Var)   (clipped to [−100, 100]).
+
+The reported value is the plain NPS 100·(P − D)/n; ``se`` is 100·√Var. The change between two
+independent waves (or segments) A → B is Δ = NPS_B − NPS_A with SE = √(se_A² + se_B²), the
+interval Δ ± 1.96·SE and a two-sided z test (z = Δ/SE).
+
+Which answers are promoters and detractors comes from :class:`NetScoreGroups`: the NPS default
+(promoters {9, 10}, detractors {0..6}), the CSAT default (satisfied {4, 5}, dissatisfied
+{1, 2}), or the groups of a survey schema's plan (:func:`groups_from_plan`,
+:func:`groups_for_schema`). For CSAT, :func:`csat_summary` adds the top-2-box share (the
+satisfied share) with a Wilson interval (statsmodels ``proportion_confint``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from statsmodels.stats.proportion import proportion_confint
+
+from cx_app.engine.plan import PlanSpec
+from cx_app.errors import AnalysisError, PlanError
+
+Z95 = float(norm.ppf(0.975))
+"""The two-sided 95% normal quantile, 1.959964…"""
+
+MISSING_SEGMENT = "(missing)"
+
+_POSITIVE_NAMES = ("promoters", "promoter", "satisfied", "positive", "positives")
+_NEGATIVE_NAMES = ("detractors", "detractor", "dissatisfied", "negative", "negatives")
+
+
+@dataclass(frozen=True)
+class NetScoreGroups:
+    """Which scores count as positive (promoters) and negative (detractors); the rest of
+    ``classes`` is neutral (passives)."""
+
+    classes: tuple[int, ...]
+    positive: frozenset[int]
+    negative: frozenset[int]
+    positive_name: str = "promoters"
+    neutral_name: str = "passives"
+    negative_name: str = "detractors"
+
+    def __post_init__(self) -> None:
+        unknown = (self.positive | self.negative) - set(self.classes)
+        if unknown:
+            raise PlanError(
+                f"net-score groups name scores {sorted(unknown)} that are not classes "
+                f"{list(self.classes)}"
+            )
+        if self.positive & self.negative:
+            raise PlanError(
+                f"scores {sorted(self.positive & self.negative)} are both {self.positive_name} "
+                f"and {self.negative_name}"
+            )
+        if not self.positive or not self.negative:
+            raise PlanError("net-score groups need at least one positive and one negative score")
+
+    @property
+    def neutral(self) -> frozenset[int]:
+        return frozenset(self.classes) - self.positive - self.negative
+
+    @property
+    def names(self) -> tuple[str, str, str]:
+        """(negative, neutral, positive) names, the order of every table."""
+        return (self.negative_name, self.neutral_name, self.positive_name)
+
+
+NPS_GROUPS = NetScoreGroups(
+    classes=tuple(range(11)), positive=frozenset({9, 10}), negative=frozenset(range(7))
+)
+CSAT_GROUPS = NetScoreGroups(
+    classes=(1, 2, 3, 4, 5), positive=frozenset({4, 5}), negative=frozenset({1, 2}),
+    positive_name="satisfied", neutral_name="neutral", negative_name="dissatisfied",
+)
+
+
+def _norm_name(name: str) -> str:
+    return name.strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def groups_from_plan(plan: PlanSpec, classes: Sequence[int] | None = None) -> NetScoreGroups:
+    """The net-score groups of a reduction plan.
+
+    The first step with a group named like promoters/satisfied/positive *and* one named like
+    detractors/dissatisfied/negative gives them (members of later steps are expanded into the
+    original scores). Otherwise the first step with a declared ``positive`` group gives the
+    positive side, and its group holding the lowest score the negative side.
+    """
+    labels = tuple(classes if classes is not None else (plan.classes or ()))
+    if not labels:
+        raise PlanError("the plan has no classes: give the classes (the target scale's scores)")
+    level: dict[object, frozenset[int]] = {c: frozenset({c}) for c in labels}
+    expanded_steps = []
+    for step in plan.steps:
+        groups: dict[str, frozenset[int]] = {}
+        for group in step.groups:
+            members: set[int] = set()
+            for member in group.members:
+                if member not in level:
+                    raise PlanError(
+                        f"plan step '{step.name}', group '{group.name}': member {member!r} is not "
+                        f"a label of the previous level {list(level)}"
+                    )
+                members |= level[member]
+            groups[group.name] = frozenset(members)
+        expanded_steps.append((step, groups))
+        level = dict(groups)
+
+    for _step, groups in expanded_steps:
+        by_norm = {_norm_name(n): n for n in groups}
+        pos = next((by_norm[n] for n in _POSITIVE_NAMES if n in by_norm), None)
+        neg = next((by_norm[n] for n in _NEGATIVE_NAMES if n in by_norm), None)
+        if pos and neg:
+            return _groups(labels, groups, pos, neg)
+    for step, groups in expanded_steps:
+        if step.positive is not None:
+            lowest = min(labels)
+            neg = next(n for n, members in groups.items() if lowest in members)
+            if neg != step.positive:
+                return _groups(labels, groups, step.positive, neg)
+    raise PlanError(
+        "the plan names no promoters/detractors groups (nor satisfied/dissatisfied, "
+        "positive/negative, nor a step with a 'positive' group): add such a step to the schema's "
+        "plan to compute a net score"
+    )
+
+
+def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str,
+            neg: str) -> NetScoreGroups:
+    others = [n for n in groups if n not in (pos, neg)]
+    default_neutral = "passives" if _norm_name(pos).startswith("promoter") else "neutral"
+    return NetScoreGroups(
+        classes=labels, positive=groups[pos], negative=groups[neg], positive_name=pos,
+        negative_name=neg, neutral_name=others[0] if len(others) == 1 else default_neutral,
+    )
+
+
+def groups_for_schema(schema) -> NetScoreGroups:
+    """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: from its plan when it has
+    one, else the NPS default for kind ``nps`` and the CSAT default for a 1–5 CSAT."""
+    classes = tuple(schema.classes)
+    if schema.plan:
+        return groups_from_plan(schema.plan_spec, classes)
+    if classes == NPS_GROUPS.classes:
+        return NPS_GROUPS
+    if classes == CSAT_GROUPS.classes:
+        return CSAT_GROUPS
+    raise PlanError(
+        f"schema '{schema.name}' has no plan and its scale {classes[0]}–{classes[-1]} has no "
+        "default net-score groups: add a plan step with promoters/detractors (or "
+        "satisfied/dissatisfied) groups"
+    )
+
+
+def _custom_groups(promoters: Iterable[int] | None, detractors: Iterable[int] | None,
+                   base: NetScoreGroups) -> NetScoreGroups:
+    if promoters is None and detractors is None:
+        return base
+    positive = frozenset(int(s) for s in promoters) if promoters is not None else base.positive
+    negative = frozenset(int(s) for s in detractors) if detractors is not None else base.negative
+    classes = tuple(sorted(set(base.classes) | positive | negative))
+    return NetScoreGroups(classes, positive, negative, base.positive_name, base.neutral_name,
+                          base.negative_name)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class NpsResult:
+    """A net score (NPS points, −100..100) with its adjusted-Wald 95% interval.
+
+    ``counts`` and ``shares`` (fractions) are keyed by the group names in the order negative,
+    neutral, positive; ``missing`` counts the scores that were missing (NaN) and left out.
+    """
+
+    value: float
+    ci95: tuple[float, float]
+    se: float
+    n: float
+    counts: dict[str, float]
+    shares: dict[str, float]
+    label: str = ""
+    missing: int = 0
+    groups: NetScoreGroups = field(default=NPS_GROUPS, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return {
+            "label": self.label, "value": self.value, "ci95": list(self.ci95), "se": self.se,
+            "n": self.n, "counts": dict(self.counts), "shares": dict(self.shares),
+            "missing": self.missing,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: label, n, counts, shares, value, ci_low, ci_high, se."""
+        row = {"label": self.label, "n": self.n}
+        row.update(self.counts)
+        row.update({f"share_{k}": v for k, v in self.shares.items()})
+        row.update({"value": self.value, "ci_low": self.ci95[0], "ci_high": self.ci95[1],
+                    "se": self.se})
+        return pd.DataFrame([row])
+
+
+@dataclass(frozen=True)
+class NpsChange:
+    """The change Δ = b − a between two independent net scores, with its test."""
+
+    a_label: str
+    b_label: str
+    a_value: float
+    b_value: float
+    delta: float
+    se: float
+    ci95: tuple[float, float]
+    z: float
+    p: float
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p < alpha
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["ci95"] = list(self.ci95)
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        row = self.to_dict()
+        low, high = row.pop("ci95")
+        row.update({"ci_low": low, "ci_high": high})
+        return pd.DataFrame([row])
+
+
+@dataclass(frozen=True)
+class CsatResult:
+    """A CSAT summary: the top-box (satisfied) share with its Wilson 95% interval, and the net
+    score (satisfied − dissatisfied) in the NPS-style math."""
+
+    top_box: float
+    top_box_ci95: tuple[float, float]
+    n: int
+    net: NpsResult
+    label: str = ""
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "top_box": self.top_box,
+                "top_box_ci95": list(self.top_box_ci95), "n": self.n, "net": self.net.to_dict()}
+
+    def to_frame(self) -> pd.DataFrame:
+        frame = self.net.to_frame().rename(columns={
+            "value": "net", "ci_low": "net_ci_low", "ci_high": "net_ci_high", "se": "net_se"})
+        frame.insert(2, "top_box", self.top_box)
+        frame.insert(3, "top_box_ci_low", self.top_box_ci95[0])
+        frame.insert(4, "top_box_ci_high", self.top_box_ci95[1])
+        return frame
+
+
+# --------------------------------------------------------------------------- computations
+
+
+def net_score_from_counts(negative: float, neutral: float, positive: float, *,
+                          groups: NetScoreGroups = NPS_GROUPS, label: str = "",
+                          missing: int = 0) -> NpsResult:
+    """The net score and its adjusted-Wald interval from group counts (real-valued counts,
+    e.g. estimated ones, are allowed)."""
+    counts = np.array([negative, neutral, positive], dtype=float)
+    if np.any(counts < 0) or not np.all(np.isfinite(counts)):
+        raise AnalysisError(f"group counts must be finite and non-negative, got {counts.tolist()}")
+    n = float(counts.sum())
+    if n <= 0:
+        where = f" in segment {label!r}" if label else ""
+        raise AnalysisError(f"no respondents with a score{where}: a net score needs at least one")
+    neg, _, pos = (float(c) for c in counts)
+    value = 100.0 * (pos - neg) / n
+    n_adj = n + 3.0
+    p_pos, p_neg = (pos + 0.75) / n_adj, (neg + 0.75) / n_adj
+    centre = p_pos - p_neg
+    se = math.sqrt(max(p_pos + p_neg - centre**2, 0.0) / n_adj)
+    ci = (max(-100.0, 100.0 * (centre - Z95 * se)), min(100.0, 100.0 * (centre + Z95 * se)))
+    as_number = (lambda v: int(v)) if np.all(counts == np.round(counts)) else float
+    return NpsResult(
+        value=value, ci95=ci, se=100.0 * se, n=as_number(n),
+        counts={k: as_number(v) for k, v in zip(groups.names, counts, strict=True)},
+        shares={k: float(v / n) for k, v in zip(groups.names, counts, strict=True)},
+        label=label, missing=missing, groups=groups,
+    )
+
+
+def _clean_scores(scores: object, groups: NetScoreGroups, label: str) -> tuple[np.ndarray, int]:
+    values = pd.to_numeric(pd.Series(np.asarray(scores).ravel()), errors="coerce")
+    raw = pd.Series(np.asarray(scores, dtype=object).ravel())
+    bad_text = values.isna() & raw.notna()
+    if bad_text.any():
+        shown = sorted({str(v) for v in raw[bad_text]})[:5]
+        raise AnalysisError(f"scores{_in(label)} must be numbers; found {shown}")
+    missing = int(values.isna().sum())
+    values = values.dropna().to_numpy()
+    outside = sorted({float(v) for v in values if v not in set(groups.classes)})
+    if outside:
+        shown = ", ".join(f"{v:g}" for v in outside[:5])
+        raise AnalysisError(
+            f"scores{_in(label)} outside the scale {groups.classes[0]}–{groups.classes[-1]}: "
+            f"{shown}; check the target column and its scale"
+        )
+    return values.astype(np.int64), missing
+
+
+def _in(label: str) -> str:
+    return f" in {label!r}" if label else ""
+
+
+def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS,
+                promoters: Iterable[int] | None = None, detractors: Iterable[int] | None = None,
+                label: str = "") -> NpsResult:
+    """NPS of the given scores with its adjusted-Wald 95% interval (MATH.md §11).
+
+    ``groups`` sets the promoters/detractors (default NPS); ``promoters=`` / ``detractors=``
+    override them. Missing scores (NaN) are left out and counted in ``missing``.
+
+    >>> r = nps_summary([10, 9, 8, 7, 6, 0, 10, 9])
+    >>> r.value, r.counts
+    (25.0, {'detractors': 2, 'passives': 2, 'promoters': 4})
+    """
+    groups = _custom_groups(promoters, detractors, groups)
+    values, missing = _clean_scores(scores, groups, label)
+    pos = int(np.isin(values, list(groups.positive)).sum())
+    neg = int(np.isin(values, list(groups.negative)).sum())
+    return net_score_from_counts(neg, len(values) - pos - neg, pos, groups=groups, label=label,
+                                 missing=missing)
+
+
+def nps_change(a: NpsResult, b: NpsResult) -> NpsChange:
+    """The change from ``a`` to ``b`` (Δ = b − a, NPS points) of two independent samples:
+    SE = √(se_a² + se_b²), 95% interval Δ ± 1.96·SE, two-sided z test."""
+    se = math.hypot(a.se, b.se)
+    delta = float(b.value - a.value)
+    z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
+    p = float(2.0 * norm.sf(abs(z)))
+    return NpsChange(a_label=a.label, b_label=b.label, a_value=float(a.value),
+                     b_value=float(b.value),
+                     delta=delta, se=se, ci95=(delta - Z95 * se, delta + Z95 * se), z=float(z),
+                     p=p)
+
+
+def _segment_label(key: object) -> str:
+    parts = key if isinstance(key, tuple) else (key,)
+    return " / ".join(MISSING_SEGMENT if pd.isna(p) else str(p) for p in parts)
+
+
+def segment_scores(frame: pd.DataFrame, target: str,
+                   by: str | Sequence[str]) -> list[tuple[str, np.ndarray]]:
+    """(label, scores) per segment of ``by`` (one or more columns), sorted by segment value; a
+    missing segment value is its own segment, labelled "(missing)"."""
+    by_cols = [by] if isinstance(by, str) else list(by)
+    unknown = [c for c in [target, *by_cols] if c not in frame.columns]
+    if unknown:
+        raise AnalysisError(f"columns {unknown} not in the data; available: {list(frame.columns)}")
+    grouped = frame.groupby(by_cols if len(by_cols) > 1 else by_cols[0], sort=True,
+                            dropna=False, observed=True)
+    return [(_segment_label(key), part[target].to_numpy()) for key, part in grouped]
+
+
+def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
+                   groups: NetScoreGroups = NPS_GROUPS) -> list[NpsResult]:
+    """One :class:`NpsResult` per segment (see :func:`segment_scores`)."""
+    return [nps_summary(scores, groups=groups, label=label)
+            for label, scores in segment_scores(frame, target, by)]
+
+
+def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
+           groups: NetScoreGroups = NPS_GROUPS, total: bool = False) -> pd.DataFrame:
+    """NPS per segment of ``by`` (one or more columns): a table with the segment, n, the group
+    counts and shares, the NPS, its 95% interval and SE; ``total=True`` adds an "All" row."""
+    results = nps_by_results(frame, target, by, groups=groups)
+    if total:
+        results.append(nps_summary(frame[target].to_numpy(), groups=groups, label="All"))
+    table = pd.concat([r.to_frame() for r in results], ignore_index=True)
+    name = by if isinstance(by, str) else " / ".join(by)
+    return table.rename(columns={"label": name, "value": "nps"})
+
+
+def nps_changes(results: Sequence[NpsResult]) -> pd.DataFrame:
+    """Consecutive changes (second − first, third − second, …) of an ordered list of results,
+    e.g. waves, as a table with delta, SE, interval, z and p."""
+    rows = [nps_change(a, b).to_frame() for a, b in zip(results[:-1], results[1:], strict=True)]
+    columns = ["a_label", "b_label", "a_value", "b_value", "delta", "se", "z", "p", "ci_low",
+               "ci_high"]
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
+
+
+def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
+                 label: str = "") -> CsatResult:
+    """Top-box (satisfied) share with a Wilson 95% interval, and the net score satisfied −
+    dissatisfied with the adjusted-Wald interval.
+
+    >>> r = csat_summary([5, 4, 4, 3, 1])
+    >>> r.top_box, r.net.value
+    (0.6, 40.0)
+    """
+    net = nps_summary(scores, groups=groups, label=label)
+    n = int(net.n)
+    positive = int(net.counts[groups.positive_name])
+    low, high = proportion_confint(positive, n, alpha=0.05, method="wilson")
+    return CsatResult(top_box=positive / n, top_box_ci95=(float(low), float(high)), n=n,
+                      net=net, label=label)

@@ -1,0 +1,562 @@
+"""Survey schemas: a declarative, validated description of a survey file's layout.
+
+A schema names the target question (NPS, CSAT, CES or a custom scale), the attribute questions,
+the optional respondent id and segment columns, the missing-value codes and what to do with a
+missing attribute score, and the reduction plan (the same shape as :mod:`cx_app.engine.plan`). Schemas
+live in ``survey_schemas/*.yaml``; :func:`load_schema` reads one, :func:`save_schema` writes one.
+
+Without a schema, :func:`infer_schema` proposes a layout from a table (the user confirms it), and
+:func:`schema_from_mapping` builds one from an explicit column mapping (the CLI's ``--target
+--scale --attributes`` flags). Columns are matched by their header or any alias, ignoring case
+and runs of whitespace (:func:`normalise_header`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from cx_app.engine.plan import (
+    NPS_PLAN,
+    PlanSpec,
+    StepSpec,
+    format_validation_error,
+    parse_plan,
+    read_yaml_document,
+)
+from cx_app.errors import SchemaError
+
+TargetKind = Literal["nps", "csat", "ces", "custom"]
+SegmentRole = Literal["brand", "wave", "date", "region", "other"]
+MissingPolicy = Literal["exclude", "impute_median"]
+MissingCode = int | float | str
+
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def normalise_header(text: object) -> str:
+    """A header as it is compared: case-folded, whitespace runs collapsed, ends trimmed."""
+    return " ".join(str(text).split()).casefold()
+
+
+class Scale(BaseModel):
+    """An integer rating scale, both ends included (0–10, 1–5, 1–7, 1–10, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min: int
+    max: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Scale:
+        if self.max <= self.min:
+            raise ValueError(f"scale max ({self.max}) must be greater than min ({self.min})")
+        if self.max - self.min > 100:
+            raise ValueError(f"scale {self.min}-{self.max} has more than 101 points")
+        return self
+
+    @property
+    def labels(self) -> tuple[int, ...]:
+        return tuple(range(self.min, self.max + 1))
+
+    def __str__(self) -> str:
+        return f"{self.min}-{self.max}"
+
+
+class ColumnSpec(BaseModel):
+    """A column of the file: its identifier ``name``, its header ``column`` and other headers
+    (``aliases``) it may appear under."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=_IDENTIFIER)
+    column: str = Field(min_length=1)
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """Normalised headers this column is recognised by, in order of preference."""
+        seen: dict[str, None] = {}
+        for text in (self.column, *self.aliases, self.name):
+            seen.setdefault(normalise_header(text), None)
+        return tuple(seen)
+
+
+class TargetSpec(ColumnSpec):
+    """The question the models predict (the class of each respondent)."""
+
+    kind: TargetKind = "custom"
+    scale: Scale
+
+
+class AttributeSpec(ColumnSpec):
+    """An attribute (driver) question scored on an integer scale."""
+
+    label: str | None = None
+    scale: Scale
+
+    @property
+    def display(self) -> str:
+        return self.label or self.column
+
+
+class SegmentSpec(ColumnSpec):
+    """A column that splits respondents (brand, wave, date, region or another role)."""
+
+    role: SegmentRole = "other"
+
+
+class SurveySchema(BaseModel):
+    """The layout of one kind of survey file; see the module docstring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    description: str | None = None
+    target: TargetSpec
+    attributes: tuple[AttributeSpec, ...] = Field(min_length=1)
+    respondent_id: ColumnSpec | None = None
+    segments: tuple[SegmentSpec, ...] = ()
+    missing_codes: tuple[MissingCode, ...] = ()
+    missing_attributes: MissingPolicy = "exclude"
+    plan: tuple[StepSpec, ...] = ()
+
+    @model_validator(mode="after")
+    def _names_and_columns_unique(self) -> SurveySchema:
+        specs = self.columns()
+        for what, values in (
+            ("names", [s.name for s in specs]),
+            ("columns", [normalise_header(s.column) for s in specs]),
+        ):
+            dupes = sorted({v for v in values if values.count(v) > 1})
+            if dupes:
+                raise ValueError(f"column {what} must be unique, repeated: {dupes}")
+        steps = [s.name for s in self.plan]
+        dupes = sorted({n for n in steps if steps.count(n) > 1})
+        if dupes:
+            raise ValueError(f"plan step names must be unique, repeated: {dupes}")
+        if "original" in steps:
+            raise ValueError("plan step name 'original' is reserved for the unreduced level")
+        return self
+
+    def columns(self) -> list[ColumnSpec]:
+        """Every column spec: target, attributes, segments, then the respondent id."""
+        specs: list[ColumnSpec] = [self.target, *self.attributes, *self.segments]
+        if self.respondent_id is not None:
+            specs.append(self.respondent_id)
+        return specs
+
+    @property
+    def classes(self) -> tuple[int, ...]:
+        """The target scale's labels (0..10 for NPS): the classes of every model and matrix."""
+        return self.target.scale.labels
+
+    @property
+    def attribute_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def plan_spec(self) -> PlanSpec:
+        """The reduction plan with ``classes`` filled in from the target scale."""
+        return PlanSpec(classes=self.classes, plan=self.plan)
+
+    def to_yaml(self) -> str:
+        data = self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+# --------------------------------------------------------------------------- reading, writing
+
+
+def parse_schema(data: object, source: str = "schema") -> SurveySchema:
+    """Validate a schema given as parsed YAML/JSON; errors name ``source`` and the key."""
+    if not isinstance(data, dict):
+        raise SchemaError(
+            f"{source}: expected a mapping of schema keys (name, target, attributes, ...), "
+            f"got {type(data).__name__}"
+        )
+    try:
+        return SurveySchema.model_validate(data)
+    except ValidationError as exc:
+        raise SchemaError(format_validation_error(exc, source)) from None
+
+
+def load_schema(path: str | Path) -> SurveySchema:
+    """Read and validate a survey schema file (YAML)."""
+    data = read_yaml_document(path, SchemaError, "schema file")
+    return parse_schema(data, source=Path(path).name)
+
+
+def save_schema(schema: SurveySchema, path: str | Path) -> Path:
+    """Write ``schema`` as YAML that :func:`load_schema` reads back to an equal schema."""
+    path = Path(path)
+    path.write_text(schema.to_yaml(), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- default plans
+
+
+def _groups_step(name: str, groups: Sequence[tuple[str, Sequence[int | str]]], option: str,
+                 positive: str | None = None) -> dict:
+    step: dict = {
+        "name": name,
+        "groups": [{"name": g, "members": list(m), "option": option} for g, m in groups],
+    }
+    if positive is not None:
+        step["positive"] = positive
+    return step
+
+
+def default_plan(kind: str, scale: Scale | tuple[int, int]) -> tuple[StepSpec, ...]:
+    """The default reduction plan for a target scale.
+
+    NPS 0–10: the papers' plan (relaxed detractors/passives/promoters, then strict detractors
+    vs the rest). 1–5 (CSAT): relaxed dissatisfied {1,2} / neutral {3} / satisfied {4,5}, then
+    strict not-satisfied vs satisfied. 1–7 (e.g. CES): low {1,2,3} / neutral {4} / high
+    {5,6,7}, then strict. Other scales: no plan (the analysis uses the original classes).
+    """
+    lo, hi = (scale.min, scale.max) if isinstance(scale, Scale) else scale
+    if (lo, hi) == (0, 10):
+        return NPS_PLAN.plan
+    if (lo, hi) == (1, 5):
+        three = [("dissatisfied", [1, 2]), ("neutral", [3]), ("satisfied", [4, 5])]
+        two = [("dissatisfied_neutral", ["dissatisfied", "neutral"]), ("satisfied", ["satisfied"])]
+        positive = "satisfied"
+    elif (lo, hi) == (1, 7):
+        three = [("low", [1, 2, 3]), ("neutral", [4]), ("high", [5, 6, 7])]
+        two = [("low_neutral", ["low", "neutral"]), ("high", ["high"])]
+        positive = "high"
+    else:
+        return ()
+    spec = parse_plan(
+        [_groups_step("3x3+IM", three, "R"), _groups_step("2x2+IM", two, "S", positive)],
+        source=f"default plan for scale {lo}-{hi}",
+    )
+    return spec.plan
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+_SCALE_TEXT = re.compile(r"^\s*(-?\d+)\s*(?:-|–|\.\.|to|:)\s*(-?\d+)\s*$")
+
+
+def parse_scale(text: str | Sequence[int] | Scale) -> Scale:
+    """``"0-10"``, ``"1..5"``, ``(1, 7)`` or a :class:`Scale` → :class:`Scale`."""
+    if isinstance(text, Scale):
+        return text
+    if isinstance(text, str):
+        match = _SCALE_TEXT.match(text)
+        if not match:
+            raise SchemaError(f"scale '{text}' is not of the form MIN-MAX, e.g. 0-10 or 1-5")
+        lo, hi = int(match.group(1)), int(match.group(2))
+    else:
+        lo, hi = (int(v) for v in text)
+    try:
+        return Scale(min=lo, max=hi)
+    except ValidationError as exc:
+        raise SchemaError(format_validation_error(exc, f"scale {lo}-{hi}")) from None
+
+
+def slugify(text: str) -> str:
+    """A header → an identifier: ``"Network - voice"`` → ``network_voice``."""
+    slug = re.sub(r"[^0-9a-z]+", "_", normalise_header(text)).strip("_")
+    if not slug:
+        slug = "column"
+    if slug[0].isdigit():
+        slug = f"c_{slug}"
+    return slug
+
+
+def _unique_names(headers: Iterable[str], taken: set[str] | None = None) -> list[str]:
+    taken = set() if taken is None else taken
+    names = []
+    for header in headers:
+        base = slugify(header)
+        name, k = base, 2
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def guess_kind(header: str, scale: Scale) -> TargetKind:
+    """NPS for a 0–10 scale; CSAT / CES by name; otherwise custom."""
+    text = normalise_header(header)
+    if (scale.min, scale.max) == (0, 10):
+        return "nps"
+    if "effort" in text or re.search(r"\bces\b", text):
+        return "ces"
+    if "satisf" in text or re.search(r"\bcsat\b", text):
+        return "csat"
+    return "custom"
+
+
+_ROLE_WORDS: tuple[tuple[SegmentRole, tuple[str, ...]], ...] = (
+    ("date", ("date", "time", "day")),
+    ("wave", ("wave", "month", "quarter", "period", "year", "round")),
+    ("brand", ("brand", "operator", "company", "provider", "carrier", "bank", "supplier")),
+    ("region", ("region", "country", "city", "area", "state", "province", "district")),
+)
+
+
+def guess_role(header: str) -> SegmentRole:
+    words = set(re.findall(r"[a-z]+", normalise_header(header)))
+    for role, keys in _ROLE_WORDS:
+        if words & set(keys):
+            return role
+    return "other"
+
+
+def schema_from_mapping(
+    *,
+    target: str,
+    scale: str | Sequence[int] | Scale,
+    attributes: Sequence[str],
+    segments: Sequence[str] = (),
+    respondent_id: str | None = None,
+    kind: TargetKind | None = None,
+    attribute_scale: str | Sequence[int] | Scale | None = None,
+    missing_codes: Sequence[MissingCode] = (),
+    missing_attributes: MissingPolicy = "exclude",
+    name: str = "mapping",
+) -> SurveySchema:
+    """A schema from an explicit column mapping (headers as they appear in the file).
+
+    The attributes share ``attribute_scale`` (default: the target scale); segment roles are
+    guessed from their headers; the plan is :func:`default_plan` for the target scale.
+    """
+    target_scale = parse_scale(scale)
+    attr_scale = target_scale if attribute_scale is None else parse_scale(attribute_scale)
+    target_kind = kind or guess_kind(target, target_scale)
+    if not attributes:
+        raise SchemaError("mapping: give at least one attribute column (--attributes A,B,C)")
+    target_name = target_kind if target_kind != "custom" else slugify(target)
+    taken = {target_name}
+    attr_names = _unique_names(attributes, taken)
+    seg_names = _unique_names(segments, taken)
+    data: dict = {
+        "name": name,
+        "target": {
+            "name": target_name,
+            "column": target,
+            "kind": target_kind,
+            "scale": {"min": target_scale.min, "max": target_scale.max},
+        },
+        "attributes": [
+            {"name": n, "column": c, "scale": {"min": attr_scale.min, "max": attr_scale.max}}
+            for n, c in zip(attr_names, attributes, strict=True)
+        ],
+        "segments": [
+            {"name": n, "column": c, "role": guess_role(c)}
+            for n, c in zip(seg_names, segments, strict=True)
+        ],
+        "missing_codes": list(missing_codes),
+        "missing_attributes": missing_attributes,
+        "plan": [s.model_dump(mode="json", exclude_none=True)
+                 for s in default_plan(target_kind, target_scale)],
+    }
+    if respondent_id:
+        data["respondent_id"] = {"name": _unique_names([respondent_id], taken)[0],
+                                 "column": respondent_id}
+    return parse_schema(data, source="mapping")
+
+
+# --------------------------------------------------------------------------- inference
+
+KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na", "not applicable",
+                    "refused", "no answer", "not used")
+KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -1, -99)
+_STANDARD_SCALES = ((1, 5), (1, 7), (0, 10), (1, 10), (0, 5))
+_ID_WORDS = {"id", "respondent", "customer", "code", "identifier"}
+_TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
+                 "likelihood", "satisfaction")
+
+
+def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
+    """(integer scores without missing codes, codes seen), or None if the column is not a score.
+
+    A score column: at least 90% of its non-blank, non-code cells are integers in 0..10
+    (typos, decimals and stray text are tolerated; the importer reports them later)."""
+    text = values.astype("string").str.strip()
+    present = values.notna() & (text != "")
+    if not present.any():
+        return None
+    folded = text[present].str.casefold().str.replace("’", "'", regex=False)
+    is_text_code = folded.isin(KNOWN_TEXT_CODES)
+    numbers = pd.to_numeric(text[present].str.replace(",", ".", regex=False), errors="coerce")
+    is_num_code = numbers.isin(KNOWN_NUMERIC_CODES)
+    rest = numbers[~is_num_code & ~is_text_code]
+    scores = rest[(rest == np.round(rest)) & rest.between(0, 10)]
+    if rest.empty or scores.size < 0.9 * rest.size:
+        return None
+    codes: set = set(folded[is_text_code].map(_text_code_display)) | {
+        int(v) for v in numbers[is_num_code].unique()}
+    return scores.astype(int), codes
+
+
+def _text_code_display(folded: str) -> str:
+    return {"don't know": "Don't know", "n/a": "N/A", "na": "NA"}.get(folded, folded)
+
+
+def _stated_scale(header: str) -> Scale | None:
+    """A scale written in a header, e.g. ``"Likelihood to recommend (0-10)"``."""
+    match = re.search(r"\(\s*(-?\d+)\s*(?:-|–|to)\s*(-?\d+)\s*\)", str(header))
+    if match and int(match.group(2)) > int(match.group(1)):
+        return Scale(min=int(match.group(1)), max=int(match.group(2)))
+    return None
+
+
+def infer_scale(scores: pd.Series, header: str = "") -> Scale:
+    """The scale a column of integer scores is on: from ``(a-b)`` in the header when present,
+    else the smallest standard scale (0–10, 1–5, 1–7, 1–10, ...) that holds the values."""
+    stated = _stated_scale(header)
+    if stated is not None:
+        return stated
+    lo, hi = int(scores.min()), int(scores.max())
+    fitting = [(a, b) for a, b in _STANDARD_SCALES if a <= lo and hi <= b]
+    if fitting:
+        a, b = min(fitting, key=lambda s: (s[1] - s[0], s))
+        return Scale(min=a, max=b)
+    return Scale(min=lo, max=max(hi, lo + 1))
+
+
+def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
+    """Propose a layout for a table whose columns are the file's headers (to be confirmed).
+
+    Integer-scored columns with a range of at most 10 (ignoring common missing codes such as
+    99 and "Don't know") are scores; the target is the score whose header names a target
+    question (recommend, NPS, overall satisfaction, effort, ...), else the widest-scaled score
+    in the first column position. Text columns with few distinct values and date columns are
+    segments; a text column with one distinct value per row named like an id is the
+    respondent id. Missing codes seen in the scores are listed; attribute policy ``exclude``.
+    """
+    if frame.shape[1] == 0 or frame.shape[0] == 0:
+        raise SchemaError("cannot infer a layout from an empty table")
+    scores: dict[str, tuple[pd.Series, Scale]] = {}
+    codes: set = set()
+    others: list[str] = []
+    for header in frame.columns:
+        column = frame[header]
+        words = set(re.findall(r"[a-z]+", normalise_header(header)))
+        not_a_score = (pd.api.types.is_datetime64_any_dtype(column)
+                       or guess_role(header) != "other" or bool(words & _ID_WORDS))
+        profile = None if not_a_score else _numeric_profile(column)
+        if profile is None:
+            others.append(header)
+            continue
+        values, seen = profile
+        scores[header] = (values, infer_scale(values, header))
+        codes |= seen
+    if len(scores) < 2:
+        raise SchemaError(
+            "could not infer a layout: need a target and at least one attribute scored on an "
+            f"integer scale, found {len(scores)} scored column(s) among {list(frame.columns)}; "
+            "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"
+        )
+    def priority(header: str) -> int:
+        text = normalise_header(header)
+        return min((i for i, w in enumerate(_TARGET_WORDS) if w in text), default=len(_TARGET_WORDS))
+
+    # a target-sounding header first (earlier words win), else the widest scale
+    target = min(scores, key=lambda h: (priority(h), -(scores[h][1].max - scores[h][1].min)))
+    guessed = priority(target) == len(_TARGET_WORDS)
+    target_scale = scores[target][1]
+    kind = guess_kind(target, target_scale)
+    respondent_id = None
+    segments: list[str] = []
+    n = len(frame)
+    for header in others:
+        column = frame[header]
+        present = column.dropna()
+        present = present[present.astype(str).str.strip() != ""]
+        if present.empty:
+            continue
+        distinct = present.nunique()
+        words = set(re.findall(r"[a-z]+", normalise_header(header)))
+        if respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
+            respondent_id = header
+        elif (pd.api.types.is_datetime64_any_dtype(column)
+              or distinct <= max(50, int(0.2 * n))):
+            segments.append(header)
+    attributes = [h for h in scores if h != target]
+    # attributes of one survey share a scale: the one holding all their values, unless their
+    # headers say otherwise
+    together = infer_scale(pd.concat([scores[h][0] for h in attributes]))
+    for h in attributes:
+        stated = _stated_scale(h)
+        scores[h] = (scores[h][0], stated or together)
+    attr_scales = {scores[h][1] for h in attributes}
+    # excluding every respondent with a gap would lose many (e.g. "not used" for roaming)
+    incomplete = pd.Series(False, index=frame.index)
+    for h in attributes:
+        incomplete |= ~frame[h].index.isin(scores[h][0].index)
+    share_incomplete = float(incomplete.mean())
+    policy: MissingPolicy = "impute_median" if share_incomplete > 0.10 else "exclude"
+    schema = schema_from_mapping(
+        target=target,
+        scale=target_scale,
+        attributes=attributes,
+        segments=segments,
+        respondent_id=respondent_id,
+        kind=kind,
+        attribute_scale=attr_scales.pop() if len(attr_scales) == 1 else target_scale,
+        missing_codes=sorted(codes, key=lambda c: (isinstance(c, str), str(c))),
+        missing_attributes=policy,
+        name=name,
+    )
+    description = "inferred from the data"
+    if guessed:
+        description += (f"; no header names a target question, so {target!r} was taken as the "
+                        "target: check it")
+    if policy == "impute_median":
+        description += (f"; {share_incomplete:.0%} of respondents miss an attribute score, so "
+                        "they are imputed with the median instead of excluded")
+    schema = schema.model_copy(update={"description": description})
+    if len({scores[h][1] for h in attributes}) > 1:
+        # attributes on different scales: keep each one's own scale
+        updated = tuple(
+            a.model_copy(update={"scale": scores[h][1]})
+            for a, h in zip(schema.attributes, attributes, strict=True)
+        )
+        schema = schema.model_copy(update={"attributes": updated})
+    return schema
+
+
+def describe_schema(schema: SurveySchema) -> str:
+    """A short human-readable summary (the proposal shown to the user)."""
+    lines = [
+        f"schema '{schema.name}'" + (f" ({schema.description})" if schema.description else ""),
+        f"  target: {schema.target.column!r} → {schema.target.name} "
+        f"({schema.target.kind}, scale {schema.target.scale})",
+        "  attributes: " + ", ".join(
+            f"{a.column!r} ({a.scale})" for a in schema.attributes),
+    ]
+    if schema.segments:
+        lines.append("  segments: " + ", ".join(
+            f"{s.column!r} ({s.role})" for s in schema.segments))
+    if schema.respondent_id:
+        lines.append(f"  respondent id: {schema.respondent_id.column!r}")
+    codes = ", ".join(repr(c) for c in schema.missing_codes) or "none"
+    lines.append(f"  missing codes: {codes}; missing attribute scores: "
+                 f"{schema.missing_attributes}")
+    steps = " → ".join(s.name for s in schema.plan) or "none (original classes)"
+    lines.append(f"  plan: {steps}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "AttributeSpec", "ColumnSpec", "Scale", "SegmentSpec", "SurveySchema",
+    "TargetSpec", "default_plan", "describe_schema", "infer_scale", "infer_schema",
+    "load_schema", "normalise_header", "parse_scale", "parse_schema", "save_schema",
+    "schema_from_mapping",
+]

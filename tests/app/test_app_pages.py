@@ -1,0 +1,205 @@
+"""Every page of the Streamlit app through ``streamlit.testing.v1.AppTest`` on the bundled sample.
+
+Expected numbers are computed in the test with the library (``load_survey``, ``nps_summary``,
+``confusion_matrix`` + ``reduce_confusion``), never copied from the app's output. Models are
+trained once per module (lr and nb, 3 folds) and shared by the page tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cx_app.engine.confusion import confusion_matrix
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.levels import reduce_confusion
+from cx_app.survey.importing import load_survey
+from cx_app.survey.nps import groups_for_schema, nps_summary
+from cx_app.survey.samples import sample_path
+from cx_app.survey.schema import load_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "streamlit_app.py")
+TIMEOUT = 120  # generous: two busy cores
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_survey(sample_path("telecom_nps"),
+                       schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"))
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """The app after training lr and nb with 3 folds on the Models page."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/models.py").run()
+    _ok(at)
+    assert at.multiselect(key="algorithms").value == ["lr", "nb"]
+    at.number_input(key="folds").set_value(3)
+    at.button(key="train").click().run()
+    _ok(at)
+    return at
+
+
+def test_data_page_shows_the_sample_and_its_quality_report(sample):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows read"] == f"{sample.quality.rows_read:,}"
+    assert metrics["Respondents used"] == f"{sample.quality.rows_used:,}"
+    assert metrics["Imputed cells"] == f"{sum(sample.quality.imputed.values()):,}"
+    analysis = at.session_state["analysis"]
+    assert analysis.survey.source.sha256 == sample.source.sha256
+    assert len(at.data_editor) == 1  # the editable column mapping
+    mapping = at.data_editor[0].value
+    assert mapping.loc[mapping["role"] == "target", "column"].item() == sample.schema.target.column
+
+
+def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
+    path = sample_path("retail_csat")
+    expected = load_survey(path)  # no schema: the library infers the layout
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="uploader").upload(path.name, path.read_bytes(), "text/csv")
+    at.run()
+    _ok(at)
+    analysis = at.session_state["analysis"]
+    assert analysis.survey.source.filename == path.name
+    assert analysis.survey.quality.rows_used == expected.quality.rows_used
+    assert analysis.survey.schema.target.column == expected.schema.target.column
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows excluded"] == f"{expected.quality.rows_excluded:,}"
+    assert any(d.label == "Download schema (YAML)" for d in at.download_button)
+
+
+def test_nps_page_shows_the_library_nps(sample):
+    expected = nps_summary(sample.y, groups=groups_for_schema(sample.schema))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/nps.py").run()
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Net score (NPS)"] == f"{expected.value:+.1f}"
+    assert metrics["Promoters"] == f"{100 * expected.shares['promoters']:.1f}%"
+    texts = [t.value for t in at.text]
+    assert (f"NPS {expected.value:+.1f} (95% interval {expected.ci95[0]:+.1f} to "
+            f"{expected.ci95[1]:+.1f}) on {expected.n:,} respondents") in texts
+    assert len(at.get("vega_lite_chart")) >= 4  # segment, trend, distribution, profiles
+
+
+def test_models_page_trains_and_ranks_every_level(trained, sample):
+    analysis = trained.session_state["analysis"]
+    assert list(analysis.models) == ["lr", "nb"]
+    assert analysis.trainings == 2
+    cv = analysis.models["lr"].cv
+    assert cv.folds == 3 and np.array_equal(cv.y_true, sample.y)
+    boards = [df.value for df in trained.dataframe if "Accuracy" in df.value.columns]
+    assert len(boards) == 3  # original, 3x3+IM, 2x2+IM
+    cm = confusion_matrix(cv.y_true, cv.y_pred, labels=sample.classes)
+    accuracy = np.trace(cm.counts) / cm.counts.sum()
+    lr_row = boards[0].set_index("model").loc["lr"]
+    assert lr_row["Accuracy"] == pytest.approx(100 * accuracy)
+
+
+def test_grouping_change_recomputes_without_retraining(trained, sample):
+    at = trained
+    at.switch_page("pages/confusion.py").run()
+    _ok(at)
+    analysis = at.session_state["analysis"]
+    cv_before = analysis.models["lr"].cv
+    trainings = analysis.trainings
+    before = analysis.levels("lr")[2].matrix.copy()
+    assert len(at.get("vega_lite_chart")) == 3  # 11x11, 3x3+IM, 2x2+IM
+
+    # move score 6 from the detractors to the passives (step 1, groups 0 and 1)
+    members = [w.key for w in at.multiselect if w.key.startswith("members::0::")]
+    at.multiselect(key=members[0]).set_value([str(c) for c in range(6)])
+    at.multiselect(key=members[1]).set_value(["6", "7", "8"])
+    at.run()
+    _ok(at)
+
+    analysis = at.session_state["analysis"]
+    assert analysis.trainings == trainings
+    assert analysis.models["lr"].cv is cv_before
+    after = analysis.levels("lr")[2]
+    assert not np.array_equal(after.matrix, before)
+    spec = analysis.plan
+    assert spec.plan[0].groups[1].members == (6, 7, 8)
+    expected = reduce_confusion(
+        confusion_matrix(cv_before.y_true, cv_before.y_pred, labels=sample.classes),
+        resolve_plan(spec, sample.classes))[2]
+    assert np.array_equal(after.matrix, expected.matrix)
+    assert np.array_equal(after.im, expected.im)
+    # the strict 2x2 step: detractors {0..5} actual, predicted in the positive group
+    y, p = cv_before.y_true, cv_before.y_pred
+    assert after.matrix[0, 1] == int(np.sum((y <= 5) & (p >= 6)))
+
+    # an invalid grouping (6 in no group) shows a message, keeps the last valid plan
+    at.multiselect(key=members[1]).set_value(["7", "8"])
+    at.run()
+    assert not at.exception
+    assert any("not valid" in e.value for e in at.error)
+    assert at.session_state["analysis"].plan == spec
+
+    at.button(key="reset_plan").click().run()
+    _ok(at)
+    assert at.session_state["analysis"].plan == sample.schema.plan_spec
+
+
+def test_compare_drivers_new_wave_and_report_pages(trained):
+    at = trained
+    at.switch_page("pages/compare.py").run()
+    _ok(at)
+    assert any(t.value.startswith("Macro-average AUC: lr") for t in at.text)
+    analysis = at.session_state["analysis"]
+    auc = analysis.evaluation("lr").roc["2x2+IM"].auc
+    table = next(df.value for df in at.dataframe if "random_auc" in df.value.columns)
+    assert table.set_index("model").loc["lr", "auc"] == pytest.approx(auc)
+
+    at.switch_page("pages/drivers.py").run()
+    _ok(at)
+    assert at.markdown[-1].value.startswith("The attributes together explain")
+
+    at.switch_page("pages/new_wave.py").run()
+    _ok(at)
+    at.button(key="nw_fit").click().run()
+    _ok(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Respondents"] == "1,200"
+    at.selectbox(key="nw_wave").set_value("Bundled wave 7 (labeled, for a backtest)").run()
+    _ok(at)
+    labeled = load_survey(sample_path("telecom_nps_wave7_labeled"),
+                          schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"))
+    realized = nps_summary(labeled.y)
+    assert any(t.value.startswith(f"Realized NPS {realized.value:+.1f}") for t in at.text)
+    assert any(d.label == "Download all predictions (CSV)" for d in at.download_button)
+    assert at.session_state["analysis"].trainings == 2  # the final fit is not a CV run
+
+    at.switch_page("pages/report.py").run()
+    _ok(at)
+    at.button(key="build_reports").click().run()
+    _ok(at)
+    labels = {d.label for d in at.download_button}
+    assert {"Excel report (.xlsx)", "HTML report", "Results (JSON)"} <= labels
+
+
+def test_editing_the_mapping_changes_the_schema_in_use(sample):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    editor = at.data_editor[0]
+    row = editor.value.index[editor.value["column"] == "Roaming"][0]
+    at.session_state[editor.key] = {"edited_rows": {int(row): {"role": "ignore"}},
+                                    "added_rows": [], "deleted_rows": []}
+    at.run()
+    _ok(at)
+    schema = at.session_state["analysis"].survey.schema
+    assert schema.attribute_names == tuple(n for n in sample.schema.attribute_names
+                                           if n != "roaming")
+    assert schema.plan == sample.schema.plan  # same target scale: the plan is kept
+    assert any(d.label == "Download schema (YAML)" for d in at.download_button)

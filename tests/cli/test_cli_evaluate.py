@@ -1,0 +1,161 @@
+"""`cx-app evaluate`: the results.json shape, on small data with 3 folds and 2 fast algorithms."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from cx_app.cli import main
+from cx_app.models.algorithms import build_algorithm
+from cx_app.models.crossval import assign_folds, class_positions
+
+
+@pytest.fixture(scope="module")
+def evaluate_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("evaluate")
+    rng = np.random.default_rng(4)
+    n = 300
+    attrs = rng.integers(1, 11, (n, 3))
+    nps = np.clip(np.round(attrs @ [0.6, 0.3, 0.1] + rng.normal(0, 1.5, n)), 0, 10).astype(int)
+    nps[nps == 0] = 1
+    nps[:2] = 0  # a class rarer than the 3 folds: the stratification fallback
+    frame = pd.DataFrame(attrs, columns=["Price", "Network", "Shops"])
+    frame.insert(0, "NPS", nps)
+    csv = tmp / "survey.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp / "out"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main([
+        "evaluate", str(csv), "--target", "NPS", "--scale", "0-10",
+        "--attributes", "Price,Network,Shops", "--algorithms", "lr,nb", "--folds", "3",
+        "--seed", "1", "--out", str(out), "--permutation-repeats", "2", "--five-by-two", "lr,nb",
+        ])  # fmt: skip
+    assert code == 0
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return SimpleNamespace(doc=doc, n=n, out=out, scores=nps, X=attrs, stdout=stdout.getvalue())
+
+
+@pytest.fixture(scope="module")
+def results(evaluate_run):
+    return evaluate_run.doc, evaluate_run.n
+
+
+def test_reports_and_observed_nps_are_written_beside_the_results(evaluate_run):
+    doc, n, out, scores = evaluate_run.doc, evaluate_run.n, evaluate_run.out, evaluate_run.scores
+    assert (out / "report.xlsx").stat().st_size > 0
+    assert "<html" in (out / "report.html").read_text(encoding="utf-8")[:200].lower()
+    expected = 100 * (np.mean(scores >= 9) - np.mean(scores <= 6))
+    assert doc["dataset"]["nps"]["value"] == pytest.approx(expected)
+    assert doc["dataset"]["nps"]["n"] == n
+    # the mapping gave no labels: an attribute is labelled by its column header
+    assert doc["dataset"]["attribute_labels"] == {"price": "Price", "network": "Network",
+                                                  "shops": "Shops"}
+
+
+def test_results_json_shape(results):
+    doc, n = results
+    assert doc["dataset"]["rows_used"] == n
+    assert doc["dataset"]["classes"] == list(range(11))
+    assert (doc["folds"], doc["seed"]) == (3, 1)
+    assert set(doc["models"]) == {"lr", "nb"}
+    model = doc["models"]["lr"]
+    assert set(model["levels"]) == {"original", "3x3+IM", "2x2+IM"}
+    for name, level in model["levels"].items():
+        assert {"labels", "matrix", "im", "metrics", "per_fold"} <= set(level)
+        assert all(len(v) == 3 for v in level["per_fold"].values())
+        assert sum(map(sum, level["matrix"])) + sum(level["im"] or []) == n, name
+    assert {"mcc", "delta", "phi", "tp", "imp"} <= set(model["levels"]["2x2+IM"]["per_fold"])
+    assert set(model["roc"]) == {"original", "2x2+IM"}
+    for roc in model["roc"].values():
+        assert {"fpr", "tpr", "auc", "random_auc"} <= set(roc)
+    assert model["fit_seconds"] >= 0
+    assert doc["provenance"]["file"] == "survey.csv" and len(doc["provenance"]["sha256"]) == 64
+    assert doc["quality"]["rows_used"] == n
+    assert doc["drivers"]["ranking"][0] == "price"  # schema names are identifiers
+
+
+def test_comparisons_match_scipy_on_the_reported_per_fold_values(results):
+    doc, _ = results
+    keys = {"level", "metric", "a", "b", "t", "df", "p", "p_corrected", "p_holm"}
+    levels = {(c["level"], c["metric"]) for c in doc["comparisons"]}
+    assert levels == {
+        ("original", "accuracy"), ("original", "f1_macro"), ("3x3+IM", "accuracy"),
+        ("3x3+IM", "f1_macro"), ("2x2+IM", "accuracy"), ("2x2+IM", "mcc"),
+    }  # fmt: skip
+    for c in doc["comparisons"]:
+        assert keys <= set(c)
+        a = doc["models"][c["a"]]["levels"][c["level"]]["per_fold"][c["metric"]]
+        b = doc["models"][c["b"]]["levels"][c["level"]]["per_fold"][c["metric"]]
+        ref = stats.ttest_rel(a, b)
+        assert c["t"] == pytest.approx(ref.statistic) and c["p"] == pytest.approx(ref.pvalue)
+        assert c["df"] == 2
+        # One pair per (level, metric): Holm leaves the corrected p unchanged.
+        assert c["p_holm"] == pytest.approx(c["p_corrected"])
+
+
+def test_unknown_algorithm_is_a_clear_error(tmp_path, capsys):
+    csv = tmp_path / "s.csv"
+    pd.DataFrame({"NPS": [1, 9] * 10, "A": [2, 8] * 10}).to_csv(csv, index=False)
+    code = main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes", "A",
+                 "--algorithms", "lr,cnn", "--out", str(tmp_path / "o")])  # fmt: skip
+    assert code == 2
+    assert "unknown algorithm 'cnn'" in capsys.readouterr().err
+
+
+def test_five_by_two_option_writes_dietterich_and_alpaydin(evaluate_run):
+    doc, X, y = evaluate_run.doc, evaluate_run.X.astype(float), evaluate_run.scores
+    (c,) = doc["comparisons_5x2cv"]
+    assert (c["a"], c["b"], c["level"], c["metric"]) == ("lr", "nb", "original", "accuracy")
+    d = np.array(c["differences"])
+    assert d.shape == (5, 2)
+    # Replication 1 (seed 1 = --seed), by hand: both models fitted on each half, tested on the other.
+    codes = class_positions(y, tuple(range(11)))
+    half = assign_folds(codes, 2, 1).fold
+    for j in range(2):
+        acc = []
+        for a in ("lr", "nb"):
+            model = build_algorithm(a, seed=1).fit(X[half != j], codes[half != j])
+            predicted = model.classes_[model.predict_proba(X[half == j]).argmax(axis=1)]
+            acc.append(np.mean(predicted == codes[half == j]))
+        assert d[0, j] == pytest.approx(acc[0] - acc[1])
+    # Dietterich (1998): t = p_1^(1) / √(Σ s_i² / 5), 5 df; Alpaydin (1999): F = Σ p² / (2 Σ s²).
+    s2 = ((d - d.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    assert c["t"] == pytest.approx(d[0, 0] / np.sqrt(s2.mean()))
+    assert c["t_p"] == pytest.approx(2 * stats.t.sf(abs(c["t"]), 5))
+    assert c["f"] == pytest.approx((d**2).sum() / (2 * s2.sum()))
+    assert c["f_p"] == pytest.approx(stats.f.sf(c["f"], 10, 5))
+
+
+def test_five_by_two_needs_a_pair_of_known_algorithms(tmp_path, capsys):
+    csv = tmp_path / "s.csv"
+    pd.DataFrame({"NPS": [1, 9] * 10, "A": [2, 8] * 10}).to_csv(csv, index=False)
+    base = ["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes", "A",
+            "--algorithms", "nb", "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main([*base, "--five-by-two", "lr"]) == 2
+    assert "needs two different algorithm ids like 'lr,svm', got 'lr'" in capsys.readouterr().err
+    assert main([*base, "--five-by-two", "lr,cnn"]) == 2
+    assert "unknown algorithm 'cnn'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_rare_class_fallback_is_in_results_and_shown(evaluate_run):
+    doc, scores = evaluate_run.doc, evaluate_run.scores
+    counts = {c: int((scores == c).sum()) for c in range(11)}
+    rare = {c: k for c, k in counts.items() if 0 < k < 3}
+    assert rare, "the fixture should have a class rarer than the 3 folds"
+    for c, k in rare.items():
+        start = f"class {c!r} has {k} respondent(s), fewer than the 3 folds"
+        for model in ("lr", "nb"):
+            assert any(w.startswith(start) for w in doc["warnings"][model]), (model, c)
+        assert evaluate_run.stdout.count(f"warning: {start}") == 1
+    assert doc["models"]["lr"]["cross_validation"]["fold_method"] == (
+        "stratified (rare classes merged)"
+    )

@@ -1,0 +1,104 @@
+"""``cx-app report``: re-render saved results (and a new-wave estimate) to .xlsx or .html."""
+
+from __future__ import annotations
+
+import json
+
+import openpyxl
+from report_fixtures import HOSTILE_MODEL, make_new_wave, make_results
+
+from cx_app.cli import main
+from cx_app.reports import write_reports
+
+
+def _write_inputs(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(make_results()), encoding="utf-8")
+    wave = tmp_path / "estimate.json"
+    wave.write_text(json.dumps(make_new_wave()), encoding="utf-8")
+    return results, wave
+
+
+def test_report_to_xlsx_with_new_wave(tmp_path, capsys):
+    results, wave = _write_inputs(tmp_path)
+    out = tmp_path / "report.xlsx"
+    assert main(["report", str(results), "--new-wave", str(wave), "--out", str(out)]) == 0
+    assert str(out) in capsys.readouterr().out
+    book = openpyxl.load_workbook(out)
+    assert "New wave" in book.sheetnames
+    about = book["About"]
+    assert "results.json" in [c.value for row in about.iter_rows() for c in row]
+
+
+def test_report_to_html_without_new_wave(tmp_path):
+    results, _ = _write_inputs(tmp_path)
+    out = tmp_path / "report.html"
+    assert main(["report", str(results), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>") and 'id="sec-new_wave"' not in text
+    assert "=HYPERLINK(&quot;http://evil.example&quot;,&quot;x&quot;)" in text
+
+
+def test_bad_inputs_are_one_clear_sentence(tmp_path, capsys):
+    results, _ = _write_inputs(tmp_path)
+    assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "r.xlsx")]) == 2
+    assert "missing.json does not exist" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    assert main(["report", str(broken), "--out", str(tmp_path / "r.html")]) == 2
+    assert "cannot be read as JSON" in capsys.readouterr().err
+    assert main(["report", str(results), "--out", str(tmp_path / "r.pdf")]) == 2
+    assert "use a name ending in .xlsx or .html" in capsys.readouterr().err
+    assert not (tmp_path / "r.pdf").exists()
+
+
+def test_write_reports_writes_both_files(tmp_path):
+    paths = write_reports(make_results(), tmp_path / "out")
+    assert set(paths) == {"xlsx", "html"}
+    assert paths["xlsx"].name == "report.xlsx" and paths["html"].name == "report.html"
+    book = openpyxl.load_workbook(paths["xlsx"])
+    models = [c.value for row in book["Metrics"].iter_rows() for c in row]
+    assert HOSTILE_MODEL in models
+    assert "window.vegaEmbed" in paths["html"].read_text(encoding="utf-8")
+
+
+def test_report_from_a_real_evaluate_run(tmp_path):
+    """``cx-app evaluate`` on a small sample (3 folds, lr + nb), then ``cx-app report``: every
+    level's metrics and matrices in the workbook equal results.json."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_surveys" / "retail_csat.csv"
+    lines = sample.read_text(encoding="utf-8").splitlines()[:241]
+    survey = tmp_path / "small.csv"
+    survey.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out_dir = tmp_path / "ev"
+    assert main(["evaluate", str(survey), "--algorithms", "lr,nb", "--folds", "3",
+                 "--permutation-repeats", "1", "--out", str(out_dir)]) == 0
+    results_path = out_dir / "results.json"
+    results = json.loads(results_path.read_text(encoding="utf-8"))
+    xlsx, html = tmp_path / "r.xlsx", tmp_path / "r.html"
+    assert main(["report", str(results_path), "--out", str(xlsx)]) == 0
+    assert main(["report", str(results_path), "--out", str(html)]) == 0
+
+    book = openpyxl.load_workbook(xlsx)
+    assert all(c.data_type != "f" for ws in book for row in ws.iter_rows() for c in row)
+    metrics = book["Metrics"]
+    for level_name in ("original", "3x3+IM", "2x2+IM"):
+        title_row = next(r for r in range(1, metrics.max_row + 1)
+                         if metrics.cell(r, 1).value == f"Level {level_name}")
+        header = {metrics.cell(title_row + 1, c).value: c
+                  for c in range(1, metrics.max_column + 1)}
+        for offset, model_id in enumerate(results["models"]):
+            row = title_row + 2 + offset
+            assert metrics.cell(row, 1).value == model_id
+            values = results["models"][model_id]["levels"][level_name]["metrics"]
+            assert metrics.cell(row, header["Accuracy"]).value == values["accuracy"]
+            if level_name == "2x2+IM":
+                assert metrics.cell(row, header["MCC (Matthews correlation)"]).value == values["mcc"]
+                assert metrics.cell(row, header["IMP (positive intragroup mismatch)"]).value == \
+                    values["imp"]
+    assert "Data quality" in book.sheetnames and "About" in book.sheetnames
+    about = [c.value for row in book["About"].iter_rows() for c in row]
+    assert results["provenance"]["sha256"] in about
+    text = html.read_text(encoding="utf-8")
+    assert 'id="sec-drivers"' in text and "window.vegaEmbed" in text

@@ -1,0 +1,118 @@
+"""Driver importance: relative weights identities, recovery of the sample's true weights, δ/φ."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.plan import NPS_CLASSES, NPS_PLAN
+from cx_app.errors import AnalysisError
+from cx_app.models.crossval import cross_validate_model
+from cx_app.models.drivers import (
+    driver_importance,
+    importance_performance,
+    ordinal_coefficients,
+    permutation_importance_cv,
+    relative_weights,
+    target_groups,
+    top_box_capability,
+)
+from cx_app.survey.importing import load_survey
+from cx_app.survey.samples import TELECOM_TRUTH, sample_path
+
+
+@pytest.fixture(scope="module")
+def telecom():
+    return load_survey(sample_path("telecom_nps"))
+
+
+def test_relative_weights_sum_to_r2_and_reduce_to_r_squared_when_orthogonal():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    X[:, 1] += 0.7 * X[:, 0]
+    y = X @ [1.0, 0.5, 0.2, 0.0] + rng.normal(size=500)
+    rw = relative_weights(X, y)
+    design = np.column_stack([np.ones(500), X])
+    resid = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    r2 = 1 - resid.var() / y.var()
+    assert rw.raw.sum() == pytest.approx(r2, rel=1e-9)
+    assert rw.percent.sum() == pytest.approx(100)
+    # Uncorrelated predictors: each weight is the squared correlation with the score.
+    Z = rng.normal(size=(500, 3))
+    Q = np.linalg.qr(Z - Z.mean(axis=0))[0]  # centred, orthonormal columns
+    yq = Q @ [3.0, 1.0, 0.5] + 0.1 * rng.normal(size=500)
+    expected = [np.corrcoef(Q[:, j], yq)[0, 1] ** 2 for j in range(3)]
+    np.testing.assert_allclose(relative_weights(Q, yq).raw, expected, atol=1e-3)
+
+
+def test_drivers_recover_the_sample_surveys_true_weights(telecom):
+    truth = TELECOM_TRUTH.weights
+    names = list(telecom.X.columns)
+    true = [truth[n] for n in names]
+    rw = relative_weights(telecom.X, telecom.y)
+    assert spearmanr(rw.raw, true).statistic >= 0.8
+    coef = ordinal_coefficients(telecom.X, telecom.y)
+    assert spearmanr(coef.coef, true).statistic >= 0.8
+    assert (coef.ci_low < coef.coef).all() and (coef.coef < coef.ci_high).all()
+    cv = cross_validate_model(
+        telecom.X, telecom.y, telecom.classes, "lr", folds=3, keep_models=True
+    )
+    perm = permutation_importance_cv(cv, telecom.X, n_repeats=3)
+    assert perm.per_fold.shape == (3, len(names))
+    assert spearmanr(perm.mean, true).statistic >= 0.8
+    low, high = perm.interval()
+    assert (low <= perm.mean).all() and (perm.mean <= high).all()
+
+
+def test_permutation_importance_needs_kept_models():
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    cv = cross_validate_model(X, (X[:, 0] > 0).astype(int), (0, 1), "nb", folds=2)
+    with pytest.raises(AnalysisError, match="keep_models=True"):
+        permutation_importance_cv(cv, X)
+
+
+def test_top_box_capability_by_hand():
+    X = pd.DataFrame({"a": [10, 9, 8, 3, 10, 2], "b": [1, 1, 1, 1, 9, 10]})
+    y = np.array([10, 9, 7, 2, 6, 9])
+    plan = resolve_plan(NPS_PLAN, NPS_CLASSES)
+    targets = target_groups(plan)
+    assert targets == {"promoters": (9, 10), "passives_promoters": (7, 8, 9, 10)}
+    out = top_box_capability(X, y, targets, attribute_max=10).set_index(["attribute", "target"])
+    # a top-2-box = [T, T, F, F, T, F]; promoters = [T, T, F, F, F, T]: tpr 2/3, fpr 1/3.
+    row = out.loc[("a", "promoters")]
+    assert (row.tpr, row.fpr) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert (row.delta, row.phi) == (pytest.approx(1 / 3), pytest.approx(0.0))
+    # not a detractor = [T, T, T, F, F, T]: tpr 2/4, fpr 1/2.
+    row = out.loc[("a", "passives_promoters")]
+    assert (row.delta, row.phi) == (pytest.approx(0.0), pytest.approx(0.0))
+    assert out.loc[("b", "promoters"), "top_box_share"] == pytest.approx(2 / 6)
+
+
+def test_importance_performance_quadrants():
+    X = pd.DataFrame({"a": [9, 9], "b": [5, 5], "c": [8, 8], "d": [4, 4]})
+    out = importance_performance(X, {"a": 0.4, "b": 0.3, "c": 0.1, "d": 0.05})
+    assert out.set_index("attribute")["quadrant"].to_dict() == {
+        "a": "keep up the good work",
+        "b": "concentrate here",
+        "c": "possible overkill",
+        "d": "low priority",
+    }
+
+
+def test_driver_importance_bundle(telecom):
+    X, y = telecom.X.iloc[:1500], telecom.y[:1500]
+    plan = resolve_plan(telecom.schema.plan_spec, telecom.classes)
+    result = driver_importance(X, y, telecom.classes, resolved_plan=plan, attribute_max=10)
+    d = result.to_dict()
+    assert d["ranking"][0] in {"network_data", "tariff_plan"}
+    assert set(d) >= {
+        "relative_weights",
+        "ordinal",
+        "permutation",
+        "importance_performance",
+        "top_box",
+    }
+    assert len(d["top_box"]) == 2 * X.shape[1]
