@@ -228,10 +228,6 @@ class ResultStore:
             return len(self._items)
 
 
-PERMUTATION_REPEATS = 3
-"""Shuffles per attribute and fold of the permutation importance computed at training."""
-
-
 def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
                settings: Mapping[str, Any], calibration: str,
                progress: Callable[[int, int, str], None] | None = None) -> tuple[Any, Any]:
@@ -245,7 +241,7 @@ def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
     import dataclasses
 
     from cx_app.models.crossval import cross_validate_model
-    from cx_app.models.drivers import permutation_importance_cv
+    from cx_app.models.drivers import PERMUTATION_REPEATS, permutation_importance_cv
 
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings),

@@ -16,6 +16,7 @@ from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
+from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
 from cx_app.reports import write_reports
 
@@ -41,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--permutation-repeats",
         type=int,
-        default=5,
-        help="shuffles per attribute and fold for permutation importance (default 5)",
+        default=PERMUTATION_REPEATS,
+        help="shuffles per attribute and fold for permutation importance "
+        f"(default {PERMUTATION_REPEATS}, as in the app)",
     )
     p.add_argument(
         "--five-by-two",

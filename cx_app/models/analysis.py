@@ -21,7 +21,7 @@ from cx_app.errors import AnalysisError
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm
 from cx_app.models.comparison import compare_models, five_by_two_cv
 from cx_app.models.crossval import CrossValResult, cross_validate_model
-from cx_app.models.drivers import DriverAnalysis, driver_importance
+from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.provenance import library_versions
 from cx_app.survey.nps import groups_for_schema, nps_summary
@@ -172,7 +172,7 @@ def finish_evaluation(
     *,
     seed: int = 0,
     calibration: str = "none",
-    permutation_repeats: int = 5,
+    permutation_repeats: int = PERMUTATION_REPEATS,
 ) -> dict[str, Any]:
     """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
     (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
@@ -196,7 +196,7 @@ def evaluate_survey(
     seed: int = 0,
     n_jobs: int = 1,
     calibration: str = "none",
-    permutation_repeats: int = 5,
+    permutation_repeats: int = PERMUTATION_REPEATS,
     progress: Callable[[int, int, str], None] | None = None,
     five_by_two: Sequence[tuple[str, str]] = (),
 ) -> tuple[dict[str, Any], dict[str, ModelEvaluation]]:

@@ -171,6 +171,10 @@ def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> Coe
 
 # -------------------------------------------------------------- permutation importance (CV)
 
+PERMUTATION_REPEATS = 5
+"""Shuffles per attribute and fold of the permutation importance: one default for the app, the
+CLI and the library, so that the same data gives the same ``results.json`` everywhere."""
+
 
 @dataclass(frozen=True, eq=False)
 class PermutationImportance:
@@ -219,7 +223,7 @@ def permutation_importance_cv(
     cv: Any,
     X: Any,
     *,
-    n_repeats: int = 5,
+    n_repeats: int = PERMUTATION_REPEATS,
     seed: int = 0,
     scoring: str = "accuracy",
     n_jobs: int = 1,
@@ -379,7 +383,7 @@ def driver_importance(
     cv_results: Sequence[Any] = (),
     resolved_plan: Any = None,
     attribute_max: float | Mapping[str, float] | None = None,
-    n_repeats: int = 5,
+    n_repeats: int = PERMUTATION_REPEATS,
     seed: int = 0,
     ordinal: bool = True,
 ) -> DriverAnalysis:
