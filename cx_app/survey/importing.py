@@ -630,14 +630,56 @@ def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFra
     return frame[keep], masks[keep], int((~keep).sum())
 
 
+def _survey_suffix(data: bytes, name: str) -> str:
+    """The lower-case suffix of a non-empty CSV or workbook file; anything else refused."""
+    if not data:
+        raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
+    suffix = Path(name).suffix.lower()
+    if suffix not in CSV_SUFFIXES and suffix not in EXCEL_SUFFIXES:
+        raise SurveyFileError(
+            f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
+            ".xlsm, .xls, .ods or .csv"
+        )
+    return suffix
+
+
+def sheet_names(
+    source: Any, *, filename: str | None = None, limits: ImportLimits | None = None,
+) -> list[str]:
+    """The sheet names of a survey workbook (an empty list for a CSV file).
+
+    The file is read exactly as :func:`load_survey` reads it — the same size limits and the
+    same archive checks (zip bombs, XML document types, encrypted or renamed files) before
+    calamine opens it — so listing the sheets of an upload is as safe as importing it.
+
+    Parameters
+    ----------
+    source
+        A path, the file's bytes, or a file-like object (an upload).
+    filename
+        The display name (its suffix decides CSV or workbook); default: the path's name.
+    limits
+        Import limits; default :func:`~cx_app.survey.limits.limits_from_env`.
+
+    Raises
+    ------
+    SurveyFileError
+        The same error, with the same message, as :func:`load_survey` for that file.
+    """
+    limits = limits or limits_from_env()
+    data, name = _read_source(source, filename, limits)
+    if _survey_suffix(data, name) in CSV_SUFFIXES:
+        return []
+    names, _ = _excel_grids(data, name, limits)
+    return names
+
+
 def _grid_for(
     data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
     require_target: bool, limits: ImportLimits, require_attributes: bool = True,
 ) -> tuple[_Grid, list[str], dict]:
     """The grid to use, notes about the choice, and CSV dialect info."""
-    if not data:
-        raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
-    suffix = Path(name).suffix.lower()
+    suffix = _survey_suffix(data, name)
     notes: list[str] = []
     if suffix in CSV_SUFFIXES:
         grid, encoding, delimiter = _csv_grid(data, name, limits)
@@ -645,11 +687,6 @@ def _grid_for(
         if not any(any(_present(c) for c in row) for row in grid.rows[:HEADER_SCAN_ROWS]):
             raise SurveyFileError(f"{name}: the file has no data")
         return grid, notes, {"encoding": encoding, "delimiter": delimiter}
-    if suffix not in EXCEL_SUFFIXES:
-        raise SurveyFileError(
-            f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
-            ".xlsm, .xls, .ods or .csv"
-        )
     names, load = _excel_grids(data, name, limits)
     if not names:
         raise SurveyFileError(f"{name}: the workbook has no sheets")
@@ -914,4 +951,4 @@ def _clean(
     return frame, report
 
 
-__all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table"]
+__all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table", "sheet_names"]

@@ -4,6 +4,7 @@ documented in its README — a clear error naming the file, or acceptance with e
 from __future__ import annotations
 
 import ast
+import io
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import python_calamine
 
 from cx_app.errors import ModelFileError, SurveyFileError
 from cx_app.estimate.model_file import load_model
-from cx_app.survey.importing import load_survey, read_table
+from cx_app.survey.importing import load_survey, read_table, sheet_names
 from cx_app.survey.limits import MB, ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
@@ -245,3 +246,32 @@ def test_wide_extent_written_in_other_legal_xml_spellings_is_refused(cell):
             target.writestr(info.filename, part)
     with pytest.raises(SurveyFileError, match=r"has cells out to column 16,384"):
         load_survey(out.getvalue(), schema=SCHEMA, filename="spelled.xlsx")
+
+
+# refused before any sheet is read: listing the sheets of these must refuse them the same way
+REFUSED_BEFORE_THE_SHEETS = sorted(
+    set(REFUSED) - {"sparse_extent.xlsx", "empty_sheet.xlsx", "header_only.xlsx", "wide.csv",
+                    "nul_bytes.csv"})
+
+
+@pytest.mark.parametrize("name", REFUSED_BEFORE_THE_SHEETS)
+def test_sheet_listing_refuses_like_the_import(name):
+    with pytest.raises(SurveyFileError) as imported:
+        load_survey(BAD / name, schema=SCHEMA)
+    with pytest.raises(SurveyFileError) as listed:
+        sheet_names(BAD / name)
+    assert str(listed.value) == str(imported.value)
+    data = (BAD / name).read_bytes()
+    with pytest.raises(SurveyFileError) as uploaded:
+        sheet_names(io.BytesIO(data), filename=name)
+    assert str(uploaded.value) == str(imported.value)
+
+
+def test_sheet_listing_of_accepted_files():
+    assert sheet_names(BAD / "clean.xlsx") == ["Data"]
+    assert sheet_names(BAD / "ragged.csv") == []
+    assert sheet_names((BAD / "clean.xlsx").read_bytes(), filename="clean.xlsx") == ["Data"]
+    # the size limit applies before anything is opened
+    tiny = ImportLimits(max_file_bytes=10)
+    with pytest.raises(SurveyFileError, match=r"^clean\.xlsx: the file is .* more than the limit"):
+        sheet_names(BAD / "clean.xlsx", limits=tiny)

@@ -425,3 +425,19 @@ def test_dates_in_score_and_date_columns(tmp_path):
     assert "interview_date: 1 value(s) are not dates; left empty" in q.notes
     assert data.frame["wave"].tolist() == ["2024-03-01", "2024-03", "2024-03-01 12:30:00",
                                            "2024-03"]
+
+
+def test_sheet_names_lists_a_workbook_in_order_and_nothing_for_csv(tmp_path):
+    from cx_app.survey.importing import sheet_names
+
+    path = write_xlsx(tmp_path / "book.xlsx", {
+        "Notes": [["About this file"]], "Data": [HEADER, ["R1", 9, 5, 4, "A"]], "Copy": [HEADER],
+    })
+    assert sheet_names(path) == ["Notes", "Data", "Copy"]
+    with path.open("rb") as handle:
+        assert sheet_names(handle, filename="upload.xlsx") == ["Notes", "Data", "Copy"]
+    csv_path = tmp_path / "survey.csv"
+    csv_path.write_text("id,nps\nR1,9\n")
+    assert sheet_names(csv_path) == []
+    with pytest.raises(SurveyFileError, match=r"^notes\.txt: '\.txt' is not a supported survey"):
+        sheet_names(b"hello", filename="notes.txt")
