@@ -61,7 +61,8 @@ def _print_learning_curve(rows: list[dict]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cx_app.estimate.model_file import save_model, train_model
+    from cx_app.estimate.model_file import save_model
+    from cx_app.estimate.training import train_model
 
     survey = survey_from_args(args)
     outcome = train_model(survey, args.algorithm, calibration=args.calibration,

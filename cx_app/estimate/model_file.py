@@ -15,12 +15,11 @@ xgboost version gives a :class:`ModelVersionWarning` (predictions may differ sli
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import json
 import warnings
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,12 +35,10 @@ __all__ = [
     "TRUSTED_TYPES",
     "ModelVersionWarning",
     "TrainedModel",
-    "TrainingOutcome",
     "library_versions",
     "load_model",
     "model_bytes",
     "save_model",
-    "train_model",
 ]
 
 FORMAT = "cx-app-model"
@@ -337,132 +334,10 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     )
 
 
-# --------------------------------------------------------------------------- training
+def __getattr__(name: str) -> Any:
+    # training moved to cx_app.estimate.training; old imports keep working (pages, bench)
+    if name in ("train_model", "TrainingOutcome"):
+        from cx_app.estimate import training
 
-
-@dataclass(frozen=True, eq=False)
-class TrainingOutcome:
-    """A trained model plus how its calibration was chosen and its held-out predictions."""
-
-    model: TrainedModel
-    choice: Any  # cx_app.estimate.calibration.CalibrationChoice
-    cv_results: Mapping[str, Any]  # method -> CrossValResult
-
-    @property
-    def cv(self):
-        return self.cv_results[self.model.calibration]
-
-
-def _cv_summary(cv, resolved_plan, choice, groups) -> dict:
-    from cx_app.engine.confusion import confusion_matrix
-    from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
-
-    regular = confusion_matrix(list(cv.y_true), list(cv.y_pred), labels=cv.classes)
-    levels = level_metrics(regular, resolved_plan)
-    gap = alp_gap(cv.y_true, cv.proba, cv.classes, groups=groups)
-    sides = {"heldout": compare_alp_cm(cv.y_true, cv.proba, cv.classes,
-                                       resolved_plan=resolved_plan, label="held-out folds")}
-    if cv.train_predictions:
-        # every fold model on its own training rows, pooled (each row counted folds − 1 times)
-        y_train = np.concatenate([cv.y_true[tp.index] for tp in cv.train_predictions])
-        p_train = np.vstack([tp.proba for tp in cv.train_predictions])
-        sides["training"] = compare_alp_cm(y_train, p_train, cv.classes,
-                                           resolved_plan=resolved_plan, label="training folds")
-    return {
-        "folds": cv.folds,
-        "seed": cv.seed,
-        "n": cv.n,
-        "levels": {name: {k: m[k] for k in ("accuracy", "precision_macro", "recall_macro",
-                                            "f1_macro") if k in m}
-                   for name, m in levels.items()},
-        "alp_gap": gap.to_dict(),
-        "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
-        "calibration_choice": choice.to_dict(),
-        "warnings": list(cv.warnings),
-    }
-
-
-def _net_groups(schema):
-    from cx_app.errors import PlanError
-    from cx_app.survey.nps import groups_for_schema
-
-    try:
-        return groups_for_schema(schema)
-    except PlanError:
-        return None  # no net-score groups: the gap has no NPS term
-
-
-def train_model(survey, algorithm_id: str, *, calibration: str = "auto", folds: int = 5,
-                seed: int = 0, settings: Mapping[str, Any] | None = None, n_jobs: int = 1,
-                progress: Callable | None = None,
-                learning_curve: bool = False) -> TrainingOutcome:
-    """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
-    ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
-    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`.
-
-    The model's ``cv`` metadata holds the held-out metrics per level, the held-out ALP gap,
-    regular vs ALP metrics per level on the held-out and on the training folds
-    (``alp_vs_cm``), the calibration table, and the paper's Section 5 check
-    (``full_training_check``: the model fit on 100 % validated with ALP beside the held-out
-    figures). ``learning_curve=True`` adds ``learning_curve`` (CM and ALP accuracy on train
-    and test for training shares 3 %–78 %; ten more fits).
-    """
-    from cx_app.engine.grouping import resolve_plan
-    from cx_app.errors import AnalysisError
-    from cx_app.estimate.alp import alp_learning_curve, full_training_alp_check
-    from cx_app.estimate.calibration import CALIBRATION_METHODS, compare_calibrations
-    from cx_app.estimate.drift import value_counts_by_attribute
-    from cx_app.models.algorithms import get_algorithm
-    from cx_app.models.crossval import build_model, class_positions
-
-    if survey.y is None:
-        raise AnalysisError(
-            f"{survey.source.filename}: training needs the target column "
-            f"'{survey.schema.target.column}', which this file does not have"
-        )
-    classes = tuple(survey.classes)
-    groups = _net_groups(survey.schema)
-    methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
-    choice, results = compare_calibrations(
-        survey.X, survey.y, classes, algorithm_id, methods=methods, folds=folds, seed=seed,
-        settings=settings, n_jobs=n_jobs, progress=progress, groups=groups,
-        keep_train_proba=True)
-    chosen = choice.chosen
-    estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen)
-    codes = class_positions(survey.y, classes)
-    Xa = np.asarray(survey.X, dtype=float)
-    estimator.fit(Xa, codes)
-    resolved = resolve_plan(survey.schema.plan_spec, classes)
-    spec = get_algorithm(algorithm_id)
-    cv = results[chosen]
-    summary = _cv_summary(cv, resolved, choice, groups)
-    positions = tuple(range(len(classes)))
-    summary["full_training_check"] = full_training_alp_check(
-        Xa, codes, positions, estimator, heldout_y_true=cv.class_positions(),
-        heldout_proba=cv.proba).to_dict()
-    if learning_curve:
-        curve = alp_learning_curve(
-            Xa, codes, positions, build_model(algorithm_id, settings, seed=seed,
-                                              calibration=chosen), seed=seed)
-        summary["learning_curve"] = curve.to_dict(orient="records")
-    model = TrainedModel(
-        estimator=estimator,
-        classes=classes,
-        attribute_names=tuple(survey.attribute_names),
-        schema_yaml=survey.schema.to_yaml(),
-        algorithm_id=algorithm_id,
-        settings=spec.settings(settings),
-        calibration=chosen,
-        training={
-            "filename": survey.source.filename,
-            "sheet": survey.source.sheet,
-            "sha256": survey.source.sha256,
-            "n": int(len(codes)),
-            "class_counts": {str(c): int(v) for c, v in
-                             zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
-        },
-        cv=summary,
-        attribute_distributions=value_counts_by_attribute(survey.X),
-        created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    )
-    return TrainingOutcome(model, choice, results)
+        return getattr(training, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,8 +21,8 @@ from cx_app.estimate.model_file import (
     load_model,
     model_bytes,
     save_model,
-    train_model,
 )
+from cx_app.estimate.training import train_model
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import build_model
 from cx_app.survey.importing import load_survey

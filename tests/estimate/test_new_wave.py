@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cx_app.estimate.model_file import train_model
 from cx_app.estimate.new_wave import estimate_wave, estimated_net_score
+from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import CSAT_GROUPS, NPS_GROUPS, nps_summary
 from cx_app.survey.schema import load_schema
