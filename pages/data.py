@@ -8,9 +8,9 @@ import streamlit as st
 import yaml
 from pydantic import ValidationError
 
-from cx_app.app.session import sheet_names
 from cx_app.engine.plan import format_validation_error
 from cx_app.errors import CxAppError, SchemaError
+from cx_app.survey.importing import sheet_names
 from cx_app.survey.schema import SurveySchema, default_plan, infer_schema, parse_schema
 from pages import common
 
@@ -54,7 +54,7 @@ else:
 
 col_sheet, col_schema = st.columns(2)
 try:
-    sheets = sheet_names(data, filename)
+    sheets = sheet_names(data, filename=filename)  # the importer's size and archive checks
 except CxAppError as exc:
     st.error(str(exc))
     st.stop()

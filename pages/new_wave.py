@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.errors import CxAppError
-from cx_app.estimate.model_file import load_model, model_bytes, train_model
+from cx_app.estimate.model_file import load_model, model_bytes
 from cx_app.estimate.new_wave import estimate_wave
+from cx_app.estimate.training import train_model
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common
@@ -42,7 +43,8 @@ if source == "Trained in this session":
     model = finals.get(final_key) or common.result_store().get(final_key)
     if model is None:
         st.info("The cross-validated model is fitted once more on all respondents to score new "
-                "waves (probability calibration as chosen on the Models page).")
+                "waves (probability calibration as chosen on the Models page; its "
+                "cross-validation is reused, not run again).")
         if st.button("Fit on all respondents", type="primary", key="nw_fit"):
             bar = st.progress(0.0, text="fitting")
 
@@ -53,7 +55,7 @@ if source == "Trained in this session":
                 outcome = train_model(a.survey, trained.algorithm_id,
                                       calibration=trained.cv.calibration, folds=trained.folds,
                                       seed=trained.seed, settings=trained.settings,
-                                      progress=progress)
+                                      progress=progress, cross_validation=trained.cv)
             except CxAppError as exc:
                 st.error(str(exc))
                 st.stop()

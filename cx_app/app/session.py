@@ -21,7 +21,6 @@ results), ``CX_APP_CACHE_TTL_MINUTES`` (60: also the TTL of the app's Streamlit 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import pickle
@@ -30,11 +29,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from cx_app.engine.plan import PlanSpec
-from cx_app.errors import SurveyFileError
 
 __all__ = [
     "Analysis",
@@ -44,7 +41,6 @@ __all__ = [
     "cache_limits",
     "TrainedModel",
     "model_label",
-    "sheet_names",
     "survey_key",
     "train_lean",
     "training_key",
@@ -81,24 +77,6 @@ def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mappin
     if seed != 0:
         changed.append(f"seed={seed}")
     return " ".join([algorithm_id, *changed])
-
-
-def sheet_names(source: bytes | str | Path, filename: str | None = None) -> list[str]:
-    """The sheet names of a workbook (empty list for CSV files)."""
-    name = filename or (Path(source).name if isinstance(source, (str, Path)) else "upload")
-    if Path(name).suffix.lower() == ".csv":
-        return []
-    import python_calamine
-
-    data = Path(source).read_bytes() if isinstance(source, (str, Path)) else bytes(source)
-    try:
-        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
-    except Exception:  # calamine raises several types for damaged or foreign files
-        raise SurveyFileError(
-            f"{name}: not a readable workbook (the file is damaged, encrypted or not a "
-            "spreadsheet)"
-        ) from None
-    return list(workbook.sheet_names)
 
 
 @dataclass(frozen=True)

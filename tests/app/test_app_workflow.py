@@ -114,11 +114,20 @@ def test_the_report_json_is_the_library_results_document(trained, sample):
         list(r) for r in analysis.models[LR].permutation.to_dict()["per_fold"]]
 
 
-def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(trained):
+def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(trained, monkeypatch):
+    import cx_app.estimate.training as training
+
+    def no_cross_validation(*args, **kwargs):
+        raise AssertionError("the final fit re-ran a cross-validation")
+
+    # "Fit on all respondents" re-uses the model's cross-validation: one fit, no CV
+    monkeypatch.setattr(training, "compare_calibrations", no_cross_validation)
     at = trained
     at.switch_page("pages/new_wave.py").run()
     at.button(key="nw_fit").click().run()
     _ok(at)
+    assert at.session_state["final_models"]
+    monkeypatch.undo()
     labels = {m.label for m in at.metric}
     assert {"Held-out accuracy", "ALP estimate of it", "Class-share gap"} <= labels
     final = next(iter(at.session_state["final_models"].values()))
