@@ -19,8 +19,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cx_app.estimate.training import train_model  # noqa: E402
 from cx_app.estimate.new_wave import estimate_wave  # noqa: E402
+from cx_app.estimate.training import train_model  # noqa: E402
 from cx_app.survey.importing import load_survey  # noqa: E402
 from cx_app.survey.nps import nps_summary  # noqa: E402
 from cx_app.survey.samples import sample_path, simulate_telecom_waves  # noqa: E402
