@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.binary import BINARY_KEYS
-from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, _format_labels, _normalize_labels
+from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, format_labels, normalize_labels
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.plan import load_plan_file
@@ -150,7 +150,7 @@ def _matrix_and_notes(
         counts.append(parsed)
 
     if classes is not None:
-        labels = _normalize_labels(classes)
+        labels = normalize_labels(classes)
         lookup = LabelLookup(labels)
         for what, found in (
             ("first column (actual)", actual),
@@ -160,7 +160,7 @@ def _matrix_and_notes(
             if unknown:
                 raise AnalysisError(
                     f"{name}: {what}: {_show_labels(unknown)} not among the plan's classes "
-                    f"({_format_labels(labels)})"
+                    f"({format_labels(labels)})"
                 )
         row_pos = [lookup.find(v) for v in actual]
         col_pos = [lookup.find(v) for v in predicted]

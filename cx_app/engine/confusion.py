@@ -28,10 +28,12 @@ __all__ = [
     "ConfusionMatrix",
     "MulticlassMetrics",
     "confusion_matrix",
+    "format_labels",
     "LabelLookup",
     "label_index",
     "labels_to_indices",
     "multiclass_metrics",
+    "normalize_labels",
     "plain",
 ]
 
@@ -51,7 +53,12 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _normalize_labels(labels: Iterable[Any]) -> tuple:
+def normalize_labels(labels: Iterable[Any]) -> tuple:
+    """Labels as plain Python values (numpy scalars unwrapped), checked unique.
+
+    >>> normalize_labels([np.int64(1), 2])
+    (1, 2)
+    """
     out = tuple(plain(v) for v in labels)
     if len(set(out)) != len(out):
         seen: set = set()
@@ -129,7 +136,7 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
         counts = np.bincount(inverse.reshape(-1), minlength=len(uniq))
         shown = ", ".join(f"{plain(uniq[k])!r} ({counts[k]}×)" for k in unknown[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
-        raise AnalysisError(f"{what}: {shown}{more} not among the classes {_format_labels(labels)}")
+        raise AnalysisError(f"{what}: {shown}{more} not among the classes {format_labels(labels)}")
     return mapped[inverse.reshape(-1)]
 
 
@@ -146,7 +153,12 @@ def _consecutive_int_positions(arr: np.ndarray, labels: Sequence[Any]) -> np.nda
     return pos
 
 
-def _format_labels(labels: Sequence[Any]) -> str:
+def format_labels(labels: Sequence[Any]) -> str:
+    """Labels for a message: a run of consecutive integers as ``0..10``, else a list.
+
+    >>> format_labels(range(11))
+    '0..10'
+    """
     labs = list(labels)
     if (
         len(labs) > 2
@@ -189,7 +201,7 @@ class ConfusionMatrix:
     counts: np.ndarray
 
     def __post_init__(self) -> None:
-        labels = _normalize_labels(self.labels)
+        labels = normalize_labels(self.labels)
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "counts", _as_counts(self.counts, len(labels)))
 
@@ -231,7 +243,7 @@ def confusion_matrix(
     >>> confusion_matrix([0, 1, 1], [1, 1, 0], labels=[0, 1, 2]).counts.tolist()
     [[0, 1, 0], [1, 1, 0], [0, 0, 0]]
     """
-    labels = _normalize_labels(labels)
+    labels = normalize_labels(labels)
     k = len(labels)
     if k == 0:
         raise ValueError("labels must not be empty")
@@ -355,7 +367,7 @@ def multiclass_metrics(
         labs = counts_or_cm.labels
     else:
         c = _as_counts(counts_or_cm)
-        labs = _normalize_labels(range(c.shape[0]) if labels is None else labels)
+        labs = normalize_labels(range(c.shape[0]) if labels is None else labels)
         if len(labs) != c.shape[0]:
             raise ValueError(f"{len(labs)} labels but a {c.shape[0]}×{c.shape[0]} matrix")
     k = c.shape[0]

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cx_app.engine.confusion import LabelLookup, _format_labels, _normalize_labels
+from cx_app.engine.confusion import LabelLookup, format_labels, normalize_labels
 from cx_app.engine.plan import PlanSpec, StepSpec
 from cx_app.errors import PlanError
 
@@ -180,7 +180,7 @@ def _member_pairs(
                 raise PlanError(
                     f"{where}: tp_pairs entry [{_show(pair[0])}, {_show(pair[1])}]: "
                     f"{_show(value)} is not a member of this group "
-                    f"(members: {_format_labels([prev_labels[m] for m in idx])})"
+                    f"(members: {format_labels([prev_labels[m] for m in idx])})"
                 )
             found.append(i)
         if found[0] != found[1]:
@@ -218,7 +218,7 @@ def _resolve_step(
             if i is None:
                 raise PlanError(
                     f"{where}: member {_show(member)} is not a class of this level "
-                    f"(classes: {_format_labels(prev_labels)})"
+                    f"(classes: {format_labels(prev_labels)})"
                 )
             if i in idx:
                 raise PlanError(f"{where}: member {_show(member)} is listed twice")
@@ -308,18 +308,18 @@ def resolve_plan(
         if plan_classes is None:
             raise PlanError("the plan has no 'classes' and none were given")
         classes = plan_classes
-    classes = _normalize_labels(classes)
+    classes = normalize_labels(classes)
     if plan_classes is not None:
         lookup = LabelLookup(classes)
         found = [lookup.find(c) for c in plan_classes]
         if len(plan_classes) != len(classes) or found != list(range(len(classes))):
             raise PlanError(
-                f"the plan's classes ({_format_labels(plan_classes)}) differ from the "
-                f"data's classes ({_format_labels(classes)})"
+                f"the plan's classes ({format_labels(plan_classes)}) differ from the "
+                f"data's classes ({format_labels(classes)})"
             )
     k = len(classes)
     if k < 2:
-        raise PlanError(f"at least 2 classes are needed, got {_format_labels(classes)}")
+        raise PlanError(f"at least 2 classes are needed, got {format_labels(classes)}")
     prev_labels: tuple = classes
     prev_group_of = np.arange(k)
     prev_tp = np.eye(k, dtype=bool)

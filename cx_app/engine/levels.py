@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from cx_app.engine.binary import binary_metrics
-from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, _format_labels, multiclass_metrics
+from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, format_labels, multiclass_metrics
 from cx_app.engine.grouping import ResolvedPlan, ResolvedStep
 from cx_app.errors import AnalysisError
 
@@ -106,8 +106,8 @@ def align_to_classes(cm: ConfusionMatrix, classes: tuple) -> ConfusionMatrix:
     order = [lookup.find(c) for c in classes]
     if len(cm.labels) != len(classes) or None in order or len(set(order)) != len(order):
         raise AnalysisError(
-            f"the matrix's classes ({_format_labels(cm.labels)}) differ from the plan's "
-            f"classes ({_format_labels(classes)})"
+            f"the matrix's classes ({format_labels(cm.labels)}) differ from the plan's "
+            f"classes ({format_labels(classes)})"
         )
     if order == list(range(len(classes))):
         return cm

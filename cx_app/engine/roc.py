@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from cx_app.engine.confusion import _normalize_labels, labels_to_indices, plain
+from cx_app.engine.confusion import labels_to_indices, normalize_labels, plain
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import AnalysisError
 
@@ -178,7 +178,7 @@ def reduced_roc(
         if not isinstance(classes_or_plan, ResolvedPlan):
             raise TypeError("reduced_roc needs a ResolvedPlan (from resolve_plan)")
         plan = classes_or_plan
-    elif _normalize_labels(classes_or_plan) != plan.classes:
+    elif normalize_labels(classes_or_plan) != plan.classes:
         raise AnalysisError(
             f"the probability columns' classes {list(classes_or_plan)} are not the plan's "
             f"classes {list(plan.classes)}"
@@ -235,7 +235,7 @@ def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:
     """One-vs-rest ROC and AUC per class (scikit-learn's ``roc_curve``), and their macro mean."""
     from sklearn.metrics import roc_curve
 
-    classes = _normalize_labels(classes)
+    classes = normalize_labels(classes)
     p = _check_proba(proba, len(classes))
     y = labels_to_indices(y_true, classes, what="actual classes (y_true)")
     if len(y) != p.shape[0]:
