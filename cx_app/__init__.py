@@ -1,22 +1,21 @@
-"""CX driver analytics: the library behind the app and the CLI.
+"""CX driver analytics: the library behind the app and the CLI (it never imports streamlit).
 
-The package never imports streamlit. Modules are one concept each:
+The tree tells the architecture; imports only point down the list:
 
-- ``errors``      — the error hierarchy shown to analysts
-- ``plan``        — reduction plans (class groupings R / S / RS), as in schemas and plan files
-- ``schema``      — declarative survey layouts (pydantic), inference of a layout from a table
-- ``importing``   — reading Excel / CSV files into a table, with data-quality accounting
-- ``nps``         — NPS, category shares, intervals, wave-to-wave changes
-- ``confusion``   — confusion matrices and multiclass metrics
-- ``grouping``    — grouped classes and the M×M+IM reduction
-- ``binary``      — 2×2 and 2×2+IM metrics
-- ``roc``         — ROC/AUC, including the ROC of a 2×2+IM
-- ``capability``  — discriminant / characteristic capability (δ, φ)
-- ``algorithms``  — the driver-model registry
-- ``crossval``    — cached out-of-fold predictions and probabilities
-- ``comparison``  — paired t-tests between algorithms
-- ``drivers``     — which attributes drive the score
-- ``alp``         — actual-label-probabilistic confusion matrix and estimates
+- ``errors``, ``provenance``, ``safe_text`` — the error hierarchy shown to analysts, the library
+  versions recorded in every output, formula-safe CSV/Excel text and HTML escaping;
+- ``engine/``   — confusion matrices, R/S/RS grouping, M×M+IM levels, 2×2+IM metrics and ROC, δ/φ;
+- ``survey/``   — schemas, robust import with data-quality accounting, NPS and its intervals,
+  the seeded sample generators;
+- ``models/``   — the algorithm registry, cached cross-validation, evaluation, paired tests,
+  drivers, the ``results.json`` document;
+- ``estimate/`` — ALP matrices and gaps, calibration, drift, final models and model files,
+  new-wave estimates;
+- ``reports/``  — charts (Altair), the report content model, Excel and HTML writers;
+- ``app/``      — the app's per-session state and bounded shared caches (Streamlit-free);
+- ``cli/``      — ``cx-app`` subcommands, one module each.
+
+See ``docs/architecture.md`` for the contracts and a "where is X" table.
 """
 
 __version__ = "0.1.0"

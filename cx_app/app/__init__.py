@@ -1,1 +1,8 @@
-"""app"""
+"""The app's Streamlit-free state layer: what a user carries from page to page.
+
+Public API: :mod:`~cx_app.app.session` — ``Analysis`` (survey, plan, cross-validated models and
+their derived, memoised views; a grouping change never retrains), ``TrainedModel`` (one
+cross-validated model of the session), ``train_lean``, and the process-wide bounded
+``ResultStore`` with its content keys (``survey_key``, ``training_key``) and ``cache_limits``.
+The pages in ``pages/`` hold the Streamlit side. Imports: every layer below, never streamlit.
+"""
