@@ -3,14 +3,12 @@ from the cached results (nothing is retrained)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import streamlit as st
 
 from cx_app.errors import CxAppError
 from cx_app.models.analysis import results_json
-from cx_app.models.drivers import driver_importance
 from cx_app.reports import build_report, excel_bytes, render_html
 from pages import common
 
@@ -22,8 +20,7 @@ common.survey_caption(a)
 if common.need_models(a):
     st.stop()
 
-attribute_max = {attr.name: attr.scale.max for attr in a.survey.schema.attributes}
-best_overall = max(a.models, key=lambda m: a.evaluation(m).mean("original", "accuracy"))
+best_overall = a.best_model()
 comparable = a.comparable_models(best_overall)
 if len(comparable) < len(a.models):
     st.caption("Paired tests need models cross-validated on the same folds (same number of "
@@ -33,18 +30,6 @@ chosen = st.multiselect("Models in the report", list(a.models), default=comparab
                         key="report_models")
 if not chosen:
     st.stop()
-best = max(chosen, key=lambda m: a.evaluation(m).mean("original", "accuracy"))
-
-
-def drivers():
-    """Every driver view, with the permutation importance computed when ``best`` was trained
-    (its fold models are not kept)."""
-    result = driver_importance(a.survey.X, a.survey.y, a.classes, cv_results=(),
-                               resolved_plan=a.resolved_plan(), attribute_max=attribute_max)
-    permutation = a.models[best].permutation
-    return dataclasses.replace(result, permutation=() if permutation is None else (permutation,))
-
-
 wave = st.session_state.get(LAST_WAVE)
 include_wave = wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
@@ -58,10 +43,8 @@ key = ("reports", tuple(a.models[m].key for m in chosen), a.plan_key,
 
 def build() -> dict:
     status = st.status("Building the reports…", expanded=True)
-    status.write("Driver importance (permutation on the most accurate model)…")
-    driver_result = a.derived(("report_drivers", a.models[best].key, a.plan_key), drivers)
-    status.write("Results document…")
-    results = a.results_document(chosen, driver_result, permutation_model=best)
+    status.write("Driver importance (permutation on the most accurate model) and results…")
+    results = a.report_document(chosen)
     status.write("Excel workbook…")
     report = build_report(results, new_wave, source_name=a.survey.source.filename)
     out = {"json": results_json(results).encode("utf-8"),

@@ -342,6 +342,40 @@ class Analysis:
         first = self.models[model_id or next(iter(self.models))].cv.fold
         return [m for m, t in self.models.items() if np.array_equal(t.cv.fold, first)]
 
+    def best_model(self, model_ids: list[str] | None = None) -> str:
+        """The best of ``model_ids`` (default: every trained model) by the library's one rule
+        (:func:`cx_app.models.analysis.best_model`, as the CLI)."""
+        from cx_app.models.analysis import best_model
+
+        ids = list(self.models) if model_ids is None else list(model_ids)
+        return best_model({m: self.evaluation(m) for m in ids})
+
+    def report_drivers(self, best: str):
+        """Every driver view for the report, with the permutation importance computed when
+        ``best`` was trained (its fold models are not kept); memoised per model and plan."""
+        import dataclasses
+
+        from cx_app.models.drivers import driver_importance
+
+        model = self.models[best]
+
+        def compute():
+            attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
+            result = driver_importance(self.survey.X, self.survey.y, self.classes, cv_results=(),
+                                       resolved_plan=self.resolved_plan(),
+                                       attribute_max=attribute_max)
+            permutation = () if model.permutation is None else (model.permutation,)
+            return dataclasses.replace(result, permutation=permutation)
+
+        return self.derived(("report_drivers", model.key, self.plan_key), compute)
+
+    def report_document(self, model_ids: list[str] | None = None) -> dict:
+        """The ``results.json`` of ``model_ids`` as the Report page and ``cx-app evaluate``
+        write it: drivers with the best model's permutation importance."""
+        ids = list(self.models) if model_ids is None else list(model_ids)
+        best = self.best_model(ids)
+        return self.results_document(ids, self.report_drivers(best), permutation_model=best)
+
     def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
                          permutation_model: str | None = None) -> dict:
         """The ``results.json`` document of ``model_ids`` (default: every trained model) under

@@ -188,6 +188,19 @@ def finish_evaluation(
     )  # fmt: skip
 
 
+BEST_MODEL_RULE = ("original", "accuracy")
+"""The best model: the highest mean per-fold accuracy at the original level (the first model
+listed wins a tie). The CLI, the app and the reports pick by this one rule."""
+
+
+def best_model(evaluations: Mapping[str, ModelEvaluation]) -> str:
+    """The id of the best of ``evaluations`` by :data:`BEST_MODEL_RULE` (first wins a tie)."""
+    if not evaluations:
+        raise AnalysisError("no model to choose from: train at least one")
+    level, metric = BEST_MODEL_RULE
+    return max(evaluations, key=lambda m: evaluations[m].mean(level, metric))
+
+
 def evaluate_survey(
     survey: Any,
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
@@ -218,16 +231,15 @@ def evaluate_survey(
         raise AnalysisError("evaluating models needs the target (score) column")
     plan = resolve_plan(survey.schema.plan_spec, survey.classes)
     evaluations: dict[str, ModelEvaluation] = {}
-    best_cv, best_score = None, -1.0
+    best_cv = None
     for algorithm_id in algorithms:
         cv, evaluation = evaluate_algorithm(
             survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
             calibration=calibration, progress=progress,
         )  # fmt: skip
         evaluations[algorithm_id] = evaluation
-        score = evaluation.mean("original", "accuracy")
-        if score > best_score:
-            best_cv, best_score = cv, score
+        if best_model(evaluations) == algorithm_id:  # keep only the best one's fold models
+            best_cv = cv
         del cv
     document = finish_evaluation(
         survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
