@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from cx_app.engine.roc import ovr_roc
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.reports import charts
 from cx_app.reports.definitions import metric_name
@@ -56,9 +55,7 @@ if binary:
 # --------------------------------------------------------------------------- one-vs-rest ROC
 st.subheader("One-vs-rest ROC of the original classes")
 ovr_model = st.selectbox("Model", chosen, key="ovr_model")
-cv = a.models[ovr_model].cv
-ovr = a.derived(("ovr", a.models[ovr_model].key), lambda: ovr_roc(cv.y_true, cv.proba,
-                                                                    a.classes))
+ovr = a.ovr_roc(ovr_model)
 frames = [pd.DataFrame({"model": f"class {c}", "fpr": curve.fpr, "tpr": curve.tpr})
           for c, curve in ovr.curves.items() if curve is not None]
 if frames:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from cx_app.models.drivers import driver_importance
 from cx_app.reports import charts
 from pages import common
 
@@ -19,17 +18,8 @@ if not survey.has_target:
     st.stop()
 
 labels = {attr.name: attr.display for attr in survey.schema.attributes}
-attribute_max = {attr.name: attr.scale.max for attr in survey.schema.attributes}
-resolved = common.run_safely(a.resolved_plan, what="Reduction plan")
-
-
-def analyse():
-    return driver_importance(survey.X, survey.y, a.classes, resolved_plan=resolved,
-                             attribute_max=attribute_max, ordinal=True)
-
-
 with st.spinner("Computing driver importance…"):
-    drivers = common.run_safely(lambda: a.derived(("drivers", a.data_key, a.plan_key), analyse))
+    drivers = common.run_safely(a.drivers)
 if drivers is None:
     st.stop()
 for note in drivers.notes:

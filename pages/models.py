@@ -9,13 +9,9 @@ import pandas as pd
 import streamlit as st
 import yaml
 
-from cx_app.app.session import TrainedModel, model_label, train_lean, training_key
-from cx_app.errors import CxAppError, PlanError
-from cx_app.estimate.alp import alp_gap
 from cx_app.estimate.calibration import gap_advice
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import CALIBRATIONS
-from cx_app.survey.nps import groups_for_schema
 from pages import common
 
 LEADERBOARD_MULTICLASS = ["accuracy", "precision_macro", "recall_macro", "f1_macro",
@@ -76,49 +72,19 @@ for algorithm_id in chosen:
                                   for n, v in spec.defaults.items()}
 
 if st.button("Train and cross-validate", type="primary", disabled=not chosen, key="train"):
-    store = common.result_store()
     status = st.status(f"Cross-validating {len(chosen)} model(s), {folds} folds each…",
                        expanded=True)
     bar = status.progress(0.0, text="starting")
-    total = len(chosen) * folds
-    failed = False
-    for i, algorithm_id in enumerate(chosen):
-        recipe = {"settings": settings[algorithm_id], "calibration": calibration}
-        key = training_key(a.data_key, algorithm_id, recipe, folds, seed)
-        label = model_label(algorithm_id, settings[algorithm_id],
-                            ALGORITHMS[algorithm_id].defaults, folds, seed)
-        if calibration != "none":
-            label += f" {calibration}"
-        stored = store.get(key)  # (cv without fold models, permutation importance)
-        if key in a.trained_keys and stored is not None:
-            bar.progress(min(1.0, (i + 1) * folds / total), text=f"{label}: already trained")
-            status.write(f"{label}: already trained in this session (same data and recipe)")
-        else:
-            if stored is None:
-                def progress(done: int, _total: int, message: str,
-                             offset: int = i * folds) -> None:
-                    bar.progress(min(1.0, (offset + done) / total), text=message)
 
-                try:
-                    stored = train_lean(a.survey, algorithm_id, folds=folds, seed=seed,
-                                        settings=settings[algorithm_id],
-                                        calibration=calibration, progress=progress)
-                except CxAppError as exc:
-                    status.error(f"{label}: {exc}")
-                    failed = True
-                    continue
-                a.trainings += 1
-                store.put(key, stored)
-            # a hit in the shared store (another session, same bytes and recipe) reads exactly
-            # like a fresh training: nothing on the page tells that someone else trained it
-            bar.progress(min(1.0, (i + 1) * folds / total), text=f"{label}: done")
-            status.write(f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s")
-        cv, permutation = stored
-        a.trained_keys.add(key)
-        for warning in cv.warnings:
+    def show(event) -> None:
+        (status.error if event.status == "failed" else status.write)(event.message)
+        for warning in event.warnings:
             status.warning(warning)
-        a.add_model(TrainedModel(label, algorithm_id, dict(settings[algorithm_id]), folds, seed,
-                                 cv, key, permutation))
+
+    events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
+                     calibration=calibration, store=common.result_store(),
+                     progress=lambda share, text: bar.progress(share, text=text), on_event=show)
+    failed = any(e.status == "failed" for e in events)
     status.update(label="Training finished" + (" with errors" if failed else ""),
                   state="error" if failed else "complete", expanded=failed)
 
@@ -126,23 +92,10 @@ if not a.models:
     st.info("Choose algorithms and press **Train and cross-validate**.")
     st.stop()
 
-def net_groups():
-    try:
-        return groups_for_schema(a.survey.schema)
-    except PlanError:
-        return None  # no net-score groups: the gap has no NPS term
-
-
-def held_out_gap(m: TrainedModel):
-    """The held-out ALP gap of a model's out-of-fold probabilities (memoised)."""
-    return a.derived(("alp_gap", m.key), lambda: alp_gap(m.cv.y_true, m.cv.proba, a.classes,
-                                                         groups=net_groups()))
-
-
 st.subheader("Trained models")
 rows, advice = [], []
 for m in a.models.values():
-    gap = held_out_gap(m)
+    gap = a.held_out_gap(m.model_id)
     rows.append({"model": m.model_id, "algorithm": ALGORITHMS[m.algorithm_id].name,
                  "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                  "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,

@@ -9,9 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.errors import CxAppError
-from cx_app.estimate.model_file import load_model, model_bytes
+from cx_app.estimate.model_file import load_model
 from cx_app.estimate.new_wave import estimate_wave
-from cx_app.estimate.training import train_model
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common
@@ -20,7 +19,6 @@ WAVES = {
     "Bundled wave 7 (unlabeled)": "telecom_nps_wave7_unlabeled",
     "Bundled wave 7 (labeled, for a backtest)": "telecom_nps_wave7_labeled",
 }
-FINAL = "final_models"  # session: {model id: model_file.TrainedModel}
 
 a = common.analysis()
 st.title("New wave")
@@ -30,7 +28,6 @@ st.write("Estimate how well a model does on a new survey wave without its scores
 
 # --------------------------------------------------------------------------- the model
 st.subheader("1. Model")
-finals: dict = st.session_state.setdefault(FINAL, {})
 source = st.radio("Model source", ["Trained in this session", "Saved model file (.skops)"],
                   horizontal=True, key="nw_model_source")
 model = None
@@ -38,9 +35,7 @@ if source == "Trained in this session":
     if common.need_models(a):
         st.stop()
     model_id = st.selectbox("Model", list(a.models), key="nw_model")
-    trained = a.models[model_id]
-    final_key = f"{trained.key}:final"
-    model = finals.get(final_key) or common.result_store().get(final_key)
+    model = a.final_model(model_id, common.result_store())
     if model is None:
         st.info("The cross-validated model is fitted once more on all respondents to score new "
                 "waves (probability calibration as chosen on the Models page; its "
@@ -51,23 +46,15 @@ if source == "Trained in this session":
             def progress(done: int, total: int, message: str) -> None:
                 bar.progress(min(1.0, done / max(total, 1)), text=message)
 
-            try:
-                outcome = train_model(a.survey, trained.algorithm_id,
-                                      calibration=trained.cv.calibration, folds=trained.folds,
-                                      seed=trained.seed, settings=trained.settings,
-                                      progress=progress, cross_validation=trained.cv)
-            except CxAppError as exc:
-                st.error(str(exc))
+            model = common.run_safely(lambda: a.final_model(
+                model_id, common.result_store(), fit=True, progress=progress))
+            if model is None:
                 st.stop()
-            model = outcome.model
-            common.result_store().put(final_key, model)
             bar.progress(1.0, text="done")
     if model is not None:
-        finals[final_key] = model
         st.download_button("Download the model file (.skops)",
-                           data=a.derived(("model_bytes", final_key),
-                                          lambda: model_bytes(model)),
-                           file_name=f"{trained.algorithm_id}.skops",
+                           data=a.final_model_bytes(model_id),
+                           file_name=f"{a.models[model_id].algorithm_id}.skops",
                            mime="application/octet-stream", key="dl_model", on_click="ignore")
 else:
     upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")

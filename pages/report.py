@@ -8,8 +8,6 @@ import json
 import streamlit as st
 
 from cx_app.errors import CxAppError
-from cx_app.models.analysis import results_json
-from cx_app.reports import build_report, excel_bytes, render_html
 from pages import common
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
@@ -37,30 +35,15 @@ new_wave = wave if include_wave else None
 st.text(f"{len(chosen)} model(s): {', '.join(chosen)} · plan: "
         + " → ".join(s.name for s in a.plan.plan))
 stem = f"cx_report_{a.survey.source.filename.rsplit('.', 1)[0]}"
-key = ("reports", tuple(a.models[m].key for m in chosen), a.plan_key,
-       json.dumps(new_wave, sort_keys=True, default=str) if new_wave else None)
-
-
-def build() -> dict:
-    status = st.status("Building the reports…", expanded=True)
-    status.write("Driver importance (permutation on the most accurate model) and results…")
-    results = a.report_document(chosen)
-    status.write("Excel workbook…")
-    report = build_report(results, new_wave, source_name=a.survey.source.filename)
-    out = {"json": results_json(results).encode("utf-8"),
-           "xlsx": excel_bytes(report)}
-    status.write("HTML report…")
-    out["html"] = render_html(report).encode("utf-8")
-    status.update(label="Reports ready", state="complete", expanded=False)
-    return out
-
-
-files = a.peek(key)
+files = a.report_files(chosen, new_wave)
 if files is None and st.button("Build the reports", type="primary", key="build_reports"):
-    try:
-        files = a.derived(key, build)
-    except CxAppError as exc:
-        st.error(str(exc))
+    with st.status("Building the reports (drivers, results, Excel, HTML)…") as status:
+        try:
+            files = a.report_files(chosen, new_wave, build=True)
+            status.update(label="Reports ready", state="complete")
+        except CxAppError as exc:
+            status.update(label="Reports failed", state="error")
+            st.error(str(exc))
 if files is None:
     st.info("Press **Build the reports** (it takes a few seconds; nothing is retrained).")
     st.stop()

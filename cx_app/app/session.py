@@ -40,6 +40,7 @@ __all__ = [
     "approximate_nbytes",
     "cache_limits",
     "TrainedModel",
+    "TrainingEvent",
     "model_label",
     "survey_key",
     "train_lean",
@@ -250,6 +251,20 @@ class TrainedModel:
                 "folds": self.folds, "seed": self.seed, "key": self.key}
 
 
+@dataclass(frozen=True)
+class TrainingEvent:
+    """What happened to one model of :meth:`Analysis.train`, for the page to show.
+
+    ``status``: ``"trained"`` (cross-validated now, or a hit in the shared store — the two read
+    alike, so nothing reveals another session), ``"repeat"`` (already trained in this session)
+    or ``"failed"`` (``message`` says why)."""
+
+    label: str
+    status: str
+    message: str
+    warnings: tuple[str, ...] = ()
+
+
 @dataclass
 class Analysis:
     """The per-user state of the app: survey, plan, trained models and derived results.
@@ -267,6 +282,7 @@ class Analysis:
     models: dict[str, TrainedModel] = field(default_factory=dict)
     trainings: int = 0
     trained_keys: set = field(default_factory=set)
+    finals: dict = field(default_factory=dict)  # final-model key -> model_file.TrainedModel
     memo_items: int = 256
     _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
 
@@ -342,6 +358,129 @@ class Analysis:
         first = self.models[model_id or next(iter(self.models))].cv.fold
         return [m for m, t in self.models.items() if np.array_equal(t.cv.fold, first)]
 
+    def train(self, algorithms: Mapping[str, Mapping[str, Any]], *, folds: int, seed: int,
+              calibration: str, store: ResultStore,
+              progress: Callable[[float, str], None] | None = None,
+              on_event: Callable[[TrainingEvent], None] | None = None) -> list[TrainingEvent]:
+        """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
+        trained already; results are shared through ``store`` by content key. ``progress``
+        gets (share done 0..1, message); ``on_event`` each model's outcome as it happens."""
+        from cx_app.errors import CxAppError
+        from cx_app.models.algorithms import ALGORITHMS
+
+        events: list[TrainingEvent] = []
+        total = max(1, len(algorithms) * folds)
+
+        def emit(event: TrainingEvent) -> None:
+            events.append(event)
+            if on_event is not None:
+                on_event(event)
+
+        for i, (algorithm_id, settings) in enumerate(algorithms.items()):
+            recipe = {"settings": dict(settings), "calibration": calibration}
+            key = training_key(self.data_key, algorithm_id, recipe, folds, seed)
+            label = model_label(algorithm_id, settings, ALGORITHMS[algorithm_id].defaults,
+                                folds, seed)
+            if calibration != "none":
+                label += f" {calibration}"
+            stored = store.get(key)  # (cv without fold models, permutation importance)
+            done = min(1.0, (i + 1) * folds / total)
+            if key in self.trained_keys and stored is not None:
+                status, message = "repeat", (f"{label}: already trained in this session (same "
+                                             "data and recipe)")
+                if progress is not None:
+                    progress(done, f"{label}: already trained")
+            else:
+                if stored is None:
+                    def fold_progress(n_done: int, _total: int, text: str,
+                                      offset: int = i * folds) -> None:
+                        if progress is not None:
+                            progress(min(1.0, (offset + n_done) / total), text)
+
+                    try:
+                        stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
+                                            settings=settings, calibration=calibration,
+                                            progress=fold_progress)
+                    except CxAppError as exc:
+                        emit(TrainingEvent(label, "failed", f"{label}: {exc}"))
+                        continue
+                    self.trainings += 1
+                    store.put(key, stored)
+                # a hit in the shared store (another session, same bytes and recipe) reads
+                # exactly like a fresh training
+                if progress is not None:
+                    progress(done, f"{label}: done")
+                status = "trained"
+                message = f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s"
+            cv, permutation = stored
+            self.trained_keys.add(key)
+            self.add_model(TrainedModel(label, algorithm_id, dict(settings), folds, seed, cv,
+                                        key, permutation))
+            emit(TrainingEvent(label, status, message, tuple(cv.warnings)))
+        return events
+
+    def held_out_gap(self, model_id: str):
+        """The held-out ALP gap of a model's out-of-fold probabilities, with the NPS terms
+        when the plan has net-score groups (memoised)."""
+        from cx_app.errors import PlanError
+        from cx_app.estimate.alp import alp_gap
+        from cx_app.survey.nps import groups_for_schema
+
+        model = self.models[model_id]
+
+        def compute():
+            try:
+                groups = groups_for_schema(self.survey.schema)
+            except PlanError:
+                groups = None  # no net-score groups: the gap has no NPS term
+            return alp_gap(model.cv.y_true, model.cv.proba, self.classes, groups=groups)
+
+        return self.derived(("alp_gap", model.key), compute)
+
+    def ovr_roc(self, model_id: str):
+        """One-vs-rest ROC of the original classes for a model (memoised)."""
+        from cx_app.engine.roc import ovr_roc
+
+        cv = self.models[model_id].cv
+        return self.derived(("ovr", self.models[model_id].key),
+                            lambda: ovr_roc(cv.y_true, cv.proba, self.classes))
+
+    def drivers(self):
+        """Every driver view of the survey under the current plan (memoised)."""
+        from cx_app.models.drivers import driver_importance
+
+        attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
+        return self.derived(("drivers", self.data_key, self.plan_key), lambda: driver_importance(
+            self.survey.X, self.survey.y, self.classes, resolved_plan=self.resolved_plan(),
+            attribute_max=attribute_max, ordinal=True))
+
+    def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
+                    progress: Callable[[int, int, str], None] | None = None):
+        """The model fitted on all respondents for scoring new waves (``None`` when it is not
+        fitted yet and ``fit`` is False). The fit re-uses the model's cross-validation (its
+        calibration choice and held-out figures): one fit, no cross-validation again."""
+        from cx_app.estimate.training import train_model
+
+        trained = self.models[model_id]
+        key = f"{trained.key}:final"
+        model = self.finals.get(key) or store.get(key)
+        if model is None and fit:
+            model = train_model(self.survey, trained.algorithm_id,
+                                calibration=trained.cv.calibration, folds=trained.folds,
+                                seed=trained.seed, settings=trained.settings,
+                                progress=progress, cross_validation=trained.cv).model
+            store.put(key, model)
+        if model is not None:
+            self.finals[key] = model
+        return model
+
+    def final_model_bytes(self, model_id: str) -> bytes:
+        """The .skops file of a fitted final model (memoised)."""
+        from cx_app.estimate.model_file import model_bytes
+
+        key = f"{self.models[model_id].key}:final"
+        return self.derived(("model_bytes", key), lambda: model_bytes(self.finals[key]))
+
     def best_model(self, model_ids: list[str] | None = None) -> str:
         """The best of ``model_ids`` (default: every trained model) by the library's one rule
         (:func:`cx_app.models.analysis.best_model`, as the CLI)."""
@@ -375,6 +514,27 @@ class Analysis:
         ids = list(self.models) if model_ids is None else list(model_ids)
         best = self.best_model(ids)
         return self.results_document(ids, self.report_drivers(best), permutation_model=best)
+
+    def report_files(self, model_ids: list[str], new_wave: Mapping | None = None, *,
+                     build: bool = False) -> dict[str, bytes] | None:
+        """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids`` under the
+        current plan, with an optional new-wave estimate: built when ``build`` (memoised),
+        else only returned when already built (``None`` otherwise). Nothing is retrained."""
+        from cx_app.models.analysis import results_json
+        from cx_app.reports import build_report, excel_bytes, render_html
+
+        key = ("reports", tuple(self.models[m].key for m in model_ids), self.plan_key,
+               json.dumps(new_wave, sort_keys=True, default=str) if new_wave else None)
+        if not build:
+            return self.peek(key)
+
+        def compute() -> dict[str, bytes]:
+            results = self.report_document(model_ids)
+            report = build_report(results, new_wave, source_name=self.survey.source.filename)
+            return {"json": results_json(results).encode("utf-8"), "xlsx": excel_bytes(report),
+                    "html": render_html(report).encode("utf-8")}
+
+        return self.derived(key, compute)
 
     def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
                          permutation_model: str | None = None) -> dict:

@@ -126,11 +126,11 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     at.switch_page("pages/new_wave.py").run()
     at.button(key="nw_fit").click().run()
     _ok(at)
-    assert at.session_state["final_models"]
+    assert at.session_state["analysis"].finals
     monkeypatch.undo()
     labels = {m.label for m in at.metric}
     assert {"Held-out accuracy", "ALP estimate of it", "Class-share gap"} <= labels
-    final = next(iter(at.session_state["final_models"].values()))
+    final = next(iter(at.session_state["analysis"].finals.values()))
     held = {m.label: m.value for m in at.metric}["Held-out accuracy"]
     assert held == f"{100 * final.cv['alp_gap']['accuracy_cm']:.1f}%"
     estimated = {m.label: m.value for m in at.metric}["Estimated NPS"]
