@@ -6,16 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 import yaml
-from pydantic import ValidationError
 
-from cx_app.engine.plan import format_validation_error
-from cx_app.errors import CxAppError, SchemaError
+from cx_app.errors import CxAppError
 from cx_app.survey.importing import sheet_names
-from cx_app.survey.schema import SurveySchema, default_plan, infer_schema, parse_schema
+from cx_app.survey.mapping import ROLES, SEGMENT_ROLES, mapping_table, schema_from_mapping_table
+from cx_app.survey.schema import SurveySchema, infer_schema
 from pages import common
 
-ROLES = ["target", "attribute", "segment", "respondent id", "ignore"]
-SEGMENT_ROLES = ["brand", "wave", "date", "region", "other"]
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 
 st.title("Data")
@@ -86,72 +83,6 @@ def base_schema() -> SurveySchema:
     return infer_schema(raw, name=filename.rsplit(".", 1)[0] or "inferred")
 
 
-def mapping_frame(schema: SurveySchema) -> pd.DataFrame:
-    rows = [{"column": schema.target.column, "role": "target", "name": schema.target.name,
-             "label": "", "scale_min": schema.target.scale.min,
-             "scale_max": schema.target.scale.max, "segment_role": None}]
-    rows += [{"column": a.column, "role": "attribute", "name": a.name, "label": a.label or "",
-              "scale_min": a.scale.min, "scale_max": a.scale.max, "segment_role": None}
-             for a in schema.attributes]
-    rows += [{"column": s.column, "role": "segment", "name": s.name, "label": "",
-              "scale_min": None, "scale_max": None, "segment_role": s.role}
-             for s in schema.segments]
-    if schema.respondent_id is not None:
-        rows.append({"column": schema.respondent_id.column, "role": "respondent id",
-                     "name": schema.respondent_id.name, "label": "", "scale_min": None,
-                     "scale_max": None, "segment_role": None})
-    return pd.DataFrame(rows)
-
-
-def schema_from_table(edited: pd.DataFrame, base: SurveySchema) -> SurveySchema:
-    """The edited mapping → a validated schema (keeps the base's aliases, codes and plan)."""
-    rows = edited.to_dict("records")
-    targets = [r for r in rows if r["role"] == "target"]
-    if len(targets) != 1:
-        raise SchemaError(f"mark exactly one column as the target (now {len(targets)})")
-    aliases = {c.name: list(c.aliases) for c in base.columns()}
-
-    def scale(r: dict) -> dict:
-        if pd.isna(r["scale_min"]) or pd.isna(r["scale_max"]):
-            raise SchemaError(f"column {r['column']!r}: give its scale (min and max)")
-        return {"min": int(r["scale_min"]), "max": int(r["scale_max"])}
-
-    t = targets[0]
-    target_scale = scale(t)
-    same_scale = (target_scale["min"], target_scale["max"]) == (
-        base.target.scale.min, base.target.scale.max)
-    kind = base.target.kind if same_scale else (
-        "nps" if (target_scale["min"], target_scale["max"]) == (0, 10) else "custom")
-    plan = base.plan if same_scale else default_plan(kind, (target_scale["min"],
-                                                            target_scale["max"]))
-    data = {
-        "name": base.name, "description": base.description,
-        "target": {"name": t["name"], "column": t["column"], "kind": kind, "scale": target_scale,
-                   "aliases": aliases.get(t["name"], [])},
-        "attributes": [
-            {"name": r["name"], "column": r["column"], "label": r["label"] or None,
-             "scale": scale(r), "aliases": aliases.get(r["name"], [])}
-            for r in rows if r["role"] == "attribute"],
-        "segments": [
-            {"name": r["name"], "column": r["column"], "role": r["segment_role"] or "other",
-             "aliases": aliases.get(r["name"], [])}
-            for r in rows if r["role"] == "segment"],
-        "missing_codes": list(base.missing_codes),
-        "missing_attributes": base.missing_attributes,
-        "plan": [s.model_dump(mode="json", exclude_none=True) for s in plan],
-    }
-    ids = [r for r in rows if r["role"] == "respondent id"]
-    if ids:
-        data["respondent_id"] = {"name": ids[0]["name"], "column": ids[0]["column"],
-                                 "aliases": aliases.get(ids[0]["name"], [])}
-    if data["description"] is None:
-        del data["description"]
-    try:
-        return parse_schema(data, source="column mapping")
-    except ValidationError as exc:  # pragma: no cover - parse_schema converts these
-        raise SchemaError(format_validation_error(exc, "column mapping")) from None
-
-
 base = common.run_safely(base_schema, what=filename)
 if base is None:
     st.stop()
@@ -162,23 +93,22 @@ with st.expander("Column mapping (check it, edit it, download it as a schema fil
                "attribute (a driver question), segment (operator, wave, region, …), respondent "
                "id, or ignore. Names are identifiers used in results; labels are shown in charts.")
     edited = st.data_editor(
-        mapping_frame(base), key=f"mapping::{filename}::{sheet}::{schema_choice}",
+        mapping_table(base), key=f"mapping::{filename}::{sheet}::{schema_choice}",
         hide_index=True, num_rows="fixed", disabled=["column"],
         column_config={
             "column": st.column_config.TextColumn("Column in the file"),
-            "role": st.column_config.SelectboxColumn("Role", options=ROLES, required=True),
+            "role": st.column_config.SelectboxColumn("Role", options=list(ROLES), required=True),
             "name": st.column_config.TextColumn("Name", required=True),
             "label": st.column_config.TextColumn("Label"),
             "scale_min": st.column_config.NumberColumn("Scale min", step=1),
             "scale_max": st.column_config.NumberColumn("Scale max", step=1),
             "segment_role": st.column_config.SelectboxColumn("Segment kind",
-                                                             options=SEGMENT_ROLES),
+                                                             options=list(SEGMENT_ROLES)),
         })
-    kept = edited[edited["role"] != "ignore"]
-    if edited.equals(mapping_frame(base)):
+    if edited.equals(mapping_table(base)):
         schema = base  # unchanged: keep the schema exactly (aliases, plan, description)
     else:
-        schema = common.run_safely(lambda: schema_from_table(kept, base), what="Column mapping")
+        schema = common.run_safely(lambda: schema_from_mapping_table(edited, base), what="Column mapping")
     if schema is None:
         st.stop()
     st.download_button("Download schema (YAML)", data=schema.to_yaml().encode("utf-8"),

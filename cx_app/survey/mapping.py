@@ -1,0 +1,111 @@
+"""The column mapping as an editable table: one row per column used, and back to a schema.
+
+The app's Data page shows :func:`mapping_table` in an editor; :func:`schema_from_mapping_table`
+turns the edited rows into a validated :class:`~cx_app.survey.schema.SurveySchema`, with the
+same rules as the library everywhere else (the target's kind from
+:func:`~cx_app.survey.schema.guess_kind`, the default plan of its scale from
+:func:`~cx_app.survey.schema.default_plan`), keeping the base schema's aliases, missing codes,
+policy and — while the target scale is unchanged — its plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import pandas as pd
+
+from cx_app.errors import SchemaError
+from cx_app.survey.schema import (
+    Scale,
+    SegmentRole,
+    SurveySchema,
+    default_plan,
+    guess_kind,
+    parse_schema,
+)
+
+ROLES = ("target", "attribute", "segment", "respondent id", "ignore")
+SEGMENT_ROLES: tuple[str, ...] = get_args(SegmentRole)
+COLUMNS = ("column", "role", "name", "label", "scale_min", "scale_max", "segment_role")
+
+__all__ = ["COLUMNS", "ROLES", "SEGMENT_ROLES", "mapping_table", "schema_from_mapping_table"]
+
+
+def mapping_table(schema: SurveySchema) -> pd.DataFrame:
+    """One row per column the schema uses (target, attributes, segments, respondent id).
+
+    >>> from cx_app.survey.schema import schema_from_mapping
+    >>> s = schema_from_mapping(target="NPS", scale="0-10", attributes=["Price"])
+    >>> mapping_table(s)[["column", "role", "scale_max"]].to_dict("records")
+    [{'column': 'NPS', 'role': 'target', 'scale_max': 10}, {'column': 'Price', 'role': 'attribute', 'scale_max': 10}]
+    """
+    rows = [{"column": schema.target.column, "role": "target", "name": schema.target.name,
+             "label": "", "scale_min": schema.target.scale.min,
+             "scale_max": schema.target.scale.max, "segment_role": None}]
+    rows += [{"column": a.column, "role": "attribute", "name": a.name, "label": a.label or "",
+              "scale_min": a.scale.min, "scale_max": a.scale.max, "segment_role": None}
+             for a in schema.attributes]
+    rows += [{"column": s.column, "role": "segment", "name": s.name, "label": "",
+              "scale_min": None, "scale_max": None, "segment_role": s.role}
+             for s in schema.segments]
+    if schema.respondent_id is not None:
+        rows.append({"column": schema.respondent_id.column, "role": "respondent id",
+                     "name": schema.respondent_id.name, "label": "", "scale_min": None,
+                     "scale_max": None, "segment_role": None})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _text(value: Any) -> str | None:
+    """A cell as text, or None when blank (editors give None, NaN or pd.NA for empty cells)."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveySchema:
+    """Edited mapping rows → a validated schema; rows with role ``ignore`` are left out.
+
+    Errors (:class:`~cx_app.errors.SchemaError`) name the column and what to fix: no or several
+    targets, a scale without both ends. A segment without a kind is an ``other`` segment."""
+    records = [r for r in rows.to_dict("records") if r.get("role") != "ignore"]
+    targets = [r for r in records if r["role"] == "target"]
+    if len(targets) != 1:
+        raise SchemaError(f"mark exactly one column as the target (now {len(targets)})")
+    aliases = {c.name: list(c.aliases) for c in base.columns()}
+
+    def scale(r: dict) -> dict:
+        lo, hi = r.get("scale_min"), r.get("scale_max")
+        if _text(lo) is None or _text(hi) is None:
+            raise SchemaError(f"column {r['column']!r}: give its scale (min and max)")
+        return {"min": int(lo), "max": int(hi)}
+
+    t = targets[0]
+    target_scale = scale(t)
+    bounds = (target_scale["min"], target_scale["max"])
+    same_scale = bounds == (base.target.scale.min, base.target.scale.max)
+    kind = base.target.kind if same_scale else guess_kind(t["column"], Scale(min=bounds[0],
+                                                                             max=bounds[1]))
+    plan = base.plan if same_scale else default_plan(kind, bounds)
+
+    def spec(r: dict, **extra: Any) -> dict:
+        return {"name": r["name"], "column": r["column"], "aliases": aliases.get(r["name"], []),
+                **extra}
+
+    data: dict = {
+        "name": base.name,
+        "target": spec(t, kind=kind, scale=target_scale),
+        "attributes": [spec(r, label=_text(r.get("label")), scale=scale(r))
+                       for r in records if r["role"] == "attribute"],
+        "segments": [spec(r, role=_text(r.get("segment_role")) or "other")
+                     for r in records if r["role"] == "segment"],
+        "missing_codes": list(base.missing_codes),
+        "missing_attributes": base.missing_attributes,
+        "plan": [s.model_dump(mode="json", exclude_none=True) for s in plan],
+    }
+    if base.description is not None:
+        data["description"] = base.description
+    ids = [r for r in records if r["role"] == "respondent id"]
+    if ids:
+        data["respondent_id"] = spec(ids[0])
+    return parse_schema(data, source="column mapping")
