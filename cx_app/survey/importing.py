@@ -18,17 +18,15 @@ header or alias, and cleans every score column with vectorised pandas operations
   the attribute's median over used respondents, counted per attribute.
 
 Completely blank rows are skipped before counting (``blank_rows`` and a note say how many).
-Row numbers are sheet rows as Excel shows them (CSV: the line number).
+Row numbers are sheet rows as Excel shows them (CSV: the line number). The raw reading (bytes
+within the limits, the safety checks before a parser, calamine grids, CSV decoding) is
+:mod:`cx_app.survey.reading`.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import hashlib
-import io
-import posixpath
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +34,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import python_calamine
-from defusedxml import ElementTree
 
 from cx_app.errors import SchemaError, SurveyFileError
-from cx_app.survey.limits import ImportLimits, limits_from_env, megabytes
+from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
     DECIMAL,
@@ -53,6 +49,16 @@ from cx_app.survey.quality import (
     DataQualityReport,
     ExcludedRow,
 )
+from cx_app.survey.reading import (
+    CSV_SUFFIXES,
+    DELIMITERS,
+    EXCEL_SUFFIXES,
+    ExcelError,
+    Grid,
+    csv_grid,
+    excel_grids,
+    read_source,
+)
 from cx_app.survey.schema import (
     ColumnSpec,
     Scale,
@@ -60,42 +66,12 @@ from cx_app.survey.schema import (
     infer_schema,
     normalise_header,
 )
-from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
-
-EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
-CSV_SUFFIXES = (".csv",)
-HEADER_SCAN_ROWS = 30
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_ENCRYPTED_MARKS = tuple(m.encode("utf-16-le") for m in ("EncryptedPackage", "EncryptionInfo"))
-_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
-_FOREIGN_MAGIC = (
-    (b"%PDF", "a PDF document"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"\x1f\x8b", "a gzip archive"),
-    (b"Rar!", "a RAR archive"),
-    (b"7z\xbc\xaf", "a 7-Zip archive"),
-    (b"<!DOCTYPE html", "an HTML page"),
-    (b"<html", "an HTML page"),
-)
-_ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
-_UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
-_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
-
-
-class ExcelError(str):
-    """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
-    itself returns such a cell as empty text."""
-
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
-# Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31
-_SERIAL_DATES = (18264, 73050)
 _EXCEL_EPOCH = "1899-12-30"
-_REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
-_PKG_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_SERIAL_DATES = (18264, 73050)
+_UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
+_HEADER_SCAN_ROWS = 30
 
 
 @dataclass(frozen=True)
@@ -151,228 +127,6 @@ class SurveyData:
         return self.frame[self.schema.target.name].to_numpy(dtype=np.int64)
 
 
-# --------------------------------------------------------------------------- raw reading
-
-
-@dataclass(frozen=True)
-class _Grid:
-    """One sheet's cells as rows of Python values; ``rows[i]`` is sheet row ``i + 1``."""
-
-    sheet: str | None
-    rows: list[list[Any]]
-
-
-def _too_big(name: str, size: int, limits: ImportLimits) -> SurveyFileError:
-    return SurveyFileError(
-        f"{name}: the file is {megabytes(size)}, more than the limit of "
-        f"{megabytes(limits.max_file_bytes)} (CX_APP_MAX_FILE_MB); refused")
-
-
-def _read_source(source: Any, filename: str | None, limits: ImportLimits) -> tuple[bytes, str]:
-    """The file's bytes (in memory; nothing is written anywhere) and its display name."""
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        name = filename or path.name
-        try:
-            size = path.stat().st_size
-            if size > limits.max_file_bytes:
-                raise _too_big(name, size, limits)
-            with path.open("rb") as handle:  # read at most one byte past the limit
-                data = handle.read(limits.max_file_bytes + 1)
-        except FileNotFoundError:
-            raise SurveyFileError(f"{name}: file not found ({path})") from None
-        except IsADirectoryError:
-            raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
-        except OSError as exc:
-            raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        data, name = bytes(source), filename or "uploaded file"
-    elif hasattr(source, "getvalue") or hasattr(source, "read"):
-        name = filename or getattr(source, "name", None) or "uploaded file"
-        data = (source.getvalue() if hasattr(source, "getvalue")
-                else source.read(limits.max_file_bytes + 1))
-        data = bytes(data)
-    else:
-        raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
-    if len(data) > limits.max_file_bytes:
-        raise _too_big(name, len(data), limits)
-    return data, name
-
-
-def _foreign_format(data: bytes) -> str | None:
-    head = data[:64].lstrip()
-    for magic, what in _FOREIGN_MAGIC:
-        if head[:len(magic)].lower() == magic.lower():
-            return what
-    return None
-
-
-def _check_workbook_bytes(data: bytes, name: str, suffix: str,
-                          limits: ImportLimits) -> ArchiveSummary | None:
-    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind; the
-    archive summary of a zip-based workbook."""
-    if data.startswith(_OLE_MAGIC):
-        # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
-        # "EncryptionInfo" and "EncryptedPackage" streams
-        if any(mark in data for mark in _ENCRYPTED_MARKS):
-            raise SurveyFileError(
-                f"{name}: the workbook is password-protected (encrypted); save an unprotected "
-                "copy and upload that")
-        return None  # an old .xls (BIFF) workbook: calamine reads it; failures reported below
-    if data.startswith(_ZIP_MAGIC):
-        return check_workbook_archive(data, name, limits)
-    foreign = _foreign_format(data)
-    if foreign:
-        raise SurveyFileError(
-            f"{name}: the file is {foreign} renamed {suffix}, not a spreadsheet")
-    if suffix in (".xlsx", ".xlsm", ".ods"):
-        hint = (" (it looks like text: if it is a CSV file, give it the .csv extension)"
-                if _looks_like_text(data) else "")
-        raise SurveyFileError(
-            f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
-            f"spreadsheet){hint}")
-    return None
-
-
-def _sheet_parts(data: bytes) -> dict[str, str]:
-    """Sheet name → worksheet part (``xl/worksheets/sheet1.xml``) of an .xlsx/.xlsm archive
-    (already checked: no DTD, bounded sizes); parsed with defusedxml."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            book = ElementTree.fromstring(archive.read("xl/workbook.xml"))
-            rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
-    except Exception:  # an unusual layout: error cells then stay blank, as calamine reads them
-        return {}
-    targets = {r.get("Id"): r.get("Target", "") for r in rels.iter(f"{_PKG_NS}Relationship")}
-    parts = {}
-    for sheet in book.iter(f"{_MAIN_NS}sheet"):
-        target = targets.get(sheet.get(f"{_REL_NS}id"), "")
-        if target:
-            path = target.lstrip("/") if target.startswith("/") else posixpath.join("xl", target)
-            parts[sheet.get("name", "")] = posixpath.normpath(path)
-    return parts
-
-
-def _mark_errors(rows: list[list[Any]], errors: dict[tuple[int, int], str]) -> None:
-    """Put an :class:`ExcelError` where calamine returned an error cell as empty text."""
-    for (row, col), code in errors.items():
-        if row <= len(rows) and col <= len(rows[row - 1]) and rows[row - 1][col - 1] == "":
-            rows[row - 1][col - 1] = ExcelError(code)
-
-
-def _looks_like_text(data: bytes) -> bool:
-    head = data[:4096]
-    if b"\x00" in head:
-        return False
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start > len(head) - 4  # a character cut at the end of the sample
-    return True
-
-
-def _excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str], Any]:
-    suffix = Path(name).suffix.lower()
-    summary = _check_workbook_bytes(data, name, suffix, limits)
-    error_cells = summary.error_cells if summary is not None else {}
-    parts = _sheet_parts(data) if error_cells else {}
-    try:
-        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
-    except python_calamine.PasswordError:
-        raise SurveyFileError(
-            f"{name}: the workbook is password-protected; save an unprotected copy"
-        ) from None
-    except Exception:  # calamine raises several types for damaged or foreign files
-        if data.startswith(_OLE_MAGIC):
-            raise SurveyFileError(
-                f"{name}: an OLE2 (Compound File) container that calamine cannot read as a "
-                "workbook: a password-protected/encrypted workbook, an old .xls from an "
-                "unsupported version, or another Office document; save it as an unprotected "
-                ".xlsx") from None
-        raise SurveyFileError(
-            f"{name}: not a readable {suffix or 'spreadsheet'} workbook (the file is damaged or "
-            "is not a spreadsheet)"
-        ) from None
-
-    def load(sheet: str) -> _Grid:
-        try:
-            loaded = workbook.get_sheet_by_name(sheet)
-        except Exception:
-            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
-        _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
-        try:
-            rows = loaded.to_python(skip_empty_area=False)
-        except Exception:
-            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
-        if parts.get(sheet) in error_cells:
-            _mark_errors(rows, error_cells[parts[sheet]])
-        return _Grid(sheet, rows)
-
-    return list(workbook.sheet_names), load
-
-
-def _check_shape(where: str, rows: int, cols: int, limits: ImportLimits) -> None:
-    if rows > limits.max_rows:
-        raise SurveyFileError(f"{where}: {rows:,} rows, more than the limit of "
-                              f"{limits.max_rows:,} (CX_APP_MAX_ROWS); refused")
-    if cols > limits.max_columns:
-        raise SurveyFileError(f"{where}: {cols:,} columns, more than the limit of "
-                              f"{limits.max_columns:,} (CX_APP_MAX_COLUMNS); refused")
-    if rows * cols > limits.max_cells:
-        raise SurveyFileError(f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} "
-                              f"cells, more than the limit of {limits.max_cells:,} "
-                              "(CX_APP_MAX_CELLS); refused")
-
-
-def _decode(data: bytes, name: str) -> tuple[str, str]:
-    for codec, label in _ENCODINGS:
-        try:
-            text = data.decode(codec)
-        except UnicodeDecodeError:
-            continue
-        if codec == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf"):
-            label = "UTF-8 with BOM"
-        return text, label
-    raise SurveyFileError(f"{name}: cannot decode the text")  # pragma: no cover (latin-1)
-
-
-def _sniff_delimiter(text: str) -> str:
-    """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
-    lines; ties go to the order comma, semicolon, tab."""
-    sample = [line for line in text.splitlines()[:50] if line.strip()]
-    best, best_score = ",", (-1, -1)
-    for delimiter in _DELIMITERS:
-        widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
-        if not widths:
-            continue
-        common = max(set(widths), key=widths.count)
-        score = (widths.count(common) if common > 1 else 0, common)
-        if score > best_score:
-            best, best_score = delimiter, score
-    return best
-
-
-def _csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[_Grid, str, str]:
-    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        text, encoding = data.decode("utf-16"), "UTF-16"
-    else:
-        text, encoding = _decode(data, name)
-    delimiter = _sniff_delimiter(text)
-    rows: list[list[str]] = []
-    width = 0
-    try:
-        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
-            rows.append(row)
-            width = max(width, len(row))
-            _check_shape(name, len(rows), width, limits)
-    except csv.Error as exc:
-        raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
-                              ) from None
-    return _Grid(None, rows), encoding, delimiter
-
-
 # --------------------------------------------------------------------------- header matching
 
 
@@ -413,20 +167,20 @@ def _required(schema: SurveySchema, require_target: bool,
             + (list(schema.attributes) if require_attributes else []))
 
 
-def _find_header(grid: _Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
+def _find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
     """(index of the header row, matched positions): the row among the first rows that matches
     the most schema columns."""
     best_row, best = 0, {}
-    for i, row in enumerate(grid.rows[:HEADER_SCAN_ROWS]):
+    for i, row in enumerate(grid.rows[:_HEADER_SCAN_ROWS]):
         found = _match(schema.columns(), _header_texts(row))
         if len(found) > len(best):
             best_row, best = i, found
     return best_row, best
 
 
-def _guess_header_row(grid: _Grid) -> int:
+def _guess_header_row(grid: Grid) -> int:
     """Without a schema: the first row whose text cells fill at least half the table width."""
-    head = grid.rows[:HEADER_SCAN_ROWS]
+    head = grid.rows[:_HEADER_SCAN_ROWS]
     texts = [sum(isinstance(c, str) and bool(c.strip()) for c in row) for row in head]
     filled = [sum(_present(c) for c in row) for row in head]
     width = max(filled, default=0)
@@ -599,13 +353,13 @@ def read_table(
     """The raw table of a file (the detected header as column names; sheet rows as the index),
     for previews and for :func:`~cx_app.survey.schema.infer_schema`."""
     limits = limits or limits_from_env()
-    data, name = _read_source(source, filename, limits)
+    data, name = read_source(source, filename, limits)
     grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True, limits=limits)
     header = _guess_header_row(grid)
     return _frame_from_grid(grid, header)[0]
 
 
-def _frame_from_grid(grid: _Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
     longest = max(map(len, body), default=0)
@@ -667,27 +421,27 @@ def sheet_names(
         The same error, with the same message, as :func:`load_survey` for that file.
     """
     limits = limits or limits_from_env()
-    data, name = _read_source(source, filename, limits)
+    data, name = read_source(source, filename, limits)
     if _survey_suffix(data, name) in CSV_SUFFIXES:
         return []
-    names, _ = _excel_grids(data, name, limits)
+    names, _ = excel_grids(data, name, limits)
     return names
 
 
 def _grid_for(
     data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
     require_target: bool, limits: ImportLimits, require_attributes: bool = True,
-) -> tuple[_Grid, list[str], dict]:
+) -> tuple[Grid, list[str], dict]:
     """The grid to use, notes about the choice, and CSV dialect info."""
     suffix = _survey_suffix(data, name)
     notes: list[str] = []
     if suffix in CSV_SUFFIXES:
-        grid, encoding, delimiter = _csv_grid(data, name, limits)
-        notes.append(f"read as CSV: encoding {encoding}, delimiter {_DELIMITERS[delimiter]}")
-        if not any(any(_present(c) for c in row) for row in grid.rows[:HEADER_SCAN_ROWS]):
+        grid, encoding, delimiter = csv_grid(data, name, limits)
+        notes.append(f"read as CSV: encoding {encoding}, delimiter {DELIMITERS[delimiter]}")
+        if not any(any(_present(c) for c in row) for row in grid.rows[:_HEADER_SCAN_ROWS]):
             raise SurveyFileError(f"{name}: the file has no data")
         return grid, notes, {"encoding": encoding, "delimiter": delimiter}
-    names, load = _excel_grids(data, name, limits)
+    names, load = excel_grids(data, name, limits)
     if not names:
         raise SurveyFileError(f"{name}: the workbook has no sheets")
     if sheet is not None:
@@ -783,7 +537,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     before any large allocation. The file is read into memory only: nothing is written to disk.
     """
     limits = limits or limits_from_env()
-    data, name = _read_source(source, filename, limits)
+    data, name = read_source(source, filename, limits)
     grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits,
                                      require_attributes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
@@ -804,7 +558,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         raise SchemaError(
             f"{where}: no column matches "
             + ", ".join(f"{s.name} ({s.column!r})" for s in missing)
-            + f" of schema '{schema.name}' in the first {HEADER_SCAN_ROWS} rows"
+            + f" of schema '{schema.name}' in the first {_HEADER_SCAN_ROWS} rows"
             + (_UNLABELED_HINT if [s.name for s in missing] == [schema.target.name] else "")
         )
     if header > 0:

@@ -1,0 +1,273 @@
+"""Raw reading of survey files: bytes from a path, upload or file object within the import
+limits, the checks that run before any parser sees a workbook (foreign formats, encryption,
+archive and XML safety), calamine grids with Excel error cells marked, and CSV decoding and
+delimiter sniffing. :mod:`cx_app.survey.importing` turns these grids into respondents."""
+
+from __future__ import annotations
+
+import csv
+import io
+import posixpath
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import python_calamine
+from defusedxml import ElementTree
+
+from cx_app.errors import SurveyFileError
+from cx_app.survey.limits import ImportLimits, megabytes
+from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
+
+EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
+CSV_SUFFIXES = (".csv",)
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_MARKS = tuple(m.encode("utf-16-le") for m in ("EncryptedPackage", "EncryptionInfo"))
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_FOREIGN_MAGIC = (
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"7z\xbc\xaf", "a 7-Zip archive"),
+    (b"<!DOCTYPE html", "an HTML page"),
+    (b"<html", "an HTML page"),
+)
+_ENCODINGS = (("utf-8-sig", "UTF-8"), ("cp1252", "cp1252"), ("latin-1", "latin-1"))
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+class ExcelError(str):
+    """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
+    itself returns such a cell as empty text."""
+
+
+# Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31
+_REL_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_MAIN_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_PKG_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+# --------------------------------------------------------------------------- raw reading
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One sheet's cells as rows of Python values; ``rows[i]`` is sheet row ``i + 1``."""
+
+    sheet: str | None
+    rows: list[list[Any]]
+
+
+def _too_big(name: str, size: int, limits: ImportLimits) -> SurveyFileError:
+    return SurveyFileError(
+        f"{name}: the file is {megabytes(size)}, more than the limit of "
+        f"{megabytes(limits.max_file_bytes)} (CX_APP_MAX_FILE_MB); refused")
+
+
+def read_source(source: Any, filename: str | None, limits: ImportLimits) -> tuple[bytes, str]:
+    """The file's bytes (in memory; nothing is written anywhere) and its display name."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        name = filename or path.name
+        try:
+            size = path.stat().st_size
+            if size > limits.max_file_bytes:
+                raise _too_big(name, size, limits)
+            with path.open("rb") as handle:  # read at most one byte past the limit
+                data = handle.read(limits.max_file_bytes + 1)
+        except FileNotFoundError:
+            raise SurveyFileError(f"{name}: file not found ({path})") from None
+        except IsADirectoryError:
+            raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
+        except OSError as exc:
+            raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), filename or "uploaded file"
+    elif hasattr(source, "getvalue") or hasattr(source, "read"):
+        name = filename or getattr(source, "name", None) or "uploaded file"
+        data = (source.getvalue() if hasattr(source, "getvalue")
+                else source.read(limits.max_file_bytes + 1))
+        data = bytes(data)
+    else:
+        raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+    if len(data) > limits.max_file_bytes:
+        raise _too_big(name, len(data), limits)
+    return data, name
+
+
+def _foreign_format(data: bytes) -> str | None:
+    head = data[:64].lstrip()
+    for magic, what in _FOREIGN_MAGIC:
+        if head[:len(magic)].lower() == magic.lower():
+            return what
+    return None
+
+
+def _check_workbook_bytes(data: bytes, name: str, suffix: str,
+                          limits: ImportLimits) -> ArchiveSummary | None:
+    """Refuse, before calamine sees them, bytes that are not a safe workbook of this kind; the
+    archive summary of a zip-based workbook."""
+    if data.startswith(_OLE_MAGIC):
+        # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
+        # "EncryptionInfo" and "EncryptedPackage" streams
+        if any(mark in data for mark in _ENCRYPTED_MARKS):
+            raise SurveyFileError(
+                f"{name}: the workbook is password-protected (encrypted); save an unprotected "
+                "copy and upload that")
+        return None  # an old .xls (BIFF) workbook: calamine reads it; failures reported below
+    if data.startswith(_ZIP_MAGIC):
+        return check_workbook_archive(data, name, limits)
+    foreign = _foreign_format(data)
+    if foreign:
+        raise SurveyFileError(
+            f"{name}: the file is {foreign} renamed {suffix}, not a spreadsheet")
+    if suffix in (".xlsx", ".xlsm", ".ods"):
+        hint = (" (it looks like text: if it is a CSV file, give it the .csv extension)"
+                if _looks_like_text(data) else "")
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
+            f"spreadsheet){hint}")
+    return None
+
+
+def _sheet_parts(data: bytes) -> dict[str, str]:
+    """Sheet name → worksheet part (``xl/worksheets/sheet1.xml``) of an .xlsx/.xlsm archive
+    (already checked: no DTD, bounded sizes); parsed with defusedxml."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            book = ElementTree.fromstring(archive.read("xl/workbook.xml"))
+            rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
+    except Exception:  # an unusual layout: error cells then stay blank, as calamine reads them
+        return {}
+    targets = {r.get("Id"): r.get("Target", "") for r in rels.iter(f"{_PKG_NS}Relationship")}
+    parts = {}
+    for sheet in book.iter(f"{_MAIN_NS}sheet"):
+        target = targets.get(sheet.get(f"{_REL_NS}id"), "")
+        if target:
+            path = target.lstrip("/") if target.startswith("/") else posixpath.join("xl", target)
+            parts[sheet.get("name", "")] = posixpath.normpath(path)
+    return parts
+
+
+def _mark_errors(rows: list[list[Any]], errors: dict[tuple[int, int], str]) -> None:
+    """Put an :class:`ExcelError` where calamine returned an error cell as empty text."""
+    for (row, col), code in errors.items():
+        if row <= len(rows) and col <= len(rows[row - 1]) and rows[row - 1][col - 1] == "":
+            rows[row - 1][col - 1] = ExcelError(code)
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start > len(head) - 4  # a character cut at the end of the sample
+    return True
+
+
+def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str], Any]:
+    suffix = Path(name).suffix.lower()
+    summary = _check_workbook_bytes(data, name, suffix, limits)
+    error_cells = summary.error_cells if summary is not None else {}
+    parts = _sheet_parts(data) if error_cells else {}
+    try:
+        workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except python_calamine.PasswordError:
+        raise SurveyFileError(
+            f"{name}: the workbook is password-protected; save an unprotected copy"
+        ) from None
+    except Exception:  # calamine raises several types for damaged or foreign files
+        if data.startswith(_OLE_MAGIC):
+            raise SurveyFileError(
+                f"{name}: an OLE2 (Compound File) container that calamine cannot read as a "
+                "workbook: a password-protected/encrypted workbook, an old .xls from an "
+                "unsupported version, or another Office document; save it as an unprotected "
+                ".xlsx") from None
+        raise SurveyFileError(
+            f"{name}: not a readable {suffix or 'spreadsheet'} workbook (the file is damaged or "
+            "is not a spreadsheet)"
+        ) from None
+
+    def load(sheet: str) -> Grid:
+        try:
+            loaded = workbook.get_sheet_by_name(sheet)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
+        try:
+            rows = loaded.to_python(skip_empty_area=False)
+        except Exception:
+            raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
+        if parts.get(sheet) in error_cells:
+            _mark_errors(rows, error_cells[parts[sheet]])
+        return Grid(sheet, rows)
+
+    return list(workbook.sheet_names), load
+
+
+def _check_shape(where: str, rows: int, cols: int, limits: ImportLimits) -> None:
+    if rows > limits.max_rows:
+        raise SurveyFileError(f"{where}: {rows:,} rows, more than the limit of "
+                              f"{limits.max_rows:,} (CX_APP_MAX_ROWS); refused")
+    if cols > limits.max_columns:
+        raise SurveyFileError(f"{where}: {cols:,} columns, more than the limit of "
+                              f"{limits.max_columns:,} (CX_APP_MAX_COLUMNS); refused")
+    if rows * cols > limits.max_cells:
+        raise SurveyFileError(f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} "
+                              f"cells, more than the limit of {limits.max_cells:,} "
+                              "(CX_APP_MAX_CELLS); refused")
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    for codec, label in _ENCODINGS:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if codec == "utf-8-sig" and data.startswith(b"\xef\xbb\xbf"):
+            label = "UTF-8 with BOM"
+        return text, label
+    raise SurveyFileError(f"{name}: cannot decode the text")  # pragma: no cover (latin-1)
+
+
+def _sniff_delimiter(text: str) -> str:
+    """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
+    lines; ties go to the order comma, semicolon, tab."""
+    sample = [line for line in text.splitlines()[:50] if line.strip()]
+    best, best_score = ",", (-1, -1)
+    for delimiter in DELIMITERS:
+        widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
+        if not widths:
+            continue
+        common = max(set(widths), key=widths.count)
+        score = (widths.count(common) if common > 1 else 0, common)
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, str]:
+    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text, encoding = data.decode("utf-16"), "UTF-16"
+    else:
+        text, encoding = _decode(data, name)
+    delimiter = _sniff_delimiter(text)
+    rows: list[list[str]] = []
+    width = 0
+    try:
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+            rows.append(row)
+            width = max(width, len(row))
+            _check_shape(name, len(rows), width, limits)
+    except csv.Error as exc:
+        raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
+                              ) from None
+    return Grid(None, rows), encoding, delimiter
