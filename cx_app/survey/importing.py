@@ -25,7 +25,6 @@ within the limits, the safety checks before a parser, calamine grids, CSV decodi
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,17 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import SchemaError, SurveyFileError
+from cx_app.survey.cells import (
+    Scored,
+    blank_mask,
+    cell_text,
+    clean_scores,
+    code_sets,
+    date_column,
+    display,
+    first_reasons,
+    text_column,
+)
 from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
@@ -61,15 +71,11 @@ from cx_app.survey.reading import (
 )
 from cx_app.survey.schema import (
     ColumnSpec,
-    Scale,
     SurveySchema,
     infer_schema,
     normalise_header,
 )
 
-_DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
-_EXCEL_EPOCH = "1899-12-30"
-_SERIAL_DATES = (18264, 73050)
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _HEADER_SCAN_ROWS = 30
 
@@ -199,150 +205,6 @@ def _column_letter(j: int) -> str:
     return letters
 
 
-# --------------------------------------------------------------------------- cleaning
-
-
-def _blank_mask(raw: pd.Series) -> pd.Series:
-    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
-    if raw.dtype != object:
-        return raw.isna()
-    blank = (raw.isna() | raw.eq("")).astype(bool)
-    text = raw.map(type).eq(str) & ~blank
-    if text.any():
-        spaces = raw[text].astype("str").str.strip().eq("")
-        blank[spaces.index[spaces.to_numpy(dtype=bool)]] = True
-    return blank
-
-
-def _code_sets(codes: Sequence[Any]) -> tuple[set[float], set[str]]:
-    numeric, textual = set(), set()
-    for code in codes:
-        if isinstance(code, bool):
-            continue
-        if isinstance(code, (int, float)):
-            numeric.add(float(code))
-            continue
-        try:
-            numeric.add(float(str(code).strip()))
-        except ValueError:
-            textual.add(_fold(code))
-    return numeric, textual
-
-
-def _fold(text: Any) -> str:
-    return normalise_header(str(text).replace("’", "'").replace("‘", "'"))
-
-
-@dataclass
-class _Scored:
-    """A cleaned score column: values (float, NaN where missing or invalid) and masks."""
-
-    values: pd.Series
-    missing: pd.Series
-    error: pd.Series
-    date: pd.Series
-    non_numeric: pd.Series
-    decimal: pd.Series
-    out_of_scale: pd.Series
-
-
-def _clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
-                  codes: tuple[set[float], set[str]]) -> _Scored:
-    numeric_codes, text_codes = codes
-    error = date = pd.Series(False, index=raw.index)
-    if raw.dtype == object:
-        types = raw.map(type)
-        error = types.eq(ExcelError)
-        date = types.isin(_DATE_TYPES)
-        raw = raw.mask(types.eq(bool), "TRUE/FALSE")
-    numbers = pd.to_numeric(raw, errors="coerce")
-    # cells that are neither numbers nor blank: text (codes, "7,5", words)
-    texty = numbers.isna() & ~blank
-    if texty.any():
-        text = raw[texty].astype(str).str.strip()
-        decimal_comma = pd.to_numeric(
-            text.str.replace(",", ".", regex=False).where(text.str.fullmatch(r"-?\d+,\d+")),
-            errors="coerce")
-        numbers.loc[decimal_comma.dropna().index] = decimal_comma.dropna()
-        folded = text.map(_fold)
-        is_code_text = folded.isin(text_codes)
-    else:
-        is_code_text = pd.Series(False, index=raw.index[texty])
-    missing = blank.copy()
-    missing.loc[is_code_text.index] = is_code_text.to_numpy()
-    if numeric_codes:
-        missing |= numbers.isin(list(numeric_codes))
-    missing &= ~error
-    numbers = numbers.where(~missing)
-    non_numeric = numbers.isna() & ~missing & ~error & ~date
-    present = numbers.notna()
-    decimal = present & (numbers != np.round(numbers))
-    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
-    values = numbers.where(present & ~decimal & ~out)
-    return _Scored(values, missing, error, date, non_numeric, decimal, out)
-
-
-def _cell_text(cell: Any) -> str:
-    if isinstance(cell, float) and cell.is_integer():
-        return str(int(cell))
-    return str(cell).strip()
-
-
-def _text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
-    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
-    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
-    out = raw.astype("str").str.strip()
-    types = raw.map(type)
-    is_float = types.eq(float) & ~blank
-    if is_float.any():
-        out[is_float] = raw[is_float].map(_cell_text)
-    is_date = types.isin(_DATE_TYPES) & ~blank
-    if is_date.any():
-        out[is_date] = raw[is_date].map(_date_text)
-    return out.where(~blank & ~types.eq(ExcelError), None).astype("string")
-
-
-def _date_text(cell: Any) -> str:
-    if isinstance(cell, dt.datetime):
-        return cell.date().isoformat() if cell.time() == dt.time(0) else cell.isoformat(" ")
-    return cell.isoformat() if hasattr(cell, "isoformat") else str(cell)
-
-
-def _date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
-    """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
-    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
-    values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
-    numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
-    serial = numbers.between(*_SERIAL_DATES)
-    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
-    if serial.any():
-        parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
-    bad = int((parsed.isna() & ~blank).sum())
-    return parsed, bad, int(serial.sum())
-
-
-def _first_reasons(
-    n: int, checks: list[tuple[pd.Series, str, str, pd.Series]]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each row, the first check (in order) that fails: reason, column header, raw cell."""
-    reason = np.full(n, None, dtype=object)
-    column = np.full(n, None, dtype=object)
-    value = np.full(n, None, dtype=object)
-    for mask, why, header, raw in checks:
-        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
-        if hit.any():
-            reason[hit] = why
-            column[hit] = header
-            value[hit] = raw.to_numpy()[hit]
-    return reason, column, value
-
-
-def _display(cell: Any) -> str:
-    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
-        return ""
-    return _cell_text(cell)
-
-
 # --------------------------------------------------------------------------- public API
 
 
@@ -370,7 +232,7 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
     for j in range(width):
-        text = _cell_text(first[j]) if _present(first[j]) else f"Column {_column_letter(j)}"
+        text = cell_text(first[j]) if _present(first[j]) else f"Column {_column_letter(j)}"
         base, k = text, 2
         while text in seen:
             text, k = f"{base} ({k})", k + 1
@@ -379,7 +241,7 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     frame = frame.reindex(columns=range(width))
     frame.columns = headers
     frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
-    masks = pd.DataFrame({c: _blank_mask(frame[c]) for c in frame.columns}, index=frame.index)
+    masks = pd.DataFrame({c: blank_mask(frame[c]) for c in frame.columns}, index=frame.index)
     keep = ~masks.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
     return frame[keep], masks[keep], int((~keep).sum())
 
@@ -487,7 +349,7 @@ def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[s
     for position in sorted(found.values()):
         same = [j for j, t in enumerate(texts) if t == texts[position]]
         if len(same) > 1 and same[0] == position:
-            notes.append(f"header {_cell_text(row[position])!r} appears in columns "
+            notes.append(f"header {cell_text(row[position])!r} appears in columns "
                          f"{', '.join(_column_letter(j) for j in same)}; column "
                          f"{_column_letter(position)} is used")
     return notes
@@ -604,21 +466,21 @@ def _clean(
     index: pd.Index, notes: list[str], blank_rows: int,
 ) -> tuple[pd.DataFrame, DataQualityReport]:
     n = len(index)
-    codes = _code_sets(schema.missing_codes)
+    codes = code_sets(schema.missing_codes)
     checks: list[tuple[pd.Series, str, str, pd.Series]] = []
     out: dict[str, pd.Series] = {}
     id_spec = schema.respondent_id
     if id_spec is not None and id_spec.name in raw:
-        ids = _text_column(raw[id_spec.name], blank[id_spec.name])
+        ids = text_column(raw[id_spec.name], blank[id_spec.name])
         duplicated = ids.duplicated(keep="first") & ids.notna()
         checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name], raw[id_spec.name]))
         if ids.isna().any():
             notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
         out[id_spec.name] = ids
-    scored: dict[str, _Scored] = {}
+    scored: dict[str, Scored] = {}
     for spec in (schema.target, *schema.attributes):
         if spec.name in raw:
-            scored[spec.name] = _clean_scores(raw[spec.name], blank[spec.name], spec.scale,
+            scored[spec.name] = clean_scores(raw[spec.name], blank[spec.name], spec.scale,
                                               codes)
     target = schema.target.name
     if target in scored:
@@ -642,11 +504,11 @@ def _clean(
         for spec in present:
             checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
                            raw[spec.name]))
-    reason, column, value = _first_reasons(n, checks)
+    reason, column, value = first_reasons(n, checks)
     used = reason == None  # noqa: E711 - elementwise
     rows = index.to_numpy()
     excluded = tuple(
-        ExcludedRow(int(rows[i]), column[i], reason[i], _display(value[i]))
+        ExcludedRow(int(rows[i]), column[i], reason[i], display(value[i]))
         for i in np.flatnonzero(~used)
     )
     if target in scored:
@@ -675,7 +537,7 @@ def _clean(
             continue
         empty = blank[spec.name]
         if spec.role == "date":
-            parsed, bad, serials = _date_column(raw[spec.name], empty)
+            parsed, bad, serials = date_column(raw[spec.name], empty)
             if serials:
                 notes.append(f"{spec.name}: {serials} Excel date serial number(s) converted to "
                              "dates")
@@ -683,7 +545,7 @@ def _clean(
                 notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
             out[spec.name] = parsed
         else:
-            out[spec.name] = _text_column(raw[spec.name], empty)
+            out[spec.name] = text_column(raw[spec.name], empty)
     for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
         if spec.name in raw:
             errors = raw[spec.name].map(type).eq(ExcelError)

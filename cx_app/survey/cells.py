@@ -1,0 +1,165 @@
+"""Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
+scale (with the reason a cell is not one), text and date segments, and the first reason that
+excludes each respondent. Vectorised pandas; :mod:`cx_app.survey.importing` assembles them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cx_app.survey.reading import ExcelError
+from cx_app.survey.schema import Scale, normalise_header
+
+_DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
+_EXCEL_EPOCH = "1899-12-30"
+_SERIAL_DATES = (18264, 73050)
+
+# --------------------------------------------------------------------------- cleaning
+
+
+def blank_mask(raw: pd.Series) -> pd.Series:
+    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
+    if raw.dtype != object:
+        return raw.isna()
+    blank = (raw.isna() | raw.eq("")).astype(bool)
+    text = raw.map(type).eq(str) & ~blank
+    if text.any():
+        spaces = raw[text].astype("str").str.strip().eq("")
+        blank[spaces.index[spaces.to_numpy(dtype=bool)]] = True
+    return blank
+
+
+def code_sets(codes: Sequence[Any]) -> tuple[set[float], set[str]]:
+    numeric, textual = set(), set()
+    for code in codes:
+        if isinstance(code, bool):
+            continue
+        if isinstance(code, (int, float)):
+            numeric.add(float(code))
+            continue
+        try:
+            numeric.add(float(str(code).strip()))
+        except ValueError:
+            textual.add(_fold(code))
+    return numeric, textual
+
+
+def _fold(text: Any) -> str:
+    return normalise_header(str(text).replace("’", "'").replace("‘", "'"))
+
+
+@dataclass
+class Scored:
+    """A cleaned score column: values (float, NaN where missing or invalid) and masks."""
+
+    values: pd.Series
+    missing: pd.Series
+    error: pd.Series
+    date: pd.Series
+    non_numeric: pd.Series
+    decimal: pd.Series
+    out_of_scale: pd.Series
+
+
+def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
+                  codes: tuple[set[float], set[str]]) -> Scored:
+    numeric_codes, text_codes = codes
+    error = date = pd.Series(False, index=raw.index)
+    if raw.dtype == object:
+        types = raw.map(type)
+        error = types.eq(ExcelError)
+        date = types.isin(_DATE_TYPES)
+        raw = raw.mask(types.eq(bool), "TRUE/FALSE")
+    numbers = pd.to_numeric(raw, errors="coerce")
+    # cells that are neither numbers nor blank: text (codes, "7,5", words)
+    texty = numbers.isna() & ~blank
+    if texty.any():
+        text = raw[texty].astype(str).str.strip()
+        decimal_comma = pd.to_numeric(
+            text.str.replace(",", ".", regex=False).where(text.str.fullmatch(r"-?\d+,\d+")),
+            errors="coerce")
+        numbers.loc[decimal_comma.dropna().index] = decimal_comma.dropna()
+        folded = text.map(_fold)
+        is_code_text = folded.isin(text_codes)
+    else:
+        is_code_text = pd.Series(False, index=raw.index[texty])
+    missing = blank.copy()
+    missing.loc[is_code_text.index] = is_code_text.to_numpy()
+    if numeric_codes:
+        missing |= numbers.isin(list(numeric_codes))
+    missing &= ~error
+    numbers = numbers.where(~missing)
+    non_numeric = numbers.isna() & ~missing & ~error & ~date
+    present = numbers.notna()
+    decimal = present & (numbers != np.round(numbers))
+    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
+    values = numbers.where(present & ~decimal & ~out)
+    return Scored(values, missing, error, date, non_numeric, decimal, out)
+
+
+def cell_text(cell: Any) -> str:
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell).strip()
+
+
+def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
+    """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
+    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
+    out = raw.astype("str").str.strip()
+    types = raw.map(type)
+    is_float = types.eq(float) & ~blank
+    if is_float.any():
+        out[is_float] = raw[is_float].map(cell_text)
+    is_date = types.isin(_DATE_TYPES) & ~blank
+    if is_date.any():
+        out[is_date] = raw[is_date].map(_date_text)
+    return out.where(~blank & ~types.eq(ExcelError), None).astype("string")
+
+
+def _date_text(cell: Any) -> str:
+    if isinstance(cell, dt.datetime):
+        return cell.date().isoformat() if cell.time() == dt.time(0) else cell.isoformat(" ")
+    return cell.isoformat() if hasattr(cell, "isoformat") else str(cell)
+
+
+def date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
+    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
+    values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
+    numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
+    serial = numbers.between(*_SERIAL_DATES)
+    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    if serial.any():
+        parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
+    bad = int((parsed.isna() & ~blank).sum())
+    return parsed, bad, int(serial.sum())
+
+
+def first_reasons(
+    n: int, checks: list[tuple[pd.Series, str, str, pd.Series]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row, the first check (in order) that fails: reason, column header, raw cell."""
+    reason = np.full(n, None, dtype=object)
+    column = np.full(n, None, dtype=object)
+    value = np.full(n, None, dtype=object)
+    for mask, why, header, raw in checks:
+        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
+        if hit.any():
+            reason[hit] = why
+            column[hit] = header
+            value[hit] = raw.to_numpy()[hit]
+    return reason, column, value
+
+
+def display(cell: Any) -> str:
+    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+        return ""
+    return cell_text(cell)
+
+
