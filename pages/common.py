@@ -28,7 +28,7 @@ import streamlit as st
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
-from cx_app.survey.importing import SurveyData, load_survey, read_table
+from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +78,12 @@ def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: st
     schema = None if schema_yaml is None else parse_schema(yaml.safe_load(schema_yaml))
     return load_survey(data, schema=schema, sheet=sheet, filename=filename,
                        require_target=require_target, require_attributes=require_attributes)
+
+
+@st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)
+def cached_sheet_names(data: bytes, filename: str) -> list[str]:
+    """The workbook's sheets, through the importer's size and archive checks, once per content."""
+    return sheet_names(data, filename=filename)
 
 
 @st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)

@@ -8,7 +8,6 @@ import streamlit as st
 import yaml
 
 from cx_app.errors import CxAppError
-from cx_app.survey.importing import sheet_names
 from cx_app.survey.mapping import ROLES, SEGMENT_ROLES, mapping_table, schema_from_mapping_table
 from cx_app.survey.schema import SurveySchema, infer_schema
 from pages import common
@@ -51,7 +50,7 @@ else:
 
 col_sheet, col_schema = st.columns(2)
 try:
-    sheets = sheet_names(data, filename=filename)  # the importer's size and archive checks
+    sheets = common.cached_sheet_names(data, filename)  # the importer's size and archive checks
 except CxAppError as exc:
     st.error(str(exc))
     st.stop()
