@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from cx_app.engine.catalogue import metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.reports import charts
-from cx_app.reports.definitions import metric_name
 from pages import common
 
 a = common.analysis()

@@ -11,11 +11,12 @@ import streamlit as st
 import yaml
 
 from cx_app.engine.binary import BINARY_KEYS
+from cx_app.engine.catalogue import metric_definition
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.plan import PlanSpec, parse_plan
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
-from cx_app.reports.definitions import GROUPING_OPTIONS, metric_definition
+from cx_app.reports.definitions import GROUPING_OPTIONS
 from pages import common
 
 MULTICLASS_KEYS = ["accuracy", "precision_macro", "recall_macro", "f1_macro", "f1_of_macro_pr",

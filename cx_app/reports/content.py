@@ -19,19 +19,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from cx_app.provenance import library_versions
-from cx_app.reports.definitions import (
+from cx_app.engine.catalogue import (
     BINARY_METRICS,
     DRIVER_DEFINITIONS,
-    DRIVER_FIELD_LABELS,
-    GROUPING_OPTIONS,
     MULTICLASS_METRICS,
-    NEW_WAVE_FIELD_LABELS,
     OTHER_DEFINITIONS,
-    PAPERS,
     PER_CLASS_METRICS,
     SHORT_METRIC_NAMES,
     metric_definition,
+)
+from cx_app.provenance import library_versions
+from cx_app.reports.definitions import (
+    DRIVER_FIELD_LABELS,
+    GROUPING_OPTIONS,
+    NEW_WAVE_FIELD_LABELS,
+    PAPERS,
 )
 
 ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score", "pp"]

@@ -15,8 +15,8 @@ from report_fixtures import (
     make_results,
 )
 
+from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS, metric_name
 from cx_app.reports.content import build_report
-from cx_app.reports.definitions import BINARY_METRICS, MULTICLASS_METRICS, metric_name
 from cx_app.reports.excel import write_excel
 
 SHEETS = ["Summary", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
@@ -356,8 +356,8 @@ def test_every_metric_key_of_the_engine_has_a_definition_in_the_report(workbook)
     import numpy as np
 
     from cx_app.engine.binary import BINARY_KEYS
+    from cx_app.engine.catalogue import metric_definition
     from cx_app.engine.confusion import ConfusionMatrix, multiclass_metrics
-    from cx_app.reports.definitions import metric_definition
 
     multiclass = multiclass_metrics(ConfusionMatrix((0, 1, 2), np.array(
         [[3, 1, 0], [1, 2, 1], [0, 1, 4]]))).to_dict()
