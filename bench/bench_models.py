@@ -184,7 +184,7 @@ def run() -> str:
         )
     lines += [
         f"| pairwise tests, drivers (permutation importance of "
-        f"{document['drivers']['permutation_model']}) | – | {drivers1:.1f} | | {drivers2:.1f} | |",
+        f"{document.drivers.permutation_model}) | – | {drivers1:.1f} | | {drivers2:.1f} | |",
         f"| writing results.json, report.xlsx, report.html | – | {files1:.1f} | | {files2:.1f} | |",
         "",
         f"- baseline total: {base_total:.1f} s",

@@ -33,11 +33,12 @@ def _multiclass_level(labels, matrix, im, m: int) -> dict:
               **({"im": im[i]} if im else {})}
         for i, lab in enumerate(labels)
     }
-    metrics["undefined"] = {}
+    metrics["undefined"] = {"precision": [], "recall": [], "f1": [], "overall": []}
     return {
         "labels": labels, "matrix": matrix, "im": im, "positive": None, "metrics": metrics,
-        "per_fold": {k: [_value(m + f, j) for f in range(FOLDS)]
-                     for j, k in enumerate(("accuracy", "f1_macro"))},
+        # the later model is better on accuracy, the first on macro F1 (different winners)
+        "per_fold": {"accuracy": [_value(m + f, 0) for f in range(FOLDS)],
+                     "f1_macro": [_value(m + f, 1) - m / 5 for f in range(FOLDS)]},
     }
 
 
@@ -57,44 +58,76 @@ def _binary_level(m: int) -> dict:
     }
 
 
+def _cross_validation(model_id: str, m: int) -> dict:
+    return {"algorithm": model_id, "settings": {"C": 1.0}, "calibration": "none",
+            "folds": FOLDS, "seed": 7, "fold_method": "stratified", "fit_seconds": 0.25 + m,
+            "fold_fit_seconds": [0.08 + m / 3] * FOLDS, "warnings": [],
+            "provenance": {"cx_app": "0.1.0"}}
+
+
 def make_results() -> dict:
+    """A results document in the exact layout of ``cx-app evaluate``'s results.json (it
+    validates as :class:`cx_app.models.results.Results`)."""
     models = {}
     for m, model_id in enumerate(MODELS):
         original = [[5 + m, 2, 1, 0], [1, 6, 2, 1], [0, 2, 7 - m, 3], [1, 0, 2, 17]]
         models[model_id] = {
-            "algorithm": model_id, "settings": {"C": 1.0}, "fit_seconds": 0.25 + m,
+            "algorithm": model_id,
             "levels": {
                 "original": _multiclass_level(HOSTILE_CLASSES, original, None, m),
                 "3x3+IM": _multiclass_level(["detractors", HOSTILE_GROUP, "promoters"],
                                             [[9, 2, 0], [2, 15, 3], [1, 2, 17]], [0, 3, 0], m + 1),
                 "2x2+IM": _binary_level(m),
             },
-            "roc": {"2x2+IM": {"fpr": [0.0, 0.1 + m / 10, 0.5, 1.0],
-                               "tpr": [0.0, 0.4, 0.7 - m / 20, 0.86],
+            "roc": {"2x2+IM": {"kind": "reduced 2x2+IM", "fpr": [0.0, 0.1 + m / 10, 0.5, 1.0],
+                               "tpr": [0.0, 0.4, 0.7 - m / 20, 0.86], "points": 4,
                                "auc": 0.71 - m / 20, "random_auc": 0.43}},
+            "fit_seconds": 0.25 + m, "fold_sizes": [18, 18, 18],
+            "cross_validation": _cross_validation(model_id, m),
         }
+    excluded = [
+        {"row": 4, "column": "NPS", "reason": "missing target", "value": ""},
+        {"row": 9, "column": "NPS", "reason": "missing target", "value": ""},
+        {"row": 12, "column": HOSTILE_ATTRIBUTE, "reason": "out-of-scale score",
+         "value": "=cmd|' /C calc'!A0"},
+    ]
     return {
         "dataset": {
-            "filename": "wave =1.xlsx", "sha256": "ab" * 32, "rows_read": 57, "rows_used": 54,
-            "classes": HOSTILE_CLASSES, "nps": {"value": 12.345, "ci95": [-8.5, 31.2], "n": 54},
-            "rows_excluded": 3, "counts_by_reason": {"missing target": 2, "out-of-scale score": 1},
-            "excluded": [
-                {"row": 4, "column": "NPS", "reason": "missing target", "value": ""},
-                {"row": 9, "column": "NPS", "reason": "missing target", "value": ""},
-                {"row": 12, "column": HOSTILE_ATTRIBUTE, "reason": "out-of-scale score",
-                 "value": "=cmd|' /C calc'!A0"},
-            ],
-            "imputed": {}, "notes": ["header on row 1"],
-            "attributes": [HOSTILE_ATTRIBUTE, "-price"],
-            "attribute_labels": {"-price": "Price perception"},
+            "filename": "wave =1.xlsx", "rows_read": 57, "rows_used": 54,
+            "classes": HOSTILE_CLASSES, "attributes": [HOSTILE_ATTRIBUTE, "-price"],
+            "attribute_labels": {HOSTILE_ATTRIBUTE: HOSTILE_ATTRIBUTE,
+                                 "-price": "Price perception"},
+            "target_kind": "nps",
+            "nps": {"label": "all respondents", "value": 12.345, "ci95": [-8.5, 31.2],
+                    "se": 10.1, "n": 54, "counts": {"detractors": 11, "passives": 23,
+                                                   "promoters": 20},
+                    "shares": {"detractors": 11 / 54, "passives": 23 / 54, "promoters": 20 / 54},
+                    "missing": 0},
         },
-        "folds": FOLDS, "seed": 7,
+        "folds": FOLDS, "seed": 7, "calibration": "none",
         "models": models,
         "comparisons": [{
-            "level": "2x2+IM", "metric": "mcc", "a": "lr", "b": HOSTILE_MODEL,
+            "level": "2x2+IM", "metric": "mcc", "a": "lr", "b": HOSTILE_MODEL, "folds": FOLDS,
+            "mean_a": 0.61, "mean_b": 0.55, "mean_diff": 0.06,
             "t": 2.5, "df": FOLDS - 1, "p": 0.0412, "t_corrected": 1.2, "p_corrected": 0.31,
-            "p_holm": 0.31, "verdict": "no significant difference (corrected, Holm)",
+            "p_holm": 0.31, "alpha": 0.05,
+            "verdict": "no significant difference (corrected, Holm)",
         }],
+        "comparison_method": "k-fold paired t-test, Nadeau–Bengio corrected, Holm",
+        "warnings": {model_id: [] for model_id in MODELS},
+        "quality": {"rows_read": 57, "rows_used": 54, "rows_excluded": 3, "blank_rows": 0,
+                    "counts_by_reason": {"missing target": 2, "out-of-scale score": 1},
+                    "excluded": excluded, "imputed": {}, "notes": ["header on row 1"]},
+        "provenance": {
+            "file": "wave =1.xlsx", "sheet": "Data", "sha256": "ab" * 32,
+            "schema": "hostile =schema",
+            "plan": {"classes": HOSTILE_CLASSES, "steps": [
+                {"name": "3x3+IM", "positive": None, "positive_is_default": False, "groups": [
+                    {"name": HOSTILE_GROUP, "option": "S", "members": HOSTILE_CLASSES[1:3],
+                     "covers": HOSTILE_CLASSES[1:3], "tp_pairs": []}]}]},
+            "algorithms": {model_id: {"C": 1.0} for model_id in MODELS},
+            "versions": {"cx_app": "0.1.0"},
+        },
         "drivers": make_drivers(),
     }
 
@@ -141,24 +174,36 @@ def make_drivers() -> dict:
 
 
 def make_new_wave() -> dict:
+    """A new-wave estimate in the exact layout of ``cx-app estimate --json`` (it validates as
+    :class:`cx_app.estimate.document.WaveEstimateDocument`)."""
     return {
         "n": 40,
-        "alp_matrix": {"labels": HOSTILE_CLASSES,
-                       "matrix": [[3.25, 0.5, 0.25, 0.0], [0.5, 6.5, 1.0, 0.0],
-                                  [0.25, 1.0, 8.0, 1.75], [0.0, 0.0, 1.75, 15.25]]},
+        "classes": HOSTILE_CLASSES,
+        "alp_matrix": [[3.25, 0.5, 0.25, 0.0], [0.5, 6.5, 1.0, 0.0],
+                       [0.25, 1.0, 8.0, 1.75], [0.0, 0.0, 1.75, 15.25]],
         "estimated": {"accuracy": 0.8125},
         "levels": {"2x2+IM": {"labels": ["detractors", "passives_promoters"],
                               "matrix": [[10.5, 1.25], [1.5, 24.0]], "im": [0.0, 2.75],
+                              "positive": "passives_promoters",
                               "metrics": {"accuracy": 0.86875, "tpr": 0.8496}}},
         "estimated_class_counts": {"=1+1": 4.0, "-cmd": 8.0},
-        "model": {"algorithm": "lr", "calibration": "none", "training_n": 120,
+        "estimated_nps": {"value": 21.5, "ci95": [3.0, 40.0], "se": 9.4, "se_sampling": 8.0,
+                          "se_model": 4.9, "n": 40, "counts": {}, "shares": {}, "kind": "nps"},
+        "drift": {HOSTILE_ATTRIBUTE: {"present": True, "psi": 0.31, "level": "major",
+                                      "chi2": 12.5, "dof": 9, "p_value": 0.19,
+                                      "n_reference": 120, "n_current": 40, "n_missing": 0,
+                                      "unseen_values": [], "out_of_scale_values": []}},
+        "warnings": ["<b>drift</b> in " + HOSTILE_ATTRIBUTE],
+        "model": {"algorithm": "lr", "calibration": "none", "training_sha256": "cd" * 32,
+                  "training_n": 120,
                   "heldout_alp_gap": {"accuracy_alp": 0.79, "accuracy_cm": 0.75,
                                       "accuracy_gap": 0.04, "n": 120,
                                       "net_calibration_error": 3.456, "net_gap": -2.345,
                                       "score": 0.65, "share_gap": 0.014}},
-        "estimated_nps": {"value": 21.5, "ci95": [3.0, 40.0]},
-        "drift": {HOSTILE_ATTRIBUTE: {"psi": 0.31, "shift": "large"}},
-        "warnings": ["<b>drift</b> in " + HOSTILE_ATTRIBUTE],
+        "source": {"filename": "wave =2.xlsx", "sheet": "Data", "sha256": "ef" * 32},
+        "metric_comparison": [
+            {"level": "2x2+IM", "metric": "accuracy", "estimated": 0.86875},
+            {"level": "2x2+IM", "metric": "tpr", "estimated": 0.8496}],
     }
 
 

@@ -28,6 +28,7 @@ from cx_app.app.store import (
     training_key,
 )
 from cx_app.engine.plan import PlanSpec
+from cx_app.models.results import Results
 
 __all__ = [
     "Analysis",
@@ -355,7 +356,7 @@ class Analysis:
 
         return self.derived(("report_drivers", model.key, self.plan_key), compute)
 
-    def report_document(self, model_ids: list[str] | None = None) -> dict:
+    def report_document(self, model_ids: list[str] | None = None) -> Results:
         """The ``results.json`` of ``model_ids`` as the Report page and ``cx-app evaluate``
         write it: drivers with the best model's permutation importance."""
         ids = list(self.models) if model_ids is None else list(model_ids)
@@ -367,7 +368,6 @@ class Analysis:
         """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids`` under the
         current plan, with an optional new-wave estimate: built when ``build`` (memoised),
         else only returned when already built (``None`` otherwise). Nothing is retrained."""
-        from cx_app.models.analysis import results_json
         from cx_app.reports import build_report, excel_bytes, render_html
 
         key = ("reports", tuple(self.models[m].key for m in model_ids), self.plan_key,
@@ -378,14 +378,14 @@ class Analysis:
         def compute() -> dict[str, bytes]:
             results = self.report_document(model_ids)
             report = build_report(results, new_wave, source_name=self.survey.source.filename)
-            return {"json": results_json(results).encode("utf-8"), "xlsx": excel_bytes(report),
+            return {"json": results.to_json().encode("utf-8"), "xlsx": excel_bytes(report),
                     "html": render_html(report).encode("utf-8")}
 
         return self.derived(key, compute)
 
     def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
-                         permutation_model: str | None = None) -> dict:
-        """The ``results.json`` document of ``model_ids`` (default: every trained model) under
+                         permutation_model: str | None = None) -> Results:
+        """The typed results (``results.json``) of ``model_ids`` (default: every trained model) under
         the current plan: :func:`cx_app.models.analysis.results_document`, the one builder the CLI
         uses too, on the memoised evaluations (nothing is refitted). The models must share
         their folds (:meth:`comparable_models`); AnalysisError otherwise."""

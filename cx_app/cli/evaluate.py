@@ -97,30 +97,27 @@ def run(args: argparse.Namespace) -> int:
         calibration=args.calibration, permutation_repeats=args.permutation_repeats,
         progress=progress, five_by_two=pairs,
     )  # fmt: skip
-    notes = dict.fromkeys(w for ws in document["warnings"].values() for w in ws)
+    notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
         print(f"warning: {note}", flush=True)
     path = write_results(document, args.out)
     reports = write_reports(document, args.out)
     print()
     print(leaderboard(evaluations))
-    significant = [
-        c["verdict"]
-        for c in document["comparisons"]
-        if c["p_holm"] is not None and c["p_holm"] < c["alpha"]
-    ]
+    significant = [c.verdict for c in document.comparisons if c.significant]
     print(
-        f"\n{len(significant)} of {len(document['comparisons'])} comparisons significant "
+        f"\n{len(significant)} of {len(document.comparisons)} comparisons significant "
         "after Holm correction"
     )
-    for c in document.get("comparisons_5x2cv", []):
+    for c in document.comparisons_5x2cv or []:
         print(
-            f"5×2cv {c['a']} vs {c['b']} (accuracy): t = {c['t']:.3f}, p = {c['t_p']:.3f}; "
-            f"combined F = {c['f']:.3f}, p = {c['f_p']:.3f}"
-            if c["t"] is not None and c["f"] is not None
-            else f"5×2cv {c['a']} vs {c['b']}: undefined (identical predictions?)"
+            f"5×2cv {c.a} vs {c.b} (accuracy): t = {c.t:.3f}, p = {c.t_p:.3f}; "
+            f"combined F = {c.f:.3f}, p = {c.f_p:.3f}"
+            if c.t is not None and c.f is not None and c.t_p is not None and c.f_p is not None
+            else f"5×2cv {c.a} vs {c.b}: undefined (identical predictions?)"
         )
-    print(f"drivers (relative weights): {', '.join(document['drivers']['ranking'][:5])}, ...")
+    if document.drivers is not None:
+        print(f"drivers (relative weights): {', '.join(document.drivers.ranking[:5])}, ...")
     print(f"wrote {path}")
     for report in reports.values():
         print(f"wrote {report}")

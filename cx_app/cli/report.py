@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cx_app.reports import load_json, write_report
+from cx_app.estimate.document import read_wave_estimate
+from cx_app.models.results import read_results
+from cx_app.reports import write_report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    results = load_json(args.results, what="results")
-    new_wave = load_json(args.new_wave, what="new-wave estimate") if args.new_wave else None
+    results = read_results(args.results)
+    new_wave = read_wave_estimate(args.new_wave) if args.new_wave else None
     path = write_report(results, args.out, new_wave, respondent_data=args.respondent_data,
                         source_name=Path(args.results).name)
     print(f"wrote {path}")

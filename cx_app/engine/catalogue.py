@@ -336,6 +336,11 @@ def metric_name(key: str, *, binary: bool | None = None) -> str:
     return found.name if found else key
 
 
+def lower_is_better(key: str) -> bool:
+    """Whether a smaller value of the metric is the better one (error counts and rates)."""
+    return key in _LOWER_IS_BETTER
+
+
 def short_name(key: str) -> str:
     """The metric's name inside a sentence ("lr is best by macro F1"); the key otherwise."""
     return SHORT_METRIC_NAMES.get(key, key)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm
@@ -23,6 +24,7 @@ from cx_app.models.comparison import compare_models, five_by_two_cv
 from cx_app.models.crossval import CrossValResult, cross_validate_model
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
+from cx_app.models.results import Results
 from cx_app.provenance import library_versions
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
@@ -35,11 +37,8 @@ COMPARISON_METHOD = (
 def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
     """(level, metric) pairs compared by default: accuracy everywhere, f1_macro on multiclass
     levels, mcc on 2×2 levels."""
-    pairs = []
-    for lvl in evaluation.levels:
-        pairs.append((lvl.name, "accuracy"))
-        pairs.append((lvl.name, "mcc" if lvl.is_binary else "f1_macro"))
-    return pairs
+    return [(lvl.name, metric) for lvl in evaluation.levels
+            for metric in compared_metrics(lvl.is_binary)]
 
 
 def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str, Any]]:
@@ -66,12 +65,13 @@ def results_document(
     drivers: DriverAnalysis | None = None,
     permutation_model: str | None = None,
     calibration: str = "none",
-) -> dict[str, Any]:
-    """The ``results.json`` document of evaluations that exist already (nothing is refitted).
+) -> Results:
+    """The typed results of evaluations that exist already (nothing is refitted).
 
-    Layout: ``dataset`` (rows, classes, attributes, the observed NPS / net score with its
-    interval), ``folds``, ``seed``, ``models`` (each :meth:`ModelEvaluation.to_dict`),
-    ``comparisons``, ``drivers``, ``warnings``, ``quality`` and ``provenance``.
+    Layout (:class:`cx_app.models.results.Results`): ``dataset`` (rows, classes, attributes,
+    the observed NPS / net score with its interval), ``folds``, ``seed``, ``models`` (each
+    :meth:`ModelEvaluation.to_dict`), ``comparisons``, ``drivers``, ``warnings``, ``quality``
+    and ``provenance``.
     """
     if not evaluations:
         raise AnalysisError("no trained model to report on: train at least one model first")
@@ -109,7 +109,7 @@ def results_document(
     }
     if drivers is not None:
         document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
-    return document
+    return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -173,7 +173,7 @@ def finish_evaluation(
     seed: int = 0,
     calibration: str = "none",
     permutation_repeats: int = PERMUTATION_REPEATS,
-) -> dict[str, Any]:
+) -> Results:
     """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
     (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
     attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
@@ -193,12 +193,32 @@ BEST_MODEL_RULE = ("original", "accuracy")
 listed wins a tie). The CLI, the app and the reports pick by this one rule."""
 
 
+def rank_models(scores: Mapping[str, float | None], metric: str) -> list[str]:
+    """Model ids best first by ``scores`` (each model's mean per-fold ``metric``), in the
+    metric's direction (:func:`cx_app.engine.catalogue.lower_is_better`); a model without a
+    finite score comes last; the first listed wins a tie.
+
+    >>> rank_models({"lr": 0.61, "nb": 0.64, "dt": float("nan")}, "accuracy")
+    ['nb', 'lr', 'dt']
+    >>> rank_models({"lr": 0.2, "nb": 0.1}, "fpr")
+    ['nb', 'lr']
+    """
+    sign = 1.0 if lower_is_better(metric) else -1.0
+
+    def key(model: str) -> tuple[bool, float]:
+        value = scores[model]
+        missing = value is None or not np.isfinite(value)
+        return missing, 0.0 if missing else sign * float(value)
+
+    return sorted(scores, key=key)
+
+
 def best_model(evaluations: Mapping[str, ModelEvaluation]) -> str:
     """The id of the best of ``evaluations`` by :data:`BEST_MODEL_RULE` (first wins a tie)."""
     if not evaluations:
         raise AnalysisError("no model to choose from: train at least one")
     level, metric = BEST_MODEL_RULE
-    return max(evaluations, key=lambda m: evaluations[m].mean(level, metric))
+    return rank_models({m: e.mean(level, metric) for m, e in evaluations.items()}, metric)[0]
 
 
 def evaluate_survey(
@@ -212,8 +232,8 @@ def evaluate_survey(
     permutation_repeats: int = PERMUTATION_REPEATS,
     progress: Callable[[int, int, str], None] | None = None,
     five_by_two: Sequence[tuple[str, str]] = (),
-) -> tuple[dict[str, Any], dict[str, ModelEvaluation]]:
-    """Cross-validate ``algorithms`` on a loaded survey; return (results document, evaluations).
+) -> tuple[Results, dict[str, ModelEvaluation]]:
+    """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
 
     ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
     (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
@@ -248,9 +268,9 @@ def evaluate_survey(
     if five_by_two:
         if progress:
             progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
-        document["comparisons_5x2cv"] = five_by_two_comparisons(
-            survey, five_by_two, seed=seed, n_jobs=n_jobs
-        )
+        document = Results.from_dict({**document.to_dict(), "comparisons_5x2cv":
+                                      five_by_two_comparisons(survey, five_by_two, seed=seed,
+                                                              n_jobs=n_jobs)})
     return document, evaluations
 
 
@@ -264,15 +284,10 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} cannot be written to results.json")
 
 
-def results_json(document: Mapping[str, Any]) -> str:
-    """The document as JSON text (numpy scalars and arrays as plain numbers and lists)."""
-    return json.dumps(document, indent=1, ensure_ascii=False, default=_plain)
-
-
-def write_results(document: Mapping[str, Any], out_dir: str | Path) -> Path:
+def write_results(results: Results, out_dir: str | Path) -> Path:
     """Write ``results.json`` into ``out_dir`` (created when missing); return its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
-    path.write_text(results_json(document), encoding="utf-8")
+    path.write_text(results.to_json(), encoding="utf-8")
     return path

@@ -26,12 +26,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from cx_app.engine.catalogue import lower_is_better
 from cx_app.errors import AnalysisError
-
-LOWER_IS_BETTER = frozenset(
-    {"fn", "fp", "imp", "imn", "fnr", "fpr", "fdr", "for", "pimr", "nimr", "ppimr", "npimr"}
-)
-"""Metrics where a smaller value is the better one (error counts and rates)."""
 
 
 def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[float, int, float]:
@@ -132,7 +128,7 @@ def _verdict(level, metric, a, b, k, diff, p_holm, alpha, pairs) -> str:
         if diff == 0:
             return f"{a} and {b} score the same on {where} in every one of the {k} folds"
         return f"{a} vs {b} on {where}: the test is undefined (a metric undefined in some fold?)"
-    better_a = diff > 0 if metric not in LOWER_IS_BETTER else diff < 0
+    better_a = diff < 0 if lower_is_better(metric) else diff > 0
     correction = f"after Holm correction over {pairs} pairs" if pairs > 1 else "(a single pair)"
     if p_holm < alpha:
         winner, loser = (a, b) if better_a else (b, a)

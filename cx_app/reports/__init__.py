@@ -1,8 +1,9 @@
 """Metric reports for CX teams: an Excel workbook and a self-contained HTML file.
 
-Both are rendered from one content model (:mod:`cx_app.reports.content`) built from the saved
-evaluation results (``results.json`` of ``cx-app evaluate --out DIR``) and, optionally, a
-new-wave estimate (``cx-app estimate --json``); nothing is retrained.
+Both are rendered from one content model (:mod:`cx_app.reports.content`: blocks, formatting,
+prose, one module per section) built from the typed evaluation results
+(:class:`cx_app.models.results.Results`, the ``results.json`` of ``cx-app evaluate --out DIR``)
+and, optionally, a new-wave estimate (``cx-app estimate --json``); nothing is retrained.
 
 >>> from cx_app.reports import write_reports                        # doctest: +SKIP
 >>> write_reports(results, "out/")                                  # doctest: +SKIP
@@ -11,12 +12,15 @@ new-wave estimate (``cx-app estimate --json``); nothing is retrained.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from cx_app.errors import CxAppError
-from cx_app.reports.content import Report, build_report
+from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.models.results import Results
+from cx_app.reports.blocks import Report
+from cx_app.reports.content import build_report
 from cx_app.reports.excel import excel_bytes, write_excel
 from cx_app.reports.html import render_html, write_html
 
@@ -24,7 +28,6 @@ __all__ = [
     "Report",
     "build_report",
     "excel_bytes",
-    "load_json",
     "render_html",
     "write_excel",
     "write_html",
@@ -35,21 +38,8 @@ __all__ = [
 FORMATS = {".xlsx": "xlsx", ".html": "html", ".htm": "html"}
 
 
-def load_json(path: str | Path, *, what: str = "results") -> dict:
-    """Read a results or estimate JSON file; a clear :class:`CxAppError` when it is unusable."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CxAppError(f"the {what} file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CxAppError(f"the {what} file {path} cannot be read as JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise CxAppError(f"the {what} file {path} does not hold a JSON object")
-    return data
-
-
-def write_report(results: Mapping, path: str | Path, new_wave: Mapping | None = None, *,
+def write_report(results: Results | Mapping[str, Any], path: str | Path,
+                 new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                  respondent_data: bool = False, source_name: str | None = None) -> Path:
     """Write one report; the format follows the suffix of ``path`` (.xlsx or .html)."""
     path = Path(path)
@@ -69,7 +59,8 @@ def write_report(results: Mapping, path: str | Path, new_wave: Mapping | None = 
     return path
 
 
-def write_reports(results: Mapping, out_dir: str | Path, new_wave: Mapping | None = None, *,
+def write_reports(results: Results | Mapping[str, Any], out_dir: str | Path,
+                  new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                   respondent_data: bool = False) -> dict[str, Path]:
     """Write ``out_dir/report.xlsx`` and ``out_dir/report.html`` from one content model."""
     out_dir = Path(out_dir)

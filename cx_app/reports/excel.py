@@ -24,7 +24,7 @@ from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from cx_app.reports.content import (
+from cx_app.reports.blocks import (
     ChartBlock,
     MatrixBlock,
     NativeChart,

@@ -15,15 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cx_app.reports.content import (
+from cx_app.reports.blocks import (
     ChartBlock,
     MatrixBlock,
     Paragraph,
     Report,
     Section,
     Table,
-    format_value,
 )
+from cx_app.reports.formatting import format_value
 from cx_app.safe_text import escape_html
 
 _CSS = """

@@ -104,9 +104,8 @@ def test_the_report_json_is_the_library_results_document(trained, sample):
     files = analysis.peek(("reports", (analysis.models[LR].key,), analysis.plan_key, None))
     shown = json.loads(files["json"])
     expected = results_document(sample, {LR: analysis.evaluation(LR)},
-                                analysis.resolved_plan(), calibration="none")
-    assert shown["models"][LR]["levels"] == json.loads(json.dumps(
-        expected["models"][LR]["levels"], default=float))
+                                analysis.resolved_plan(), calibration="none").to_dict()
+    assert shown["models"][LR]["levels"] == expected["models"][LR]["levels"]
     assert shown["dataset"]["nps"] == expected["dataset"]["nps"]
     assert shown["calibration"] == "none"
     assert shown["drivers"]["permutation_model"] == LR

@@ -49,7 +49,7 @@ def test_app_path_and_cli_evaluate_give_the_same_results_document(tmp_path, caps
                                      calibration="none")
         analysis.add_model(TrainedModel(algorithm_id, algorithm_id, {}, FOLDS, 0, cv,
                                         f"key-{algorithm_id}", permutation))
-    from_app = json.loads(json.dumps(analysis.report_document(), default=float))
+    from_app = json.loads(analysis.report_document().to_json())
 
     # the CLI
     out = tmp_path / "out"

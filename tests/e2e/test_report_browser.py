@@ -11,7 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from report_fixtures import make_new_wave, make_results  # noqa: E402
 
-from cx_app.reports.content import ChartBlock, build_report  # noqa: E402
+from cx_app.reports.blocks import ChartBlock  # noqa: E402
+from cx_app.reports.content import build_report  # noqa: E402
 from cx_app.reports.html import write_html  # noqa: E402
 
 pytestmark = pytest.mark.browser

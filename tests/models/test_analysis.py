@@ -6,8 +6,9 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from cx_app.models.analysis import evaluate_survey, results_json
+from cx_app.models.analysis import evaluate_survey
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import schema_from_mapping
 
@@ -39,10 +40,40 @@ def test_same_inputs_give_the_same_results_document(tmp_path):
         evaluate_survey(survey, ["lr", "dt"], folds=3, seed=7, permutation_repeats=2)[0]
         for _ in range(2)
     ]
-    a, b = (_without_timings(json.loads(results_json(r))) for r in runs)
+    a, b = (_without_timings(json.loads(r.to_json())) for r in runs)
     assert a == b
     # and the seed matters: another seed changes the folds, hence the per-fold values
     other = evaluate_survey(survey, ["lr", "dt"], folds=3, seed=8, permutation_repeats=2)[0]
-    c = _without_timings(json.loads(results_json(other)))
+    c = _without_timings(json.loads(other.to_json()))
     assert c["models"]["lr"]["levels"]["original"]["per_fold"] != a["models"]["lr"]["levels"][
         "original"]["per_fold"]
+
+
+def test_results_round_trip_and_validate(tmp_path):
+    """The typed results: to_dict(from_dict(d)) == d on a real evaluation (with 5×2cv), a
+    written results.json reads back equal, and a broken one is refused naming the field."""
+    from cx_app.models.analysis import write_results
+    from cx_app.models.results import Results, ResultsError, read_results
+
+    results, _ = evaluate_survey(_survey(tmp_path), ["lr", "nb"], folds=3, seed=1,
+                                 permutation_repeats=2, five_by_two=[("lr", "nb")])
+    document = json.loads(results.to_json())
+    assert Results.from_dict(document).to_dict() == document
+    assert results.comparisons_5x2cv[0].a == "lr" and len(results.comparisons) == 6
+    path = write_results(results, tmp_path / "out")
+    assert read_results(path).to_dict() == document
+    assert results.provenance.schema_name == document["provenance"]["schema"]
+
+    broken = json.loads(results.to_json())
+    broken["models"]["lr"]["levels"]["original"]["matrix"] = "3 by 3"
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    with pytest.raises(ResultsError, match=r"broken.json: .*models\.lr\.levels\.original\.matrix"):
+        read_results(tmp_path / "broken.json")
+    unknown = {**document, "extra_part": 1}
+    with pytest.raises(ResultsError, match="extra_part"):
+        Results.from_dict(unknown)
+    with pytest.raises(ResultsError, match="does not exist"):
+        read_results(tmp_path / "missing.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(ResultsError, match="does not hold a JSON object"):
+        read_results(tmp_path / "list.json")

@@ -169,37 +169,29 @@ def test_no_respondent_level_values_unless_asked():
     assert "=cmd|&#x27; /C calc&#x27;!A0" in shown
 
 
-def test_missing_sections_are_said_not_crashed():
-    html = render_html(build_report({"models": {}}), charts=False)
-    assert "The results hold no model metrics." in html
+def test_missing_parts_are_said_not_crashed():
+    results = make_results()
+    del results["drivers"]
+    results["comparisons"] = []
+    html = render_html(build_report(results), charts=False)
     assert "No t-tests in these results" in html
     assert "The results hold no driver analysis." in html
     assert "<script" not in html  # no charts, no libraries
 
 
-def test_thin_curve_keeps_the_shape_and_every_end():
-    from cx_app.reports.content import thin_curve
+def test_a_document_of_another_layout_is_refused_not_guessed():
+    from cx_app.models.results import ResultsError
 
-    points = [("a", i / 1000, (i / 1000) ** 0.5) for i in range(1001)]
-    points += [("b", 0.0, 0.0)] * 500 + [("b", 1.0, 0.7)]
-    kept = thin_curve(points, step=0.01)
-    a = [p for p in kept if p[0] == "a"]
-    assert a[0] == points[0] and a[-1] == points[1000] and len(a) < 200
-    assert [p for p in kept if p[0] == "b"] == [("b", 0.0, 0.0), ("b", 1.0, 0.7)]
-    # every dropped point lies within one step (in x and y) of the last point kept before it
-    last = None
-    for point in points[:1001]:
-        if point in a:
-            last = point
-        else:
-            assert abs(point[1] - last[1]) < 0.01 and abs(point[2] - last[2]) < 0.01
+    with pytest.raises(ResultsError, match="dataset: Field required"):
+        build_report({"models": {}})
 
 
 def test_long_tables_are_folded_and_roc_chart_points_thinned():
     results = make_results()
     n = 3000
-    roc = {"fpr": [i / n for i in range(n + 1)], "tpr": [(i / n) ** 0.5 for i in range(n + 1)],
-           "auc": 0.66, "random_auc": 0.5}
+    roc = {"kind": "reduced 2x2+IM", "fpr": [i / n for i in range(n + 1)],
+           "tpr": [(i / n) ** 0.5 for i in range(n + 1)], "points": n + 1, "auc": 0.66,
+           "random_auc": 0.5}
     for model in results["models"].values():
         model["roc"]["2x2+IM"] = roc
     report = build_report(results)
@@ -219,8 +211,9 @@ def test_long_tables_are_folded_and_roc_chart_points_thinned():
 def test_permutation_per_fold_columns_are_named_after_the_attributes():
     results = make_results()
     results["drivers"] = {"permutation": {"lr": {
-        "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01],
-        "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
+        "algorithm": "lr", "scoring": "accuracy", "n_repeats": 5,
+        "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01], "ci_low": [0.01, 0.0],
+        "ci_high": [0.03, 0.02], "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
     table = next(t for t in build_report(results).section("drivers").tables()
                  if t.title == "Permutation importance per fold (lr)")
     assert [c.title for c in table.columns] == ["Fold", "billing", "=cmd"]
@@ -230,12 +223,14 @@ def test_permutation_per_fold_columns_are_named_after_the_attributes():
 def test_summary_reading_is_one_plain_paragraph():
     from report_fixtures import R_SQUARED, RAW_WEIGHTS
 
-    from cx_app.reports.content import Paragraph
+    from cx_app.reports.blocks import Paragraph
 
     results = make_results()
     results["comparisons"].append({  # lr's lead on accuracy at 3x3+IM: significant
-        "level": "3x3+IM", "metric": "accuracy", "a": HOSTILE_MODEL, "b": "lr",
-        "p_holm": 0.004, "alpha": 0.05})
+        "level": "3x3+IM", "metric": "accuracy", "a": HOSTILE_MODEL, "b": "lr", "folds": 3,
+        "mean_a": 0.7, "mean_b": 0.6, "mean_diff": 0.1, "t": 9.0, "df": 2, "p": 0.001,
+        "t_corrected": 6.0, "p_corrected": 0.004, "p_holm": 0.004, "alpha": 0.05,
+        "verdict": "significant"})
     blocks = build_report(results, make_new_wave()).section("summary").blocks
     heading = next(i for i, b in enumerate(blocks)
                    if isinstance(b, Paragraph) and b.text == "Reading")
@@ -259,7 +254,10 @@ def test_summary_reading_is_one_plain_paragraph():
 
 def test_new_wave_rate_differences_are_shown_in_points(parsed):
     wave = make_new_wave()
-    wave["realized_levels"] = {"2x2+IM": {"accuracy": 0.85, "tpr": 0.9}}
+    realized = {"accuracy": 0.85, "tpr": 0.9}
+    wave["metric_comparison"] = [{**row, "realized": realized[row["metric"]]}
+                                 for row in wave["metric_comparison"]]
+    wave["realized_nps"] = {"value": 20.0, "ci95": [1.0, 39.0], "n": 40}
     page = render_html(build_report(make_results(), wave), charts=False)
     assert "Estimate − realized (pp)" in page and "(points)" not in page
     assert ">+1.9 pp<" in page and ">-5.0 pp<" in page  # 86.875% − 85%, 84.96% − 90%

@@ -1,0 +1,398 @@
+"""The typed results document: what ``results.json`` holds, validated.
+
+:class:`Results` is the one model of an evaluation's results. The CLI (``cx-app evaluate``
+writes it, ``cx-app report`` reads it back), the app (its downloads) and the reports (they read
+its typed fields) all go through it. ``Results.from_dict`` validates a document — an unknown
+key, a missing part or a wrong type is refused with the path of the offending field — and
+``to_dict`` gives back exactly the document it was made from (``from_dict(d).to_dict() == d``),
+so writing, reading and re-writing a ``results.json`` changes nothing.
+
+>>> doc = {"classes": [0, 1], "steps": []}
+>>> PlanDocument.from_dict(doc).to_dict() == doc
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cx_app.errors import CxAppError
+
+Number = int | float
+Label = int | float | str
+ORIGINAL_LEVEL = "original"
+
+
+class ResultsError(CxAppError):
+    """A results document (or new-wave estimate) that does not have the expected layout."""
+
+
+class Document(BaseModel):
+    """A frozen, strictly laid-out part of a JSON document; ``to_dict`` round-trips."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "") -> Self:
+        """Validate ``data``; :class:`ResultsError` naming ``source`` and the first bad field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+            name = f"{source}: " if source else ""
+            raise ResultsError(f"{name}not a valid {cls.__name__} document: {where}: "
+                               f"{first['msg']}{more}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document as plain JSON-ready values (the keys it was made from, no others)."""
+        return self.model_dump(mode="python", exclude_unset=True, by_alias=True)
+
+
+def finite(value: Any) -> float | None:
+    """A finite number as float; None for None, NaN, infinities and non-numbers (bools too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+# --------------------------------------------------------------------------- the data set
+
+
+class NetScoreFigure(Document):
+    """A net score (NPS) with its 95% interval (``cx_app.survey.nps.NetScore.to_dict``)."""
+
+    label: str | None = None
+    value: float
+    ci95: list[float]
+    se: float | None = None
+    n: int | float
+    counts: dict[str, Number] = {}
+    shares: dict[str, float] = {}
+    missing: int | None = None
+    se_sampling: float | None = None
+    se_model: float | None = None
+    kind: str | None = None
+
+
+class Dataset(Document):
+    filename: str | None
+    rows_read: int
+    rows_used: int
+    classes: list[Label]
+    attributes: list[str]
+    attribute_labels: dict[str, str] = {}
+    target_kind: str | None = None
+    nps: NetScoreFigure
+
+
+class ExcludedRow(Document):
+    row: int
+    column: str | None
+    reason: str
+    value: Any = None
+
+
+class Quality(Document):
+    """The data-quality summary (``cx_app.survey.quality.DataQualityReport.to_dict``)."""
+
+    rows_read: int
+    rows_used: int
+    rows_excluded: int
+    blank_rows: int = 0
+    counts_by_reason: dict[str, int] = {}
+    excluded: list[ExcludedRow] = []
+    imputed: dict[str, int] = {}
+    notes: list[str] = []
+
+
+class PlanGroup(Document):
+    name: str
+    option: str
+    members: list[Label]
+    covers: list[Label]
+    tp_pairs: list[list[Label]] = []
+
+
+class PlanStep(Document):
+    name: str
+    positive: str | None = None
+    positive_is_default: bool = False
+    groups: list[PlanGroup]
+
+
+class PlanDocument(Document):
+    classes: list[Label]
+    steps: list[PlanStep]
+
+    def describe(self) -> str:
+        """One line per step: ``3x3+IM: detractors [0, …] (R), …, positive promoters``."""
+        return "; ".join(
+            f"{s.name}: " + ", ".join(f"{g.name} {g.members} ({g.option})" for g in s.groups)
+            + (f", positive {s.positive}" if s.positive else "")
+            for s in self.steps)
+
+
+class Provenance(Document):
+    file: str | None
+    sheet: str | None = None
+    sha256: str | None = None
+    schema_name: str | None = Field(None, alias="schema")  # "schema" is a BaseModel method
+    plan: PlanDocument | None = None
+    algorithms: dict[str, dict[str, Any] | None] = {}
+    versions: dict[str, str] = {}
+
+
+# --------------------------------------------------------------------------- models
+
+
+class Level(Document):
+    """One level of a model's evaluation: its (reduced) confusion matrix, metrics, per fold."""
+
+    labels: list[Label]
+    matrix: list[list[Number]]
+    im: list[Number] | None = None
+    positive: str | None = None
+    metrics: dict[str, Number | None | dict[str, Any] | list[Any]]
+    per_fold: dict[str, list[Number | None]] = {}
+
+    @property
+    def is_binary(self) -> bool:
+        """A 2×2+IM level (it has a positive group and the binary counts)."""
+        return "tp" in self.metrics and "tpr" in self.metrics
+
+    def scalar_metrics(self) -> dict[str, float | None]:
+        """Every single-number metric (per-class tables and undefined-value notes left out);
+        NaN and infinities as None."""
+        return {k: finite(v) for k, v in self.metrics.items()
+                if not isinstance(v, dict | list) and k not in ("per_class",)}
+
+    def metric(self, key: str) -> float | None:
+        return finite(self.metrics.get(key))
+
+    def per_class(self) -> dict[str, dict[str, Any]]:
+        """Class label → its precision, recall, F1, support (and IM on a reduced level)."""
+        value = self.metrics.get("per_class")
+        return dict(value) if isinstance(value, dict) else {}
+
+    def actual_counts(self) -> list[float]:
+        """Respondents actually in each class: row sums plus IM (every respondent once)."""
+        im = self.im or [0] * len(self.labels)
+        return [float(sum(row)) + float(im[i]) for i, row in enumerate(self.matrix)]
+
+
+class Roc(Document):
+    kind: str
+    fpr: list[float]
+    tpr: list[float]
+    points: int
+    auc: float | None
+    random_auc: float | None
+    per_class_auc: dict[str, float | None] | None = None
+
+
+class CrossValidationSummary(Document):
+    algorithm: str
+    settings: dict[str, Any]
+    calibration: str
+    folds: int
+    seed: int
+    fold_method: str
+    fit_seconds: float
+    fold_fit_seconds: list[float]
+    warnings: list[str] = []
+    provenance: dict[str, str] = {}
+
+
+class ModelResult(Document):
+    algorithm: str
+    levels: dict[str, Level]
+    roc: dict[str, Roc] = {}
+    fit_seconds: float
+    fold_sizes: list[int] = []
+    cross_validation: CrossValidationSummary
+
+
+class Comparison(Document):
+    """A k-fold paired t-test of two models on one metric at one level."""
+
+    level: str
+    metric: str
+    a: str
+    b: str
+    folds: int
+    mean_a: float | None
+    mean_b: float | None
+    mean_diff: float | None
+    t: float | None
+    df: int
+    p: float | None
+    t_corrected: float | None
+    p_corrected: float | None
+    p_holm: float | None
+    alpha: float = 0.05
+    verdict: str
+
+    @property
+    def significant(self) -> bool | None:
+        """Holm-adjusted p below alpha; None when the test is undefined."""
+        return None if self.p_holm is None else self.p_holm < self.alpha
+
+
+class FiveByTwo(Document):
+    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test of two models."""
+
+    level: str
+    metric: str
+    a: str
+    b: str
+    differences: list[list[float | None]]
+    t: float | None
+    t_p: float | None
+    f: float | None
+    f_p: float | None
+    t_df: int = 5
+    f_df: list[int] = [10, 5]
+
+
+# --------------------------------------------------------------------------- drivers
+
+
+class AttributeColumns(Document):
+    """A driver table laid out by columns: ``attributes`` and one list per measure."""
+
+    attributes: list[str]
+
+    def records(self, *keys: str) -> list[dict[str, Any]]:
+        """One dict per attribute: ``attribute`` and the chosen measures (NaN as None)."""
+        return [{"attribute": a, **{k: finite(getattr(self, k)[i]) for k in keys}}
+                for i, a in enumerate(self.attributes)]
+
+
+class RelativeWeightsDoc(AttributeColumns):
+    method: str
+    r_squared: float | None
+    raw: list[float | None]
+    percent: list[float | None]
+
+
+class OrdinalDoc(AttributeColumns):
+    model: str
+    coef: list[float | None]
+    se: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    p: list[float | None]
+
+
+class PermutationDoc(AttributeColumns):
+    algorithm: str
+    scoring: str
+    n_repeats: int
+    mean: list[float | None]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
+    per_fold: list[list[float | None]]
+
+
+class ImportancePerformanceRow(Document):
+    attribute: str
+    importance: float | None
+    performance: float | None
+    quadrant: str
+
+
+class ImportancePerformanceDoc(Document):
+    importance: str
+    rows: list[ImportancePerformanceRow]
+
+
+class TopBoxRow(Document):
+    attribute: str
+    target: str
+    top_box_share: float | None
+    tpr: float | None
+    fpr: float | None
+    delta: float | None
+    phi: float | None
+
+
+class Drivers(Document):
+    permutation_model: str | None = None
+    ranking: list[str] = []
+    relative_weights: RelativeWeightsDoc | None = None
+    ordinal: OrdinalDoc | None = None
+    permutation: dict[str, PermutationDoc] = {}
+    importance_performance: ImportancePerformanceDoc | None = None
+    top_box: list[TopBoxRow] | None = None
+    notes: list[str] = []
+
+
+# --------------------------------------------------------------------------- the document
+
+
+class Results(Document):
+    """An evaluation's results: the data set, every model's levels and ROC, the paired tests,
+    the drivers, the data quality and the provenance (``results.json``)."""
+
+    dataset: Dataset
+    folds: int | None
+    seed: int | None
+    calibration: str = "none"
+    models: dict[str, ModelResult]
+    comparisons: list[Comparison] = []
+    comparison_method: str = ""
+    warnings: dict[str, list[str]] = {}
+    quality: Quality
+    provenance: Provenance
+    drivers: Drivers | None = None
+    comparisons_5x2cv: list[FiveByTwo] | None = None
+
+    def level_names(self) -> list[str]:
+        """Every level of any model, ``original`` first, then in first-seen order."""
+        names: list[str] = []
+        for model in self.models.values():
+            names.extend(n for n in model.levels if n not in names)
+        if ORIGINAL_LEVEL in names:
+            names.remove(ORIGINAL_LEVEL)
+            names.insert(0, ORIGINAL_LEVEL)
+        return names
+
+    def levels(self, name: str) -> dict[str, Level]:
+        """Model id → its level ``name`` (models without that level left out)."""
+        return {m: r.levels[name] for m, r in self.models.items() if name in r.levels}
+
+    def comparison(self, level: str, metric: str, a: str, b: str) -> Comparison | None:
+        """The paired test of models ``a`` and ``b`` (either order) on ``metric`` at ``level``."""
+        return next((c for c in self.comparisons if c.level == level and c.metric == metric
+                     and {c.a, c.b} == {a, b}), None)
+
+    def to_json(self) -> str:
+        """The document as ``results.json`` text."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+
+def read_results(path: str | Path) -> Results:
+    """Read and validate a ``results.json``; :class:`ResultsError` naming the file otherwise."""
+    return Results.from_dict(read_json_object(path, "results file"), source=Path(path).name)
+
+
+def read_json_object(path: str | Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path``; :class:`ResultsError` naming the file otherwise."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"the {what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultsError(f"the {what} {path} cannot be read as JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"the {what} {path} does not hold a JSON object")
+    return data

@@ -1,0 +1,124 @@
+"""How the reports show numbers and names: cell text, numbers inside sentences, metric kinds,
+attribute labels.
+
+>>> format_value(0.4567, "percent"), format_value(-3.25, "pp"), format_value(1200, "count")
+('45.7%', '-3.2 pp', '1,200')
+>>> number_text(0.0004, "pvalue"), number_text(None)
+('< 0.001', '—')
+>>> join(["a", "b", "c"])
+'a, b and c'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from cx_app.engine.catalogue import metric_definition
+from cx_app.reports.blocks import Column, ColumnKind, Table
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def cell(value: Any) -> Any:
+    """A table cell: numbers (NaN and infinities as an empty cell), text, yes/no, "a, b"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or is_number(value) or isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, Sequence):
+        return ", ".join("" if v is None else str(v) for v in value)
+    return str(value)
+
+
+def format_value(value: Any, kind: str) -> str:
+    """How a table cell is shown as text (the workbook keeps full precision behind its
+    number formats)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if kind == "percent":
+        return f"{value:.1%}"
+    if kind == "pvalue":
+        return f"{value:.4f}"
+    if kind == "score":
+        return f"{value:.1f}"
+    if kind == "pp":
+        return f"{value:+.1f} pp"
+    if kind in ("int", "count"):
+        if float(value).is_integer():
+            return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
+        return f"{value:,.2f}"
+    if kind == "float":
+        return f"{value:.3f}"
+    return str(value)
+
+
+def number_text(value: Any, kind: ColumnKind = "float") -> str:
+    """A number inside a sentence: as in a table cell, but p-values read "< 0.001" and a
+    missing value reads "—"."""
+    if not is_number(value):
+        return "—" if value in (None, "") else str(value)
+    if kind == "pvalue":
+        return "< 0.001" if value < 0.001 else f"{value:.3f}"
+    return format_value(value, kind)
+
+
+def interval_text(ci95: Sequence[Any] | None) -> str:
+    """`` (95% interval a to b)``, or nothing without a finite interval."""
+    ci = list(ci95 or [])[:2]
+    if len(ci) == 2 and all(is_number(c) and math.isfinite(c) for c in ci):
+        return f" (95% interval {ci[0]:.1f} to {ci[1]:.1f})"
+    return ""
+
+
+def join(parts: Iterable[str]) -> str:
+    parts = list(parts)
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def metric_kind(key: str, binary: bool) -> ColumnKind:
+    """The column kind of a metric from the catalogue: a rate is a percentage, a respondent
+    count a count, anything else (MCC, δ, φ, AUC) a number."""
+    found = metric_definition(key, binary=binary)
+    if found is None:
+        return "float"
+    return {"percent": "percent", "count": "count"}.get(found.format, "float")
+
+
+def metric_display(key: str, binary: bool) -> str:
+    found = metric_definition(key, binary=binary)
+    return found.name if found else key
+
+
+def attribute_columns(labels: Mapping[str, str]) -> tuple[Column, ...]:
+    """The attribute column(s) of a driver table: the label, and the survey column when the
+    results carry labels."""
+    if labels:
+        return Column("attribute", "Attribute"), Column("column", "Survey column")
+    return (Column("attribute", "Attribute"),)
+
+
+def attribute_cells(name: str, labels: Mapping[str, str]) -> tuple[str, ...]:
+    return (labels.get(name, name), name) if labels else (name,)
+
+
+def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,
+                note: str = "") -> Table:
+    """Item / value rows, each value in its own kind (R² as a number, a method as text);
+    facts without a value are left out."""
+    kept = [(k, cell(v), kind) for k, v, kind in facts if v is not None and v != ""]
+    return Table(title, (Column("item", "Item"), Column("value", "Value")),
+                 tuple((k, v) for k, v, _ in kept), note=note,
+                 cell_kinds=tuple((None, kind if is_number(v) else "text")
+                                  for _, v, kind in kept))

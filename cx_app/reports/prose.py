@@ -1,0 +1,160 @@
+"""The readings in plain words: which model is best (and whether its lead is significant),
+what drives the score, what the NPS is. The report's Summary and the app's pages say the same
+sentences because both call these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cx_app.engine.catalogue import compared_metrics, short_name
+from cx_app.models.analysis import rank_models
+from cx_app.models.results import Level, NetScoreFigure, Results, finite
+from cx_app.reports.blocks import ColumnKind
+from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
+
+
+@dataclass(frozen=True)
+class BestPick:
+    """The best model of one level by one metric (mean over the folds, the value the paired
+    tests compare), and how it stands against the runner-up."""
+
+    metric: str
+    metric_name: str
+    kind: ColumnKind
+    best: str
+    value: float
+    runner_up: str | None
+    runner_up_value: float | None
+    p: float | None
+    significant: bool | None
+
+    @property
+    def significant_text(self) -> str:
+        if self.runner_up is None:
+            return "only one model"
+        if self.significant is None:
+            return "not tested"
+        return "yes" if self.significant else "no"
+
+
+def fold_mean(level: Level, metric: str) -> float | None:
+    """The mean of a metric's per-fold values (None when absent or not finite)."""
+    values = [v for v in level.per_fold.get(metric, []) if finite(v) is not None]
+    return float(np.mean(values)) if values else None
+
+
+def best_picks(results: Results, level_name: str) -> list[BestPick]:
+    """At one level, the best model by accuracy, by the level's headline metric (macro F1, or
+    MCC on a 2×2+IM level) and by any other metric the results compare models on — ranked by
+    :func:`cx_app.models.analysis.rank_models`, the rule that picks the best model everywhere."""
+    levels = results.levels(level_name)
+    binary = any(lv.is_binary for lv in levels.values())
+    metrics = list(compared_metrics(binary))
+    metrics += [c.metric for c in results.comparisons
+                if c.level == level_name and c.metric not in metrics]
+    picks = []
+    for metric in dict.fromkeys(metrics):
+        means = {m: fold_mean(lv, metric) for m, lv in levels.items()}
+        ranked = [m for m in rank_models(means, metric) if means[m] is not None]
+        if not ranked:
+            continue
+        best, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+        test = results.comparison(level_name, metric, best, runner) if runner else None
+        p = None if test is None else test.p_holm
+        picks.append(BestPick(metric, metric_display(metric, binary), metric_kind(metric, binary),
+                              best, means[best], runner, means[runner] if runner else None, p,
+                              None if test is None else test.significant))
+    return picks
+
+
+def models_reading(picks: Mapping[str, Sequence[BestPick]]) -> str:
+    """Two sentences in plain words: which model is best (per level when it differs) and
+    where its lead over the runner-up is significant after Holm's correction."""
+    every = [p for level in picks.values() for p in level]
+    if not every:
+        return ""
+    bests = list(dict.fromkeys(p.best for p in every))
+    if len(bests) == 1:
+        where = "at every level" if len(picks) > 1 else f"at level {next(iter(picks))}"
+        metrics = join(dict.fromkeys(short_name(p.metric) for p in every))
+        sentences = [f"The best model is {bests[0]} {where}, by {metrics}."]
+    else:
+        sentences = []
+        for level_name, level in picks.items():
+            by_model: dict[str, list[str]] = {}
+            for p in level:
+                by_model.setdefault(p.best, []).append(short_name(p.metric))
+            sentences.append(f"At level {level_name}, " + join(
+                f"{m}{' is best' if i == 0 else ''} by {join(ms)}"
+                for i, (m, ms) in enumerate(by_model.items())) + ".")
+    tested = [(lv, p) for lv, level in picks.items() for p in level if p.significant is not None]
+    if tested:
+        runners = {p.runner_up for _, p in tested}
+        lead = (f"Its lead over {runners.pop()}" if len(bests) == 1 and len(runners) == 1
+                else "The best model's lead over the runner-up")
+
+        def places(wanted: bool) -> str:
+            by_level: dict[str, list[str]] = {}
+            for lv, p in tested:
+                if p.significant is wanted:
+                    by_level.setdefault(lv, []).append(short_name(p.metric))
+            return join(f"{lv} ({', '.join(ms)})" for lv, ms in by_level.items())
+
+        yes, no = places(True), places(False)
+        if yes and not no:
+            sentences.append(f"{lead} is significant after Holm's correction everywhere.")
+        elif no and not yes:
+            sentences.append(f"{lead} is nowhere significant after Holm's correction: the "
+                             "difference could be chance.")
+        else:
+            sentences.append(f"{lead} is significant after Holm's correction at {yes}; at {no} "
+                             "the difference could be chance.")
+    return " ".join(sentences)
+
+
+def drivers_reading(top: Sequence[tuple[str, float | None]], *, r_squared: float | None = None,
+                    target: str | None = None, concentrate: Sequence[str] | None = None) -> str:
+    """The drivers in words: ``top`` (attribute label, % of the explained variance), best
+    first; with ``r_squared`` and ``target`` the variance explained; with ``concentrate`` the
+    important attributes scored below average (an empty list says there are none).
+
+    >>> drivers_reading([("Network", 31.0), ("Billing", 12.5)])
+    'The strongest drivers are Network (31% of the explained variance) and Billing (12%).'
+    """
+    sentences = []
+    if r_squared is not None and target:
+        sentences.append(f"The attributes together explain R² = {r_squared:.2f} of the "
+                         f"variance of {target}.")
+    names = []
+    for i, (name, share) in enumerate(top[:3]):
+        if share is not None:
+            name += (f" ({share / 100:.0%} of the explained variance)" if i == 0
+                     else f" ({share / 100:.0%})")
+        names.append(name)
+    if names:
+        sentences.append(f"The strongest drivers are {join(names)}.")
+    if concentrate is not None:
+        sentences.append("Important but scored below average — where improvement should pay "
+                         f"most: {', '.join(concentrate)}." if concentrate else
+                         "No attribute is both above-average important and below-average "
+                         "scored.")
+    return " ".join(sentences)
+
+
+def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None) -> str:
+    """The data set's NPS with its interval, and a new wave's estimated NPS."""
+    parts = []
+    if nps is not None:
+        parts.append(f"The NPS of the {nps.n:,} analysed respondents is {nps.value:.1f}"
+                     f"{interval_text(nps.ci95)}")
+    if estimated is not None:
+        parts.append(f"the new wave's estimated NPS is {estimated.value:.1f}"
+                     + interval_text(estimated.ci95).replace("95% interval ", ""))
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."

@@ -1,0 +1,3 @@
+"""One module per report section; each ``section(...)`` returns a :class:`Section` built from
+the typed results (:class:`cx_app.models.results.Results`) and, for the new wave, the typed
+estimate (:class:`cx_app.estimate.document.WaveEstimateDocument`)."""

@@ -1,0 +1,45 @@
+"""Comparisons: the paired t-tests over the folds (and the 5×2cv tests when run)."""
+
+from __future__ import annotations
+
+from cx_app.engine.catalogue import OTHER_DEFINITIONS
+from cx_app.models.results import Results
+from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
+
+
+def section(results: Results) -> Section:
+    if not results.comparisons and not results.comparisons_5x2cv:
+        return Section("comparisons", "Comparisons", (Paragraph(
+            "No t-tests in these results (fewer than two models, or comparisons not run).",
+            "note"),))
+    blocks: list[Block] = []
+    if results.comparisons:
+        blocks.append(Table(
+            "Paired t-tests over the cross-validation folds",
+            (Column("level", "Level"), Column("metric", "Metric"), Column("a", "Model A"),
+             Column("b", "Model B"), Column("folds", "Folds", "int"),
+             Column("mean_a", "Mean A", "float"), Column("mean_b", "Mean B", "float"),
+             Column("mean_diff", "Mean A − B", "float"), Column("t", "t (plain)", "float"),
+             Column("df", "df", "int"), Column("p", "p (plain)", "pvalue"),
+             Column("t_corrected", "t (corrected)", "float"),
+             Column("p_corrected", "p (corrected)", "pvalue"),
+             Column("p_holm", "p (Holm)", "pvalue"), Column("alpha", "α", "float"),
+             Column("verdict", "Verdict")),
+            tuple((c.level, c.metric, c.a, c.b, c.folds, c.mean_a, c.mean_b, c.mean_diff, c.t,
+                   c.df, c.p, c.t_corrected, c.p_corrected, c.p_holm, c.alpha, c.verdict)
+                  for c in results.comparisons),
+            note="Plain t-test (too liberal: training sets overlap), Nadeau–Bengio corrected "
+                 "t-test, and Holm's adjustment over all pairs."))
+    if results.comparisons_5x2cv:
+        blocks.append(Table(
+            "5×2cv tests (Dietterich's t, Alpaydin's combined F)",
+            (Column("level", "Level"), Column("metric", "Metric"), Column("a", "Model A"),
+             Column("b", "Model B"), Column("t", "t (5 df)", "float"),
+             Column("t_p", "p of t", "pvalue"), Column("f", "F (10, 5 df)", "float"),
+             Column("f_p", "p of F", "pvalue")),
+            tuple((c.level, c.metric, c.a, c.b, c.t, c.t_p, c.f, c.f_p)
+                  for c in results.comparisons_5x2cv),
+            note="Five replications of a stratified 2-fold split, both models on the same "
+                 "halves (20 fits per pair)."))
+    blocks.append(Paragraph(OTHER_DEFINITIONS["t_test"].words, "note"))
+    return Section("comparisons", "Comparisons", tuple(blocks))

@@ -1,0 +1,21 @@
+"""Confusion matrices: every model at every level, rows = actual, columns = predicted."""
+
+from __future__ import annotations
+
+from cx_app.models.results import Results, finite
+from cx_app.reports.blocks import Block, MatrixBlock, Paragraph, Section
+
+
+def section(results: Results) -> Section:
+    blocks: list[Block] = [Paragraph(
+        "Rows are the actual class, columns the predicted class. Reduced levels carry the "
+        "intragroup mismatch (IM) as an extra row and column (the column repeats the row).",
+        "note")]
+    for level_name in results.level_names():
+        for model_id, level in results.levels(level_name).items():
+            counts = tuple(tuple(finite(x) for x in row) for row in level.matrix)
+            real = any(x is not None and not x.is_integer() for row in counts for x in row)
+            blocks.append(MatrixBlock(
+                f"{model_id} — level {level_name}", tuple(map(str, level.labels)), counts,
+                None if level.im is None else tuple(level.im), level.positive, real))
+    return Section("confusion", "Confusion matrices", tuple(blocks))

@@ -1,0 +1,41 @@
+"""Definitions: every metric of the catalogue, the grouping options and the papers cited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cx_app.engine.catalogue import (
+    BINARY_METRICS,
+    DRIVER_DEFINITIONS,
+    MULTICLASS_METRICS,
+    OTHER_DEFINITIONS,
+    PER_CLASS_METRICS,
+    MetricDefinition,
+)
+from cx_app.reports.blocks import Column, Paragraph, Section, Table
+from cx_app.reports.definitions import GROUPING_OPTIONS, PAPERS
+
+_COLUMNS = (Column("key", "Key"), Column("name", "Metric"), Column("words", "Meaning"),
+            Column("formula", "Formula"), Column("source", "Source"))
+
+
+def _rows(definitions: Iterable[MetricDefinition]) -> tuple[tuple[str, ...], ...]:
+    return tuple((d.key, d.name, d.words, d.formula, d.source) for d in definitions)
+
+
+def section() -> Section:
+    return Section("definitions", "Definitions", (
+        Paragraph("Confusion matrices: rows = actual class, columns = predicted class.", "note"),
+        Table("Multiclass metrics (original and M×M+IM levels)", _COLUMNS,
+              _rows(MULTICLASS_METRICS.values())),
+        Table("2×2+IM metrics", _COLUMNS, _rows(BINARY_METRICS.values())),
+        Table("Per-class values (multiclass levels)", _COLUMNS,
+              _rows(PER_CLASS_METRICS.values())),
+        Table("Other figures", _COLUMNS, _rows(OTHER_DEFINITIONS.values())),
+        Table("Drivers and drift", _COLUMNS, _rows(DRIVER_DEFINITIONS.values())),
+        Table("Grouping options", (Column("code", "Option"), Column("name", "Name"),
+                                   Column("words", "Meaning")),
+              tuple((o.code, o.name, o.words) for o in GROUPING_OPTIONS.values())),
+        Table("Papers cited", (Column("citation", "Paper"), Column("used_for", "Used for")),
+              tuple((p.citation, p.used_for) for p in PAPERS)),
+    ))

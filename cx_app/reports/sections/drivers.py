@@ -1,0 +1,186 @@
+"""Drivers: relative weights, ordinal coefficients, permutation importance, the
+importance–performance map and the top-box δ/φ of each attribute."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from cx_app.models.results import (
+    ImportancePerformanceDoc,
+    OrdinalDoc,
+    PermutationDoc,
+    RelativeWeightsDoc,
+    Results,
+    TopBoxRow,
+)
+from cx_app.reports.blocks import Block, ChartBlock, Column, Paragraph, Section, Table
+from cx_app.reports.charts import importance_bars, quadrant_chart, rhombus_chart
+from cx_app.reports.definitions import DRIVER_FIELD_LABELS as LABEL
+from cx_app.reports.formatting import attribute_cells, attribute_columns, facts_table
+
+Labels = Mapping[str, str]
+
+
+def _descending(records: list[dict], key: str) -> list[dict]:
+    return sorted(records, key=lambda r: -r[key] if r[key] is not None else math.inf)
+
+
+def _bars(title: str, names: Sequence[str], values: Sequence[float | None],
+          lows: Sequence[float | None] | None, highs: Sequence[float | None] | None,
+          value_title: str) -> list[Block]:
+    frame = pd.DataFrame({"attribute": list(names), "importance": list(values),
+                          "ci_low": list(lows or values), "ci_high": list(highs or values)})
+    frame = frame.dropna(subset=["importance"])
+    if frame.empty:
+        return []
+    return [ChartBlock(title, importance_bars(frame, value_title=value_title).to_dict())]
+
+
+def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
+    records = _descending(value.records("percent", "raw"), "percent")
+    rows = tuple((*attribute_cells(r["attribute"], labels),
+                  None if r["percent"] is None else r["percent"] / 100, r["raw"])
+                 for r in records)
+    r2 = value.r_squared
+    explained = (f"The attributes together explain {r2:.1%} of the variance of the score "
+                 f"(R² = {r2:.3f}); " if r2 is not None else "")
+    return [
+        Table("Relative weights (Johnson 2000): share of the explained variance",
+              (*attribute_columns(labels), Column("share", LABEL["percent"], "percent"),
+               Column("raw", LABEL["raw"], "float")), rows,
+              note=explained + "each attribute's share splits that explained variance fairly "
+                   "between correlated attributes; the shares add up to 100%."),
+        facts_table("About the relative weights", [(LABEL["r_squared"], r2, "float"),
+                                                   (LABEL["method"], value.method, "text")]),
+        *_bars("Share of the explained variance by attribute", [r[0] for r in rows],
+               [r["percent"] for r in records], None, None, "Share of R² (%)"),
+    ]
+
+
+def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
+    records = _descending(value.records("coef", "se", "ci_low", "ci_high", "p"), "coef")
+    rows = tuple((*attribute_cells(r["attribute"], labels), r["coef"],
+                  math.exp(r["coef"]) if r["coef"] is not None and r["coef"] < 700 else None,
+                  r["se"], r["ci_low"], r["ci_high"], r["p"]) for r in records)
+    return [
+        Table("Ordinal logistic regression: effect of each attribute on the score",
+              (*attribute_columns(labels), Column("coef", LABEL["coef"], "float"),
+               Column("odds_ratio", LABEL["odds_ratio"], "float"), Column("se", "SE", "float"),
+               Column("ci_low", "95% low", "float"), Column("ci_high", "95% high", "float"),
+               Column("p", "p", "pvalue")), rows,
+              note=f"{value.model[:1].upper()}{value.model[1:]}. One standard deviation more "
+                   "of the attribute multiplies the odds of a higher score by the odds ratio; "
+                   "p below 0.05: unlikely to be chance."),
+        *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows],
+               [r["coef"] for r in records], [r["ci_low"] for r in records],
+               [r["ci_high"] for r in records], LABEL["coef"]),
+    ]
+
+
+def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
+                 folds: int | None) -> list[Block]:
+    records = _descending(value.records("mean", "ci_low", "ci_high"), "mean")
+    rows = tuple((*attribute_cells(r["attribute"], labels), r["mean"], r["ci_low"], r["ci_high"])
+                 for r in records)
+    names = [attribute_cells(a, labels)[0] for a in value.attributes]
+    blocks: list[Block] = [
+        Table(f"Permutation importance ({model_id}): drop in {value.scoring} when the "
+              "attribute is shuffled",
+              (*attribute_columns(labels), Column("mean", LABEL["mean"], "float"),
+               Column("ci_low", "95% low", "float"), Column("ci_high", "95% high", "float")),
+              rows,
+              note=f"How much the model's {value.scoring} on the held-out folds drops when the "
+                   "attribute's values are shuffled; the interval is over the folds. Near zero: "
+                   "the model does not rely on the attribute."),
+        facts_table(f"About the permutation importance ({model_id})", [
+            (LABEL["algorithm"], value.algorithm, "text"),
+            (LABEL["scoring"], value.scoring, "text"),
+            (LABEL["n_repeats"], value.n_repeats, "int"),
+            ("Cross-validation folds", folds, "int")]),
+        *_bars(f"Permutation importance ({model_id}) with its 95% interval",
+               [r[0] for r in rows], [r["mean"] for r in records],
+               [r["ci_low"] for r in records], [r["ci_high"] for r in records],
+               f"Drop in {value.scoring}"),
+    ]
+    if value.per_fold:
+        blocks.append(Table(
+            f"Permutation importance per fold ({model_id})",
+            (Column("row", "Fold", "int"), *(Column(f"a{i}", n, "float")
+                                             for i, n in enumerate(names))),
+            tuple((i + 1, *r) for i, r in enumerate(value.per_fold))))
+    return blocks
+
+
+def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> list[Block]:
+    as_share = "% of r²" in value.importance.lower()
+    title = LABEL["percent"] if as_share else value.importance.capitalize()
+    records = sorted(value.rows, key=lambda r: -r.importance if r.importance is not None
+                     else math.inf)
+    rows = tuple((*attribute_cells(r.attribute, labels),
+                  None if r.importance is None else r.importance * (0.01 if as_share else 1.0),
+                  r.performance, r.quadrant) for r in records)
+    blocks: list[Block] = [Table(
+        "Importance–performance: where to act",
+        (*attribute_columns(labels),
+         Column("importance", title, "percent" if as_share else "float"),
+         Column("performance", LABEL["performance"], "float"),
+         Column("quadrant", LABEL["quadrant"])), rows,
+        note="Importance against the attribute's mean rating, split at the means: 'concentrate "
+             "here' = important and rated below average.")]
+    frame = pd.DataFrame({"attribute": [r[0] for r in rows],
+                          "importance": [r.importance for r in records],
+                          "performance": [r.performance for r in records]}).dropna()
+    if not frame.empty:
+        blocks.append(ChartBlock(
+            "Importance–performance map",
+            quadrant_chart(frame, importance_title=title + (" (%)" if as_share else "")).to_dict(),
+            note="Top left: important and weak — act there first."))
+    return blocks
+
+
+def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
+    rows = tuple((*attribute_cells(r.attribute, labels), r.target, r.top_box_share, r.tpr, r.fpr,
+                  r.delta, r.phi) for r in rows_in)
+    blocks: list[Block] = [Table(
+        "Top box as a signal: does a top rating mark the target group?",
+        (*attribute_columns(labels), Column("target", LABEL["target"]),
+         Column("top_box_share", LABEL["top_box_share"], "percent"),
+         Column("tpr", "TPR", "percent"), Column("fpr", "FPR", "percent"),
+         Column("delta", "δ", "float"), Column("phi", "φ", "float")), rows,
+        note="'Attribute rated in its top box' used as a predictor of the target group: TPR = "
+             "share of the group who gave a top rating, FPR = share of everyone else who did; "
+             "δ = TPR − FPR (how well it separates), φ = TPR + FPR − 1 (its bias).")]
+    for target in dict.fromkeys(r.target for r in rows_in):
+        frame = pd.DataFrame([{"series": row[0], "label": target, "delta": r.delta, "phi": r.phi}
+                              for row, r in zip(rows, rows_in, strict=True)
+                              if r.target == target]).dropna(subset=["delta", "phi"])
+        if not frame.empty:
+            blocks.append(ChartBlock(f"Top box δ/φ — target {target}",
+                                     rhombus_chart(frame, colour_title="Attribute").to_dict(),
+                                     note="Higher up: the top box separates the group better."))
+    return blocks
+
+
+def section(results: Results) -> Section:
+    drivers = results.drivers
+    if drivers is None:
+        return Section("drivers", "Drivers", (Paragraph(
+            "The results hold no driver analysis.", "note"),))
+    labels = results.dataset.attribute_labels
+    blocks: list[Block] = []
+    if drivers.relative_weights is not None:
+        blocks += _relative_weights(drivers.relative_weights, labels)
+    if drivers.ordinal is not None:
+        blocks += _ordinal(drivers.ordinal, labels)
+    for model_id, value in drivers.permutation.items():
+        blocks += _permutation(model_id, value, labels, results.folds)
+    if drivers.importance_performance is not None:
+        blocks += _importance_performance(drivers.importance_performance, labels)
+    if drivers.top_box:
+        blocks += _top_box(drivers.top_box, labels)
+    blocks += [Paragraph(note, "note") for note in drivers.notes]
+    return Section("drivers", "Drivers", tuple(blocks) or (Paragraph(
+        "The results hold no driver analysis.", "note"),))

@@ -1,0 +1,141 @@
+"""New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
+wave has its scores, with the model's held-out check and the drift of each attribute."""
+
+from __future__ import annotations
+
+from cx_app.engine.catalogue import OTHER_DEFINITIONS
+from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
+from cx_app.models.results import finite
+from cx_app.reports.blocks import Block, Column, ColumnKind, MatrixBlock, Paragraph, Section, Table
+from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
+from cx_app.reports.formatting import facts_table, metric_display, metric_kind
+
+_DRIFT_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
+    ("present", "text"), ("psi", "float"), ("level", "text"), ("chi2", "float"), ("dof", "int"),
+    ("p_value", "pvalue"), ("n_reference", "int"), ("n_current", "int"), ("n_missing", "int"),
+    ("unseen_values", "text"), ("out_of_scale_values", "text"))
+
+
+def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
+    rows = [(label, f.value, *f.ci95[:2], f.n) for label, f in (
+        ("Estimated (ALP, no labels used)", wave.estimated_nps),
+        ("Realized (the wave's own scores)", wave.realized_nps)) if f is not None]
+    if not rows:
+        return []
+    return [Table(
+        "Net score (NPS) of the new wave",
+        (Column("figure", "Figure"), Column("nps", "Net score", "score"),
+         Column("low", "95% low", "score"), Column("high", "95% high", "score"),
+         Column("n", "Respondents", "int")), tuple(rows),
+        note="The estimate sums each respondent's predicted promoter and detractor "
+             "probabilities; its interval adds the model's uncertainty to the sampling one.")]
+
+
+def _matrices(wave: WaveEstimateDocument) -> list[Block]:
+    blocks: list[Block] = [MatrixBlock("ALP confusion matrix (estimated)",
+                                       tuple(map(str, wave.classes)),
+                                       tuple(tuple(row) for row in wave.alp_matrix),
+                                       real_valued=True, note=OTHER_DEFINITIONS["alp"].words)]
+    for name, level in wave.levels.items():
+        if level.matrix != wave.alp_matrix:  # the original level is the ALP matrix itself
+            blocks.append(MatrixBlock(
+                f"Estimated level {name}", tuple(map(str, level.labels)),
+                tuple(tuple(finite(x) for x in row) for row in level.matrix),
+                None if level.im is None else tuple(level.im), level.positive, real_valued=True))
+    return blocks
+
+
+def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool) -> list[Block]:
+    """One table per kind of metric (counts, rates, others): the ALP estimate beside the
+    realized value; a difference of two rates in percentage points."""
+    binary = any(r.metric == "tpr" for r in rows)
+    blocks: list[Block] = []
+    for kind, title in (("count", "counts"), ("percent", "rates"), ("float", "other metrics")):
+        chosen = [r for r in rows if metric_kind(r.metric, binary) == kind]
+        if not chosen:
+            continue
+        rates = kind == "percent"
+        columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        if realized:
+            columns += [Column("realized", "Realized", kind),
+                        Column("difference", "Estimate − realized" + (" (pp)" if rates else ""),
+                               "pp" if rates else kind)]
+        table_rows = []
+        for r in chosen:
+            row = [metric_display(r.metric, binary), r.estimated]
+            if realized:
+                diff = (None if r.estimated is None or r.realized is None
+                        else (r.estimated - r.realized) * (100 if rates else 1))
+                row += [r.realized, diff]
+            table_rows.append(tuple(row))
+        blocks.append(Table(f"Estimated metrics — level {level_name} ({title})",
+                            tuple(columns), tuple(table_rows)))
+    return blocks
+
+
+def _class_counts(counts: dict[str, float]) -> Table:
+    total = sum(counts.values())
+    return Table("Estimated class counts",
+                 (Column("class", LABEL["class"]),
+                  # real-valued (ALP) counts: one decimal, the writers' "score" format
+                  Column("count", LABEL["estimated_count"], "score"),
+                  Column("share", LABEL["estimated_share"], "percent")),
+                 tuple((k, v, v / total if total else None) for k, v in counts.items()),
+                 note="The sum of the respondents' predicted probabilities of each class "
+                      "(ALP): real-valued, so shown with one decimal.")
+
+
+def _model(wave: WaveEstimateDocument) -> list[Block]:
+    model = wave.model
+    blocks: list[Block] = [facts_table("Model", [
+        (LABEL["algorithm"], model.algorithm, "text"),
+        (LABEL["calibration"], model.calibration, "text"),
+        (LABEL["training_sha256"], model.training_sha256, "text"),
+        (LABEL["training_n"], model.training_n, "int")])]
+    gap = model.heldout_alp_gap
+    if gap is not None:
+        blocks.append(facts_table(f"Model — {LABEL['heldout_alp_gap']}", [
+            (LABEL["n"], gap.n, "int"), (LABEL["accuracy_cm"], gap.accuracy_cm, "percent"),
+            (LABEL["accuracy_alp"], gap.accuracy_alp, "percent"),
+            (LABEL["accuracy_gap"], None if gap.accuracy_gap is None else 100 * gap.accuracy_gap,
+             "pp"),
+            (LABEL["share_gap"], gap.share_gap, "percent"),
+            (LABEL["net_gap"], gap.net_gap, "score"),
+            (LABEL["net_calibration_error"], gap.net_calibration_error, "score"),
+            (LABEL["score"], gap.score, "float")],
+            note="The ALP estimate against the real values on held-out training data: gaps as "
+                 "percentage points or points of net score; a gap score of 1 or less raises no "
+                 "warning."))
+    return blocks
+
+
+def section(wave: WaveEstimateDocument) -> Section:
+    blocks: list[Block] = [facts_table("New wave", [("File", wave.filename, "text"),
+                                                    ("Respondents", wave.n, "int")])]
+    blocks += _nps_table(wave)
+    blocks += [Paragraph(f"Warning: {w}", "warning") for w in wave.warnings]
+    blocks += _matrices(wave)
+    by_level: dict[str, list[MetricComparisonRow]] = {}
+    for row in wave.metric_comparison:
+        by_level.setdefault(row.level, []).append(row)
+    for level_name, rows in by_level.items():
+        blocks += _comparison(level_name, rows, wave.realized_nps is not None)
+    if wave.estimated_class_counts:
+        blocks.append(_class_counts(wave.estimated_class_counts))
+    if wave.drift:
+        blocks.append(Table(
+            "Drift",
+            (Column("attribute", "Attribute"),
+             *(Column(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
+            tuple((name, *(_drift_cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
+                  for name, d in wave.drift.items())))
+    blocks += _model(wave)
+    return Section("new_wave", "New wave", tuple(blocks))
+
+
+def _drift_cell(value: object) -> object:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return value
