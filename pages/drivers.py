@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.reports import charts
+from cx_app.reports.prose import drivers_reading
 from pages import common
 
 a = common.analysis()
@@ -95,21 +96,11 @@ if drivers.capability is not None and len(drivers.capability):
                  csv_frame=table)
 
 st.subheader("Reading")
-ranking = list(drivers.ranking())
-rw = drivers.relative_weights.to_frame()
-top = ranking[:3]
-parts = [f"{common.md_escape(labels.get(n, n))} ({rw.loc[n, 'percent_of_r2']:.0f}%)"
-         for n in top]
-concentrate = [common.md_escape(labels.get(r, r)) for r in
-               drivers.importance_performance.query("quadrant == 'concentrate here'")[
-                   "attribute"]]
-text = (f"The attributes together explain R² = {drivers.relative_weights.r_squared:.2f} of the "
-        f"variance of {common.md_escape(survey.schema.target.column)}. The strongest drivers "
-        f"are {', '.join(parts[:-1])} and {parts[-1]} of the explained variance. "
-        if len(parts) > 1 else "")
-if concentrate:
-    text += ("Important but scored below average — where improvement should pay most: "
-             + ", ".join(concentrate) + ".")
-else:
-    text += "No attribute is both above-average important and below-average scored."
-st.markdown(text)
+shares = drivers.relative_weights.to_frame()["percent_of_r2"]
+quadrants = drivers.importance_performance
+st.markdown(drivers_reading(
+    [(common.md_escape(labels.get(n, n)), float(shares[n])) for n in drivers.ranking()[:3]],
+    r_squared=drivers.relative_weights.r_squared,
+    target=common.md_escape(survey.schema.target.column),
+    concentrate=[common.md_escape(labels.get(n, n)) for n in
+                 quadrants.loc[quadrants["quadrant"] == "concentrate here", "attribute"]]))

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import AnalysisError
+from cx_app.models.crossval import aligned_proba
 
 __all__ = [
     "AlpClosedForms",
@@ -35,7 +36,6 @@ __all__ = [
     "alp_counts",
     "alp_gap",
     "alp_learning_curve",
-    "aligned_proba",
     "compare_alp_cm",
     "full_training_alp_check",
     "net_score_calibration_error",
@@ -376,22 +376,6 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                 a, b = float(metrics[name]), float(est[level][name])
                 rows.append((level, name, a, b, b - a))
     return AlpComparison(tuple(rows), int(p.shape[0]), label)
-
-
-def aligned_proba(model, X, classes: Sequence) -> np.ndarray:
-    """``model.predict_proba(X)`` over the full class list ``classes`` (a class the model never
-    saw in training gets probability 0)."""
-    raw = model.predict_proba(X)
-    out = np.zeros((raw.shape[0], len(classes)))
-    position = {c: i for i, c in enumerate(classes)}
-    for j, c in enumerate(model.classes_):
-        key = c.item() if isinstance(c, np.generic) else c
-        if key not in position:
-            raise AnalysisError(f"the model predicts class {key!r}, not one of {list(classes)}")
-        out[:, position[key]] = raw[:, j]
-    return out
-
-
 
 
 def alp_learning_curve(X, y, classes: Sequence, estimator, *,

@@ -126,7 +126,7 @@ class TrainedModel:
                 f"the model needs {len(self.attribute_names)} attributes "
                 f"({', '.join(self.attribute_names)}), got a table of shape {Xa.shape}"
             )
-        return aligned_proba(self.estimator, Xa, len(self.classes))
+        return aligned_proba(self.estimator, Xa, range(len(self.classes)))
 
     def metadata(self) -> dict:
         """Everything but the estimator, as JSON-ready values."""
@@ -188,33 +188,6 @@ def model_bytes(model: TrainedModel) -> bytes:
     return sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED)
 
 
-def _read_source(source) -> tuple[bytes, str]:
-    """The bytes of a model file given as a path, bytes or a binary file object, and the name
-    to use in messages."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source), "the uploaded model file"
-    if isinstance(source, str | Path):
-        path = Path(source)
-        try:
-            return path.read_bytes(), path.name
-        except OSError as exc:
-            raise ModelFileError(
-                f"{path.name}: cannot read the model file ({exc.strerror})") from None
-    read = getattr(source, "read", None)
-    if read is None:
-        raise ModelFileError(
-            f"a model file must be a path, bytes or a binary file object, not "
-            f"{type(source).__name__}")
-    name = Path(str(getattr(source, "name", "") or "the uploaded model file")).name
-    try:
-        data = read()
-    except OSError as exc:
-        raise ModelFileError(f"{name}: cannot read the model file ({exc.strerror})") from None
-    if isinstance(data, str):
-        raise ModelFileError(f"{name}: the model file must be opened in binary mode ('rb')")
-    return bytes(data), name
-
-
 def _refuse_non_skops(data: bytes, name: str) -> None:
     head = data[:8]
     if head.startswith(_PICKLE_MAGIC):
@@ -268,7 +241,11 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     """
     import skops.io as sio
 
-    data, default_name = _read_source(source)
+    from cx_app.survey.limits import limits_from_env
+    from cx_app.survey.reading import read_source
+
+    data, default_name = read_source(source, None, limits_from_env(), error=ModelFileError,
+                                     what="model file")
     label = name or default_name
     _refuse_non_skops(data, label)
     allowed = set(TRUSTED_TYPES) | set(trusted)

@@ -201,11 +201,24 @@ def make_folds(y: Sequence | np.ndarray, folds: int = 10, seed: int = 0) -> np.n
     return assign_folds(y, folds, seed).fold
 
 
-def aligned_proba(model: Any, X: np.ndarray, n_classes: int) -> np.ndarray:
-    """``model.predict_proba(X)`` as n×K columns of class positions 0..K−1 (zeros if unseen)."""
+def aligned_proba(model: Any, X: Any, classes: Sequence) -> np.ndarray:
+    """``model.predict_proba(X)`` over the full class list ``classes``, one column per class in
+    that order (a class the model never saw in training gets probability 0). A model fitted on
+    class positions (as cross-validation fits them) takes ``classes=range(K)``.
+
+    >>> from sklearn.dummy import DummyClassifier
+    >>> m = DummyClassifier(strategy="prior").fit([[0], [1], [2], [3]], ["a", "c", "c", "c"])
+    >>> aligned_proba(m, [[0]], ["a", "b", "c"]).tolist()
+    [[0.25, 0.0, 0.75]]
+    """
     raw = np.asarray(model.predict_proba(X), dtype=float)
-    out = np.zeros((raw.shape[0], n_classes))
-    out[:, np.asarray(model.classes_, dtype=np.intp)] = raw
+    out = np.zeros((raw.shape[0], len(classes)))
+    position = {c: i for i, c in enumerate(classes)}
+    for j, c in enumerate(model.classes_):
+        key = c.item() if isinstance(c, np.generic) else c
+        if key not in position:
+            raise AnalysisError(f"the model predicts class {key!r}, not one of {list(classes)}")
+        out[:, position[key]] = raw[:, j]
     return out
 
 
@@ -231,8 +244,8 @@ def _fit_fold(template, X, codes, train, test, n_classes, keep_train, keep_model
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = clone(template).fit(X[train], codes[train])
-        proba = aligned_proba(model, X[test], n_classes)
-        train_proba = aligned_proba(model, X[train], n_classes) if keep_train else None
+        proba = aligned_proba(model, X[test], range(n_classes))
+        train_proba = aligned_proba(model, X[train], range(n_classes)) if keep_train else None
     seconds = time.perf_counter() - start
     messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     dropped = getattr(model, "dropped_classes_", ())

@@ -16,7 +16,7 @@ from typing import Any
 import python_calamine
 from defusedxml import ElementTree
 
-from cx_app.errors import SurveyFileError
+from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits, megabytes
 from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
 
@@ -62,40 +62,55 @@ class Grid:
     rows: list[list[Any]]
 
 
-def _too_big(name: str, size: int, limits: ImportLimits) -> SurveyFileError:
-    return SurveyFileError(
+def _too_big(name: str, size: int, limits: ImportLimits,
+             error: type[CxAppError] = SurveyFileError) -> CxAppError:
+    return error(
         f"{name}: the file is {megabytes(size)}, more than the limit of "
         f"{megabytes(limits.max_file_bytes)} (CX_APP_MAX_FILE_MB); refused")
 
 
-def read_source(source: Any, filename: str | None, limits: ImportLimits) -> tuple[bytes, str]:
-    """The file's bytes (in memory; nothing is written anywhere) and its display name."""
+def read_source(source: Any, filename: str | None, limits: ImportLimits, *,
+                error: type[CxAppError] = SurveyFileError, what: str = "survey file",
+                ) -> tuple[bytes, str]:
+    """A file's bytes (in memory; nothing is written anywhere) and its display name, from a
+    path, bytes or a binary file object, within ``limits.max_file_bytes``.
+
+    The one reader of uploads: surveys (:class:`SurveyFileError`) and model files
+    (``error=ModelFileError, what="model file"``) say the same things the same way.
+    """
+    upload = f"the uploaded {what}"
     if isinstance(source, (str, Path)):
         path = Path(source)
         name = filename or path.name
         try:
             size = path.stat().st_size
             if size > limits.max_file_bytes:
-                raise _too_big(name, size, limits)
+                raise _too_big(name, size, limits, error)
             with path.open("rb") as handle:  # read at most one byte past the limit
                 data = handle.read(limits.max_file_bytes + 1)
         except FileNotFoundError:
-            raise SurveyFileError(f"{name}: file not found ({path})") from None
+            raise error(f"{name}: file not found ({path})") from None
         except IsADirectoryError:
-            raise SurveyFileError(f"{name}: is a folder, not a survey file") from None
+            raise error(f"{name}: is a folder, not a {what}") from None
         except OSError as exc:
-            raise SurveyFileError(f"{name}: cannot read the file ({exc.strerror})") from None
+            raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        data, name = bytes(source), filename or "uploaded file"
+        data, name = bytes(source), filename or upload
     elif hasattr(source, "getvalue") or hasattr(source, "read"):
-        name = filename or getattr(source, "name", None) or "uploaded file"
-        data = (source.getvalue() if hasattr(source, "getvalue")
-                else source.read(limits.max_file_bytes + 1))
+        name = Path(str(filename or getattr(source, "name", None) or upload)).name
+        try:
+            data = (source.getvalue() if hasattr(source, "getvalue")
+                    else source.read(limits.max_file_bytes + 1))
+        except OSError as exc:
+            raise error(f"{name}: cannot read the {what} ({exc.strerror})") from None
+        if isinstance(data, str):
+            raise error(f"{name}: the {what} must be opened in binary mode ('rb')")
         data = bytes(data)
     else:
-        raise SurveyFileError(f"cannot read a survey from a {type(source).__name__}")
+        raise error(f"cannot read a {what} from a {type(source).__name__}: give a path, bytes "
+                    "or a binary file object")
     if len(data) > limits.max_file_bytes:
-        raise _too_big(name, len(data), limits)
+        raise _too_big(name, len(data), limits, error)
     return data, name
 
 

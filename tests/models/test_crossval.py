@@ -72,7 +72,7 @@ def test_out_of_fold_predictions_every_respondent_once(survey):
     # Each respondent's probabilities come from the model that did not see them.
     for f, model in enumerate(cv.models):
         test = np.flatnonzero(cv.fold == f)
-        np.testing.assert_allclose(cv.proba[test], aligned_proba(model, X[test], 11))
+        np.testing.assert_allclose(cv.proba[test], aligned_proba(model, X[test], range(11)))
     # y_pred is the argmax of the aligned probabilities, mapped to labels.
     np.testing.assert_array_equal(cv.y_pred, np.asarray(CLASSES)[cv.proba.argmax(axis=1)])
     assert any("class 0 has 3" in w for w in cv.warnings)
@@ -102,7 +102,7 @@ def test_alignment_is_by_label_not_by_order():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     model = Reversed().fit(X, [1, 1, 3, 3])
     model.classes_ = model.order_
-    out = aligned_proba(model, X, 5)
+    out = aligned_proba(model, X, range(5))
     raw = LogisticRegression().fit(X, [1, 1, 3, 3]).predict_proba(X)
     np.testing.assert_allclose(out[:, [1, 3]], raw)
     assert (out[:, [0, 2, 4]] == 0).all()
