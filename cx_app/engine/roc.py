@@ -162,25 +162,22 @@ def _curve(thresholds, tp, fp, p_actual, n_actual, tpr_end, positive) -> RocCurv
 def reduced_roc(
     y_true: Any,
     proba: Any,
-    classes_or_plan: Sequence[Any] | ResolvedPlan,
-    plan: ResolvedPlan | None = None,
+    plan: ResolvedPlan,
     *,
+    classes: Sequence[Any] | None = None,
     step: int | str = -1,
 ) -> RocCurve:
     """ROC of the 2×2+IM of plan step ``step`` (default: the last), MATH.md §7.
 
-    Call as ``reduced_roc(y_true, proba, plan)`` or ``reduced_roc(y_true, proba, classes,
-    plan)``; ``classes`` (the column order of ``proba``) must then be the plan's classes.
     ``y_true``: original class labels; ``proba``: n×K class probabilities, columns in the
-    plan's class order.
+    plan's class order. ``classes``: the column order of ``proba`` when the caller has it; it
+    is checked against the plan's classes (AnalysisError when they differ).
     """
-    if plan is None:
-        if not isinstance(classes_or_plan, ResolvedPlan):
-            raise TypeError("reduced_roc needs a ResolvedPlan (from resolve_plan)")
-        plan = classes_or_plan
-    elif normalize_labels(classes_or_plan) != plan.classes:
+    if not isinstance(plan, ResolvedPlan):
+        raise TypeError("reduced_roc needs a ResolvedPlan (from resolve_plan)")
+    if classes is not None and normalize_labels(classes) != plan.classes:
         raise AnalysisError(
-            f"the probability columns' classes {list(classes_or_plan)} are not the plan's "
+            f"the probability columns' classes {list(classes)} are not the plan's "
             f"classes {list(plan.classes)}"
         )
     rs = plan.step(step)

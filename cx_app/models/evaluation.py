@@ -170,7 +170,7 @@ def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
     roc: dict[str, RocSummary] = {"original": _macro_curve(cv.y_true, cv.proba, classes)}
     for lvl, step in zip(levels[1:], resolved_plan.steps, strict=True):
         if lvl.is_binary:
-            curve = reduced_roc(cv.y_true, cv.proba, classes, resolved_plan, step=step.name)
+            curve = reduced_roc(cv.y_true, cv.proba, resolved_plan, classes=classes, step=step.name)
             roc[lvl.name] = RocSummary(
                 curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM"
             )

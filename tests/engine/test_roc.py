@@ -41,10 +41,10 @@ def test_nps_by_hand():
     assert roc.positive == "passives_promoters"
     json.dumps(roc.to_dict(), allow_nan=False)
     # the classes-then-plan call form gives the same curve
-    again = reduced_roc(y, p, tuple(range(11)), resolve_plan(NPS_PLAN))
+    again = reduced_roc(y, p, resolve_plan(NPS_PLAN), classes=tuple(range(11)))
     np.testing.assert_array_equal(again.tpr, roc.tpr)
     with pytest.raises(AnalysisError, match="not the plan's classes"):
-        reduced_roc(y, p, tuple(range(1, 12)), resolve_plan(NPS_PLAN))
+        reduced_roc(y, p, resolve_plan(NPS_PLAN), classes=tuple(range(1, 12)))
 
 
 def test_ties_go_to_the_first_listed_member_and_descend_to_a_class():

@@ -123,7 +123,7 @@ def test_stored_reduced_roc_is_thinned_and_keeps_its_area():
     logits = -0.5 * (np.arange(11)[None, :] - (y[:, None] + rng.normal(0, 2.5, (n, 1)))) ** 2 / 4
     proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     plan = resolve_plan(NPS_PLAN, NPS_CLASSES)
-    curve = reduced_roc(y, proba, NPS_CLASSES, plan)
+    curve = reduced_roc(y, proba, plan, classes=NPS_CLASSES)
     assert len(curve.fpr) > 5_000
     full = RocSummary(curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM")
     d = json.loads(json.dumps(full.to_dict()))
