@@ -16,7 +16,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cx_app.app.store import (
     CacheLimits,
@@ -29,6 +29,14 @@ from cx_app.app.store import (
 )
 from cx_app.engine.plan import PlanSpec
 from cx_app.models.results import Results
+
+if TYPE_CHECKING:
+    from cx_app.engine.grouping import ResolvedPlan
+    from cx_app.engine.roc import OvrRoc
+    from cx_app.estimate.alp import AlpGap
+    from cx_app.estimate.model_file import TrainedModel as FittedModel
+    from cx_app.models.drivers import DriverAnalysis
+    from cx_app.models.evaluation import ModelEvaluation
 
 __all__ = [
     "Analysis",
@@ -146,7 +154,7 @@ class Analysis:
         """Replace the reduction plan (nothing is retrained; derived results follow)."""
         self.plan = plan
 
-    def resolved_plan(self):
+    def resolved_plan(self) -> ResolvedPlan:
         """The plan resolved against the survey's classes (memoised; PlanError if invalid)."""
         from cx_app.engine.grouping import resolve_plan
 
@@ -174,7 +182,7 @@ class Analysis:
             self._memo.move_to_end(key)
         return self._memo.get(key)
 
-    def evaluation(self, model_id: str):
+    def evaluation(self, model_id: str) -> ModelEvaluation:
         """``evaluate_result`` of a trained model under the current plan (memoised)."""
         from cx_app.models.evaluation import evaluate_result
 
@@ -267,7 +275,7 @@ class Analysis:
             emit(TrainingEvent(label, status, message, tuple(cv.warnings)))
         return events
 
-    def held_out_gap(self, model_id: str):
+    def held_out_gap(self, model_id: str) -> AlpGap:
         """The held-out ALP gap of a model's out-of-fold probabilities, with the NPS terms
         when the plan has net-score groups (memoised)."""
         from cx_app.errors import PlanError
@@ -285,7 +293,7 @@ class Analysis:
 
         return self.derived(("alp_gap", model.key), compute)
 
-    def ovr_roc(self, model_id: str):
+    def ovr_roc(self, model_id: str) -> OvrRoc:
         """One-vs-rest ROC of the original classes for a model (memoised)."""
         from cx_app.engine.roc import ovr_roc
 
@@ -293,7 +301,7 @@ class Analysis:
         return self.derived(("ovr", self.models[model_id].key),
                             lambda: ovr_roc(cv.y_true, cv.proba, self.classes))
 
-    def drivers(self):
+    def drivers(self) -> DriverAnalysis:
         """Every driver view of the survey under the current plan (memoised)."""
         from cx_app.models.drivers import driver_importance
 
@@ -303,7 +311,8 @@ class Analysis:
             attribute_max=attribute_max, ordinal=True))
 
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
-                    progress: Callable[[int, int, str], None] | None = None):
+                    progress: Callable[[int, int, str], None] | None = None,
+                    ) -> FittedModel | None:
         """The model fitted on all respondents for scoring new waves (``None`` when it is not
         fitted yet and ``fit`` is False). The fit re-uses the model's cross-validation (its
         calibration choice and held-out figures): one fit, no cross-validation again."""
@@ -337,7 +346,7 @@ class Analysis:
         ids = list(self.models) if model_ids is None else list(model_ids)
         return best_model({m: self.evaluation(m) for m in ids})
 
-    def report_drivers(self, best: str):
+    def report_drivers(self, best: str) -> DriverAnalysis:
         """Every driver view for the report, with the permutation importance computed when
         ``best`` was trained (its fold models are not kept); memoised per model and plan."""
         import dataclasses

@@ -19,12 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import aligned_proba
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from cx_app.engine.confusion import ConfusionMatrix
+    from cx_app.engine.grouping import ResolvedPlan
+    from cx_app.survey.nps import NetScoreGroups
 
 __all__ = [
     "AlpClosedForms",
@@ -106,7 +114,8 @@ def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = N
     return p.T @ onehot
 
 
-def alp_confusion_matrix(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None):
+def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
+                         y_pred: Sequence | None = None) -> ConfusionMatrix:
     """The ALP confusion matrix as the engine's :class:`~cx_app.engine.confusion.ConfusionMatrix`
     (real-valued counts; rows = estimated actual class, columns = predicted class).
 
@@ -259,7 +268,8 @@ def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
 
 
 def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes: Sequence,
-                                groups, *, n_bins: int = NET_SCORE_BINS) -> float:
+                                groups: NetScoreGroups, *, n_bins: int = NET_SCORE_BINS,
+                                ) -> float:
     """Calibration error of the estimated net score, in points (0–200).
 
     Each respondent's net score is s_i ∈ {+1, 0, −1} (positive, neutral, negative group); its
@@ -288,7 +298,7 @@ def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes
 
 
 def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
-            y_pred: Sequence | None = None, *, groups=None) -> AlpGap:
+            y_pred: Sequence | None = None, *, groups: NetScoreGroups | None = None) -> AlpGap:
     """:class:`AlpGap` of probabilities against known labels (pooled over all rows given; for
     cross-validation pass the out-of-fold arrays, so the gap is a held-out one).
 
@@ -343,7 +353,8 @@ class AlpComparison:
 COMPARED_METRICS: tuple[str, ...] = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
 
 
-def level_metrics(cm, resolved_plan=None) -> dict[str, dict]:
+def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
+                  ) -> dict[str, dict]:
     """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
     all computed by the engine (:func:`cx_app.engine.levels.reduce_confusion`; without a plan only
     the "original" level, :func:`cx_app.engine.confusion.multiclass_metrics`)."""
@@ -357,7 +368,7 @@ def level_metrics(cm, resolved_plan=None) -> dict[str, dict]:
 
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
-                   y_pred: Sequence | None = None, resolved_plan=None,
+                   y_pred: Sequence | None = None, resolved_plan: ResolvedPlan | None = None,
                    label: str = "") -> AlpComparison:
     """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
     held-out folds), every level of ``resolved_plan``, metrics :data:`COMPARED_METRICS`."""
@@ -378,7 +389,7 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
     return AlpComparison(tuple(rows), int(p.shape[0]), label)
 
 
-def alp_learning_curve(X, y, classes: Sequence, estimator, *,
+def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator: Any, *,
                        train_shares: Sequence[float] = LEARNING_CURVE_SHARES,
                        test_share: float = 0.2, repeats: int = 1,
                        seed: int = 0) -> pd.DataFrame:
@@ -451,7 +462,8 @@ class FullTrainingCheck:
         }
 
 
-def full_training_alp_check(X, y, classes: Sequence, fitted_estimator, *,
+def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
+                            fitted_estimator: Any, *,
                             heldout_y_true: Sequence, heldout_proba: np.ndarray,
                             overfit_margin: float = 0.05) -> FullTrainingCheck:
     """Compare a model fit on all rows (``fitted_estimator``) with its cross-validated twin."""

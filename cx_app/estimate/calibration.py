@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,12 @@ from cx_app.estimate.alp import (
     _label_index,
     alp_gap,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from cx_app.models.crossval import CrossValResult
+    from cx_app.survey.nps import NetScoreGroups
 
 __all__ = [
     "CALIBRATION_METHODS",
@@ -143,7 +150,8 @@ class CalibrationReport:
 
 
 def calibration_report(method: str, y_true: Sequence, proba: np.ndarray,
-                       classes: Sequence, *, groups=None) -> CalibrationReport:
+                       classes: Sequence, *, groups: NetScoreGroups | None = None,
+                       ) -> CalibrationReport:
     """Held-out gap (with the net-score terms when ``groups`` are given), Brier and ECE."""
     return CalibrationReport(method, alp_gap(y_true, proba, classes, groups=groups),
                              brier_score(y_true, proba, classes),
@@ -225,11 +233,12 @@ def choose_calibration(reports: Sequence[CalibrationReport], *,
     return CalibrationChoice(best.method, tuple(reports), tuple(n for n in notes if n))
 
 
-def compare_calibrations(X, y, classes: Sequence, algorithm_id: str, *,
+def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorithm_id: str, *,
                          methods: Sequence[str] = CALIBRATION_METHODS, folds: int = 5,
                          seed: int = 0, settings: dict | None = None, n_jobs: int = 1,
-                         progress: Callable | None = None, groups=None,
-                         keep_train_proba: bool = False):
+                         progress: Callable | None = None, groups: NetScoreGroups | None = None,
+                         keep_train_proba: bool = False,
+                         ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
     """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
 
     ``groups``: the plan's net-score groups (the gap then includes the estimated-NPS error);

@@ -22,7 +22,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -68,6 +68,9 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "statsmodels.miscmodels.ordinal_model.OrderedResults",
     "statsmodels.miscmodels.ordinal_model.OrderedResultsWrapper",
 )
+
+if TYPE_CHECKING:
+    from cx_app.survey.schema import SurveySchema
 """Types (beyond skops' own defaults) a model file may contain. Keep it to what
 :data:`cx_app.models.algorithms.ALGORITHMS` with each calibration really produces; the tests save
 every algorithm and check that nothing else is needed."""
@@ -108,7 +111,7 @@ class TrainedModel:
     load_warnings: tuple[str, ...] = ()
 
     @property
-    def schema(self):
+    def schema(self) -> SurveySchema:
         """The survey schema the model was trained with (:class:`SurveySchema`)."""
         import yaml
 

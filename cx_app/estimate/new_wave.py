@@ -34,12 +34,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from cx_app.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cx_app.estimate.model_file import TrainedModel
+    from cx_app.survey.importing import SurveyData
+    from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score"]
 
@@ -69,7 +76,8 @@ class EstimatedNetScore:
                 "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
 
 
-def estimated_net_score(proba: np.ndarray, classes, groups, *, kind: str = "nps") -> EstimatedNetScore:
+def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups, *,
+                        kind: str = "nps") -> EstimatedNetScore:
     """Net score from class probabilities (see the module docstring for the interval).
 
     ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
@@ -167,7 +175,7 @@ def training_median(counts: Mapping[str, int]) -> float:
     return float((lower + upper) / 2)
 
 
-def estimate_wave(model, survey) -> WaveEstimate:
+def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
 
     ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target

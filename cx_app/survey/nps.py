@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -86,6 +87,9 @@ CSAT_GROUPS = NetScoreGroups(
     positive_name="satisfied", neutral_name="neutral", negative_name="dissatisfied",
 )
 
+if TYPE_CHECKING:
+    from cx_app.survey.schema import SurveySchema
+
 
 def _norm_name(name: str) -> str:
     return name.strip().lower().replace(" ", "_").replace("-", "_")
@@ -148,7 +152,7 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
     )
 
 
-def groups_for_schema(schema) -> NetScoreGroups:
+def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: from its plan when it has
     one, else the NPS default for kind ``nps`` and the CSAT default for a 1–5 CSAT."""
     classes = tuple(schema.classes)
