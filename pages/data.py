@@ -3,14 +3,12 @@ column mapping; see the data-quality report."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 import yaml
 
 from cx_app.errors import CxAppError
-from cx_app.survey.mapping import ROLES, SEGMENT_ROLES, mapping_table, schema_from_mapping_table
 from cx_app.survey.schema import SurveySchema, infer_schema
-from pages import common
+from pages import common, panels
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 
@@ -86,33 +84,10 @@ base = common.run_safely(base_schema, what=filename)
 if base is None:
     st.stop()
 
-with st.expander("Column mapping (check it, edit it, download it as a schema file)",
-                 expanded=schema_choice == common.INFER):
-    st.caption("One row per column used. Roles: target (the score the models predict), "
-               "attribute (a driver question), segment (operator, wave, region, …), respondent "
-               "id, or ignore. Names are identifiers used in results; labels are shown in charts.")
-    edited = st.data_editor(
-        mapping_table(base), key=f"mapping::{filename}::{sheet}::{schema_choice}",
-        hide_index=True, num_rows="fixed", disabled=["column"],
-        column_config={
-            "column": st.column_config.TextColumn("Column in the file"),
-            "role": st.column_config.SelectboxColumn("Role", options=list(ROLES), required=True),
-            "name": st.column_config.TextColumn("Name", required=True),
-            "label": st.column_config.TextColumn("Label"),
-            "scale_min": st.column_config.NumberColumn("Scale min", step=1),
-            "scale_max": st.column_config.NumberColumn("Scale max", step=1),
-            "segment_role": st.column_config.SelectboxColumn("Segment kind",
-                                                             options=list(SEGMENT_ROLES)),
-        })
-    if edited.equals(mapping_table(base)):
-        schema = base  # unchanged: keep the schema exactly (aliases, plan, description)
-    else:
-        schema = common.run_safely(lambda: schema_from_mapping_table(edited, base), what="Column mapping")
-    if schema is None:
-        st.stop()
-    st.download_button("Download schema (YAML)", data=schema.to_yaml().encode("utf-8"),
-                       file_name=f"{schema.name}.yaml", mime="application/x-yaml",
-                       key="dl_schema", on_click="ignore")
+schema = panels.mapping_editor(base, key=f"mapping::{filename}::{sheet}::{schema_choice}",
+                               expanded=schema_choice == common.INFER)
+if schema is None:
+    st.stop()
 
 analysis = st.session_state.get(common.ANALYSIS)
 try:
@@ -127,33 +102,7 @@ if analysis is None or analysis.data_key != fresh.data_key:
                    "previous data were set aside. Train again on the Models page.")
     st.session_state[common.ANALYSIS] = analysis = fresh
 
-q = survey.quality
-st.subheader("Data quality")
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Rows read", f"{q.rows_read:,}")
-c2.metric("Respondents used", f"{q.rows_used:,}")
-c3.metric("Rows excluded", f"{q.rows_excluded:,}")
-c4.metric("Imputed cells", f"{sum(q.imputed.values()):,}")
-src = survey.source
-st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
-        + f" · header on row {src.header_row} · classes: {list(survey.classes)}")
-if q.notes:
-    with st.expander("Notes from reading the file"):
-        for note in q.notes:
-            st.text(note)
-if q.rows_excluded:
-    reasons = pd.DataFrame(list(q.counts_by_reason().items()), columns=["reason", "rows"])
-    st.write("Rows excluded from the analysis, by reason:")
-    common.table(reasons, key="reasons", file_name="excluded_by_reason.csv")
-    st.write("Every excluded row (sheet row as Excel shows it):")
-    common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
-else:
-    st.success("Every row read is used: no respondent was excluded.")
-imputed = {k: v for k, v in q.imputed.items() if v}
-if imputed:
-    st.write("Missing attribute scores replaced by the attribute's median:")
-    common.table(pd.DataFrame(list(imputed.items()), columns=["attribute", "cells"]),
-                 key="imputed", file_name="imputed_cells.csv")
+panels.data_quality(survey)
 
 st.subheader("Respondents used")
 preview = survey.frame.head(500)

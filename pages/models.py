@@ -9,21 +9,11 @@ import pandas as pd
 import streamlit as st
 import yaml
 
+from cx_app.app import views
 from cx_app.estimate.calibration import gap_advice
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import CALIBRATIONS
 from pages import common
-
-LEADERBOARD_MULTICLASS = ["accuracy", "precision_macro", "recall_macro", "f1_macro",
-                          "f1_of_macro_pr"]
-LEADERBOARD_BINARY = ["accuracy", "tpr", "tnr", "ppv", "npv", "f1", "mcc", "ba", "pimr", "nimr"]
-TITLES = {
-    "accuracy": "Accuracy", "precision_macro": "Precision (macro)", "recall_macro":
-    "Recall (macro)", "f1_macro": "F1 (macro, mean of per-class F1)", "f1_of_macro_pr":
-    "F1 of macro P and R", "tpr": "TPR (recall)", "tnr": "TNR", "ppv": "PPV (precision)",
-    "npv": "NPV", "f1": "F1", "mcc": "MCC", "ba": "Balanced accuracy", "pimr": "PIMR",
-    "nimr": "NIMR",
-}
 
 a = common.analysis()
 st.title("Models")
@@ -131,29 +121,21 @@ if resolved is None:
     st.stop()
 
 
-def leaderboard(level_index: int) -> pd.DataFrame:
-    rows = []
-    for model_id in a.models:
-        level = a.levels(model_id)[level_index]
-        keys = LEADERBOARD_BINARY if level.is_binary else LEADERBOARD_MULTICLASS
-        rows.append({"model": model_id, **{TITLES[k]: level.metrics.get(k) for k in keys}})
-    frame = pd.DataFrame(rows)
-    return frame.sort_values(frame.columns[1], ascending=False, ignore_index=True)
-
-
 st.subheader("Leaderboard")
 level_names = ["original", *(s.name for s in resolved.steps)]
 tabs = st.tabs([f"{n} ({len(resolved.level_labels(i))} classes)" if i == 0 else n
                 for i, n in enumerate(level_names)])
 for i, tab in enumerate(tabs):
     with tab:
-        board = leaderboard(i)
-        rate_columns = [c for c in board.columns if c not in ("model", "MCC")]
+        board = views.leaderboard(a, i)
         if i > 0 and resolved.steps[i - 1].positive:
             st.caption(f"Positive group: {common.md_escape(resolved.steps[i - 1].positive)}")
-        config = {c: st.column_config.NumberColumn(c, format="%.1f%%") for c in rate_columns}
-        config["MCC"] = st.column_config.NumberColumn("MCC", format="%.3f")
-        common.table(common.scale_percent(board, rate_columns), key=f"board_{i}",
-                     file_name=f"leaderboard_{level_names[i]}.csv", column_config=config,
-                     csv_frame=board)
-st.caption("Rates in percent; MCC from −1 to 1. Definitions: Confusion matrices page.")
+        config = {c: st.column_config.NumberColumn(c, format="%.1f%%")
+                  for c in board.percent_columns}
+        config.update({c: st.column_config.NumberColumn(c, format="%.3f")
+                       for c in board.number_columns})
+        common.table(common.scale_percent(board.frame, list(board.percent_columns)),
+                     key=f"board_{i}", file_name=f"leaderboard_{level_names[i]}.csv",
+                     column_config=config, csv_frame=board.frame)
+st.caption("Best model first (mean accuracy over the folds). Rates in percent; MCC from −1 "
+           "to 1. Definitions: Confusion matrices page.")

@@ -13,7 +13,7 @@ from cx_app.estimate.model_file import load_model
 from cx_app.estimate.new_wave import estimate_wave
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
-from pages import common
+from pages import common, panels
 
 WAVES = {
     "Bundled wave 7 (unlabeled)": "telecom_nps_wave7_unlabeled",
@@ -69,52 +69,7 @@ st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained 
         f"{model.training.get('n', '?')} respondents of {model.training.get('filename', '?')}")
 
 
-def calibration_checks(cv: dict) -> None:
-    """The model's held-out ALP–CM gap, its warning, and the paper's Section 5 check (fit on
-    100 % of the respondents, validated with ALP), from the model file's metadata."""
-    gap = cv.get("alp_gap") or {}
-    if gap:
-        st.markdown("**Held-out calibration gap** (how far ALP estimates were from the truth on "
-                    "the cross-validation folds; the estimates below inherit it)")
-        c1, c2, c3, c4 = st.columns(4)
-        c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
-        c2.metric("ALP estimate of it", common.pct(gap.get("accuracy_alp")),
-                  delta=f"{100 * gap['accuracy_gap']:+.1f} points"
-                  if gap.get("accuracy_gap") is not None else None, delta_color="off")
-        c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
-                  help="Half the summed absolute difference between estimated and actual class "
-                       "shares")
-        if gap.get("net_gap") is not None:
-            c4.metric("NPS gap (points)", f"{gap['net_gap']:+.1f}",
-                      help=f"Estimated − actual NPS on the held-out folds; calibration error "
-                           f"across similar respondents {gap.get('net_calibration_error', 0):.1f}"
-                           " points (RMS)")
-    choice = cv.get("calibration_choice") or {}
-    for text in choice.get("warnings", []):
-        st.warning(common.md_escape(text))
-    if gap and not choice.get("warnings"):
-        st.success("The held-out gap is small: the ALP estimates of this model can be trusted "
-                   "as far as the new wave resembles the training data (see drift below).")
-    check = cv.get("full_training_check")
-    if check:
-        with st.expander("Trained on 100 % and validated with ALP (paper, Section 5)"):
-            frame = pd.DataFrame([
-                {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
-                 "ALP accuracy": check["heldout_alp"]},
-                {"model": "fit on all respondents (resubstitution)",
-                 "accuracy": check["full_train_cm"], "ALP accuracy": check["full_train_alp"]}])
-            common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
-                         key="nw_full_check", file_name="full_training_check.csv",
-                         csv_frame=frame, column_config=common.percent_columns(
-                             ["accuracy", "ALP accuracy"]))
-            st.caption("Without labels, the ALP accuracy of the full-data model is the estimate "
-                       "of its accuracy; it should sit near the held-out accuracy. A "
-                       "resubstitution accuracy far above both means the model over-fits.")
-            for note in check.get("notes", []):
-                st.warning(common.md_escape(note))
-
-
-calibration_checks(dict(model.cv or {}))
+panels.calibration_checks(dict(model.cv or {}))
 
 # --------------------------------------------------------------------------- the wave
 st.subheader("2. Wave")
@@ -139,7 +94,7 @@ except CxAppError as exc:
     st.stop()
 
 # --------------------------------------------------------------------------- results
-st.session_state["last_wave_estimate"] = common.run_safely(estimate.to_dict)  # for the Report
+st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)  # for the Report
 st.subheader("3. Estimates")
 for warning in estimate.warnings:
     st.warning(common.md_escape(warning))
@@ -157,19 +112,8 @@ if estimate.realized_nps is not None:
     st.text(f"Realized NPS {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to {r.ci95[1]:+.1f}); "
             f"realized accuracy {common.pct(estimate.realized['accuracy'])}")
 
-rows = []
-for level in estimate.levels:
-    realized = None
-    if estimate.realized_levels is not None:
-        realized = next(lv for lv in estimate.realized_levels if lv.name == level.name).metrics
-    for key in ("accuracy", "precision_macro", "recall_macro", "f1_macro", "tpr", "tnr", "ppv",
-                "f1"):
-        if key in level.metrics:
-            row = {"level": level.name, "metric": key, "estimated (ALP)": level.metrics[key]}
-            if realized is not None:
-                row["realized"] = realized.get(key)
-            rows.append(row)
-metrics = pd.DataFrame(rows)
+metrics = pd.DataFrame(estimate.metric_comparison()).rename(
+    columns={"estimated": "estimated (ALP)"})
 value_columns = [c for c in metrics.columns if c not in ("level", "metric")]
 common.table(common.scale_percent(metrics, value_columns), key="nw_metrics",
              file_name="wave_metrics.csv", csv_frame=metrics,

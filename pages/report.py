@@ -3,8 +3,6 @@ from the cached results (nothing is retrained)."""
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from cx_app.errors import CxAppError
@@ -57,6 +55,6 @@ c3.download_button("Results (JSON)", data=files["json"], file_name=f"{stem}_resu
                    mime="application/json", key="dl_json", on_click="ignore")
 if new_wave is not None:
     st.download_button("New-wave estimate (JSON)",
-                       data=json.dumps(new_wave, indent=1, default=str).encode("utf-8"),
+                       data=new_wave.to_json().encode("utf-8"),
                        file_name=f"{stem}_new_wave.json", mime="application/json",
                        key="dl_wave_json", on_click="ignore")

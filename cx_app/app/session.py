@@ -12,7 +12,6 @@ here for the pages).
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
     from cx_app.engine.roc import OvrRoc
     from cx_app.estimate.alp import AlpGap
+    from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel as FittedModel
     from cx_app.models.drivers import DriverAnalysis
     from cx_app.models.evaluation import ModelEvaluation
@@ -372,7 +372,7 @@ class Analysis:
         best = self.best_model(ids)
         return self.results_document(ids, self.report_drivers(best), permutation_model=best)
 
-    def report_files(self, model_ids: list[str], new_wave: Mapping | None = None, *,
+    def report_files(self, model_ids: list[str], new_wave: WaveEstimateDocument | None = None, *,
                      build: bool = False) -> dict[str, bytes] | None:
         """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids`` under the
         current plan, with an optional new-wave estimate: built when ``build`` (memoised),
@@ -380,7 +380,7 @@ class Analysis:
         from cx_app.reports import build_report, excel_bytes, render_html
 
         key = ("reports", tuple(self.models[m].key for m in model_ids), self.plan_key,
-               json.dumps(new_wave, sort_keys=True, default=str) if new_wave else None)
+               new_wave.to_json() if new_wave is not None else None)
         if not build:
             return self.peek(key)
 

@@ -4,7 +4,6 @@ new (unlabelled) wave with a saved model; realized values too when the wave has 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.predictions:
         Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
     if args.json:
-        print(json.dumps(est.to_dict(), indent=2, ensure_ascii=False, default=str))
+        print(est.to_json())
         return 0
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.binary import BINARY_KEYS
+from cx_app.engine.catalogue import MULTICLASS_SUMMARY
 from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, format_labels, normalize_labels
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.levels import Level, reduce_confusion
@@ -222,7 +223,7 @@ def _metrics_text(level: Level) -> str:
             lines.append(f"{k:<{width}}  {v:.4f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
     summary = {
         k: m[k]
-        for k in ("accuracy", "precision_macro", "recall_macro", "f1_macro", "f1_of_macro_pr")
+        for k in MULTICLASS_SUMMARY
         if k in m
     }
     lines.append("  ".join(f"{k} {v:.4f}" for k, v in summary.items()))

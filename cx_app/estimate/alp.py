@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import aligned_proba
 
@@ -350,9 +351,6 @@ class AlpComparison:
         return out
 
 
-COMPARED_METRICS: tuple[str, ...] = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
-
-
 def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
                   ) -> dict[str, dict]:
     """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
@@ -371,7 +369,7 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                    y_pred: Sequence | None = None, resolved_plan: ResolvedPlan | None = None,
                    label: str = "") -> AlpComparison:
     """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
-    held-out folds), every level of ``resolved_plan``, metrics :data:`COMPARED_METRICS`."""
+    held-out folds), every level of ``resolved_plan``, metrics :data:`cx_app.engine.catalogue.MACRO_SUMMARY`."""
     from cx_app.engine.confusion import confusion_matrix
 
     p = _check_proba(proba, classes)
@@ -382,7 +380,7 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
     est = level_metrics(alp, resolved_plan)
     rows = []
     for level, metrics in real.items():
-        for name in COMPARED_METRICS:
+        for name in MACRO_SUMMARY:
             if name in metrics and name in est[level]:
                 a, b = float(metrics[name]), float(est[level][name])
                 rows.append((level, name, a, b, b - a))

@@ -31,6 +31,7 @@ reported beside the estimates.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,11 +40,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.nps import NetScoreGroups
@@ -53,7 +56,6 @@ __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
 
-SUMMARY_METRICS = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,32 @@ class WaveEstimate:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
         return self.predictions.copy()
 
+    def to_json(self) -> str:
+        """The estimate as JSON text (what ``cx-app estimate --json`` prints)."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False, default=str)
+
+    def document(self) -> WaveEstimateDocument:
+        """The estimate as its typed document (the JSON read back), as reports take it."""
+        from cx_app.estimate.document import WaveEstimateDocument
+
+        return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
+
+    def metric_comparison(self) -> list[dict[str, Any]]:
+        """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
+        level: ``level``, ``metric``, the ALP ``estimated`` value and, when the wave carries
+        its scores, the ``realized`` one. The New wave page and the report show these rows."""
+        realized = {lv.name: lv.metrics for lv in self.realized_levels or ()}
+        rows = []
+        for level in self.levels:
+            for key in WAVE_SUMMARY:
+                if key not in level.metrics:
+                    continue
+                row = {"level": level.name, "metric": key, "estimated": level.metrics[key]}
+                if self.realized_levels is not None:
+                    row["realized"] = realized.get(level.name, {}).get(key)
+                rows.append(row)
+        return rows
+
     def to_dict(self) -> dict:
         out = {
             "n": self.n,
@@ -142,6 +170,7 @@ class WaveEstimate:
             "warnings": list(self.warnings),
             "model": dict(self.model_summary),
             "source": dict(self.source),
+            "metric_comparison": self.metric_comparison(),
         }
         if self.realized is not None:
             out["realized"] = dict(self.realized)
@@ -220,7 +249,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     alp = alp_confusion_matrix(proba, classes, y_pred)
     resolved = resolve_plan(schema.plan_spec, classes)
     levels = reduce_confusion(alp, resolved)
-    estimated = {k: levels[0].metrics[k] for k in SUMMARY_METRICS}
+    estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
     groups = groups_for_schema(schema)
     est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema))
 
@@ -278,7 +307,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     if y is not None:
         regular = confusion_matrix(list(y), list(y_pred), labels=classes)
         realized_levels = reduce_confusion(regular, resolved)
-        realized = {k: realized_levels[0].metrics[k] for k in SUMMARY_METRICS}
+        realized = {k: realized_levels[0].metrics[k] for k in MACRO_SUMMARY}
         realized_nps = nps_summary(y, groups=groups)
 
     return WaveEstimate(

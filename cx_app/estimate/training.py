@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.estimate.calibration import (
     CALIBRATION_METHODS,
@@ -65,8 +66,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoic
         "folds": cv.folds,
         "seed": cv.seed,
         "n": cv.n,
-        "levels": {name: {k: m[k] for k in ("accuracy", "precision_macro", "recall_macro",
-                                            "f1_macro") if k in m}
+        "levels": {name: {k: m[k] for k in MACRO_SUMMARY if k in m}
                    for name, m in levels.items()},
         "alp_gap": gap.to_dict(),
         "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},

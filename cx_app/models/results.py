@@ -55,6 +55,10 @@ class Document(BaseModel):
         """The document as plain JSON-ready values (the keys it was made from, no others)."""
         return self.model_dump(mode="python", exclude_unset=True, by_alias=True)
 
+    def to_json(self) -> str:
+        """The document as JSON text (``results.json``, an estimate's ``--json``)."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
 
 def finite(value: Any) -> float | None:
     """A finite number as float; None for None, NaN, infinities and non-numbers (bools too)."""
@@ -373,10 +377,6 @@ class Results(Document):
         """The paired test of models ``a`` and ``b`` (either order) on ``metric`` at ``level``."""
         return next((c for c in self.comparisons if c.level == level and c.metric == metric
                      and {c.a, c.b} == {a, b}), None)
-
-    def to_json(self) -> str:
-        """The document as ``results.json`` text."""
-        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
 
 
 def read_results(path: str | Path) -> Results:

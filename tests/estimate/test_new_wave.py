@@ -3,6 +3,7 @@ drift warnings, realized values in backtest mode."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -141,3 +142,31 @@ def test_wave_without_an_attribute_column_is_scored_with_a_warning(model):
     assert any("'billing' is not in this wave" in w and f"{median:g}" in w for w in est.warnings)
     assert any("'billing' is missing from the new wave" in w for w in est.warnings)
     assert est.to_dict()["drift"]["billing"]["present"] is False
+
+
+def test_metric_comparison_rows_hold_the_estimated_and_realized_values(model):
+    from sklearn.metrics import accuracy_score, recall_score
+
+    from cx_app.engine.catalogue import WAVE_SUMMARY
+    from cx_app.estimate.document import WaveEstimateDocument
+
+    wave = _survey([8], 150)
+    est = estimate_wave(model, wave)
+    rows = {(r["level"], r["metric"]): r for r in est.metric_comparison()}
+    # every level, the catalogue's wave metrics that the level has, in the catalogue's order
+    for level in est.levels:
+        keys = [r["metric"] for r in est.metric_comparison() if r["level"] == level.name]
+        assert keys == [k for k in WAVE_SUMMARY if k in level.metrics]
+    assert rows[("2x2+IM", "tpr")]["estimated"] == est.levels[2].metrics["tpr"]
+    # the realized values are the plain metrics of the labelled wave (sklearn as the oracle)
+    predicted = est.predictions_frame().predicted.astype(int).to_numpy()
+    actual = np.asarray(wave.y, dtype=int)
+    assert rows[("original", "accuracy")]["realized"] == pytest.approx(
+        accuracy_score(actual, predicted))
+    assert rows[("original", "recall_macro")]["realized"] == pytest.approx(
+        recall_score(actual, predicted, average="macro", labels=range(11), zero_division=0))
+    assert rows[("2x2+IM", "tpr")]["realized"] == est.realized_levels[2].metrics["tpr"]
+    document = json.loads(json.dumps(est.to_dict()))  # as `cx-app estimate --json` writes it
+    assert WaveEstimateDocument.from_dict(document).to_dict() == document
+    unlabelled = estimate_wave(model, _survey([7], 60, labelled=False))
+    assert all("realized" not in r for r in unlabelled.metric_comparison())

@@ -1,0 +1,233 @@
+"""Widget panels shared by pages or too long for one page: each renders one part of a page
+from library results (no computing here)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+import yaml
+
+from cx_app.app.session import Analysis
+from cx_app.engine.grouping import resolve_plan
+from cx_app.engine.plan import PlanSpec, parse_plan
+from cx_app.errors import CxAppError
+from cx_app.reports.definitions import GROUPING_OPTIONS
+from cx_app.survey.importing import SurveyData
+from cx_app.survey.mapping import ROLES, SEGMENT_ROLES, mapping_table, schema_from_mapping_table
+from cx_app.survey.schema import SurveySchema
+from pages import common
+
+
+def calibration_checks(cv: dict) -> None:
+    """The model's held-out ALP–CM gap, its warning, and the paper's Section 5 check (fit on
+    100 % of the respondents, validated with ALP), from the model file's metadata."""
+    gap = cv.get("alp_gap") or {}
+    if gap:
+        st.markdown("**Held-out calibration gap** (how far ALP estimates were from the truth on "
+                    "the cross-validation folds; the estimates below inherit it)")
+        c1, c2, c3, c4 = st.columns(4)
+        c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
+        c2.metric("ALP estimate of it", common.pct(gap.get("accuracy_alp")),
+                  delta=f"{100 * gap['accuracy_gap']:+.1f} points"
+                  if gap.get("accuracy_gap") is not None else None, delta_color="off")
+        c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
+                  help="Half the summed absolute difference between estimated and actual class "
+                       "shares")
+        if gap.get("net_gap") is not None:
+            c4.metric("NPS gap (points)", f"{gap['net_gap']:+.1f}",
+                      help=f"Estimated − actual NPS on the held-out folds; calibration error "
+                           f"across similar respondents {gap.get('net_calibration_error', 0):.1f}"
+                           " points (RMS)")
+    choice = cv.get("calibration_choice") or {}
+    for text in choice.get("warnings", []):
+        st.warning(common.md_escape(text))
+    if gap and not choice.get("warnings"):
+        st.success("The held-out gap is small: the ALP estimates of this model can be trusted "
+                   "as far as the new wave resembles the training data (see drift below).")
+    check = cv.get("full_training_check")
+    if check:
+        with st.expander("Trained on 100 % and validated with ALP (paper, Section 5)"):
+            frame = pd.DataFrame([
+                {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
+                 "ALP accuracy": check["heldout_alp"]},
+                {"model": "fit on all respondents (resubstitution)",
+                 "accuracy": check["full_train_cm"], "ALP accuracy": check["full_train_alp"]}])
+            common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
+                         key="nw_full_check", file_name="full_training_check.csv",
+                         csv_frame=frame, column_config=common.percent_columns(
+                             ["accuracy", "ALP accuracy"]))
+            st.caption("Without labels, the ALP accuracy of the full-data model is the estimate "
+                       "of its accuracy; it should sit near the held-out accuracy. A "
+                       "resubstitution accuracy far above both means the model over-fits.")
+            for note in check.get("notes", []):
+                st.warning(common.md_escape(note))
+
+
+RULES = {"predicted_ge_actual": "predicted ≥ actual", "predicted_le_actual": "predicted ≤ actual",
+         "pairs": "declared pairs"}
+
+
+def _label(value: object) -> str:
+    return str(value)
+
+
+def step_editor(k: int, step, previous: list, renamed: dict[str, str]) -> dict | None:
+    """Widgets for plan step ``k``; returns the step as a plan dict (None if incomplete)."""
+    tag = f"{k}::{'|'.join(map(str, previous))}"  # new widgets when the level above changes
+    groups_in = list(step.groups) if step is not None else []
+    n_groups = st.number_input("Number of groups", min_value=2, max_value=max(2, len(previous)),
+                               value=max(2, len(groups_in)), step=1, key=f"ng::{tag}")
+    columns = st.columns(int(n_groups))
+    groups = []
+    for g in range(int(n_groups)):
+        spec = groups_in[g] if g < len(groups_in) else None
+        with columns[g]:
+            name = st.text_input("Group name", value=spec.name if spec else f"group_{g + 1}",
+                                 key=f"name::{tag}::{g}")
+            members_default = [renamed.get(_label(m), _label(m)) for m in spec.members] \
+                if spec else []
+            members_default = [m for m in members_default if m in map(_label, previous)]
+            members = st.multiselect("Members", [_label(p) for p in previous],
+                                     default=members_default, key=f"members::{tag}::{g}")
+            options = list(GROUPING_OPTIONS)
+            option = st.radio("Option", options, horizontal=True,
+                              index=options.index(spec.option) if spec else 0,
+                              format_func=lambda o: f"{o} ({GROUPING_OPTIONS[o].name})",
+                              key=f"option::{tag}::{g}",
+                              help=" ".join(f"{o.code}: {o.words}"
+                                            for o in GROUPING_OPTIONS.values()))
+            label_of = {_label(p): p for p in previous}  # keep the labels' own values (ints)
+            group = {"name": name.strip(), "members": [label_of[m] for m in members],
+                     "option": option}
+            if option == "RS":
+                current = "pairs" if spec and spec.tp_pairs else (
+                    spec.tp_rule if spec and spec.tp_rule else "predicted_ge_actual")
+                rule = st.selectbox("True positives besides the diagonal", list(RULES),
+                                    index=list(RULES).index(current), format_func=RULES.get,
+                                    key=f"rule::{tag}::{g}")
+                if rule == "pairs":
+                    pairs = [f"{x} → {y}" for x in members for y in members if x != y]
+                    declared = [f"{_label(x)} → {_label(y)}" for x, y in (spec.tp_pairs or ())] \
+                        if spec else []
+                    chosen = st.multiselect("(actual → predicted) pairs counted as TP", pairs,
+                                            default=[p for p in declared if p in pairs],
+                                            key=f"pairs::{tag}::{g}")
+                    group["tp_pairs"] = [[label_of[x] for x in p.split(" → ")] for p in chosen]
+                else:
+                    group["tp_rule"] = rule
+            groups.append(group)
+    names = [g["name"] for g in groups]
+    default_positive = step.positive if step is not None and step.positive in names else None
+    positive = st.selectbox("Positive group", [None, *names],
+                            index=[None, *names].index(default_positive),
+                            format_func=lambda p: "none (multiclass metrics only)" if p is None
+                            else p, key=f"positive::{tag}",
+                            help="Which group is 'positive' for the 2×2+IM metrics and the ROC.")
+    return {"name": step.name if step is not None else f"step {k + 1}", "groups": groups,
+            **({"positive": positive} if positive else {})}
+
+
+def grouping_editor(a: Analysis) -> None:
+    """The Confusion page's grouping editor: the plan step by step (groups, members, R/S/RS
+    option, positive group); a valid edit becomes the analysis' plan at once."""
+    with st.expander("Grouping editor: how classes are grouped, step by step", expanded=False):
+        st.caption("Changes apply at once to every matrix, metric and ROC of every trained model; "
+                   "nothing is retrained. " + " ".join(
+                       f"{o.code} = {o.name.lower()}: {o.words}" for o in GROUPING_OPTIONS.values()))
+        if st.button("Reset to the survey schema's plan", key="reset_plan"):
+            for key in [k for k in st.session_state if str(k).split("::")[0] in {
+                    "ng", "name", "members", "option", "rule", "pairs", "positive"}]:
+                del st.session_state[key]
+            a.set_plan(a.survey.schema.plan_spec)
+            st.rerun()
+        steps_out = []
+        previous = list(a.classes)
+        renamed: dict[str, str] = {}
+        plan_steps = list(a.plan.plan)
+        for k, step in enumerate(plan_steps):
+            st.markdown(f"**Step {k + 1}: {common.md_escape(step.name)}**")
+            out = step_editor(k, step, previous, renamed)
+            steps_out.append(out)
+            renamed = {old.name: new["name"] for old, new in zip(step.groups, out["groups"],
+                                                                 strict=False)}
+            previous = [g["name"] for g in out["groups"]]
+        try:
+            candidate = parse_plan({"classes": list(a.classes), "plan": steps_out},
+                                   source="grouping editor")
+            resolve_plan(candidate, a.classes)
+        except CxAppError as exc:
+            st.error(f"The grouping is not valid yet, the matrices below use the last valid one: "
+                     f"{exc}")
+        else:
+            if candidate.model_dump(mode="json") != a.plan.model_dump(mode="json"):
+                a.set_plan(PlanSpec(classes=a.plan.classes, plan=candidate.plan))
+        plan_yaml = yaml.safe_dump(a.plan.model_dump(mode="json", exclude_none=True),
+                                   sort_keys=False, allow_unicode=True)
+        st.download_button("Download this plan (YAML)", data=plan_yaml, file_name="plan.yaml",
+                           mime="application/x-yaml", key="dl_plan", on_click="ignore")
+
+
+def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySchema | None:
+    """The Data page's column mapping: one editable row per column (role, name, label, scale,
+    segment kind) and the schema download; the schema in use, or None when the edit is
+    invalid (the error is shown)."""
+    with st.expander("Column mapping (check it, edit it, download it as a schema file)",
+                     expanded=expanded):
+        st.caption("One row per column used. Roles: target (the score the models predict), "
+                   "attribute (a driver question), segment (operator, wave, region, …), respondent "
+                   "id, or ignore. Names are identifiers used in results; labels are shown in charts.")
+        edited = st.data_editor(
+            mapping_table(base), key=key,
+            hide_index=True, num_rows="fixed", disabled=["column"],
+            column_config={
+                "column": st.column_config.TextColumn("Column in the file"),
+                "role": st.column_config.SelectboxColumn("Role", options=list(ROLES), required=True),
+                "name": st.column_config.TextColumn("Name", required=True),
+                "label": st.column_config.TextColumn("Label"),
+                "scale_min": st.column_config.NumberColumn("Scale min", step=1),
+                "scale_max": st.column_config.NumberColumn("Scale max", step=1),
+                "segment_role": st.column_config.SelectboxColumn("Segment kind",
+                                                                 options=list(SEGMENT_ROLES)),
+            })
+        if edited.equals(mapping_table(base)):
+            schema = base  # unchanged: keep the schema exactly (aliases, plan, description)
+        else:
+            schema = common.run_safely(lambda: schema_from_mapping_table(edited, base),
+                                       what="Column mapping")
+        if schema is None:
+            return None
+        st.download_button("Download schema (YAML)", data=schema.to_yaml().encode("utf-8"),
+                           file_name=f"{schema.name}.yaml", mime="application/x-yaml",
+                           key="dl_schema", on_click="ignore")
+    return schema
+
+
+def data_quality(survey: SurveyData) -> None:
+    """Rows read, used, excluded (by reason and each row) and imputed cells of a survey."""
+    q = survey.quality
+    st.subheader("Data quality")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Rows read", f"{q.rows_read:,}")
+    c2.metric("Respondents used", f"{q.rows_used:,}")
+    c3.metric("Rows excluded", f"{q.rows_excluded:,}")
+    c4.metric("Imputed cells", f"{sum(q.imputed.values()):,}")
+    src = survey.source
+    st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
+            + f" · header on row {src.header_row} · classes: {list(survey.classes)}")
+    if q.notes:
+        with st.expander("Notes from reading the file"):
+            for note in q.notes:
+                st.text(note)
+    if q.rows_excluded:
+        reasons = pd.DataFrame(list(q.counts_by_reason().items()), columns=["reason", "rows"])
+        st.write("Rows excluded from the analysis, by reason:")
+        common.table(reasons, key="reasons", file_name="excluded_by_reason.csv")
+        st.write("Every excluded row (sheet row as Excel shows it):")
+        common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
+    else:
+        st.success("Every row read is used: no respondent was excluded.")
+    imputed = {k: v for k, v in q.imputed.items() if v}
+    if imputed:
+        st.write("Missing attribute scores replaced by the attribute's median:")
+        common.table(pd.DataFrame(list(imputed.items()), columns=["attribute", "cells"]),
+                     key="imputed", file_name="imputed_cells.csv")
