@@ -3,6 +3,8 @@
 Public API: :mod:`~cx_app.app.session` — ``Analysis`` (survey, plan, cross-validated models and
 their derived, memoised views; a grouping change never retrains), ``TrainedModel`` (one
 cross-validated model of the session), ``train_lean``, and the process-wide bounded
-``ResultStore`` with its content keys (``survey_key``, ``training_key``) and ``cache_limits`` in :mod:`~cx_app.app.store` (re-exported by ``session``).
+``ResultStore`` with its content keys (``survey_key``, ``training_key``) and ``cache_limits``
+in :mod:`~cx_app.app.store` (re-exported by ``session``); :mod:`~cx_app.app.views` builds the
+tables the pages show (leaderboard, metric tables).
 The pages in ``pages/`` hold the Streamlit side. Imports: every layer below, never streamlit.
 """

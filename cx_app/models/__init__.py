@@ -8,5 +8,7 @@ predictions and probabilities, seeded shared folds), :mod:`~cx_app.models.evalua
 :mod:`~cx_app.models.drivers` (permutation importance, ordinal coefficients, relative weights,
 importance–performance, top-box δ/φ; ``PERMUTATION_REPEATS``) and
 :mod:`~cx_app.models.analysis` (``evaluate_survey`` and ``results_document``: the one
-``results.json`` the CLI and the app write). Imports: engine, survey.
+``results.json`` the CLI and the app write; ``best_model``/``rank_models``: the one ranking rule)
+and :mod:`~cx_app.models.results` (``Results``: that document typed and validated,
+``read_results``). Imports: engine, survey.
 """
