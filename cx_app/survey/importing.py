@@ -320,8 +320,13 @@ def _grid_for(
             tried.append(f"'{candidate}' (empty)")
             continue
         if schema is None:
-            notes.append(f"sheet '{candidate}' (the first non-empty sheet)")
-            return grid, notes, {}
+            problem = _inference_problem(grid) if len(names) > 1 else None
+            if problem is None:
+                notes.append(f"sheet '{candidate}' (the first sheet with a survey layout"
+                             + (f"; skipped {', '.join(tried)}" if tried else "") + ")")
+                return grid, notes, {}
+            tried.append(f"'{candidate}' ({problem})")
+            continue
         _, found = _find_header(grid, schema)
         missing = [s for s in _required(schema, require_target, require_attributes)
                    if s.name not in found]
@@ -336,10 +341,24 @@ def _grid_for(
                      f"{' ...' if len(missing) > 3 else ''})")
     if all(t.endswith("(empty)") for t in tried):
         raise SurveyFileError(f"{name}: every sheet is empty")
+    if schema is None:
+        raise SchemaError(f"{name}: no sheet has a survey layout that can be inferred: "
+                          + "; ".join(tried) + ". Choose the sheet and give the mapping "
+                          "(--sheet, --target COL --scale MIN-MAX --attributes A,B,C)")
     hint = _UNLABELED_HINT if only_target_missing else ""
     raise SchemaError(
         f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried) + hint
     )
+
+
+def _inference_problem(grid: Grid) -> str | None:
+    """Why no layout can be inferred from a sheet (None when one can): a cover or notes sheet
+    before the data is skipped this way."""
+    try:
+        infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0])
+    except (SchemaError, SurveyFileError) as exc:
+        return "no target and attributes found" if "could not infer" in str(exc) else str(exc)
+    return None
 
 
 def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:

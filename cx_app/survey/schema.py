@@ -14,6 +14,7 @@ and runs of whitespace (:func:`normalise_header`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -289,10 +290,21 @@ def _unique_names(headers: Iterable[str], taken: set[str] | None = None) -> list
     return names
 
 
+_NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
+
+
 def guess_kind(header: str, scale: Scale) -> TargetKind:
-    """NPS for a 0–10 scale; CSAT / CES by name; otherwise custom."""
+    """NPS for a 0–10 recommend question (the header says recommend, NPS or promoter); CES /
+    CSAT by name; otherwise custom (a 0–10 score that is not a recommend question is not an
+    NPS).
+
+    >>> guess_kind("Likelihood to recommend", Scale(min=0, max=10))
+    'nps'
+    >>> guess_kind("Overall score", Scale(min=0, max=10))
+    'custom'
+    """
     text = normalise_header(header)
-    if (scale.min, scale.max) == (0, 10):
+    if (scale.min, scale.max) == (0, 10) and _NPS_WORDS.search(text):
         return "nps"
     if "effort" in text or re.search(r"\bces\b", text):
         return "ces"
@@ -375,8 +387,15 @@ def schema_from_mapping(
 
 KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na", "not applicable",
                     "refused", "no answer", "not used")
-KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -1, -99)
-_STANDARD_SCALES = ((1, 5), (1, 7), (0, 10), (1, 10), (0, 5))
+KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
+"""Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
+an answer on a signed scale such as −2..2)."""
+STANDARD_SCALES = ((0, 10), (1, 10), (1, 7), (1, 6), (1, 5), (1, 3), (0, 1), (-2, 2), (-1, 1),
+                   (0, 5))
+"""The scales inference recognises; a column is put on the narrowest one that holds its
+answers (a scale written in its header wins)."""
+_FEW_ANSWERS = 30
+"""Below this many answers an attribute's own range says little: it takes its siblings' scale."""
 _ID_WORDS = {"id", "respondent", "customer", "code", "identifier"}
 _TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
                  "likelihood", "satisfaction")
@@ -385,8 +404,9 @@ _TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort"
 def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     """(integer scores without missing codes, codes seen), or None if the column is not a score.
 
-    A score column: at least 90% of its non-blank, non-code cells are integers in 0..10
-    (typos, decimals and stray text are tolerated; the importer reports them later)."""
+    A score column: at least 90% of its non-blank, non-code cells are integers in −5..10 spanning
+    at most 10 points (typos, decimals and stray text are tolerated; the importer reports them
+    later). A known numeric code (99, 98, −9, …) is a code only outside that range."""
     text = values.astype("string").str.strip()
     present = values.notna() & (text != "")
     if not present.any():
@@ -396,8 +416,8 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     numbers = pd.to_numeric(text[present].str.replace(",", ".", regex=False), errors="coerce")
     is_num_code = numbers.isin(KNOWN_NUMERIC_CODES)
     rest = numbers[~is_num_code & ~is_text_code]
-    scores = rest[(rest == np.round(rest)) & rest.between(0, 10)]
-    if rest.empty or scores.size < 0.9 * rest.size:
+    scores = rest[(rest == np.round(rest)) & rest.between(-5, 10)]
+    if rest.empty or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
         return None
     codes: set = set(folded[is_text_code].map(_text_code_display)) | {
         int(v) for v in numbers[is_num_code].unique()}
@@ -423,7 +443,7 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     if stated is not None:
         return stated
     lo, hi = int(scores.min()), int(scores.max())
-    fitting = [(a, b) for a, b in _STANDARD_SCALES if a <= lo and hi <= b]
+    fitting = [(a, b) for a, b in STANDARD_SCALES if a <= lo and hi <= b]
     if fitting:
         a, b = min(fitting, key=lambda s: (s[1] - s[0], s))
         return Scale(min=a, max=b)
@@ -448,8 +468,9 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     for header in frame.columns:
         column = frame[header]
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
-        not_a_score = (pd.api.types.is_datetime64_any_dtype(column)
-                       or guess_role(header) != "other" or bool(words & _ID_WORDS))
+        target_like = any(w in normalise_header(header) for w in _TARGET_WORDS)
+        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or bool(words & _ID_WORDS)
+                       or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
         if profile is None:
             others.append(header)
@@ -489,12 +510,14 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
               or distinct <= max(50, int(0.2 * n))):
             segments.append(header)
     attributes = [h for h in scores if h != target]
-    # attributes of one survey share a scale: the one holding all their values, unless their
-    # headers say otherwise
-    together = infer_scale(pd.concat([scores[h][0] for h in attributes]))
+    # each attribute on its own scale (1–5, 1–10 and −2..2 can sit in one file); one with few
+    # answers, whose range says little, on the scale most of its siblings use
+    usual = Counter(scores[h][1] for h in attributes).most_common(1)[0][0]
     for h in attributes:
-        stated = _stated_scale(h)
-        scores[h] = (scores[h][0], stated or together)
+        own = scores[h][1]
+        if (_stated_scale(h) is None and len(scores[h][0]) < _FEW_ANSWERS
+                and usual.min <= own.min and own.max <= usual.max):
+            scores[h] = (scores[h][0], usual)
     attr_scales = {scores[h][1] for h in attributes}
     # excluding every respondent with a gap would lose many (e.g. "not used" for roaming)
     incomplete = pd.Series(False, index=frame.index)
@@ -518,6 +541,11 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if guessed:
         description += (f"; no header names a target question, so {target!r} was taken as the "
                         "target: check it")
+    zero_to_ten = [h for h in scores if (scores[h][1].min, scores[h][1].max) == (0, 10)]
+    if len(zero_to_ten) > 1 and not any(_NPS_WORDS.search(normalise_header(h))
+                                        for h in zero_to_ten):
+        description += (f"; unsure: {len(zero_to_ten)} columns are on 0–10 and none is a "
+                        "recommend question, so which one is the target must be confirmed")
     if policy == "impute_median":
         description += (f"; {share_incomplete:.0%} of respondents miss an attribute score, so "
                         "they are imputed with the median instead of excluded")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -166,9 +167,14 @@ def test_mapping_defaults_for_other_scales():
 def test_infer_scale_prefers_the_header_then_standard_scales():
     assert infer_scale(pd.Series([3, 4]), "Overall (1-5)") == Scale(min=1, max=5)
     assert infer_scale(pd.Series([2, 4])) == Scale(min=1, max=5)
-    assert infer_scale(pd.Series([1, 6])) == Scale(min=1, max=7)
+    assert infer_scale(pd.Series([1, 6])) == Scale(min=1, max=6)
+    assert infer_scale(pd.Series([1, 7])) == Scale(min=1, max=7)
     assert infer_scale(pd.Series([0, 8])) == Scale(min=0, max=10)
     assert infer_scale(pd.Series([1, 9])) == Scale(min=1, max=10)
+    assert infer_scale(pd.Series([1, 2, 3])) == Scale(min=1, max=3)
+    assert infer_scale(pd.Series([0, 1])) == Scale(min=0, max=1)
+    assert infer_scale(pd.Series([-2, -1, 0, 2])) == Scale(min=-2, max=2)
+    assert infer_scale(pd.Series([-1, 0, 1])) == Scale(min=-1, max=1)
 
 
 def test_infer_schema_on_a_hand_built_table():
@@ -241,8 +247,40 @@ def test_infer_schema_flags_a_guessed_target():
     frame = pd.DataFrame({"Price": [1, 2, 3, 4, 5] * 4, "Staff": [2, 3, 4, 5, 1] * 4,
                           "Score": [0, 3, 6, 9, 10] * 4})
     schema = infer_schema(frame)
-    # no header names a target question: the widest scale (0-10) is taken, and said so
-    assert schema.target.column == "Score" and schema.target.kind == "nps"
+    # no header names a target question: the widest scale (0-10) is taken, and said so; a
+    # 0-10 score that is not a recommend question is not labelled NPS
+    assert schema.target.column == "Score" and schema.target.kind == "custom"
     assert "no header names a target question, so 'Score' was taken as the target" in (
         schema.description)
     assert schema.missing_attributes == "exclude"  # no gaps at all
+
+
+def test_inference_reads_each_scale_and_codes_only_outside_it():
+    """1–3, 1–6, 1–10 and signed attributes in one file, each on its own scale; −1 is an answer
+    on −2..2, 99 and "Don't know" are codes; the target's kind follows its question."""
+    n = 60
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({
+        "How likely are you to recommend us to a friend?": rng.integers(0, 11, n),
+        "Ease (1-3)": rng.integers(1, 4, n),
+        "Staff": rng.integers(1, 7, n),
+        "Fees": np.where(rng.random(n) < 0.3, 99, rng.integers(1, 11, n)),
+        "Effort": rng.integers(-2, 3, n),
+        "App": np.where(rng.random(n) < 0.2, "Don't know", rng.integers(1, 6, n).astype(str)),
+    })
+    frame.loc[0:5, "Staff"] = [1, 6, 2, 5, 3, 4]  # the whole 1-6 range is seen
+    frame.loc[0:4, "Effort"] = [-2, -1, 0, 1, 2]
+    schema = infer_schema(frame)
+    assert schema.target.kind == "nps" and schema.target.scale == Scale(min=0, max=10)
+    scales = {a.column: (a.scale.min, a.scale.max) for a in schema.attributes}
+    assert scales == {"Ease (1-3)": (1, 3), "Staff": (1, 6), "Fees": (1, 10),
+                      "Effort": (-2, 2), "App": (1, 5)}
+    assert set(schema.missing_codes) == {99, "Don't know"}
+    assert -1 not in schema.missing_codes
+
+
+def test_inference_is_unsure_with_two_zero_to_ten_scores_and_no_recommend_question():
+    frame = pd.DataFrame({"Score A": [0, 3, 6, 9, 10] * 8, "Score B": [10, 2, 5, 7, 0] * 8,
+                          "Staff": [1, 2, 3, 4, 5] * 8})
+    schema = infer_schema(frame)
+    assert "unsure: 2 columns are on 0–10 and none is a recommend question" in schema.description

@@ -70,3 +70,26 @@ def test_the_export_has_a_cover_sheet_and_title_rows(tmp_path):
     header = rows[len(TITLE_ROWS) + 1]
     assert list(header) == list(waves["2026-Q1"].columns)
     assert len(rows) == len(TITLE_ROWS) + 2 + 20
+
+
+def test_inference_reads_the_messy_bank_export(tmp_path):
+    """The cover sheet is skipped, the recommend question is the NPS target (not a "brand"
+    segment because its header names the bank), each attribute keeps its own scale, −1 stays
+    an answer on the −2..2 effort question, and 99 / "N/A" / "Don't know" are the codes."""
+    from cx_app.survey.importing import load_survey
+    from cx_app.survey.schema import Scale
+
+    waves = simulate_bank_waves(300)
+    path = write_bank_export(waves, tmp_path / "bank.xlsx")
+    survey = load_survey(path)
+    schema = survey.schema
+    assert survey.source.sheet == "Data"
+    assert any("skipped 'Notes'" in note for note in survey.quality.notes)
+    assert schema.target.column == TARGET_COLUMN and schema.target.kind == "nps"
+    expected = {a.column: Scale(min=a.scale[0], max=a.scale[1]) for a in BANK_ATTRIBUTES}
+    assert {a.column: a.scale for a in schema.attributes} == expected
+    assert set(schema.missing_codes) == {99, "N/A", "Don't know"}
+    frame = pd.concat(list(waves.values()))
+    valid = pd.to_numeric(frame[TARGET_COLUMN], errors="coerce").notna().sum()
+    assert survey.quality.rows_read == len(frame)
+    assert survey.quality.counts_by_reason() == {"missing target": len(frame) - valid}
