@@ -6,12 +6,10 @@ retrained (``Analysis.levels`` is memoised per model and plan)."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from cx_app.app import views
-from cx_app.engine.binary import BINARY_KEYS
-from cx_app.engine.catalogue import MULTICLASS_ALL, metric_definition
+from cx_app.engine.catalogue import metric_definition
 from cx_app.reports import charts
 from pages import common, panels
 
@@ -84,17 +82,12 @@ for index, level in enumerate(levels):
 
 with st.expander(f"Per-class metrics of {model_id}"):
     for level in levels:
-        per_class = pd.DataFrame.from_dict(level.metrics["per_class"], orient="index")
-        per_class.index = per_class.index.map(str)
         st.text(level.name)
-        common.table(per_class.reset_index(names="class"), key=f"per_class_{level.name}",
+        common.table(views.per_class_table(level), key=f"per_class_{level.name}",
                      file_name=f"per_class_{level.name}.csv")
 
 with st.expander("Definitions"):
     for index, level in enumerate([levels[0], *[lv for lv in levels if lv.is_binary][:1]]):
-        keys = list(BINARY_KEYS) if level.is_binary else MULTICLASS_ALL
-        defs = [metric_definition(k, binary=level.is_binary) for k in keys]
-        table = pd.DataFrame([{"metric": d.name, "meaning": d.words, "formula": d.formula,
-                               "source": d.source} for d in defs if d is not None])
         st.text("2×2+IM metrics" if level.is_binary else "Multiclass metrics")
-        common.table(table, key=f"definitions_{index}", file_name="definitions.csv")
+        common.table(views.definitions_table(level.is_binary), key=f"definitions_{index}",
+                     file_name="definitions.csv")

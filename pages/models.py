@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
-import yaml
 
 from cx_app.app import views
-from cx_app.estimate.calibration import gap_advice
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import CALIBRATIONS
 from pages import common
@@ -32,15 +29,12 @@ def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
         return float(st.number_input(name, value=default, format="%g", key=key))
     if isinstance(default, str):
         return st.text_input(name, value=default, key=key)
-    shown = list(default) if isinstance(default, tuple) else default
-    dumped = yaml.safe_dump(shown, default_flow_style=True).replace("\n...\n", "").strip()
-    text = st.text_input(f"{name} (YAML)", value=dumped, key=key)
+    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), key=key)
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        st.error(f"{name}: '{text}' is not a valid value")
+        return views.parse_setting(text, default)
+    except ValueError as exc:
+        st.error(f"{name}: {exc}")
         return default
-    return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
 
 
 names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
@@ -83,28 +77,17 @@ if not a.models:
     st.stop()
 
 st.subheader("Trained models")
-rows, advice = [], []
-for m in a.models.values():
-    gap = a.held_out_gap(m.model_id)
-    rows.append({"model": m.model_id, "algorithm": ALGORITHMS[m.algorithm_id].name,
-                 "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
-                 "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
-                 "ALP − real accuracy": gap.accuracy_gap, "class-share gap": gap.share_gap,
-                 "NPS gap (points)": gap.net_gap})
-    text = gap_advice(gap, f"{ALGORITHMS[m.algorithm_id].name} ({m.model_id})",
-                      m.cv.calibration)
-    if text:
-        advice.append(text)
-recipes = pd.DataFrame(rows)
-gap_columns = ["ALP − real accuracy", "class-share gap"]
+recipes, advice = views.trained_models_table(a)
+gap_columns = list(views.GAP_COLUMNS)
 common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_name="models.csv",
              csv_frame=recipes,
              column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(
-                                c, format="%+.1f%%" if c.startswith("ALP") else "%.1f%%", help="Held-out calibration gap: how far the "
-                                "ALP estimate of a new wave would be from the truth, measured "
-                                "on the cross-validation folds") for c in gap_columns},
+                                c, format="%+.1f%%" if c.startswith("ALP") else "%.1f%%",
+                                help="Held-out calibration gap: how far the ALP estimate of a "
+                                "new wave would be from the truth, measured on the "
+                                "cross-validation folds") for c in gap_columns},
                             "NPS gap (points)": st.column_config.NumberColumn(
                                 format="%+.1f", help="Estimated − actual NPS on the held-out "
                                 "folds")})

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-import yaml
 
+from cx_app.app import views
 from cx_app.app.session import Analysis
-from cx_app.engine.grouping import resolve_plan
-from cx_app.engine.plan import PlanSpec, parse_plan
 from cx_app.errors import CxAppError
 from cx_app.reports.definitions import GROUPING_OPTIONS
 from cx_app.survey.importing import SurveyData
@@ -132,8 +130,8 @@ def grouping_editor(a: Analysis) -> None:
     option, positive group); a valid edit becomes the analysis' plan at once."""
     with st.expander("Grouping editor: how classes are grouped, step by step", expanded=False):
         st.caption("Changes apply at once to every matrix, metric and ROC of every trained model; "
-                   "nothing is retrained. " + " ".join(
-                       f"{o.code} = {o.name.lower()}: {o.words}" for o in GROUPING_OPTIONS.values()))
+                   "nothing is retrained. " + " ".join(f"{o.code} = {o.name.lower()}: {o.words}"
+                                                      for o in GROUPING_OPTIONS.values()))
         if st.button("Reset to the survey schema's plan", key="reset_plan"):
             for key in [k for k in st.session_state if str(k).split("::")[0] in {
                     "ng", "name", "members", "option", "rule", "pairs", "positive"}]:
@@ -152,18 +150,15 @@ def grouping_editor(a: Analysis) -> None:
                                                                  strict=False)}
             previous = [g["name"] for g in out["groups"]]
         try:
-            candidate = parse_plan({"classes": list(a.classes), "plan": steps_out},
-                                   source="grouping editor")
-            resolve_plan(candidate, a.classes)
+            plan = views.edited_plan(a.plan, a.classes, steps_out)
         except CxAppError as exc:
             st.error(f"The grouping is not valid yet, the matrices below use the last valid one: "
                      f"{exc}")
         else:
-            if candidate.model_dump(mode="json") != a.plan.model_dump(mode="json"):
-                a.set_plan(PlanSpec(classes=a.plan.classes, plan=candidate.plan))
-        plan_yaml = yaml.safe_dump(a.plan.model_dump(mode="json", exclude_none=True),
-                                   sort_keys=False, allow_unicode=True)
-        st.download_button("Download this plan (YAML)", data=plan_yaml, file_name="plan.yaml",
+            if plan is not None:
+                a.set_plan(plan)
+        st.download_button("Download this plan (YAML)", data=views.plan_yaml(a.plan),
+                           file_name="plan.yaml",
                            mime="application/x-yaml", key="dl_plan", on_click="ignore")
 
 
@@ -174,14 +169,16 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
     with st.expander("Column mapping (check it, edit it, download it as a schema file)",
                      expanded=expanded):
         st.caption("One row per column used. Roles: target (the score the models predict), "
-                   "attribute (a driver question), segment (operator, wave, region, …), respondent "
-                   "id, or ignore. Names are identifiers used in results; labels are shown in charts.")
+                   "attribute (a driver question), segment (operator, wave, region, …), "
+                   "respondent id, or ignore. Names are identifiers used in results; labels are "
+                   "shown in charts.")
         edited = st.data_editor(
             mapping_table(base), key=key,
             hide_index=True, num_rows="fixed", disabled=["column"],
             column_config={
                 "column": st.column_config.TextColumn("Column in the file"),
-                "role": st.column_config.SelectboxColumn("Role", options=list(ROLES), required=True),
+                "role": st.column_config.SelectboxColumn("Role", options=list(ROLES),
+                                                         required=True),
                 "name": st.column_config.TextColumn("Name", required=True),
                 "label": st.column_config.TextColumn("Label"),
                 "scale_min": st.column_config.NumberColumn("Scale min", step=1),

@@ -1,16 +1,18 @@
 """Tables the pages show, built from an :class:`~cx_app.app.session.Analysis` (no widgets here):
-the pages render them, the tests check them.
+the pages render them, the tests check them. Also the grouping editor's plan check.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import yaml
 
+from cx_app.engine.binary import BINARY_KEYS
 from cx_app.engine.catalogue import (
-    BINARY_METRICS,
     BINARY_SUMMARY,
     MULTICLASS_ALL,
     MULTICLASS_SUMMARY,
@@ -21,6 +23,11 @@ from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
 
 if TYPE_CHECKING:
     from cx_app.app.session import Analysis
+    from cx_app.engine.levels import Level
+    from cx_app.engine.plan import PlanSpec
+
+GAP_COLUMNS: tuple[str, str] = ("ALP − real accuracy", "class-share gap")
+"""The rate columns (0–1) of :func:`trained_models_table`."""
 
 
 @dataclass(frozen=True)
@@ -57,10 +64,11 @@ def leaderboard(analysis: Analysis, level_index: int) -> MetricTable:
 
 def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:
     """Every metric of every trained model at one level, one column per metric key (every
-    2×2+IM metric, or the catalogue's ``MULTICLASS_ALL``); ``percent_columns`` are rates,
-    ``number_columns`` the others that are not counts (counts: the rest)."""
+    2×2+IM metric in :data:`~cx_app.engine.binary.BINARY_KEYS` order, or the catalogue's
+    ``MULTICLASS_ALL``); ``percent_columns`` are rates, ``number_columns`` the others that are
+    not counts (counts: the rest)."""
     binary = any(analysis.levels(m)[level_index].is_binary for m in analysis.models)
-    keys = list(BINARY_METRICS) if binary else list(MULTICLASS_ALL)
+    keys = list(BINARY_KEYS) if binary else list(MULTICLASS_ALL)
     keys = [k for k in keys if any(k in analysis.levels(m)[level_index].metrics
                                    for m in analysis.models)]
     frame = pd.DataFrame([{"model": m, **{k: analysis.levels(m)[level_index].metrics.get(k)
@@ -68,3 +76,83 @@ def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:
     formats = {k: metric_definition(k, binary=binary).format for k in keys}
     return MetricTable(frame, tuple(k for k in keys if formats[k] == "percent"),
                        tuple(k for k in keys if formats[k] == "number"))
+
+
+def per_class_table(level: Level) -> pd.DataFrame:
+    """A level's per-class metrics (``level.metrics["per_class"]``), one row per class: a
+    ``class`` column (the class as text), then precision, recall, F1, support, ..."""
+    frame = pd.DataFrame.from_dict(level.metrics["per_class"], orient="index")
+    frame.index = frame.index.map(str)
+    return frame.reset_index(names="class")
+
+
+def definitions_table(binary: bool) -> pd.DataFrame:
+    """The catalogue's definitions of the 2×2+IM metrics (``binary``) or the multiclass ones,
+    in the metric tables' order: ``metric`` (display name), ``meaning``, ``formula``,
+    ``source``."""
+    keys = BINARY_KEYS if binary else MULTICLASS_ALL
+    defs = [metric_definition(k, binary=binary) for k in keys]
+    return pd.DataFrame([{"metric": d.name, "meaning": d.words, "formula": d.formula,
+                          "source": d.source} for d in defs if d is not None])
+
+
+def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
+    """One row per trained model (its recipe, fit time, respondents and held-out ALP gaps, the
+    :data:`GAP_COLUMNS` as 0–1 rates, the NPS gap in points) and the calibration advice for the
+    models whose gap is large (:func:`cx_app.estimate.calibration.gap_advice`)."""
+    from cx_app.estimate.calibration import gap_advice
+    from cx_app.models.algorithms import ALGORITHMS
+
+    rows, advice = [], []
+    for m in analysis.models.values():
+        gap = analysis.held_out_gap(m.model_id)
+        name = ALGORITHMS[m.algorithm_id].name
+        rows.append({"model": m.model_id, "algorithm": name,
+                     "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
+                     "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
+                     GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
+                     "NPS gap (points)": gap.net_gap})
+        text = gap_advice(gap, f"{name} ({m.model_id})", m.cv.calibration)
+        if text:
+            advice.append(text)
+    return pd.DataFrame(rows), advice
+
+
+def setting_text(value: Any) -> str:
+    """An algorithm setting that is not a bool, number or text (a tuple, list, mapping or None)
+    as one line of YAML, for a text box: ``(1, 2)`` → ``'[1, 2]'``, None → ``'null'``."""
+    shown = list(value) if isinstance(value, tuple) else value
+    return yaml.safe_dump(shown, default_flow_style=True).replace("\n...\n", "").strip()
+
+
+def parse_setting(text: str, default: Any) -> Any:
+    """A setting typed as YAML (:func:`setting_text`) read back: a list becomes a tuple when the
+    default is one. ``ValueError`` when the text is not valid YAML."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"'{text}' is not a valid value") from exc
+    return tuple(value) if isinstance(default, tuple) and isinstance(value, list) else value
+
+
+def edited_plan(current: PlanSpec, classes: Sequence,
+                steps: Sequence[Mapping[str, Any]]) -> PlanSpec | None:
+    """The plan that the grouping editor's ``steps`` (plan steps as dicts) describe, checked
+    against ``classes``: a new plan (with ``current.classes``) when it differs from
+    ``current``, None when it is the same. A :class:`~cx_app.errors.CxAppError` when the
+    steps are not a valid plan of these classes."""
+    from cx_app.engine.grouping import resolve_plan
+    from cx_app.engine.plan import PlanSpec, parse_plan
+
+    candidate = parse_plan({"classes": list(classes), "plan": [dict(s) for s in steps]},
+                           source="grouping editor")
+    resolve_plan(candidate, classes)
+    if candidate.model_dump(mode="json") == current.model_dump(mode="json"):
+        return None
+    return PlanSpec(classes=current.classes, plan=candidate.plan)
+
+
+def plan_yaml(plan: PlanSpec) -> str:
+    """A plan as YAML text (unset fields left out, steps in order), as downloaded."""
+    return yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False,
+                          allow_unicode=True)

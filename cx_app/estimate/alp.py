@@ -369,7 +369,8 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                    y_pred: Sequence | None = None, resolved_plan: ResolvedPlan | None = None,
                    label: str = "") -> AlpComparison:
     """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
-    held-out folds), every level of ``resolved_plan``, metrics :data:`cx_app.engine.catalogue.MACRO_SUMMARY`."""
+    held-out folds), every level of ``resolved_plan``, metrics
+    :data:`cx_app.engine.catalogue.MACRO_SUMMARY`."""
     from cx_app.engine.confusion import confusion_matrix
 
     p = _check_proba(proba, classes)

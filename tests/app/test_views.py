@@ -52,3 +52,100 @@ def test_binary_leaderboard_formats_rates_and_numbers(analysis):
     assert "PIMR (positive intragroup mismatch rate)" in board.percent_columns
     dt = board.frame.set_index("model").loc["dt"]
     assert dt["TPR (recall, sensitivity)"] == analysis.levels("dt")[2].metrics["tpr"]
+
+
+def test_level_metric_table_keeps_the_engine_order_and_the_models_values(analysis):
+    from cx_app.engine.binary import BINARY_KEYS
+    from cx_app.engine.catalogue import MULTICLASS_ALL
+
+    binary = views.level_metric_table(analysis, 2)
+    assert tuple(binary.frame.columns) == ("model", *BINARY_KEYS)  # tp, fn, fp, tn, imp, ...
+    assert list(binary.frame["model"]) == list(analysis.models)  # the order they were trained
+    lr = binary.frame.set_index("model").loc["lr"]
+    # the 2x2+IM counts add up to every respondent, accuracy is (TP + TN) / n
+    assert lr["tp"] + lr["fn"] + lr["fp"] + lr["tn"] + lr["imp"] + lr["imn"] == lr["n"] == 240
+    assert lr["accuracy"] == pytest.approx((lr["tp"] + lr["tn"]) / 240)
+    assert lr["mcc"] == analysis.levels("lr")[2].metrics["mcc"]
+    assert "tpr" in binary.percent_columns and "mcc" in binary.number_columns
+    assert "tp" not in binary.percent_columns + binary.number_columns  # a count
+    multiclass = views.level_metric_table(analysis, 0)
+    assert tuple(multiclass.frame.columns) == ("model", *MULTICLASS_ALL)
+    assert multiclass.percent_columns == MULTICLASS_ALL and multiclass.number_columns == ()
+    nb = multiclass.frame.set_index("model").loc["nb"]
+    assert nb["accuracy"] == nb["precision_micro"] == analysis.levels("nb")[0].metrics["accuracy"]
+
+
+def test_per_class_table_has_one_row_per_group_with_its_counts(analysis):
+    level = analysis.levels("lr")[1]  # 3x3+IM
+    table = views.per_class_table(level)
+    assert list(table["class"]) == ["detractors", "passives", "promoters"]
+    assert table["support"].sum() == 240
+    row = table.set_index("class").loc["detractors"]
+    assert row["precision"] == pytest.approx(row["tp"] / (row["tp"] + row["fp"] + row["im"]))
+    assert row["recall"] == pytest.approx(row["tp"] / row["support"])
+    assert row["precision"] == level.metrics["per_class"]["detractors"]["precision"]
+    original = views.per_class_table(analysis.levels("lr")[0])
+    assert list(original["class"]) == [str(k) for k in range(11)]  # classes as text
+
+
+def test_definitions_table_names_every_metric_of_the_tables():
+    multiclass = views.definitions_table(False)
+    assert list(multiclass.columns) == ["metric", "meaning", "formula", "source"]
+    assert len(multiclass) == 7
+    assert multiclass["metric"][0] == "Accuracy"
+    assert multiclass["formula"][1] == "mean over classes of TP / (TP + FP)"
+    binary = views.definitions_table(True)
+    assert len(binary) == 34
+    assert list(binary["metric"][:3]) == ["TP (true positives)", "FN (false negatives)",
+                                          "FP (false positives)"]
+    assert binary.set_index("metric").loc["TPR (recall, sensitivity)", "formula"] == \
+        "TP / (TP + FN + IMP)"
+
+
+def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
+    frame, advice = views.trained_models_table(analysis)
+    assert list(frame.columns) == ["model", "algorithm", "calibration", "folds", "seed",
+                                   "fit seconds", "respondents", *views.GAP_COLUMNS,
+                                   "NPS gap (points)"]
+    assert list(frame["model"]) == ["nb", "lr", "dt"]
+    lr = frame.set_index("model").loc["lr"]
+    assert lr["algorithm"] == "Logistic regression"
+    assert (lr["folds"], lr["seed"], lr["respondents"], lr["calibration"]) == (3, 0, 240, "none")
+    gap = analysis.held_out_gap("lr")
+    assert lr["ALP − real accuracy"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
+    assert lr["class-share gap"] == gap.share_gap
+    assert lr["NPS gap (points)"] == gap.net_gap
+    assert all(isinstance(text, str) and "held-out ALP gap" in text for text in advice)
+
+
+def test_settings_round_trip_through_yaml_text():
+    assert views.setting_text((1, 2)) == "[1, 2]"
+    assert views.setting_text(None) == "null"
+    assert views.parse_setting("[3, 4]", (1, 2)) == (3, 4)
+    assert views.parse_setting("[3, 4]", [1, 2]) == [3, 4]
+    assert views.parse_setting("{a: 1}", None) == {"a": 1}
+    with pytest.raises(ValueError, match="is not a valid value"):
+        views.parse_setting("[1, 2", (1, 2))
+
+
+def test_edited_plan_is_none_unchanged_new_when_edited_and_an_error_when_invalid(analysis):
+    from cx_app.errors import CxAppError
+
+    steps = analysis.plan.model_dump(mode="json", exclude_none=True)["plan"]
+    assert views.edited_plan(analysis.plan, analysis.classes, steps) is None
+    moved = [dict(s) for s in steps]
+    moved[0] = {**steps[0], "groups": [
+        {**steps[0]["groups"][0], "members": [0, 1, 2, 3, 4, 5]},
+        {**steps[0]["groups"][1], "members": [6, 7, 8]}, steps[0]["groups"][2]]}
+    plan = views.edited_plan(analysis.plan, analysis.classes, moved)
+    assert [list(g.members) for g in plan.plan[0].groups] == [[0, 1, 2, 3, 4, 5], [6, 7, 8],
+                                                              [9, 10]]
+    assert plan.classes == analysis.plan.classes
+    assert plan.plan[1] == analysis.plan.plan[1]
+    missing = [{**steps[0], "groups": steps[0]["groups"][:2]}, steps[1]]  # 9 and 10 in no group
+    with pytest.raises(CxAppError):
+        views.edited_plan(analysis.plan, analysis.classes, missing)
+    text = views.plan_yaml(plan)
+    assert "tp_pairs" not in text  # unset fields left out
+    assert text.splitlines()[:2] == ["classes:", "- 0"]
+    assert "  - name: passives\n    members:\n    - 6\n    - 7\n    - 8\n" in text
