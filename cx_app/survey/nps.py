@@ -38,8 +38,10 @@ Z95 = float(norm.ppf(0.975))
 
 MISSING_SEGMENT = "(missing)"
 
-_POSITIVE_NAMES = ("promoters", "promoter", "satisfied", "positive", "positives")
-_NEGATIVE_NAMES = ("detractors", "detractor", "dissatisfied", "negative", "negatives")
+_POSITIVE_NAMES = ("promoters", "promoter", "satisfied", "positive", "positives", "top_box",
+                   "high")
+_NEGATIVE_NAMES = ("detractors", "detractor", "dissatisfied", "negative", "negatives",
+                   "bottom_box", "low")
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cx_app.engine.plan import (
-    NPS_PLAN,
     PlanSpec,
     StepSpec,
     format_validation_error,
-    parse_plan,
     read_yaml_document,
 )
 from cx_app.errors import SchemaError
+from cx_app.survey.default_plans import default_plan
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -203,45 +202,6 @@ def save_schema(schema: SurveySchema, path: str | Path) -> Path:
 
 
 # --------------------------------------------------------------------------- default plans
-
-
-def _groups_step(name: str, groups: Sequence[tuple[str, Sequence[int | str]]], option: str,
-                 positive: str | None = None) -> dict:
-    step: dict = {
-        "name": name,
-        "groups": [{"name": g, "members": list(m), "option": option} for g, m in groups],
-    }
-    if positive is not None:
-        step["positive"] = positive
-    return step
-
-
-def default_plan(kind: str, scale: Scale | tuple[int, int]) -> tuple[StepSpec, ...]:
-    """The default reduction plan for a target scale.
-
-    NPS 0–10: the papers' plan (relaxed detractors/passives/promoters, then strict detractors
-    vs the rest). 1–5 (CSAT): relaxed dissatisfied {1,2} / neutral {3} / satisfied {4,5}, then
-    strict not-satisfied vs satisfied. 1–7 (e.g. CES): low {1,2,3} / neutral {4} / high
-    {5,6,7}, then strict. Other scales: no plan (the analysis uses the original classes).
-    """
-    lo, hi = (scale.min, scale.max) if isinstance(scale, Scale) else scale
-    if (lo, hi) == (0, 10):
-        return NPS_PLAN.plan
-    if (lo, hi) == (1, 5):
-        three = [("dissatisfied", [1, 2]), ("neutral", [3]), ("satisfied", [4, 5])]
-        two = [("dissatisfied_neutral", ["dissatisfied", "neutral"]), ("satisfied", ["satisfied"])]
-        positive = "satisfied"
-    elif (lo, hi) == (1, 7):
-        three = [("low", [1, 2, 3]), ("neutral", [4]), ("high", [5, 6, 7])]
-        two = [("low_neutral", ["low", "neutral"]), ("high", ["high"])]
-        positive = "high"
-    else:
-        return ()
-    spec = parse_plan(
-        [_groups_step("3x3+IM", three, "R"), _groups_step("2x2+IM", two, "S", positive)],
-        source=f"default plan for scale {lo}-{hi}",
-    )
-    return spec.plan
 
 
 # --------------------------------------------------------------------------- mapping

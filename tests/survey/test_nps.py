@@ -158,12 +158,12 @@ def test_groups_from_the_nps_plan_and_a_csat_plan():
 def test_groups_from_a_plan_with_only_a_positive_group_and_expanded_members():
     plan = parse_plan({"classes": list(range(1, 8)), "plan": [
         {"name": "three", "groups": [
-            {"name": "low", "members": [1, 2, 3]},
+            {"name": "first", "members": [1, 2, 3]},
             {"name": "mid", "members": [4, 5]},
-            {"name": "high", "members": [6, 7]}]},
+            {"name": "last", "members": [6, 7]}]},
         {"name": "two", "positive": "top", "groups": [
-            {"name": "rest", "members": ["low", "mid"]},
-            {"name": "top", "members": ["high"]}]}]})
+            {"name": "rest", "members": ["first", "mid"]},
+            {"name": "top", "members": ["last"]}]}]})
     groups = groups_from_plan(plan)
     assert groups.positive == {6, 7} and groups.negative == {1, 2, 3, 4, 5}
     assert groups.neutral == frozenset()
@@ -231,3 +231,20 @@ def test_results_serialise():
         "share_passives", "share_promoters", "value", "ci_low", "ci_high", "se"]
     change = nps_change(r, r)
     assert change.to_dict()["delta"] == 0.0 and change.p == 1.0
+
+
+def test_default_plans_of_other_scales_give_top_minus_bottom_box():
+    """The default plans name their boxes so that the net score is top box − bottom box (the
+    middle is neutral), on 1–7 (low/high) and on any other scale (bottom_box/top_box)."""
+    from cx_app.engine.plan import PlanSpec
+    from cx_app.survey.default_plans import default_plan
+
+    for scale, positive, negative in (((1, 7), {5, 6, 7}, {1, 2, 3}),
+                                      ((1, 10), {7, 8, 9, 10}, {1, 2, 3, 4}),
+                                      ((-2, 2), {1, 2}, {-2, -1}),
+                                      ((1, 3), {3}, {1})):
+        classes = list(range(scale[0], scale[1] + 1))
+        plan = PlanSpec(classes=classes, plan=default_plan("custom", scale))
+        groups = groups_from_plan(plan)
+        assert (groups.positive, groups.negative) == (positive, negative), scale
+        assert groups.neutral == frozenset(classes) - positive - negative

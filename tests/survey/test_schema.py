@@ -158,7 +158,9 @@ def test_mapping_defaults_for_other_scales():
     assert [g.members for g in ces.plan[0].groups] == [(1, 2, 3), (4,), (5, 6, 7)]
     custom = schema_from_mapping(target="Score", scale="1-10", attributes=["A"],
                                  attribute_scale="1-5")
-    assert custom.target.kind == "custom" and custom.plan == ()
+    assert custom.target.kind == "custom"  # bottom box / middle / top box (docs/scales.md)
+    assert [g.members for g in custom.plan[0].groups] == [(1, 2, 3, 4), (5, 6), (7, 8, 9, 10)]
+    assert custom.plan[1].positive == "top_box"
     assert custom.attributes[0].scale == Scale(min=1, max=5)
     with pytest.raises(SchemaError, match="at least one attribute"):
         schema_from_mapping(target="Score", scale="1-10", attributes=[])

@@ -1,0 +1,76 @@
+"""The default reduction plan of every target scale (the convention is in ``docs/scales.md``).
+
+- NPS 0–10: the papers' plan — relaxed detractors {0..6} / passives {7, 8} / promoters {9, 10},
+  then strict detractors vs passives and promoters.
+- 1–5: dissatisfied {1, 2} / neutral {3} / satisfied {4, 5}; 1–7: low {1, 2, 3} / neutral {4} /
+  high {5, 6, 7} (the usual CSAT and CES top-2 / top-3 boxes).
+- Any other scale of k ≥ 3 points: bottom box / middle / top box. With k odd the middle is the
+  midpoint; with k even it is the two central points; the boxes are the points below and above.
+  1–3 → {1} / {2} / {3}; 1–6 → {1, 2} / {3, 4} / {5, 6}; 1–10 → {1..4} / {5, 6} / {7..10};
+  −2..2 → {−2, −1} / {0} / {1, 2}.
+- Then a 2×2+IM step: the top group (positive) against the rest, strict.
+- A 2-point scale (0/1) has no plan: it is already a 2×2.
+
+Every plan is editable (Confusion page, ``--plan``, the schema file).
+
+>>> [[g.members for g in s.groups] for s in default_plan("custom", (1, 6))][0]
+[(1, 2), (3, 4), (5, 6)]
+>>> default_plan("custom", (0, 1))
+()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cx_app.engine.plan import NPS_PLAN, StepSpec, parse_plan
+
+_NAMED = {
+    (1, 5): (("dissatisfied", "neutral", "satisfied"), ((1, 2), (3,), (4, 5))),
+    (1, 7): (("low", "neutral", "high"), ((1, 2, 3), (4,), (5, 6, 7))),
+}
+
+
+def _groups_step(name: str, groups: Sequence[tuple[str, Sequence[int | str]]], option: str,
+                 positive: str | None = None) -> dict:
+    step: dict = {
+        "name": name,
+        "groups": [{"name": g, "members": list(m), "option": option} for g, m in groups],
+    }
+    if positive is not None:
+        step["positive"] = positive
+    return step
+
+
+def boxes(lo: int, hi: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(bottom box, middle, top box) of a scale lo..hi with at least 3 points.
+
+    >>> boxes(1, 10)
+    ((1, 2, 3, 4), (5, 6), (7, 8, 9, 10))
+    >>> boxes(-2, 2)
+    ((-2, -1), (0,), (1, 2))
+    """
+    points = tuple(range(lo, hi + 1))
+    k = len(points)
+    if k < 3:
+        raise ValueError(f"a scale {lo}..{hi} has fewer than 3 points: no bottom/middle/top")
+    width = 1 if k % 2 else 2
+    start = (k - width) // 2
+    return points[:start], points[start:start + width], points[start + width:]
+
+
+def default_plan(kind: str, scale: object) -> tuple[StepSpec, ...]:
+    """The default reduction plan for a target scale (a ``Scale`` or a (min, max) pair)."""
+    lo, hi = (scale.min, scale.max) if hasattr(scale, "min") else scale  # type: ignore[union-attr]
+    if (lo, hi) == (0, 10) and kind in ("nps", "custom"):
+        return NPS_PLAN.plan
+    if hi - lo + 1 < 3:
+        return ()
+    names, members = _NAMED.get((lo, hi), (("bottom_box", "middle", "top_box"), boxes(lo, hi)))
+    three = list(zip(names, members, strict=True))
+    two = [(f"{names[0]}_{names[1]}", [names[0], names[1]]), (names[2], [names[2]])]
+    spec = parse_plan(
+        [_groups_step("3x3+IM", three, "R"), _groups_step("2x2+IM", two, "S", names[2])],
+        source=f"default plan for scale {lo}-{hi}",
+    )
+    return spec.plan
