@@ -250,6 +250,7 @@ def evaluate_survey(
     if survey.y is None:
         raise AnalysisError("evaluating models needs the target (score) column")
     plan = resolve_plan(survey.schema.plan_spec, survey.classes)
+    groups_for_schema(survey.schema)  # the net score's groups: a bad plan fails before any fit
     evaluations: dict[str, ModelEvaluation] = {}
     best_cv = None
     for algorithm_id in algorithms:

@@ -77,3 +77,24 @@ def test_results_round_trip_and_validate(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     with pytest.raises(ResultsError, match="does not hold a JSON object"):
         read_results(tmp_path / "list.json")
+
+
+def test_a_plan_without_net_score_groups_fails_before_any_fit(tmp_path, monkeypatch):
+    import cx_app.models.analysis as analysis
+    from cx_app.errors import PlanError
+
+    survey = _survey(tmp_path)
+    plan = {"classes": list(range(11)), "plan": [{"name": "halves", "groups": [
+        {"name": "first", "members": list(range(6))},
+        {"name": "second", "members": list(range(6, 11))}]}]}
+    from cx_app.engine.plan import parse_plan
+
+    schema = survey.schema.model_copy(update={"plan": parse_plan(plan).plan})
+    survey = type(survey)(survey.frame, schema, survey.quality, survey.source)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a model was fitted before the plan was checked")
+
+    monkeypatch.setattr(analysis, "evaluate_algorithm", no_fit)
+    with pytest.raises(PlanError, match="net-score|promoters|positive"):
+        evaluate_survey(survey, ["lr"], folds=3)
