@@ -238,9 +238,12 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     if n == 0:
         raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
     X = survey.X.reindex(columns=list(model.attribute_names))
-    fills = {a: training_median(model.attribute_distributions.get(a, {})) for a in absent}
-    for name, value in fills.items():
-        X[name] = value
+    # every gap is filled with the training data's median, never with this wave's own
+    medians = {a: training_median(model.attribute_distributions.get(a, {}))
+               for a in model.attribute_names}
+    gaps = {a: int(X[a].isna().sum()) for a in present if a in medians}
+    X = X.fillna(medians)
+    filled = {a: g for a, g in gaps.items() if g}
     proba = model.predict_proba(X)
     pred_idx = proba.argmax(axis=1)
     class_arr = np.asarray(classes, dtype=object)
@@ -278,12 +281,16 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)
     warnings.extend(drift.warnings)
-    for name, value in fills.items():
+    for name in absent:
         warnings.append(
             f"attribute '{name}' is not in this wave: every respondent was given its training "
-            f"median ({value:g}), so the model cannot see differences in it and the estimate "
-            "leans on the other attributes"
+            f"median ({medians[name]:g}), so the model cannot see differences in it and the "
+            "estimate leans on the other attributes"
         )
+    if filled:
+        warnings.append(
+            "unanswered attribute scores filled with the training data's median (not this "
+            "wave's): " + ", ".join(f"{a} {g} ({medians[a]:g})" for a, g in filled.items()))
     if n < SMALL_WAVE:
         warnings.append(
             f"only {n} respondents: the estimated metrics of one wave this small vary a lot "

@@ -203,7 +203,7 @@ def train_model(
                              zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
         },
         cv=summary,
-        attribute_distributions=value_counts_by_attribute(survey.X),
+        attribute_distributions=value_counts_by_attribute(survey.answered),
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
     return TrainingOutcome(model, choice, results)

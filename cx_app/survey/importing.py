@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ from cx_app.survey.cells import (
     first_reasons,
     text_column,
 )
+from cx_app.survey.data import SourceInfo, SurveyData  # noqa: E402 - re-exported
 from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
@@ -78,59 +78,6 @@ from cx_app.survey.schema import (
 
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _HEADER_SCAN_ROWS = 30
-
-
-@dataclass(frozen=True)
-class SourceInfo:
-    """Where a survey table came from: file name, sheet, content hash, CSV dialect, header row."""
-
-    filename: str
-    sheet: str | None
-    sha256: str
-    encoding: str | None = None
-    delimiter: str | None = None
-    header_row: int = 1
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class SurveyData:
-    """Used respondents (``frame``, columns = schema names, index = sheet row), the schema,
-    the data-quality report and the source."""
-
-    frame: pd.DataFrame
-    schema: SurveySchema
-    quality: DataQualityReport
-    source: SourceInfo
-    absent_attributes: tuple[str, ...] = ()
-    """Attributes whose column is not in the file (only with ``require_attributes=False``):
-    their column in ``frame`` is all missing, for the caller to fill and to warn about."""
-
-    @property
-    def attribute_names(self) -> tuple[str, ...]:
-        return self.schema.attribute_names
-
-    @property
-    def classes(self) -> tuple[int, ...]:
-        return self.schema.classes
-
-    @property
-    def has_target(self) -> bool:
-        return self.schema.target.name in self.frame.columns
-
-    @property
-    def X(self) -> pd.DataFrame:  # noqa: N802 - the usual name for a feature matrix
-        """Attribute scores of the used respondents (float; imputed cells filled)."""
-        return self.frame[list(self.attribute_names)].astype(float)
-
-    @property
-    def y(self) -> np.ndarray | None:
-        """Target scores (int), or None when the file has no target column."""
-        if not self.has_target:
-            return None
-        return self.frame[self.schema.target.name].to_numpy(dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- header matching
@@ -399,6 +346,7 @@ def load_survey(
     require_target: bool = True,
     require_attributes: bool = True,
     limits: ImportLimits | None = None,
+    keep_attribute_gaps: bool = False,
 ) -> SurveyData:
     """Read, map and clean a survey file; see the module docstring.
 
@@ -411,6 +359,9 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     ``require_attributes=False`` (new waves scored by a saved model) a file lacking some
     attribute columns is accepted too: those attributes are listed in ``absent_attributes``
     and their column is all missing — never imputed here, never a reason to exclude a row.
+    ``keep_attribute_gaps=True`` (scoring a new wave) keeps every respondent with their
+    attribute gaps as missing values, whatever the schema's policy: the scorer fills them
+    with the training data's statistics, not this file's.
 
     ``limits`` (:class:`~cx_app.survey.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
     the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
@@ -463,7 +414,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
                  if spec.name in found}
     blank = {name: masks[column] for name, column in column_of.items()}
-    frame, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes, blank_rows)
+    frame, report, imputed_cells = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
+                                          blank_rows, keep_attribute_gaps)
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -476,14 +428,16 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         header_row=header + 1,
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
-                      absent_attributes=absent)
+                      absent_attributes=absent, imputed_cells=imputed_cells)
 
 
 def _clean(
     raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
     schema: SurveySchema,
-    index: pd.Index, notes: list[str], blank_rows: int,
-) -> tuple[pd.DataFrame, DataQualityReport]:
+    index: pd.Index, notes: list[str], blank_rows: int, keep_attribute_gaps: bool = False,
+) -> tuple[pd.DataFrame, DataQualityReport, pd.DataFrame | None]:
+    policy = "keep" if keep_attribute_gaps else schema.missing_attributes
+    gap_masks: dict[str, np.ndarray] = {}
     n = len(index)
     codes = code_sets(schema.missing_codes)
     checks: list[tuple[pd.Series, str, str, pd.Series]] = []
@@ -519,7 +473,7 @@ def _clean(
                    (s.non_numeric, NON_NUMERIC, header, cells),
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
-    if schema.missing_attributes == "exclude":
+    if policy == "exclude":
         for spec in present:
             checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
                            raw[spec.name]))
@@ -538,7 +492,7 @@ def _clean(
             out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
             continue
         values = scored[spec.name].values
-        if schema.missing_attributes == "impute_median":
+        if policy == "impute_median":
             gaps = used & values.isna().to_numpy()
             imputed[spec.name] = int(gaps.sum())
             if gaps.any():
@@ -548,6 +502,7 @@ def _clean(
                         f"column {column_of[spec.name]!r} ({spec.name}) has no valid score to "
                         "impute the median from; set missing_attributes: exclude or drop it")
                 values = values.where(~gaps, median)
+                gap_masks[spec.name] = gaps
                 notes.append(f"{spec.name}: {imputed[spec.name]} missing score(s) imputed with "
                              f"the median {median:g}")
         out[spec.name] = values
@@ -583,7 +538,10 @@ def _clean(
         rows_read=n, rows_used=int(used.sum()), excluded=excluded, imputed=imputed,
         notes=tuple(notes), blank_rows=blank_rows,
     )
-    return frame, report
+    imputed_cells = (pd.DataFrame({a: gap_masks.get(a, np.zeros(n, dtype=bool))
+                                   for a in schema.attribute_names}, index=index)[used]
+                     if gap_masks else None)
+    return frame, report, imputed_cells
 
 
 __all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table", "sheet_names"]

@@ -153,8 +153,11 @@ def test_train_model_records_provenance_and_refits(tmp_path):
     model = outcome.model
     assert model.training["sha256"] == survey.source.sha256
     assert model.training["n"] == len(survey.y) == sum(model.training["class_counts"].values())
+    # the answered scores only: the cells imputed by the median are not part of the
+    # distribution a new wave's drift is compared with
+    assert survey.quality.imputed["shops"] > 0
     assert model.attribute_distributions["shops"] == {
-        str(int(k)): int(v) for k, v in survey.X["shops"].value_counts().items()}
+        str(int(k)): int(v) for k, v in survey.answered["shops"].value_counts().items()}
     cv = outcome.cv
     assert model.cv["levels"]["original"]["accuracy"] == pytest.approx(
         np.mean(cv.y_pred == cv.y_true))

@@ -170,3 +170,35 @@ def test_metric_comparison_rows_hold_the_estimated_and_realized_values(model):
     assert WaveEstimateDocument.from_dict(document).to_dict() == document
     unlabelled = estimate_wave(model, _survey([7], 60, labelled=False))
     assert all("realized" not in r for r in unlabelled.metric_comparison())
+
+
+def test_wave_gaps_are_filled_with_the_training_median_and_no_respondent_is_lost(model):
+    """A wave whose answered 'billing' scores are all high (its own median 10) and a third of
+    them blank: every respondent is estimated, the blanks get the *training* median, and the
+    training distributions that drift compares with hold answered values only."""
+    from cx_app.estimate.new_wave import training_median
+
+    frame = simulate_telecom_waves([7], respondents_per_operator=60, seed=5, include_target=False)
+    column = SCHEMA.attributes[[a.name for a in SCHEMA.attributes].index("billing")].column
+    frame[column] = 10
+    frame.loc[frame.index[: len(frame) // 3], column] = None
+    data = frame.to_csv(index=False).encode()
+    wave = load_survey(data, schema=SCHEMA, filename="w.csv", require_target=False,
+                       require_attributes=False, keep_attribute_gaps=True)
+    assert len(wave.X) == len(frame) and wave.X["billing"].isna().sum() == len(frame) // 3
+    est = estimate_wave(model, wave)
+    assert est.n == len(frame)
+    training = training_median(model.attribute_distributions["billing"])
+    assert training < 10
+    X = wave.X.fillna({a: training_median(model.attribute_distributions[a])
+                       for a in model.attribute_names})
+    expected = model.predict_proba(X[list(model.attribute_names)])
+    shown = est.predictions_frame()[[f"p_{c}" for c in range(11)]].to_numpy()
+    np.testing.assert_allclose(shown, expected)
+    assert any("filled with the training data's median" in w and f"billing {len(frame) // 3}"
+               in w for w in est.warnings)
+    # the training distributions hold answered values only: no spike of imputed medians
+    train = _survey([1, 2], 150)
+    answered = int(train.answered["roaming"].notna().sum())
+    assert 0 < answered < len(train.X) and train.quality.imputed["roaming"] > 0
+    assert sum(model.attribute_distributions["roaming"].values()) == answered
