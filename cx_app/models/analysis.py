@@ -65,6 +65,7 @@ def results_document(
     drivers: DriverAnalysis | None = None,
     permutation_model: str | None = None,
     calibration: str = "none",
+    comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
 ) -> Results:
     """The typed results of evaluations that exist already (nothing is refitted).
 
@@ -109,6 +110,8 @@ def results_document(
     }
     if drivers is not None:
         document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
+    if comparisons_5x2cv is not None:
+        document["comparisons_5x2cv"] = list(comparisons_5x2cv)
     return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
 
 
@@ -173,6 +176,7 @@ def finish_evaluation(
     seed: int = 0,
     calibration: str = "none",
     permutation_repeats: int = PERMUTATION_REPEATS,
+    comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
 ) -> Results:
     """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
     (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
@@ -184,7 +188,7 @@ def finish_evaluation(
     return results_document(
         survey, evaluations, plan, drivers=drivers,
         permutation_model=best_cv.algorithm_id if best_cv is not None else None,
-        calibration=calibration,
+        calibration=calibration, comparisons_5x2cv=comparisons_5x2cv,
     )  # fmt: skip
 
 
@@ -262,16 +266,16 @@ def evaluate_survey(
         if best_model(evaluations) == algorithm_id:  # keep only the best one's fold models
             best_cv = cv
         del cv
-    document = finish_evaluation(
-        survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
-        permutation_repeats=permutation_repeats,
-    )  # fmt: skip
+    five_by_two_results = None
     if five_by_two:
         if progress:
             progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
-        document = Results.from_dict({**document.to_dict(), "comparisons_5x2cv":
-                                      five_by_two_comparisons(survey, five_by_two, seed=seed,
-                                                              n_jobs=n_jobs)})
+        five_by_two_results = five_by_two_comparisons(survey, five_by_two, seed=seed,
+                                                      n_jobs=n_jobs)
+    document = finish_evaluation(
+        survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
+        permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,
+    )  # fmt: skip
     return document, evaluations
 
 

@@ -186,10 +186,11 @@ class Level(Document):
         value = self.metrics.get("per_class")
         return dict(value) if isinstance(value, dict) else {}
 
-    def actual_counts(self) -> list[float]:
-        """Respondents actually in each class: row sums plus IM (every respondent once)."""
-        im = self.im or [0] * len(self.labels)
-        return [float(sum(row)) + float(im[i]) for i, row in enumerate(self.matrix)]
+    def fold_mean(self, key: str) -> float | None:
+        """The mean of a metric's per-fold values (the value the paired tests compare); None
+        when the level has no finite per-fold value of it."""
+        values = [v for v in map(finite, self.per_fold.get(key, [])) if v is not None]
+        return sum(values) / len(values) if values else None
 
 
 class Roc(Document):

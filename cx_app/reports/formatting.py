@@ -1,10 +1,8 @@
-"""How the reports show numbers and names: cell text, numbers inside sentences, metric kinds,
+"""How the reports show numbers and names: cells, intervals in sentences, metric kinds,
 attribute labels.
 
 >>> format_value(0.4567, "percent"), format_value(-3.25, "pp"), format_value(1200, "count")
 ('45.7%', '-3.2 pp', '1,200')
->>> number_text(0.0004, "pvalue"), number_text(None)
-('< 0.001', '—')
 >>> join(["a", "b", "c"])
 'a, b and c'
 """
@@ -60,16 +58,6 @@ def format_value(value: Any, kind: str) -> str:
     if kind == "float":
         return f"{value:.3f}"
     return str(value)
-
-
-def number_text(value: Any, kind: ColumnKind = "float") -> str:
-    """A number inside a sentence: as in a table cell, but p-values read "< 0.001" and a
-    missing value reads "—"."""
-    if not is_number(value):
-        return "—" if value in (None, "") else str(value)
-    if kind == "pvalue":
-        return "< 0.001" if value < 0.001 else f"{value:.3f}"
-    return format_value(value, kind)
 
 
 def interval_text(ci95: Sequence[Any] | None) -> str:

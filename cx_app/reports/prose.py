@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from cx_app.engine.catalogue import compared_metrics, short_name
 from cx_app.models.analysis import rank_models
-from cx_app.models.results import Level, NetScoreFigure, Results, finite
+from cx_app.models.results import NetScoreFigure, Results
 from cx_app.reports.blocks import ColumnKind
 from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
 
@@ -41,12 +39,6 @@ class BestPick:
         return "yes" if self.significant else "no"
 
 
-def fold_mean(level: Level, metric: str) -> float | None:
-    """The mean of a metric's per-fold values (None when absent or not finite)."""
-    values = [v for v in level.per_fold.get(metric, []) if finite(v) is not None]
-    return float(np.mean(values)) if values else None
-
-
 def best_picks(results: Results, level_name: str) -> list[BestPick]:
     """At one level, the best model by accuracy, by the level's headline metric (macro F1, or
     MCC on a 2×2+IM level) and by any other metric the results compare models on — ranked by
@@ -58,7 +50,7 @@ def best_picks(results: Results, level_name: str) -> list[BestPick]:
                 if c.level == level_name and c.metric not in metrics]
     picks = []
     for metric in dict.fromkeys(metrics):
-        means = {m: fold_mean(lv, metric) for m, lv in levels.items()}
+        means = {m: lv.fold_mean(metric) for m, lv in levels.items()}
         ranked = [m for m in rank_models(means, metric) if means[m] is not None]
         if not ranked:
             continue

@@ -163,7 +163,8 @@ def read_table(
     for previews and for :func:`~cx_app.survey.schema.infer_schema`."""
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
-    grid, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True, limits=limits)
+    grid, _, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True,
+                              limits=limits)
     header = _guess_header_row(grid)
     return _frame_from_grid(grid, header)[0]
 
@@ -240,8 +241,9 @@ def sheet_names(
 def _grid_for(
     data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
     require_target: bool, limits: ImportLimits, require_attributes: bool = True,
-) -> tuple[Grid, list[str], dict]:
-    """The grid to use, notes about the choice, and CSV dialect info."""
+) -> tuple[Grid, list[str], dict, SurveySchema | None]:
+    """The grid to use, notes about the choice, CSV dialect info, and the layout inferred
+    while choosing among several sheets without a schema (None when none was inferred)."""
     suffix = _survey_suffix(data, name)
     notes: list[str] = []
     if suffix in CSV_SUFFIXES:
@@ -249,7 +251,7 @@ def _grid_for(
         notes.append(f"read as CSV: encoding {encoding}, delimiter {DELIMITERS[delimiter]}")
         if not any(any(_present(c) for c in row) for row in grid.rows[:_HEADER_SCAN_ROWS]):
             raise SurveyFileError(f"{name}: the file has no data")
-        return grid, notes, {"encoding": encoding, "delimiter": delimiter}
+        return grid, notes, {"encoding": encoding, "delimiter": delimiter}, None
     names, load = excel_grids(data, name, limits)
     if not names:
         raise SurveyFileError(f"{name}: the workbook has no sheets")
@@ -259,7 +261,7 @@ def _grid_for(
         if not grid.rows:
             raise SurveyFileError(f"{name}, sheet '{chosen}': the sheet is empty")
         notes.append(f"sheet '{chosen}' (as requested)")
-        return grid, notes, {}
+        return grid, notes, {}, None
     tried, only_target_missing = [], False
     for candidate in names:
         grid = load(candidate)
@@ -267,12 +269,14 @@ def _grid_for(
             tried.append(f"'{candidate}' (empty)")
             continue
         if schema is None:
-            problem = _inference_problem(grid) if len(names) > 1 else None
-            if problem is None:
+            if len(names) == 1:
+                return grid, notes, {}, None
+            layout = _inferred_layout(grid, name)
+            if isinstance(layout, SurveySchema):
                 notes.append(f"sheet '{candidate}' (the first sheet with a survey layout"
                              + (f"; skipped {', '.join(tried)}" if tried else "") + ")")
-                return grid, notes, {}
-            tried.append(f"'{candidate}' ({problem})")
+                return grid, notes, {}, layout
+            tried.append(f"'{candidate}' ({layout})")
             continue
         _, found = _find_header(grid, schema)
         missing = [s for s in _required(schema, require_target, require_attributes)
@@ -283,7 +287,7 @@ def _grid_for(
         if not missing:
             if len(names) > 1:
                 notes.append(f"sheet '{candidate}' (the first sheet matching the schema)")
-            return grid, notes, {}
+            return grid, notes, {}, None
         tried.append(f"'{candidate}' (missing {', '.join(repr(s.column) for s in missing[:3])}"
                      f"{' ...' if len(missing) > 3 else ''})")
     if all(t.endswith("(empty)") for t in tried):
@@ -298,14 +302,14 @@ def _grid_for(
     )
 
 
-def _inference_problem(grid: Grid) -> str | None:
-    """Why no layout can be inferred from a sheet (None when one can): a cover or notes sheet
-    before the data is skipped this way."""
+def _inferred_layout(grid: Grid, name: str) -> SurveySchema | str:
+    """The layout inferred from a sheet, or why there is none (a cover or notes sheet before
+    the data is skipped this way)."""
     try:
-        infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0])
+        return infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0],
+                            name=Path(name).stem or "inferred")
     except (SchemaError, SurveyFileError) as exc:
         return "no target and attributes found" if "could not infer" in str(exc) else str(exc)
-    return None
 
 
 def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:
@@ -370,13 +374,12 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     """
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
-    grid, notes, dialect = _grid_for(data, name, sheet, schema, require_target, limits,
-                                     require_attributes)
+    grid, notes, dialect, inferred = _grid_for(data, name, sheet, schema, require_target,
+                                               limits, require_attributes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:
-        header = _guess_header_row(grid)
-        raw_frame = _frame_from_grid(grid, header)[0]
-        schema = infer_schema(raw_frame, name=Path(name).stem or "inferred")
+        schema = inferred or infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0],
+                                          name=Path(name).stem or "inferred")
         notes.append(f"layout inferred from the data (no schema given): target "
                      f"{schema.target.column!r} on {schema.target.scale}, "
                      f"{len(schema.attributes)} attributes")

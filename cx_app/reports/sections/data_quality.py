@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
-from cx_app.reports.formatting import facts_table
+from cx_app.reports.formatting import cell, facts_table
 
 
 def section(results: Results, respondent_data: bool) -> Section:
@@ -24,7 +24,7 @@ def section(results: Results, respondent_data: bool) -> Section:
             columns += (Column("value", "Value"),)
         blocks.append(Table(
             "Excluded rows", columns,
-            tuple((e.row, e.column, e.reason, *((_text(e.value),) if respondent_data else ()))
+            tuple((e.row, e.column, e.reason, *((cell(e.value),) if respondent_data else ()))
                   for e in quality.excluded),
             note="" if respondent_data else
             "The offending values are left out of this report (respondent-level data)."))
@@ -36,6 +36,3 @@ def section(results: Results, respondent_data: bool) -> Section:
     blocks += [Paragraph(note, "note") for note in quality.notes]
     return Section("data_quality", "Data quality", tuple(blocks))
 
-
-def _text(value: object) -> object:
-    return value if value is None or isinstance(value, int | float | str) else str(value)

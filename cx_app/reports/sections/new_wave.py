@@ -8,7 +8,7 @@ from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
 from cx_app.models.results import finite
 from cx_app.reports.blocks import Block, Column, ColumnKind, MatrixBlock, Paragraph, Section, Table
 from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
-from cx_app.reports.formatting import facts_table, metric_display, metric_kind
+from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
 
 _DRIFT_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
     ("present", "text"), ("psi", "float"), ("level", "text"), ("chi2", "float"), ("dof", "int"),
@@ -127,15 +127,8 @@ def section(wave: WaveEstimateDocument) -> Section:
             "Drift",
             (Column("attribute", "Attribute"),
              *(Column(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
-            tuple((name, *(_drift_cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
+            tuple((name, *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
                   for name, d in wave.drift.items())))
     blocks += _model(wave)
     return Section("new_wave", "New wave", tuple(blocks))
 
-
-def _drift_cell(value: object) -> object:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return value

@@ -6,18 +6,18 @@ from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
 from cx_app.reports.definitions import DRIVER_FIELD_LABELS
+from cx_app.reports.formatting import facts_table
 from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading, nps_reading
 
 
 def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
     dataset = results.dataset
     blocks: list[Block] = []
-    facts = [("File", results.provenance.file), ("Sheet", results.provenance.sheet),
-             ("Rows used", dataset.rows_used), ("Rows read", dataset.rows_read),
-             ("Classes", ", ".join(map(str, dataset.classes))),
-             ("Cross-validation folds", results.folds), ("Seed", results.seed)]
-    blocks.append(Table("Data set", (Column("item", "Item"), Column("value", "Value")),
-                        tuple((k, v) for k, v in facts if v is not None)))
+    blocks.append(facts_table("Data set", [
+        ("File", results.provenance.file, "text"), ("Sheet", results.provenance.sheet, "text"),
+        ("Rows used", dataset.rows_used, "int"), ("Rows read", dataset.rows_read, "int"),
+        ("Classes", dataset.classes, "text"), ("Cross-validation folds", results.folds, "int"),
+        ("Seed", results.seed, "int")]))
     nps = dataset.nps
     blocks.append(Table(
         "Net score (NPS) of the analysed respondents",
