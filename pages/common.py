@@ -71,7 +71,7 @@ def schema_from_file(name: str) -> SurveySchema:
 @st.cache_resource(max_entries=8, ttl=TTL, show_spinner="Reading the survey file…")
 def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: str | None,
                   require_target: bool = True, require_attributes: bool = True,
-                  keep_attribute_gaps: bool = False) -> SurveyData:
+                  scoring: bool = False) -> SurveyData:
     """``load_survey`` once per (content, sheet, schema); the result is frozen and shared.
     A new wave scored by a saved model is read with both ``require_`` flags False and its
     attribute gaps kept (the model fills them with the training statistics)."""
@@ -80,7 +80,7 @@ def cached_survey(data: bytes, filename: str, sheet: str | None, schema_yaml: st
     schema = None if schema_yaml is None else parse_schema(yaml.safe_load(schema_yaml))
     return load_survey(data, schema=schema, sheet=sheet, filename=filename,
                        require_target=require_target, require_attributes=require_attributes,
-                       keep_attribute_gaps=keep_attribute_gaps)
+                       scoring=scoring)
 
 
 @st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)

@@ -87,7 +87,7 @@ else:
     filename, data = wave_name, uploads[wave_name]
 try:
     wave = common.cached_survey(data, filename, None, model.schema_yaml, require_target=False,
-                                require_attributes=False, keep_attribute_gaps=True)
+                                require_attributes=False, scoring=True)
     estimate = estimate_wave(model, wave)
 except CxAppError as exc:
     st.error(str(exc))

@@ -23,7 +23,7 @@ if not survey.has_target:
     st.stop()
 try:
     groups = groups_for_schema(schema)
-    overall = nps_summary(survey.y, groups=groups, label="All respondents")
+    overall = nps_summary(survey.scores, groups=groups, label="All respondents")
 except CxAppError as exc:
     st.error(str(exc))
     st.stop()
@@ -106,7 +106,7 @@ if wave_specs:
 st.subheader("Score distribution")
 category = {c: names[0] if c in groups.negative else names[2] if c in groups.positive
             else names[1] for c in groups.classes}
-counts = pd.Series(survey.y).value_counts().reindex(list(groups.classes), fill_value=0)
+counts = pd.Series(survey.scores).value_counts().reindex(list(groups.classes), fill_value=0)
 distribution = pd.DataFrame({"score": list(groups.classes), "count": counts.to_numpy(),
                              "category": [category[c] for c in groups.classes]})
 distribution["share"] = distribution["count"] / distribution["count"].sum()
@@ -118,9 +118,11 @@ common.table(common.scale_percent(distribution, ["share"]), key="distribution",
              column_config={"share": st.column_config.NumberColumn("share", format="%.1f%%")})
 
 st.subheader("Attribute score profiles")
-st.caption("Mean attribute score of each group: where promoters and detractors differ most.")
+st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
+           "answers are not scores): where promoters and detractors differ most.")
 labels = {a_.name: a_.display for a_ in schema.attributes}
-grouped = survey.X.assign(_group=[category[c] for c in survey.y]).groupby("_group").mean()
+answered = survey.frame[list(survey.attribute_names)]
+grouped = answered.assign(_group=[category[c] for c in survey.scores]).groupby("_group").mean()
 profile = (grouped.reindex([n for n in names if n in grouped.index])
            .rename(columns=labels).T)
 long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name="series",

@@ -200,31 +200,36 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
 
 
 def data_quality(survey: SurveyData) -> None:
-    """Rows read, used, excluded (by reason and each row) and imputed cells of a survey."""
+    """The two bases (survey: NPS; models), excluded rows with reason and scope, and the
+    unanswered attribute scores of a survey."""
     q = survey.quality
     st.subheader("Data quality")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Rows read", f"{q.rows_read:,}")
-    c2.metric("Respondents used", f"{q.rows_used:,}")
-    c3.metric("Rows excluded", f"{q.rows_excluded:,}")
-    c4.metric("Imputed cells", f"{sum(q.imputed.values()):,}")
+    c2.metric("Respondents (NPS base)", f"{q.respondents:,}")
+    c3.metric("Used by the models", f"{q.rows_used:,}")
+    c4.metric("Unanswered attribute scores", f"{sum(q.gaps.values()):,}")
     src = survey.source
     st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
             + f" · header on row {src.header_row} · classes: {list(survey.classes)}")
+    bases = pd.DataFrame(q.bases(survey.schema.missing_attributes),
+                         columns=["base", "respondents", "why it differs"])
+    common.table(bases, key="bases", file_name="bases.csv")
     if q.notes:
         with st.expander("Notes from reading the file"):
             for note in q.notes:
                 st.text(note)
     if q.rows_excluded:
-        reasons = pd.DataFrame(list(q.counts_by_reason().items()), columns=["reason", "rows"])
-        st.write("Rows excluded from the analysis, by reason:")
-        common.table(reasons, key="reasons", file_name="excluded_by_reason.csv")
-        st.write("Every excluded row (sheet row as Excel shows it):")
+        st.write("Every excluded row (sheet row as Excel shows it; scope: out of the survey, "
+                 "or in the NPS but not used by the models):")
         common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
     else:
         st.success("Every row read is used: no respondent was excluded.")
-    imputed = {k: v for k, v in q.imputed.items() if v}
-    if imputed:
-        st.write("Missing attribute scores replaced by the attribute's median:")
-        common.table(pd.DataFrame(list(imputed.items()), columns=["attribute", "cells"]),
-                     key="imputed", file_name="imputed_cells.csv")
+    gaps = {k: v for k, v in q.gaps.items() if v}
+    if gaps:
+        st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
+                 "from its training data (policy "
+                 f"`{survey.schema.missing_attributes}`):")
+        common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
+                                   "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
+                     key="gaps", file_name="unanswered_scores.csv")

@@ -117,7 +117,7 @@ def make_results() -> dict:
         "warnings": {model_id: [] for model_id in MODELS},
         "quality": {"rows_read": 57, "rows_used": 54, "rows_excluded": 3, "blank_rows": 0,
                     "counts_by_reason": {"missing target": 2, "out-of-scale score": 1},
-                    "excluded": excluded, "imputed": {}, "notes": ["header on row 1"]},
+                    "excluded": excluded, "gaps": {}, "notes": ["header on row 1"]},
         "provenance": {
             "file": "wave =1.xlsx", "sheet": "Data", "sha256": "ab" * 32,
             "schema": "hostile =schema",

@@ -80,7 +80,8 @@ def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
 
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings),
-                              calibration=calibration, progress=progress, keep_models=True)
+                              calibration=calibration, progress=progress, keep_models=True,
+                              missing_policy=survey.schema.missing_attributes)
     if progress is not None:
         progress(folds, folds, f"{algorithm_id}: permutation importance")
     permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)

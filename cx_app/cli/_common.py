@@ -12,10 +12,17 @@ import argparse
 
 from cx_app.errors import SchemaError
 from cx_app.survey.importing import SurveyData, load_survey
-from cx_app.survey.schema import SurveySchema, load_schema, schema_from_mapping
+from cx_app.survey.schema import (
+    MISSING_POLICIES,
+    SurveySchema,
+    load_schema,
+    schema_from_mapping,
+)
 
 _MAPPING_FLAGS = ("target", "scale", "attributes", "segments", "id", "attribute_scale",
                   "missing_codes", "kind")
+"""Flags that describe the layout (``--missing-policy`` is not one: it also applies to a
+schema or an inferred layout)."""
 
 
 def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,8 +44,13 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
                        help="target kind (default: nps for 0-10, else guessed from the header)")
     group.add_argument("--missing-codes", metavar="C,D",
                        help="values meaning 'no answer', e.g. 99,Don't know")
-    group.add_argument("--missing-policy", choices=("exclude", "impute_median"),
-                       default="exclude", help="missing attribute scores (default: exclude)")
+    parser.add_argument("--missing-policy", choices=MISSING_POLICIES, default=None,
+                        help="how models treat unanswered attribute scores: impute_indicator "
+                             "(default: keep the respondent; each model fills the gap with its "
+                             "training median and a 'was missing' indicator), impute_median "
+                             "(the same without the indicator) or exclude (leave such "
+                             "respondents out of the models; never out of the NPS). With "
+                             "--schema it must agree with the schema's missing_attributes")
 
 
 def _split(text: str | None) -> list[str]:
@@ -59,8 +71,14 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
     mapping = any(getattr(args, f, None) for f in _MAPPING_FLAGS)
     if args.schema and mapping:
         raise SchemaError("give either --schema or the mapping flags (--target ...), not both")
+    policy = getattr(args, "missing_policy", None)
     if args.schema:
-        return load_schema(args.schema)
+        schema = load_schema(args.schema)
+        if policy is not None and policy != schema.missing_attributes:
+            raise SchemaError(
+                f"--missing-policy {policy} conflicts with the schema {args.schema}, which says "
+                f"missing_attributes: {schema.missing_attributes}; change one of them")
+        return schema
     if not mapping:
         return None
     missing = [f"--{f}" for f in ("target", "scale", "attributes") if not getattr(args, f)]
@@ -76,11 +94,14 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
         kind=args.kind,
         attribute_scale=args.attribute_scale,
         missing_codes=[_code(c) for c in _split(args.missing_codes)],
-        missing_attributes=args.missing_policy,
+        **({"missing_attributes": policy} if policy else {}),
     )
 
 
 def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -> SurveyData:
-    """Read the survey named by the arguments of :func:`add_survey_arguments`."""
+    """Read the survey named by the arguments of :func:`add_survey_arguments`. With an
+    inferred layout, ``--missing-policy`` replaces the inferred policy (as the app's policy
+    choice does), so flags, schema and inference apply it the same way."""
     return load_survey(args.file, schema=schema_from_args(args), sheet=args.sheet,
-                       require_target=require_target)
+                       require_target=require_target,
+                       missing_policy=getattr(args, "missing_policy", None))

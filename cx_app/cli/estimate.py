@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.schema:
         schema = _compatible_schema(args.schema, model)
     survey = load_survey(args.file, schema=schema, sheet=args.sheet, require_target=False,
-                         keep_attribute_gaps=True,
+                         scoring=True,
                          require_attributes=False)
     est = estimate_wave(model, survey)
     if args.predictions:

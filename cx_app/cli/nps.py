@@ -144,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         tables.append((segment, results, changes))
     compared = _comparisons(args.compare, tables)
 
-    excluded = survey.quality.rows_read - survey.quality.rows_used
+    # the NPS base: every respondent with a valid answer (attribute gaps do not matter here)
+    excluded = survey.quality.rows_read - survey.quality.respondents
     if args.json:
         document = {
             "file": survey.source.filename,
@@ -157,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
                 "negative": {"name": groups.negative_name, "scores": sorted(groups.negative)},
             },
             "rows_read": survey.quality.rows_read,
+            "respondents": survey.quality.respondents,
             "rows_excluded": excluded,
             "overall": {**overall[0].to_dict(), **({"csat": overall[1]} if csat else {})},
             "by": [
@@ -175,8 +177,9 @@ def run(args: argparse.Namespace) -> int:
 
     source = survey.source
     where = source.filename + (f", sheet '{source.sheet}'" if source.sheet else "")
-    print(f"{where}: {survey.quality.rows_used:,} respondents"
-          + (f" ({excluded:,} rows excluded: see cx-app validate)" if excluded else ""))
+    print(f"{where}: {survey.quality.respondents:,} respondents with a valid answer"
+          + (f" ({excluded:,} rows without one left out: see cx-app validate)"
+             if excluded else ""))
     score = "Net score" if csat else "NPS"
     print(f"{score} = % {groups.positive_name} ({_members(groups.positive)}) − % "
           f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"

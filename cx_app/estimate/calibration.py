@@ -238,6 +238,7 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                          seed: int = 0, settings: dict | None = None, n_jobs: int = 1,
                          progress: Callable | None = None, groups: NetScoreGroups | None = None,
                          keep_train_proba: bool = False,
+                         missing_policy: str = "impute_indicator",
                          ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
     """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
 
@@ -254,7 +255,8 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
     for method in methods:
         cv = cross_validate_model(X, y, classes, algorithm_id, folds=folds, seed=seed,
                                   settings=settings, n_jobs=n_jobs, progress=progress,
-                                  calibration=method, keep_train_proba=keep_train_proba)
+                                  calibration=method, keep_train_proba=keep_train_proba,
+                                  missing_policy=missing_policy)
         results[method] = cv
         reports.append(calibration_report(method, cv.y_true, cv.proba, classes, groups=groups))
     return choose_calibration(reports, algorithm_name=name, algorithm_id=algorithm_id), results

@@ -54,6 +54,10 @@ class AttributeDriftDoc(Document):
     n_missing: int = 0
     unseen_values: list[str] = []
     out_of_scale_values: list[str] = []
+    na_share_reference: float | None = None
+    na_share_current: float | None = None
+    na_share_p: float | None = None
+    na_share_changed: bool = False
 
 
 class MetricComparisonRow(Document):

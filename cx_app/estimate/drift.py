@@ -10,8 +10,13 @@ in the model file (value counts per attribute):
 - a chi-square test of homogeneity (``scipy.stats.chi2_contingency`` on the 2×V table of raw
   counts). With a thousand respondents a tiny shift is "significant", so the test is reported
   beside the PSI and the warning level follows the PSI;
-- attributes the model needs that the wave lacks, and values never seen in training or outside
-  the attribute's scale.
+- the share of unanswered scores (n/a, blank, code) of each attribute, training vs wave, as its
+  own signal: a change of at least :data:`NA_SHARE_CHANGE` (5 points) that a two-proportion z
+  test (statsmodels ``proportions_ztest``) finds at p < 0.01 is warned about. The PSI and the
+  chi-square compare answered scores only, so a gap is never read as a score;
+- values never seen in training or outside the attribute's scale. An attribute the wave lacks
+  entirely is listed (``present=False``); :func:`cx_app.estimate.new_wave.estimate_wave` names
+  it in its one warning.
 
 Every finding is a warning attached to the estimate, never silently dropped.
 """
@@ -36,6 +41,8 @@ __all__ = [
     "value_counts_by_attribute",
 ]
 
+NA_SHARE_CHANGE = 0.05
+NA_SHARE_ALPHA = 0.01
 PSI_MODERATE = 0.1
 PSI_MAJOR = 0.25
 SMOOTHING = 0.5
@@ -87,6 +94,17 @@ class AttributeDrift:
     n_missing: int = 0
     unseen_values: tuple[str, ...] = ()
     out_of_scale_values: tuple[str, ...] = ()
+    na_share_reference: float | None = None
+    na_share_current: float | None = None
+    na_share_p: float | None = None
+
+    @property
+    def na_share_changed(self) -> bool:
+        """The n/a share moved by ≥ :data:`NA_SHARE_CHANGE` and significantly (p < 0.01)."""
+        if self.na_share_reference is None or self.na_share_current is None:
+            return False
+        return (abs(self.na_share_current - self.na_share_reference) >= NA_SHARE_CHANGE
+                and self.na_share_p is not None and self.na_share_p < NA_SHARE_ALPHA)
 
     def to_dict(self) -> dict:
         return {
@@ -101,6 +119,10 @@ class AttributeDrift:
             "n_missing": self.n_missing,
             "unseen_values": list(self.unseen_values),
             "out_of_scale_values": list(self.out_of_scale_values),
+            "na_share_reference": self.na_share_reference,
+            "na_share_current": self.na_share_current,
+            "na_share_p": self.na_share_p,
+            "na_share_changed": self.na_share_changed,
         }
 
 
@@ -124,22 +146,41 @@ def _level(psi: float) -> str:
     return "stable"
 
 
+def _na_shares(reference_gaps: int | None, reference_n: int | None,
+               column: pd.Series) -> tuple[float | None, float | None, float | None]:
+    """(training n/a share, wave n/a share, two-proportion z-test p) of one attribute."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    n_current, gaps_current = len(column), int(column.isna().sum())
+    current = gaps_current / n_current if n_current else None
+    if reference_gaps is None or not reference_n or not n_current:
+        return None, current, None
+    reference = reference_gaps / reference_n
+    p = None
+    if 0 < reference_gaps + gaps_current < reference_n + n_current:
+        _, p = proportions_ztest([reference_gaps, gaps_current], [reference_n, n_current])
+        p = float(p)
+    return reference, current, p
+
+
 def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.DataFrame, *,
-                    scales: Mapping[str, tuple[float, float]] | None = None) -> DriftReport:
-    """Compare the new wave's attributes (``current``, columns = attribute names) with the
-    training value counts ``reference`` (see :func:`value_counts_by_attribute`).
+                    scales: Mapping[str, tuple[float, float]] | None = None,
+                    reference_gaps: Mapping[str, int] | None = None,
+                    reference_n: int | None = None) -> DriftReport:
+    """Compare the new wave's attributes (``current``, columns = attribute names, NaN =
+    unanswered) with the training value counts ``reference`` (see
+    :func:`value_counts_by_attribute`), answered scores only.
 
     ``scales`` maps an attribute to its (min, max); values outside are listed and warned about.
+    ``reference_gaps`` (unanswered scores per attribute among the ``reference_n`` training
+    respondents) turns on the n/a-share signal.
     """
     scales = scales or {}
+    reference_gaps = reference_gaps or {}
     results, warnings = [], []
     for name, ref_counts in reference.items():
         if name not in current.columns:
             results.append(AttributeDrift(name, present=False))
-            warnings.append(
-                f"attribute '{name}' is missing from the new wave: the model needs it, so the "
-                "estimate rests on an imputed or absent driver and may not hold"
-            )
             continue
         column = current[name]
         cur_counts = value_counts_by_attribute(column.to_frame())[name]
@@ -157,12 +198,19 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
         if name in scales:
             lo, hi = scales[name]
             out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
+        na_ref, na_cur, na_p = _na_shares(reference_gaps.get(name), reference_n, column)
         item = AttributeDrift(
             name, True, psi, _level(psi), chi2, dof, p_value,
             int(sum(ref_counts.values())), int(sum(cur_counts.values())),
-            int(column.isna().sum()), unseen, out_of_scale,
+            int(column.isna().sum()), unseen, out_of_scale, na_ref, na_cur, na_p,
         )
         results.append(item)
+        if item.na_share_changed:
+            warnings.append(
+                f"attribute '{name}': {na_cur:.0%} of this wave did not answer it, "
+                f"{na_ref:.0%} in training ({100 * (na_cur - na_ref):+.0f} points, p = "
+                f"{na_p:.2g}): a change in who uses this service, which the estimate may not "
+                "reflect")
         if item.level != "stable":
             warnings.append(
                 f"attribute '{name}' has shifted since training (PSI {psi:.2f}, {item.level}"

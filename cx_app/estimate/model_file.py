@@ -58,6 +58,9 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "sklearn.neighbors._ball_tree.BallTree",
     "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
     "sklearn.tree._tree.Tree",
+    # the dtype SimpleImputer (the pipelines' "gaps" step) records of its training data: a
+    # plain numpy dtype, rebuilt from its name
+    "numpy.dtype",
     # xgboost (the "xgb" algorithm)
     "xgboost.core.Booster",
     "xgboost.sklearn.XGBClassifier",
@@ -107,6 +110,9 @@ class TrainedModel:
     cv: Mapping[str, Any]
     attribute_distributions: Mapping[str, Mapping[str, int]]
     versions: Mapping[str, str] = field(default_factory=library_versions)
+    attribute_gaps: Mapping[str, int] = field(default_factory=dict)
+    """Unanswered scores per attribute among the training respondents (``training["n"]``):
+    the reference for the change of a wave's n/a share."""
     created: str = ""
     load_warnings: tuple[str, ...] = ()
 
@@ -119,8 +125,15 @@ class TrainedModel:
 
         return parse_schema(yaml.safe_load(self.schema_yaml), source="model file schema")
 
+    @property
+    def fills_gaps(self) -> bool:
+        """Whether the pipeline fills unanswered scores itself (its ``gaps`` step, with the
+        training data's medians); models saved before it existed need complete rows."""
+        return _has_gap_step(self.estimator)
+
     def predict_proba(self, X) -> np.ndarray:
-        """n×K probabilities over ``classes`` (a class unseen in training gets 0)."""
+        """n×K probabilities over ``classes`` (a class unseen in training gets 0); NaN cells
+        are unanswered scores, filled by the pipeline from the training data."""
         from cx_app.models.crossval import aligned_proba
 
         Xa = np.asarray(X, dtype=float)
@@ -143,9 +156,18 @@ class TrainedModel:
             "training": _jsonable(dict(self.training)),
             "cv": _jsonable(dict(self.cv)),
             "attribute_distributions": _jsonable(dict(self.attribute_distributions)),
+            "attribute_gaps": _jsonable(dict(self.attribute_gaps)),
             "versions": dict(self.versions),
             "created": self.created,
         }
+
+
+def _has_gap_step(estimator: Any) -> bool:
+    steps = getattr(estimator, "named_steps", None)
+    if steps is not None and "gaps" in steps:
+        return True
+    inner = getattr(estimator, "estimator", None)
+    return inner is not None and _has_gap_step(inner)
 
 
 def _jsonable(value: Any) -> Any:
@@ -308,6 +330,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
         training=meta["training"],
         cv=meta["cv"],
         attribute_distributions=meta["attribute_distributions"],
+        attribute_gaps=meta.get("attribute_gaps", {}),
         versions=saved,
         created=meta.get("created", ""),
         load_warnings=tuple(notes),

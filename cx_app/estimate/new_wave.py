@@ -228,7 +228,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     # Drift sees only the attributes the wave has: an absent one is reported as missing.
     drift = attribute_drift(
         model.attribute_distributions, survey.X[present],
-        scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale})
+        scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
+        reference_gaps=model.attribute_gaps, reference_n=model.training.get("n"))
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "
@@ -238,11 +239,16 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     if n == 0:
         raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
     X = survey.X.reindex(columns=list(model.attribute_names))
-    # every gap is filled with the training data's median, never with this wave's own
+    # every gap is filled with the training data's median, never with this wave's own: by the
+    # model's own gap step (with its "was missing" indicators), or here for older model files
     medians = {a: training_median(model.attribute_distributions.get(a, {}))
                for a in model.attribute_names}
     gaps = {a: int(X[a].isna().sum()) for a in present if a in medians}
-    X = X.fillna(medians)
+    # a question the wave did not ask is set to its training median for everyone ("answered,
+    # typical"), not marked unanswered: its gap indicator would read it as "not applicable"
+    X = X.assign(**{a: medians[a] for a in absent})
+    if not model.fills_gaps:
+        X = X.fillna(medians)
     filled = {a: g for a, g in gaps.items() if g}
     proba = model.predict_proba(X)
     pred_idx = proba.argmax(axis=1)
@@ -269,8 +275,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         "group": [group_of(c) for c in y_pred],
     })
     id_name = schema.respondent_id.name if schema.respondent_id else None
-    if id_name and id_name in survey.frame.columns:
-        pred_frame.insert(0, "respondent_id", survey.frame[id_name].to_numpy())
+    if id_name and id_name in survey.model_frame.columns:
+        pred_frame.insert(0, "respondent_id", survey.model_frame[id_name].to_numpy())
     for j, c in enumerate(classes):
         pred_frame[f"p_{c}"] = proba[:, j]
 
@@ -310,9 +316,13 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         )
 
     realized = realized_levels = realized_nps = None
-    y = survey.y
-    if y is not None:
-        regular = confusion_matrix(list(y), list(y_pred), labels=classes)
+    # the realized figures are over the respondents with a valid answer; every respondent
+    # is estimated
+    labeled = (survey.model_frame[schema.target.name].notna().to_numpy() if survey.has_target
+               else np.zeros(n, dtype=bool))
+    if labeled.any():
+        y = survey.model_frame[schema.target.name][labeled].to_numpy(dtype=np.int64)
+        regular = confusion_matrix(list(y), list(y_pred[labeled]), labels=classes)
         realized_levels = reduce_confusion(regular, resolved)
         realized = {k: realized_levels[0].metrics[k] for k in MACRO_SUMMARY}
         realized_nps = nps_summary(y, groups=groups)

@@ -101,6 +101,9 @@ def _check_reusable(cv: CrossValResult, survey: Any, algorithm_id: str, classes:
         problems.append(f"its {cv.n} respondents are not this survey's {len(y)}")
     elif cv.feature_names and tuple(cv.feature_names) != tuple(survey.attribute_names):
         problems.append("its attributes differ from this survey's")
+    if cv.missing_policy != survey.schema.missing_attributes:
+        problems.append(f"it filled gaps by '{cv.missing_policy}', not by the survey's "
+                        f"'{survey.schema.missing_attributes}'")
     if calibration != "auto" and calibration != cv.calibration:
         problems.append(f"its calibration is '{cv.calibration}', not '{calibration}'")
     if problems:
@@ -155,12 +158,13 @@ def train_model(
     classes = tuple(survey.classes)
     groups = _net_groups(survey.schema)
     spec = get_algorithm(algorithm_id)
+    policy = survey.schema.missing_attributes
     if cross_validation is None:
         methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
         choice, results = compare_calibrations(
             survey.X, survey.y, classes, algorithm_id, methods=methods, folds=folds, seed=seed,
             settings=settings, n_jobs=n_jobs, progress=progress, groups=groups,
-            keep_train_proba=True)
+            keep_train_proba=True, missing_policy=policy)
     else:
         cv = cross_validation
         _check_reusable(cv, survey, algorithm_id, classes, spec.settings(settings), calibration)
@@ -170,7 +174,8 @@ def train_model(
         results = {cv.calibration: cv}
         seed = cv.seed
     chosen = choice.chosen
-    estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen)
+    estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen,
+                            missing_policy=policy)
     codes = class_positions(survey.y, classes)
     Xa = np.asarray(survey.X, dtype=float)
     estimator.fit(Xa, codes)
@@ -184,7 +189,8 @@ def train_model(
     if learning_curve:
         curve = alp_learning_curve(
             Xa, codes, positions, build_model(algorithm_id, settings, seed=seed,
-                                              calibration=chosen), seed=seed)
+                                              calibration=chosen, missing_policy=policy),
+            seed=seed)
         summary["learning_curve"] = curve.to_dict(orient="records")
     model = TrainedModel(
         estimator=estimator,
@@ -203,7 +209,8 @@ def train_model(
                              zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
         },
         cv=summary,
-        attribute_distributions=value_counts_by_attribute(survey.answered),
+        attribute_distributions=value_counts_by_attribute(survey.X),
+        attribute_gaps={a: int(v) for a, v in survey.X.isna().sum().items()},
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
     return TrainingOutcome(model, choice, results)

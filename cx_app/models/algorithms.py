@@ -7,7 +7,13 @@ can be overridden by name. A setting name is a parameter of the underlying estim
 name is an :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
 
 ``build`` returns a :class:`~sklearn.pipeline.Pipeline` whose last step is named ``"model"``.
-Scaling (``StandardScaler``) is a pipeline step for the algorithms whose fit depends on the
+Its first step, ``"gaps"``, is a ``SimpleImputer(strategy="median")`` that fills unanswered
+attribute scores with the medians of the data it is fitted on (each training fold in
+cross-validation; the whole training survey in a saved model, which then fills a new wave's gaps
+with the training medians). Under the default policy ``impute_indicator`` it also adds a "was
+missing" indicator column for each attribute that had gaps in training (``add_indicator=True``),
+so that "not applicable" can carry its own signal; policy ``impute_median`` fills without it.
+On data without gaps the step changes nothing. Scaling (``StandardScaler``) is a pipeline step for the algorithms whose fit depends on the
 attributes' scale (lr, svm, knn, ann, ordinal), so cross-validation fits it per fold.
 
 Notes on fidelity to the papers:
@@ -35,6 +41,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
@@ -137,8 +144,10 @@ class AlgorithmSpec:
             )
         return {**self.defaults, **overrides}
 
-    def build(self, seed: int = 0, **settings: Any) -> Pipeline:
-        """A fresh, unfitted pipeline with the defaults updated by ``settings``."""
+    def build(self, seed: int = 0, *, missing_policy: str = "impute_indicator",
+              **settings: Any) -> Pipeline:
+        """A fresh, unfitted pipeline with the defaults updated by ``settings``; its gap
+        step follows ``missing_policy`` (see the module docstring)."""
         params = self.settings(settings)
         if self.seeded:
             params["random_state"] = seed
@@ -146,8 +155,18 @@ class AlgorithmSpec:
         _check_values(self, model)
         if self.wrap is not None:
             model = self.wrap(model)
-        steps = [("scale", StandardScaler())] if self.scaled else []
+        steps = [("gaps", gap_filler(missing_policy))]
+        steps += [("scale", StandardScaler())] if self.scaled else []
         return Pipeline([*steps, ("model", model)])
+
+
+def gap_filler(missing_policy: str = "impute_indicator") -> SimpleImputer:
+    """The pipeline step that fills unanswered attribute scores (module docstring)."""
+    if missing_policy not in ("impute_indicator", "impute_median", "exclude"):
+        raise AnalysisError(f"unknown missing-attribute policy {missing_policy!r}; choose "
+                            "impute_indicator, impute_median or exclude")
+    return SimpleImputer(strategy="median", add_indicator=missing_policy == "impute_indicator",
+                         keep_empty_features=True)
 
 
 def _check_values(spec: AlgorithmSpec, model: Any) -> None:
@@ -321,7 +340,9 @@ def get_algorithm(algorithm_id: str) -> AlgorithmSpec:
 
 
 def build_algorithm(
-    algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0
+    algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0,
+    missing_policy: str = "impute_indicator",
 ) -> Pipeline:
-    """Shorthand for ``get_algorithm(algorithm_id).build(seed, **settings)``."""
-    return get_algorithm(algorithm_id).build(seed, **dict(settings or {}))
+    """Shorthand for ``get_algorithm(algorithm_id).build(seed, missing_policy=..., **settings)``."""
+    return get_algorithm(algorithm_id).build(seed, missing_policy=missing_policy,
+                                             **dict(settings or {}))

@@ -78,12 +78,15 @@ def results_document(
         raise AnalysisError("no trained model to report on: train at least one model first")
     first = next(iter(evaluations.values()))
     source = survey.source
-    net = nps_summary(survey.y, groups=groups_for_schema(survey.schema), label="all respondents")
+    net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
+                      label="all respondents")
     document: dict[str, Any] = {
         "dataset": {
             "filename": source.filename,
             "rows_read": survey.quality.rows_read,
+            "respondents": survey.quality.respondents,
             "rows_used": survey.quality.rows_used,
+            "missing_policy": survey.schema.missing_attributes,
             "classes": list(survey.classes),
             "attributes": list(survey.attribute_names),
             "attribute_labels": {a.name: a.display for a in survey.schema.attributes},
@@ -140,7 +143,8 @@ def five_by_two_comparisons(
     ``seed``..``seed+4``), the same halves for both algorithms."""
     out = []
     for a, b in pairs:
-        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs)
+        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
+                                missing_policy=survey.schema.missing_attributes)
         row = {"level": "original", "metric": "accuracy", **result.to_dict()}
         out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
                     for k, v in row.items()})  # fmt: skip
@@ -163,6 +167,7 @@ def evaluate_algorithm(
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
+        missing_policy=survey.schema.missing_attributes,
     )  # fmt: skip
     return cv, evaluate_result(cv, plan)
 

@@ -238,6 +238,7 @@ def five_by_two_cv(
     settings_b: Mapping[str, Any] | None = None,
     scorer: Callable[[np.ndarray, np.ndarray], float] | None = None,
     n_jobs: int = 1,
+    missing_policy: str = "impute_indicator",
 ) -> FiveByTwoResult:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
     the same halves; ``scorer(y_true, y_pred)`` defaults to accuracy. Fits 20 models."""
@@ -251,7 +252,8 @@ def five_by_two_cv(
         fold = assign_folds(codes, 2, seed + i).fold
         results = [
             cross_validate_model(
-                X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs
+                X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs,
+                missing_policy=missing_policy,
             )
             for alg, s in ((a, settings_a), (b, settings_b))
         ]

@@ -87,6 +87,8 @@ class CrossValResult:
     models: tuple[Any, ...] | None = field(default=None, repr=False)
     train_predictions: tuple[TrainFoldPredictions, ...] | None = field(default=None, repr=False)
     provenance: Mapping[str, str] = field(default_factory=dict)
+    missing_policy: str = "impute_indicator"
+    """How the pipelines filled unanswered attribute scores (``gap_filler``)."""
 
     @property
     def n(self) -> int:
@@ -105,6 +107,7 @@ class CrossValResult:
             "algorithm": self.algorithm_id,
             "settings": {k: _jsonable(v) for k, v in self.settings.items()},
             "calibration": self.calibration,
+            "missing_policy": self.missing_policy,
             "folds": self.folds,
             "seed": self.seed,
             "fold_method": self.fold_method,
@@ -229,11 +232,13 @@ def build_model(
     seed: int = 0,
     calibration: str = "none",
     calibration_folds: int = 3,
+    missing_policy: str = "impute_indicator",
 ) -> Any:
     """The unfitted estimator cross-validation fits in each fold (optionally calibrated)."""
     if calibration not in CALIBRATIONS:
         raise AnalysisError(f"unknown calibration '{calibration}'; choose from {CALIBRATIONS}")
-    model = get_algorithm(algorithm_id).build(seed, **dict(settings or {}))
+    model = get_algorithm(algorithm_id).build(seed, missing_policy=missing_policy,
+                                              **dict(settings or {}))
     if calibration != "none":
         model = RareSafeCalibrated(model, method=calibration, cv=calibration_folds, ensemble=False)
     return model
@@ -268,11 +273,13 @@ def cross_validate_model(
     keep_models: bool = False,
     keep_train_proba: bool = False,
     fold: np.ndarray | None = None,
+    missing_policy: str = "impute_indicator",
 ) -> CrossValResult:
     """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
 
     ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
-    ``classes``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
+    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline by the training
+    fold's medians per ``missing_policy``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
     ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
     calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
     total, message)`` is called after each fold. Every stochastic estimator gets
@@ -286,8 +293,6 @@ def cross_validate_model(
     y = np.asarray(y)
     if Xa.ndim != 2 or len(Xa) != len(y):
         raise AnalysisError(f"attributes ({Xa.shape}) and scores ({len(y)}) do not line up")
-    if np.isnan(Xa).any():
-        raise AnalysisError("attributes contain missing values: exclude or impute them first")
     codes = class_positions(y, classes)
     spec = get_algorithm(algorithm_id)
     effective = spec.settings(settings)
@@ -297,6 +302,7 @@ def cross_validate_model(
         seed=seed,
         calibration=calibration,
         calibration_folds=calibration_folds,
+        missing_policy=missing_policy,
     )
     notes: list[str] = []
     if fold is None:
@@ -363,6 +369,7 @@ def cross_validate_model(
         models=tuple(o[3] for o in outputs) if keep_models else None,
         train_predictions=train_predictions,
         provenance=library_versions(),
+        missing_policy=missing_policy,
     )
 
 

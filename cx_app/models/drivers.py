@@ -9,12 +9,17 @@ Four views, each a frozen result with ``to_frame()`` / ``to_dict()``:
   score on standardised attributes: coefficient, standard error, 95% interval, p.
 - :func:`relative_weights`: Johnson's (2000) relative weights of the attributes on the score
   (linear, numeric score), from the eigendecomposition of the attributes' correlation matrix;
-  raw weights sum to the R² of the least-squares fit.
+  raw weights sum to the R² of the least-squares fit. Correlations are pairwise-complete: each
+  pair over the respondents who answered both, so an unanswered score ("not applicable") is
+  never read as a score. Each attribute's ``direction`` is the sign of its correlation with the
+  score (+1: higher attribute scores go with higher scores).
 - :func:`top_box_capability`: δ/φ (MATH.md §9) of each attribute's top-2-box ("scored in the top
   two scale points") against a target group such as "promoters" or "not a detractor".
 
 :func:`importance_performance` joins an importance with the attributes' mean scores for the
-quadrant chart CX teams use (Martilla & James 1977). :func:`driver_importance` runs them all.
+quadrant chart CX teams use (Martilla & James 1977); performance is the mean over the respondents
+who answered (never an imputed value), with that base and the n/a share per attribute.
+:func:`driver_importance` runs them all.
 """
 
 from __future__ import annotations
@@ -64,6 +69,15 @@ class RelativeWeights:
     attributes: tuple[str, ...]
     raw: np.ndarray
     r_squared: float
+    correlation: np.ndarray | None = None
+    """Each attribute's (pairwise-complete) correlation with the score."""
+
+    @property
+    def direction(self) -> np.ndarray:
+        """+1 / −1 / 0: the sign of each attribute's correlation with the score."""
+        if self.correlation is None:
+            return np.zeros_like(self.raw)
+        return np.sign(np.nan_to_num(self.correlation))
 
     @property
     def percent(self) -> np.ndarray:
@@ -71,7 +85,8 @@ class RelativeWeights:
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame(
-            {"raw_weight": self.raw, "percent_of_r2": self.percent},
+            {"raw_weight": self.raw, "percent_of_r2": self.percent,
+             "direction": self.direction},
             index=pd.Index(self.attributes, name="attribute"),
         )
 
@@ -82,6 +97,8 @@ class RelativeWeights:
             "attributes": list(self.attributes),
             "raw": _clean(self.raw),
             "percent": _clean(self.percent),
+            "correlation": None if self.correlation is None else _clean(self.correlation),
+            "direction": _clean(self.direction),
         }
 
 
@@ -91,14 +108,16 @@ def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> Relativ
 
     With R_xx = V diag(λ) Vᵀ, Λ = V diag(√λ) Vᵀ relates the attributes to their closest
     orthogonal counterparts Z; β = Λ⁻¹ r_xy regresses the score on Z, and attribute j's raw
-    weight is ε_j = Σ_k Λ_jk² β_k². Σ ε_j = R².
+    weight is ε_j = Σ_k Λ_jk² β_k². Σ ε_j = R². Missing attribute scores (NaN): correlations
+    over the pairs answered (pairwise-complete); a matrix that is then not positive
+    semi-definite has its negative eigenvalues set to 0.
     """
     frame = _frame(X)
     score = _score(y, classes)
-    data = np.column_stack([frame.to_numpy(), score])
+    data = frame.assign(_score=score)
     if len(data) < frame.shape[1] + 2:
         raise AnalysisError("too few respondents for relative weights")
-    corr = np.corrcoef(data, rowvar=False)
+    corr = data.corr(min_periods=3).to_numpy()
     if not np.isfinite(corr).all():
         constant = [c for c, s in zip(frame.columns, frame.std(), strict=True) if not s > 0]
         raise AnalysisError(
@@ -110,7 +129,7 @@ def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> Relativ
     lam = eigvec @ np.diag(np.sqrt(eigval)) @ eigvec.T
     beta = np.linalg.lstsq(lam, rxy, rcond=None)[0]
     raw = (lam**2) @ (beta**2)
-    return RelativeWeights(tuple(map(str, frame.columns)), raw, float(raw.sum()))
+    return RelativeWeights(tuple(map(str, frame.columns)), raw, float(raw.sum()), rxy)
 
 
 # ------------------------------------------------------------------- ordinal coefficients
@@ -146,10 +165,16 @@ class CoefficientTable:
 def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> CoefficientTable:
     """Proportional-odds logit of the score on standardised attributes (statsmodels
     ``OrderedModel``, BFGS). A coefficient is the change in log-odds of a higher score per
-    standard deviation of the attribute."""
+    standard deviation of the attribute. Fitted on the respondents who answered every
+    attribute (the model needs complete rows); ``model`` says on how many."""
     from statsmodels.miscmodels.ordinal_model import OrderedModel
 
     frame = _frame(X)
+    complete = frame.notna().all(axis=1).to_numpy()
+    y = np.asarray(y)[complete]
+    frame = frame[complete]
+    if len(frame) < frame.shape[1] + 3:
+        raise AnalysisError(f"only {len(frame)} respondents answered every attribute")
     sd = frame.std(ddof=0)
     if (sd <= 0).any():
         raise AnalysisError(f"attributes without variation: {list(frame.columns[sd <= 0])}")
@@ -165,7 +190,9 @@ def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> Coe
         ci_low=ci[:, 0],
         ci_high=ci[:, 1],
         p=np.asarray(result.pvalues)[:p],
-        model="ordinal logistic regression (proportional odds) on standardised attributes",
+        model="ordinal logistic regression (proportional odds) on standardised attributes"
+              + ("" if complete.all() else
+                 f", over the {int(complete.sum()):,} respondents who answered every attribute"),
     )
 
 
@@ -283,8 +310,9 @@ def top_box_capability(
     """δ/φ of "attribute in its top-2-box" (≥ max − 1) against each target group.
 
     One row per (attribute, target): share in the top box, TPR, FPR, δ = TPR − FPR,
-    φ = TPR + FPR − 1 (the engine's ``feature_delta_phi``). ``attribute_max`` is the top of the
-    attribute scale (default: the highest score observed in each column).
+    φ = TPR + FPR − 1 (the engine's ``feature_delta_phi``), over the ``base`` of respondents
+    who answered the attribute. ``attribute_max`` is the top of the attribute scale (default:
+    the highest score observed in each column).
     """
     from cx_app.engine.capability import feature_delta_phi
 
@@ -298,13 +326,17 @@ def top_box_capability(
             top = attribute_max[name]
         else:
             top = attribute_max
-        feature = (frame[name] >= top - 1).to_numpy()
+        answered = frame[name].notna().to_numpy()
+        feature = (frame[name][answered] >= top - 1).to_numpy()
+        if not answered.any():
+            continue
         for target, members in targets.items():
-            result = feature_delta_phi(feature, np.isin(y, list(members)))
+            result = feature_delta_phi(feature, np.isin(y[answered], list(members)))
             rows.append(
                 {
                     "attribute": str(name),
                     "target": target,
+                    "base": int(answered.sum()),
                     "top_box_share": float(feature.mean()),
                     "tpr": result.tpr,
                     "fpr": result.fpr,
@@ -327,13 +359,22 @@ QUADRANTS = {
 """(importance above its mean, performance above its mean) → Martilla & James's quadrant."""
 
 
-def importance_performance(X: Any, importance: Mapping[str, float]) -> pd.DataFrame:
-    """Importance vs mean attribute score, with the quadrant split at the two means."""
+def importance_performance(X: Any, importance: Mapping[str, float],
+                           direction: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Importance vs performance (mean attribute score over the respondents who answered it:
+    never an imputed value), with the quadrant split at the two means; ``base`` and
+    ``na_share`` say over how many respondents each mean is and how many did not answer;
+    ``direction`` (when given) is the sign of the attribute's link with the score."""
     frame = _frame(X)
     names = [str(c) for c in frame.columns]
     imp = np.array([float(importance[n]) for n in names])
-    perf = frame.mean().to_numpy()
-    out = pd.DataFrame({"attribute": names, "importance": imp, "performance": perf})
+    perf = frame.mean(skipna=True).to_numpy()
+    base = frame.notna().sum().to_numpy()
+    out = pd.DataFrame({"attribute": names, "importance": imp, "performance": perf,
+                        "base": base.astype(int),
+                        "na_share": 1 - base / max(len(frame), 1)})
+    if direction is not None:
+        out["direction"] = [float(direction[n]) for n in names]
     hi_imp, hi_perf = imp > imp.mean(), perf > perf.mean()
     out["quadrant"] = [QUADRANTS[(bool(a), bool(b))] for a, b in zip(hi_imp, hi_perf, strict=True)]
     return out
@@ -402,7 +443,8 @@ def driver_importance(
     perms = tuple(
         permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed) for cv in cv_results
     )
-    ipa = importance_performance(frame, dict(zip(rw.attributes, rw.percent, strict=True)))
+    ipa = importance_performance(frame, dict(zip(rw.attributes, rw.percent, strict=True)),
+                                 dict(zip(rw.attributes, rw.direction, strict=True)))
     targets = target_groups(resolved_plan)
     capability = None
     if targets:

@@ -89,7 +89,11 @@ class NetScoreFigure(Document):
 class Dataset(Document):
     filename: str | None
     rows_read: int
+    respondents: int | None = None
+    """The survey base (every valid target answer): what ``nps`` is over."""
     rows_used: int
+    """The model base: what the models were trained and evaluated on."""
+    missing_policy: str | None = None
     classes: list[Label]
     attributes: list[str]
     attribute_labels: dict[str, str] = {}
@@ -102,18 +106,22 @@ class ExcludedRow(Document):
     column: str | None
     reason: str
     value: Any = None
+    scope: str | None = None
 
 
 class Quality(Document):
     """The data-quality summary (``cx_app.survey.quality.DataQualityReport.to_dict``)."""
 
     rows_read: int
+    respondents: int | None = None
     rows_used: int
     rows_excluded: int
     blank_rows: int = 0
     counts_by_reason: dict[str, int] = {}
+    out_of_survey: dict[str, int] = {}
+    out_of_models: dict[str, int] = {}
     excluded: list[ExcludedRow] = []
-    imputed: dict[str, int] = {}
+    gaps: dict[str, int] = {}
     notes: list[str] = []
 
 
@@ -207,6 +215,7 @@ class CrossValidationSummary(Document):
     algorithm: str
     settings: dict[str, Any]
     calibration: str
+    missing_policy: str | None = None
     folds: int
     seed: int
     fold_method: str
@@ -286,6 +295,8 @@ class RelativeWeightsDoc(AttributeColumns):
     r_squared: float | None
     raw: list[float | None]
     percent: list[float | None]
+    correlation: list[float | None] | None = None
+    direction: list[float | None] = []
 
 
 class OrdinalDoc(AttributeColumns):
@@ -311,6 +322,9 @@ class ImportancePerformanceRow(Document):
     attribute: str
     importance: float | None
     performance: float | None
+    base: int | None = None
+    na_share: float | None = None
+    direction: float | None = None
     quadrant: str
 
 
@@ -322,6 +336,7 @@ class ImportancePerformanceDoc(Document):
 class TopBoxRow(Document):
     attribute: str
     target: str
+    base: int | None = None
     top_box_share: float | None
     tpr: float | None
     fpr: float | None

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.survey.reading import ExcelError
-from cx_app.survey.schema import Scale, normalise_header
+from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
 _EXCEL_EPOCH = "1899-12-30"
@@ -66,9 +66,18 @@ class Scored:
     out_of_scale: pd.Series
 
 
+_KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
+
+
 def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
                   codes: tuple[set[float], set[str]]) -> Scored:
-    numeric_codes, text_codes = codes
+    """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
+    schema says — the usual "no answer" codes that cannot be answers on this column's scale
+    (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
+    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A")."""
+    numeric_codes = set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
+                                      if not scale.min <= c <= scale.max}
+    text_codes = set(codes[1]) | _KNOWN_TEXT
     error = date = pd.Series(False, index=raw.index)
     if raw.dtype == object:
         types = raw.map(type)

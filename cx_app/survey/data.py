@@ -29,8 +29,12 @@ class SourceInfo:
 
 @dataclass(frozen=True)
 class SurveyData:
-    """Used respondents (``frame``, columns = schema names, index = sheet row), the schema,
-    the data-quality report and the source."""
+    """A survey's respondents in two bases (:mod:`cx_app.survey.quality`).
+
+    ``frame`` is the survey base: every respondent with a valid target answer (columns = schema
+    names, index = sheet row), attribute gaps as NaN — the NPS, shares, segments and waves are
+    computed over it (:attr:`scores`). ``in_model`` marks the model base within it (the rows
+    the models train on: :attr:`X`, :attr:`y`)."""
 
     frame: pd.DataFrame
     schema: SurveySchema
@@ -38,17 +42,14 @@ class SurveyData:
     source: SourceInfo
     absent_attributes: tuple[str, ...] = ()
     """Attributes whose column is not in the file (only with ``require_attributes=False``):
-    their column in ``frame`` is all missing, for the caller to fill and to warn about."""
-    imputed_cells: pd.DataFrame | None = field(default=None, repr=False)
-    """Under policy ``impute_median``: True where an attribute score was a gap filled by the
-    median (same index and attribute columns as ``frame``); None when nothing was imputed."""
+    their column in ``frame`` is all missing, for the scorer to fill and to warn about."""
+    in_model: np.ndarray | None = field(default=None, repr=False)
+    """True for the rows of ``frame`` in the model base; None: every row."""
 
     @property
-    def answered(self) -> pd.DataFrame:
-        """The attribute scores as answered: imputed cells back to missing (for descriptive
-        figures and the training distributions that drift compares a new wave with)."""
-        X = self.X
-        return X if self.imputed_cells is None else X.mask(self.imputed_cells)
+    def model_frame(self) -> pd.DataFrame:
+        """The rows of the model base."""
+        return self.frame if self.in_model is None else self.frame[self.in_model]
 
     @property
     def attribute_names(self) -> tuple[str, ...]:
@@ -64,12 +65,31 @@ class SurveyData:
 
     @property
     def X(self) -> pd.DataFrame:  # noqa: N802 - the usual name for a feature matrix
-        """Attribute scores of the used respondents (float; imputed cells filled)."""
-        return self.frame[list(self.attribute_names)].astype(float)
+        """Attribute scores of the model base (float; NaN where unanswered — the fitted
+        pipelines fill gaps from their training data)."""
+        return self.model_frame[list(self.attribute_names)].astype(float)
 
     @property
     def y(self) -> np.ndarray | None:
-        """Target scores (int), or None when the file has no target column."""
+        """Target scores (int) of the model base, aligned with :attr:`X`; None when the file
+        has no target column."""
         if not self.has_target:
             return None
-        return self.frame[self.schema.target.name].to_numpy(dtype=np.int64)
+        return self.model_frame[self.schema.target.name].to_numpy(dtype=np.int64)
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """Every valid target answer of the survey base (int): what the NPS is computed on;
+        None when the file has no target column."""
+        if not self.has_target:
+            return None
+        values = self.frame[self.schema.target.name]
+        return values.dropna().to_numpy(dtype=np.int64)
+
+    @property
+    def respondents(self) -> pd.DataFrame:
+        """The survey base restricted to valid target answers (for descriptive tables by
+        segment or wave)."""
+        if not self.has_target:
+            return self.frame
+        return self.frame[self.frame[self.schema.target.name].notna()]

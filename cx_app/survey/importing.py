@@ -5,17 +5,20 @@ and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8 with or without 
 cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
 header or alias, and cleans every score column with vectorised pandas operations:
 
-- blank cells and the schema's missing-value codes (``99``, ``"Don't know"``, ...) are missing;
-- a respondent with a missing target, an Excel error cell (``#N/A``; .xlsx/.xlsm, found by the
-  archive scan because calamine reads error cells as empty text), a date cell in a score
-  column, a non-numeric text score, a decimal score on an integer scale, an out-of-scale score,
-  a missing attribute score (policy ``exclude``) or a repeated respondent id (the first
-  occurrence is kept) is excluded, with the reason, in the
+- blank cells, the schema's missing-value codes (``99``, ``"Don't know"``, ...) and the usual
+  codes that cannot be answers on a column's scale are missing (a gap, not a score);
+- a respondent with a missing or invalid target or a repeated respondent id (the first
+  occurrence is kept) is out of the survey: not in the NPS, not in the models;
+- a respondent with an invalid attribute cell — an Excel error cell (``#N/A``; .xlsx/.xlsm,
+  found by the archive scan because calamine reads error cells as empty text), a date cell in a
+  score column, a non-numeric text, a decimal score on an integer scale, an out-of-scale score —
+  or, under policy ``exclude`` only, an unanswered attribute, stays in the NPS but is left out
+  of the models; every such row is listed with its reason in the
   :class:`~cx_app.survey.quality.DataQualityReport`;
+- unanswered attribute scores are never filled here: the fitted model pipelines fill them from
+  each training fold (policies ``impute_indicator``, the default, and ``impute_median``);
 - segment cells: date cells become ISO dates in text segments; a ``date``-role segment also
-  converts Excel serial day numbers (1950–2099) stored as plain numbers, with a note;
-- under policy ``impute_median``, missing attribute scores of used respondents are replaced by
-  the attribute's median over used respondents, counted per attribute.
+  converts Excel serial day numbers (1950–2099) stored as plain numbers, with a note.
 
 Completely blank rows are skipped before counting (``blank_rows`` and a note say how many).
 Row numbers are sheet rows as Excel shows them (CSV: the line number). The raw reading (bytes
@@ -54,8 +57,10 @@ from cx_app.survey.quality import (
     EXCEL_ERROR,
     MISSING_ATTRIBUTE,
     MISSING_TARGET,
+    MODEL,
     NON_NUMERIC,
     OUT_OF_SCALE,
+    SURVEY,
     DataQualityReport,
     ExcludedRow,
 )
@@ -350,7 +355,8 @@ def load_survey(
     require_target: bool = True,
     require_attributes: bool = True,
     limits: ImportLimits | None = None,
-    keep_attribute_gaps: bool = False,
+    scoring: bool = False,
+    missing_policy: str | None = None,
 ) -> SurveyData:
     """Read, map and clean a survey file; see the module docstring.
 
@@ -363,9 +369,18 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     ``require_attributes=False`` (new waves scored by a saved model) a file lacking some
     attribute columns is accepted too: those attributes are listed in ``absent_attributes``
     and their column is all missing — never imputed here, never a reason to exclude a row.
-    ``keep_attribute_gaps=True`` (scoring a new wave) keeps every respondent with their
-    attribute gaps as missing values, whatever the schema's policy: the scorer fills them
-    with the training data's statistics, not this file's.
+    ``scoring=True`` (a new wave scored by a saved model) keeps every respondent but a
+    repeated id, whatever the schema's policy: attribute gaps and invalid attribute cells stay
+    missing (the saved model fills them with the training data's statistics, not this file's),
+    and a row without a valid target is estimated but left out of the realized NPS.
+
+    ``missing_policy`` (``impute_indicator``, ``impute_median``, ``exclude``) sets the policy of
+    an inferred layout; with a schema it must equal the schema's ``missing_attributes`` (a
+    conflict is a :class:`SchemaError`, never ignored).
+
+    The result holds two bases (:mod:`cx_app.survey.quality`): ``frame`` is the survey base
+    (every respondent with a valid target: NPS, shares, segments, waves) and ``in_model``
+    marks the model base within it (``X`` and ``y``).
 
     ``limits`` (:class:`~cx_app.survey.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
     the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
@@ -373,6 +388,10 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     before any large allocation. The file is read into memory only: nothing is written to disk.
     """
     limits = limits or limits_from_env()
+    if schema is not None and missing_policy not in (None, schema.missing_attributes):
+        raise SchemaError(
+            f"missing-attribute policy {missing_policy!r} conflicts with schema "
+            f"'{schema.name}', which says missing_attributes: {schema.missing_attributes}")
     data, name = read_source(source, filename, limits)
     grid, notes, dialect, inferred = _grid_for(data, name, sheet, schema, require_target,
                                                limits, require_attributes)
@@ -380,6 +399,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     if schema is None:
         schema = inferred or infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0],
                                           name=Path(name).stem or "inferred")
+        if missing_policy is not None:
+            schema = schema.model_copy(update={"missing_attributes": missing_policy})
         notes.append(f"layout inferred from the data (no schema given): target "
                      f"{schema.target.column!r} on {schema.target.scale}, "
                      f"{len(schema.attributes)} attributes")
@@ -417,8 +438,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
                  if spec.name in found}
     blank = {name: masks[column] for name, column in column_of.items()}
-    frame, report, imputed_cells = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
-                                          blank_rows, keep_attribute_gaps)
+    frame, in_model, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
+                                     blank_rows, scoring=scoring)
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -431,25 +452,30 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         header_row=header + 1,
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
-                      absent_attributes=absent, imputed_cells=imputed_cells)
+                      absent_attributes=absent, in_model=in_model)
 
 
 def _clean(
     raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
     schema: SurveySchema,
-    index: pd.Index, notes: list[str], blank_rows: int, keep_attribute_gaps: bool = False,
-) -> tuple[pd.DataFrame, DataQualityReport, pd.DataFrame | None]:
-    policy = "keep" if keep_attribute_gaps else schema.missing_attributes
-    gap_masks: dict[str, np.ndarray] = {}
+    index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
+) -> tuple[pd.DataFrame, np.ndarray, DataQualityReport]:
+    """(the survey base with attribute gaps as NaN, the model-base mask over it, the report).
+
+    ``scoring`` (a wave scored by a saved model): every row but a repeated id is kept for the
+    estimate; an invalid target only leaves the realized NPS (the target cell is NaN) and an
+    invalid attribute cell is a gap the model fills, both counted in the notes."""
     n = len(index)
     codes = code_sets(schema.missing_codes)
-    checks: list[tuple[pd.Series, str, str, pd.Series]] = []
+    survey_checks: list[tuple[pd.Series, str, str, pd.Series]] = []
+    model_checks: list[tuple[pd.Series, str, str, pd.Series]] = []
     out: dict[str, pd.Series] = {}
     id_spec = schema.respondent_id
     if id_spec is not None and id_spec.name in raw:
         ids = text_column(raw[id_spec.name], blank[id_spec.name])
         duplicated = ids.duplicated(keep="first") & ids.notna()
-        checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name], raw[id_spec.name]))
+        survey_checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name],
+                              raw[id_spec.name]))
         if ids.isna().any():
             notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
         out[id_spec.name] = ids
@@ -462,53 +488,56 @@ def _clean(
     if target in scored:
         s = scored[target]
         header, cells = column_of[target], raw[target]
-        checks += [(s.missing, MISSING_TARGET, header, cells),
-                   (s.error, EXCEL_ERROR, header, cells),
-                   (s.date, DATE_IN_SCORE, header, cells),
-                   (s.non_numeric, NON_NUMERIC, header, cells),
-                   (s.decimal, DECIMAL, header, cells),
-                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+        target_checks = [(s.missing, MISSING_TARGET, header, cells),
+                         (s.error, EXCEL_ERROR, header, cells),
+                         (s.date, DATE_IN_SCORE, header, cells),
+                         (s.non_numeric, NON_NUMERIC, header, cells),
+                         (s.decimal, DECIMAL, header, cells),
+                         (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+        if scoring:
+            unlabeled = int(s.values.isna().sum())
+            if unlabeled:
+                notes.append(f"{unlabeled} row(s) without a valid {target} answer: estimated "
+                             "like every respondent, left out of the realized "
+                             f"{schema.target.kind.upper()}")
+        else:
+            survey_checks += target_checks
     present = [spec for spec in schema.attributes if spec.name in scored]
     for spec in present:
         s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
-        checks += [(s.error, EXCEL_ERROR, header, cells),
+        invalid = [(s.error, EXCEL_ERROR, header, cells),
                    (s.date, DATE_IN_SCORE, header, cells),
                    (s.non_numeric, NON_NUMERIC, header, cells),
                    (s.decimal, DECIMAL, header, cells),
                    (s.out_of_scale, OUT_OF_SCALE, header, cells)]
-    if policy == "exclude":
+        if scoring:
+            bad = sum(int(m.sum()) for m, *_ in invalid)
+            if bad:
+                notes.append(f"{spec.name}: {bad} invalid cell(s) (text, decimal, out of scale, "
+                             "error) scored as unanswered")
+        else:
+            model_checks += invalid
+    if schema.missing_attributes == "exclude" and not scoring:
         for spec in present:
-            checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE, column_of[spec.name],
-                           raw[spec.name]))
-    reason, column, value = first_reasons(n, checks)
-    used = reason == None  # noqa: E711 - elementwise
+            model_checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE,
+                                 column_of[spec.name], raw[spec.name]))
+    survey_reason, _, _ = first_reasons(n, survey_checks)
+    reason, column, value = first_reasons(n, survey_checks + model_checks)
+    in_survey = survey_reason == None  # noqa: E711 - elementwise
+    in_model = reason == None  # noqa: E711 - elementwise
     rows = index.to_numpy()
     excluded = tuple(
-        ExcludedRow(int(rows[i]), column[i], reason[i], display(value[i]))
-        for i in np.flatnonzero(~used)
+        ExcludedRow(int(rows[i]), column[i], reason[i], display(value[i]),
+                    MODEL if in_survey[i] else SURVEY)
+        for i in np.flatnonzero(~in_model)
     )
     if target in scored:
         out[target] = scored[target].values
-    imputed: dict[str, int] = {}
     for spec in schema.attributes:
         if spec.name not in scored:  # absent column (require_attributes=False)
             out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
-            continue
-        values = scored[spec.name].values
-        if policy == "impute_median":
-            gaps = used & values.isna().to_numpy()
-            imputed[spec.name] = int(gaps.sum())
-            if gaps.any():
-                median = values[used].median()
-                if np.isnan(median):
-                    raise SchemaError(
-                        f"column {column_of[spec.name]!r} ({spec.name}) has no valid score to "
-                        "impute the median from; set missing_attributes: exclude or drop it")
-                values = values.where(~gaps, median)
-                gap_masks[spec.name] = gaps
-                notes.append(f"{spec.name}: {imputed[spec.name]} missing score(s) imputed with "
-                             f"the median {median:g}")
-        out[spec.name] = values
+        else:
+            out[spec.name] = scored[spec.name].values
     for spec in schema.segments:
         if spec.name not in raw:
             continue
@@ -532,19 +561,18 @@ def _clean(
                              f"({', '.join(codes_seen)}) left empty")
     order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
     order += [id_spec.name] if id_spec is not None else []
-    frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[used]
-    if target in frame:
+    frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[in_survey]
+    if target in frame and not frame[target].isna().any():
         frame[target] = frame[target].astype(np.int64)
     for name in schema.attribute_names:
         frame[name] = frame[name].astype(float)
+    model_mask = in_model[in_survey]
+    gaps = {spec.name: int(frame.loc[model_mask, spec.name].isna().sum()) for spec in present}
     report = DataQualityReport(
-        rows_read=n, rows_used=int(used.sum()), excluded=excluded, imputed=imputed,
+        rows_read=n, rows_used=int(in_model.sum()), excluded=excluded, gaps=gaps,
         notes=tuple(notes), blank_rows=blank_rows,
     )
-    imputed_cells = (pd.DataFrame({a: gap_masks.get(a, np.zeros(n, dtype=bool))
-                                   for a in schema.attribute_names}, index=index)[used]
-                     if gap_masks else None)
-    return frame, report, imputed_cells
+    return frame, model_mask, report
 
 
 __all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table", "sheet_names"]

@@ -1,8 +1,13 @@
 """The data-quality report of one import: what was read, what was used, what was left out and why.
 
-Every respondent row read from the file is either used or listed in ``excluded`` with one
-reason (the first problem found, in the order target → attributes → missing attributes, after
-the duplicate-id check). Row numbers are the sheet's row numbers as Excel shows them (header on
+Two bases. The **survey base** (``respondents``) is every row with a valid target answer and a
+first respondent id: the NPS, shares, segments and waves are computed over it. The **model
+base** (``rows_used``) is the part of it the models train on: it also leaves out rows with an
+invalid attribute cell (text, out of scale, ...) and, under policy ``exclude`` only, rows with an
+unanswered attribute. Every row read is either in the model base or listed in ``excluded`` with
+one reason (the first problem found, in the order duplicate id → target → attributes → missing
+attributes) and its ``scope``: ``"survey"`` (out of both bases) or ``"model"`` (in the survey
+base, out of the model base). Row numbers are the sheet's row numbers as Excel shows them (header on
 row 1 → first data row is 2; for CSV files, the line number). Completely blank rows are not
 respondents: they are skipped before ``rows_read`` and counted in ``blank_rows`` and the notes.
 """
@@ -27,6 +32,9 @@ reads them as empty text) and count as missing."""
 DATE_IN_SCORE = "date in a score column"
 """A cell formatted as a date (or time) where a score is expected."""
 
+SURVEY = "survey"
+MODEL = "model"
+
 REASONS: tuple[str, ...] = (
     DUPLICATE_ID, MISSING_TARGET, EXCEL_ERROR, DATE_IN_SCORE, NON_NUMERIC, DECIMAL, OUT_OF_SCALE,
     MISSING_ATTRIBUTE,
@@ -42,20 +50,51 @@ class ExcludedRow:
     column: str
     reason: str
     value: str
+    scope: str = MODEL
+    """``"survey"``: out of the survey (no valid target, repeated id); ``"model"``: counted in
+    the NPS but not used to train models."""
 
     def to_dict(self) -> dict:
         return {"row": self.row, "column": self.column, "reason": self.reason,
-                "value": self.value}
+                "value": self.value, "scope": self.scope}
+
+
+def _why(counts: dict[str, int]) -> str:
+    return "; ".join(f"{reason}: {n:,}" for reason, n in counts.items())
+
+
+def bases_rows(rows_read: int, respondents: int, rows_used: int,
+               out_of_survey: dict[str, int], out_of_models: dict[str, int],
+               gaps: dict[str, int] | None = None,
+               missing_policy: str | None = None) -> list[tuple[str, int, str]]:
+    """The two bases as (base, respondents, why it differs from the line above) rows: what
+    the data-quality panel, the CLI and the reports show."""
+    filled = sum((gaps or {}).values())
+    models_note = _why(out_of_models) or "every respondent"
+    if filled and missing_policy in ("impute_indicator", "impute_median"):
+        how = ("median and a 'was missing' indicator" if missing_policy == "impute_indicator"
+               else "median")
+        models_note += (f"; {filled:,} unanswered attribute score(s) kept and filled inside "
+                        f"each model from its training data ({how})")
+    return [
+        ("Rows read", rows_read, "respondent rows in the file (blank rows not counted)"),
+        ("Survey base: NPS, shares, segments, waves", respondents,
+         _why(out_of_survey) or "every row read has a valid answer"),
+        ("Model base: training and evaluation", rows_used, models_note),
+    ]
 
 
 @dataclass(frozen=True)
 class DataQualityReport:
-    """Counts of rows read, used and excluded (with reasons), imputed cells, and notes."""
+    """Rows read, the two bases, exclusions (with reason and scope), attribute gaps, notes."""
 
     rows_read: int
     rows_used: int
+    """The model base: respondents the models train and are evaluated on."""
     excluded: tuple[ExcludedRow, ...] = ()
-    imputed: dict[str, int] = field(default_factory=dict)
+    gaps: dict[str, int] = field(default_factory=dict)
+    """Unanswered attribute scores (blank, n/a text or code) per attribute in the model base;
+    the models fill them (policies ``impute_indicator``/``impute_median``)."""
     notes: tuple[str, ...] = ()
     blank_rows: int = 0
 
@@ -70,53 +109,75 @@ class DataQualityReport:
     def rows_excluded(self) -> int:
         return len(self.excluded)
 
-    def counts_by_reason(self) -> dict[str, int]:
+    @property
+    def respondents(self) -> int:
+        """The survey base: rows read minus those out of the survey (no valid target,
+        repeated id). The NPS and every descriptive figure are over these respondents."""
+        return self.rows_read - sum(e.scope == SURVEY for e in self.excluded)
+
+    def counts_by_reason(self, scope: str | None = None) -> dict[str, int]:
         """Excluded rows per reason (reasons with no rows are left out), in :data:`REASONS`
-        order."""
-        counts = Counter(e.reason for e in self.excluded)
+        order; ``scope`` keeps one base's exclusions (``"survey"`` or ``"model"``)."""
+        counts = Counter(e.reason for e in self.excluded if scope in (None, e.scope))
         return {r: counts[r] for r in (*REASONS, *sorted(set(counts) - set(REASONS)))
                 if counts[r]}
 
-    def first_rows(self, limit: int = 5) -> dict[str, list[ExcludedRow]]:
-        """The first ``limit`` excluded rows of each reason."""
+    def first_rows(self, limit: int = 5,
+                   scope: str | None = None) -> dict[str, list[ExcludedRow]]:
+        """The first ``limit`` excluded rows of each reason (of one ``scope`` if given)."""
         out: dict[str, list[ExcludedRow]] = {}
         for item in self.excluded:
+            if scope not in (None, item.scope):
+                continue
             rows = out.setdefault(item.reason, [])
             if len(rows) < limit:
                 rows.append(item)
-        return {r: out[r] for r in self.counts_by_reason()}
+        return {r: out[r] for r in self.counts_by_reason(scope)}
+
+    def bases(self, missing_policy: str | None = None) -> list[tuple[str, int, str]]:
+        """See :func:`bases_rows`."""
+        return bases_rows(self.rows_read, self.respondents, self.rows_used,
+                          self.counts_by_reason(SURVEY), self.counts_by_reason(MODEL),
+                          self.gaps, missing_policy)
 
     def to_dict(self) -> dict:
         return {
             "rows_read": self.rows_read,
+            "respondents": self.respondents,
             "rows_used": self.rows_used,
             "rows_excluded": self.rows_excluded,
             "blank_rows": self.blank_rows,
             "counts_by_reason": self.counts_by_reason(),
+            "out_of_survey": self.counts_by_reason(SURVEY),
+            "out_of_models": self.counts_by_reason(MODEL),
             "excluded": [e.to_dict() for e in self.excluded],
-            "imputed": dict(self.imputed),
+            "gaps": dict(self.gaps),
             "notes": list(self.notes),
         }
 
     def to_frame(self) -> pd.DataFrame:
-        """The excluded rows as a table (row, column, reason, value)."""
+        """The excluded rows as a table (row, column, reason, value, scope)."""
         return pd.DataFrame([e.to_dict() for e in self.excluded],
-                            columns=["row", "column", "reason", "value"])
+                            columns=["row", "column", "reason", "value", "scope"])
 
     def to_text(self, limit: int = 5) -> str:
         """A plain-text report for the CLI."""
-        lines = [f"rows read: {self.rows_read}", f"rows used: {self.rows_used}",
+        lines = [f"rows read: {self.rows_read}",
+                 f"respondents (survey base: NPS, shares, segments): {self.respondents}",
+                 f"used by the models (model base): {self.rows_used}",
                  f"rows excluded: {self.rows_excluded}"]
-        for reason, rows in self.first_rows(limit).items():
-            count = self.counts_by_reason()[reason]
-            lines.append(f"  {reason}: {count}")
-            for e in rows:
-                lines.append(f"    row {e.row}, column {e.column!r}: {e.value!r}")
-            if count > len(rows):
-                lines.append(f"    ... and {count - len(rows)} more")
-        imputed = {k: v for k, v in self.imputed.items() if v}
-        if imputed:
-            lines.append("imputed (median) cells: " + ", ".join(
-                f"{k} {v}" for k, v in imputed.items()))
+        for scope, title in ((SURVEY, "out of the survey"),
+                             (MODEL, "in the NPS, not used by the models")):
+            counts = self.counts_by_reason(scope)
+            for reason, rows in self.first_rows(limit, scope).items():
+                lines.append(f"  {reason}, {title}: {counts[reason]}")
+                for e in rows:
+                    lines.append(f"    row {e.row}, column {e.column!r}: {e.value!r}")
+                if counts[reason] > len(rows):
+                    lines.append(f"    ... and {counts[reason] - len(rows)} more")
+        gaps = {k: v for k, v in self.gaps.items() if v}
+        if gaps:
+            lines.append("unanswered attribute scores used by the models (filled inside each "
+                         "model): " + ", ".join(f"{k} {v}" for k, v in gaps.items()))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)

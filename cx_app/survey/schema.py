@@ -35,7 +35,12 @@ from cx_app.survey.default_plans import default_plan
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
-MissingPolicy = Literal["exclude", "impute_median"]
+MissingPolicy = Literal["impute_indicator", "impute_median", "exclude"]
+"""How models treat a respondent's unanswered attribute: ``impute_indicator`` (the default) keeps
+every respondent and lets each fitted pipeline fill the gap with the training fold's median plus
+a "was missing" indicator column; ``impute_median`` the same without the indicator;
+``exclude`` leaves respondents with a gap out of the model base (never out of the NPS)."""
+MISSING_POLICIES: tuple[str, ...] = ("impute_indicator", "impute_median", "exclude")
 MissingCode = int | float | str
 
 _IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -125,7 +130,7 @@ class SurveySchema(BaseModel):
     respondent_id: ColumnSpec | None = None
     segments: tuple[SegmentSpec, ...] = ()
     missing_codes: tuple[MissingCode, ...] = ()
-    missing_attributes: MissingPolicy = "exclude"
+    missing_attributes: MissingPolicy = "impute_indicator"
     plan: tuple[StepSpec, ...] = ()
 
     @model_validator(mode="after")
@@ -299,7 +304,7 @@ def schema_from_mapping(
     kind: TargetKind | None = None,
     attribute_scale: str | Sequence[int] | Scale | None = None,
     missing_codes: Sequence[MissingCode] = (),
-    missing_attributes: MissingPolicy = "exclude",
+    missing_attributes: MissingPolicy = "impute_indicator",
     name: str = "mapping",
 ) -> SurveySchema:
     """A schema from an explicit column mapping (headers as they appear in the file).
@@ -479,12 +484,11 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
                 and usual.min <= own.min and own.max <= usual.max):
             scores[h] = (scores[h][0], usual)
     attr_scales = {scores[h][1] for h in attributes}
-    # excluding every respondent with a gap would lose many (e.g. "not used" for roaming)
+    # gaps ("not used" for roaming) are kept: the fitted models fill them (policy default)
     incomplete = pd.Series(False, index=frame.index)
     for h in attributes:
         incomplete |= ~frame[h].index.isin(scores[h][0].index)
     share_incomplete = float(incomplete.mean())
-    policy: MissingPolicy = "impute_median" if share_incomplete > 0.10 else "exclude"
     schema = schema_from_mapping(
         target=target,
         scale=target_scale,
@@ -494,7 +498,6 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         kind=kind,
         attribute_scale=attr_scales.pop() if len(attr_scales) == 1 else target_scale,
         missing_codes=sorted(codes, key=lambda c: (isinstance(c, str), str(c))),
-        missing_attributes=policy,
         name=name,
     )
     description = "inferred from the data"
@@ -506,9 +509,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
                                         for h in zero_to_ten):
         description += (f"; unsure: {len(zero_to_ten)} columns are on 0–10 and none is a "
                         "recommend question, so which one is the target must be confirmed")
-    if policy == "impute_median":
-        description += (f"; {share_incomplete:.0%} of respondents miss an attribute score, so "
-                        "they are imputed with the median instead of excluded")
+    if share_incomplete > 0:
+        description += (f"; {share_incomplete:.0%} of respondents miss an attribute score: "
+                        "they stay in, and the models fill each gap with the training median "
+                        "and a 'was missing' indicator")
     schema = schema.model_copy(update={"description": description})
     if len({scores[h][1] for h in attributes}) > 1:
         # attributes on different scales: keep each one's own scale

@@ -55,8 +55,9 @@ def test_data_page_shows_the_sample_and_its_quality_report(sample):
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rows read"] == f"{sample.quality.rows_read:,}"
-    assert metrics["Respondents used"] == f"{sample.quality.rows_used:,}"
-    assert metrics["Imputed cells"] == f"{sum(sample.quality.imputed.values()):,}"
+    assert metrics["Respondents (NPS base)"] == f"{sample.quality.respondents:,}"
+    assert metrics["Used by the models"] == f"{sample.quality.rows_used:,}"
+    assert metrics["Unanswered attribute scores"] == f"{sum(sample.quality.gaps.values()):,}"
     analysis = at.session_state["analysis"]
     assert analysis.survey.source.sha256 == sample.source.sha256
     assert len(at.data_editor) == 1  # the editable column mapping
@@ -76,12 +77,13 @@ def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
     assert analysis.survey.quality.rows_used == expected.quality.rows_used
     assert analysis.survey.schema.target.column == expected.schema.target.column
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Rows excluded"] == f"{expected.quality.rows_excluded:,}"
+    assert metrics["Respondents (NPS base)"] == f"{expected.quality.respondents:,}"
+    assert metrics["Used by the models"] == f"{expected.quality.rows_used:,}"
     assert any(d.label == "Download schema (YAML)" for d in at.download_button)
 
 
 def test_nps_page_shows_the_library_nps(sample):
-    expected = nps_summary(sample.y, groups=groups_for_schema(sample.schema))
+    expected = nps_summary(sample.scores, groups=groups_for_schema(sample.schema))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/nps.py").run()
     _ok(at)

@@ -30,25 +30,41 @@ def test_json_report(tmp_path, capsys):
     survey, schema = files(tmp_path)
     assert main(["validate", survey, "--schema", schema, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["rows_read"], doc["rows_used"]) == (5, 2)
+    # R2 (target 11) and the second R1 are out of the survey; R3's price 99 is a gap, kept
+    assert (doc["rows_read"], doc["respondents"], doc["rows_used"]) == (5, 3, 3)
     assert doc["excluded"] == [
-        {"row": 3, "column": "NPS", "reason": "out-of-scale score", "value": "11"},
-        {"row": 4, "column": "Price", "reason": "missing attribute score", "value": "99"},
-        {"row": 5, "column": "ID", "reason": "duplicate respondent id", "value": "R1"},
+        {"row": 3, "column": "NPS", "reason": "out-of-scale score", "value": "11",
+         "scope": "survey"},
+        {"row": 5, "column": "ID", "reason": "duplicate respondent id", "value": "R1",
+         "scope": "survey"},
     ]
+    assert doc["gaps"] == {"price": 1, "speed": 0}
     assert doc["target"]["name"] == "nps" and doc["target"]["scale"] == [0, 10]
     assert [a["name"] for a in doc["attributes"]] == ["price", "speed"]
     assert doc["inferred"] is False and doc["usable"] is True
-    assert doc["counts_by_reason"] == {"duplicate respondent id": 1, "out-of-scale score": 1,
-                                       "missing attribute score": 1}
+    assert doc["counts_by_reason"] == {"duplicate respondent id": 1, "out-of-scale score": 1}
+    assert doc["out_of_survey"] == doc["counts_by_reason"] and doc["out_of_models"] == {}
+
+
+def test_exclude_policy_leaves_the_gap_out_of_the_models_only(tmp_path, capsys):
+    survey, schema = files(tmp_path)
+    Path(schema).write_text(SCHEMA + "missing_attributes: exclude\n")
+    assert main(["validate", survey, "--schema", schema, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["rows_read"], doc["respondents"], doc["rows_used"]) == (5, 3, 2)
+    assert doc["out_of_models"] == {"missing attribute score": 1}
+    assert {"row": 4, "column": "Price", "reason": "missing attribute score", "value": "99",
+            "scope": "model"} in doc["excluded"]
 
 
 def test_text_report(tmp_path, capsys):
     survey, schema = files(tmp_path)
     assert main(["validate", survey, "--schema", schema]) == 0
     out = capsys.readouterr().out
-    assert "rows read: 5\nrows used: 2\nrows excluded: 3\n" in out
-    assert "  out-of-scale score: 1\n    row 3, column 'NPS': '11'" in out
+    assert ("rows read: 5\nrespondents (survey base: NPS, shares, segments): 3\n"
+            "used by the models (model base): 3\nrows excluded: 2\n") in out
+    assert "  out-of-scale score, out of the survey: 1\n    row 3, column 'NPS': '11'" in out
+    assert "unanswered attribute scores used by the models (filled inside each model): price 1" in out
 
 
 def test_mapping_flags(tmp_path, capsys):
@@ -58,7 +74,7 @@ def test_mapping_flags(tmp_path, capsys):
                  "Brand", "--id", "ID", "--missing-codes", "99", "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["rows_used"], doc["schema"], doc["inferred"]) == (2, "mapping", False)
+    assert (doc["rows_used"], doc["schema"], doc["inferred"]) == (3, "mapping", False)
     assert doc["segments"] == [{"name": "brand", "column": "Brand", "role": "brand"}]
 
 
@@ -78,7 +94,7 @@ def test_inferred_layout_is_printed_and_used(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "no schema given: using the inferred layout below" in out
     assert "target: 'Likelihood to recommend' → nps (nps, scale 0-10)" in out
-    assert "rows used: 30" in out
+    assert "used by the models (model base): 30" in out
 
 
 def test_unusable_files_exit_2(tmp_path, capsys):
@@ -116,7 +132,7 @@ def test_confirmed_mapping_saved_as_a_schema_reads_back(tmp_path, capsys):
     assert [s.column for s in schema.segments] == ["Brand"] and schema.missing_codes == (99,)
     assert main(["validate", survey, "--schema", str(saved), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
-    assert again["excluded"] == first["excluded"] and again["rows_used"] == 2
+    assert again["excluded"] == first["excluded"] and again["rows_used"] == first["rows_used"] == 3
     assert (again["schema"], again["inferred"]) == ("mapping", False)
     # the inferred layout can be saved too, and the text report says where it went
     inferred = tmp_path / "inferred.yaml"

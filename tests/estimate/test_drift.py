@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 from cx_app.estimate.drift import (
     attribute_drift,
@@ -67,5 +68,30 @@ def test_missing_attribute_is_a_warning_not_a_crash():
     report = attribute_drift({"a": {"1": 5}, "gone": {"1": 5}}, pd.DataFrame({"a": [1, 1]}))
     gone = [a for a in report.attributes if a.name == "gone"][0]
     assert not gone.present and gone.level == "missing"
-    assert any("'gone' is missing from the new wave" in w for w in report.warnings)
+    # listed here, warned about once by estimate_wave (which fills it), not twice
+    assert not any("gone" in w for w in report.warnings)
     assert report.to_dict()["gone"]["present"] is False
+
+
+def test_na_share_change_is_its_own_signal_and_gaps_are_not_scores():
+    # training: 1000 respondents, 100 did not answer (10%); the answered scores 1..5 evenly
+    reference = {"a": {str(v): 180 for v in range(1, 6)}}
+    # the wave: the same answered distribution, but 40% n/a
+    answered = np.repeat(np.arange(1, 6), 60).astype(float)  # 300 answers, 60 each
+    wave = pd.DataFrame({"a": np.concatenate([answered, np.full(200, np.nan)])})
+    report = attribute_drift(reference, wave, reference_gaps={"a": 100}, reference_n=1000)
+    a = report.attributes[0]
+    assert a.psi == pytest.approx(0.0, abs=1e-12)  # the answered scores have not moved
+    assert a.level == "stable" and a.n_missing == 200
+    assert a.na_share_reference == 0.1 and a.na_share_current == 0.4
+    # two-proportion z test, by hand: pooled p = 300/1500
+    pooled = 300 / 1500
+    z = (0.1 - 0.4) / np.sqrt(pooled * (1 - pooled) * (1 / 1000 + 1 / 500))
+    assert a.na_share_p == pytest.approx(2 * norm.sf(abs(z)), rel=1e-9)
+    assert a.na_share_changed
+    assert len(report.warnings) == 1 and "40% of this wave did not answer it" in report.warnings[0]
+    assert "+30 points" in report.warnings[0]
+    # the same n/a share: no signal
+    same = pd.DataFrame({"a": np.concatenate([answered, np.full(33, np.nan)])})
+    quiet = attribute_drift(reference, same, reference_gaps={"a": 100}, reference_n=1000)
+    assert not quiet.attributes[0].na_share_changed and quiet.warnings == ()

@@ -155,9 +155,10 @@ def test_train_model_records_provenance_and_refits(tmp_path):
     assert model.training["n"] == len(survey.y) == sum(model.training["class_counts"].values())
     # the answered scores only: the cells imputed by the median are not part of the
     # distribution a new wave's drift is compared with
-    assert survey.quality.imputed["shops"] > 0
+    assert survey.quality.gaps["shops"] > 0
     assert model.attribute_distributions["shops"] == {
-        str(int(k)): int(v) for k, v in survey.answered["shops"].value_counts().items()}
+        str(int(k)): int(v) for k, v in survey.X["shops"].value_counts().items()}
+    assert model.attribute_gaps["shops"] == survey.quality.gaps["shops"]
     cv = outcome.cv
     assert model.cv["levels"]["original"]["accuracy"] == pytest.approx(
         np.mean(cv.y_pred == cv.y_true))

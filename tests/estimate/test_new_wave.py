@@ -140,7 +140,8 @@ def test_wave_without_an_attribute_column_is_scored_with_a_warning(model):
         est.predictions_frame()[[f"p_{c}" for c in range(11)]].to_numpy(),
         model.predict_proba(filled[list(model.attribute_names)]))
     assert any("'billing' is not in this wave" in w and f"{median:g}" in w for w in est.warnings)
-    assert any("'billing' is missing from the new wave" in w for w in est.warnings)
+    # named once (not again by the drift check), and listed as absent in the drift table
+    assert sum("billing" in w for w in est.warnings) == 1
     assert est.to_dict()["drift"]["billing"]["present"] is False
 
 
@@ -184,21 +185,31 @@ def test_wave_gaps_are_filled_with_the_training_median_and_no_respondent_is_lost
     frame.loc[frame.index[: len(frame) // 3], column] = None
     data = frame.to_csv(index=False).encode()
     wave = load_survey(data, schema=SCHEMA, filename="w.csv", require_target=False,
-                       require_attributes=False, keep_attribute_gaps=True)
+                       require_attributes=False, scoring=True)
     assert len(wave.X) == len(frame) and wave.X["billing"].isna().sum() == len(frame) // 3
     est = estimate_wave(model, wave)
     assert est.n == len(frame)
     training = training_median(model.attribute_distributions["billing"])
     assert training < 10
-    X = wave.X.fillna({a: training_median(model.attribute_distributions[a])
-                       for a in model.attribute_names})
-    expected = model.predict_proba(X[list(model.attribute_names)])
+    # the model's gap step holds the training medians, and the wave's billing gaps get it
+    gaps_step = model.estimator.named_steps["gaps"]
+    np.testing.assert_array_equal(
+        gaps_step.statistics_,
+        [training_median(model.attribute_distributions[a]) for a in model.attribute_names])
+    filled = gaps_step.transform(wave.X[list(model.attribute_names)])
+    billing = list(model.attribute_names).index("billing")
+    gap_rows = wave.X["billing"].isna().to_numpy()
+    assert (filled[gap_rows, billing] == training).all()
     shown = est.predictions_frame()[[f"p_{c}" for c in range(11)]].to_numpy()
-    np.testing.assert_allclose(shown, expected)
+    np.testing.assert_allclose(shown, model.predict_proba(wave.X[list(model.attribute_names)]))
+    own = wave.X.copy()
+    own["billing"] = own["billing"].fillna(10.0)  # the wave's own median: another estimate
+    assert not np.allclose(shown, model.predict_proba(own[list(model.attribute_names)]))
     assert any("filled with the training data's median" in w and f"billing {len(frame) // 3}"
                in w for w in est.warnings)
     # the training distributions hold answered values only: no spike of imputed medians
     train = _survey([1, 2], 150)
-    answered = int(train.answered["roaming"].notna().sum())
-    assert 0 < answered < len(train.X) and train.quality.imputed["roaming"] > 0
+    answered = int(train.X["roaming"].notna().sum())
+    assert 0 < answered < len(train.X) and train.quality.gaps["roaming"] == len(train.X) - answered
     assert sum(model.attribute_distributions["roaming"].values()) == answered
+    assert model.attribute_gaps["roaming"] == len(train.X) - answered

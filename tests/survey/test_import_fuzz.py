@@ -75,9 +75,15 @@ def check(data: bytes, filename: str, schema) -> None:
         assert str(exc)  # a message, never empty
         return
     q = survey.quality
-    assert q.rows_used + q.rows_excluded == q.rows_read == len(survey.frame) + q.rows_excluded
+    assert q.rows_used + q.rows_excluded == q.rows_read == len(survey.X) + q.rows_excluded
     assert all(e.reason in REASONS and e.column for e in q.excluded)
-    assert len({e.row for e in q.excluded} | set(survey.frame.index)) == q.rows_read
+    assert all(e.scope in ("survey", "model") for e in q.excluded)
+    # every row read is in the model base or excluded, never both
+    assert len({e.row for e in q.excluded} | set(survey.model_frame.index)) == q.rows_read
+    # the survey base is the model base plus the rows excluded from the models only
+    survey_only = {e.row for e in q.excluded if e.scope == "model"}
+    assert set(survey.frame.index) == set(survey.model_frame.index) | survey_only
+    assert len(survey.frame) == q.respondents
 
 
 FAST = settings(max_examples=60, deadline=None,

@@ -98,16 +98,30 @@ def csv_bytes(rows: list[list], delimiter: str = ",", encoding: str = "utf-8") -
     return buffer.getvalue().encode(encoding)
 
 
+SURVEY_ROWS = [2, 8, 9, 10, 11, 12, 15, 16, 17]
+"""The survey base: every row with a valid target and a first id (attribute problems do not
+take a respondent out of the NPS)."""
+
+
 def check_exclusions(data) -> None:
     q = data.quality
-    assert (q.rows_read, q.rows_used, q.blank_rows) == (15, 3, 1)
+    assert (q.rows_read, q.respondents, q.rows_used, q.blank_rows) == (15, 9, 3, 1)
     assert q.counts_by_reason() == EXPECTED_COUNTS
     assert {e.row: e.reason for e in q.excluded} == EXPECTED_ROWS
-    assert list(data.frame.index) == [2, 15, 17]
+    assert {e.row for e in q.excluded if e.scope == "survey"} == {3, 4, 5, 6, 7, 13}
+    assert q.counts_by_reason("survey") == {DUPLICATE_ID: 1, MISSING_TARGET: 2, NON_NUMERIC: 1,
+                                            DECIMAL: 1, OUT_OF_SCALE: 1}
+    # the NPS is over the survey base: 9, 8, 8, 8, 8, 8, 0, 10, 7
+    assert list(data.frame.index) == SURVEY_ROWS
+    assert data.scores.tolist() == [9, 8, 8, 8, 8, 8, 0, 10, 7]
+    # the models train on the model base (policy exclude: no gap, no invalid cell)
+    assert list(data.model_frame.index) == [2, 15, 17]
     assert data.y.tolist() == [9, 0, 7]
     assert data.X.to_numpy().tolist() == [[5, 4], [1, 1], [1, 2]]
-    assert data.frame["resp_id"].tolist() == ["R1", "R12", "R14"]
-    assert data.frame["brand"].tolist() == ["A", "C", "C"]
+    assert data.model_frame["resp_id"].tolist() == ["R1", "R12", "R14"]
+    assert data.model_frame["brand"].tolist() == ["A", "C", "C"]
+    # an invalid attribute cell is not a score in the survey base either
+    assert np.isnan(data.frame.loc[8, "price"]) and np.isnan(data.frame.loc[9, "price"])
     assert any("1 completely blank row" in n for n in q.notes)
     by_row = {e.row: e for e in q.excluded}
     assert (by_row[3].column, by_row[3].value) == ("NPS", "11")
@@ -123,7 +137,7 @@ def test_every_exclusion_reason_xlsx(tmp_path):
     check_exclusions(data)
     assert data.source.sheet == "Data" and data.source.header_row == 1
     assert data.quality.first_rows(1)[MISSING_ATTRIBUTE][0].row == 11
-    assert data.quality.imputed == {}
+    assert data.quality.gaps == {"price": 0, "speed": 0}  # none in the model base
 
 
 def test_every_exclusion_reason_csv_gives_the_same_report(tmp_path):
@@ -132,18 +146,19 @@ def test_every_exclusion_reason_csv_gives_the_same_report(tmp_path):
     check_exclusions(load_survey(path, schema=tiny_schema()))
 
 
-def test_impute_median_keeps_gappy_rows_and_counts_cells(tmp_path):
+@pytest.mark.parametrize("policy", ["impute_median", "impute_indicator"])
+def test_impute_policies_keep_gappy_rows_as_gaps_for_the_models(tmp_path, policy):
     path = write_xlsx(tmp_path / "survey.xlsx", {"Data": [HEADER, *ROWS]})
-    data = load_survey(path, schema=tiny_schema("impute_median"))
+    data = load_survey(path, schema=tiny_schema(policy))
     q = data.quality
-    assert (q.rows_read, q.rows_used) == (15, 6)
+    assert (q.rows_read, q.respondents, q.rows_used) == (15, 9, 6)
     assert MISSING_ATTRIBUTE not in q.counts_by_reason()
-    assert list(data.frame.index) == [2, 11, 12, 15, 16, 17]
-    # medians over used rows: price {5,4,1,3,1} → 3; speed {4,3,1,2} → 2.5
-    assert q.imputed == {"price": 1, "speed": 2}
-    assert data.X.loc[11, "price"] == 3.0
-    assert data.X.loc[[12, 16], "speed"].tolist() == [2.5, 2.5]
-    assert data.X.notna().all().all()
+    assert list(data.frame.index) == SURVEY_ROWS
+    assert list(data.model_frame.index) == [2, 11, 12, 15, 16, 17]
+    # gaps stay gaps: never filled at import (each model fills them from its training data)
+    assert q.gaps == {"price": 1, "speed": 2}
+    assert np.isnan(data.X.loc[11, "price"]) and data.X.loc[[12, 16], "speed"].isna().all()
+    assert int(data.X.isna().sum().sum()) == 3
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252"])
@@ -165,7 +180,7 @@ def test_csv_encodings_and_delimiters(tmp_path, encoding, delimiter):
     label = {"utf-8": "UTF-8", "utf-8-sig": "UTF-8 with BOM", "cp1252": "cp1252"}[encoding]
     assert data.source.encoding == label
     assert data.source.delimiter == delimiter
-    assert data.frame["region"].tolist() == ["Zürich", "Zürich"]
+    assert data.model_frame["region"].tolist() == ["Zürich", "Zürich"]
     assert data.quality.counts_by_reason() == {DECIMAL: 1}  # "7,5" read as 7.5: a decimal
     assert data.quality.excluded[0].row == 3
     assert data.quality.notes[0].startswith(f"read as CSV: encoding {label}, delimiter ")
@@ -306,8 +321,9 @@ def test_telecom_samples_with_the_bundled_schema():
     assert data.source.sheet == "Responses" and data.source.header_row == 1
     assert q.rows_used + q.rows_excluded == q.rows_read > 5000
     assert set(np.unique(data.y)) <= set(range(11))
-    assert data.X.shape == (q.rows_used, 9) and data.X.notna().all().all()
-    assert q.imputed["roaming"] > q.imputed["billing"]  # 99 = "not used" is frequent for roaming
+    assert data.X.shape == (q.rows_used, 9)
+    assert q.gaps["roaming"] > q.gaps["billing"]  # 99 = "not used" is frequent for roaming
+    assert q.gaps == {a: int(n) for a, n in data.X.isna().sum().items()}
     assert set(data.frame["operator"].unique()) == {"Operator A", "Operator B", "Operator C"}
     unlabeled = load_survey(SAMPLES / "telecom_nps_wave7_unlabeled.xlsx", schema=schema,
                             require_target=False)
@@ -418,12 +434,12 @@ def test_dates_in_score_and_date_columns(tmp_path):
     assert [(e.row, e.column, e.reason, e.value) for e in q.excluded] == [
         (6, "NPS", DATE_IN_SCORE, "2024-03-05"),
         (7, "Price", DATE_IN_SCORE, "2024-01-02")]
-    dates = data.frame["interview_date"]
+    dates = data.model_frame["interview_date"]
     assert [d.date().isoformat() if d == d else None for d in dates] == [
         "2024-03-05", "2024-03-06", "2024-03-07", None]  # serial 45357 is 2024-03-06
     assert "interview_date: 1 Excel date serial number(s) converted to dates" in q.notes
     assert "interview_date: 1 value(s) are not dates; left empty" in q.notes
-    assert data.frame["wave"].tolist() == ["2024-03-01", "2024-03", "2024-03-01 12:30:00",
+    assert data.model_frame["wave"].tolist() == ["2024-03-01", "2024-03", "2024-03-01 12:30:00",
                                            "2024-03"]
 
 

@@ -57,7 +57,7 @@ def test_bundled_telecom_schema_matches_the_sample_layout():
         "operator": "brand", "wave": "wave", "interview_date": "date", "region": "region"}
     assert schema.respondent_id.name == "respondent_id"
     assert schema.missing_codes == (99, "Don't know")
-    assert schema.missing_attributes == "impute_median"
+    assert schema.missing_attributes == "impute_indicator"
     assert schema.plan_spec == NPS_PLAN
 
 
@@ -85,7 +85,7 @@ def test_bundled_csat_schema_has_the_three_group_plan():
         (MINIMAL.replace("name: price", "name: 'price level'"), "attributes.0.name",
          "should match pattern"),
         (MINIMAL + "colour: red\n", "colour", "Extra inputs are not permitted"),
-        (MINIMAL + "missing_attributes: drop\n", "missing_attributes", "'exclude' or "),
+        (MINIMAL + "missing_attributes: drop\n", "missing_attributes", "'impute_median' or 'exclude'"),
         (MINIMAL + "plan:\n  - name: s\n    groups:\n      - {name: a, members: [0], option: X}\n"
          "      - {name: b, members: [1]}\n", "plan.0.groups.0.option", "'R', 'S' or 'RS'"),
         (MINIMAL.replace('column: "Price"', 'column: "nps"'), "(top level)",
@@ -198,7 +198,8 @@ def test_infer_schema_on_a_hand_built_table():
     assert [(s.column, s.role) for s in schema.segments] == [("Store", "other"),
                                                              ("Comment", "other")]
     assert schema.missing_codes == ("N/A",)
-    assert schema.missing_attributes == "impute_median"  # 1 of 6 rows has a gap (> 10%)
+    assert schema.missing_attributes == "impute_indicator"  # the default: gaps kept
+    assert "17% of respondents miss an attribute score" in schema.description
     assert "Overall satisfaction" in describe_schema(schema)
 
 
@@ -228,7 +229,7 @@ def test_infer_schema_on_the_telecom_sample():
         ("Region", "region")]
     assert schema.respondent_id.column == "Respondent ID"
     assert set(schema.missing_codes) == {99, "Don't know"}
-    assert schema.missing_attributes == "impute_median"
+    assert schema.missing_attributes == "impute_indicator"
 
 
 @needs_samples
@@ -254,7 +255,8 @@ def test_infer_schema_flags_a_guessed_target():
     assert schema.target.column == "Score" and schema.target.kind == "custom"
     assert "no header names a target question, so 'Score' was taken as the target" in (
         schema.description)
-    assert schema.missing_attributes == "exclude"  # no gaps at all
+    assert schema.missing_attributes == "impute_indicator"  # the default, gaps or not
+    assert "miss an attribute score" not in schema.description  # no gaps at all
 
 
 def test_inference_reads_each_scale_and_codes_only_outside_it():

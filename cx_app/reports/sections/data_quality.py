@@ -1,38 +1,46 @@
-"""Data quality: rows read, used and excluded (with reasons), imputed cells, notes."""
+"""Data quality: the two bases (survey: NPS; models), exclusions with reasons and scope,
+unanswered attribute scores per attribute, notes."""
 
 from __future__ import annotations
 
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
-from cx_app.reports.formatting import cell, facts_table
+from cx_app.reports.formatting import cell
+from cx_app.survey.quality import bases_rows
+
+_SCOPE = {"survey": "out of the survey (not in the NPS)",
+          "model": "in the NPS, not in the models"}
 
 
 def section(results: Results, respondent_data: bool) -> Section:
     quality = results.quality
-    blocks: list[Block] = [facts_table("Rows", [
-        ("Rows read", quality.rows_read, "int"), ("Rows used", quality.rows_used, "int"),
-        ("Rows excluded", quality.rows_excluded, "int"),
-        ("Blank rows skipped", quality.blank_rows, "int")])]
-    if quality.counts_by_reason:
-        blocks.append(Table("Excluded rows by reason",
-                            (Column("reason", "Reason"), Column("rows", "Rows", "int")),
-                            tuple(quality.counts_by_reason.items())))
+    respondents = quality.respondents if quality.respondents is not None else quality.rows_used
+    blocks: list[Block] = [Table(
+        "Bases", (Column("base", "Base"), Column("n", "Respondents", "int"),
+                  Column("why", "Why it differs")),
+        tuple(bases_rows(quality.rows_read, respondents, quality.rows_used,
+                         quality.out_of_survey, quality.out_of_models, quality.gaps,
+                         results.dataset.missing_policy)),
+        note=f"Blank rows skipped: {quality.blank_rows:,}." if quality.blank_rows else "")]
     if quality.excluded:
         columns = (Column("row", "Row", "int"), Column("column", "Column"),
-                   Column("reason", "Reason"))
+                   Column("reason", "Reason"), Column("scope", "Left out of"))
         if respondent_data:
             columns += (Column("value", "Value"),)
         blocks.append(Table(
             "Excluded rows", columns,
-            tuple((e.row, e.column, e.reason, *((cell(e.value),) if respondent_data else ()))
+            tuple((e.row, e.column, e.reason, _SCOPE.get(e.scope or "", e.scope or ""),
+                   *((cell(e.value),) if respondent_data else ()))
                   for e in quality.excluded),
             note="" if respondent_data else
             "The offending values are left out of this report (respondent-level data)."))
-    imputed = {k: v for k, v in quality.imputed.items() if v}
-    if imputed:
-        blocks.append(Table("Imputed cells (median)",
-                            (Column("attribute", "Attribute"), Column("cells", "Cells", "int")),
-                            tuple(imputed.items())))
+    gaps = {k: v for k, v in quality.gaps.items() if v}
+    if gaps:
+        base = max(quality.rows_used, 1)
+        blocks.append(Table(
+            "Unanswered attribute scores (n/a, blank, code) in the model base",
+            (Column("attribute", "Attribute"), Column("cells", "Unanswered", "int"),
+             Column("share", "Share", "percent")),
+            tuple((k, v, v / base) for k, v in gaps.items())))
     blocks += [Paragraph(note, "note") for note in quality.notes]
     return Section("data_quality", "Data quality", tuple(blocks))
-
