@@ -72,11 +72,16 @@ common.table(shown.round(3), key="importance", file_name="driver_importance.csv"
              csv_frame=shown)
 
 st.subheader("Importance–performance quadrant")
-st.caption("Importance: relative weight (% of R²). Performance: mean attribute score. "
-           "Top-left (important, scored below average): act here first.")
+st.caption("Importance: relative weight (% of R²); direction +1: higher ratings go with a "
+           "higher score. Performance: mean rating over the respondents who answered (base; "
+           "n/a answers are not ratings), placed on its own scale (0% = bottom, 100% = top). "
+           "Top-left (important, rated below average): act here first.")
 ipa = drivers.importance_performance.assign(
     attribute=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))
-st.altair_chart(charts.quadrant_chart(ipa, importance_title="Importance (% of R²)"),
+placed = ipa.assign(performance=ipa["performance_pct"]) if "performance_pct" in ipa else ipa
+st.altair_chart(charts.quadrant_chart(placed, importance_title="Importance (% of R²)",
+                                      performance_title="Performance (% of its scale)"
+                                      if "performance_pct" in ipa else "Mean score"),
                 width="stretch")
 common.table(ipa.round(3), key="quadrant", file_name="importance_performance.csv")
 

@@ -23,7 +23,9 @@ if not survey.has_target:
     st.stop()
 try:
     groups = groups_for_schema(schema)
-    overall = nps_summary(survey.scores, groups=groups, label="All respondents")
+    weight = survey.weight_name
+    overall = nps_summary(survey.scores, groups=groups, label="All respondents",
+                          weights=survey.weights)
 except CxAppError as exc:
     st.error(str(exc))
     st.stop()
@@ -38,7 +40,9 @@ for col, name in zip(cols[1:], names, strict=True):
     col.metric(name.capitalize(), common.pct(overall.shares[name]),
                help=f"{overall.counts[name]:,} of {overall.n:,} respondents")
 st.text(f"NPS {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
-        f"{overall.ci95[1]:+.1f}) on {overall.n:,} respondents")
+        f"{overall.ci95[1]:+.1f}) on {overall.n:,} respondents"
+        + (f", weighted by {schema.weight.column!r} (effective sample size "
+           f"{overall.n_effective:,.0f})" if overall.weighted else ""))
 
 SHOWN = {"n": "respondents", "nps": "NPS", "ci_low": "95% low", "ci_high": "95% high"}
 
@@ -60,7 +64,8 @@ split_specs = [s for s in segments if s.role != "wave"]
 if split_specs:
     st.subheader("By segment")
     spec = st.selectbox("Segment", split_specs, format_func=lambda s: s.column, key="nps_segment")
-    by_segment = common.run_safely(lambda: nps_by(survey.frame, target, spec.name, groups=groups))
+    by_segment = common.run_safely(lambda: nps_by(survey.respondents, target, spec.name, groups=groups,
+                                                      weight=weight))
     if by_segment is not None:
         chart_data = by_segment.rename(columns={spec.name: "group", "nps": "nps"})
         st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column), width="stretch")
@@ -76,19 +81,20 @@ if wave_specs:
 
     def trend() -> pd.DataFrame:
         if split is None:
-            frame = nps_by(survey.frame, target, wave.name, groups=groups)
+            frame = nps_by(survey.respondents, target, wave.name, groups=groups, weight=weight)
             return frame.rename(columns={wave.name: "wave"})
         parts = []
-        for value, part in survey.frame.groupby(split.name, sort=True, observed=True):
-            frame = nps_by(part, target, wave.name, groups=groups).rename(columns={wave.name: "wave"})
+        for value, part in survey.respondents.groupby(split.name, sort=True, observed=True):
+            frame = nps_by(part, target, wave.name, groups=groups,
+                           weight=weight).rename(columns={wave.name: "wave"})
             parts.append(frame.assign(series=str(value)))
         return pd.concat(parts, ignore_index=True)
 
     waves = common.run_safely(trend)
     if waves is not None:
         st.altair_chart(charts.nps_trend_chart(waves, wave_title=wave.column), width="stretch")
-        whole = common.run_safely(lambda: nps_by_results(survey.frame, target, wave.name,
-                                                         groups=groups))
+        whole = common.run_safely(lambda: nps_by_results(survey.respondents, target, wave.name,
+                                                         groups=groups, weight=weight))
         if whole:
             changes = nps_changes(whole)
             changes = changes.rename(columns={

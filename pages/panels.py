@@ -11,8 +11,15 @@ from cx_app.app.session import Analysis
 from cx_app.errors import CxAppError
 from cx_app.reports.definitions import GROUPING_OPTIONS
 from cx_app.survey.importing import SurveyData
-from cx_app.survey.mapping import ROLES, SEGMENT_ROLES, mapping_table, schema_from_mapping_table
-from cx_app.survey.schema import SurveySchema
+from cx_app.survey.mapping import (
+    ROLES,
+    SEGMENT_ROLES,
+    mapping_table,
+    schema_from_mapping_table,
+    target_is_unsure,
+    with_target,
+)
+from cx_app.survey.schema import MISSING_POLICIES, SurveySchema
 from pages import common
 
 
@@ -162,10 +169,38 @@ def grouping_editor(a: Analysis) -> None:
                            mime="application/x-yaml", key="dl_plan", on_click="ignore")
 
 
+POLICY_LABELS = {
+    "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
+    "impute_median": "Keep; models fill with the training median",
+    "exclude": "Leave respondents with a gap out of the models (not out of the NPS)",
+}
+
+
 def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySchema | None:
     """The Data page's column mapping: one editable row per column (role, name, label, scale,
     segment kind) and the schema download; the schema in use, or None when the edit is
     invalid (the error is shown)."""
+    if target_is_unsure(base):
+        st.warning("Which column is the overall question (the score the models predict)? The "
+                   "layout was inferred from the data and no header says it: "
+                   + (base.description or "") + ".")
+        scored = [base.target.column, *(a.column for a in base.attributes)]
+        column = st.selectbox("Target question", scored, index=None, key=f"{key}::target",
+                              placeholder="Choose the target question")
+        if column is None:
+            st.info("Choose the target question to go on.")
+            return None
+        base = with_target(base, column)
+        key = f"{key}::{column}"
+    policy = st.selectbox(
+        "Unanswered attribute scores (n/a, blank, codes)", MISSING_POLICIES,
+        index=MISSING_POLICIES.index(base.missing_attributes), key=f"{key}::policy",
+        format_func=POLICY_LABELS.get,
+        help="Never out of the NPS. For the models: keep the respondent and fill the gap inside "
+             "each model from its training data (with or without a 'was missing' indicator), "
+             "or leave such respondents out of the models.")
+    if policy != base.missing_attributes:
+        base = base.model_copy(update={"missing_attributes": policy})
     with st.expander("Column mapping (check it, edit it, download it as a schema file)",
                      expanded=expanded):
         st.caption("One row per column used. Roles: target (the score the models predict), "

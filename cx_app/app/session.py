@@ -81,7 +81,8 @@ def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings),
                               calibration=calibration, progress=progress, keep_models=True,
-                              missing_policy=survey.schema.missing_attributes)
+                              missing_policy=survey.schema.missing_attributes,
+                              sample_weight=survey.model_weights)
     if progress is not None:
         progress(folds, folds, f"{algorithm_id}: permutation importance")
     permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
@@ -309,7 +310,8 @@ class Analysis:
         attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
         return self.derived(("drivers", self.data_key, self.plan_key), lambda: driver_importance(
             self.survey.X, self.survey.y, self.classes, resolved_plan=self.resolved_plan(),
-            attribute_max=attribute_max, ordinal=True))
+            attribute_max=attribute_max, ordinal=True,
+            attribute_min={a.name: a.scale.min for a in self.survey.schema.attributes}))
 
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
                     progress: Callable[[int, int, str], None] | None = None,
@@ -360,7 +362,9 @@ class Analysis:
             attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
             result = driver_importance(self.survey.X, self.survey.y, self.classes, cv_results=(),
                                        resolved_plan=self.resolved_plan(),
-                                       attribute_max=attribute_max)
+                                       attribute_max=attribute_max,
+                                       attribute_min={a.name: a.scale.min
+                                                      for a in self.survey.schema.attributes})
             permutation = () if model.permutation is None else (model.permutation,)
             return dataclasses.replace(result, permutation=permutation)
 

@@ -9,6 +9,7 @@ flags the layout is inferred (the report's notes say so).
 from __future__ import annotations
 
 import argparse
+import csv
 
 from cx_app.errors import SchemaError
 from cx_app.survey.importing import SurveyData, load_survey
@@ -20,7 +21,7 @@ from cx_app.survey.schema import (
 )
 
 _MAPPING_FLAGS = ("target", "scale", "attributes", "segments", "id", "attribute_scale",
-                  "missing_codes", "kind")
+                  "missing_codes", "kind", "weight")
 """Flags that describe the layout (``--missing-policy`` is not one: it also applies to a
 schema or an inferred layout)."""
 
@@ -35,11 +36,18 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("column mapping (instead of --schema)")
     group.add_argument("--target", metavar="COL", help="target column header")
     group.add_argument("--scale", metavar="MIN-MAX", help="target scale, e.g. 0-10 or 1-5")
-    group.add_argument("--attributes", metavar="A,B,C", help="attribute column headers")
+    group.add_argument("--attributes", metavar="A,B,C",
+                       help='attribute column headers, comma-separated ("quoted" if a header '
+                            'holds a comma)')
     group.add_argument("--segments", metavar="S,T", help="segment column headers")
     group.add_argument("--id", metavar="COL", help="respondent id column header")
-    group.add_argument("--attribute-scale", metavar="MIN-MAX",
-                       help="attribute scale (default: the target scale)")
+    group.add_argument("--attribute-scale", metavar="[COL=]MIN-MAX", action="append",
+                       help="attribute scale: MIN-MAX for every attribute (default: the target "
+                            "scale), COL=MIN-MAX for one attribute on its own scale (e.g. "
+                            "\"Effort=-2..2\"); repeat the flag for several")
+    group.add_argument("--weight", metavar="COL",
+                       help="survey-weight column (non-negative numbers): weighted NPS, shares "
+                            "and estimates; intervals on the effective sample size")
     group.add_argument("--kind", choices=("nps", "csat", "ces", "custom"),
                        help="target kind (default: nps for 0-10, else guessed from the header)")
     group.add_argument("--missing-codes", metavar="C,D",
@@ -54,7 +62,12 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _split(text: str | None) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()] if text else []
+    """Comma-separated headers; a header that holds a comma is written in double quotes
+    (``'A,"Effort (-2 = hard, 2 = easy)",B'``)."""
+    if not text:
+        return []
+    row = next(csv.reader([text], skipinitialspace=True))
+    return [p.strip() for p in row if p.strip()]
 
 
 def _code(text: str) -> int | float | str:
@@ -64,6 +77,22 @@ def _code(text: str) -> int | float | str:
         except ValueError:
             pass
     return text
+
+
+def _attribute_scales(values: list[str]) -> tuple[str | None, dict[str, str]]:
+    """(the scale of every attribute, {header: its own scale}) from ``--attribute-scale``
+    values ``MIN-MAX`` and ``COL=MIN-MAX``."""
+    common, own = None, {}
+    for value in values:
+        header, sep, scale = value.rpartition("=")
+        if not sep:
+            if common is not None:
+                raise SchemaError(f"--attribute-scale {value!r}: the scale of every attribute "
+                                  f"is already {common!r}; name a column (COL=MIN-MAX)")
+            common = value.strip()
+        else:
+            own[header.strip()] = scale.strip()
+    return common, own
 
 
 def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
@@ -85,6 +114,7 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
     if missing:
         raise SchemaError(f"the column mapping needs {', '.join(missing)} "
                           "(e.g. --target NPS --scale 0-10 --attributes A,B,C)")
+    common_scale, own_scales = _attribute_scales(args.attribute_scale or [])
     return schema_from_mapping(
         target=args.target.strip(),
         scale=args.scale,
@@ -92,7 +122,9 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
         segments=_split(args.segments),
         respondent_id=args.id.strip() if args.id else None,
         kind=args.kind,
-        attribute_scale=args.attribute_scale,
+        attribute_scale=common_scale,
+        attribute_scales=own_scales,
+        weight=args.weight.strip() if args.weight else None,
         missing_codes=[_code(c) for c in _split(args.missing_codes)],
         **({"missing_attributes": policy} if policy else {}),
     )

@@ -25,7 +25,7 @@ from cx_app.survey.nps import (
     groups_for_schema,
     nps_change,
     nps_summary,
-    segment_scores,
+    segment_frames,
 )
 from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
 
@@ -70,6 +70,8 @@ def _members(members: frozenset[int]) -> str:
 
 def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None) -> dict:
     row = {"segment": result.label, "n": result.n}
+    if result.weighted:
+        row["effective n"] = f"{result.n_effective:,.0f}"
     row.update({name: f"{100 * result.shares[name]:.1f}%" for name in groups.names})
     if top_box is not None:
         low, high = top_box["top_box_ci95"]
@@ -84,15 +86,17 @@ def _table(rows: list[dict], first: str = "") -> str:
     return pd.DataFrame(rows).rename(columns={"segment": first}).to_string(index=False)
 
 
-def _summaries(scores_by_label: list[tuple[str, object]], groups: NetScoreGroups,
-               csat: bool) -> list[tuple[NpsResult, dict | None]]:
+def _summaries(parts: list[tuple[str, pd.DataFrame]], target: str, weight: str | None,
+               groups: NetScoreGroups, csat: bool) -> list[tuple[NpsResult, dict | None]]:
     out = []
-    for label, scores in scores_by_label:
+    for label, part in parts:
+        scores = part[target].to_numpy()
+        weights = None if weight is None else part[weight].to_numpy()
         if csat:
-            summary = csat_summary(scores, groups=groups, label=label)
+            summary = csat_summary(scores, groups=groups, label=label, weights=weights)
             out.append((summary.net, summary.to_dict()))
         else:
-            out.append((nps_summary(scores, groups=groups, label=label), None))
+            out.append((nps_summary(scores, groups=groups, label=label, weights=weights), None))
     return out
 
 
@@ -133,10 +137,12 @@ def run(args: argparse.Namespace) -> int:
     csat = schema.target.kind == "csat"
     segments = [resolve_segment(schema, text, frame.columns) for text in args.by]
 
-    overall = _summaries([("All", frame[target].to_numpy())], groups, csat)[0]
+    weight = survey.weight_name
+    overall = _summaries([("All", frame)], target, weight, groups, csat)[0]
     tables = []
     for segment in segments:
-        results = _summaries(segment_scores(frame, target, segment.name), groups, csat)
+        results = _summaries(segment_frames(frame, segment.name, target), target, weight,
+                             groups, csat)
         changes = []
         if segment.role == "wave":
             nets = [r for r, _ in results]
@@ -152,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             "sheet": survey.source.sheet,
             "schema": schema.name,
             "kind": schema.target.kind,
+            "weight": schema.weight.column if weight is not None else None,
             "groups": {
                 "positive": {"name": groups.positive_name, "scores": sorted(groups.positive)},
                 "neutral": {"name": groups.neutral_name, "scores": sorted(groups.neutral)},
@@ -181,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
           + (f" ({excluded:,} rows without one left out: see cx-app validate)"
              if excluded else ""))
     score = "Net score" if csat else "NPS"
+    if weight is not None:
+        print(f"weighted by {schema.weight.column!r}: shares and {score} weighted, intervals on "
+              "Kish's effective sample size")
     print(f"{score} = % {groups.positive_name} ({_members(groups.positive)}) − % "
           f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"
           + ("; top-2-box with a Wilson interval" if csat else ""))

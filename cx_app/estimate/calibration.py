@@ -239,6 +239,7 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                          progress: Callable | None = None, groups: NetScoreGroups | None = None,
                          keep_train_proba: bool = False,
                          missing_policy: str = "impute_indicator",
+                         sample_weight: np.ndarray | None = None,
                          ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
     """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
 
@@ -256,7 +257,8 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
         cv = cross_validate_model(X, y, classes, algorithm_id, folds=folds, seed=seed,
                                   settings=settings, n_jobs=n_jobs, progress=progress,
                                   calibration=method, keep_train_proba=keep_train_proba,
-                                  missing_policy=missing_policy)
+                                  missing_policy=missing_policy,
+                                  sample_weight=sample_weight)
         results[method] = cv
         reports.append(calibration_report(method, cv.y_true, cv.proba, classes, groups=groups))
     return choose_calibration(reports, algorithm_name=name, algorithm_id=algorithm_id), results

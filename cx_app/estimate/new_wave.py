@@ -71,37 +71,51 @@ class EstimatedNetScore:
     counts: dict[str, float]
     shares: dict[str, float]
     kind: str = "nps"
+    n_effective: float | None = None
+    """Weighted estimates only: Kish's effective sample size of the wave's weights."""
 
     def to_dict(self) -> dict:
-        return {"value": self.value, "ci95": list(self.ci95), "se": self.se,
-                "se_sampling": self.se_sampling, "se_model": self.se_model, "n": self.n,
-                "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
+        out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
+               "se_sampling": self.se_sampling, "se_model": self.se_model, "n": self.n,
+               "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
+        if self.n_effective is not None:
+            out.update({"weighted": True, "n_effective": self.n_effective})
+        return out
 
 
 def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups, *,
-                        kind: str = "nps") -> EstimatedNetScore:
+                        kind: str = "nps", weights: np.ndarray | None = None
+                        ) -> EstimatedNetScore:
     """Net score from class probabilities (see the module docstring for the interval).
 
     ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
+    ``weights`` (survey weights): weighted mean probabilities; the sampling part of the interval
+    on Kish's effective sample size, the model part Σw²·v / (Σw)² (equal weights: the
+    unweighted formulas).
     """
     from cx_app.survey.nps import Z95, net_score_from_counts
+    from cx_app.survey.weights import effective_sample_size
 
     p = np.asarray(proba, dtype=float)
     cls = list(classes)
     pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
     neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
     n = p.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    total = float(w.sum())
+    n_eff = float(n) if weights is None else effective_sample_size(w)
     neutral = np.clip(1.0 - pos - neg, 0.0, None)
-    wald = net_score_from_counts(float(neg.sum()), float(neutral.sum()), float(pos.sum()),
-                                 groups=groups)
-    var_model = float(np.sum(pos + neg - (pos - neg) ** 2)) / n**2
+    shares = np.array([w @ neg, w @ neutral, w @ pos]) / total
+    wald = net_score_from_counts(*(shares * n_eff), groups=groups)
+    var_model = float(np.sum(w**2 * (pos + neg - (pos - neg) ** 2))) / total**2
     se_model = 100.0 * math.sqrt(max(var_model, 0.0))
     se = math.hypot(wald.se, se_model)
-    centre = 100.0 * ((pos.sum() + 0.75) - (neg.sum() + 0.75)) / (n + 3.0)
-    ci = (max(-100.0, centre - Z95 * se), min(100.0, centre + Z95 * se))
-    return EstimatedNetScore(wald.value, ci, se, wald.se, se_model, n,
-                             {k: float(v) for k, v in wald.counts.items()},
-                             dict(wald.shares), kind)
+    centre = 100.0 * ((shares[2] * n_eff + 0.75) - (shares[0] * n_eff + 0.75)) / (n_eff + 3.0)
+    ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
+    counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
+    return EstimatedNetScore(100.0 * float(shares[2] - shares[0]), ci, se, wald.se, se_model,
+                             n, counts, dict(wald.shares), kind,
+                             n_effective=None if weights is None else n_eff)
 
 
 @dataclass(frozen=True, eq=False)
@@ -260,7 +274,9 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     levels = reduce_confusion(alp, resolved)
     estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
     groups = groups_for_schema(schema)
-    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema))
+    weights = survey.model_weights
+    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
+                                  weights=weights)
 
     def group_of(c):
         if c in groups.positive:
@@ -325,7 +341,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         regular = confusion_matrix(list(y), list(y_pred[labeled]), labels=classes)
         realized_levels = reduce_confusion(regular, resolved)
         realized = {k: realized_levels[0].metrics[k] for k in MACRO_SUMMARY}
-        realized_nps = nps_summary(y, groups=groups)
+        realized_nps = nps_summary(y, groups=groups,
+                                   weights=None if weights is None else weights[labeled])
 
     return WaveEstimate(
         n=n, classes=classes, predictions=pred_frame, alp=alp, estimated=estimated,

@@ -27,6 +27,7 @@ from cx_app.estimate.calibration import (
     compare_calibrations,
 )
 from cx_app.estimate.model_file import TrainedModel
+from cx_app.models.algorithms import fit_weighted
 from cx_app.models.crossval import CrossValResult, build_model, class_positions
 
 __all__ = ["TrainingOutcome", "train_model"]
@@ -164,7 +165,7 @@ def train_model(
         choice, results = compare_calibrations(
             survey.X, survey.y, classes, algorithm_id, methods=methods, folds=folds, seed=seed,
             settings=settings, n_jobs=n_jobs, progress=progress, groups=groups,
-            keep_train_proba=True, missing_policy=policy)
+            keep_train_proba=True, missing_policy=policy, sample_weight=survey.model_weights)
     else:
         cv = cross_validation
         _check_reusable(cv, survey, algorithm_id, classes, spec.settings(settings), calibration)
@@ -178,7 +179,7 @@ def train_model(
                             missing_policy=policy)
     codes = class_positions(survey.y, classes)
     Xa = np.asarray(survey.X, dtype=float)
-    estimator.fit(Xa, codes)
+    fit_weighted(estimator, Xa, codes, survey.model_weights)
     resolved = resolve_plan(survey.schema.plan_spec, classes)
     cv = results[chosen]
     summary = _cv_summary(cv, resolved, choice, groups)

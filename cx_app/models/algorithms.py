@@ -67,11 +67,12 @@ class ContiguousLabels(ClassifierMixin, BaseEstimator):
     def __init__(self, estimator: Any = None):
         self.estimator = estimator
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         self.estimator_ = None
         if len(self.classes_) > 1:
-            self.estimator_ = clone(self.estimator).fit(X, codes)
+            extra = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.estimator_ = clone(self.estimator).fit(X, codes, **extra)
         return self
 
     def predict_proba(self, X):
@@ -158,6 +159,25 @@ class AlgorithmSpec:
         steps = [("gaps", gap_filler(missing_policy))]
         steps += [("scale", StandardScaler())] if self.scaled else []
         return Pipeline([*steps, ("model", model)])
+
+
+def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
+    """Fit ``model`` (a pipeline of :func:`build_algorithm`, maybe calibrated) with survey
+    weights when its estimator takes ``sample_weight``; (fitted model, whether weights were
+    used). A calibrated pipeline or an estimator without ``sample_weight`` (k-NN, SVM with
+    Platt scaling, ordinal regression) is fitted unweighted."""
+    if sample_weight is not None and takes_sample_weight(model):
+        name = model.steps[-1][0]
+        return model.fit(X, y, **{f"{name}__sample_weight": sample_weight}), True
+    return model.fit(X, y), False
+
+
+def takes_sample_weight(model: Any) -> bool:
+    """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
+    from sklearn.utils.validation import has_fit_parameter
+
+    return isinstance(model, Pipeline) and has_fit_parameter(model.steps[-1][1],
+                                                             "sample_weight")
 
 
 def gap_filler(missing_policy: str = "impute_indicator") -> SimpleImputer:

@@ -79,7 +79,7 @@ def results_document(
     first = next(iter(evaluations.values()))
     source = survey.source
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
-                      label="all respondents")
+                      label="all respondents", weights=survey.weights)
     document: dict[str, Any] = {
         "dataset": {
             "filename": source.filename,
@@ -167,7 +167,7 @@ def evaluate_algorithm(
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
-        missing_policy=survey.schema.missing_attributes,
+        missing_policy=survey.schema.missing_attributes, sample_weight=survey.model_weights,
     )  # fmt: skip
     return cv, evaluate_result(cv, plan)
 
@@ -189,6 +189,7 @@ def finish_evaluation(
     drivers = driver_importance(
         survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
         resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
+        attribute_min={a.name: a.scale.min for a in survey.schema.attributes},
     )  # fmt: skip
     return results_document(
         survey, evaluations, plan, drivers=drivers,

@@ -36,7 +36,12 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from cx_app.errors import AnalysisError
-from cx_app.models.algorithms import RareSafeCalibrated, get_algorithm
+from cx_app.models.algorithms import (
+    RareSafeCalibrated,
+    fit_weighted,
+    get_algorithm,
+    takes_sample_weight,
+)
 from cx_app.provenance import library_versions
 
 Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
@@ -244,11 +249,13 @@ def build_model(
     return model
 
 
-def _fit_fold(template, X, codes, train, test, n_classes, keep_train, keep_model):
+def _fit_fold(template, X, codes, train, test, n_classes, keep_train, keep_model,
+              sample_weight=None):
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = clone(template).fit(X[train], codes[train])
+        model, _ = fit_weighted(clone(template), X[train], codes[train],
+                                None if sample_weight is None else sample_weight[train])
         proba = aligned_proba(model, X[test], range(n_classes))
         train_proba = aligned_proba(model, X[train], range(n_classes)) if keep_train else None
     seconds = time.perf_counter() - start
@@ -274,6 +281,7 @@ def cross_validate_model(
     keep_train_proba: bool = False,
     fold: np.ndarray | None = None,
     missing_policy: str = "impute_indicator",
+    sample_weight: np.ndarray | None = None,
 ) -> CrossValResult:
     """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
 
@@ -282,7 +290,9 @@ def cross_validate_model(
     fold's medians per ``missing_policy``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
     ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
     calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
-    total, message)`` is called after each fold. Every stochastic estimator gets
+    total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
+    to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
+    warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
     ``random_state=seed``, so results do not depend on ``n_jobs``.
     """
     classes = tuple(classes)
@@ -315,9 +325,18 @@ def cross_validate_model(
             raise AnalysisError("the given fold assignment does not match the respondents")
         folds, fold_method = int(fold.max()) + 1, "given"
     n_classes = len(classes)
+    weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if weights is not None:
+        if weights.shape != codes.shape:
+            raise AnalysisError(f"{len(weights)} weights for {len(codes)} respondents")
+        if not takes_sample_weight(template):
+            notes.append(f"{algorithm_id}: trained without the survey weights (this algorithm "
+                         "does not take them, or it is calibrated); its metrics are per "
+                         "respondent")
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     jobs = (
-        delayed(_fit_fold)(template, Xa, codes, tr, te, n_classes, keep_train_proba, keep_models)
+        delayed(_fit_fold)(template, Xa, codes, tr, te, n_classes, keep_train_proba, keep_models,
+                           weights)
         for tr, te in splits
     )
     start = time.perf_counter()

@@ -360,11 +360,17 @@ QUADRANTS = {
 
 
 def importance_performance(X: Any, importance: Mapping[str, float],
-                           direction: Mapping[str, float] | None = None) -> pd.DataFrame:
+                           direction: Mapping[str, float] | None = None,
+                           scales: Mapping[str, tuple[float, float]] | None = None
+                           ) -> pd.DataFrame:
     """Importance vs performance (mean attribute score over the respondents who answered it:
     never an imputed value), with the quadrant split at the two means; ``base`` and
     ``na_share`` say over how many respondents each mean is and how many did not answer;
-    ``direction`` (when given) is the sign of the attribute's link with the score."""
+    ``direction`` (when given) is the sign of the attribute's link with the score.
+
+    ``scales`` (attribute → (min, max)) adds ``performance_pct``, the mean as a percentage of
+    the attribute's own scale (0 = bottom, 100 = top), and the quadrant is then split on it:
+    means of a 1–5 and a 1–10 question cannot be compared, their place on their scales can."""
     frame = _frame(X)
     names = [str(c) for c in frame.columns]
     imp = np.array([float(importance[n]) for n in names])
@@ -375,6 +381,11 @@ def importance_performance(X: Any, importance: Mapping[str, float],
                         "na_share": 1 - base / max(len(frame), 1)})
     if direction is not None:
         out["direction"] = [float(direction[n]) for n in names]
+    if scales is not None:
+        low = np.array([float(scales[n][0]) for n in names])
+        high = np.array([float(scales[n][1]) for n in names])
+        out["performance_pct"] = 100 * (perf - low) / np.where(high > low, high - low, 1.0)
+        perf = out["performance_pct"].to_numpy()
     hi_imp, hi_perf = imp > imp.mean(), perf > perf.mean()
     out["quadrant"] = [QUADRANTS[(bool(a), bool(b))] for a, b in zip(hi_imp, hi_perf, strict=True)]
     return out
@@ -427,6 +438,7 @@ def driver_importance(
     n_repeats: int = PERMUTATION_REPEATS,
     seed: int = 0,
     ordinal: bool = True,
+    attribute_min: Mapping[str, float] | None = None,
 ) -> DriverAnalysis:
     """Relative weights, ordinal coefficients, permutation importance of each ``cv_results``
     model that kept its fold models, importance–performance (on relative weights) and the
@@ -443,8 +455,11 @@ def driver_importance(
     perms = tuple(
         permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed) for cv in cv_results
     )
+    scales = None
+    if isinstance(attribute_max, Mapping) and attribute_min is not None:
+        scales = {a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
     ipa = importance_performance(frame, dict(zip(rw.attributes, rw.percent, strict=True)),
-                                 dict(zip(rw.attributes, rw.direction, strict=True)))
+                                 dict(zip(rw.attributes, rw.direction, strict=True)), scales)
     targets = target_groups(resolved_plan)
     capability = None
     if targets:

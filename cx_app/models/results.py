@@ -81,6 +81,8 @@ class NetScoreFigure(Document):
     counts: dict[str, Number] = {}
     shares: dict[str, float] = {}
     missing: int | None = None
+    weighted: bool = False
+    n_effective: float | None = None
     se_sampling: float | None = None
     se_model: float | None = None
     kind: str | None = None
@@ -325,6 +327,7 @@ class ImportancePerformanceRow(Document):
     base: int | None = None
     na_share: float | None = None
     direction: float | None = None
+    performance_pct: float | None = None
     quadrant: str
 
 

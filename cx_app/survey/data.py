@@ -87,6 +87,27 @@ class SurveyData:
         return values.dropna().to_numpy(dtype=np.int64)
 
     @property
+    def weight_name(self) -> str | None:
+        """The weight column's name in ``frame``, or None for an unweighted survey."""
+        spec = self.schema.weight
+        return spec.name if spec is not None and spec.name in self.frame.columns else None
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Survey weights of the survey base's valid target answers (aligned with
+        :attr:`scores`), or None for an unweighted survey."""
+        if self.weight_name is None:
+            return None
+        return self.respondents[self.weight_name].to_numpy(dtype=float)
+
+    @property
+    def model_weights(self) -> np.ndarray | None:
+        """Survey weights of the model base (aligned with :attr:`X`), or None."""
+        if self.weight_name is None:
+            return None
+        return self.model_frame[self.weight_name].to_numpy(dtype=float)
+
+    @property
     def respondents(self) -> pd.DataFrame:
         """The survey base restricted to valid target answers (for descriptive tables by
         segment or wave)."""

@@ -80,6 +80,7 @@ from cx_app.survey.schema import (
     infer_schema,
     normalise_header,
 )
+from cx_app.survey.weights import clean_weights
 
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _HEADER_SCAN_ROWS = 30
@@ -439,10 +440,17 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
                  if spec.name in found}
     blank = {name: masks[column] for name, column in column_of.items()}
     frame, in_model, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
-                                     blank_rows, scoring=scoring)
+                                     blank_rows, scoring=scoring, where=where)
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
+    target = schema.target
+    if target.name in found and not scoring and report.respondents == 0:
+        reasons = "; ".join(f"{r}: {n:,}" for r, n in report.counts_by_reason("survey").items())
+        raise SchemaError(
+            f"{where}: column {target.column!r} (the target) has no valid answer on its scale "
+            f"{target.scale} in any of the {report.rows_read:,} rows ({reasons}); check the "
+            "target column and its scale")
     info = SourceInfo(
         filename=name,
         sheet=grid.sheet,
@@ -459,6 +467,7 @@ def _clean(
     raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
     schema: SurveySchema,
     index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
+    where: str = "",
 ) -> tuple[pd.DataFrame, np.ndarray, DataQualityReport]:
     """(the survey base with attribute gaps as NaN, the model-base mask over it, the report).
 
@@ -552,6 +561,10 @@ def _clean(
             out[spec.name] = parsed
         else:
             out[spec.name] = text_column(raw[spec.name], empty)
+    weight_spec = schema.weight
+    if weight_spec is not None and weight_spec.name in raw:
+        out[weight_spec.name] = clean_weights(raw[weight_spec.name], blank[weight_spec.name],
+                                              in_survey, column_of[weight_spec.name], where)
     for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
         if spec.name in raw:
             errors = raw[spec.name].map(type).eq(ExcelError)
@@ -561,6 +574,7 @@ def _clean(
                              f"({', '.join(codes_seen)}) left empty")
     order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
     order += [id_spec.name] if id_spec is not None else []
+    order += [weight_spec.name] if weight_spec is not None else []
     frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[in_survey]
     if target in frame and not frame[target].isna().any():
         frame[target] = frame[target].astype(np.int64)

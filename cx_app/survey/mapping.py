@@ -24,11 +24,12 @@ from cx_app.survey.schema import (
     parse_schema,
 )
 
-ROLES = ("target", "attribute", "segment", "respondent id", "ignore")
+ROLES = ("target", "attribute", "segment", "respondent id", "weight", "ignore")
 SEGMENT_ROLES: tuple[str, ...] = get_args(SegmentRole)
 COLUMNS = ("column", "role", "name", "label", "scale_min", "scale_max", "segment_role")
 
-__all__ = ["COLUMNS", "ROLES", "SEGMENT_ROLES", "mapping_table", "schema_from_mapping_table"]
+__all__ = ["COLUMNS", "ROLES", "SEGMENT_ROLES", "mapping_table", "schema_from_mapping_table",
+           "target_is_unsure", "with_target"]
 
 
 def mapping_table(schema: SurveySchema) -> pd.DataFrame:
@@ -52,7 +53,43 @@ def mapping_table(schema: SurveySchema) -> pd.DataFrame:
         rows.append({"column": schema.respondent_id.column, "role": "respondent id",
                      "name": schema.respondent_id.name, "label": "", "scale_min": None,
                      "scale_max": None, "segment_role": None})
+    if schema.weight is not None:
+        rows.append({"column": schema.weight.column, "role": "weight",
+                     "name": schema.weight.name, "label": "", "scale_min": None,
+                     "scale_max": None, "segment_role": None})
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+_UNSURE = ("unsure:", "no header names a target question")
+
+
+def target_is_unsure(schema: SurveySchema) -> bool:
+    """Whether inference could not tell which column is the target (two 0–10 scores and no
+    recommend question, or no target-like header at all): the app asks instead of guessing."""
+    return any(mark in (schema.description or "") for mark in _UNSURE)
+
+
+def with_target(schema: SurveySchema, column: str) -> SurveySchema:
+    """The schema with ``column`` (the target or an attribute) as the target; the former
+    target becomes an attribute, and the doubt is removed from the description."""
+    rows = mapping_table(schema)
+    if column not in set(rows.loc[rows["role"].isin(["target", "attribute"]), "column"]):
+        raise SchemaError(f"column {column!r} is not a scored column of this layout")
+    rows.loc[rows["role"] == "target", "role"] = "attribute"
+    rows.loc[rows["column"] == column, "role"] = "target"
+    description = "; ".join(p for p in (schema.description or "").split("; ")
+                            if not any(mark in p for mark in _UNSURE))
+    confirmed = schema.model_copy(update={"description": description or None})
+    if column == schema.target.column:
+        return confirmed
+    chosen = schema_from_mapping_table(rows, confirmed)
+    kind = guess_kind(column, chosen.target.scale)
+    if kind == chosen.target.kind:
+        return chosen
+    scale = (chosen.target.scale.min, chosen.target.scale.max)
+    return chosen.model_copy(update={
+        "target": chosen.target.model_copy(update={"kind": kind}),
+        "plan": tuple(default_plan(kind, scale))})
 
 
 def _text(value: Any) -> str | None:
@@ -108,4 +145,10 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
     ids = [r for r in records if r["role"] == "respondent id"]
     if ids:
         data["respondent_id"] = spec(ids[0])
+    weights = [r for r in records if r["role"] == "weight"]
+    if len(weights) > 1:
+        raise SchemaError("mark at most one column as the survey weight (now "
+                          f"{len(weights)}: {', '.join(repr(r['column']) for r in weights)})")
+    if weights:
+        data["weight"] = spec(weights[0])
     return parse_schema(data, source="column mapping")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -202,17 +202,29 @@ class NpsResult:
     label: str = ""
     missing: int = 0
     groups: NetScoreGroups = field(default=NPS_GROUPS, repr=False, compare=False)
+    n_effective: float | None = None
+    """Weighted results only: Kish's effective sample size, on which the interval rests
+    (``n`` and ``counts`` are then respondents, ``value`` and ``shares`` weighted)."""
+
+    @property
+    def weighted(self) -> bool:
+        return self.n_effective is not None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "label": self.label, "value": self.value, "ci95": list(self.ci95), "se": self.se,
             "n": self.n, "counts": dict(self.counts), "shares": dict(self.shares),
             "missing": self.missing,
         }
+        if self.weighted:
+            out.update({"weighted": True, "n_effective": self.n_effective})
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row: label, n, counts, shares, value, ci_low, ci_high, se."""
         row = {"label": self.label, "n": self.n}
+        if self.weighted:
+            row["n_effective"] = self.n_effective
         row.update(self.counts)
         row.update({f"share_{k}": v for k, v in self.shares.items()})
         row.update({"value": self.value, "ci_low": self.ci95[0], "ci_high": self.ci95[1],
@@ -329,22 +341,57 @@ def _in(label: str) -> str:
 
 def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS,
                 promoters: Iterable[int] | None = None, detractors: Iterable[int] | None = None,
-                label: str = "") -> NpsResult:
+                label: str = "", weights: object = None) -> NpsResult:
     """NPS of the given scores with its adjusted-Wald 95% interval (MATH.md §11).
 
     ``groups`` sets the promoters/detractors (default NPS); ``promoters=`` / ``detractors=``
     override them. Missing scores (NaN) are left out and counted in ``missing``.
+    ``weights`` (survey weights aligned with ``scores``): the weighted shares give the value,
+    and the interval is the adjusted-Wald one on Kish's effective sample size
+    (:mod:`cx_app.survey.weights`); ``n`` and ``counts`` stay respondents.
 
     >>> r = nps_summary([10, 9, 8, 7, 6, 0, 10, 9])
     >>> r.value, r.counts
     (25.0, {'detractors': 2, 'passives': 2, 'promoters': 4})
+    >>> w = nps_summary([10, 0, 8], weights=[3, 1, 1])
+    >>> w.value, round(w.n_effective, 3), w.counts
+    (40.0, 2.273, {'detractors': 1, 'passives': 1, 'promoters': 1})
     """
     groups = _custom_groups(promoters, detractors, groups)
+    if weights is not None:
+        return _weighted_summary(scores, weights, groups, label)
     values, missing = _clean_scores(scores, groups, label)
     pos = int(np.isin(values, list(groups.positive)).sum())
     neg = int(np.isin(values, list(groups.negative)).sum())
     return net_score_from_counts(neg, len(values) - pos - neg, pos, groups=groups, label=label,
                                  missing=missing)
+
+
+def _weighted_summary(scores: object, weights: object, groups: NetScoreGroups,
+                      label: str) -> NpsResult:
+    from cx_app.survey.weights import effective_sample_size
+
+    raw = np.asarray(scores, dtype=object).ravel()
+    w = np.asarray(weights, dtype=float).ravel()
+    if len(w) != len(raw):
+        raise AnalysisError(f"{len(w)} weights for {len(raw)} scores{_in(label)}")
+    answered = pd.notna(pd.to_numeric(pd.Series(raw), errors="coerce")).to_numpy()
+    values, missing = _clean_scores(raw[answered], groups, label)
+    missing += int((~answered).sum())
+    w = w[answered]
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise AnalysisError(f"weights{_in(label)} must be non-negative numbers with a "
+                            "positive total")
+    is_pos, is_neg = np.isin(values, list(groups.positive)), np.isin(values, list(groups.negative))
+    total, n_eff = float(w.sum()), effective_sample_size(w)
+    shares = np.array([w[is_neg].sum(), w[~is_pos & ~is_neg].sum(), w[is_pos].sum()]) / total
+    interval = net_score_from_counts(*(shares * n_eff), groups=groups, label=label,
+                                     missing=missing)
+    counts = [int(is_neg.sum()), int((~is_pos & ~is_neg).sum()), int(is_pos.sum())]
+    return replace(interval, value=float(100.0 * (shares[2] - shares[0])), n=len(values),
+                   counts=dict(zip(groups.names, counts, strict=True)),
+                   shares={k: float(v) for k, v in zip(groups.names, shares, strict=True)},
+                   n_effective=n_eff)
 
 
 def nps_change(a: NpsResult, b: NpsResult) -> NpsChange:
@@ -369,29 +416,42 @@ def segment_scores(frame: pd.DataFrame, target: str,
                    by: str | Sequence[str]) -> list[tuple[str, np.ndarray]]:
     """(label, scores) per segment of ``by`` (one or more columns), sorted by segment value; a
     missing segment value is its own segment, labelled "(missing)"."""
+    return [(label, part[target].to_numpy()) for label, part in segment_frames(frame, by, target)]
+
+
+def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
+                   target: str | None = None) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) per segment of ``by``, as :func:`segment_scores` orders and labels them."""
     by_cols = [by] if isinstance(by, str) else list(by)
-    unknown = [c for c in [target, *by_cols] if c not in frame.columns]
+    unknown = [c for c in [*([target] if target else []), *by_cols] if c not in frame.columns]
     if unknown:
         raise AnalysisError(f"columns {unknown} not in the data; available: {list(frame.columns)}")
     grouped = frame.groupby(by_cols if len(by_cols) > 1 else by_cols[0], sort=True,
                             dropna=False, observed=True)
-    return [(_segment_label(key), part[target].to_numpy()) for key, part in grouped]
+    return [(_segment_label(key), part) for key, part in grouped]
 
 
 def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
-                   groups: NetScoreGroups = NPS_GROUPS) -> list[NpsResult]:
-    """One :class:`NpsResult` per segment (see :func:`segment_scores`)."""
-    return [nps_summary(scores, groups=groups, label=label)
-            for label, scores in segment_scores(frame, target, by)]
+                   groups: NetScoreGroups = NPS_GROUPS,
+                   weight: str | None = None) -> list[NpsResult]:
+    """One :class:`NpsResult` per segment (see :func:`segment_scores`); ``weight`` names a
+    survey-weight column of ``frame`` (weighted results)."""
+    return [nps_summary(part[target].to_numpy(), groups=groups, label=label,
+                        weights=None if weight is None else part[weight].to_numpy())
+            for label, part in segment_frames(frame, by, target)]
 
 
 def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
-           groups: NetScoreGroups = NPS_GROUPS, total: bool = False) -> pd.DataFrame:
+           groups: NetScoreGroups = NPS_GROUPS, total: bool = False,
+           weight: str | None = None) -> pd.DataFrame:
     """NPS per segment of ``by`` (one or more columns): a table with the segment, n, the group
-    counts and shares, the NPS, its 95% interval and SE; ``total=True`` adds an "All" row."""
-    results = nps_by_results(frame, target, by, groups=groups)
+    counts and shares, the NPS, its 95% interval and SE; ``total=True`` adds an "All" row;
+    ``weight`` names a survey-weight column (weighted NPS, shares and intervals, with
+    ``n_effective``)."""
+    results = nps_by_results(frame, target, by, groups=groups, weight=weight)
     if total:
-        results.append(nps_summary(frame[target].to_numpy(), groups=groups, label="All"))
+        results.append(nps_summary(frame[target].to_numpy(), groups=groups, label="All",
+                                   weights=None if weight is None else frame[weight].to_numpy()))
     table = pd.concat([r.to_frame() for r in results], ignore_index=True)
     name = by if isinstance(by, str) else " / ".join(by)
     return table.rename(columns={"label": name, "value": "nps"})
@@ -407,17 +467,19 @@ def nps_changes(results: Sequence[NpsResult]) -> pd.DataFrame:
 
 
 def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
-                 label: str = "") -> CsatResult:
+                 label: str = "", weights: object = None) -> CsatResult:
     """Top-box (satisfied) share with a Wilson 95% interval, and the net score satisfied −
-    dissatisfied with the adjusted-Wald interval.
+    dissatisfied with the adjusted-Wald interval; ``weights``: weighted share, intervals on
+    Kish's effective sample size.
 
     >>> r = csat_summary([5, 4, 4, 3, 1])
     >>> r.top_box, r.net.value
     (0.6, 40.0)
     """
-    net = nps_summary(scores, groups=groups, label=label)
+    net = nps_summary(scores, groups=groups, label=label, weights=weights)
     n = int(net.n)
-    positive = int(net.counts[groups.positive_name])
-    low, high = proportion_confint(positive, n, alpha=0.05, method="wilson")
-    return CsatResult(top_box=positive / n, top_box_ci95=(float(low), float(high)), n=n,
+    share = float(net.shares[groups.positive_name])
+    base = net.n_effective if net.weighted else n
+    low, high = proportion_confint(share * base, base, alpha=0.05, method="wilson")
+    return CsatResult(top_box=share, top_box_ci95=(float(low), float(high)), n=n,
                       net=net, label=label)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -129,6 +129,10 @@ class SurveySchema(BaseModel):
     attributes: tuple[AttributeSpec, ...] = Field(min_length=1)
     respondent_id: ColumnSpec | None = None
     segments: tuple[SegmentSpec, ...] = ()
+    weight: ColumnSpec | None = None
+    """A survey-weight column (positive numbers): NPS, shares, segment tables and estimated
+    NPS are weighted, their intervals use Kish's effective sample size, and the models that
+    take ``sample_weight`` are trained with it."""
     missing_codes: tuple[MissingCode, ...] = ()
     missing_attributes: MissingPolicy = "impute_indicator"
     plan: tuple[StepSpec, ...] = ()
@@ -152,10 +156,12 @@ class SurveySchema(BaseModel):
         return self
 
     def columns(self) -> list[ColumnSpec]:
-        """Every column spec: target, attributes, segments, then the respondent id."""
+        """Every column spec: target, attributes, segments, the respondent id, the weight."""
         specs: list[ColumnSpec] = [self.target, *self.attributes, *self.segments]
         if self.respondent_id is not None:
             specs.append(self.respondent_id)
+        if self.weight is not None:
+            specs.append(self.weight)
         return specs
 
     @property
@@ -294,6 +300,10 @@ def guess_role(header: str) -> SegmentRole:
     return "other"
 
 
+def _scale_dict(scale: Scale) -> dict:
+    return {"min": scale.min, "max": scale.max}
+
+
 def schema_from_mapping(
     *,
     target: str,
@@ -306,17 +316,26 @@ def schema_from_mapping(
     missing_codes: Sequence[MissingCode] = (),
     missing_attributes: MissingPolicy = "impute_indicator",
     name: str = "mapping",
+    weight: str | None = None,
+    attribute_scales: Mapping[str, str | Sequence[int] | Scale] | None = None,
 ) -> SurveySchema:
     """A schema from an explicit column mapping (headers as they appear in the file).
 
-    The attributes share ``attribute_scale`` (default: the target scale); segment roles are
-    guessed from their headers; the plan is :func:`default_plan` for the target scale.
+    The attributes share ``attribute_scale`` (default: the target scale) except those named
+    in ``attribute_scales`` (header → scale: attributes on their own scale); segment roles are
+    guessed from their headers; ``weight`` is the survey-weight column; the plan is
+    :func:`default_plan` for the target scale.
     """
     target_scale = parse_scale(scale)
     attr_scale = target_scale if attribute_scale is None else parse_scale(attribute_scale)
     target_kind = kind or guess_kind(target, target_scale)
     if not attributes:
         raise SchemaError("mapping: give at least one attribute column (--attributes A,B,C)")
+    own = {normalise_header(k): parse_scale(v) for k, v in (attribute_scales or {}).items()}
+    unknown = sorted(set(own) - {normalise_header(a) for a in attributes})
+    if unknown:
+        raise SchemaError(f"mapping: --attribute-scale names {unknown}, which are not among "
+                          f"the attributes {list(attributes)}")
     target_name = target_kind if target_kind != "custom" else slugify(target)
     taken = {target_name}
     attr_names = _unique_names(attributes, taken)
@@ -330,7 +349,7 @@ def schema_from_mapping(
             "scale": {"min": target_scale.min, "max": target_scale.max},
         },
         "attributes": [
-            {"name": n, "column": c, "scale": {"min": attr_scale.min, "max": attr_scale.max}}
+            {"name": n, "column": c, "scale": _scale_dict(own.get(normalise_header(c), attr_scale))}
             for n, c in zip(attr_names, attributes, strict=True)
         ],
         "segments": [
@@ -345,6 +364,8 @@ def schema_from_mapping(
     if respondent_id:
         data["respondent_id"] = {"name": _unique_names([respondent_id], taken)[0],
                                  "column": respondent_id}
+    if weight:
+        data["weight"] = {"name": _unique_names([weight], taken)[0], "column": weight}
     return parse_schema(data, source="mapping")
 
 
@@ -362,6 +383,7 @@ answers (a scale written in its header wins)."""
 _FEW_ANSWERS = 30
 """Below this many answers an attribute's own range says little: it takes its siblings' scale."""
 _ID_WORDS = {"id", "respondent", "customer", "code", "identifier"}
+_WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt"}
 _TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
                  "likelihood", "satisfaction")
 
@@ -423,7 +445,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     question (recommend, NPS, overall satisfaction, effort, ...), else the widest-scaled score
     in the first column position. Text columns with few distinct values and date columns are
     segments; a text column with one distinct value per row named like an id is the
-    respondent id. Missing codes seen in the scores are listed; attribute policy ``exclude``.
+    respondent id; a column named like a weight ("Weight", "wgt") is the survey weight. Missing
+    codes seen in the scores are listed; attribute policy ``impute_indicator`` (the default).
     """
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise SchemaError("cannot infer a layout from an empty table")
@@ -458,7 +481,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     guessed = priority(target) == len(_TARGET_WORDS)
     target_scale = scores[target][1]
     kind = guess_kind(target, target_scale)
-    respondent_id = None
+    respondent_id = weight = None
     segments: list[str] = []
     n = len(frame)
     for header in others:
@@ -469,7 +492,9 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             continue
         distinct = present.nunique()
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
-        if respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
+        if weight is None and words & _WEIGHT_WORDS:
+            weight = header  # checked when the file is read (positive numbers, none blank)
+        elif respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
             respondent_id = header
         elif (pd.api.types.is_datetime64_any_dtype(column)
               or distinct <= max(50, int(0.2 * n))):
@@ -495,6 +520,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         attributes=attributes,
         segments=segments,
         respondent_id=respondent_id,
+        weight=weight,
         kind=kind,
         attribute_scale=attr_scales.pop() if len(attr_scales) == 1 else target_scale,
         missing_codes=sorted(codes, key=lambda c: (isinstance(c, str), str(c))),
@@ -538,6 +564,8 @@ def describe_schema(schema: SurveySchema) -> str:
             f"{s.column!r} ({s.role})" for s in schema.segments))
     if schema.respondent_id:
         lines.append(f"  respondent id: {schema.respondent_id.column!r}")
+    if schema.weight:
+        lines.append(f"  survey weight: {schema.weight.column!r}")
     codes = ", ".join(repr(c) for c in schema.missing_codes) or "none"
     lines.append(f"  missing codes: {codes}; missing attribute scores: "
                  f"{schema.missing_attributes}")

@@ -82,6 +82,55 @@ def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
     assert any(d.label == "Download schema (YAML)" for d in at.download_button)
 
 
+def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, capsys):
+    """One path: the app reads an uploaded messy export (title rows, cover sheet, n/a codes,
+    a weight column) to the same respondents, model base and weighted NPS as load_survey and
+    `cx-app nps`."""
+    import json
+
+    from cx_app.cli import main
+    from cx_app.survey.simulate_bank import simulate_bank_waves, write_bank_export
+
+    path = write_bank_export(simulate_bank_waves(150, waves=2, seed=4), tmp_path / "bank.xlsx")
+    expected = load_survey(path)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="uploader").upload(path.name, path.read_bytes(),
+                                             "application/vnd.ms-excel")
+    at.run()
+    _ok(at)
+    survey = at.session_state["analysis"].survey
+    assert list(survey.frame.index) == list(expected.frame.index)
+    assert list(survey.model_frame.index) == list(expected.model_frame.index)
+    at.switch_page("pages/nps.py").run()
+    _ok(at)
+    capsys.readouterr()
+    assert main(["nps", str(path), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)["overall"]
+    assert cli["weighted"] and cli["n"] == expected.quality.respondents
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Net score (NPS)"] == f"{cli['value']:+.1f}"
+
+
+def test_an_unsure_layout_asks_for_the_target_instead_of_guessing():
+    rows = ["Overall score,Price,Service,Value score"] + [
+        f"{i % 11},{1 + i % 5},{1 + (i * 3) % 5},{(i * 7) % 11}" for i in range(60)]
+    data = ("\n".join(rows) + "\n").encode()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="uploader").upload("two_scores.csv", data, "text/csv")
+    at.run()
+    _ok(at)
+    assert any("Which column is the overall question" in w.value for w in at.warning)
+    assert at.session_state["analysis"].survey.source.filename != "two_scores.csv"  # waits
+    question = next(s for s in at.selectbox if s.label == "Target question")
+    assert question.value is None
+    question.set_value("Value score").run()
+    _ok(at)
+    survey = at.session_state["analysis"].survey
+    assert survey.source.filename == "two_scores.csv"
+    assert survey.schema.target.column == "Value score"
+    assert "Overall score" in [a.column for a in survey.schema.attributes]
+
+
 def test_nps_page_shows_the_library_nps(sample):
     expected = nps_summary(sample.scores, groups=groups_for_schema(sample.schema))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()

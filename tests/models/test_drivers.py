@@ -116,3 +116,31 @@ def test_driver_importance_bundle(telecom):
         "top_box",
     }
     assert len(d["top_box"]) == 2 * X.shape[1]
+
+
+def test_drivers_with_gaps_use_answered_scores_only():
+    """n/a is not a score: performance is the answered-only mean placed on each attribute's
+    own scale, correlations are pairwise-complete, direction is the sign of the link."""
+    from cx_app.models.drivers import importance_performance, relative_weights
+
+    rng = np.random.default_rng(3)
+    n = 400
+    a = rng.integers(1, 11, n).astype(float)          # 1–10, drives the score up
+    b = rng.integers(1, 6, n).astype(float)           # 1–5, drives it down
+    y = np.clip(np.rint(0.6 * a - 0.8 * b + rng.normal(0, 1, n) + 3), 0, 10).astype(int)
+    gaps = rng.random(n) < 0.55                        # 55% "not applicable" on a
+    X = pd.DataFrame({"a": np.where(gaps, np.nan, a), "b": b})
+    rw = relative_weights(X, y)
+    answered = ~gaps
+    r_a = np.corrcoef(a[answered], y[answered])[0, 1]  # by hand, over the pairs answered
+    assert rw.correlation[0] == pytest.approx(r_a, rel=1e-12)
+    assert rw.correlation[1] == pytest.approx(np.corrcoef(b, y)[0, 1], rel=1e-12)
+    assert list(rw.direction) == [1.0, -1.0]
+    table = importance_performance(X, {"a": 1.0, "b": 2.0}, scales={"a": (1, 10), "b": (1, 5)})
+    row = table.set_index("attribute")
+    assert row.loc["a", "performance"] == pytest.approx(a[answered].mean(), rel=1e-12)
+    assert row.loc["a", "base"] == answered.sum()
+    assert row.loc["a", "na_share"] == pytest.approx(gaps.mean())
+    assert row.loc["a", "performance_pct"] == pytest.approx(
+        100 * (a[answered].mean() - 1) / 9, rel=1e-12)
+    assert row.loc["b", "performance_pct"] == pytest.approx(100 * (b.mean() - 1) / 4, rel=1e-12)

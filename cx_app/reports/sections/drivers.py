@@ -119,24 +119,36 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     title = LABEL["percent"] if as_share else value.importance.capitalize()
     records = sorted(value.rows, key=lambda r: -r.importance if r.importance is not None
                      else math.inf)
+    placed = all(r.performance_pct is not None for r in records)
     rows = tuple((*attribute_cells(r.attribute, labels),
                   None if r.importance is None else r.importance * (0.01 if as_share else 1.0),
-                  r.performance, r.quadrant) for r in records)
+                  r.direction, r.performance,
+                  None if r.performance_pct is None else r.performance_pct / 100,
+                  r.base, r.na_share, r.quadrant) for r in records)
     blocks: list[Block] = [Table(
         "Importance–performance: where to act",
         (*attribute_columns(labels),
          Column("importance", title, "percent" if as_share else "float"),
+         Column("direction", "Direction", "float"),
          Column("performance", LABEL["performance"], "float"),
+         Column("performance_pct", "Performance (% of its scale)", "percent"),
+         Column("base", "Answered (base)", "int"),
+         Column("na_share", "Not answered", "percent"),
          Column("quadrant", LABEL["quadrant"])), rows,
-        note="Importance against the attribute's mean rating, split at the means: 'concentrate "
-             "here' = important and rated below average.")]
+        note="Performance is the mean rating over the respondents who answered (n/a answers are "
+             "not ratings), placed on the attribute's own scale; the quadrants split importance "
+             "and that placement at their means: 'concentrate here' = important and rated "
+             "below average. Direction +1: higher ratings go with a higher score.")]
     frame = pd.DataFrame({"attribute": [r[0] for r in rows],
                           "importance": [r.importance for r in records],
-                          "performance": [r.performance for r in records]}).dropna()
+                          "performance": [r.performance_pct if placed else r.performance
+                                          for r in records]}).dropna()
     if not frame.empty:
         blocks.append(ChartBlock(
             "Importance–performance map",
-            quadrant_chart(frame, importance_title=title + (" (%)" if as_share else "")).to_dict(),
+            quadrant_chart(frame, importance_title=title + (" (%)" if as_share else ""),
+                           performance_title="Performance (% of its scale)" if placed
+                           else "Mean score").to_dict(),
             note="Top left: important and weak — act there first."))
     return blocks
 

@@ -1,0 +1,64 @@
+"""Survey weights: reading a weight column and Kish's effective sample size.
+
+A survey weight says how many people of the population a respondent stands for (design and
+non-response weights from the survey platform). A weight column (schema role ``weight``) must
+hold a non-negative number for every respondent of the survey base, with a positive total: a
+blank, a text, a negative or an infinite weight is refused in one sentence that names the file,
+the column and the first rows, before any model is fitted — a weighted NPS over a silently
+reduced or re-weighted base would mislead.
+
+Weighted figures use the weighted shares for the point estimate and Kish's effective sample
+size n_eff = (Σw)² / Σw² for the interval (an NPS interval on the raw n would be too narrow:
+unequal weights lose information).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from cx_app.errors import SchemaError
+from cx_app.survey.cells import display
+
+
+def effective_sample_size(weights: object) -> float:
+    """Kish's effective sample size (Σw)² / Σw² (equals n for equal weights).
+
+    >>> effective_sample_size([1, 1, 1, 1])
+    4.0
+    >>> round(effective_sample_size([1, 1, 1, 3]), 3)
+    3.0
+    """
+    w = np.asarray(weights, dtype=float)
+    total = float(w.sum())
+    squares = float(np.square(w).sum())
+    return total * total / squares if squares > 0 else 0.0
+
+
+def clean_weights(raw: pd.Series, blank: pd.Series, keep: np.ndarray, header: str,
+                  where: str) -> pd.Series:
+    """The weights (float) of a weight column, checked on the rows of ``keep`` (the survey
+    base); a blank, text, negative or infinite weight there raises :class:`SchemaError`."""
+    values = pd.to_numeric(raw.where(~blank), errors="coerce").astype(float)
+    keep = np.asarray(keep, dtype=bool)
+    problems = {
+        "blank": blank.to_numpy(dtype=bool),
+        "not a number": (values.isna() & ~blank).to_numpy(dtype=bool),
+        "negative": (values < 0).to_numpy(dtype=bool),
+        "infinite": np.isinf(values.to_numpy()),
+    }
+    for what, mask in problems.items():
+        bad = np.flatnonzero(mask & keep)
+        if bad.size:
+            rows = ", ".join(
+                f"row {raw.index[i]}" + (f" ({display(raw.iloc[i])!r})" if what != "blank" else "")
+                for i in bad[:3])
+            raise SchemaError(
+                f"{where}: the weight column {header!r} has {bad.size:,} {what} weight(s) "
+                f"({rows}{', ...' if bad.size > 3 else ''}); every respondent needs a weight "
+                "of 0 or more — fix the file, or map the column as a segment instead of the "
+                "weight")
+    if keep.any() and not values[keep].sum() > 0:
+        raise SchemaError(f"{where}: the weight column {header!r} sums to 0 over the "
+                          "respondents; weights must have a positive total")
+    return values
