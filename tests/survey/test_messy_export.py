@@ -238,3 +238,30 @@ def test_a_plan_that_does_not_cover_the_scale_is_refused_before_fitting(export, 
         analysis.evaluate_survey(load_survey(path, schema=schema), ["nb"], folds=3)
     assert fits == [] and "\n" not in str(info.value)
     assert groups_for_schema  # the check the evaluation runs first
+
+
+def test_evaluate_train_and_estimate_use_the_same_respondents(export, tmp_path, capsys):
+    """One path: `evaluate`, `train` and `estimate` resolve the messy files to the respondents
+    and NPS counted by hand (the NPS over every valid answer, weighted; every respondent of
+    the new wave estimated)."""
+    path, wave_path, training, wave_rows = export
+    scores = valid_targets(training)
+    expected = hand_nps(scores, training[WEIGHT_COLUMN].astype(float))
+    assert main(["evaluate", str(path), "--algorithms", "nb", "--folds", "3",
+                 "--permutation-repeats", "1", "--out", str(tmp_path / "ev")]) == 0
+    results = json.loads((tmp_path / "ev" / "results.json").read_text())
+    dataset = results["dataset"]
+    assert (dataset["respondents"], dataset["rows_used"]) == (len(scores), len(scores))
+    assert dataset["nps"]["value"] == pytest.approx(expected, abs=1e-9)
+    assert dataset["nps"]["weighted"] and dataset["missing_policy"] == "impute_indicator"
+    model = tmp_path / "nb.skops"
+    assert main(["train", str(path), "--algorithm", "nb", "--calibration", "none",
+                 "--folds", "3", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["estimate", str(wave_path), "--model", str(model), "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert estimate["n"] == len(wave_rows)
+    wave_scores = valid_targets(wave_rows)
+    assert estimate["realized_nps"]["n"] == len(wave_scores)
+    assert estimate["realized_nps"]["value"] == pytest.approx(
+        hand_nps(wave_scores, wave_rows[WEIGHT_COLUMN].astype(float)), abs=1e-9)
