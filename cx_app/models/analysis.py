@@ -144,7 +144,8 @@ def five_by_two_comparisons(
     out = []
     for a, b in pairs:
         result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
-                                missing_policy=survey.schema.missing_attributes)
+                                missing_policy=survey.schema.missing_attributes,
+                                sample_weight=survey.model_weights)
         row = {"level": "original", "metric": "accuracy", **result.to_dict()}
         out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
                     for k, v in row.items()})  # fmt: skip

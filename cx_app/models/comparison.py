@@ -239,6 +239,7 @@ def five_by_two_cv(
     scorer: Callable[[np.ndarray, np.ndarray], float] | None = None,
     n_jobs: int = 1,
     missing_policy: str = "impute_indicator",
+    sample_weight: np.ndarray | None = None,
 ) -> FiveByTwoResult:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
     the same halves; ``scorer(y_true, y_pred)`` defaults to accuracy. Fits 20 models."""
@@ -253,7 +254,7 @@ def five_by_two_cv(
         results = [
             cross_validate_model(
                 X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs,
-                missing_policy=missing_policy,
+                missing_policy=missing_policy, sample_weight=sample_weight,
             )
             for alg, s in ((a, settings_a), (b, settings_b))
         ]
