@@ -104,7 +104,9 @@ if analysis is None or analysis.data_key != fresh.data_key:
 
 panels.data_quality(survey)
 
-st.subheader("Respondents used")
+st.subheader("Respondents")
+st.caption("Every respondent with a valid answer to the target question (the NPS base); "
+           "empty cells are unanswered scores (n/a), never filled here.")
 preview = survey.frame.head(500)
 common.table(preview.reset_index(), key="preview", file_name="respondents_preview.csv",
              height=300, label="Download the first 500 rows (CSV)")

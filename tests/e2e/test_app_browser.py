@@ -140,12 +140,14 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     _visible(pg.get_by_text(f"File: {workbook.name}"))
     _settle(pg)
     # the inferred layout is used for an upload; the respondent count is the library's
-    used = pg.locator('[data-testid="stMetric"]', has_text="Respondents used")
-    expect(used).to_contain_text(f"{expected.quality.rows_used:,}", timeout=WAIT)
+    used = pg.locator('[data-testid="stMetric"]', has_text="Respondents (NPS base)")
+    expect(used).to_contain_text(f"{expected.quality.respondents:,}", timeout=WAIT)
+    models = pg.locator('[data-testid="stMetric"]', has_text="Used by the models")
+    expect(models).to_contain_text(f"{expected.quality.rows_used:,}", timeout=WAIT)
     pg.screenshot(path=str(shots / "01_data.png"), full_page=True)
 
     _go(pg, app_url, "nps")
-    nps = nps_summary(expected.y)
+    nps = nps_summary(expected.scores)
     _visible(pg.get_by_text(f"NPS {nps.value:+.1f} (95% interval"))
 
     # train lr and nb (the defaults) with 3 folds
