@@ -5,9 +5,13 @@ Every page reads the user's :class:`cx_app.app.session.Analysis` from session st
 real content before anything is uploaded.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="CX driver analytics", page_icon=":material/insights:",
+# a local icon file: a material-icon favicon would be fetched from an outside font service
+st.set_page_config(page_title="CX driver analytics",
+                   page_icon=str(Path(__file__).resolve().parent / "assets" / "icon.png"),
                    layout="wide")
 
 PAGES = {
