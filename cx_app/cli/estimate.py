@@ -1,5 +1,9 @@
-"""``cx-app estimate --model MODEL.skops WAVE_FILE``: estimated performance and net score of a
-new (unlabelled) wave with a saved model; realized values too when the wave has the target."""
+"""``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
+performance and net score of new (unlabelled) waves with a saved model; realized values too when
+a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
+--new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
+(``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
+"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,10 @@ from pathlib import Path
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="estimate performance and NPS of a new survey wave")
-    p.add_argument("file", metavar="WAVE_FILE", help="the new wave (.xlsx, .csv, ...)")
+    p.add_argument("files", metavar="WAVE_FILE", nargs="+",
+                   help="the new wave(s) (.xlsx, .csv, ...), in time order")
+    p.add_argument("--by", metavar="SEGMENT",
+                   help="also estimate each value of this segment (its name or column header)")
     p.add_argument("--model", required=True, metavar="MODEL.skops",
                    help="model file written by `cx-app train`")
     p.add_argument("--sheet", metavar="NAME", help="sheet name or number (default: first match)")
@@ -46,6 +53,40 @@ def _fmt_ci(ci) -> str:
     return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _track(model, surveys, args: argparse.Namespace) -> int:
+    import json
+
+    from cx_app.cli.nps import resolve_segment
+    from cx_app.estimate.tracker import track_waves, tracker_document
+
+    by = None
+    if args.by:
+        by = resolve_segment(model.schema, args.by, surveys[0].frame.columns).name
+    tracked = track_waves(model, surveys, by=by)
+    if args.json:
+        print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
+        return 0
+    kind = tracked[0].estimate.estimated_nps.kind.upper()
+    print(f"model {model.algorithm_id} (calibration {model.calibration}); estimated {kind} "
+          "with 95% intervals")
+    for t in tracked:
+        nps = t.estimate.estimated_nps
+        line = f"{t.file}: {t.estimate.n:,} respondents, {kind} {nps.value:+.1f} {_fmt_ci(nps.ci95)}"
+        if t.estimate.realized_nps is not None:
+            line += f"; realized {t.estimate.realized_nps.value:+.1f}"
+        print(line)
+        for s in t.segments:
+            shown = ("—" if s.estimated_nps is None else
+                     f"{s.estimated_nps.value:+.1f} {_fmt_ci(s.estimated_nps.ci95)}")
+            print(f"    {by} {s.label}: {s.respondents:,} respondents, {shown}"
+                  + (f" ({s.note})" if s.note else ""))
+    print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
+    for t in tracked:
+        for w in t.estimate.warnings:
+            print(f"warning: {t.file}: {w}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from cx_app.estimate.model_file import load_model
     from cx_app.estimate.new_wave import estimate_wave
@@ -56,9 +97,11 @@ def run(args: argparse.Namespace) -> int:
     schema = model.schema
     if args.schema:
         schema = _compatible_schema(args.schema, model)
-    survey = load_survey(args.file, schema=schema, sheet=args.sheet, require_target=False,
-                         scoring=True,
-                         require_attributes=False)
+    surveys = [load_survey(f, schema=schema, sheet=args.sheet, require_target=False,
+                           scoring=True, require_attributes=False) for f in args.files]
+    if len(surveys) > 1 or args.by:
+        return _track(model, surveys, args)
+    survey = surveys[0]
     est = estimate_wave(model, survey)
     if args.predictions:
         Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
@@ -69,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
           f"(calibration {model.calibration}), trained on {model.training.get('n')} respondents")
     print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
-          f"(sampling SE {nps.se_sampling:.1f}, model SE {nps.se_model:.1f})")
+          f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
+          + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")
+    print(f"  the interval covers {nps.covers}")
     if est.realized_nps is not None:
         print(f"realized  {nps.kind.upper()} {est.realized_nps.value:.1f}")
     for level in est.levels:

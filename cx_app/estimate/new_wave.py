@@ -9,21 +9,27 @@ estimates the class counts (probability sums) and the net score:
 with group probabilities summed over their classes (NPS: promoters {9, 10} minus detractors
 {0..6}; CSAT: the schema's satisfied minus dissatisfied groups).
 
-Interval. Two sources of uncertainty are combined (independent, so variances add):
+Interval. The question is "what is *this* wave's NPS?": the interval describes the uncertainty
+of the wave's realized NPS given its respondents' answers to the attributes (not the NPS of
+another sample of customers). Two parts, independent, so variances add:
 
-1. sampling — the wave is a sample of customers: the adjusted-Wald variance of MATH.md §11
-   with the estimated group counts in place of observed ones (:func:`cx_app.survey.nps.
-   net_score_from_counts`);
-2. the model — even with calibrated probabilities each respondent's actual answer is a draw:
+1. the answers — even with calibrated probabilities each respondent's actual answer is a draw:
    s_i ∈ {+1, 0, −1} with probabilities (p̂_iP, p̂_i0, p̂_iD), so the realized score of this
    very wave differs from the estimate by a Poisson-binomial amount with
-   Var = Σ_i Var(s_i)/N², Var(s_i) = p̂_iP + p̂_iD − (p̂_iP − p̂_iD)².
+   Var = Σ_i w_i²·Var(s_i)/(Σ_i w_i)², Var(s_i) = p̂_iP + p̂_iD − (p̂_iP − p̂_iD)² (w = 1 without
+   survey weights): SE_outcome;
+2. the model's own error, measured on the held-out folds of its training
+   (:func:`heldout_net_score_error`): the mean squared difference between each fold's estimated
+   and realized net score, minus the part the answers' spread explains, is the squared
+   systematic error SE_model² — it does not shrink with the wave's size.
 
-SE = √(SE_sampling² + SE_model²); interval = adjusted-Wald centre ± 1.96·SE, clipped to
-[−100, 100]. The interval assumes calibrated probabilities and no drift; neither is checked by
-the interval itself, so the held-out ALP gap of the model and the drift checks
-(:mod:`cx_app.estimate.drift`) are reported beside it as warnings. The backtest in
-``bench/bench_alp.py`` measures how often it covers the realized NPS.
+SE = √(SE_outcome² + SE_model²); interval = estimate ± 1.96·SE, clipped to [−100, 100]. A segment
+of the wave gets its own SE_outcome (a small segment: a wide interval) and the same SE_model.
+Model files written before the held-out error was kept fall back to the earlier, wider interval
+(the adjusted-Wald sampling SE of a fresh sample added). The interval assumes calibrated
+probabilities and no drift; the held-out ALP gap and the drift checks
+(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_alp.py`` and the tests
+measure its coverage of realized NPS on simulated waves.
 
 When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
 reported beside the estimates.
@@ -51,7 +57,8 @@ if TYPE_CHECKING:
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.nps import NetScoreGroups
 
-__all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score"]
+__all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
+           "heldout_net_score_error", "model_net_score_se"]
 
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
@@ -66,32 +73,45 @@ class EstimatedNetScore:
     ci95: tuple[float, float]
     se: float
     se_sampling: float
+    """The fresh-sample part (0 unless the model file lacks its held-out error)."""
     se_model: float
+    """The model's systematic error, measured on held-out folds."""
     n: int
     counts: dict[str, float]
     shares: dict[str, float]
     kind: str = "nps"
     n_effective: float | None = None
     """Weighted estimates only: Kish's effective sample size of the wave's weights."""
+    se_outcome: float = 0.0
+    """The spread of these respondents' answers under the model's probabilities."""
+    covers: str = ""
+    """What the interval describes, in one sentence for the output."""
 
     def to_dict(self) -> dict:
         out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
-               "se_sampling": self.se_sampling, "se_model": self.se_model, "n": self.n,
+               "se_sampling": self.se_sampling, "se_model": self.se_model,
+               "se_outcome": self.se_outcome, "covers": self.covers, "n": self.n,
                "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
         if self.n_effective is not None:
             out.update({"weighted": True, "n_effective": self.n_effective})
         return out
 
 
+COVERS_WAVE = ("this wave's realized score: the spread of its respondents' answers under the "
+               "model's probabilities plus the model's error on held-out folds")
+COVERS_SAMPLE = ("a new sample's score (fresh-sample error included: the model file has no "
+                 "held-out error)")
+
+
 def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups, *,
-                        kind: str = "nps", weights: np.ndarray | None = None
-                        ) -> EstimatedNetScore:
-    """Net score from class probabilities (see the module docstring for the interval).
+                        kind: str = "nps", weights: np.ndarray | None = None,
+                        model_se: float | None = None) -> EstimatedNetScore:
+    """Net score from class probabilities and its interval (module docstring).
 
     ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
-    ``weights`` (survey weights): weighted mean probabilities; the sampling part of the interval
-    on Kish's effective sample size, the model part Σw²·v / (Σw)² (equal weights: the
-    unweighted formulas).
+    ``weights``: survey weights (weighted mean probabilities). ``model_se``: the model's
+    held-out systematic error in points (:func:`heldout_net_score_error`); None falls back to
+    the wider fresh-sample interval.
     """
     from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
@@ -101,21 +121,64 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
     pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
     neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
     n = p.shape[0]
+    if n == 0:
+        raise AnalysisError("no respondents to estimate a net score from")
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     total = float(w.sum())
     n_eff = float(n) if weights is None else effective_sample_size(w)
     neutral = np.clip(1.0 - pos - neg, 0.0, None)
     shares = np.array([w @ neg, w @ neutral, w @ pos]) / total
+    value = 100.0 * float(shares[2] - shares[0])
+    var_outcome = float(np.sum(w**2 * (pos + neg - (pos - neg) ** 2))) / total**2
+    se_outcome = 100.0 * math.sqrt(max(var_outcome, 0.0))
     wald = net_score_from_counts(*(shares * n_eff), groups=groups)
-    var_model = float(np.sum(w**2 * (pos + neg - (pos - neg) ** 2))) / total**2
-    se_model = 100.0 * math.sqrt(max(var_model, 0.0))
-    se = math.hypot(wald.se, se_model)
-    centre = 100.0 * ((shares[2] * n_eff + 0.75) - (shares[0] * n_eff + 0.75)) / (n_eff + 3.0)
+    if model_se is None:
+        se, se_sampling, se_model, covers = (math.hypot(wald.se, se_outcome), wald.se, 0.0,
+                                             COVERS_SAMPLE)
+        centre = 100.0 * ((shares[2] * n_eff + 0.75) - (shares[0] * n_eff + 0.75)) / (n_eff + 3)
+    else:
+        se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se), 0.0,
+                                             float(model_se), COVERS_WAVE)
+        centre = value
     ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
     counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
-    return EstimatedNetScore(100.0 * float(shares[2] - shares[0]), ci, se, wald.se, se_model,
-                             n, counts, dict(wald.shares), kind,
-                             n_effective=None if weights is None else n_eff)
+    return EstimatedNetScore(value, ci, se, se_sampling, se_model, n, counts, dict(wald.shares),
+                             kind, n_effective=None if weights is None else n_eff,
+                             se_outcome=se_outcome, covers=covers)
+
+
+def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
+                            classes: Sequence, groups: NetScoreGroups) -> dict[str, Any]:
+    """The model's systematic net-score error on its held-out folds.
+
+    For each fold f: the estimated net score E_f = 100·mean(p̂_P − p̂_D), the realized one R_f,
+    and the answers' variance V_f = 100²·Σ Var(s_i)/n_f². The model's squared error beyond the
+    answers' spread is SE_model² = max(0, mean_f((E_f − R_f)² − V_f)); with fewer than 3 folds
+    it is not estimable and the mean squared error itself is used.
+    """
+    y = np.asarray(y_true)
+    p = np.asarray(proba, dtype=float)
+    cls = list(classes)
+    pos_cols = [i for i, c in enumerate(cls) if c in groups.positive]
+    neg_cols = [i for i, c in enumerate(cls) if c in groups.negative]
+    pos, neg = p[:, pos_cols].sum(axis=1), p[:, neg_cols].sum(axis=1)
+    outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
+        y, list(groups.negative)).astype(float)
+    estimated, realized, variance, sizes = [], [], [], []
+    for f in np.unique(fold):
+        test = fold == f
+        m = int(test.sum())
+        estimated.append(100.0 * float(np.mean(pos[test] - neg[test])))
+        realized.append(100.0 * float(np.mean(outcome[test])))
+        v = pos[test] + neg[test] - (pos[test] - neg[test]) ** 2
+        variance.append(100.0**2 * float(v.sum()) / m**2)
+        sizes.append(m)
+    errors = np.array(estimated) - np.array(realized)
+    excess = errors**2 - np.array(variance)
+    squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
+    return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
+            "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
+            "model_se": math.sqrt(max(squared, 0.0))}
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,6 +254,14 @@ class WaveEstimate:
             out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
             out["realized_nps"] = self.realized_nps.to_dict()
         return out
+
+
+def model_net_score_se(model: TrainedModel) -> float | None:
+    """The model's held-out systematic net-score error (points), None for model files
+    written before it was kept."""
+    error = model.cv.get("net_score_error") or {}
+    value = error.get("model_se")
+    return None if value is None else float(value)
 
 
 def _algorithm_name(algorithm_id: str) -> str:
@@ -276,7 +347,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     groups = groups_for_schema(schema)
     weights = survey.model_weights
     est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
-                                  weights=weights)
+                                  weights=weights, model_se=model_net_score_se(model))
 
     def group_of(c):
         if c in groups.positive:

@@ -51,6 +51,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoic
                 groups: Any) -> dict:
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
+    from cx_app.estimate.new_wave import heldout_net_score_error
 
     regular = confusion_matrix(list(cv.y_true), list(cv.y_pred), labels=cv.classes)
     levels = level_metrics(regular, resolved_plan)
@@ -73,6 +74,9 @@ def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoic
         "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
+        **({"net_score_error": heldout_net_score_error(cv.y_true, cv.proba, cv.fold,
+                                                       cv.classes, groups)}
+           if groups is not None else {}),
     }
 
 

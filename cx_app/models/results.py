@@ -85,6 +85,8 @@ class NetScoreFigure(Document):
     n_effective: float | None = None
     se_sampling: float | None = None
     se_model: float | None = None
+    se_outcome: float | None = None
+    covers: str | None = None
     kind: str | None = None
 
 

@@ -39,21 +39,24 @@ def test_net_score_interval_by_hand():
     p[1, [9, 3]] = 0.5
     p[2, [7, 0]] = [0.6, 0.4]
     p[3, 0] = 1.0
+    # the fallback for model files without a held-out error (model_se=None): answers' spread
+    # plus a fresh sample's adjusted-Wald error
     est = estimated_net_score(p, range(11), NPS_GROUPS)
     pos, neg = np.array([1, 0.5, 0, 0]), np.array([0, 0.5, 0.4, 1])
     assert est.value == pytest.approx(100 * (pos.sum() - neg.sum()) / 4)
     var_model = np.sum(pos + neg - (pos - neg) ** 2) / 16
-    assert est.se_model == pytest.approx(100 * math.sqrt(var_model))
+    assert est.se_outcome == pytest.approx(100 * math.sqrt(var_model))
+    assert est.se_model == 0.0
     pp, pd_ = (pos.sum() + 0.75) / 7, (neg.sum() + 0.75) / 7
     se_wald = 100 * math.sqrt((pp + pd_ - (pp - pd_) ** 2) / 7)
     assert est.se_sampling == pytest.approx(se_wald)
-    assert est.se == pytest.approx(math.hypot(se_wald, est.se_model))
+    assert est.se == pytest.approx(math.hypot(se_wald, est.se_outcome))
     assert est.ci95[1] - est.ci95[0] == pytest.approx(2 * 1.959964 * est.se, rel=1e-5)
     # one-hot probabilities: no model uncertainty, the interval is the observed adjusted Wald
     onehot = np.eye(11)[[10, 9, 0, 5, 8]]
     sure = estimated_net_score(onehot, range(11), NPS_GROUPS)
     observed = nps_summary([10, 9, 0, 5, 8])
-    assert sure.se_model == 0.0
+    assert sure.se_outcome == 0.0
     assert sure.ci95 == pytest.approx(observed.ci95)
     csat = estimated_net_score(np.eye(5)[[4, 3, 0]], range(1, 6), CSAT_GROUPS, kind="csat")
     assert csat.value == pytest.approx(100 * (2 - 1) / 3)

@@ -1,0 +1,152 @@
+"""Tracking many waves: the estimated net score of each wave and of each of its segments.
+
+A CX team follows monthly waves by segment (bank, region, channel). :func:`track_waves` applies
+one saved model to several waves (:func:`cx_app.estimate.new_wave.estimate_wave` each) and, with
+``by``, splits every wave by a segment column. A segment's estimate is the (weighted) mean of
+its respondents' probabilities; its interval has the segment's own answer spread — a small
+segment gets a wide interval — plus the model's held-out error (the module docstring of
+:mod:`cx_app.estimate.new_wave`). Below :data:`MIN_SEGMENT` respondents a segment gets no
+estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
+wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cx_app.errors import AnalysisError
+from cx_app.estimate.new_wave import (
+    EstimatedNetScore,
+    WaveEstimate,
+    estimate_wave,
+    estimated_net_score,
+    model_net_score_se,
+)
+
+if TYPE_CHECKING:
+    from cx_app.estimate.model_file import TrainedModel
+    from cx_app.survey.data import SurveyData
+
+__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "track_waves",
+           "tracker_document"]
+
+MIN_SEGMENT = 10
+"""Fewer respondents than this: no estimate for the segment (its count only)."""
+SMALL_SEGMENT = 50
+"""Fewer respondents than this: the segment's estimate comes with a "wide interval" note."""
+
+
+@dataclass(frozen=True)
+class SegmentEstimate:
+    """One segment of one wave: its respondents, estimated net score (None when too small)
+    and a note on its size; the realized net score when the wave is labelled."""
+
+    label: str
+    respondents: int
+    estimated_nps: EstimatedNetScore | None
+    note: str = ""
+    realized_nps: Any = None  # NpsResult
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"respondents": self.respondents,
+                               "estimated_nps": None if self.estimated_nps is None
+                               else _brief(self.estimated_nps)}
+        if self.note:
+            out["note"] = self.note
+        if self.realized_nps is not None:
+            out["realized_nps"] = {"value": self.realized_nps.value,
+                                   "ci95": list(self.realized_nps.ci95),
+                                   "n": self.realized_nps.n}
+        return out
+
+
+def _brief(nps: EstimatedNetScore) -> dict:
+    return {"value": nps.value, "ci95": list(nps.ci95), "se": nps.se, "covers": nps.covers}
+
+
+@dataclass(frozen=True, eq=False)
+class TrackedWave:
+    """One wave of the tracker: its file, the full estimate, and the segments of ``by``."""
+
+    file: str
+    estimate: WaveEstimate
+    by: str | None = None
+    segments: tuple[SegmentEstimate, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        nps = self.estimate.estimated_nps
+        out: dict[str, Any] = {
+            "file": self.file,
+            "respondents": self.estimate.n,
+            "estimated_nps": _brief(nps),
+            "shares": dict(nps.shares),
+            "warnings": list(self.estimate.warnings),
+        }
+        if self.estimate.realized_nps is not None:
+            r = self.estimate.realized_nps
+            out["realized_nps"] = {"value": r.value, "ci95": list(r.ci95), "n": r.n}
+        if self.by is not None:
+            out["by"] = {s.label: s.to_dict() for s in self.segments}
+            out["segment"] = self.by
+        return out
+
+
+def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
+              by: str) -> tuple[SegmentEstimate, ...]:
+    from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
+
+    frame = survey.model_frame
+    if by not in frame.columns:
+        names = [s.name for s in survey.schema.segments if s.name in frame.columns]
+        raise AnalysisError(f"{survey.source.filename}: no segment {by!r}; its segments are "
+                            f"{names}")
+    classes = tuple(model.classes)
+    proba = estimate.predictions[[f"p_{c}" for c in classes]].to_numpy()
+    groups = groups_for_schema(model.schema)
+    kind = estimate.estimated_nps.kind
+    position = {row: i for i, row in enumerate(frame.index)}
+    weight = survey.weight_name
+    target = model.schema.target.name
+    out = []
+    for label, part in segment_frames(frame, by):
+        rows = np.array([position[r] for r in part.index])
+        n = len(rows)
+        weights = None if weight is None else part[weight].to_numpy(dtype=float)
+        if n < MIN_SEGMENT:
+            out.append(SegmentEstimate(label, n, None, f"only {n} respondents: too few to "
+                                                        "estimate"))
+            continue
+        note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
+        nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
+                                  model_se=model_net_score_se(model))
+        realized = None
+        if target in part.columns and part[target].notna().any():
+            labeled = part[target].notna().to_numpy()
+            realized = nps_summary(part[target][labeled].to_numpy(dtype=np.int64),
+                                   groups=groups,
+                                   weights=None if weights is None else weights[labeled])
+        out.append(SegmentEstimate(label, n, nps, note, realized))
+    return tuple(out)
+
+
+def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
+                by: str | None = None) -> list[TrackedWave]:
+    """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
+    ``by`` (a segment name of the model's schema), each of its segments."""
+    if not surveys:
+        raise AnalysisError("no wave to estimate")
+    tracked = []
+    for survey in surveys:
+        estimate = estimate_wave(model, survey)
+        segments = () if by is None else _segments(model, survey, estimate, by)
+        tracked.append(TrackedWave(survey.source.filename, estimate, by, segments))
+    return tracked
+
+
+def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
+    """``{"waves": [...]}`` (``cx-app estimate --json`` with several waves or ``--by``)."""
+    return {"waves": [t.to_dict() for t in tracked]}
