@@ -9,8 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.errors import CxAppError
-from cx_app.estimate.model_file import load_model
-from cx_app.estimate.new_wave import estimate_wave
+from cx_app.estimate.tracker import track_waves, tracker_frame
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common, panels
@@ -28,39 +27,7 @@ st.write("Estimate how well a model does on a new survey wave without its scores
 
 # --------------------------------------------------------------------------- the model
 st.subheader("1. Model")
-source = st.radio("Model source", ["Trained in this session", "Saved model file (.skops)"],
-                  horizontal=True, key="nw_model_source")
-model = None
-if source == "Trained in this session":
-    if common.need_models(a):
-        st.stop()
-    model_id = st.selectbox("Model", list(a.models), key="nw_model")
-    model = a.final_model(model_id, common.result_store())
-    if model is None:
-        st.info("The cross-validated model is fitted once more on all respondents to score new "
-                "waves (probability calibration as chosen on the Models page; its "
-                "cross-validation is reused, not run again).")
-        if st.button("Fit on all respondents", type="primary", key="nw_fit"):
-            bar = st.progress(0.0, text="fitting")
-
-            def progress(done: int, total: int, message: str) -> None:
-                bar.progress(min(1.0, done / max(total, 1)), text=message)
-
-            model = common.run_safely(lambda: a.final_model(
-                model_id, common.result_store(), fit=True, progress=progress))
-            if model is None:
-                st.stop()
-            bar.progress(1.0, text="done")
-    if model is not None:
-        st.download_button("Download the model file (.skops)",
-                           data=a.final_model_bytes(model_id),
-                           file_name=f"{a.models[model_id].algorithm_id}.skops",
-                           mime="application/octet-stream", key="dl_model", on_click="ignore")
-else:
-    upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")
-    if upload is not None:  # read from the upload's bytes: nothing is written to disk
-        model = common.run_safely(lambda: load_model(upload.getvalue(),
-                                                     name=Path(upload.name).name))
+model = panels.model_source(a)
 if model is None:
     st.stop()
 for warning in model.load_warnings:
@@ -71,27 +38,60 @@ st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained 
 
 panels.calibration_checks(dict(model.cv or {}))
 
-# --------------------------------------------------------------------------- the wave
-st.subheader("2. Wave")
-uploads = common.uploads()
-wave_upload = st.file_uploader("Upload a wave (.xlsx, .xls, .ods, .csv)",
-                               type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_wave_file")
-if wave_upload is not None:
-    uploads[wave_upload.name] = wave_upload.getvalue()
-options = [*WAVES, *uploads]
-default = options.index(wave_upload.name) if wave_upload is not None else 0
-wave_name = st.selectbox("Wave", options, index=default, key="nw_wave")
-if wave_name in WAVES:
-    filename, data = common.sample_bytes(WAVES[wave_name])
-else:
-    filename, data = wave_name, uploads[wave_name]
-try:
-    wave = common.cached_survey(data, filename, None, model.schema_yaml, require_target=False,
+# --------------------------------------------------------------------------- the waves
+st.subheader("2. Waves")
+waves_seen: dict[str, bytes] = st.session_state.setdefault("nw_wave_bytes", {})
+new_files = st.file_uploader("Upload one or more waves (.xlsx, .xls, .ods, .csv)",
+                             type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_wave_files",
+                             accept_multiple_files=True)
+for f in new_files or []:
+    waves_seen[f.name] = f.getvalue()
+sample = a.survey.source.filename == common.sample_bytes(common.SAMPLE_NAME)[0]
+options = [*(WAVES if sample else {}), *waves_seen]  # bundled waves only for the sample
+if not options:
+    st.info("Upload the wave(s) to estimate: files with the same questions as the training "
+            "survey, with or without the target question.")
+    st.stop()
+uploaded = [f.name for f in new_files or []]
+if uploaded and st.session_state.get("nw_last_upload") != uploaded:
+    st.session_state["nw_last_upload"] = uploaded  # a fresh upload is what gets estimated
+    st.session_state["nw_waves"] = uploaded
+if not set(st.session_state.get("nw_waves") or []) <= set(options):
+    st.session_state.pop("nw_waves")
+chosen = st.multiselect("Waves to estimate (in time order)", options, key="nw_waves",
+                        default=None if "nw_waves" in st.session_state else [options[0]])
+if not chosen:
+    st.info("Choose at least one wave.")
+    st.stop()
+segments = [s for s in model.schema.segments if s.role != "date"]
+by = st.selectbox("Estimate each value of a segment too", [None, *segments],
+                  format_func=lambda s: "no" if s is None else s.column, key="nw_by")
+
+
+def read_wave(name: str):
+    filename, data = (common.sample_bytes(WAVES[name]) if name in WAVES
+                      else (name, waves_seen[name]))
+    return common.cached_survey(data, filename, None, model.schema_yaml, require_target=False,
                                 require_attributes=False, scoring=True)
-    estimate = estimate_wave(model, wave)
+
+
+try:
+    wave_surveys = [read_wave(name) for name in chosen]
+    tracked = track_waves(model, wave_surveys, by=None if by is None else by.name)
 except CxAppError as exc:
     st.error(str(exc))
     st.stop()
+covers = tracked[0].estimate.estimated_nps.covers
+if len(tracked) > 1 or by is not None:
+    st.subheader("Tracker: estimated NPS by wave")
+    st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover {covers}.")
+    table = tracker_frame(tracked)
+    shown = table.dropna(subset=["nps"])
+    st.altair_chart(charts.nps_trend_chart(shown, wave_title="Wave"), width="stretch")
+    common.table(table.round(2), key="nw_tracker", file_name="tracker.csv")
+detail = st.selectbox("Details of wave", chosen, index=len(chosen) - 1, key="nw_detail")
+estimate = tracked[chosen.index(detail)].estimate
+filename = tracked[chosen.index(detail)].file
 
 # --------------------------------------------------------------------------- results
 st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)  # for the Report
@@ -101,8 +101,7 @@ for warning in estimate.warnings:
 nps = estimate.estimated_nps
 c1, c2, c3 = st.columns(3)
 c1.metric("Estimated NPS", f"{nps.value:+.1f}",
-          help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f} (sampling and model "
-               "uncertainty combined)")
+          help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers {nps.covers}")
 c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
 c3.metric("Respondents", f"{estimate.n:,}")
 st.text(f"Estimated NPS {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "

@@ -3,12 +3,15 @@ from library results (no computing here)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.errors import CxAppError
+from cx_app.estimate.model_file import load_model
 from cx_app.reports.definitions import GROUPING_OPTIONS
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
@@ -268,3 +271,42 @@ def data_quality(survey: SurveyData) -> None:
         common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
                      key="gaps", file_name="unanswered_scores.csv")
+
+
+def model_source(a: Analysis):
+    """The New wave page's model: one trained in this session (fitted on all respondents on
+    request) or an uploaded model file; None until there is one."""
+    source = st.radio("Model source", ["Trained in this session", "Saved model file (.skops)"],
+                      horizontal=True, key="nw_model_source")
+    model = None
+    if source == "Trained in this session":
+        if common.need_models(a):
+            st.stop()
+        model_id = st.selectbox("Model", list(a.models), key="nw_model")
+        model = a.final_model(model_id, common.result_store())
+        if model is None:
+            st.info("The cross-validated model is fitted once more on all respondents to score new "
+                    "waves (probability calibration as chosen on the Models page; its "
+                    "cross-validation is reused, not run again).")
+            if st.button("Fit on all respondents", type="primary", key="nw_fit"):
+                bar = st.progress(0.0, text="fitting")
+
+                def progress(done: int, total: int, message: str) -> None:
+                    bar.progress(min(1.0, done / max(total, 1)), text=message)
+
+                model = common.run_safely(lambda: a.final_model(
+                    model_id, common.result_store(), fit=True, progress=progress))
+                if model is None:
+                    st.stop()
+                bar.progress(1.0, text="done")
+        if model is not None:
+            st.download_button("Download the model file (.skops)",
+                               data=a.final_model_bytes(model_id),
+                               file_name=f"{a.models[model_id].algorithm_id}.skops",
+                               mime="application/octet-stream", key="dl_model", on_click="ignore")
+    else:
+        upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")
+        if upload is not None:  # read from the upload's bytes: nothing is written to disk
+            model = common.run_safely(lambda: load_model(upload.getvalue(),
+                                                         name=Path(upload.name).name))
+    return model

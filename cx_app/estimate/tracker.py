@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from cx_app.errors import AnalysisError
 from cx_app.estimate.new_wave import (
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from cx_app.survey.data import SurveyData
 
 __all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "track_waves",
-           "tracker_document"]
+           "tracker_document", "tracker_frame"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
@@ -150,3 +151,25 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
 def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
     """``{"waves": [...]}`` (``cx-app estimate --json`` with several waves or ``--by``)."""
     return {"waves": [t.to_dict() for t in tracked]}
+
+
+def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
+    """One row per wave (series "All respondents") and per segment of each wave: ``wave``
+    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high``, ``realized``
+    (labelled waves) and ``note`` — the tracker chart's and table's data."""
+    rows = []
+    for t in tracked:
+        nps, real = t.estimate.estimated_nps, t.estimate.realized_nps
+        rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
+                     "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
+                     "realized": None if real is None else real.value, "note": ""})
+        for s in t.segments:
+            est = s.estimated_nps
+            rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
+                         "nps": None if est is None else est.value,
+                         "ci_low": None if est is None else est.ci95[0],
+                         "ci_high": None if est is None else est.ci95[1],
+                         "realized": None if s.realized_nps is None else s.realized_nps.value,
+                         "note": s.note})
+    return pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high",
+                                       "realized", "note"])

@@ -224,11 +224,11 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Respondents"] == "1,200"
-    at.selectbox(key="nw_wave").set_value("Bundled wave 7 (labeled, for a backtest)").run()
+    at.multiselect(key="nw_waves").set_value(["Bundled wave 7 (labeled, for a backtest)"]).run()
     _ok(at)
     labeled = load_survey(sample_path("telecom_nps_wave7_labeled"),
                           schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"))
-    realized = nps_summary(labeled.y)
+    realized = nps_summary(labeled.scores)
     assert any(t.value.startswith(f"Realized NPS {realized.value:+.1f}") for t in at.text)
     assert any(d.label == "Download all predictions (CSV)" for d in at.download_button)
     assert at.session_state["analysis"].trainings == 2  # the final fit is not a CV run

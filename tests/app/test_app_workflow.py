@@ -158,3 +158,41 @@ def test_a_broken_workbook_upload_is_a_clear_message():
     assert not at.exception
     assert at.error and all("Traceback" not in e.value for e in at.error)
     assert any("broken.xlsx" in e.value for e in at.error)
+
+
+def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
+    """Two unlabeled waves uploaded at once: both are estimated (the upload is what gets
+    selected), the tracker shows one row per wave and per operator, each from the library."""
+    from cx_app.estimate.tracker import track_waves, tracker_frame
+    from cx_app.survey.importing import load_survey
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    at = trained
+    at.switch_page("pages/new_wave.py").run()
+    if any(b.key == "nw_fit" for b in at.button):  # not yet fitted on all respondents
+        at.button(key="nw_fit").click().run()
+    _ok(at)
+    files = {}
+    for k in (8, 9):
+        frame = simulate_telecom_waves([k], respondents_per_operator=60, seed=3,
+                                       include_target=False)
+        files[f"wave{k}.csv"] = frame.to_csv(index=False).encode()
+    uploader = at.file_uploader(key="nw_wave_files")
+    for name, data in files.items():
+        uploader.upload(name, data, "text/csv")
+    at.run()
+    _ok(at)
+    assert at.multiselect(key="nw_waves").value == list(files)
+    at.selectbox(key="nw_by").set_value(
+        next(s for s in at.selectbox(key="nw_by").options if s == "Operator")).run()
+    _ok(at)
+    model = next(iter(at.session_state["analysis"].finals.values()))
+    surveys = [load_survey(data, schema=model.schema, filename=name, require_target=False,
+                           require_attributes=False, scoring=True)
+               for name, data in files.items()]
+    expected = tracker_frame(track_waves(model, surveys, by="operator"))
+    shown = next(df.value for df in at.dataframe if "series" in df.value.columns)
+    assert list(shown["wave"]) == list(expected["wave"]) and len(shown) == 2 * 4
+    np.testing.assert_allclose(shown["nps"].to_numpy(float),
+                               expected["nps"].round(2).to_numpy(float))
+    assert set(shown["series"]) == {"All respondents", "Operator A", "Operator B", "Operator C"}
