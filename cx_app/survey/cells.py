@@ -5,6 +5,7 @@ excludes each respondent. Vectorised pandas; :mod:`cx_app.survey.importing` asse
 from __future__ import annotations
 
 import datetime as dt
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.reading import ExcelError
+from cx_app.survey.reading import ExcelError, cell_types
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
@@ -22,8 +23,40 @@ _SERIAL_DATES = (18264, 73050)
 # --------------------------------------------------------------------------- cleaning
 
 
+def _split(types: np.ndarray, fast: type) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the cells of exact type ``fast`` and of all the others."""
+    is_fast = types == fast
+    return np.flatnonzero(is_fast), np.flatnonzero(~is_fast)
+
+
 def blank_mask(raw: pd.Series) -> pd.Series:
-    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
+    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised).
+
+    Python floats (numbers as calamine reads them) and plain strings are decided with numpy
+    over the whole column; other cells (None, dates, error cells, ...) as :func:`_blank_cells`
+    decides them, which gives the same answer for every cell."""
+    if raw.dtype != object:
+        return raw.isna()
+    values = raw.to_numpy()
+    types = cell_types(values)
+    blank = np.zeros(len(values), dtype=bool)
+    floats, rest = _split(types, float)
+    if floats.size:
+        blank[floats] = np.isnan(values[floats].astype(float))
+    if rest.size:
+        texts, others = _split(types[rest], str)
+        if texts.size:  # "" or whitespace only (what str.strip removes)
+            texts = rest[texts]
+            blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
+                                       dtype=bool, count=texts.size)
+            rest = rest[others]
+        if rest.size:
+            blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
+    return pd.Series(blank, index=raw.index, name=raw.name)
+
+
+def _blank_cells(raw: pd.Series) -> pd.Series:
+    """:func:`blank_mask` cell by cell through pandas (the reference for the fast paths)."""
     if raw.dtype != object:
         return raw.isna()
     blank = (raw.isna() | raw.eq("")).astype(bool)
@@ -74,7 +107,37 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
     schema says — the usual "no answer" codes that cannot be answers on this column's scale
     (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
-    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A")."""
+    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A").
+
+    Every decision is per cell, so the Python floats of an object column (numbers as calamine
+    reads them: usually nearly all cells) are cleaned as one float64 array and only the other
+    cells (text, codes, dates, ...) cell by cell; the result is the same as cleaning the whole
+    column cell by cell (:func:`_clean_score_cells`)."""
+    if raw.dtype != object:
+        return _clean_score_cells(raw, blank, scale, codes)
+    values = raw.to_numpy()
+    floats, rest = _split(cell_types(values), float)
+    if not floats.size:
+        return _clean_score_cells(raw, blank, scale, codes)
+    blanks = blank.to_numpy(dtype=bool)
+    parts = [(floats, _clean_score_cells(
+        pd.Series(values[floats].astype(float), index=raw.index[floats]),
+        pd.Series(blanks[floats], index=raw.index[floats]), scale, codes))]
+    if rest.size:
+        parts.append((rest, _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)))
+    merged = {}
+    for name, dtype in (("values", float), ("missing", bool), ("error", bool), ("date", bool),
+                        ("non_numeric", bool), ("decimal", bool), ("out_of_scale", bool)):
+        column = np.empty(len(values), dtype=dtype)
+        for positions, part in parts:
+            column[positions] = getattr(part, name).to_numpy(dtype=dtype)
+        merged[name] = pd.Series(column, index=raw.index)
+    return Scored(**merged)
+
+
+def _clean_score_cells(raw: pd.Series, blank: pd.Series, scale: Scale,
+                       codes: tuple[set[float], set[str]]) -> Scored:
+    """:func:`clean_scores` cell by cell through pandas (the reference for its fast path)."""
     numeric_codes = set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
                                       if not scale.min <= c <= scale.max}
     text_codes = set(codes[1]) | _KNOWN_TEXT
@@ -119,7 +182,33 @@ def cell_text(cell: Any) -> str:
 
 def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
-    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
+    date cells as ISO dates (time only when not midnight); Excel error cells empty.
+
+    Plain strings are trimmed with :meth:`str.strip` (the same whitespace as pandas'
+    ``str.strip``), other cells as :func:`_text_cells` does it."""
+    if raw.dtype != object:
+        return _text_cells(raw, blank)
+    values = raw.to_numpy()
+    texts, rest = _split(cell_types(values), str)
+    if not texts.size:
+        return _text_cells(raw, blank)
+    out = np.empty(len(values), dtype=object)
+    out[texts] = np.fromiter(map(str.strip, values[texts]), dtype=object, count=texts.size)
+    if rest.size:
+        out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
+    out[blank.to_numpy(dtype=bool)] = None
+    return pd.Series(out, index=raw.index, name=raw.name).astype("string")
+
+
+def excel_errors(raw: pd.Series) -> pd.Series:
+    """Cells that are Excel error cells (:class:`ExcelError`)."""
+    if raw.dtype != object:
+        return pd.Series(False, index=raw.index, name=raw.name)
+    return pd.Series(cell_types(raw.to_numpy()) == ExcelError, index=raw.index, name=raw.name)
+
+
+def _text_cells(raw: pd.Series, blank: pd.Series) -> pd.Series:
+    """:func:`text_column` cell by cell through pandas (the reference for its fast path)."""
     out = raw.astype("str").str.strip()
     types = raw.map(type)
     is_float = types.eq(float) & ~blank
@@ -157,12 +246,14 @@ def first_reasons(
     reason = np.full(n, None, dtype=object)
     column = np.full(n, None, dtype=object)
     value = np.full(n, None, dtype=object)
+    free = np.ones(n, dtype=bool)  # no reason yet
     for mask, why, header, raw in checks:
-        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
+        hit = mask.to_numpy(dtype=bool) & free
         if hit.any():
             reason[hit] = why
             column[hit] = header
             value[hit] = raw.to_numpy()[hit]
+            free &= ~hit
     return reason, column, value
 
 

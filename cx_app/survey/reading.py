@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import python_calamine
 from defusedxml import ElementTree
 
@@ -43,6 +44,12 @@ DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 class ExcelError(str):
     """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
     itself returns such a cell as empty text."""
+
+
+def cell_types(values: Any) -> Any:
+    """The exact type of each cell of a column of grid cells (an object ndarray), in one C-level
+    pass; comparing the result with ``float`` or ``str`` is then a cheap numpy comparison."""
+    return np.fromiter(map(type, values), dtype=object, count=len(values))
 
 
 # Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31
