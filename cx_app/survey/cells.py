@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.reading import ExcelError, cell_types
+from cx_app.survey.reading import NEVER_BLANK, ExcelError, cell_type_ids, float_cells, of_types
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
@@ -23,35 +23,26 @@ _SERIAL_DATES = (18264, 73050)
 # --------------------------------------------------------------------------- cleaning
 
 
-def _split(types: np.ndarray, fast: type) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of the cells of exact type ``fast`` and of all the others."""
-    is_fast = types == fast
-    return np.flatnonzero(is_fast), np.flatnonzero(~is_fast)
-
-
 def blank_mask(raw: pd.Series) -> pd.Series:
     """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised).
 
-    Python floats (numbers as calamine reads them) and plain strings are decided with numpy
-    over the whole column; other cells (None, dates, error cells, ...) as :func:`_blank_cells`
-    decides them, which gives the same answer for every cell."""
+    Python floats (numbers as calamine reads them), plain strings, numbers and dates are
+    decided with numpy over the whole column; other cells (None, error cells, ...) as
+    :func:`_blank_cells` decides them, which gives the same answer for every cell."""
     if raw.dtype != object:
         return raw.isna()
     values = raw.to_numpy()
-    types = cell_types(values)
+    types = cell_type_ids(values)
+    floats, numbers = float_cells(values)
     blank = np.zeros(len(values), dtype=bool)
-    floats, rest = _split(types, float)
-    if floats.size:
-        blank[floats] = np.isnan(values[floats].astype(float))
+    blank[floats] = np.isnan(numbers)
+    texts = np.flatnonzero(of_types(types, (str,)))
+    if texts.size:  # "" or whitespace only (what str.strip removes)
+        blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
+                                   dtype=bool, count=texts.size)
+    rest = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
     if rest.size:
-        texts, others = _split(types[rest], str)
-        if texts.size:  # "" or whitespace only (what str.strip removes)
-            texts = rest[texts]
-            blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
-                                       dtype=bool, count=texts.size)
-            rest = rest[others]
-        if rest.size:
-            blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
+        blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
     return pd.Series(blank, index=raw.index, name=raw.name)
 
 
@@ -116,30 +107,52 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     if raw.dtype != object:
         return _clean_score_cells(raw, blank, scale, codes)
     values = raw.to_numpy()
-    floats, rest = _split(cell_types(values), float)
+    floats, numbers = float_cells(values)
     if not floats.size:
         return _clean_score_cells(raw, blank, scale, codes)
-    blanks = blank.to_numpy(dtype=bool)
-    parts = [(floats, _clean_score_cells(
-        pd.Series(values[floats].astype(float), index=raw.index[floats]),
-        pd.Series(blanks[floats], index=raw.index[floats]), scale, codes))]
-    if rest.size:
-        parts.append((rest, _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)))
-    merged = {}
-    for name, dtype in (("values", float), ("missing", bool), ("error", bool), ("date", bool),
-                        ("non_numeric", bool), ("decimal", bool), ("out_of_scale", bool)):
-        column = np.empty(len(values), dtype=dtype)
-        for positions, part in parts:
-            column[positions] = getattr(part, name).to_numpy(dtype=dtype)
-        merged[name] = pd.Series(column, index=raw.index)
-    return Scored(**merged)
+    n = len(values)
+    fields = {name: np.zeros(n, dtype=bool) for name in Scored.__dataclass_fields__}
+    fields["values"] = np.full(n, np.nan)
+    for name, cleaned in _clean_floats(numbers, blank.to_numpy(dtype=bool)[floats], scale,
+                                       codes).items():
+        fields[name][floats] = cleaned
+    rest = np.ones(n, dtype=bool)
+    rest[floats] = False
+    if rest.any():
+        rest = np.flatnonzero(rest)
+        part = _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)
+        for name, column in fields.items():
+            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)
+    return Scored(**{name: pd.Series(column, index=raw.index)
+                     for name, column in fields.items()})
+
+
+def _numeric_codes(scale: Scale, codes: tuple[set[float], set[str]]) -> set[float]:
+    return set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
+                            if not scale.min <= c <= scale.max}
+
+
+def _clean_floats(numbers: np.ndarray, blank: np.ndarray, scale: Scale,
+                  codes: tuple[set[float], set[str]]) -> dict[str, np.ndarray]:
+    """:func:`_clean_score_cells` for cells that are floats: no text, error or date cell (a
+    NaN that is not blank reads as the text "nan", which is no code: non-numeric)."""
+    missing = blank.copy()
+    numeric_codes = _numeric_codes(scale, codes)
+    if numeric_codes:  # pandas' isin: a NaN code matches NaN cells, as in the reference
+        missing |= pd.Series(numbers, copy=False).isin(list(numeric_codes)).to_numpy()
+    numbers = np.where(missing, np.nan, numbers)
+    present = ~np.isnan(numbers)
+    decimal = present & (numbers != np.round(numbers))
+    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
+    return {"values": np.where(present & ~decimal & ~out, numbers, np.nan),
+            "missing": missing, "non_numeric": ~present & ~missing, "decimal": decimal,
+            "out_of_scale": out}
 
 
 def _clean_score_cells(raw: pd.Series, blank: pd.Series, scale: Scale,
                        codes: tuple[set[float], set[str]]) -> Scored:
     """:func:`clean_scores` cell by cell through pandas (the reference for its fast path)."""
-    numeric_codes = set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
-                                      if not scale.min <= c <= scale.max}
+    numeric_codes = _numeric_codes(scale, codes)
     text_codes = set(codes[1]) | _KNOWN_TEXT
     error = date = pd.Series(False, index=raw.index)
     if raw.dtype == object:
@@ -189,7 +202,8 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     if raw.dtype != object:
         return _text_cells(raw, blank)
     values = raw.to_numpy()
-    texts, rest = _split(cell_types(values), str)
+    is_text = of_types(cell_type_ids(values), (str,))
+    texts, rest = np.flatnonzero(is_text), np.flatnonzero(~is_text)
     if not texts.size:
         return _text_cells(raw, blank)
     out = np.empty(len(values), dtype=object)
@@ -197,14 +211,15 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     if rest.size:
         out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
     out[blank.to_numpy(dtype=bool)] = None
-    return pd.Series(out, index=raw.index, name=raw.name).astype("string")
+    return pd.Series(pd.array(out, dtype="string"), index=raw.index, name=raw.name)
 
 
 def excel_errors(raw: pd.Series) -> pd.Series:
     """Cells that are Excel error cells (:class:`ExcelError`)."""
     if raw.dtype != object:
         return pd.Series(False, index=raw.index, name=raw.name)
-    return pd.Series(cell_types(raw.to_numpy()) == ExcelError, index=raw.index, name=raw.name)
+    return pd.Series(of_types(cell_type_ids(raw.to_numpy()), (ExcelError,)), index=raw.index,
+                     name=raw.name)
 
 
 def _text_cells(raw: pd.Series, blank: pd.Series) -> pd.Series:

@@ -73,6 +73,7 @@ from cx_app.survey.reading import (
     csv_grid,
     excel_grids,
     read_source,
+    remembered_cell_types,
 )
 from cx_app.survey.schema import (
     ColumnSpec,
@@ -178,7 +179,7 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
     longest = max(map(len, body), default=0)
-    if any(len(row) != longest for row in body):  # ragged CSV lines: pad with blanks
+    if min(map(len, body), default=0) != longest:  # ragged CSV lines: pad with blanks
         body = [list(row) + [None] * (longest - len(row)) for row in body]
     frame = _object_frame(body) if body else pd.DataFrame()
     headers, seen = [], set()
@@ -358,6 +359,7 @@ def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
     raise SurveyFileError(f"{filename}: there is no sheet '{sheet}'; the sheets are {names}")
 
 
+@remembered_cell_types()
 def load_survey(
     source: Any,
     *,

@@ -32,7 +32,7 @@ from cx_app.engine.plan import (
 )
 from cx_app.errors import SchemaError
 from cx_app.survey.default_plans import default_plan
-from cx_app.survey.reading import cell_types
+from cx_app.survey.reading import NEVER_BLANK, cell_type_ids, float_cells, of_types
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -402,16 +402,17 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         return present, np.zeros(n, dtype=bool), numbers, np.full(n, None, dtype=object)
     if values.dtype != object:
         return _score_cell_texts(values)
-    cells = values.to_numpy()
-    is_float = np.equal(cell_types(cells), float)
-    if not is_float.any():
+    floats, floats_read = float_cells(values.to_numpy())
+    if not floats.size:
         return _score_cell_texts(values)
     numbers = np.full(n, np.nan)
-    numbers[is_float] = cells[is_float].astype(float)
-    present = is_float & ~np.isnan(numbers)
+    numbers[floats] = floats_read
+    present = ~np.isnan(numbers)
     is_text_code = np.zeros(n, dtype=bool)
     folded = np.full(n, None, dtype=object)
-    others = np.flatnonzero(~is_float)
+    others = np.ones(n, dtype=bool)
+    others[floats] = False
+    others = np.flatnonzero(others)
     if others.size:
         part = _score_cell_texts(values.iloc[others])
         for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
@@ -440,13 +441,14 @@ def _has_text(column: pd.Series) -> np.ndarray:
     if column.dtype != object:
         return _has_text_cells(column)
     cells = column.to_numpy()
-    types = cell_types(cells)
-    keep = np.zeros(len(cells), dtype=bool)
-    floats, texts = np.equal(types, float), np.equal(types, str)
-    keep[floats] = ~np.isnan(cells[floats].astype(float))
+    types = cell_type_ids(cells)
+    keep = of_types(types, NEVER_BLANK)
+    floats, numbers = float_cells(cells)
+    keep[floats] = ~np.isnan(numbers)
+    texts = np.flatnonzero(of_types(types, (str,)))
     keep[texts] = np.fromiter(map(bool, map(str.strip, cells[texts])), dtype=bool,
-                              count=int(texts.sum()))
-    others = np.flatnonzero(~floats & ~texts)
+                              count=texts.size)
+    others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
     if others.size:
         keep[others] = _has_text_cells(column.iloc[others])
     return keep
@@ -457,6 +459,14 @@ def _has_text_cells(column: pd.Series) -> np.ndarray:
     keep = np.array(column.notna(), dtype=bool)
     keep[keep] = (column[keep].astype(str).str.strip() != "").to_numpy(dtype=bool)
     return keep
+
+
+def _count_distinct(present: pd.Series) -> int:
+    """``present.nunique()`` for cells without missing values: for objects, the size of their
+    Python set (pandas' object hash table also compares by ``hash`` and ``==``)."""
+    if present.dtype != object:
+        return int(present.nunique())
+    return len(set(present.to_numpy()))
 
 
 def _text_code_display(folded: str) -> str:
@@ -536,7 +546,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         present = column[_has_text(column)]
         if present.empty:
             continue
-        distinct = present.nunique()
+        distinct = _count_distinct(present)
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
         if respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
             respondent_id = header

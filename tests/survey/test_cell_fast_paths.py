@@ -30,6 +30,7 @@ from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
     Scale,
+    _count_distinct,
     _has_text,
     _has_text_cells,
     _numeric_profile,
@@ -109,7 +110,9 @@ def test_score_cells_match_their_texts(column):
 @FAST
 @given(ANY_COLUMN)
 def test_has_text_matches_the_cell_by_cell_reference(column):
-    np.testing.assert_array_equal(_has_text(column), _has_text_cells(column))
+    keep = _has_text(column)
+    np.testing.assert_array_equal(keep, _has_text_cells(column))
+    assert _count_distinct(column[keep]) == column[keep].nunique()
 
 
 def reference_numeric_profile(values: pd.Series):
