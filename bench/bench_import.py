@@ -1,10 +1,19 @@
-"""Import speed: ``load_survey`` (python-calamine + vectorised cleaning) vs pandas + openpyxl.
+"""Import speed: ``load_survey`` against calamine's raw parse and ``pandas.read_excel`` with the
+calamine engine, in one run, on the same workbooks.
 
-Writes a 200,000-respondent workbook in the telecom layout once (openpyxl write-only mode),
-then, each in a fresh subprocess, times (a) our importer with the telecom schema and full
-cleaning and (b) ``pandas.read_excel(engine="openpyxl")`` reading the same sheet (no cleaning
-at all). Reports both times, the ratio (target ≥ 5×) and each process's peak resident memory
-(VmHWM of the child, see ``_rss.py``; target < 1.5 GB for ours).
+Writes two 200,000-respondent workbooks in the telecom layout (openpyxl write-only mode): the
+usual one (5% code 99, 1% "Don't know" in the attributes) and a messy variant (also blanks,
+code variants in any case, decimals, out-of-scale scores, decimal-comma and stray text, blank
+and coded targets, repeated ids). Then, each reader in a fresh subprocess (times include the
+imports), best of ``BENCH_IMPORT_REPEATS`` runs (default 3, interleaved):
+
+(a) calamine's raw parse: ``CalamineWorkbook.from_path(...).get_sheet_by_name(...).to_python()``;
+(b) ``pandas.read_excel(path, engine="calamine")`` (no cleaning at all);
+(c) ``load_survey(path)`` without a schema: layout inference and the full quality report;
+(d) ``load_survey`` with the bundled ``survey_schemas/telecom_nps.yaml``.
+
+Targets (issue 12): (c) ≤ 1.5× (a); peak memory ≤ 2× pandas' (VmHWM of each child, see
+``_rss.py``). A last child profiles (c) (cProfile) to say where its time goes.
 """
 
 from __future__ import annotations
@@ -25,54 +34,101 @@ from _rss import PEAK_KB_SOURCE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 N_RESPONDENTS = int(os.environ.get("BENCH_IMPORT_ROWS", "200000"))
+REPEATS = int(os.environ.get("BENCH_IMPORT_REPEATS", "3"))
+SHEET = "Responses"
+SCHEMA = ROOT / "survey_schemas" / "telecom_nps.yaml"
 ATTRIBUTES = ["Tariff plan", "Network - voice", "Network - data", "Shops", "Call center",
               "Website", "Mobile app", "Billing", "Roaming"]
 HEADER = ["Respondent ID", "Operator", "Wave", "Interview date", "Region",
           "Likelihood to recommend (0-10)", *ATTRIBUTES]
 
+_REPORT = """
+seconds = time.perf_counter() - t
+print(json.dumps({"seconds": seconds, "cpu": time.process_time() - c, "maxrss_kb": peak_kb(),
+                  **result}))
+"""
+RAW = PEAK_KB_SOURCE + """
+import sys, time, json
+t, c = time.perf_counter(), time.process_time()
+import python_calamine
+rows = python_calamine.CalamineWorkbook.from_path(sys.argv[1]).get_sheet_by_name(
+    sys.argv[2]).to_python()
+result = {"rows": len(rows) - 1}
+""" + _REPORT
+PANDAS = PEAK_KB_SOURCE + """
+import sys, time, json
+t, c = time.perf_counter(), time.process_time()
+import pandas as pd
+frame = pd.read_excel(sys.argv[1], sheet_name=sys.argv[2], engine="calamine")
+result = {"rows": len(frame)}
+""" + _REPORT
 OURS = PEAK_KB_SOURCE + """
 import sys, time, json
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
-data = load_survey(sys.argv[1], schema=load_schema(sys.argv[2]))
-seconds = time.perf_counter() - t
-print(json.dumps({"seconds": seconds, "rows_used": data.quality.rows_used,
-                  "rows_read": data.quality.rows_read,
-                  "maxrss_kb": peak_kb()}))
+schema = load_schema(sys.argv[3]) if len(sys.argv) > 3 else None
+data = load_survey(sys.argv[1], schema=schema)
+q = data.quality
+result = {"rows": q.rows_read, "respondents": q.respondents, "rows_used": q.rows_used,
+          "excluded": len(q.excluded), "attributes": len(data.schema.attributes)}
+""" + _REPORT
+PHASES = """
+import cProfile, json, pstats, sys
+from cx_app.survey.importing import load_survey
+profile = cProfile.Profile()
+profile.runcall(load_survey, sys.argv[1])
+stats = pstats.Stats(profile).stats
+def cumulative(name, where=""):
+    return sum(v[3] for (f, _, fn), v in stats.items() if fn == name and where in f)
+def builtin(name):  # calamine's methods: cProfile names them "<method 'to_python' of ...>"
+    return sum(v[3] for (f, _, fn), v in stats.items() if f == "~" and f"{name}" in fn)
+phases = {
+    "archive safety scan (xml_safety.check_workbook_archive)":
+        cumulative("check_workbook_archive", "xml_safety"),
+    "calamine parse (open, get_sheet_by_name, to_python)":
+        builtin("from_filelike") + builtin("'get_sheet_by_name'") + builtin("'to_python'"),
+    "grid to frame + blank masks (_frame_from_grid)": cumulative("_frame_from_grid"),
+    "layout inference (infer_schema)": cumulative("infer_schema", "schema"),
+    "cleaning + quality report (_clean)": cumulative("_clean", "importing"),
+}
+total = cumulative("load_survey", "importing")
+phases["other (file read, sha256, header matching, ...)"] = total - sum(phases.values())
+print(json.dumps({"total": total, "phases": phases}))
 """
 
-BASELINE = PEAK_KB_SOURCE + """
-import sys, time, json
-t = time.perf_counter()
-import pandas as pd
-frame = pd.read_excel(sys.argv[1], sheet_name="Responses", engine="openpyxl")
-seconds = time.perf_counter() - t
-print(json.dumps({"seconds": seconds, "rows_read": len(frame),
-                  "maxrss_kb": peak_kb()}))
-"""
 
-
-def write_workbook(path: Path, n: int, seed: int = 0) -> None:
+def write_workbook(path: Path, n: int, seed: int = 0, messy: bool = False) -> None:
     from openpyxl import Workbook
 
     rng = np.random.default_rng(seed)
-    attrs = rng.integers(1, 11, size=(n, len(ATTRIBUTES))).astype(object)
-    attrs[rng.random((n, len(ATTRIBUTES))) < 0.05] = 99
-    attrs[rng.random((n, len(ATTRIBUTES))) < 0.01] = "Don't know"
-    nps = rng.integers(0, 11, size=n)
+    k = len(ATTRIBUTES)
+    attrs = rng.integers(1, 11, size=(n, k)).astype(object)
+    attrs[rng.random((n, k)) < 0.05] = 99
+    attrs[rng.random((n, k)) < 0.01] = "Don't know"
+    nps = rng.integers(0, 11, size=n).astype(object)
+    ids = np.array([f"T{i + 1:06d}" for i in range(n)], dtype=object)
+    if messy:
+        for share, cell in ((0.03, None), (0.003, " don't KNOW "), (0.002, "N/A"),
+                            (0.002, 7.5), (0.002, 11), (0.001, "7,5"), (0.001, "good")):
+            attrs[rng.random((n, k)) < share] = cell
+        nps[rng.random(n) < 0.005] = None
+        nps[rng.random(n) < 0.002] = 99
+        repeated = rng.random(n) < 0.001
+        ids[repeated] = ids[rng.integers(0, n, size=int(repeated.sum()))]
     operators = rng.integers(0, 3, size=n)
     waves = rng.integers(1, 7, size=n)
     regions = ["North", "South", "East", "West", "Centre"]
     region = rng.integers(0, len(regions), size=n)
     day0 = dt.datetime(2021, 1, 1)
     wb = Workbook(write_only=True)
-    ws = wb.create_sheet("Responses")
+    ws = wb.create_sheet(SHEET)
     ws.append(HEADER)
     for i in range(n):
-        ws.append([f"T{i + 1:06d}", f"Operator {'ABC'[operators[i]]}", f"2021-{waves[i]:02d}",
+        target = nps[i] if nps[i] is None or isinstance(nps[i], str) else int(nps[i])
+        ws.append([ids[i], f"Operator {'ABC'[operators[i]]}", f"2021-{waves[i]:02d}",
                    day0 + dt.timedelta(days=int(30 * (waves[i] - 1) + i % 28)),
-                   regions[region[i]], int(nps[i]), *attrs[i].tolist()])
+                   regions[region[i]], target, *attrs[i].tolist()])
     wb.save(path)
 
 
@@ -82,32 +138,104 @@ def _measure(code: str, *args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+READERS = {
+    "raw": ("calamine raw parse (`get_sheet_by_name().to_python()`)", RAW),
+    "pandas": ("`pandas.read_excel(engine=\"calamine\")` (no cleaning)", PANDAS),
+    "infer": ("`load_survey(path)`: inference + full quality report", OURS),
+    "schema": ("`load_survey(path, schema=telecom_nps.yaml)`", OURS),
+}
+
+
+def _bench_file(path: Path) -> dict[str, dict]:
+    best: dict[str, dict] = {}
+    for _ in range(REPEATS):  # interleaved, so that a busy moment hits every reader alike
+        for key, (_, code) in READERS.items():
+            args = [str(path), SHEET] + ([str(SCHEMA)] if key == "schema" else [])
+            run = _measure(code, *args)
+            if key not in best or run["seconds"] < best[key]["seconds"]:
+                peak = max(run["maxrss_kb"], best.get(key, {}).get("maxrss_kb", 0))
+                best[key] = {**run, "maxrss_kb": peak}
+            else:
+                best[key]["maxrss_kb"] = max(best[key]["maxrss_kb"], run["maxrss_kb"])
+    return best
+
+
+def _table(results: dict[str, dict]) -> str:
+    raw, pandas = results["raw"], results["pandas"]
+    lines = ["| reader | time (s) | × raw parse | CPU (s) | peak RSS (MB) | × pandas peak | rows |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for key, (label, _) in READERS.items():
+        r = results[key]
+        rows = (f"{r['rows_used']:,} in the model base, {r['respondents']:,} in the survey "
+                f"base of {r['rows']:,}" if "rows_used" in r else f"{r['rows']:,}")
+        lines.append(f"| {label} | {r['seconds']:.2f} | {r['seconds'] / raw['seconds']:.2f} | "
+                     f"{r['cpu']:.2f} | {r['maxrss_kb'] / 1024:.0f} | "
+                     f"{r['maxrss_kb'] / pandas['maxrss_kb']:.2f} | {rows} |")
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(results: dict[str, dict]) -> str:
+    raw, pandas, ours = results["raw"], results["pandas"], results["infer"]
+    ratio = ours["seconds"] / raw["seconds"]
+    memory = ours["maxrss_kb"] / pandas["maxrss_kb"]
+    return (f"`load_survey` without a schema: **{ratio:.2f}× the raw parse** (target ≤ 1.5×: "
+            f"{'met' if ratio <= 1.5 else 'NOT met'}), "
+            f"{ours['seconds'] / pandas['seconds']:.2f}× pandas + calamine; peak memory "
+            f"**{memory:.2f}× pandas'** (target ≤ 2×: {'met' if memory <= 2 else 'NOT met'}).")
+
+
 def run() -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "telecom_200k.xlsx"
-        t = time.perf_counter()
-        write_workbook(path, N_RESPONDENTS)
-        write_seconds = time.perf_counter() - t
-        size_mb = path.stat().st_size / 1e6
-        schema = str(ROOT / "survey_schemas" / "telecom_nps.yaml")
-        ours = _measure(OURS, str(path), schema)
-        base = _measure(BASELINE, str(path))
-    ratio = base["seconds"] / ours["seconds"]
-    ours_mb = ours["maxrss_kb"] / 1024
-    base_mb = base["maxrss_kb"] / 1024
+        files = {}
+        for name, messy in (("telecom", False), ("messy", True)):
+            path = Path(tmp) / f"{name}_{N_RESPONDENTS}.xlsx"
+            t = time.perf_counter()
+            write_workbook(path, N_RESPONDENTS, messy=messy)
+            files[name] = (path, time.perf_counter() - t, path.stat().st_size / 1e6)
+        results = {name: _bench_file(path) for name, (path, _, _) in files.items()}
+        profile = json.loads(subprocess.run(
+            [sys.executable, "-c", PHASES, str(files["telecom"][0])], capture_output=True,
+            text=True, check=True, cwd=ROOT).stdout.strip().splitlines()[-1])
+    telecom, messy = files["telecom"], files["messy"]
+    shares = "\n".join(
+        f"| {phase} | {seconds:.2f} | {seconds / profile['total']:.0%} |"
+        for phase, seconds in profile["phases"].items())
+    raw_s = results["telecom"]["raw"]["seconds"]
+    scan = profile["phases"]["archive safety scan (xml_safety.check_workbook_archive)"]
+    scan_share = scan / profile["total"]
     return (
-        "## Import: load_survey vs pandas + openpyxl\n\n"
-        f"Workbook: {N_RESPONDENTS:,} respondents × {len(HEADER)} columns (telecom layout, 5% "
-        f"code 99, 1% \"Don't know\"), {size_mb:.1f} MB, written in {write_seconds:.1f} s.\n"
-        "Each reader runs in a fresh process (times include imports).\n\n"
-        "| reader | time (s) | peak RSS (MB) | rows |\n|---|---:|---:|---:|\n"
-        f"| `load_survey` (calamine, telecom schema, full cleaning) | {ours['seconds']:.2f} | "
-        f"{ours_mb:.0f} | {ours['rows_used']:,} used of {ours['rows_read']:,} |\n"
-        f"| `pandas.read_excel(engine=\"openpyxl\")` (no cleaning) | {base['seconds']:.2f} | "
-        f"{base_mb:.0f} | {base['rows_read']:,} |\n\n"
-        f"Speed-up: **{ratio:.1f}×** (target ≥ 5×: {'met' if ratio >= 5 else 'NOT met'}). "
-        f"Peak memory of ours: **{ours_mb:.0f} MB** (target < 1.5 GB: "
-        f"{'met' if ours_mb < 1536 else 'NOT met'}).\n"
+        "## Import: load_survey vs calamine's raw parse and pandas + calamine\n\n"
+        f"Workbooks: {N_RESPONDENTS:,} respondents × {len(HEADER)} columns, telecom layout, "
+        "written by openpyxl (write-only). *Telecom*: 5% code 99 and 1% \"Don't know\" in the "
+        f"attributes ({telecom[2]:.1f} MB, written in {telecom[1]:.0f} s). *Messy*: also 3% "
+        "blank attribute cells, code variants (\" don't KNOW \", \"N/A\"), decimals, "
+        "out-of-scale scores, \"7,5\" and stray text, blank and coded targets, 0.1% repeated "
+        f"ids ({messy[2]:.1f} MB, written in {messy[1]:.0f} s). Each reader runs in a fresh "
+        f"process (times include imports); best of {REPEATS} interleaved runs; peak RSS is the "
+        "child's VmHWM (largest of the runs). The openpyxl reader is no longer measured (85 s "
+        "for the telecom file in the previous run, 8× slower than `load_survey`).\n\n"
+        "### Telecom workbook\n\n" + _table(results["telecom"]) + "\n" + _verdict(
+            results["telecom"]) + "\n\n"
+        "### Messy workbook\n\n" + _table(results["messy"]) + "\n" + _verdict(
+            results["messy"]) + "\n\n"
+        "### Where `load_survey` (no schema, telecom workbook) spends its time\n\n"
+        "cProfile of one call in a fresh process (profiling inflates Python-heavy phases a "
+        "little):\n\n"
+        "| phase | seconds | share |\n|---|---:|---:|\n" + shares + "\n\n"
+        "What remains: the archive safety scan and calamine's own parse. The scan (zip-bomb "
+        "sizes, DTD refusal, sheet extent and error cells, `cx_app/survey/xml_safety.py`) "
+        "must finish before calamine sees the bytes (calamine allocates rows × columns from "
+        "the cell references), so it cannot overlap the parse; it inflates every part and "
+        "runs two `findall` over each worksheet chunk that return every cell reference "
+        f"({N_RESPONDENTS * len(HEADER) / 1e6:.1f} million here): {scan:.1f} s, "
+        f"{scan_share:.0%} of `load_survey`, {scan / raw_s:.2f}× the raw parse on its own. It "
+        "lives outside the files this change touched (performance work on the scan is the "
+        "next step toward the 1.5× target: the largest row and column without a Python "
+        "object per cell reference). Everything after "
+        "calamine (grid to frame, blank masks, inference, cleaning, the quality report) is "
+        "vectorised per column: each cell's type is read once (type ids compared as "
+        "integers), Python floats are cleaned in numpy, and only the other cells (codes, "
+        "text, dates, errors) go through the cell-by-cell pandas path.\n"
     )
 
 

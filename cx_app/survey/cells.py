@@ -5,6 +5,7 @@ excludes each respondent. Vectorised pandas; :mod:`cx_app.survey.importing` asse
 from __future__ import annotations
 
 import datetime as dt
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.reading import ExcelError
+from cx_app.survey.reading import NEVER_BLANK, ExcelError, cell_type_ids, float_cells, of_types
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
@@ -23,7 +24,30 @@ _SERIAL_DATES = (18264, 73050)
 
 
 def blank_mask(raw: pd.Series) -> pd.Series:
-    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised)."""
+    """Cells that are empty: missing, ``""``, or text of whitespace only (vectorised).
+
+    Python floats (numbers as calamine reads them), plain strings, numbers and dates are
+    decided with numpy over the whole column; other cells (None, error cells, ...) as
+    :func:`_blank_cells` decides them, which gives the same answer for every cell."""
+    if raw.dtype != object:
+        return raw.isna()
+    values = raw.to_numpy()
+    types = cell_type_ids(values)
+    floats, numbers = float_cells(values)
+    blank = np.zeros(len(values), dtype=bool)
+    blank[floats] = np.isnan(numbers)
+    texts = np.flatnonzero(of_types(types, (str,)))
+    if texts.size:  # "" or whitespace only (what str.strip removes)
+        blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
+                                   dtype=bool, count=texts.size)
+    rest = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
+    if rest.size:
+        blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
+    return pd.Series(blank, index=raw.index, name=raw.name)
+
+
+def _blank_cells(raw: pd.Series) -> pd.Series:
+    """:func:`blank_mask` cell by cell through pandas (the reference for the fast paths)."""
     if raw.dtype != object:
         return raw.isna()
     blank = (raw.isna() | raw.eq("")).astype(bool)
@@ -74,9 +98,61 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
     schema says — the usual "no answer" codes that cannot be answers on this column's scale
     (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
-    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A")."""
-    numeric_codes = set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
-                                      if not scale.min <= c <= scale.max}
+    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A").
+
+    Every decision is per cell, so the Python floats of an object column (numbers as calamine
+    reads them: usually nearly all cells) are cleaned as one float64 array and only the other
+    cells (text, codes, dates, ...) cell by cell; the result is the same as cleaning the whole
+    column cell by cell (:func:`_clean_score_cells`)."""
+    if raw.dtype != object:
+        return _clean_score_cells(raw, blank, scale, codes)
+    values = raw.to_numpy()
+    floats, numbers = float_cells(values)
+    if not floats.size:
+        return _clean_score_cells(raw, blank, scale, codes)
+    n = len(values)
+    fields = {name: np.zeros(n, dtype=bool) for name in Scored.__dataclass_fields__}
+    fields["values"] = np.full(n, np.nan)
+    for name, cleaned in _clean_floats(numbers, blank.to_numpy(dtype=bool)[floats], scale,
+                                       codes).items():
+        fields[name][floats] = cleaned
+    rest = np.ones(n, dtype=bool)
+    rest[floats] = False
+    if rest.any():
+        rest = np.flatnonzero(rest)
+        part = _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)
+        for name, column in fields.items():
+            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)
+    return Scored(**{name: pd.Series(column, index=raw.index)
+                     for name, column in fields.items()})
+
+
+def _numeric_codes(scale: Scale, codes: tuple[set[float], set[str]]) -> set[float]:
+    return set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
+                            if not scale.min <= c <= scale.max}
+
+
+def _clean_floats(numbers: np.ndarray, blank: np.ndarray, scale: Scale,
+                  codes: tuple[set[float], set[str]]) -> dict[str, np.ndarray]:
+    """:func:`_clean_score_cells` for cells that are floats: no text, error or date cell (a
+    NaN that is not blank reads as the text "nan", which is no code: non-numeric)."""
+    missing = blank.copy()
+    numeric_codes = _numeric_codes(scale, codes)
+    if numeric_codes:  # pandas' isin: a NaN code matches NaN cells, as in the reference
+        missing |= pd.Series(numbers, copy=False).isin(list(numeric_codes)).to_numpy()
+    numbers = np.where(missing, np.nan, numbers)
+    present = ~np.isnan(numbers)
+    decimal = present & (numbers != np.round(numbers))
+    out = present & ~decimal & ((numbers < scale.min) | (numbers > scale.max))
+    return {"values": np.where(present & ~decimal & ~out, numbers, np.nan),
+            "missing": missing, "non_numeric": ~present & ~missing, "decimal": decimal,
+            "out_of_scale": out}
+
+
+def _clean_score_cells(raw: pd.Series, blank: pd.Series, scale: Scale,
+                       codes: tuple[set[float], set[str]]) -> Scored:
+    """:func:`clean_scores` cell by cell through pandas (the reference for its fast path)."""
+    numeric_codes = _numeric_codes(scale, codes)
     text_codes = set(codes[1]) | _KNOWN_TEXT
     error = date = pd.Series(False, index=raw.index)
     if raw.dtype == object:
@@ -119,7 +195,35 @@ def cell_text(cell: Any) -> str:
 
 def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
-    date cells as ISO dates (time only when not midnight); Excel error cells empty."""
+    date cells as ISO dates (time only when not midnight); Excel error cells empty.
+
+    Plain strings are trimmed with :meth:`str.strip` (the same whitespace as pandas'
+    ``str.strip``), other cells as :func:`_text_cells` does it."""
+    if raw.dtype != object:
+        return _text_cells(raw, blank)
+    values = raw.to_numpy()
+    is_text = of_types(cell_type_ids(values), (str,))
+    texts, rest = np.flatnonzero(is_text), np.flatnonzero(~is_text)
+    if not texts.size:
+        return _text_cells(raw, blank)
+    out = np.empty(len(values), dtype=object)
+    out[texts] = np.fromiter(map(str.strip, values[texts]), dtype=object, count=texts.size)
+    if rest.size:
+        out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
+    out[blank.to_numpy(dtype=bool)] = None
+    return pd.Series(pd.array(out, dtype="string"), index=raw.index, name=raw.name)
+
+
+def excel_errors(raw: pd.Series) -> pd.Series:
+    """Cells that are Excel error cells (:class:`ExcelError`)."""
+    if raw.dtype != object:
+        return pd.Series(False, index=raw.index, name=raw.name)
+    return pd.Series(of_types(cell_type_ids(raw.to_numpy()), (ExcelError,)), index=raw.index,
+                     name=raw.name)
+
+
+def _text_cells(raw: pd.Series, blank: pd.Series) -> pd.Series:
+    """:func:`text_column` cell by cell through pandas (the reference for its fast path)."""
     out = raw.astype("str").str.strip()
     types = raw.map(type)
     is_float = types.eq(float) & ~blank
@@ -157,12 +261,14 @@ def first_reasons(
     reason = np.full(n, None, dtype=object)
     column = np.full(n, None, dtype=object)
     value = np.full(n, None, dtype=object)
+    free = np.ones(n, dtype=bool)  # no reason yet
     for mask, why, header, raw in checks:
-        hit = mask.to_numpy(dtype=bool) & (reason == None)  # noqa: E711 - elementwise
+        hit = mask.to_numpy(dtype=bool) & free
         if hit.any():
             reason[hit] = why
             column[hit] = header
             value[hit] = raw.to_numpy()[hit]
+            free &= ~hit
     return reason, column, value
 
 

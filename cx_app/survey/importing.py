@@ -45,6 +45,7 @@ from cx_app.survey.cells import (
     code_sets,
     date_column,
     display,
+    excel_errors,
     first_reasons,
     text_column,
 )
@@ -68,11 +69,11 @@ from cx_app.survey.reading import (
     CSV_SUFFIXES,
     DELIMITERS,
     EXCEL_SUFFIXES,
-    ExcelError,
     Grid,
     csv_grid,
     excel_grids,
     read_source,
+    remembered_cell_types,
 )
 from cx_app.survey.schema import (
     ColumnSpec,
@@ -179,9 +180,9 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
     longest = max(map(len, body), default=0)
-    if any(len(row) != longest for row in body):  # ragged CSV lines: pad with blanks
+    if min(map(len, body), default=0) != longest:  # ragged CSV lines: pad with blanks
         body = [list(row) + [None] * (longest - len(row)) for row in body]
-    frame = pd.DataFrame(body, dtype=object) if body else pd.DataFrame()
+    frame = _object_frame(body) if body else pd.DataFrame()
     headers, seen = [], set()
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
@@ -195,9 +196,21 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     frame = frame.reindex(columns=range(width))
     frame.columns = headers
     frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
-    masks = pd.DataFrame({c: blank_mask(frame[c]) for c in frame.columns}, index=frame.index)
+    masks = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(frame.columns)},
+                         index=frame.index)
     keep = ~masks.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
+    if keep.all():  # the usual case: no copy
+        return frame, masks, 0
     return frame[keep], masks[keep], int((~keep).sum())
+
+
+def _object_frame(body: list[list[Any]]) -> pd.DataFrame:
+    """Rows of equal length as an object frame; through one numpy array (faster than pandas'
+    list-of-lists path), unless a cell is itself a sequence."""
+    cells = np.array(body, dtype=object)
+    if cells.ndim != 2:
+        return pd.DataFrame(body, dtype=object)
+    return pd.DataFrame(cells, dtype=object, copy=False)
 
 
 def _survey_suffix(data: bytes, name: str) -> str:
@@ -347,6 +360,7 @@ def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
     raise SurveyFileError(f"{filename}: there is no sheet '{sheet}'; the sheets are {names}")
 
 
+@remembered_cell_types()
 def load_survey(
     source: Any,
     *,
@@ -397,9 +411,12 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     grid, notes, dialect, inferred = _grid_for(data, name, sheet, schema, require_target,
                                                limits, require_attributes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
+    table: tuple[int, tuple[pd.DataFrame, pd.DataFrame, int]] | None = None
     if schema is None:
-        schema = inferred or infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0],
-                                          name=Path(name).stem or "inferred")
+        if inferred is None:  # the cells below the guessed header, kept for the cleaning
+            guessed = _guess_header_row(grid)
+            table = (guessed, _frame_from_grid(grid, guessed))
+        schema = inferred or infer_schema(table[1][0], name=Path(name).stem or "inferred")
         if missing_policy is not None:
             schema = schema.model_copy(update={"missing_attributes": missing_policy})
         notes.append(f"layout inferred from the data (no schema given): target "
@@ -430,7 +447,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     if schema.target.name not in found:
         notes.append(f"no target column {schema.target.column!r}: the file is treated as "
                      "unlabeled (no target scores)")
-    raw_frame, masks, blank_rows = _frame_from_grid(grid, header)
+    raw_frame, masks, blank_rows = (table[1] if table is not None and table[0] == header
+                                    else _frame_from_grid(grid, header))
     if blank_rows:
         notes.append(f"{blank_rows} completely blank row(s) skipped (not counted as respondents)")
     headers = list(raw_frame.columns)
@@ -567,7 +585,7 @@ def _clean(
                                               in_survey, column_of[weight_spec.name], where)
     for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
         if spec.name in raw:
-            errors = raw[spec.name].map(type).eq(ExcelError)
+            errors = excel_errors(raw[spec.name])
             if errors.any():
                 codes_seen = sorted(set(raw[spec.name][errors]))
                 notes.append(f"{spec.name}: {int(errors.sum())} Excel error cell(s) "

@@ -6,13 +6,18 @@ delimiter sniffing. :mod:`cx_app.survey.importing` turns these grids into respon
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import posixpath
 import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import python_calamine
 from defusedxml import ElementTree
 
@@ -43,6 +48,61 @@ DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 class ExcelError(str):
     """An Excel error cell (``#N/A``, ``#DIV/0!``, ...) found in the worksheet XML; calamine
     itself returns such a cell as empty text."""
+
+
+def cell_type_ids(values: np.ndarray) -> np.ndarray:
+    """The exact type of each cell of a column of grid cells (an object ndarray), as the type's
+    ``id`` (the cells keep their types alive), in one C-level pass: comparing types is then an
+    integer comparison (:func:`of_types`).
+
+    Inside :func:`remembered_cell_types` a column's types are computed once: blank masks,
+    inference and cleaning all look at the same columns of one frame."""
+    memo = _TYPES.get()
+    if memo is None:
+        return np.fromiter(map(id, map(type, values)), dtype=np.intp, count=len(values))
+    key = (values.__array_interface__["data"][0], values.shape, values.strides)
+    if key not in memo:
+        # the memo holds the array itself, so its memory (the key) cannot be reused meanwhile
+        memo[key] = (values, np.fromiter(map(id, map(type, values)), dtype=np.intp,
+                                         count=len(values)))
+    return memo[key][1]
+
+
+NEVER_BLANK = (int, bool, dt.date, dt.datetime, dt.time, dt.timedelta)
+"""Cell types that always hold a value whose text is not blank."""
+
+
+def of_types(type_ids: np.ndarray, kinds: Sequence[type]) -> np.ndarray:
+    """Cells whose exact type (:func:`cell_type_ids`) is one of ``kinds``."""
+    return np.isin(type_ids, [id(kind) for kind in kinds])
+
+
+def float_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of the Python float cells of a column, their values as float64): numbers as
+    calamine reads them; remembered like :func:`cell_type_ids`."""
+    memo = _TYPES.get()
+    key = (values.__array_interface__["data"][0], values.shape, values.strides, float)
+    if memo is not None and key in memo:
+        return memo[key][1]
+    positions = np.flatnonzero(cell_type_ids(values) == id(float))
+    found = positions, values[positions].astype(float)
+    if memo is not None:
+        memo[key] = (values, found)
+    return found
+
+
+_TYPES: ContextVar[dict | None] = ContextVar("cx_app_cell_types", default=None)
+
+
+@contextmanager
+def remembered_cell_types() -> Iterator[None]:
+    """Within this block (also a decorator), :func:`cell_type_ids` computes each column's types
+    once; for reading a file whose cells nobody modifies meanwhile (per thread or task)."""
+    token = _TYPES.set({})
+    try:
+        yield
+    finally:
+        _TYPES.reset(token)
 
 
 # Excel serial day numbers accepted as dates in a date column: 1950-01-01 .. 2099-12-31

@@ -32,6 +32,7 @@ from cx_app.engine.plan import (
 )
 from cx_app.errors import SchemaError
 from cx_app.survey.default_plans import default_plan
+from cx_app.survey.reading import NEVER_BLANK, cell_type_ids, float_cells, of_types
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -394,21 +395,100 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     A score column: at least 90% of its non-blank, non-code cells are integers in −5..10 spanning
     at most 10 points (typos, decimals and stray text are tolerated; the importer reports them
     later). A known numeric code (99, 98, −9, …) is a code only outside that range."""
-    text = values.astype("string").str.strip()
-    present = values.notna() & (text != "")
+    present, is_text_code, numbers, folded = _score_cells(values)
     if not present.any():
         return None
-    folded = text[present].str.casefold().str.replace("’", "'", regex=False)
-    is_text_code = folded.isin(KNOWN_TEXT_CODES)
-    numbers = pd.to_numeric(text[present].str.replace(",", ".", regex=False), errors="coerce")
-    is_num_code = numbers.isin(KNOWN_NUMERIC_CODES)
-    rest = numbers[~is_num_code & ~is_text_code]
-    scores = rest[(rest == np.round(rest)) & rest.between(-5, 10)]
-    if rest.empty or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
+    is_num_code = present & np.isin(numbers, KNOWN_NUMERIC_CODES)
+    is_rest = present & ~is_num_code & ~is_text_code
+    rest = numbers[is_rest]
+    whole = (rest == np.round(rest)) & (rest >= -5) & (rest <= 10)
+    scores = rest[whole]
+    if rest.size == 0 or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
         return None
-    codes: set = set(folded[is_text_code].map(_text_code_display)) | {
-        int(v) for v in numbers[is_num_code].unique()}
-    return scores.astype(int), codes
+    codes: set = set(map(_text_code_display, folded[is_text_code])) | {
+        int(v) for v in pd.unique(numbers[is_num_code])}
+    index = values.index[np.flatnonzero(is_rest)[whole]]
+    return pd.Series(scores, index=index, name=values.name).astype(int), codes
+
+
+def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell of a column: (present: not blank as text, a known text code, the number read
+    from the trimmed text with a decimal comma allowed (NaN if none), the folded text).
+
+    Python floats and float64 columns are their own number (the text of a float reads back as
+    the same float); other cells go through their text (:func:`_score_cell_texts`)."""
+    n = len(values)
+    if values.dtype == np.float64:
+        numbers = values.to_numpy(dtype=float, copy=True)
+        present = ~np.isnan(numbers)
+        return present, np.zeros(n, dtype=bool), numbers, np.full(n, None, dtype=object)
+    if values.dtype != object:
+        return _score_cell_texts(values)
+    floats, floats_read = float_cells(values.to_numpy())
+    if not floats.size:
+        return _score_cell_texts(values)
+    numbers = np.full(n, np.nan)
+    numbers[floats] = floats_read
+    present = ~np.isnan(numbers)
+    is_text_code = np.zeros(n, dtype=bool)
+    folded = np.full(n, None, dtype=object)
+    others = np.ones(n, dtype=bool)
+    others[floats] = False
+    others = np.flatnonzero(others)
+    if others.size:
+        part = _score_cell_texts(values.iloc[others])
+        for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
+            whole[others] = piece
+    return present, is_text_code, numbers, folded
+
+
+def _score_cell_texts(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray]:
+    """:func:`_score_cells` through each cell's text (the reference for its fast path)."""
+    text = values.astype("string").str.strip()
+    present = (values.notna() & (text != "")).to_numpy(dtype=bool, na_value=False)
+    folded = np.full(len(values), None, dtype=object)
+    folded[present] = (text[present].str.casefold().str.replace("’", "'", regex=False)
+                       .to_numpy(dtype=object))
+    is_text_code = present & pd.Series(folded, dtype=object).isin(KNOWN_TEXT_CODES).to_numpy()
+    numbers = np.full(len(values), np.nan)
+    numbers[present] = pd.to_numeric(text[present].str.replace(",", ".", regex=False),
+                                     errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    return present, is_text_code, numbers, folded
+
+
+def _has_text(column: pd.Series) -> np.ndarray:
+    """Cells that are not missing and whose text is not blank; Python floats and strings of an
+    object column decided without converting them (:func:`_has_text_cells` does the others)."""
+    if column.dtype != object:
+        return _has_text_cells(column)
+    cells = column.to_numpy()
+    types = cell_type_ids(cells)
+    keep = of_types(types, NEVER_BLANK)
+    floats, numbers = float_cells(cells)
+    keep[floats] = ~np.isnan(numbers)
+    texts = np.flatnonzero(of_types(types, (str,)))
+    keep[texts] = np.fromiter(map(bool, map(str.strip, cells[texts])), dtype=bool,
+                              count=texts.size)
+    others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
+    if others.size:
+        keep[others] = _has_text_cells(column.iloc[others])
+    return keep
+
+
+def _has_text_cells(column: pd.Series) -> np.ndarray:
+    """:func:`_has_text` through each cell's text (the reference for its fast path)."""
+    keep = np.array(column.notna(), dtype=bool)
+    keep[keep] = (column[keep].astype(str).str.strip() != "").to_numpy(dtype=bool)
+    return keep
+
+
+def _count_distinct(present: pd.Series) -> int:
+    """``present.nunique()`` for cells without missing values: for objects, the size of their
+    Python set (pandas' object hash table also compares by ``hash`` and ``==``)."""
+    if present.dtype != object:
+        return int(present.nunique())
+    return len(set(present.to_numpy()))
 
 
 def _text_code_display(folded: str) -> str:
@@ -486,11 +566,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     n = len(frame)
     for header in others:
         column = frame[header]
-        present = column.dropna()
-        present = present[present.astype(str).str.strip() != ""]
+        present = column[_has_text(column)]
         if present.empty:
             continue
-        distinct = present.nunique()
+        distinct = _count_distinct(present)
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)

@@ -1,0 +1,167 @@
+"""The importer's fast paths (issue 12, import speed) give exactly what the cell-by-cell
+reference gives: for any column of mixed cells — Python floats (NaN, inf, -0.0, decimals),
+integers, booleans, text with spaces and missing-value codes, Excel error cells, dates, None —
+the numpy path over floats and plain strings and the pandas path over each cell agree on
+blanks, cleaned scores with every mask, segment texts, inference profiles and present cells."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cx_app.survey import schema as schema_module
+from cx_app.survey.cells import (
+    _blank_cells,
+    _clean_score_cells,
+    _text_cells,
+    blank_mask,
+    clean_scores,
+    code_sets,
+    text_column,
+)
+from cx_app.survey.importing import _object_frame
+from cx_app.survey.reading import ExcelError
+from cx_app.survey.schema import (
+    KNOWN_NUMERIC_CODES,
+    KNOWN_TEXT_CODES,
+    Scale,
+    _count_distinct,
+    _has_text,
+    _has_text_cells,
+    _numeric_profile,
+    _score_cell_texts,
+    _score_cells,
+    _text_code_display,
+)
+
+CELLS = st.one_of(
+    st.none(),
+    st.floats(-20, 120).map(lambda x: float(round(x))),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([99.0, 98.0, -9.0, 7.5, -0.0, 0.0, 10.0, 11.0, float("nan")]),
+    st.integers(-10, 100),
+    st.booleans(),
+    st.sampled_from(["", " ", "\t", "\u3000", "7", " 3 ", "7,5", "99", "ten", "Don't know",
+                     "DON’T  KNOW", " n/a ", "NA", "refused", "1e3", "inf", "TRUE",
+                     "2021-03-01"]),
+    st.text(max_size=4),
+    st.sampled_from([ExcelError("#N/A"), ExcelError("#DIV/0!"), ExcelError(" ")]),
+    st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2030, 1, 1)),
+    st.just(dt.datetime(2021, 5, 31, 12, 30)),
+    st.just(dt.time(8, 15)),
+)
+COLUMNS = st.lists(CELLS, max_size=25).map(
+    lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
+                            dtype=object, name="Q"))
+# float-heavy columns, as calamine reads a numeric survey column with a few odd cells
+MOSTLY_FLOATS = st.lists(st.one_of(st.integers(0, 10).map(float), CELLS), max_size=25).map(
+    lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
+                            dtype=object, name="Q"))
+ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS)
+SCALES = st.sampled_from([Scale(min=0, max=10), Scale(min=1, max=5), Scale(min=-2, max=2)])
+CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7)])
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_blank_mask_matches_the_cell_by_cell_reference(column):
+    pd.testing.assert_series_equal(blank_mask(column), _blank_cells(column))
+
+
+@FAST
+@given(ANY_COLUMN, SCALES, CODES)
+def test_clean_scores_matches_the_cell_by_cell_reference(column, scale, codes):
+    blank = _blank_cells(column)
+    fast = clean_scores(column, blank, scale, code_sets(codes))
+    slow = _clean_score_cells(column, blank, scale, code_sets(codes))
+    for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
+                  "out_of_scale"):
+        mine, reference = getattr(fast, field), getattr(slow, field)
+        assert mine.index.equals(reference.index), field
+        dtype = float if field == "values" else bool
+        np.testing.assert_array_equal(mine.to_numpy(dtype=dtype),
+                                      reference.to_numpy(dtype=dtype), err_msg=field)
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_text_column_matches_the_cell_by_cell_reference(column):
+    blank = _blank_cells(column)
+    pd.testing.assert_series_equal(text_column(column, blank), _text_cells(column, blank))
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_score_cells_match_their_texts(column):
+    present, text_code, numbers, folded = _score_cells(column)
+    ref_present, ref_code, ref_numbers, ref_folded = _score_cell_texts(column)
+    np.testing.assert_array_equal(present, ref_present)
+    np.testing.assert_array_equal(text_code, ref_code)
+    np.testing.assert_array_equal(numbers[present], ref_numbers[ref_present])
+    assert list(folded[text_code]) == list(ref_folded[ref_code])
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_has_text_matches_the_cell_by_cell_reference(column):
+    keep = _has_text(column)
+    np.testing.assert_array_equal(keep, _has_text_cells(column))
+    assert _count_distinct(column[keep]) == column[keep].nunique()
+
+
+def reference_numeric_profile(values: pd.Series):
+    """The profile as it was computed before the fast path (kept here as the reference)."""
+    text = values.astype("string").str.strip()
+    present = values.notna() & (text != "")
+    if not present.any():
+        return None
+    folded = text[present].str.casefold().str.replace("’", "'", regex=False)
+    is_text_code = folded.isin(KNOWN_TEXT_CODES)
+    numbers = pd.to_numeric(text[present].str.replace(",", ".", regex=False), errors="coerce")
+    is_num_code = numbers.isin(KNOWN_NUMERIC_CODES)
+    rest = numbers[~is_num_code & ~is_text_code]
+    scores = rest[(rest == np.round(rest)) & rest.between(-5, 10)]
+    if rest.empty or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
+        return None
+    codes = set(folded[is_text_code].map(_text_code_display)) | {
+        int(v) for v in numbers[is_num_code].unique()}
+    return scores.astype(int), codes
+
+
+@FAST
+@given(st.one_of(ANY_COLUMN, ANY_COLUMN.map(lambda c: pd.to_numeric(c, errors="coerce")
+                                            .astype(float))))
+def test_numeric_profile_matches_the_previous_computation(column):
+    mine, reference = _numeric_profile(column), reference_numeric_profile(column)
+    assert (mine is None) == (reference is None)
+    if mine is not None:
+        assert mine[1] == reference[1]
+        assert mine[0].index.equals(reference[0].index)
+        assert mine[0].tolist() == reference[0].tolist()
+
+
+def test_the_fast_paths_are_taken_on_a_float_column(monkeypatch):
+    """A column of Python floats never reaches the cell-by-cell text path."""
+    def refuse(values):
+        raise AssertionError("slow path")
+
+    monkeypatch.setattr(schema_module, "_score_cell_texts", refuse)
+    column = pd.Series([1.0, 2.0, 99.0, 10.0, float("nan")] * 10, dtype=object)
+    scores, codes = _numeric_profile(column)
+    assert codes == {99} and scores.tolist() == [1, 2, 10] * 10
+
+
+@pytest.mark.parametrize("body", [
+    [["a", 1.0, None], ["b", 2.0, dt.date(2021, 1, 1)]],
+    [[ExcelError("#N/A"), " "], ["", 3.5]],
+    [[[1, 2], "x"], [[3, 4], "y"]],  # a cell that is a sequence: pandas' own path
+    [[], []],
+])
+def test_object_frame_matches_pandas(body):
+    pd.testing.assert_frame_equal(_object_frame(body), pd.DataFrame(body, dtype=object))
