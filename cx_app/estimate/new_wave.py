@@ -378,7 +378,9 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         warnings.append(
             f"attribute '{name}' is not in this wave: every respondent was given its training "
             f"median ({medians[name]:g}), so the model cannot see differences in it and the "
-            "estimate leans on the other attributes"
+            "estimate leans on the other attributes; a model trained without it estimates "
+            "such a wave more closely (in the n/a backtest of bench/RESULTS.md the error "
+            "roughly halved): retrain with a schema that leaves it out"
         )
     if filled:
         warnings.append(
