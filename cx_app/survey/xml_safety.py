@@ -40,8 +40,6 @@ import zipfile
 from dataclasses import dataclass, field
 from itertools import repeat
 
-import numpy as np
-
 from cx_app.errors import SurveyFileError
 from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
 
@@ -184,55 +182,8 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
     return max_row, max_col, size
 
 
-_REF_WIDTH = 13  # up to 3 letters, 9 digits and the closing quote
-_POSITIONS = np.arange(_REF_WIDTH)
-_POWERS = 10 ** np.arange(_REF_WIDTH, dtype=np.int64).clip(max=9)
-
-
 def _sheet_extent(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:
-    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``.
-
-    Vectorised (numpy over the window's bytes, no Python object per reference: a 200,000-row
-    sheet holds millions); :func:`_sheet_extent_reference`, the regular-expression version,
-    gives the same answer (tested)."""
-    spaced = window.translate(_NORMALISE, b"$")
-    if b" =" in spaced or b"= " in spaced:
-        spaced = _SPACED_EQUALS.sub(b"=", spaced)
-    n = len(spaced)
-    if n < 5:
-        return max_row, max_col
-    a = np.frombuffer(spaced + bytes(_REF_WIDTH), dtype=np.uint8)
-    starts = np.flatnonzero((a[:n - 3] == 32) & (a[1:n - 2] == 114) & (a[2:n - 1] == 61)
-                            & (a[3:n] == 34)) + 4
-    if not starts.size:
-        return max_row, max_col
-    g = a[starts[:, None] + _POSITIONS].astype(np.int64)
-    letter = (g >= 65) & (g <= 90)
-    digit = (g >= 48) & (g <= 57)
-    letters = np.cumprod(letter, axis=1).sum(axis=1)
-    before = _POSITIONS[None, :] < letters[:, None]
-    digits = np.cumprod(before | digit, axis=1).sum(axis=1) - letters
-    column_ok = (letters >= 1) & (letters <= 3) & (digits >= 1)
-    if column_ok.any():
-        c = g[column_ok, :3] - 64
-        k = letters[column_ok]
-        numbers = np.where(k == 1, c[:, 0], np.where(k == 2, c[:, 0] * 26 + c[:, 1],
-                                                      c[:, 0] * 676 + c[:, 1] * 26 + c[:, 2]))
-        max_col = max(max_col, int(numbers.max()))
-    end = np.minimum(letters + digits, _REF_WIDTH - 1)
-    row_ok = ((letters <= 3) & (digits >= 1) & (digits <= 9)
-              & (g[np.arange(len(g)), end] == 34))
-    if row_ok.any():
-        gr, lr, dr = g[row_ok], letters[row_ok][:, None], digits[row_ok][:, None]
-        inside = (_POSITIONS[None, :] >= lr) & (_POSITIONS[None, :] < lr + dr)
-        exponent = (lr + dr - 1 - _POSITIONS[None, :]).clip(min=0)
-        values = np.where(inside, (gr - 48) * _POWERS[exponent], 0).sum(axis=1)
-        max_row = max(max_row, int(values.max()))
-    return max_row, max_col
-
-
-def _sheet_extent_reference(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:
-    """The regular-expression version of :func:`_sheet_extent` (the reference in tests)."""
+    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``."""
     spaced = window.translate(_NORMALISE)
     if b" =" in spaced or b"= " in spaced:
         spaced = _SPACED_EQUALS.sub(b"=", spaced)
