@@ -85,7 +85,7 @@ _MAX_SIZE = 1_000_000  # no layer dimension of a survey model comes near this
 _STATE_KEYS = frozenset({
     "filters", "kernel_size", "pool_size", "epochs", "batch_size", "learning_rate",
     "random_state", "classes_", "n_features_in_", "architecture_", "weights_",
-    "kernel_size_", "pool_size_", "adaptation_", "seed_", "_sklearn_version",
+    "kernel_size_", "pool_size_", "adaptation_", "seed_", "feature_names_in_", "_sklearn_version",
 })
 
 
