@@ -292,7 +292,8 @@ def _check_state(state: Any) -> None:
                 f"floats of shape {shape}), so it was not loaded")
     classes = state.get("classes_")
     if classes is None or len(classes) != architecture["layers"][-1]["units"]:
-        raise ModelFileError("the CNN in the model file has as many outputs as classes")
+        raise ModelFileError("the CNN in the model file does not have one output per class, "
+                             "so it was not loaded")
 
 
 # ---------------------------------------------------------------------------- Keras / JAX

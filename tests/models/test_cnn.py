@@ -209,6 +209,8 @@ def test_a_tampered_state_is_refused():
             2, {"type": "Flatten", "function": "os.system"}))
     with pytest.raises(ModelFileError, match="damaged weight array 3"):
         load(lambda s: s["weights_"].__setitem__(2, np.zeros((2, 2), np.float32)))
+    with pytest.raises(ModelFileError, match="one output per class"):
+        load(lambda s: s.update(classes_=np.arange(7)))
     with pytest.raises(ModelFileError, match="unexpected contents"):
         load(lambda s: s.update(keras_model=b"..."))
 
