@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--algorithms",
         metavar="A,B",
         default=",".join(DEFAULT_ALGORITHMS),
-        help=f"algorithm ids (default: {','.join(DEFAULT_ALGORITHMS)}; also: ordinal)",
+        help=f"algorithm ids (default: {','.join(DEFAULT_ALGORITHMS)}; also: ordinal, cnn)",
     )
     p.add_argument("--folds", type=int, default=10, help="number of folds (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

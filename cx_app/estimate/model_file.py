@@ -45,10 +45,12 @@ FORMAT = "cx-app-model"
 FORMAT_VERSION = 1
 
 TRUSTED_TYPES: tuple[str, ...] = (
-    # our own wrappers (cx_app.models.algorithms)
+    # our own wrappers (cx_app.models.algorithms) and the CNN, whose state is plain data
+    # checked by its __setstate__ (cx_app.models.cnn)
     "cx_app.models.algorithms.ContiguousLabels",
     "cx_app.models.algorithms.OrdinalLogisticClassifier",
     "cx_app.models.algorithms.RareSafeCalibrated",
+    "cx_app.models.cnn.CNNClassifier",
     # scikit-learn internals of the pipelines and calibrators we build
     "sklearn.calibration._CalibratedClassifier",
     "sklearn.calibration._SigmoidCalibration",

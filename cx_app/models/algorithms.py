@@ -29,6 +29,11 @@ Notes on fidelity to the papers:
 - ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit) wrapped as a scikit-learn
   classifier; classes are taken in their sorted order, which is the scale order when
   cross-validation passes class positions (it does).
+- ``cnn``: the papers' convolutional network (ALP paper Table A5, NPS paper Table A6) on
+  Keras 3 with its JAX backend, CPU only: :class:`~cx_app.models.cnn.CNNClassifier`, whose
+  docstring gives the settings the papers leave open (32 filters, Adam, "same" padding) and
+  the adaptation of kernel and pooling to surveys with fewer than 3 or 4 attribute columns.
+  Keras is imported only when a CNN is fitted or applied. Not pre-selected: it is the slowest.
 """
 
 from __future__ import annotations
@@ -52,9 +57,11 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from cx_app.errors import AnalysisError
+from cx_app.models.cnn import CNNClassifier
 
 DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
-"""The papers' eight algorithms, in the order the app lists them (``ordinal`` is optional)."""
+"""The papers' eight algorithms, in the order the app lists them (``ordinal`` and ``cnn`` are
+optional)."""
 
 
 class ContiguousLabels(ClassifierMixin, BaseEstimator):
@@ -344,6 +351,18 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             {"distr": "logit", "method": "bfgs", "maxiter": 1000},
             OrdinalLogisticClassifier,
             seeded=False,
+        ),
+        AlgorithmSpec(
+            "cnn",
+            "Convolutional neural network",
+            "A 1-D convolutional network over the standardised attribute vector (Keras 3, JAX, "
+            "CPU): 32 ReLU filters of width 3, max-pooling by 4, a softmax output; categorical "
+            "cross-entropy, Adam, 100 epochs in batches of 128 (ALP paper Table A5, NPS paper "
+            "Table A6). Surveys with fewer than 4 attribute columns get narrower windows (said "
+            "in the warnings). The slowest algorithm: not pre-selected.",
+            {"filters": 32, "kernel_size": 3, "pool_size": 4, "epochs": 100, "batch_size": 128,
+             "learning_rate": 0.001},
+            CNNClassifier,
         ),
     )
 }

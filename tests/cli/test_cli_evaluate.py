@@ -105,9 +105,9 @@ def test_unknown_algorithm_is_a_clear_error(tmp_path, capsys):
     csv = tmp_path / "s.csv"
     pd.DataFrame({"NPS": [1, 9] * 10, "A": [2, 8] * 10}).to_csv(csv, index=False)
     code = main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes", "A",
-                 "--algorithms", "lr,cnn", "--out", str(tmp_path / "o")])  # fmt: skip
+                 "--algorithms", "lr,lstm", "--out", str(tmp_path / "o")])  # fmt: skip
     assert code == 2
-    assert "unknown algorithm 'cnn'" in capsys.readouterr().err
+    assert "unknown algorithm 'lstm'" in capsys.readouterr().err
 
 
 def test_five_by_two_option_writes_dietterich_and_alpaydin(evaluate_run):
@@ -141,8 +141,8 @@ def test_five_by_two_needs_a_pair_of_known_algorithms(tmp_path, capsys):
             "--algorithms", "nb", "--out", str(tmp_path / "o")]  # fmt: skip
     assert main([*base, "--five-by-two", "lr"]) == 2
     assert "needs two different algorithm ids like 'lr,svm', got 'lr'" in capsys.readouterr().err
-    assert main([*base, "--five-by-two", "lr,cnn"]) == 2
-    assert "unknown algorithm 'cnn'" in capsys.readouterr().err
+    assert main([*base, "--five-by-two", "lr,lstm"]) == 2
+    assert "unknown algorithm 'lstm'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
@@ -159,3 +159,35 @@ def test_rare_class_fallback_is_in_results_and_shown(evaluate_run):
     assert doc["models"]["lr"]["cross_validation"]["fold_method"] == (
         "stratified (rare classes merged)"
     )
+
+
+def test_evaluate_runs_the_papers_cnn_and_states_its_adaptation(tmp_path):
+    """`--algorithms cnn` with the papers' settings (100 epochs, batch 128) on 150 respondents
+    and 3 attributes: too few for pooling 4, which the output and results.json say."""
+    rng = np.random.default_rng(2)
+    n = 150
+    attrs = rng.integers(1, 11, (n, 3))
+    nps = np.clip(np.round(attrs @ [0.6, 0.3, 0.1] + rng.normal(0, 1.5, n)), 0, 10).astype(int)
+    frame = pd.DataFrame(attrs, columns=["Price", "Network", "Shops"])
+    frame.insert(0, "NPS", nps)
+    csv = tmp_path / "survey.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "out"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes",
+                     "Price,Network,Shops", "--algorithms", "cnn", "--folds", "3", "--seed", "0",
+                     "--out", str(out), "--permutation-repeats", "1"])
+    assert code == 0
+    assert "warning: cnn, fold(s) 1, 2, 3: ArchitectureAdaptationWarning" in stdout.getvalue()
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    model = doc["models"]["cnn"]
+    assert model["algorithm"] == "cnn"
+    assert model["cross_validation"]["settings"]["epochs"] == 100
+    level = model["levels"]["original"]
+    assert sum(map(sum, level["matrix"])) + sum(level["im"] or []) == n
+    notes = " ".join(model["cross_validation"]["warnings"])
+    assert "pooling 4→3" in notes and "3 input column(s)" in notes
+    assert doc["warnings"]["cnn"] == model["cross_validation"]["warnings"]
+    assert doc["drivers"]["ranking"]  # permutation importance of the CNN's fold models
+    assert (out / "report.html").stat().st_size > 0 and (out / "report.xlsx").stat().st_size > 0

@@ -235,3 +235,67 @@ def test_training_records_the_gap_report_and_the_full_training_check():
     assert {"cm_train", "alp_train", "cm_test", "alp_test"} <= set(curve[0])
     # all of it survives the model file
     assert load_model(model_bytes(model)).cv == json.loads(json.dumps(meta))
+
+
+def _cnn_file(tmp_path):
+    est, X = _fitted("cnn")
+    model = _model(est)
+    return model, X, save_model(model, tmp_path / "cnn.skops")
+
+
+def test_a_cnn_round_trips_with_identical_probabilities(tmp_path):
+    from cx_app.models.cnn import CNNClassifier
+
+    model, X, path = _cnn_file(tmp_path)
+    back = load_model(path)
+    cnn = back.estimator["model"]
+    assert isinstance(cnn, CNNClassifier) and isinstance(cnn.architecture_, dict)
+    assert all(isinstance(w, np.ndarray) for w in cnn.weights_)
+    np.testing.assert_array_equal(back.predict_proba(X), model.predict_proba(X))
+
+
+def _edit_cnn_state(data: bytes, edit) -> bytes:
+    """Apply ``edit`` to the skops node of the CNN's state (the pipeline's "model" step)."""
+    schema = json.loads(data)
+
+    def find(node):
+        if isinstance(node, dict):
+            if node.get("__class__") == "CNNClassifier":
+                return node
+            for value in node.values():
+                found = find(value)
+                if found is not None:
+                    return found
+        elif isinstance(node, list):
+            for value in node:
+                found = find(value)
+                if found is not None:
+                    return found
+        return None
+
+    edit(find(schema)["content"]["content"])
+    return json.dumps(schema).encode()
+
+
+def test_a_tampered_cnn_file_is_refused_without_running_code(tmp_path):
+    _, _, path = _cnn_file(tmp_path)
+
+    def unknown_layer(state):
+        # the architecture is plain dicts, lists and JSON values in the skops schema
+        first = state["architecture_"]["content"]["layers"]["content"][0]
+        first["content"]["type"]["content"] = json.dumps("Lambda")
+
+    lambda_file = tmp_path / "lambda.skops"
+    _rewrite(path, lambda_file, lambda d: _edit_cnn_state(d, unknown_layer))
+    with pytest.raises(ModelFileError, match=r"cannot be read.*layer 1 is 'Lambda'"):
+        load_model(lambda_file)
+
+    def foreign_type(state):
+        # the weights replaced by a call of a function outside the trusted list
+        state["weights_"] = {"__class__": "system", "__module__": "os",
+                             "__loader__": "FunctionNode"}
+
+    foreign = tmp_path / "foreign.skops"
+    _rewrite(path, foreign, lambda d: _edit_cnn_state(d, foreign_type))
+    with pytest.raises(ModelFileError, match=r"does not trust.*os\.system"):
+        load_model(foreign)

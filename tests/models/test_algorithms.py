@@ -17,9 +17,9 @@ def small():
     return X, y
 
 
-def test_registry_has_the_papers_eight_and_ordinal():
+def test_registry_has_the_papers_eight_ordinal_and_cnn():
     assert DEFAULT_ALGORITHMS == ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
-    assert set(ALGORITHMS) == {*DEFAULT_ALGORITHMS, "ordinal"}
+    assert set(ALGORITHMS) == {*DEFAULT_ALGORITHMS, "ordinal", "cnn"}
     for spec in ALGORITHMS.values():
         assert spec.description and spec.name
 
@@ -43,7 +43,7 @@ def test_defaults_are_the_papers_settings():
 
 
 def test_scaling_lives_inside_the_pipeline_for_scale_sensitive_algorithms():
-    for algorithm_id in ("lr", "svm", "knn", "ann", "ordinal"):
+    for algorithm_id in ("lr", "svm", "knn", "ann", "ordinal", "cnn"):
         assert "scale" in build_algorithm(algorithm_id).named_steps
     for algorithm_id in ("nb", "dt", "rf", "xgb"):
         assert "scale" not in build_algorithm(algorithm_id).named_steps
@@ -58,8 +58,8 @@ def test_override_and_seed():
 def test_unknown_setting_and_algorithm_are_clear_errors():
     with pytest.raises(AnalysisError, match=r"'dt' \(Decision tree\) has no setting 'depth'"):
         build_algorithm("dt", {"depth": 4})
-    with pytest.raises(AnalysisError, match="unknown algorithm 'cnn'"):
-        get_algorithm("cnn")
+    with pytest.raises(AnalysisError, match="unknown algorithm 'lstm'"):
+        get_algorithm("lstm")
     with pytest.raises(AnalysisError, match="'dt'.*max_depth"):
         build_algorithm("dt", {"max_depth": -1})
 
@@ -67,7 +67,7 @@ def test_unknown_setting_and_algorithm_are_clear_errors():
 @pytest.mark.parametrize("algorithm_id", sorted(ALGORITHMS))
 def test_every_algorithm_gives_probabilities_over_its_classes(small, algorithm_id):
     X, y = small
-    settings = {"max_iter": 20} if algorithm_id == "ann" else {}
+    settings = {"ann": {"max_iter": 20}, "cnn": {"epochs": 5}}.get(algorithm_id, {})
     model = build_algorithm(algorithm_id, settings).fit(X, y)
     proba = model.predict_proba(X[:50])
     assert proba.shape == (50, len(model.classes_))
