@@ -169,6 +169,7 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
 
     at = trained
     at.switch_page("pages/new_wave.py").run()
+    at.radio(key="nw_model_source").set_value("Trained in this session").run()
     if any(b.key == "nw_fit" for b in at.button):  # not yet fitted on all respondents
         at.button(key="nw_fit").click().run()
     _ok(at)
