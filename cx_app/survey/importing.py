@@ -60,6 +60,7 @@ from cx_app.survey.quality import (
     MISSING_TARGET,
     MODEL,
     NON_NUMERIC,
+    NUL_BYTE,
     OUT_OF_SCALE,
     SURVEY,
     DataQualityReport,
@@ -458,7 +459,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
                  if spec.name in found}
     blank = {name: masks[column] for name, column in column_of.items()}
     frame, in_model, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
-                                     blank_rows, scoring=scoring, where=where)
+                                     blank_rows, scoring=scoring, where=where,
+                                     check_nul=b"\x00" in data)
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -481,11 +483,16 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
                       absent_attributes=absent, in_model=in_model)
 
 
+def _has_nul(cells: pd.Series) -> bool:
+    """Whether any text cell holds a NUL character (a quick check before the per-cell one)."""
+    return any("\x00" in c for c in cells if isinstance(c, str))
+
+
 def _clean(
     raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
     schema: SurveySchema,
     index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
-    where: str = "",
+    where: str = "", check_nul: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray, DataQualityReport]:
     """(the survey base with attribute gaps as NaN, the model-base mask over it, the report).
 
@@ -494,7 +501,9 @@ def _clean(
     invalid attribute cell is a gap the model fills, both counted in the notes."""
     n = len(index)
     codes = code_sets(schema.missing_codes)
-    survey_checks: list[tuple[pd.Series, str, str, pd.Series]] = []
+    survey_checks: list[tuple[pd.Series, str, str, pd.Series]] = [
+        (cells.astype(str).str.contains("\x00", regex=False), NUL_BYTE, column_of[key], cells)
+        for key, cells in raw.items() if check_nul and cells.dtype == object and _has_nul(cells)]
     model_checks: list[tuple[pd.Series, str, str, pd.Series]] = []
     out: dict[str, pd.Series] = {}
     id_spec = schema.respondent_id

@@ -29,6 +29,9 @@ EXCEL_ERROR = "Excel error cell"
 """A formula error (``#N/A``, ``#DIV/0!``, ...; the value shows which) in an .xlsx/.xlsm
 worksheet. Error cells of .xls and .ods workbooks cannot be told apart from blanks (calamine
 reads them as empty text) and count as missing."""
+NUL_BYTE = "NUL byte (binary data) in a cell"
+"""A cell holding the character NUL (a damaged export or a binary fragment): the whole row is
+out of the survey — its other cells cannot be trusted either."""
 DATE_IN_SCORE = "date in a score column"
 """A cell formatted as a date (or time) where a score is expected."""
 
@@ -36,8 +39,8 @@ SURVEY = "survey"
 MODEL = "model"
 
 REASONS: tuple[str, ...] = (
-    DUPLICATE_ID, MISSING_TARGET, EXCEL_ERROR, DATE_IN_SCORE, NON_NUMERIC, DECIMAL, OUT_OF_SCALE,
-    MISSING_ATTRIBUTE,
+    NUL_BYTE, DUPLICATE_ID, MISSING_TARGET, EXCEL_ERROR, DATE_IN_SCORE, NON_NUMERIC, DECIMAL,
+    OUT_OF_SCALE, MISSING_ATTRIBUTE,
 )
 """Every exclusion reason, in the order a report lists them."""
 

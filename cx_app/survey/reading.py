@@ -328,7 +328,13 @@ def _sniff_delimiter(text: str) -> str:
 
 
 def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, str]:
-    if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    """The rows of a CSV file. Binary data (control bytes, NUL included, on more than 5% of the
+    first 4 KB) is refused; a stray NUL byte in a cell of a text file is kept, and the importer
+    excludes that row with its reason."""
+    head = data[:4096]
+    control = sum(head.count(bytes([c])) for c in (*range(9), *range(14, 32)))
+    if (control > 0.05 * len(head)
+            and not data.startswith((b"\xff\xfe", b"\xfe\xff"))):
         raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text, encoding = data.decode("utf-16"), "UTF-16"

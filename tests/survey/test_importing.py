@@ -469,3 +469,20 @@ def test_sheet_names_lists_a_workbook_in_order_and_nothing_for_csv(tmp_path):
     assert sheet_names(csv_path) == []
     with pytest.raises(SurveyFileError, match=r"^notes\.txt: '\.txt' is not a supported survey"):
         sheet_names(b"hello", filename="notes.txt")
+
+
+def test_a_nul_byte_excludes_its_row_and_the_rest_is_imported(tmp_path):
+    rows = [HEADER, ["R1", 9, 5, 4, "A"], ["R2", 8, "3\x00", 3, "A"], ["R3", 7, 2, 2, "B\x00x"],
+            ["R4", 10, 1, 1, "B"]]
+    data = load_survey(csv_bytes(rows), schema=tiny_schema(), filename="nul.csv")
+    q = data.quality
+    assert (q.rows_read, q.respondents, q.rows_used) == (4, 2, 2)
+    assert [(e.row, e.column, e.reason, e.scope) for e in q.excluded] == [
+        (3, "Price", "NUL byte (binary data) in a cell", "survey"),
+        (4, "Brand", "NUL byte (binary data) in a cell", "survey")]
+    assert data.scores.tolist() == [9, 10]
+    # real binary data is still refused as a whole
+    from cx_app.errors import SurveyFileError
+
+    with pytest.raises(SurveyFileError, match="looks like binary data"):
+        load_survey(bytes(range(256)) * 8, schema=tiny_schema(), filename="x.csv")
