@@ -158,26 +158,46 @@ def calibration_report(method: str, y_true: Sequence, proba: np.ndarray,
                              expected_calibration_error(y_true, proba, classes))
 
 
+_REMEDIES = {
+    "Logistic regression": "calibrate (temperature or sigmoid) or train on more respondents",
+    "Ordinal logistic regression": "calibrate (temperature) or train on more respondents",
+    "Decision tree": "calibrate (temperature or sigmoid) or use shallower trees",
+    "Random forest": "calibrate (temperature or sigmoid), use shallower trees, or use logistic "
+                     "regression for estimating new waves",
+    "XGBoost": "calibrate (temperature or sigmoid), lower the learning rate or depth, or use "
+               "logistic regression for estimating new waves",
+    "k-nearest neighbours": "use logistic regression or the ordinal model for estimating new "
+                            "waves, or many more neighbours with distance weighting",
+}
+_DEFAULT_REMEDY = ("calibrate (temperature or sigmoid), train on more respondents, or use "
+                   "logistic regression for estimating new waves")
+
+
 def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "none") -> str | None:
-    """A warning when the held-out ALP gap is large, saying what would reduce it; else None."""
+    """A warning when a part of the held-out ALP gap is large — the accuracy gap or the
+    class-share gap beyond :data:`~cx_app.estimate.alp.LARGE_GAP`, the net-score calibration
+    error beyond :data:`~cx_app.estimate.alp.LARGE_NET_ERROR` points — naming only the parts
+    that are, with the remedy that fits the algorithm (``algorithm_name`` may carry a model id
+    in brackets); else None."""
+    parts = []
+    if abs(gap.accuracy_gap) > LARGE_GAP:
+        direction = ("over-confident: ALP above" if gap.accuracy_gap > 0
+                     else "under-confident: ALP below")
+        parts.append(f"accuracy {gap.accuracy_cm:.3f} vs ALP {gap.accuracy_alp:.3f} "
+                     f"({direction} the real accuracy)")
+    if gap.share_gap > LARGE_GAP:
+        parts.append(f"class shares off by {gap.share_gap:.3f}")
     net_error = gap.net_calibration_error or 0.0
-    if (abs(gap.accuracy_gap) <= LARGE_GAP and gap.share_gap <= LARGE_GAP
-            and net_error <= LARGE_NET_ERROR):
+    if net_error > LARGE_NET_ERROR:
+        parts.append(f"the estimated net score is off by {net_error:.1f} points (RMS) across "
+                     f"respondents with similar estimates ({gap.net_gap:+.1f} overall)")
+    if not parts:
         return None
-    direction = ("over-confident (ALP above the real accuracy)" if gap.accuracy_gap > 0
-                 else "under-confident (ALP below the real accuracy)")
-    net = ""
-    if gap.net_calibration_error is not None:
-        net = (f", net score off by {gap.net_gap:+.1f} points overall and by "
-               f"{gap.net_calibration_error:.1f} points (RMS) across respondents with similar "
-               "estimates")
-    return (
-        f"{algorithm_name} (calibration: {method}) has a large held-out ALP gap: accuracy "
-        f"{gap.accuracy_cm:.3f} vs ALP {gap.accuracy_alp:.3f}, {direction}; class shares off by "
-        f"{gap.share_gap:.3f}{net}. Estimates on new waves will be biased. To reduce it: calibrate "
-        "(temperature or sigmoid), regularise (shallower trees, lower learning rate, fewer "
-        "neighbours' ties), train on more respondents, or use logistic regression."
-    )
+    base = algorithm_name.split(" (")[0]
+    remedy = _REMEDIES.get(base, _DEFAULT_REMEDY)
+    return (f"{algorithm_name} (calibration: {method}): on held-out respondents, "
+            + "; ".join(parts) + f". Estimates of new waves will be biased by about as much. "
+            f"To reduce it: {remedy}.")
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,18 @@ def test_knn_gets_the_coarse_probability_warning_whatever_its_gap():
     assert "logistic regression" in choice.warnings[0]
     assert coarse_probability_advice("lr") is None
     assert choose_calibration([_report("none", 0.0, 0.0)], algorithm_id="lr").warnings == ()
+
+
+def test_gap_advice_names_only_the_large_parts_and_fits_the_model():
+    # a net-score error alone: no talk of an accuracy gap, and the numbers are the real ones
+    only_net = _net_report("none", 0.0, 0.0, 4.2).gap
+    text = gap_advice(only_net, "Logistic regression (lr)", "none")
+    assert "off by 4.2 points (RMS)" in text and "accuracy" not in text
+    # logistic regression is never told to use logistic regression
+    assert "use logistic regression" not in text and "calibrate" in text
+    forest = gap_advice(_report("none", 0.06, 0.0).gap, "Random forest (rf)", "none")
+    assert "over-confident" in forest and "shallower trees" in forest
+    assert "class shares" not in forest
+    # small gaps: no warning at all
+    assert gap_advice(_net_report("none", 0.0, 0.0, 0.0).gap, "XGBoost") is None
+    assert gap_advice(_report("none", 0.02, 0.02).gap, "XGBoost") is None
