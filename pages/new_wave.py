@@ -21,9 +21,10 @@ WAVES = {
 
 a = common.analysis()
 st.title("New wave")
-st.write("Estimate how well a model does on a new survey wave without its scores (ALP "
-         "confusion matrix), and the wave's NPS with an interval. With a labeled wave, the "
-         "realized values are shown beside the estimates.")
+st.write("Estimate how well a model does on a new survey wave without its scores — estimated "
+         "from the model's probabilities (ALP, see the Glossary page) — and the wave's NPS with "
+         "an interval. With a labeled wave, the realized values are shown beside the "
+         "estimates.")
 
 # --------------------------------------------------------------------------- the model
 st.subheader("1. Model")

@@ -47,6 +47,36 @@ GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
                    "rest is IM."),
 )}
 
+GLOSSARY: dict[str, str] = {
+    "ALP (estimated from the model's probabilities)":
+        "The actual-label-probabilistic confusion matrix: each respondent's predicted class "
+        "counts with the model's probability of every actual class, so a wave without its "
+        "scores still gets an estimated confusion matrix, accuracy and NPS.",
+    "IM (intragroup mismatch)":
+        "A prediction in the right group but not the exact score (an actual 7 predicted as 8, "
+        "both passives): kept apart from errors in the reduced matrices.",
+    "Relaxed / Strict / Hybrid grouping":
+        "How predictions inside the right group count: Relaxed — all correct; Strict — only "
+        "the exact score, the rest is IM; Hybrid — the exact score and declared pairs correct, "
+        "the rest IM.",
+    "3×3+IM and 2×2+IM":
+        "The confusion matrix reduced to detractors / passives / promoters (or to two groups, "
+        "e.g. detractors vs the rest), with an IM row and column.",
+    "AUC and the random line":
+        "The area under the ROC curve of a 2×2+IM matrix. Its random line ends below (1, 1) "
+        "when there is IM, so compare an AUC with its own random-line area, not with 0.5.",
+    "δ / φ (discriminant / characteristic capability)":
+        "δ = TPR − FPR says how well a feature separates a group from the rest; φ = TPR + FPR "
+        "− 1 how typical the feature is of the group whatever it separates.",
+    "Corrected t-test (Nadeau–Bengio)":
+        "The paired t-test of two algorithms over the same cross-validation folds, with its "
+        "variance corrected for the folds' overlapping training data.",
+    "Survey base and model base":
+        "The NPS is over every respondent with a valid answer; the models train on those of "
+        "them whose attribute answers can be used (docs/bases-and-gaps.md).",
+}
+"""One-line explanations of the method's words, shown by the app's Glossary page."""
+
 PAPERS: tuple[Paper, ...] = (
     Paper("reduced-matrix", "Markoulidakis, I., Rallis, I., Georgoulas, I., Kopsiaftis, G., "
           "Doulamis, A., Doulamis, N. (2021). Multiclass Confusion Matrix Reduction Method and "

@@ -254,3 +254,16 @@ def test_editing_the_mapping_changes_the_schema_in_use(sample):
                                            if n != "roaming")
     assert schema.plan == sample.schema.plan  # same target scale: the plan is kept
     assert any(d.label == "Download schema (YAML)" for d in at.download_button)
+
+
+def test_glossary_page_explains_every_term():
+    from cx_app.reports.definitions import GLOSSARY
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/glossary.py").run()
+    _ok(at)
+    shown = " ".join(m.value for m in at.markdown)
+    for term in ("ALP", "IM (intragroup mismatch)", "Relaxed / Strict / Hybrid", "δ / φ",
+                 "Corrected t-test"):
+        assert any(term in key for key in GLOSSARY) and term in shown
+    assert all(f"**{term}** — {meaning}" in shown for term, meaning in GLOSSARY.items())
