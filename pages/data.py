@@ -7,7 +7,7 @@ import streamlit as st
 import yaml
 
 from cx_app.errors import CxAppError
-from cx_app.survey.schema import SurveySchema, infer_schema
+from cx_app.survey.schema import SurveySchema, infer_schema, schema_from_yaml_text
 from pages import common, panels
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
@@ -71,9 +71,15 @@ schema_choice = col_schema.selectbox(
     help="A schema maps the file's columns to the target, attributes, segments and the "
          "reduction plan. Infer one from the data, check it below and download it for next time.")
 choice["schema"] = schema_choice
+schema_file = col_schema.file_uploader(
+    "…or upload a schema file (YAML)", type=["yaml", "yml"], key="schema_upload",
+    help="A schema downloaded from this page earlier (or written by hand): it replaces the "
+         "choice above.")
 
 
 def base_schema() -> SurveySchema:
+    if schema_file is not None:
+        return schema_from_yaml_text(schema_file.getvalue(), schema_file.name)
     if schema_choice != common.INFER:
         return common.schema_from_file(schema_choice)
     raw = common.cached_raw_table(data, filename, sheet)
@@ -84,8 +90,9 @@ base = common.run_safely(base_schema, what=filename)
 if base is None:
     st.stop()
 
-schema = panels.mapping_editor(base, key=f"mapping::{filename}::{sheet}::{schema_choice}",
-                               expanded=schema_choice == common.INFER)
+source = schema_file.name if schema_file is not None else schema_choice
+schema = panels.mapping_editor(base, key=f"mapping::{filename}::{sheet}::{source}",
+                               expanded=source == common.INFER)
 if schema is None:
     st.stop()
 

@@ -206,6 +206,25 @@ def load_schema(path: str | Path) -> SurveySchema:
     return parse_schema(data, source=Path(path).name)
 
 
+MAX_SCHEMA_BYTES = 1_000_000
+
+
+def schema_from_yaml_text(data: bytes | str, name: str = "schema") -> SurveySchema:
+    """Validate a schema given as YAML text or bytes (an uploaded file named ``name``): the same
+    checks and messages as :func:`load_schema`."""
+    if len(data) > MAX_SCHEMA_BYTES:
+        raise SchemaError(f"{name}: a schema file of {len(data):,} bytes is too large for a "
+                          "survey layout (limit 1 MB)")
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+        document = yaml.safe_load(text)
+    except UnicodeDecodeError:
+        raise SchemaError(f"{name}: not a text (YAML) file") from None
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"{name}: not valid YAML/JSON: {exc}") from None
+    return parse_schema(document, source=name)
+
+
 def save_schema(schema: SurveySchema, path: str | Path) -> Path:
     """Write ``schema`` as YAML that :func:`load_schema` reads back to an equal schema."""
     path = Path(path)
@@ -657,5 +676,5 @@ __all__ = [
     "AttributeSpec", "ColumnSpec", "Scale", "SegmentSpec", "SurveySchema",
     "TargetSpec", "default_plan", "describe_schema", "infer_scale", "infer_schema",
     "load_schema", "normalise_header", "parse_scale", "parse_schema", "save_schema",
-    "schema_from_mapping",
+    "schema_from_mapping", "schema_from_yaml_text",
 ]

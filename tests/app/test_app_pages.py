@@ -267,3 +267,25 @@ def test_glossary_page_explains_every_term():
                  "Corrected t-test"):
         assert any(term in key for key in GLOSSARY) and term in shown
     assert all(f"**{term}** — {meaning}" in shown for term, meaning in GLOSSARY.items())
+
+
+def test_a_downloaded_schema_uploads_back_to_the_same_layout(tmp_path):
+    """The mapping's YAML download, uploaded again, gives the same schema and respondents."""
+    path = sample_path("retail_csat")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="uploader").upload(path.name, path.read_bytes(), "text/csv")
+    at.run()
+    _ok(at)
+    inferred = at.session_state["analysis"].survey
+    edited = inferred.schema.model_copy(update={"missing_attributes": "exclude"})
+    at.file_uploader(key="schema_upload").upload("mine.yaml", edited.to_yaml().encode(),
+                                                 "application/x-yaml")
+    at.run()
+    _ok(at)
+    survey = at.session_state["analysis"].survey
+    assert survey.schema == edited
+    assert list(survey.frame.index) == list(inferred.frame.index)
+    at.file_uploader(key="schema_upload").upload("broken.yaml", b"target: [", "text/plain")
+    at.run()
+    assert not at.exception
+    assert any("broken.yaml: not valid YAML/JSON" in e.value for e in at.error)
