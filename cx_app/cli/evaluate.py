@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import argparse
 
-from cx_app.cli._common import add_survey_arguments, survey_from_args
+from cx_app.cli._common import (
+    add_cluster_arguments,
+    add_survey_arguments,
+    cluster_from_args,
+    survey_from_args,
+)
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
@@ -55,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "accuracy (20 extra fits; repeatable)",
     )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
+    add_cluster_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -92,11 +98,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message, flush=True)
 
-    document, evaluations = evaluate_survey(
-        survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
-        calibration=args.calibration, permutation_repeats=args.permutation_repeats,
-        progress=progress, five_by_two=pairs,
-    )  # fmt: skip
+    with cluster_from_args(args):  # on a cluster, --n-jobs is moot: every worker is used
+        document, evaluations = evaluate_survey(
+            survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
+            calibration=args.calibration, permutation_repeats=args.permutation_repeats,
+            progress=progress, five_by_two=pairs,
+        )  # fmt: skip
     notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
         print(f"warning: {note}", flush=True)
