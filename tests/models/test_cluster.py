@@ -233,3 +233,52 @@ def test_without_a_scheduler_dask_is_never_imported(survey_file, tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_models_page_names_the_cluster_and_trains_there(client, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from cx_app.app.session import train_lean
+    from cx_app.models.algorithms import ALGORITHMS as REGISTRY
+    from cx_app.survey.samples import sample_path
+    from cx_app.survey.schema import load_schema
+
+    root = Path(__file__).resolve().parents[2]
+    address = client.scheduler.address
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, address)
+    at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
+    at.switch_page("pages/models.py").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert any(c.value.startswith(f"running on cluster {address}, 2 workers")
+               for c in at.caption)
+    at.multiselect(key="algorithms").set_value(["nb"])
+    at.number_input(key="folds").set_value(2)
+    at.number_input(key="seed").set_value(7)  # a recipe no other test has put in the app's store
+    with distributed.get_task_stream(client=client) as stream:
+        at.button(key="train").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert len(stream.data) >= 2  # the folds ran on the cluster
+    (model,) = at.session_state["analysis"].models.values()
+    cv = model.cv
+    sample = load_survey(sample_path("telecom_nps"),
+                         schema=load_schema(root / "survey_schemas" / "telecom_nps.yaml"))
+    local, _ = train_lean(sample, "nb", folds=2, seed=7, settings=REGISTRY["nb"].defaults,
+                          calibration="none")
+    assert np.array_equal(cv.proba, local.proba)
+
+
+def test_models_page_with_an_unreachable_scheduler_says_so_and_does_not_train(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[2]
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, address)
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster.connect, "__kwdefaults__", {"timeout": 1.0, "check": True})
+    at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
+    at.switch_page("pages/models.py").run()
+    assert [e.value for e in at.error] == [
+        f"Dask cluster: cannot reach the Dask scheduler at {address} within 1 s (Timed out "
+        f"trying to connect to {address} after 1 s): start it with `dask scheduler`, or fix "
+        f"--dask-scheduler / {cluster.SCHEDULER_ENV}"]
+    assert at.button(key="train").disabled
