@@ -435,7 +435,7 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
     Xs, ys = cluster.share(X, y)
     fit_point = cluster.task(_learning_curve_point)
     # the row order travels in a tuple: a task's own data, sent with it (not scattered)
-    gaps = Parallel(n_jobs=1)(
+    gaps = Parallel(n_jobs=1, batch_size=1)(
         delayed(fit_point)(estimator, Xs, ys, (order,), n_train, n_test, tuple(classes))
         for _, _, n_train, order in points
     )

@@ -145,7 +145,7 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
     if not surveys:
         raise AnalysisError("no wave to estimate")
     one_wave = cluster.task(_track_wave)  # one joblib task per wave (on a cluster: a task each)
-    return list(Parallel(n_jobs=1)(delayed(one_wave)(model, survey, by) for survey in surveys))
+    return list(Parallel(n_jobs=1, batch_size=1)(delayed(one_wave)(model, survey, by) for survey in surveys))
 
 
 def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None) -> TrackedWave:

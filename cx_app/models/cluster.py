@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -245,32 +246,75 @@ def task(fn: Callable[..., Any]) -> Callable[..., Any]:
 @contextlib.contextmanager
 def on_cluster(client: Any, *, wait_for_workers: float = CONNECT_TIMEOUT) -> Iterator[ClusterInfo]:
     """Run every ``joblib.Parallel`` call of this block on ``client``'s cluster (whatever its
-    ``n_jobs``), and turn a lost scheduler or repeatedly killed workers into one ClusterError.
-    Callers write their outputs after the block, so a failed run writes nothing."""
+    ``n_jobs``); a lost scheduler or a task Dask gave up on (it killed ``allowed-failures``
+    workers) ends the block with one ClusterError. Callers write their outputs after the
+    block, so a failed run writes nothing."""
     distributed = _distributed()
     from joblib import parallel_config
+    from joblib.parallel import get_active_backend
 
     info = cluster_info(client)
     route = _Route(client)
     token = _ROUTE.set(route)
     lost = (distributed.client.FutureCancelledError, distributed.comm.CommClosedError,
             distributed.scheduler.KilledWorker)
+    stop = threading.Event()
     try:
         with parallel_config(backend="dask", client=client,
                              wait_for_workers_timeout=wait_for_workers):
+            # every Parallel of the block uses this one backend instance
+            watchdog = threading.Thread(target=_watch, daemon=True,
+                                        args=(client, get_active_backend()[0], info, stop))
+            watchdog.start()
             yield info
     except lost as exc:
-        raise ClusterError(
-            f"the run on the Dask cluster at {info.address} failed ({type(exc).__name__}: "
-            f"{_reason(exc)}): the scheduler or its workers were lost; nothing was written, "
-            "run it again"
-        ) from None
+        raise _lost(info, _what(exc)) from None
     finally:
+        stop.set()
         _ROUTE.reset(token)
         futures = list(route.shared.values())
         route.shared.clear()
-        with contextlib.suppress(Exception):
-            client.cancel(futures)
+        if client.status == "running":
+            with contextlib.suppress(Exception):
+                client.cancel(futures)
+
+
+def _what(exc: BaseException) -> str:
+    """What happened, in words, from the exception Dask gave a task."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return "a task killed every worker that ran it"
+    if "connection-lost" in str(exc) or name == "CommClosedError":
+        return "the scheduler is gone"
+    return f"{name}: {_reason(exc)}"
+
+
+def _lost(info: ClusterInfo, what: str) -> ClusterError:
+    return ClusterError(
+        f"the run on the Dask cluster at {info.address} failed ({what}): the scheduler or its "
+        "workers were lost; nothing was written, run it again"
+    )
+
+
+def _watch(client: Any, backend: Any, info: ClusterInfo, stop: threading.Event,
+           poll: float = 0.2) -> None:
+    """Fail the waiting joblib tasks when Dask gives up on them. joblib's Dask backend
+    reports a task to ``Parallel`` only when it returns: a task Dask gave up on (it killed
+    ``allowed-failures`` workers) or a scheduler gone for good (after the client's
+    reconnection timeout) would leave ``Parallel`` waiting forever."""
+    while not stop.wait(poll):
+        gone = client.status not in ("running", "connecting", "newly-created")
+        parallel = getattr(backend, "parallel", None)  # the Parallel call now running
+        for job in list(getattr(parallel, "_jobs", ())):
+            future = getattr(job, "job", None)  # joblib's concurrent Future of that task
+            if gone:  # after the client's reconnection timeout; some tasks never reached Dask
+                what = "the scheduler is gone"
+            elif future is not None and future.done() and future.exception() is not None:
+                what = _what(future.exception())
+            else:
+                continue
+            with contextlib.suppress(Exception):
+                job(_lost(info, what))  # joblib raises it from Parallel
 
 
 @contextlib.contextmanager

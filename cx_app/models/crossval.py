@@ -348,7 +348,10 @@ def cross_validate_model(
     if progress:
         progress(0, folds, f"{algorithm_id}: fitting {folds} folds")
     outputs = []
-    for done, out in enumerate(Parallel(n_jobs=n_jobs, return_as="generator")(jobs), start=1):
+    # batch_size=1: one fold per task (joblib's auto-batching would pair fast folds and then
+    # keep pairing slow ones on one Dask worker while others idle)
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
+    for done, out in enumerate(parallel(jobs), start=1):
         outputs.append(out)
         if progress:
             progress(done, folds, f"{algorithm_id}: fold {done}/{folds} done")

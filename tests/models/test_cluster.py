@@ -4,11 +4,13 @@ scheduler address or a version mismatch."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -155,6 +157,68 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_f
     assert marker.read_text() == "killed"  # a worker did die during the run
     assert np.array_equal(remote.proba, local.proba)
     assert np.array_equal(remote.y_pred, local.y_pred)
+
+
+class KillAlways(distributed.WorkerPlugin):
+    """Kill the worker process whenever it starts a joblib batch."""
+
+    def transition(self, key, start, finish, **kwargs):
+        name = key[0] if isinstance(key, tuple) else str(key)
+        if finish == "executing" and name.startswith("batch_of"):
+            os._exit(1)
+
+
+def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file):
+    import dask
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    survey = _load(survey_file)
+    # Dask gives up on a task after `allowed-failures` workers died running it: here at once
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                     dashboard_address=":0", worker_dashboard_address=None,
+                                     local_directory="/tmp/dask-scratch") as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=60)
+        c.register_plugin(KillAlways())
+        with pytest.raises(ClusterError) as caught, cluster.on_cluster(c):
+            cross_validate_model(survey.X, survey.y, survey.classes, "dt", folds=4, seed=2)
+    assert str(caught.value).startswith(
+        f"the run on the Dask cluster at {lc.scheduler_address} failed (a task killed every "
+        "worker that ran it): the scheduler or its workers were lost; nothing was written, "
+        "run it again")
+
+
+def test_a_scheduler_lost_mid_run_is_one_sentence(survey_file):
+    survey = _load(survey_file)
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask_cli = str(Path(sys.executable).with_name("dask"))
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scheduler = subprocess.Popen([dask_cli, "scheduler", "--port", str(port),
+                                  "--dashboard-address", ":0"], **quiet)
+    worker = subprocess.Popen([dask_cli, "worker", address, "--nworkers", "2", "--nthreads",
+                               "1", "--dashboard-address", ":0", "--local-directory",
+                               "/tmp/dask-scratch"], **quiet,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    try:
+        client = cluster.connect(address, timeout=30)
+        client.wait_for_workers(2, timeout=60)
+        threading.Timer(1.0, scheduler.kill).start()
+        start = time.perf_counter()
+        with pytest.raises(ClusterError) as caught, cluster.on_cluster(client):
+            for seed in range(50):  # long enough to be cut: rf, 10 folds, again and again
+                cross_validate_model(survey.X, survey.y, survey.classes, "rf", folds=10,
+                                     seed=seed)
+        assert time.perf_counter() - start < 30
+        assert str(caught.value) == (
+            f"the run on the Dask cluster at {address} failed (the scheduler is gone): the "
+            "scheduler or its workers were lost; nothing was written, run it again")
+    finally:
+        worker.kill()
+        scheduler.kill()
+        with contextlib.suppress(Exception):
+            client.close(timeout=2)
 
 
 def _free_port() -> int:
