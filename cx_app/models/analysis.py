@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from cx_app.models.crossval import CrossValResult, cross_validate_model
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.results import Results
-from cx_app.provenance import library_versions
+from cx_app.provenance import provenance_block
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
 COMPARISON_METHOD = (
@@ -66,18 +66,21 @@ def results_document(
     permutation_model: str | None = None,
     calibration: str = "none",
     comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
+    created: str | None = None,
 ) -> Results:
     """The typed results of evaluations that exist already (nothing is refitted).
 
     Layout (:class:`cx_app.models.results.Results`): ``dataset`` (rows, classes, attributes,
     the observed NPS / net score with its interval), ``folds``, ``seed``, ``models`` (each
     :meth:`ModelEvaluation.to_dict`), ``comparisons``, ``drivers``, ``warnings``, ``quality``
-    and ``provenance``.
+    and ``provenance`` (:func:`cx_app.provenance.provenance_block` plus the input file, schema
+    name and YAML text, plan and settings; ``created``: its timestamp, default now).
     """
     if not evaluations:
         raise AnalysisError("no trained model to report on: train at least one model first")
     first = next(iter(evaluations.values()))
     source = survey.source
+    schema_yaml = survey.schema.to_yaml()
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
                       label="all respondents", weights=survey.weights)
     document: dict[str, Any] = {
@@ -108,7 +111,12 @@ def results_document(
             "schema": survey.schema.name,
             "plan": plan.to_dict(),
             "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
-            "versions": library_versions(),
+            **provenance_block(
+                seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),
+                preset=preset_of(e.cv_summary.get("settings") for e in evaluations.values()),
+                schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
+                created=created),
+            "schema_yaml": schema_yaml,
         },
     }
     if drivers is not None:
@@ -116,6 +124,17 @@ def results_document(
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
     return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
+
+
+def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
+    """The preset the models' settings record (``settings["preset"]``); several different
+    ones joined by ", "; None when none records one.
+
+    >>> preset_of([{"preset": "fast"}, {"C": 1.0}, {"preset": "fast"}])
+    'fast'
+    """
+    found = dict.fromkeys(str(s["preset"]) for s in settings if s and s.get("preset"))
+    return ", ".join(found) or None
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:

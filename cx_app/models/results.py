@@ -164,6 +164,14 @@ class Provenance(Document):
     plan: PlanDocument | None = None
     algorithms: dict[str, dict[str, Any] | None] = {}
     versions: dict[str, str] = {}
+    # the common provenance block (cx_app.provenance.provenance_block); absent in older files
+    created: str | None = None
+    seed: int | None = None
+    folds: int | None = None
+    preset: str | None = None
+    schema_sha256: str | None = None
+    schema_yaml: str | None = None
+    inputs: dict[str, str | None] = {}
 
 
 # --------------------------------------------------------------------------- models

@@ -165,6 +165,13 @@ def test_train_model_records_provenance_and_refits(tmp_path):
     assert set(model.cv["levels"]) == {"original", "3x3+IM", "2x2+IM"}
     back = load_model(save_model(model, tmp_path / "m.skops"))
     assert back.schema.target.column == survey.schema.target.column
+    import hashlib
+
+    assert back.file_sha256 == hashlib.sha256((tmp_path / "m.skops").read_bytes()).hexdigest()
+    prov = back.metadata()["provenance"]
+    assert prov["inputs"] == {"w1.csv": survey.source.sha256}
+    assert (prov["seed"], prov["folds"], prov["created"]) == (0, 3, model.created)
+    assert prov["schema_sha256"] == hashlib.sha256(model.schema_yaml.encode()).hexdigest()
     np.testing.assert_array_equal(back.predict_proba(survey.X), model.predict_proba(survey.X))
 
 
