@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cx_app.estimate.document import read_wave_estimate
+from cx_app.estimate.document import check_estimate_belongs, read_wave_estimate
 from cx_app.models.results import read_results
 from cx_app.reports import write_report
 
@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     results = read_results(args.results)
     new_wave = read_wave_estimate(args.new_wave) if args.new_wave else None
+    if new_wave is not None:
+        check_estimate_belongs(results, new_wave, results_name=Path(args.results).name,
+                               estimate_name=Path(args.new_wave).name)
     path = write_report(results, args.out, new_wave, respondent_data=args.respondent_data,
                         source_name=Path(args.results).name)
     print(f"wrote {path}")

@@ -100,5 +100,57 @@ def test_report_from_a_real_evaluate_run(tmp_path):
     assert "Data quality" in book.sheetnames and "About" in book.sheetnames
     about = [c.value for row in book["About"].iter_rows() for c in row]
     assert results["provenance"]["sha256"] in about
+    prov = results["provenance"]
+    import hashlib
+
+    from cx_app.provenance import library_versions
+    assert prov["inputs"] == {"small.csv": hashlib.sha256(survey.read_bytes()).hexdigest()}
+    assert prov["schema_sha256"] == hashlib.sha256(prov["schema_yaml"].encode()).hexdigest()
+    assert "name: small" in prov["schema_yaml"] or "target:" in prov["schema_yaml"]
+    assert (prov["seed"], prov["folds"], prov["preset"]) == (0, 3, None)
+    assert prov["versions"] == library_versions() and prov["created"].endswith("+00:00")
+    assert prov["schema_sha256"] in about and prov["created"] in about
     text = html.read_text(encoding="utf-8")
     assert 'id="sec-drivers"' in text and "window.vegaEmbed" in text
+
+
+def _estimate_with(tmp_path, name, **model_changes):
+    wave = make_new_wave()
+    wave["model"].update(model_changes)
+    path = tmp_path / name
+    path.write_text(json.dumps(wave), encoding="utf-8")
+    return path
+
+
+def test_a_foreign_estimate_is_refused_naming_both_sides(tmp_path, capsys):
+    results, _ = _write_inputs(tmp_path)
+    out = tmp_path / "r.xlsx"
+    other = _estimate_with(tmp_path, "other.json", training_sha256="cd" * 32,
+                           training_file="bank.csv")
+    assert main(["report", str(results), "--new-wave", str(other), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "other.json was made with a model trained on bank.csv (SHA-256 cdcdcdcdcdcd…)" in err
+    assert "results.json are of wave =1.xlsx (SHA-256 abababababab…)" in err
+    assert not out.exists()
+
+    renamed = _estimate_with(tmp_path, "renamed.json", attributes=["-price", "speed"])
+    assert main(["report", str(results), "--new-wave", str(renamed), "--out", str(out)]) == 2
+    assert "renamed.json was made with a model of the attributes -price, speed" in \
+        capsys.readouterr().err
+
+    old = _estimate_with(tmp_path, "old.json", attributes=None)
+    assert main(["report", str(results), "--new-wave", str(old), "--out", str(out)]) == 2
+    assert "old.json does not record which model" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_foreign_classes_are_refused(tmp_path, capsys):
+    results, _ = _write_inputs(tmp_path)
+    wave = make_new_wave()
+    wave["classes"] = [0, 1, 2, 3]
+    path = tmp_path / "classes.json"
+    path.write_text(json.dumps(wave), encoding="utf-8")
+    assert main(["report", str(results), "--new-wave", str(path), "--out",
+                 str(tmp_path / "r.html")]) == 2
+    assert "classes.json has the classes [0, 1, 2, 3], but results.json have" in \
+        capsys.readouterr().err
