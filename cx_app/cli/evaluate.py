@@ -11,6 +11,7 @@ t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS
@@ -18,6 +19,7 @@ from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
+from cx_app.project import evaluation_project, write_project
 from cx_app.reports import write_reports
 
 
@@ -55,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "accuracy (20 extra fits; repeatable)",
     )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
+    p.add_argument("--project", metavar="FILE.cxproj",
+                   help="also save the analysis as a project file (schema, plan, survey "
+                        "identity, cross-validation arrays, results), for `cx-app report "
+                        "--project` and the app's Open project")
+    p.add_argument("--include-survey", action="store_true",
+                   help="put the survey file itself into the project file (default: only its "
+                        "name, sheet and SHA-256; respondent data stays out)")
     p.set_defaults(func=run)
 
 
@@ -92,10 +101,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message, flush=True)
 
+    cvs = []
     document, evaluations = evaluate_survey(
         survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
         calibration=args.calibration, permutation_repeats=args.permutation_repeats,
-        progress=progress, five_by_two=pairs,
+        progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
     )  # fmt: skip
     notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
@@ -121,4 +131,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {path}")
     for report in reports.values():
         print(f"wrote {report}")
+    if args.project:
+        settings = {"folds": args.folds, "seed": args.seed, "calibration": args.calibration,
+                    "permutation_repeats": args.permutation_repeats, "algorithms": algorithms}
+        project = evaluation_project(survey, cvs, document, settings=settings,
+                                     survey_bytes=(Path(args.file).read_bytes()
+                                                   if args.include_survey else None))
+        print(f"wrote {write_project(project, args.project)}")
     return 0

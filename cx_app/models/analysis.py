@@ -262,6 +262,7 @@ def evaluate_survey(
     permutation_repeats: int = PERMUTATION_REPEATS,
     progress: Callable[[int, int, str], None] | None = None,
     five_by_two: Sequence[tuple[str, str]] = (),
+    on_cv: Callable[[CrossValResult], None] | None = None,
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
 
@@ -270,7 +271,8 @@ def evaluate_survey(
 
     Permutation importance is computed for the best model only (highest mean per-fold accuracy
     at the original level), reusing its fold models; the other models' fold models are dropped
-    as soon as they are evaluated (memory).
+    as soon as they are evaluated (memory). ``on_cv`` is given each cross-validation (fold
+    models dropped) as it is done: what a project file keeps.
     """
     for a in algorithms:
         get_algorithm(a)
@@ -289,6 +291,8 @@ def evaluate_survey(
             calibration=calibration, progress=progress,
         )  # fmt: skip
         evaluations[algorithm_id] = evaluation
+        if on_cv is not None:
+            on_cv(dataclasses.replace(cv, models=None, train_predictions=None))
         if best_model(evaluations) == algorithm_id:  # keep only the best one's fold models
             best_cv = cv
         del cv
