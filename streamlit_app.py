@@ -28,6 +28,7 @@ PAGES = {
     "Results": [
         st.Page("pages/new_wave.py", title="New wave", icon=":material/fiber_new:"),
         st.Page("pages/report.py", title="Report", icon=":material/download:"),
+        st.Page("pages/project.py", title="Project", icon=":material/save:"),
         st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     ],
 }

@@ -38,6 +38,7 @@ SAMPLE_SCHEMA = "telecom_nps.yaml"
 ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
+PROJECT_SCHEMA = "From the opened project"  # a schema option, and where the Project page keeps it
 LIMITS = cache_limits()
 TTL = LIMITS.ttl_seconds
 

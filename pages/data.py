@@ -64,6 +64,8 @@ else:
     col_sheet.text_input("Sheet", "— (CSV file)", disabled=True)
 
 schema_options = [*common.bundled_schemas(), common.INFER]
+if common.PROJECT_SCHEMA in st.session_state:  # the schema of a project opened on its page
+    schema_options.insert(0, common.PROJECT_SCHEMA)
 index = schema_options.index(choice["schema"]) if choice["schema"] in schema_options else len(
     schema_options) - 1
 schema_choice = col_schema.selectbox(
@@ -80,6 +82,8 @@ schema_file = col_schema.file_uploader(
 def base_schema() -> SurveySchema:
     if schema_file is not None:
         return schema_from_yaml_text(schema_file.getvalue(), schema_file.name)
+    if schema_choice == common.PROJECT_SCHEMA:
+        return st.session_state[common.PROJECT_SCHEMA]
     if schema_choice != common.INFER:
         return common.schema_from_file(schema_choice)
     raw = common.cached_raw_table(data, filename, sheet)

@@ -133,7 +133,8 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
     """Refuse a new-wave estimate that was not made with a model of these results: the model's
     training survey (SHA-256), its classes and attributes must be the results' own, and, when
     ``model_sha256`` lists the model files that belong to the results (a project file), the
-    estimate's model file must be one of them. :class:`ResultsError`, one sentence naming both
+    estimate's model file must be one of them (an estimate by a model fitted in the app and
+    never read from a file records no file hash: that check is then left out). :class:`ResultsError`, one sentence naming both
     sides, otherwise; an estimate without its model's identity (written before cx-app recorded
     it) is refused too, since nothing shows it belongs.
     """
@@ -160,7 +161,8 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
             f"{estimate_name} was made with a model of the attributes "
             f"{', '.join(model.attributes)}, but {results_name} have "
             f"{', '.join(results.dataset.attributes)}: they do not belong together.")
-    if model_sha256 is not None and model.file_sha256 not in set(model_sha256):
+    if model_sha256 is not None and model.file_sha256 is not None \
+            and model.file_sha256 not in set(model_sha256):
         raise ResultsError(
             f"{estimate_name} was made with the model file {_short(model.file_sha256)}…, which "
             f"is not one of the models of {results_name} "

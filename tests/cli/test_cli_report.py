@@ -154,3 +154,21 @@ def test_foreign_classes_are_refused(tmp_path, capsys):
                  str(tmp_path / "r.html")]) == 2
     assert "classes.json has the classes [0, 1, 2, 3], but results.json have" in \
         capsys.readouterr().err
+
+
+def test_an_estimate_of_another_model_file_is_refused_with_a_project(tmp_path, capsys):
+    """With a project, the estimate's model file must be one of the project's final models."""
+    from unittest import mock
+
+    from cx_app.project import Project
+
+    results, wave = _write_inputs(tmp_path)
+    project = Project(schema_yaml="", plan={}, survey=None, results=results.read_text())
+    with mock.patch("cx_app.project.read_project", return_value=project), \
+            mock.patch.object(Project, "final_model_sha256", return_value=["34" * 32]):
+        assert main(["report", "--project", "p.cxproj", "--new-wave", str(wave),
+                     "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "estimate.json was made with the model file 121212121212…, which is not one of the " \
+           "models of p.cxproj (343434343434…)" in err
+    assert not (tmp_path / "out").exists()
