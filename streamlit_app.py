@@ -33,4 +33,7 @@ PAGES = {
     ],
 }
 
+from pages import common  # noqa: E402  (after set_page_config)
+
+common.recovery_offer()  # a reload offers the analysis from before it back
 st.navigation(PAGES).run()

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from cx_app.app.recovery import RecoveryStore, Snapshot, new_token, valid_token
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
@@ -38,7 +39,9 @@ SAMPLE_SCHEMA = "telecom_nps.yaml"
 ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
-PROJECT_SCHEMA = "From the opened project"  # a schema option, and where the Project page keeps it
+PROJECT_SCHEMA = "The opened or restored analysis' schema"  # a schema option, and its key
+RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
+"""Session-state entries a reload snapshot keeps beside the analysis."""
 LIMITS = cache_limits()
 TTL = LIMITS.ttl_seconds
 
@@ -117,6 +120,7 @@ def analysis() -> Analysis:
         schema = schema_from_file(SAMPLE_SCHEMA)
         survey = cached_survey(data, filename, None, schema.to_yaml())
         st.session_state[ANALYSIS] = new_analysis(survey)
+    save_snapshot()
     return st.session_state[ANALYSIS]
 
 
@@ -193,3 +197,60 @@ def need_models(a: Analysis) -> bool:
     st.info("No model is trained yet: train one or more on the Models page first.")
     st.page_link("pages/models.py", label="Go to Models")
     return True
+
+
+# --------------------------------------------------------------------------- reload recovery
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def recovery_store() -> RecoveryStore:
+    """The process-wide reload snapshots (bounded like the result store)."""
+    return RecoveryStore(LIMITS)
+
+
+def _restore(snapshot: Snapshot) -> None:
+    for key, value in snapshot.state.items():
+        st.session_state[key] = value
+    # the Data page offers the analysis' own schema, so that it keeps the analysis
+    st.session_state[PROJECT_SCHEMA] = snapshot.analysis.survey.schema
+    choice = dict(snapshot.state.get("data_choice") or {})
+    st.session_state["data_choice"] = {"file": None, "sheet": None, **choice,
+                                       "schema": PROJECT_SCHEMA}
+    st.session_state[ANALYSIS] = snapshot.analysis
+    st.session_state["recovery_decided"] = True
+
+
+def _dismiss() -> None:
+    st.session_state["recovery_decided"] = True
+
+
+def recovery_offer() -> None:
+    """Run by the entry script before the page: keep the session's token in the address;
+    after a reload, offer the snapshot of the session before it (until the user chooses).
+    The buttons act through callbacks, which run before whichever script runs next."""
+    token = st.query_params.get("session")
+    if not valid_token(token):
+        token = new_token()
+        st.query_params["session"] = token
+        st.session_state["recovery_decided"] = True  # a new tab: nothing to recover
+    if not st.session_state.get("recovery_decided"):
+        snapshot = recovery_store().get(token)
+        if snapshot is None:
+            st.session_state["recovery_decided"] = True
+        else:
+            st.info(f"The page was reloaded. Your analysis from before is kept: "
+                    f"{md_escape(snapshot.describe())}.")
+            restore, fresh = st.columns(2)
+            restore.button("Restore it", type="primary", key="recovery_restore",
+                           on_click=_restore, args=(snapshot,))
+            fresh.button("Start afresh", key="recovery_dismiss", on_click=_dismiss)
+    save_snapshot()
+
+
+def save_snapshot() -> None:
+    """Keep (a reference to) the session's analysis under its token, once the user has
+    chosen whether to restore an earlier one (run by the entry script and by ``analysis()``)."""
+    token = st.query_params.get("session")
+    if st.session_state.get("recovery_decided") and ANALYSIS in st.session_state:
+        recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
+            k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))
