@@ -40,6 +40,7 @@ ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
 PROJECT_SCHEMA = "The opened or restored analysis' schema"  # a schema option, and its key
+TOKEN = "recovery_token"  # this session's token, also in the address as ?session=
 RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
 """Session-state entries a reload snapshot keeps beside the analysis."""
 LIMITS = cache_limits()
@@ -228,11 +229,15 @@ def recovery_offer() -> None:
     """Run by the entry script before the page: keep the session's token in the address;
     after a reload, offer the snapshot of the session before it (until the user chooses).
     The buttons act through callbacks, which run before whichever script runs next."""
-    token = st.query_params.get("session")
-    if not valid_token(token):
-        token = new_token()
+    token = st.session_state.get(TOKEN)
+    if token is None:
+        token = st.query_params.get("session")
+        if not valid_token(token):
+            token = new_token()
+            st.session_state["recovery_decided"] = True  # a new tab: nothing to recover
+        st.session_state[TOKEN] = token
+    if st.query_params.get("session") != token:  # also after a page switch cleared it
         st.query_params["session"] = token
-        st.session_state["recovery_decided"] = True  # a new tab: nothing to recover
     if not st.session_state.get("recovery_decided"):
         snapshot = recovery_store().get(token)
         if snapshot is None:
@@ -250,7 +255,7 @@ def recovery_offer() -> None:
 def save_snapshot() -> None:
     """Keep (a reference to) the session's analysis under its token, once the user has
     chosen whether to restore an earlier one (run by the entry script and by ``analysis()``)."""
-    token = st.query_params.get("session")
-    if st.session_state.get("recovery_decided") and ANALYSIS in st.session_state:
+    token = st.session_state.get(TOKEN)
+    if token and st.session_state.get("recovery_decided") and ANALYSIS in st.session_state:
         recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
             k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))
