@@ -83,6 +83,9 @@ class ProjectModel:
     cv: Any
     permutation: Any = None
     final: Any = None
+    final_bytes: bytes | None = None
+    """The final model's file as already serialised (e.g. what the app offered for download),
+    written as is so that its SHA-256 stays the one a downloaded copy has."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,7 +217,7 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
     if model.final is not None:
         from cx_app.estimate.model_file import model_bytes
 
-        out[f"models/{i:03d}.skops"] = model_bytes(model.final)
+        out[f"models/{i:03d}.skops"] = model.final_bytes or model_bytes(model.final)
     return out
 
 

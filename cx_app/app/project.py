@@ -46,7 +46,9 @@ def save_analysis(analysis: Analysis, *, include_survey: bytes | None = None,
         final = analysis.finals.get(f"{m.key}:final")
         models.append(ProjectModel(model_id=m.model_id, algorithm_id=m.algorithm_id,
                                    settings=dict(m.settings), folds=m.folds, seed=m.seed,
-                                   key=m.key, cv=m.cv, permutation=m.permutation, final=final))
+                                   key=m.key, cv=m.cv, permutation=m.permutation, final=final,
+                                   final_bytes=(None if final is None else
+                                                analysis.final_model_bytes(m.model_id))))
     results = None
     if analysis.models:
         results = analysis.report_document(

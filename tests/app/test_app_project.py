@@ -85,6 +85,12 @@ def test_open_project_restores_every_page_without_training(saved):
         np.testing.assert_array_equal(restored.cv.fold, model.cv.fold)
         np.testing.assert_array_equal(restored.permutation.per_fold, model.permutation.per_fold)
     (final_key, final), = before.finals.items()
+    # the project's model file is the very file the New wave page offers for download
+    import hashlib
+
+    final_id = next(m for m in before.models if f"{before.models[m].key}:final" == final_key)
+    assert read_project(data).final_model_sha256() == [
+        hashlib.sha256(before.final_model_bytes(final_id)).hexdigest()]
     np.testing.assert_array_equal(after.finals[final_key].predict_proba(before.survey.X),
                                   final.predict_proba(before.survey.X))
     estimate = at.session_state["last_wave_estimate"]
