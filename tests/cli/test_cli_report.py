@@ -172,3 +172,41 @@ def test_an_estimate_of_another_model_file_is_refused_with_a_project(tmp_path, c
     assert "estimate.json was made with the model file 121212121212…, which is not one of the " \
            "models of p.cxproj (343434343434…)" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_real_estimates_are_accepted_or_refused_by_their_training_survey(tmp_path, capsys):
+    """evaluate + train on one survey, estimate a wave: the report takes it; a model trained
+    on other respondents gives an estimate the same report refuses, naming both files."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_surveys" / "retail_csat.csv"
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    first, other = tmp_path / "first.csv", tmp_path / "other.csv"
+    first.write_text("\n".join(lines[:241]) + "\n", encoding="utf-8")
+    other.write_text("\n".join([lines[0], *lines[241:481]]) + "\n", encoding="utf-8")
+    assert main(["evaluate", str(first), "--algorithms", "lr", "--folds", "3",
+                 "--permutation-repeats", "1", "--out", str(tmp_path / "ev")]) == 0
+    estimates = {}
+    for survey in (first, other):
+        model = tmp_path / f"{survey.stem}.skops"
+        assert main(["train", str(survey), "--algorithm", "lr", "--calibration", "none",
+                     "--folds", "3", "--out", str(model)]) == 0
+        capsys.readouterr()
+        assert main(["estimate", "--model", str(model), str(other), "--json"]) == 0
+        estimates[survey.stem] = tmp_path / f"est_{survey.stem}.json"
+        estimates[survey.stem].write_text(capsys.readouterr().out, encoding="utf-8")
+    results = tmp_path / "ev" / "results.json"
+    out = tmp_path / "r.html"
+    assert main(["report", str(results), "--new-wave", str(estimates["first"]),
+                 "--out", str(out)]) == 0
+    assert 'id="sec-new_wave"' in out.read_text(encoding="utf-8")
+    import hashlib
+
+    model_sha = hashlib.sha256((tmp_path / "first.skops").read_bytes()).hexdigest()
+    assert model_sha in out.read_text(encoding="utf-8")  # About: the model file's SHA-256
+    capsys.readouterr()
+    assert main(["report", str(results), "--new-wave", str(estimates["other"]),
+                 "--out", str(tmp_path / "r2.html")]) == 2
+    err = capsys.readouterr().err
+    assert "est_other.json was made with a model trained on other.csv" in err
+    assert "but results.json are of first.csv" in err
