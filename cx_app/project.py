@@ -143,28 +143,6 @@ def survey_identity(survey: Any) -> SurveyIdentity:
                           sheet=survey.source.sheet)
 
 
-def evaluation_project(survey: Any, cvs: Sequence[Any], results: Any, *,
-                       settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
-    """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
-    dropped), its results document and settings; the survey file only when given."""
-    from cx_app.app.store import survey_key, training_key
-
-    schema_yaml = survey.schema.to_yaml()
-    data_key = survey_key(survey.source.sha256, survey.source.sheet, schema_yaml,
-                          survey.source.filename)
-    models = []
-    for cv in cvs:
-        recipe = {"settings": dict(cv.settings), "calibration": cv.calibration}
-        models.append(ProjectModel(
-            model_id=cv.algorithm_id, algorithm_id=cv.algorithm_id, settings=dict(cv.settings),
-            folds=cv.folds, seed=cv.seed, cv=cv,
-            key=training_key(data_key, cv.algorithm_id, recipe, cv.folds, cv.seed)))
-    return Project(schema_yaml=schema_yaml, plan=survey.schema.plan_spec.model_dump(mode="json"),
-                   survey=survey_identity(survey), models=tuple(models),
-                   survey_bytes=survey_bytes, results=results.to_json(),
-                   settings=dict(settings))
-
-
 # --------------------------------------------------------------------------- writing
 
 

@@ -11,15 +11,18 @@ t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from cx_app.app.store import survey_key, training_key
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
-from cx_app.project import evaluation_project, write_project
+from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
 
 
@@ -139,3 +142,23 @@ def run(args: argparse.Namespace) -> int:
                                                    if args.include_survey else None))
         print(f"wrote {write_project(project, args.project)}")
     return 0
+
+
+def evaluation_project(survey: Any, cvs: Sequence[Any], results: Any, *,
+                       settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
+    """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
+    dropped), its results document and settings; the survey file only when given."""
+    schema_yaml = survey.schema.to_yaml()
+    data_key = survey_key(survey.source.sha256, survey.source.sheet, schema_yaml,
+                          survey.source.filename)
+    models = []
+    for cv in cvs:
+        recipe = {"settings": dict(cv.settings), "calibration": cv.calibration}
+        models.append(ProjectModel(
+            model_id=cv.algorithm_id, algorithm_id=cv.algorithm_id, settings=dict(cv.settings),
+            folds=cv.folds, seed=cv.seed, cv=cv,
+            key=training_key(data_key, cv.algorithm_id, recipe, cv.folds, cv.seed)))
+    return Project(schema_yaml=schema_yaml, plan=survey.schema.plan_spec.model_dump(mode="json"),
+                   survey=survey_identity(survey), models=tuple(models),
+                   survey_bytes=survey_bytes, results=results.to_json(),
+                   settings=dict(settings))
