@@ -391,6 +391,11 @@ class Analysis:
 
         def compute() -> dict[str, bytes]:
             results = self.report_document(model_ids)
+            if new_wave is not None:  # e.g. estimated with an uploaded model of another survey
+                from cx_app.estimate.document import check_estimate_belongs
+
+                check_estimate_belongs(results, new_wave, results_name="this analysis' results",
+                                       estimate_name="the new-wave estimate")
             report = build_report(results, new_wave, source_name=self.survey.source.filename)
             return {"json": results.to_json().encode("utf-8"), "xlsx": excel_bytes(report),
                     "html": render_html(report).encode("utf-8")}

@@ -163,3 +163,27 @@ def test_a_project_without_its_survey_asks_for_it(tmp_path):
     # with the survey inside, nothing else is needed
     inside = open_analysis(save_analysis(analysis, include_survey=small), name="q.cxproj")
     assert inside.survey_bytes == small and list(inside.analysis.models) == ["nb"]
+
+
+def test_the_report_refuses_an_estimate_of_another_survey():
+    """The Report page's last estimate may come from an uploaded model of another survey: the
+    report is then refused in one sentence naming both sides."""
+    from report_fixtures import make_new_wave
+
+    from cx_app.app.store import ResultStore, survey_key
+    from cx_app.estimate.document import WaveEstimateDocument
+    from cx_app.models.results import ResultsError
+    from cx_app.survey.importing import load_survey
+    from cx_app.survey.samples import sample_path
+
+    lines = sample_path("retail_csat").read_text(encoding="utf-8").splitlines()[:241]
+    survey = load_survey(("\n".join(lines) + "\n").encode(), filename="small.csv")
+    analysis = Analysis(survey=survey, plan=survey.schema.plan_spec, data_key=survey_key(
+        survey.source.sha256, None, survey.schema.to_yaml(), "small.csv"))
+    analysis.train({"nb": {}}, folds=3, seed=0, calibration="none", store=ResultStore())
+    foreign = WaveEstimateDocument.from_dict(make_new_wave())
+    with pytest.raises(ResultsError, match=r"^the new-wave estimate was made with a model "
+                                           r"trained on wave =1.xlsx \(SHA-256 abababababab…\), "
+                                           r"but this analysis' results are of small.csv"):
+        analysis.report_files(["nb"], foreign, build=True)
+    assert analysis.report_files(["nb"], None, build=True)["xlsx"][:2] == b"PK"
