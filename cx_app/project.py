@@ -266,8 +266,8 @@ def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, 
             total = sum(i.file_size for i in infos)
             if total > limits.max_decompressed_bytes:
                 raise ProjectFileError(
-                    f"{label} unpacks to {total / 2**20:,.0f} MB, more than the limit of "
-                    f"{limits.max_decompressed_bytes / 2**20:,.0f} MB.")
+                    f"{label} unpacks to {total / 2**20:,.2f} MB, more than the limit of "
+                    f"{limits.max_decompressed_bytes / 2**20:,.2f} MB.")
             names = [i.filename for i in infos]
             if MANIFEST not in names:
                 raise ProjectFileError(f"{label} is a zip archive but not a cx-app project "

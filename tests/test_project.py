@@ -163,3 +163,20 @@ def test_a_project_too_big_for_the_upload_limit_is_refused(evaluated, monkeypatc
     monkeypatch.setenv("CX_APP_MAX_FILE_MB", "0.001")
     with pytest.raises(ProjectFileError, match="analysis.cxproj"):
         read_project(project)
+
+
+def test_a_project_that_unpacks_beyond_the_limit_is_refused_unread(evaluated, monkeypatch):
+    """The unzipped-size limit of uploads applies, from the sizes the archive declares (a
+    zip bomb is refused before anything is inflated)."""
+    _, _, project = evaluated
+    with zipfile.ZipFile(project) as zf:
+        total = sum(i.file_size for i in zf.infolist())
+    monkeypatch.setenv("CX_APP_MAX_DECOMPRESSED_MB", str(total / 2**20 / 2))
+    with pytest.raises(ProjectFileError, match=r"^analysis.cxproj unpacks to [\d.]+ MB, more "
+                                               r"than the limit of [\d.]+ MB\.$") as info:
+        read_project(project)
+    assert f"{total / 2**20:,.2f} MB" in str(info.value)
+    monkeypatch.setenv("CX_APP_MAX_ZIP_ENTRIES", "3")
+    monkeypatch.delenv("CX_APP_MAX_DECOMPRESSED_MB")
+    with pytest.raises(ProjectFileError, match="more than the 3 a project file may hold"):
+        read_project(project)
