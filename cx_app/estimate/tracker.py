@@ -27,6 +27,7 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     model_net_score_se,
 )
+from cx_app.survey.nps_flags import flag_changes
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
@@ -155,21 +156,30 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
 
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     """One row per wave (series "All respondents") and per segment of each wave: ``wave``
-    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high``, ``realized``
-    (labelled waves) and ``note`` — the tracker chart's and table's data."""
+    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
+    ``realized`` (labelled waves), ``note``, and the change from the previous wave of the same
+    series with its test (``change``, ``p``, ``p_holm``, ``flag``:
+    :func:`cx_app.survey.nps_flags.flag_changes`) — the tracker chart's and table's data.
+
+    The change test treats the two estimates as independent with their whole SE (answers'
+    spread and the model's held-out error): conservative, since the model's systematic error
+    is largely shared by two waves scored by the same model."""
     rows = []
     for t in tracked:
         nps, real = t.estimate.estimated_nps, t.estimate.realized_nps
         rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
                      "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
-                     "realized": None if real is None else real.value, "note": ""})
+                     "se": nps.se, "realized": None if real is None else real.value,
+                     "note": ""})
         for s in t.segments:
             est = s.estimated_nps
             rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
                          "nps": None if est is None else est.value,
                          "ci_low": None if est is None else est.ci95[0],
                          "ci_high": None if est is None else est.ci95[1],
+                         "se": None if est is None else est.se,
                          "realized": None if s.realized_nps is None else s.realized_nps.value,
                          "note": s.note})
-    return pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high",
-                                       "realized", "note"])
+    frame = pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high", "se",
+                                        "realized", "note"])
+    return flag_changes(frame)

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from cx_app.cli import main
 from cx_app.estimate.model_file import save_model
 from cx_app.estimate.new_wave import COVERS_WAVE, estimated_net_score, heldout_net_score_error
-from cx_app.estimate.tracker import MIN_SEGMENT, track_waves, tracker_document
+from cx_app.estimate.tracker import MIN_SEGMENT, track_waves, tracker_document, tracker_frame
 from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import NPS_GROUPS
+from cx_app.survey.nps_flags import FLAG_NONE, FLAG_UP
 from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.survey.schema import load_schema
 
@@ -135,3 +137,19 @@ def test_cli_estimate_with_several_waves_and_by(model, tmp_path, capsys):
     assert main(["estimate", "--model", str(path), *map(str, files)]) == 0
     out = capsys.readouterr().out
     assert "wave10.csv: 300 respondents" in out and "the intervals cover" in out
+
+
+def test_tracker_flags_a_real_shift_and_not_a_steady_wave(model):
+    """Three waves: the same population twice, then a strong upward shift. The tracker marks the
+    shift (▲) and not the repeat; each change equals the difference of the two estimates."""
+    surveys = [_wave([8], 400, seed=300), _wave([9], 400, seed=301),
+               _wave([10], 400, drift=0.6, seed=302)]
+    frame = tracker_frame(track_waves(model, surveys, by="operator"))
+    overall = frame[frame["series"] == "All respondents"].reset_index(drop=True)
+    assert np.isnan(overall.loc[0, "change"])
+    assert overall.loc[2, "change"] == pytest.approx(overall.loc[2, "nps"] - overall.loc[1, "nps"])
+    se = np.hypot(overall.loc[2, "se"], overall.loc[1, "se"])
+    assert overall.loc[2, "p"] == pytest.approx(2 * norm.sf(abs(overall.loc[2, "change"]) / se))
+    assert overall["flag"].tolist() == [FLAG_NONE, FLAG_NONE, FLAG_UP]
+    # per segment too: every operator line has its own changes
+    assert frame.groupby("series")["change"].apply(lambda c: c.notna().sum()).eq(2).all()
