@@ -11,7 +11,7 @@ import streamlit as st
 from cx_app.app import views
 from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
-from cx_app.estimate.tracker import track_waves, tracker_frame
+from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common, panels
@@ -79,7 +79,8 @@ def read_wave(name: str):
 
 
 try:
-    wave_surveys = [read_wave(name) for name in chosen]
+    # a file with a wave column holding several waves: one point per wave
+    wave_surveys = [part for name in chosen for part in split_waves(read_wave(name))]
     tracked = track_waves(model, wave_surveys, by=None if by is None else by.name)
 except CxAppError as exc:
     st.error(str(exc))
@@ -96,9 +97,10 @@ if len(tracked) > 1 or by is not None:
                f"{int(table['p'].notna().sum())} changes, 5%). n per wave and segment in the "
                "table.")
     common.table(table.round(2), key="nw_tracker", file_name="tracker.csv")
-detail = st.selectbox("Details of wave", chosen, index=len(chosen) - 1, key="nw_detail")
-estimate = tracked[chosen.index(detail)].estimate
-filename = tracked[chosen.index(detail)].file
+files = [t.file for t in tracked]
+detail = st.selectbox("Details of wave", files, index=len(files) - 1, key="nw_detail")
+estimate = tracked[files.index(detail)].estimate
+filename = tracked[files.index(detail)].file
 
 # --------------------------------------------------------------------------- results
 st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)  # for the Report

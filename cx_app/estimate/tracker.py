@@ -12,6 +12,7 @@ wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s `
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.data import SurveyData
 
-__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "track_waves",
-           "tracker_document", "tracker_frame"]
+__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "split_waves",
+           "track_waves", "tracker_document", "tracker_frame"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
@@ -133,6 +134,31 @@ def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
                                    weights=None if weights is None else weights[labeled])
         out.append(SegmentEstimate(label, n, nps, note, realized))
     return tuple(out)
+
+
+def split_waves(survey: SurveyData) -> list[SurveyData]:
+    """One survey per value of its wave column (the schema's segment with role ``wave``), in
+    the column's sorted order, named ``"<file> · <wave>"``: a file holding several waves is
+    tracked like several files. A survey without a wave column, or with one wave, comes back
+    as it is. Respondents whose wave is blank form their own wave, "(missing)": none is lost.
+    The file's data-quality report (rows excluded at import) stays with every part."""
+    from cx_app.survey.nps import segment_frames
+
+    wave = next((s.name for s in survey.schema.segments
+                 if s.role == "wave" and s.name in survey.frame.columns), None)
+    if wave is None or survey.frame[wave].nunique(dropna=False) < 2:
+        return [survey]
+    in_model = (np.ones(len(survey.frame), dtype=bool) if survey.in_model is None
+                else np.asarray(survey.in_model, dtype=bool))
+    position = pd.Series(np.arange(len(survey.frame)), index=survey.frame.index)
+    parts = []
+    for label, part in segment_frames(survey.frame, wave):
+        rows = position.loc[part.index].to_numpy()
+        parts.append(dataclasses.replace(
+            survey, frame=part, in_model=in_model[rows],
+            source=dataclasses.replace(survey.source,
+                                       filename=f"{survey.source.filename} · {label}")))
+    return parts
 
 
 def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,

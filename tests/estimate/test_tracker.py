@@ -14,7 +14,13 @@ from scipy.stats import norm
 from cx_app.cli import main
 from cx_app.estimate.model_file import save_model
 from cx_app.estimate.new_wave import COVERS_WAVE, estimated_net_score, heldout_net_score_error
-from cx_app.estimate.tracker import MIN_SEGMENT, track_waves, tracker_document, tracker_frame
+from cx_app.estimate.tracker import (
+    MIN_SEGMENT,
+    split_waves,
+    track_waves,
+    tracker_document,
+    tracker_frame,
+)
 from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import NPS_GROUPS
@@ -153,3 +159,32 @@ def test_tracker_flags_a_real_shift_and_not_a_steady_wave(model):
     assert overall["flag"].tolist() == [FLAG_NONE, FLAG_NONE, FLAG_UP]
     # per segment too: every operator line has its own changes
     assert frame.groupby("series")["change"].apply(lambda c: c.notna().sum()).eq(2).all()
+
+
+def test_one_file_with_a_wave_column_is_tracked_wave_by_wave(model, tmp_path, capsys):
+    """Three waves in one file: three tracker lines, every respondent in exactly one, each
+    estimate the same as that wave's own file gives."""
+    frame = simulate_telecom_waves([10, 11, 12], respondents_per_operator=80, seed=9,
+                                   include_target=False)
+    path = tmp_path / "three_waves.csv"
+    path.write_text(frame.to_csv(index=False))
+    survey = load_survey(path, schema=SCHEMA, require_target=False, require_attributes=False,
+                         scoring=True)
+    parts = split_waves(survey)
+    assert [p.source.filename for p in parts] == [f"three_waves.csv · {w}" for w in
+                                                 sorted(frame["Wave"].astype(str).unique())]
+    assert sum(len(p.X) for p in parts) == len(survey.X) == len(frame)
+    one = frame[frame["Wave"].astype(str) == str(sorted(frame["Wave"].astype(str).unique())[1])]
+    alone = tmp_path / "one_wave.csv"
+    alone.write_text(one.to_csv(index=False))
+    single = load_survey(alone, schema=SCHEMA, require_target=False, require_attributes=False,
+                         scoring=True)
+    assert split_waves(single) == [single]  # one wave: the file as it is
+    own = track_waves(model, [single])
+    split = track_waves(model, parts)
+    assert split[1].estimate.estimated_nps.value == pytest.approx(
+        own[0].estimate.estimated_nps.value)
+    model_path = save_model(model, tmp_path / "lr.skops")
+    assert main(["estimate", "--model", str(model_path), str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [w["respondents"] for w in doc["waves"]] == [len(p.X) for p in parts]
