@@ -27,15 +27,17 @@ from pages import common
 
 
 def calibration_checks(cv: dict) -> None:
-    """The model's held-out ALP–CM gap, its warning, and the paper's Section 5 check (fit on
-    100 % of the respondents, validated with ALP), from the model file's metadata."""
+    """The model's held-out gap between estimates from its probabilities (ALP) and the truth,
+    its warning, and the fit-on-all-respondents check (ALP paper, Section 5), from the model
+    file's metadata."""
     gap = cv.get("alp_gap") or {}
     if gap:
-        st.markdown("**Held-out calibration gap** (how far ALP estimates were from the truth on "
-                    "the cross-validation folds; the estimates below inherit it)")
+        st.markdown("**Held-out calibration gap**: how far the estimates from the model's "
+                    "probabilities (ALP) were from the truth on the cross-validation folds; the "
+                    "estimates below inherit it.")
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
-        c2.metric("ALP estimate of it", common.pct(gap.get("accuracy_alp")),
+        c2.metric("Estimated from probabilities (ALP)", common.pct(gap.get("accuracy_alp")),
                   delta=f"{100 * gap['accuracy_gap']:+.1f} points"
                   if gap.get("accuracy_gap") is not None else None, delta_color="off")
         c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
@@ -50,11 +52,13 @@ def calibration_checks(cv: dict) -> None:
     for text in choice.get("warnings", []):
         st.warning(common.md_escape(text))
     if gap and not choice.get("warnings"):
-        st.success("The held-out gap is small: the ALP estimates of this model can be trusted "
+        st.success("The held-out gap is small: this model's estimates from its probabilities "
+                   "can be trusted "
                    "as far as the new wave resembles the training data (see drift below).")
     check = cv.get("full_training_check")
     if check:
-        with st.expander("Trained on 100 % and validated with ALP (paper, Section 5)"):
+        with st.expander("Check: the model fitted on all respondents, its accuracy estimated "
+                         "from its probabilities"):
             frame = pd.DataFrame([
                 {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
                  "ALP accuracy": check["heldout_alp"]},
@@ -64,7 +68,9 @@ def calibration_checks(cv: dict) -> None:
                          key="nw_full_check", file_name="full_training_check.csv",
                          csv_frame=frame, column_config=common.percent_columns(
                              ["accuracy", "ALP accuracy"]))
-            st.caption("Without labels, the ALP accuracy of the full-data model is the estimate "
+            st.caption("ALP accuracy: the accuracy estimated from the model's probabilities, "
+                       "without the scores (see the Glossary page). The ALP accuracy of the "
+                       "full-data model is the estimate "
                        "of its accuracy; it should sit near the held-out accuracy. A "
                        "resubstitution accuracy far above both means the model over-fits.")
             for note in check.get("notes", []):

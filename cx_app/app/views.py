@@ -20,6 +20,7 @@ from cx_app.engine.catalogue import (
     metric_name,
 )
 from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
+from cx_app.reports.definitions import grouping_name
 
 if TYPE_CHECKING:
     from cx_app.app.session import Analysis
@@ -156,3 +157,12 @@ def plan_yaml(plan: PlanSpec) -> str:
     """A plan as YAML text (unset fields left out, steps in order), as downloaded."""
     return yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False,
                           allow_unicode=True)
+
+
+def grouping_by_level(resolved_plan: Any) -> dict[str, str]:
+    """Each reduced level's grouping in words (:func:`cx_app.reports.definitions.grouping_name`),
+    keyed by level name, for chart titles: a reader sees at once whether a matrix or an AUC is
+    Relaxed, Strict or Hybrid."""
+    return {step.name: grouping_name([g.option for g in step.groups],
+                                     [g.name for g in step.groups])
+            for step in resolved_plan.steps}

@@ -3,7 +3,8 @@ performance and net score of new (unlabelled) waves with a saved model; realized
 a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
 --new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
 (``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
-"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``)."""
+"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``). A file with a wave column
+holding several waves is tracked wave by wave, like several files."""
 
 from __future__ import annotations
 
@@ -90,6 +91,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from cx_app.estimate.model_file import load_model
     from cx_app.estimate.new_wave import estimate_wave
+    from cx_app.estimate.tracker import split_waves
     from cx_app.safe_text import to_safe_csv
     from cx_app.survey.importing import load_survey
 
@@ -97,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
     schema = model.schema
     if args.schema:
         schema = _compatible_schema(args.schema, model)
-    surveys = [load_survey(f, schema=schema, sheet=args.sheet, require_target=False,
-                           scoring=True, require_attributes=False) for f in args.files]
+    surveys = [wave for f in args.files  # a file with a wave column: one line per wave
+               for wave in split_waves(load_survey(f, schema=schema, sheet=args.sheet,
+                                                   require_target=False, scoring=True,
+                                                   require_attributes=False))]
     if len(surveys) > 1 or args.by:
         return _track(model, surveys, args)
     survey = surveys[0]
