@@ -16,7 +16,7 @@ $(VENV)/.stamp-install: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.stamp-test: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,cluster]"
 	touch $(VENV)/.stamp-install $@
 
 install: $(VENV)/.stamp-install

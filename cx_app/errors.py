@@ -29,3 +29,8 @@ class ModelFileError(CxAppError):
 
 class AnalysisError(CxAppError):
     """An analysis cannot run on the given data (too few respondents, a single class, ...)."""
+
+
+class ClusterError(CxAppError):
+    """The Dask cluster cannot be used: unreachable or lost scheduler, no workers, workers
+    whose package versions differ from this machine's."""

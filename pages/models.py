@@ -3,11 +3,13 @@ them on every level of the reduction plan."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import streamlit as st
 
 from cx_app.app import views
+from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import CALIBRATIONS
 from pages import common
@@ -17,6 +19,20 @@ st.title("Models")
 common.survey_caption(a)
 st.write("Each algorithm is cross-validated once: its out-of-fold predictions and class "
          "probabilities are kept, and every matrix, grouping, ROC and test is derived from them.")
+
+
+@st.cache_resource(max_entries=1, show_spinner="Connecting to the Dask cluster…")
+def dask_client(address: str) -> tuple[Any]:
+    # one client per server process, shared by its sessions; in a tuple because a Client is
+    # awaitable, which st.cache_resource refuses to cache
+    return (cluster.connect(address),)
+
+
+address = cluster.scheduler_address()  # CX_APP_DASK_SCHEDULER; unset: local, dask not imported
+client = (common.run_safely(lambda: dask_client(address)[0], what="Dask cluster") if address
+          else None)
+if client is not None:
+    st.caption(cluster.cluster_info(client).describe())
 
 
 def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
@@ -55,7 +71,8 @@ for algorithm_id in chosen:
         settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
                                   for n, v in spec.defaults.items()}
 
-if st.button("Train and cross-validate", type="primary", disabled=not chosen, key="train"):
+if st.button("Train and cross-validate", type="primary", key="train",
+             disabled=not chosen or (address is not None and client is None)):
     status = st.status(f"Cross-validating {len(chosen)} model(s), {folds} folds each…",
                        expanded=True)
     bar = status.progress(0.0, text="starting")
@@ -65,9 +82,11 @@ if st.button("Train and cross-validate", type="primary", disabled=not chosen, ke
         for warning in event.warnings:
             status.warning(warning)
 
-    events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
-                     calibration=calibration, store=common.result_store(),
-                     progress=lambda share, text: bar.progress(share, text=text), on_event=show)
+    with cluster.on_cluster(client) if client is not None else contextlib.nullcontext():
+        events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
+                         calibration=calibration, store=common.result_store(),
+                         progress=lambda share, text: bar.progress(share, text=text),
+                         on_event=show)
     failed = any(e.status == "failed" for e in events)
     status.update(label="Training finished" + (" with errors" if failed else ""),
                   state="error" if failed else "complete", expanded=failed)

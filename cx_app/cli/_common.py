@@ -9,7 +9,10 @@ flags the layout is inferred (the report's notes say so).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+from collections.abc import Iterator
+from typing import Any
 
 from cx_app.errors import SchemaError
 from cx_app.survey.importing import SurveyData, load_survey
@@ -137,3 +140,29 @@ def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -
     return load_survey(args.file, schema=schema_from_args(args), sheet=args.sheet,
                        require_target=require_target,
                        missing_policy=getattr(args, "missing_policy", None))
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--dask-scheduler`` and ``--dask-timeout`` (run the fits on a Dask cluster)."""
+    from cx_app.models.cluster import CONNECT_TIMEOUT, SCHEDULER_ENV
+
+    parser.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT",
+                        help="run the fits on this Dask cluster (same results as a local run; "
+                             f"default: ${SCHEDULER_ENV}, else locally). See docs/scale-out.md")
+    parser.add_argument("--dask-timeout", metavar="SECONDS", type=float,
+                        default=CONNECT_TIMEOUT,
+                        help=f"give up reaching the scheduler after this long (default "
+                             f"{CONNECT_TIMEOUT:g})")
+
+
+@contextlib.contextmanager
+def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
+    """Run the block on the cluster named by ``--dask-scheduler`` or ``CX_APP_DASK_SCHEDULER``
+    (printing which), or locally when neither is set. Outputs are written after the block."""
+    from cx_app.models import cluster
+
+    address = cluster.scheduler_address(getattr(args, "dask_scheduler", None))
+    with cluster.scheduler(address, timeout=args.dask_timeout) as info:
+        if info is not None:
+            print(info.describe(), flush=True)
+        yield info

@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from cx_app.cli._common import add_cluster_arguments, cluster_from_args
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="estimate performance and NPS of a new survey wave")
@@ -28,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
     p.add_argument("--predictions", metavar="OUT.csv",
                    help="write per-respondent predictions and probabilities to this CSV")
+    add_cluster_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -63,7 +66,8 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     by = None
     if args.by:
         by = resolve_segment(model.schema, args.by, surveys[0].frame.columns).name
-    tracked = track_waves(model, surveys, by=by)
+    with cluster_from_args(args):  # each wave a task
+        tracked = track_waves(model, surveys, by=by)
     if args.json:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0

@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.app.store import survey_key, training_key
-from cx_app.cli._common import add_survey_arguments, survey_from_args
+from cx_app.cli._common import (
+    add_cluster_arguments,
+    add_survey_arguments,
+    cluster_from_args,
+    survey_from_args,
+)
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
@@ -67,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-survey", action="store_true",
                    help="put the survey file itself into the project file (default: only its "
                         "name, sheet and SHA-256; respondent data stays out)")
+    add_cluster_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -105,11 +111,12 @@ def run(args: argparse.Namespace) -> int:
             print(message, flush=True)
 
     cvs = []
-    document, evaluations = evaluate_survey(
-        survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
-        calibration=args.calibration, permutation_repeats=args.permutation_repeats,
-        progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
-    )  # fmt: skip
+    with cluster_from_args(args):  # on a cluster, --n-jobs is moot: every worker is used
+        document, evaluations = evaluate_survey(
+            survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
+            calibration=args.calibration, permutation_repeats=args.permutation_repeats,
+            progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
+        )  # fmt: skip
     notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
         print(f"warning: {note}", flush=True)

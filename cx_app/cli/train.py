@@ -15,7 +15,12 @@ import argparse
 import json
 import sys
 
-from cx_app.cli._common import add_survey_arguments, survey_from_args
+from cx_app.cli._common import (
+    add_cluster_arguments,
+    add_survey_arguments,
+    cluster_from_args,
+    survey_from_args,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also print regular vs ALP metrics per level on training and held-out "
                         "folds, and the learning curve (3%%-78%% training share; 10 more fits)")
     p.add_argument("--json", action="store_true", help="print the training summary as JSON")
+    add_cluster_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -65,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     from cx_app.estimate.training import train_model
 
     survey = survey_from_args(args)
-    outcome = train_model(survey, args.algorithm, calibration=args.calibration,
-                          folds=args.folds, seed=args.seed, learning_curve=args.report_gaps)
+    with cluster_from_args(args):
+        outcome = train_model(survey, args.algorithm, calibration=args.calibration,
+                              folds=args.folds, seed=args.seed, learning_curve=args.report_gaps)
     path = save_model(outcome.model, args.out)
     choice = outcome.choice
     cv = outcome.model.cv

@@ -388,6 +388,16 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
     return AlpComparison(tuple(rows), int(p.shape[0]), label)
 
 
+def _learning_curve_point(estimator: Any, X: np.ndarray, y: np.ndarray, order: tuple,
+                          n_train: int, n_test: int, classes: tuple) -> tuple:
+    from sklearn.base import clone
+
+    tr, te = order[0][:n_train], order[0][n_train:n_train + n_test]
+    fitted = clone(estimator).fit(X[tr], y[tr])
+    return (alp_gap(y[tr], aligned_proba(fitted, X[tr], classes), classes),
+            alp_gap(y[te], aligned_proba(fitted, X[te], classes), classes))
+
+
 def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator: Any, *,
                        train_shares: Sequence[float] = LEARNING_CURVE_SHARES,
                        test_share: float = 0.2, repeats: int = 1,
@@ -400,14 +410,16 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
     Returns one row per share and repeat: ``train_share, repeat, n_train, n_test,
     cm_train, alp_train, cm_test, alp_test``.
     """
-    from sklearn.base import clone
+    from joblib import Parallel, delayed
+
+    from cx_app.models import cluster
 
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     n = len(y)
     n_test = int(round(test_share * n))
     rng = np.random.default_rng(seed)
-    rows = []
+    points = []  # (share, repeat, n_train, row order): drawn here, in order, then fitted
     for share in train_shares:
         n_train = int(round(share * n))
         if n_train < 2 or n_train + n_test > n:
@@ -417,17 +429,21 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
             )
         for r in range(repeats):
             order = rng.permutation(n)
-            tr, te = order[:n_train], order[n_train:n_train + n_test]
-            if len(np.unique(y[tr])) < 2:
+            if len(np.unique(y[order[:n_train]])) < 2:
                 continue  # a one-class sample cannot train a classifier
-            fitted = clone(estimator).fit(X[tr], y[tr])
-            g_tr = alp_gap(y[tr], aligned_proba(fitted, X[tr], classes), classes)
-            g_te = alp_gap(y[te], aligned_proba(fitted, X[te], classes), classes)
-            rows.append({
-                "train_share": share, "repeat": r, "n_train": n_train, "n_test": n_test,
-                "cm_train": g_tr.accuracy_cm, "alp_train": g_tr.accuracy_alp,
-                "cm_test": g_te.accuracy_cm, "alp_test": g_te.accuracy_alp,
-            })
+            points.append((share, r, n_train, order))
+    Xs, ys = cluster.share(X, y)
+    fit_point = cluster.task(_learning_curve_point)
+    # the row order travels in a tuple: a task's own data, sent with it (not scattered)
+    gaps = Parallel(n_jobs=1)(
+        delayed(fit_point)(estimator, Xs, ys, (order,), n_train, n_test, tuple(classes))
+        for _, _, n_train, order in points
+    )
+    rows = [{
+        "train_share": share, "repeat": r, "n_train": n_train, "n_test": n_test,
+        "cm_train": g_tr.accuracy_cm, "alp_train": g_tr.accuracy_alp,
+        "cm_test": g_te.accuracy_cm, "alp_test": g_te.accuracy_alp,
+    } for (share, r, n_train, _), (g_tr, g_te) in zip(points, gaps, strict=True)]
     return pd.DataFrame(rows)
 
 

@@ -165,14 +165,20 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
                 by: str | None = None) -> list[TrackedWave]:
     """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
     ``by`` (a segment name of the model's schema), each of its segments."""
+    from joblib import Parallel, delayed
+
+    from cx_app.models import cluster
+
     if not surveys:
         raise AnalysisError("no wave to estimate")
-    tracked = []
-    for survey in surveys:
-        estimate = estimate_wave(model, survey)
-        segments = () if by is None else _segments(model, survey, estimate, by)
-        tracked.append(TrackedWave(survey.source.filename, estimate, by, segments))
-    return tracked
+    one_wave = cluster.task(_track_wave)  # one joblib task per wave (on a cluster: a task each)
+    return list(Parallel(n_jobs=1)(delayed(one_wave)(model, survey, by) for survey in surveys))
+
+
+def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None) -> TrackedWave:
+    estimate = estimate_wave(model, survey)
+    segments = () if by is None else _segments(model, survey, estimate, by)
+    return TrackedWave(survey.source.filename, estimate, by, segments)
 
 
 def tracker_document(tracked: Sequence[TrackedWave]) -> dict:

@@ -36,6 +36,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from cx_app.errors import AnalysisError
+from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
     fit_weighted,
@@ -249,8 +250,10 @@ def build_model(
     return model
 
 
-def _fit_fold(template, X, codes, train, test, n_classes, keep_train, keep_model,
+def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
               sample_weight=None):
+    # the fold's rows are found here, in the task, from the shared fold index (see cluster)
+    train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -334,10 +337,12 @@ def cross_validate_model(
                          "does not take them, or it is calibrated); its metrics are per "
                          "respondent")
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
+    data = cluster.share(Xa, codes, fold, weights)  # on a cluster: scattered once per run
+    fit_fold = cluster.task(_fit_fold)
     jobs = (
-        delayed(_fit_fold)(template, Xa, codes, tr, te, n_classes, keep_train_proba, keep_models,
-                           weights)
-        for tr, te in splits
+        delayed(fit_fold)(template, data[0], data[1], data[2], f, n_classes, keep_train_proba,
+                          keep_models, data[3])
+        for f in range(folds)
     )
     start = time.perf_counter()
     if progress:

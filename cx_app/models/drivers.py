@@ -246,6 +246,14 @@ class PermutationImportance:
         }
 
 
+def _fold_importance(model, X, codes, fold, f, scoring, n_repeats, random_state):
+    from sklearn.inspection import permutation_importance
+
+    test = fold == f
+    return permutation_importance(model, X[test], codes[test], scoring=scoring,
+                                  n_repeats=n_repeats, random_state=random_state).importances_mean
+
+
 def permutation_importance_cv(
     cv: Any,
     X: Any,
@@ -256,24 +264,24 @@ def permutation_importance_cv(
     n_jobs: int = 1,
 ) -> PermutationImportance:
     """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
-    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``)."""
-    from sklearn.inspection import permutation_importance
+    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``).
+    One joblib task per fold (``n_jobs`` of them at a time; on a cluster, see
+    :mod:`~cx_app.models.cluster`); the result does not depend on where the folds ran."""
+    from joblib import Parallel, delayed
+
+    from cx_app.models import cluster
 
     if cv.models is None:
         raise AnalysisError(
             f"{cv.algorithm_id}: the fold models were not kept; cross-validate with keep_models=True"
         )
     frame = _frame(X)
-    Xa = frame.to_numpy()
-    codes = cv.class_positions()
-    rows = []
-    for f, model in enumerate(cv.models):
-        test = cv.fold == f
-        res = permutation_importance(
-            model, Xa[test], codes[test], scoring=scoring, n_repeats=n_repeats,
-            random_state=seed + f, n_jobs=n_jobs,
-        )  # fmt: skip
-        rows.append(res.importances_mean)
+    Xa, codes, fold = cluster.share(frame.to_numpy(), cv.class_positions(), cv.fold)
+    one_fold = cluster.task(_fold_importance)
+    rows = Parallel(n_jobs=n_jobs)(
+        delayed(one_fold)(model, Xa, codes, fold, f, scoring, n_repeats, seed + f)
+        for f, model in enumerate(cv.models)
+    )
     return PermutationImportance(
         cv.algorithm_id, tuple(map(str, frame.columns)), np.vstack(rows), scoring, n_repeats
     )

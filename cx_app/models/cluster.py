@@ -1,0 +1,290 @@
+"""Scale-out on a Dask cluster: connect, check the workers, route joblib's work there.
+
+Everything parallel in :mod:`cx_app.models` and :mod:`cx_app.estimate` (folds, 5×2cv halves,
+permutation-importance folds, learning-curve fits) goes through ``joblib.Parallel``. Inside
+:func:`on_cluster` those calls run on the cluster through joblib's Dask backend; outside it
+nothing changes, and ``dask`` is never imported (the app and the CLI stay local by default).
+
+Same numbers: tasks are the very functions the local run calls, with the same seeds, and
+joblib returns their results in submission order; a task lost with a killed worker is rerun
+by Dask. What a task needs from the survey (attributes, class positions, fold index, weights)
+goes through :func:`share`: scattered once per run to every worker (``broadcast=True``), so a
+task ships only its small arguments and the data survives the loss of a worker. Inside a task,
+nested joblib work (a forest's trees, sklearn's own loops) runs in that task
+(:func:`task`), not as more cluster tasks.
+
+The scheduler comes from ``--dask-scheduler`` or the environment variable
+``CX_APP_DASK_SCHEDULER`` (:func:`scheduler_address`; the flag wins). :func:`connect` refuses,
+with one sentence, a scheduler it cannot reach within ``timeout`` seconds and workers whose
+package versions differ from this machine's (:func:`version_mismatches`). Setting up the
+cluster: ``docs/scale-out.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from cx_app.errors import ClusterError
+from cx_app.provenance import library_versions
+
+SCHEDULER_ENV = "CX_APP_DASK_SCHEDULER"
+CONNECT_TIMEOUT = 10.0
+"""Seconds to reach the scheduler before giving up with one sentence."""
+
+CHECKED_PACKAGES: tuple[str, ...] = (
+    "cx_app", "python", "numpy", "pandas", "sklearn", "scipy", "statsmodels", "xgboost",
+    "joblib", "cloudpickle",
+)  # fmt: skip
+"""What must be the same on every worker as here: the code behind the numbers and the
+pickling of tasks (keys of :func:`environment`)."""
+
+SHOWN_NAMES = {"sklearn": "scikit-learn", "cx_app": "cx-app", "xgboost": "xgboost"}
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """Which cluster a run used: the scheduler's address, its workers and their threads."""
+
+    address: str
+    workers: int
+    threads: int
+
+    def describe(self) -> str:
+        """One line for the app and the CLI.
+
+        >>> ClusterInfo("tcp://10.0.0.5:8786", 2, 4).describe()
+        'running on cluster tcp://10.0.0.5:8786, 2 workers (4 threads)'
+        """
+        plural = "" if self.workers == 1 else "s"
+        return (f"running on cluster {self.address}, {self.workers} worker{plural} "
+                f"({self.threads} threads)")
+
+
+@dataclass
+class _Route:
+    client: Any
+    shared: dict[str, Any] = field(default_factory=dict)
+
+
+_ROUTE: ContextVar[_Route | None] = ContextVar("cx_app_cluster_route", default=None)
+
+
+def scheduler_address(flag: str | None = None, environ: Mapping[str, str] | None = None,
+                      ) -> str | None:
+    """The scheduler to use: ``flag`` (``--dask-scheduler``) if given, else
+    ``CX_APP_DASK_SCHEDULER``, else None (run locally).
+
+    >>> scheduler_address("tcp://a:8786", {"CX_APP_DASK_SCHEDULER": "tcp://b:8786"})
+    'tcp://a:8786'
+    >>> scheduler_address(None, {"CX_APP_DASK_SCHEDULER": " tcp://b:8786 "})
+    'tcp://b:8786'
+    >>> scheduler_address(None, {}) is None
+    True
+    """
+    environ = os.environ if environ is None else environ
+    value = flag if flag else environ.get(SCHEDULER_ENV, "")
+    return value.strip() or None
+
+
+def environment() -> dict[str, str]:
+    """The versions that must match between this machine and every worker
+    (:data:`CHECKED_PACKAGES`); run on the workers by :func:`check_versions`."""
+    versions = library_versions()
+    out = {k: versions[k] for k in CHECKED_PACKAGES if k in versions}
+    for name in ("joblib", "cloudpickle"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def version_mismatches(local: Mapping[str, str], workers: Mapping[str, Mapping[str, str]],
+                       ) -> list[tuple[str, str, str, str]]:
+    """``(worker, package, worker's version, local version)`` for every checked package whose
+    version on a worker differs from ``local``.
+
+    >>> version_mismatches({"numpy": "2.4.6"}, {"tcp://w1": {"numpy": "2.4.6"},
+    ...                                          "tcp://w2": {"numpy": "2.3.0"}})
+    [('tcp://w2', 'numpy', '2.3.0', '2.4.6')]
+    """
+    out = []
+    for worker, theirs in sorted(workers.items()):
+        for package, mine in local.items():
+            other = theirs.get(package, "absent")
+            if other != mine:
+                out.append((worker, package, other, mine))
+    return out
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError(
+            "a Dask scheduler was given but dask.distributed is not installed here: "
+            "pip install 'cx-app[cluster]' (or unset CX_APP_DASK_SCHEDULER to run locally)"
+        ) from None
+    return distributed
+
+
+def check_versions(client: Any, *, local: Mapping[str, str] | None = None) -> None:
+    """Refuse (ClusterError, one sentence) workers whose :func:`environment` differs from
+    ``local`` (default: this machine's), naming the package and both versions."""
+    local = environment() if local is None else local
+    try:
+        workers = client.run(environment)
+    except ImportError as exc:
+        raise ClusterError(
+            f"the workers of {client.scheduler.address} cannot import cx_app ({exc}): install "
+            f"cx-app {local.get('cx_app', '')} and its dependencies on every worker"
+        ) from None
+    bad = version_mismatches(local, workers)
+    if bad:
+        worker, package, theirs, mine = bad[0]
+        name = SHOWN_NAMES.get(package, package)
+        more = f" (and {len(bad) - 1} more difference(s))" if len(bad) > 1 else ""
+        raise ClusterError(
+            f"worker {worker} has {name} {theirs} but this machine has {name} {mine}{more}: "
+            "install the same versions on every worker (docs/scale-out.md) so that the cluster "
+            "gives the same numbers"
+        )
+
+
+def connect(address: str, *, timeout: float = CONNECT_TIMEOUT, check: bool = True) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address`` with at least one worker and
+    (``check``) the same package versions as here; ClusterError (one sentence) otherwise."""
+    distributed = _distributed()
+    try:
+        client = distributed.Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {address} within {timeout:g} s ({_reason(exc)}): "
+            f"start it with `dask scheduler`, or fix --dask-scheduler / {SCHEDULER_ENV}"
+        ) from None
+    try:
+        if not client.scheduler_info().get("workers"):
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except (TimeoutError, OSError):
+                raise ClusterError(
+                    f"the Dask scheduler at {address} has no workers after {timeout:g} s: start "
+                    f"some with `dask worker {address}`"
+                ) from None
+        if check:
+            check_versions(client)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def cluster_info(client: Any) -> ClusterInfo:
+    """Address, worker count and thread count of ``client``'s cluster now."""
+    workers = client.scheduler_info().get("workers", {})
+    return ClusterInfo(client.scheduler.address, len(workers),
+                       sum(int(w.get("nthreads", 0)) for w in workers.values()))
+
+
+def worker_count(client: Any) -> int:
+    """How many workers ``client``'s scheduler has now."""
+    return cluster_info(client).workers
+
+
+def active() -> bool:
+    """Whether joblib work is routed to a cluster here (inside :func:`on_cluster`)."""
+    return _ROUTE.get() is not None
+
+
+def share(*arrays: Any) -> tuple[Any, ...]:
+    """The arrays as tasks should receive them: unchanged when running locally; inside
+    :func:`on_cluster`, Dask futures of copies scattered once to every worker (the same
+    content is scattered once per run however many calls share it)."""
+    route = _ROUTE.get()
+    if route is None:
+        return arrays
+    from dask.base import tokenize
+
+    out = []
+    for a in arrays:
+        if a is None:
+            out.append(None)
+            continue
+        key = tokenize(a)
+        if key not in route.shared:
+            route.shared[key] = route.client.scatter(a, broadcast=True, hash=False)
+        out.append(route.shared[key])
+    return tuple(out)
+
+
+def _alone(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    from joblib import parallel_config
+
+    with parallel_config(backend="sequential"):
+        return fn(*args, **kwargs)
+
+
+def task(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a joblib task: itself locally; on a cluster, run with joblib's sequential
+    backend inside, so that its own nested joblib loops stay in its worker."""
+    return fn if _ROUTE.get() is None else functools.partial(_alone, fn)
+
+
+@contextlib.contextmanager
+def on_cluster(client: Any, *, wait_for_workers: float = CONNECT_TIMEOUT) -> Iterator[ClusterInfo]:
+    """Run every ``joblib.Parallel`` call of this block on ``client``'s cluster (whatever its
+    ``n_jobs``), and turn a lost scheduler or repeatedly killed workers into one ClusterError.
+    Callers write their outputs after the block, so a failed run writes nothing."""
+    distributed = _distributed()
+    from joblib import parallel_config
+
+    info = cluster_info(client)
+    route = _Route(client)
+    token = _ROUTE.set(route)
+    lost = (distributed.client.FutureCancelledError, distributed.comm.CommClosedError,
+            distributed.scheduler.KilledWorker)
+    try:
+        with parallel_config(backend="dask", client=client,
+                             wait_for_workers_timeout=wait_for_workers):
+            yield info
+    except lost as exc:
+        raise ClusterError(
+            f"the run on the Dask cluster at {info.address} failed ({type(exc).__name__}: "
+            f"{_reason(exc)}): the scheduler or its workers were lost; nothing was written, "
+            "run it again"
+        ) from None
+    finally:
+        _ROUTE.reset(token)
+        futures = list(route.shared.values())
+        route.shared.clear()
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+
+
+@contextlib.contextmanager
+def scheduler(address: str | None, *, timeout: float = CONNECT_TIMEOUT,
+              ) -> Iterator[ClusterInfo | None]:
+    """``with scheduler(address) as info:`` runs the block on that cluster (connected,
+    checked, closed afterwards) and yields its :class:`ClusterInfo`; with ``address`` None
+    it yields None and runs the block locally, importing nothing."""
+    if address is None:
+        yield None
+        return
+    client = connect(address, timeout=timeout)
+    try:
+        with on_cluster(client) as info:
+            yield info
+    finally:
+        client.close()

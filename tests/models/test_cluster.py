@@ -1,0 +1,284 @@
+"""Dask scale-out (``cx_app.models.cluster``) on a real two-worker LocalCluster (processes):
+the same numbers as a local run, a killed worker retried, and one clear sentence for a wrong
+scheduler address or a version mismatch."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import cloudpickle  # noqa: E402  (after the skip: only with the cluster extra)
+
+from cx_app.cli import main  # noqa: E402
+from cx_app.errors import ClusterError  # noqa: E402
+from cx_app.estimate.alp import alp_learning_curve  # noqa: E402
+from cx_app.models import cluster  # noqa: E402
+from cx_app.models.algorithms import build_algorithm  # noqa: E402
+from cx_app.models.analysis import evaluate_survey  # noqa: E402
+from cx_app.models.crossval import cross_validate_model  # noqa: E402
+from cx_app.survey.importing import load_survey  # noqa: E402
+from cx_app.survey.schema import schema_from_mapping  # noqa: E402
+
+ALGORITHMS = ["lr", "nb", "dt"]
+
+
+def _write_survey(path: Path, seed: int = 4, n: int = 300) -> Path:
+    rng = np.random.default_rng(seed)
+    attrs = rng.integers(1, 11, (n, 4)).astype(float)
+    attrs[rng.random((n, 4)) < 0.05] = np.nan  # gaps, filled inside each fold
+    filled = np.nan_to_num(attrs, nan=5.0)
+    score = np.clip(np.round(filled @ [0.4, 0.3, 0.2, 0.1] + rng.normal(0, 1.5, n)), 0, 10)
+    frame = pd.DataFrame(attrs, columns=["Price", "Network", "Shops", "App"])
+    frame.insert(0, "NPS", score.astype(int))
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _load(path: Path):
+    schema = schema_from_mapping(target="NPS", scale=(0, 10),
+                                 attributes=["Price", "Network", "Shops", "App"])
+    return load_survey(path, schema=schema)
+
+
+def _without_timings(value):
+    """Drop wall-clock fields: the only things allowed to differ between two runs."""
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def survey_file(tmp_path_factory):
+    return _write_survey(tmp_path_factory.mktemp("cluster") / "survey.csv")
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=":0", worker_dashboard_address=None,
+                                  local_directory="/tmp/dask-scratch") as lc:
+        yield lc
+
+
+@pytest.fixture
+def client(local_cluster):
+    with distributed.Client(local_cluster, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=60)
+        yield c
+
+
+def test_a_cluster_run_gives_the_same_results_document(survey_file, client):
+    survey = _load(survey_file)
+    options = dict(folds=4, seed=5, permutation_repeats=2, five_by_two=[("lr", "nb")])
+    local, local_evals = evaluate_survey(survey, ALGORITHMS, **options)
+    with distributed.get_task_stream(client=client) as stream, cluster.on_cluster(client) as info:
+        remote, remote_evals = evaluate_survey(survey, ALGORITHMS, **options)
+    assert info.workers == 2
+    # it really ran there: folds of 3 models, 20 fits of 5×2cv, permutation folds
+    assert len(stream.data) >= 3 * 4
+    assert _without_timings(json.loads(remote.to_json())) == _without_timings(
+        json.loads(local.to_json()))
+    for a in ALGORITHMS:  # the matrices and per-fold metrics themselves
+        for mine, theirs in zip(remote_evals[a].levels, local_evals[a].levels, strict=True):
+            assert np.array_equal(mine.matrix, theirs.matrix)
+        assert remote_evals[a].per_fold == local_evals[a].per_fold
+    assert len(remote.comparisons_5x2cv) == 1
+    assert remote.comparisons_5x2cv == local.comparisons_5x2cv
+    assert remote.drivers is not None and remote.drivers == local.drivers
+
+
+def test_cross_validation_on_the_cluster_gives_the_same_probabilities(survey_file, client):
+    survey = _load(survey_file)
+    args = (survey.X, survey.y, survey.classes, "lr")
+    local = cross_validate_model(*args, folds=5, seed=1, sample_weight=np.linspace(1, 2, 300))
+    with cluster.on_cluster(client):
+        remote = cross_validate_model(*args, folds=5, seed=1,
+                                      sample_weight=np.linspace(1, 2, 300))
+    assert np.array_equal(remote.proba, local.proba)  # out-of-fold probabilities, bit for bit
+    assert np.array_equal(remote.fold, local.fold)
+    assert remote.warnings == local.warnings
+
+
+def test_learning_curve_fits_on_the_cluster_give_the_same_curve(survey_file, client):
+    survey = _load(survey_file)
+    X, y = survey.X.to_numpy(), survey.y
+    estimator = build_algorithm("nb", seed=0)
+    local = alp_learning_curve(X, y, survey.classes, estimator, seed=3)
+    with cluster.on_cluster(client):
+        remote = alp_learning_curve(X, y, survey.classes, estimator, seed=3)
+    assert len(local) >= 5
+    pd.testing.assert_frame_equal(remote, local)
+
+
+class KillOnce(distributed.WorkerPlugin):
+    """Kill the worker process that starts a joblib batch first; a marker file makes it once."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        name = key[0] if isinstance(key, tuple) else str(key)
+        if finish == "executing" and name.startswith("batch_of") and not os.path.exists(
+                self.marker):
+            Path(self.marker).write_text("killed")
+            os._exit(1)
+
+
+def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_file, tmp_path):
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    survey = _load(survey_file)
+    local = cross_validate_model(survey.X, survey.y, survey.classes, "dt", folds=6, seed=2,
+                                 keep_models=True)
+    marker = tmp_path / "killed"
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=":0", worker_dashboard_address=None,
+                                  local_directory="/tmp/dask-scratch") as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=60)
+        c.register_plugin(KillOnce(str(marker)))
+        with cluster.on_cluster(c):
+            remote = cross_validate_model(survey.X, survey.y, survey.classes, "dt", folds=6,
+                                          seed=2, keep_models=True)
+    assert marker.read_text() == "killed"  # a worker did die during the run
+    assert np.array_equal(remote.proba, local.proba)
+    assert np.array_equal(remote.y_pred, local.y_pred)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_wrong_scheduler_address_is_one_clear_sentence_quickly():
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    start = time.perf_counter()
+    with pytest.raises(ClusterError) as caught:
+        cluster.connect(address, timeout=1)
+    assert time.perf_counter() - start < 15
+    message = str(caught.value)
+    assert message.startswith(f"cannot reach the Dask scheduler at {address} within 1 s")
+    assert "start it with `dask scheduler`" in message and "\n" not in message
+
+
+def test_a_version_mismatch_is_refused_naming_the_package_and_both_versions(client):
+    mine = cluster.environment()
+    cluster.check_versions(client)  # the same interpreter: accepted
+    fake = {**mine, "sklearn": "0.0.1"}
+    with pytest.raises(ClusterError) as caught:
+        cluster.check_versions(client, local=fake)
+    message = str(caught.value)
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    assert message.startswith(f"worker {worker} has scikit-learn {mine['sklearn']} but this "
+                              "machine has scikit-learn 0.0.1")
+    assert "\n" not in message
+    assert cluster.version_mismatches(fake, {"w": mine}) == [
+        ("w", "sklearn", mine["sklearn"], "0.0.1")]
+
+
+def test_cli_evaluate_on_the_cluster_writes_the_local_results(survey_file, local_cluster,
+                                                              tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(cluster.SCHEDULER_ENV, raising=False)
+    common = [str(survey_file), "--target", "NPS", "--scale", "0-10", "--attributes",
+              "Price,Network,Shops,App", "--algorithms", "lr,nb", "--folds", "3",
+              "--permutation-repeats", "2"]
+    assert main(["evaluate", *common, "--out", str(tmp_path / "local")]) == 0
+    # the environment variable names the cluster; the flag would win over it
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, local_cluster.scheduler_address)
+    assert main(["evaluate", *common, "--out", str(tmp_path / "remote")]) == 0
+    out = capsys.readouterr().out
+    assert f"running on cluster {local_cluster.scheduler_address}, 2 workers" in out
+    docs = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("local", "remote")]
+    assert _without_timings(docs[1]) == _without_timings(docs[0])
+
+
+def test_cli_wrong_scheduler_writes_nothing(survey_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, "tcp://127.0.0.1:1")  # the flag wins over it
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    code = main(["evaluate", str(survey_file), "--target", "NPS", "--scale", "0-10",
+                 "--attributes", "Price,Network,Shops,App", "--algorithms", "lr",
+                 "--folds", "3", "--out", str(tmp_path / "out"), "--dask-scheduler", address,
+                 "--dask-timeout", "1"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith(f"error: cannot reach the Dask scheduler at {address} within 1 s")
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_a_scheduler_dask_is_never_imported(survey_file, tmp_path):
+    code = (
+        "import sys, os\n"
+        f"os.environ.pop({cluster.SCHEDULER_ENV!r}, None)\n"
+        "from cx_app.cli import main\n"
+        f"assert main(['evaluate', {str(survey_file)!r}, '--target', 'NPS', '--scale', '0-10',"
+        " '--attributes', 'Price,Network,Shops,App', '--algorithms', 'lr', '--folds', '3',"
+        f" '--permutation-repeats', '1', '--out', {str(tmp_path / 'o')!r}]) == 0\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_models_page_names_the_cluster_and_trains_there(client, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from cx_app.app.session import train_lean
+    from cx_app.models.algorithms import ALGORITHMS as REGISTRY
+    from cx_app.survey.samples import sample_path
+    from cx_app.survey.schema import load_schema
+
+    root = Path(__file__).resolve().parents[2]
+    address = client.scheduler.address
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, address)
+    at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
+    at.switch_page("pages/models.py").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert any(c.value.startswith(f"running on cluster {address}, 2 workers")
+               for c in at.caption)
+    at.multiselect(key="algorithms").set_value(["nb"])
+    at.number_input(key="folds").set_value(2)
+    at.number_input(key="seed").set_value(7)  # a recipe no other test has put in the app's store
+    with distributed.get_task_stream(client=client) as stream:
+        at.button(key="train").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert len(stream.data) >= 2  # the folds ran on the cluster
+    (model,) = at.session_state["analysis"].models.values()
+    cv = model.cv
+    sample = load_survey(sample_path("telecom_nps"),
+                         schema=load_schema(root / "survey_schemas" / "telecom_nps.yaml"))
+    local, _ = train_lean(sample, "nb", folds=2, seed=7, settings=REGISTRY["nb"].defaults,
+                          calibration="none")
+    assert np.array_equal(cv.proba, local.proba)
+
+
+def test_models_page_with_an_unreachable_scheduler_says_so_and_does_not_train(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[2]
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, address)
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(cluster.connect, "__kwdefaults__", {"timeout": 1.0, "check": True})
+    at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
+    at.switch_page("pages/models.py").run()
+    assert [e.value for e in at.error] == [
+        f"Dask cluster: cannot reach the Dask scheduler at {address} within 1 s (Timed out "
+        f"trying to connect to {address} after 1 s): start it with `dask scheduler`, or fix "
+        f"--dask-scheduler / {cluster.SCHEDULER_ENV}"]
+    assert at.button(key="train").disabled
