@@ -26,6 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
@@ -121,6 +122,16 @@ def analysis() -> Analysis:
 
 def uploads() -> dict[str, bytes]:
     return st.session_state.setdefault(UPLOADS, {})
+
+
+def mapping_memory() -> MappingMemory:
+    """The user's column-mapping edits, per file (kept while other files are analysed)."""
+    return st.session_state.setdefault("mapping_memory", MappingMemory())
+
+
+def analysis_shelf() -> AnalysisShelf:
+    """The user's analyses by data key: going back to a file brings back its models."""
+    return st.session_state.setdefault("analysis_shelf", AnalysisShelf())
 
 
 # --------------------------------------------------------------------------- display

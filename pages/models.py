@@ -21,15 +21,16 @@ st.write("Each algorithm is cross-validated once: its out-of-fold predictions an
 
 def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
     key = f"set::{algorithm_id}::{name}"
+    keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
     if isinstance(default, bool):
-        return st.checkbox(name, value=default, key=key)
+        return st.checkbox(name, value=default, **keep)
     if isinstance(default, int):
-        return int(st.number_input(name, value=default, step=1, key=key))
+        return int(st.number_input(name, value=default, step=1, **keep))
     if isinstance(default, float):
-        return float(st.number_input(name, value=default, format="%g", key=key))
+        return float(st.number_input(name, value=default, format="%g", **keep))
     if isinstance(default, str):
-        return st.text_input(name, value=default, key=key)
-    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), key=key)
+        return st.text_input(name, value=default, **keep)
+    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), **keep)
     try:
         return views.parse_setting(text, default)
     except ValueError as exc:
@@ -39,11 +40,14 @@ def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
 
 names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
 chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
-                        format_func=names.get, key="algorithms")
+                        format_func=names.get, key="algorithms", persist_state="session")
 c1, c2, c3 = st.columns(3)
-folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds"))
-seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed"))
+folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds",
+                            persist_state="session"))
+seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed",
+                           persist_state="session"))
 calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibration",
+                           persist_state="session",
                            help="Calibrated probabilities make the ALP estimates on a new wave "
                                 "trustworthy (NB, RF and boosted trees usually need it).")
 

@@ -3,6 +3,7 @@ from library results (no computing here)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -179,10 +180,17 @@ POLICY_LABELS = {
 }
 
 
-def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySchema | None:
+def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
+                   table: pd.DataFrame | None = None,
+                   keep: Callable[[SurveySchema, pd.DataFrame | None], None] | None = None,
+                   ) -> SurveySchema | None:
     """The Data page's column mapping: one editable row per column (role, name, label, scale,
     segment kind) and the schema download; the schema in use, or None when the edit is
-    invalid (the error is shown)."""
+    invalid (the error is shown).
+
+    ``table``: the rows to start from when not the schema's own (a kept edit, with its
+    ignored rows); ``keep(schema, table)`` is given each valid result and its edited rows
+    (None when they are the schema's own)."""
     if target_is_unsure(base):
         st.warning("Which column is the overall question (the score the models predict)? The "
                    "layout was inferred from the data and no header says it: "
@@ -211,7 +219,7 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
                    "respondent id, or ignore. Names are identifiers used in results; labels are "
                    "shown in charts.")
         edited = st.data_editor(
-            mapping_table(base), key=key,
+            mapping_table(base) if table is None else table, key=key,
             hide_index=True, num_rows="fixed", disabled=["column"],
             column_config={
                 "column": st.column_config.TextColumn("Column in the file"),
@@ -224,13 +232,16 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
                 "segment_role": st.column_config.SelectboxColumn("Segment kind",
                                                                  options=list(SEGMENT_ROLES)),
             })
-        if edited.equals(mapping_table(base)):
+        unchanged = edited.equals(mapping_table(base))
+        if unchanged:
             schema = base  # unchanged: keep the schema exactly (aliases, plan, description)
         else:
             schema = common.run_safely(lambda: schema_from_mapping_table(edited, base),
                                        what="Column mapping")
         if schema is None:
             return None
+        if keep is not None:
+            keep(schema, None if unchanged else edited)
         st.download_button("Download schema (YAML)", data=schema.to_yaml().encode("utf-8"),
                            file_name=f"{schema.name}.yaml", mime="application/x-yaml",
                            key="dl_schema", on_click="ignore")
