@@ -26,6 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.app.training import TrainingJob
 from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
@@ -117,7 +118,23 @@ def analysis() -> Analysis:
         schema = schema_from_file(SAMPLE_SCHEMA)
         survey = cached_survey(data, filename, None, schema.to_yaml())
         st.session_state[ANALYSIS] = new_analysis(survey)
+    if (job := collect_training()) is not None:  # ended while another page was on screen
+        st.toast(job.message)
     return st.session_state[ANALYSIS]
+
+
+TRAINING = "training_job"  # the user's background training (cx_app.app.training.TrainingJob)
+TRAINING_DONE = "training_done"  # a job that ended and handed its models over, to summarise
+
+
+def collect_training() -> TrainingJob | None:
+    """A background training that has ended hands its models to its analysis (once, in the
+    page's thread) and is kept for the Models page's summary; returns it then."""
+    job = st.session_state.get(TRAINING)
+    if job is None or not job.finish():
+        return None
+    st.session_state[TRAINING_DONE] = job
+    return job
 
 
 def uploads() -> dict[str, bytes]:

@@ -8,9 +8,11 @@ from typing import Any
 import streamlit as st
 
 from cx_app.app import views
+from cx_app.app.training import TrainingJob
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import CALIBRATIONS
-from pages import common
+from cx_app.models.timing import COSTS, expected_seconds, format_duration
+from pages import common, panels
 
 a = common.analysis()
 st.title("Models")
@@ -59,22 +61,27 @@ for algorithm_id in chosen:
         settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
                                   for n, v in spec.defaults.items()}
 
-if st.button("Train and cross-validate", type="primary", disabled=not chosen, key="train"):
-    status = st.status(f"Cross-validating {len(chosen)} model(s), {folds} folds each…",
-                       expanded=True)
-    bar = status.progress(0.0, text="starting")
-
-    def show(event) -> None:
-        (status.error if event.status == "failed" else status.write)(event.message)
-        for warning in event.warnings:
-            status.warning(warning)
-
-    events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
-                     calibration=calibration, store=common.result_store(),
-                     progress=lambda share, text: bar.progress(share, text=text), on_event=show)
-    failed = any(e.status == "failed" for e in events)
-    status.update(label="Training finished" + (" with errors" if failed else ""),
-                  state="error" if failed else "complete", expanded=failed)
+rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
+expected = {k: expected_seconds(k, rows=rows, attributes=attributes, folds=folds,
+                                settings=settings[k], calibration=calibration)
+            for k in chosen if k in COSTS}
+job = st.session_state.get(common.TRAINING)
+b1, b2 = st.columns([1, 3], vertical_alignment="center")
+clicked = b1.button("Train and cross-validate", type="primary", key="train",
+                    disabled=not chosen or (job is not None and job.running))
+slow = ", ".join(f"{k} {format_duration(v)}" for k, v in expected.items() if v >= 10)
+b2.caption(f"Expected time: {format_duration(sum(expected.values()))}"
+           + (f" ({slow})" if slow else "") + f" for {rows:,} respondents × {attributes} "
+           f"attributes × {folds} folds (measured on a 2-core server; a busy one is slower)."
+           if chosen else "Choose at least one algorithm.")
+if clicked and not (job is not None and job.running):
+    job = st.session_state[common.TRAINING] = TrainingJob(
+        a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
+        store=common.result_store()).start()
+if job is not None and job.running:
+    panels.training_progress(job)  # returns when the job has ended
+if (done := st.session_state.pop(common.TRAINING_DONE, None)) is not None:
+    panels.training_summary(done)
 
 if not a.models:
     st.info("Choose algorithms and press **Train and cross-validate**.")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from cx_app.app import views
 from cx_app.app.session import Analysis
+from cx_app.app.training import TrainingJob
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.reports.definitions import GROUPING_OPTIONS
@@ -321,3 +322,50 @@ def model_source(a: Analysis):
             model = common.run_safely(lambda: load_model(upload.getvalue(),
                                                          name=Path(upload.name).name))
     return model
+
+
+def training_progress(job: TrainingJob) -> None:
+    """The running training: progress, each model as it is done, and a Cancel button; returns
+    when the job has ended (its models handed over by :func:`common.collect_training`).
+
+    The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
+    interrupts this script run at the next progress update and the page shows the job again;
+    Cancel's callback asks the job to stop after the current fold."""
+    status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds} folds "
+                       "each…", expanded=True)
+    cancel = status.empty()
+    if job.cancelling:
+        cancel.info("Cancelling: the model in training stops after its current fold…")
+    else:
+        cancel.button("Cancel training", key="cancel_training", on_click=job.cancel,
+                      help="Stops after the current fold: models already finished are kept, "
+                           "the one in training is dropped.")
+    bar = status.progress(job.share, text=job.text)
+    shown = 0
+    while not job.wait(0.3):
+        for event in job.events[shown:]:
+            status.write(event.message)
+            shown += 1
+        bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+    cancel.empty()
+    for event in job.events[shown:]:
+        status.write(event.message)
+    bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+    common.collect_training()
+    status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
+                  state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
+                  expanded=job.state != "finished")
+
+
+def training_summary(job: TrainingJob) -> None:
+    """What the last training did: failures and warnings of each model, and a cancel's
+    message (the models kept, the one dropped)."""
+    for event in job.events:
+        if event.status == "failed":
+            st.error(common.md_escape(event.message))
+        for warning in event.warnings:
+            st.warning(common.md_escape(warning))
+    if job.state == "cancelled":
+        st.warning(common.md_escape(job.message))
+    elif job.state == "failed":
+        st.error(common.md_escape(job.message))
