@@ -72,7 +72,7 @@ clicked = b1.button("Train and cross-validate", type="primary", key="train",
 slow = ", ".join(f"{k} {format_duration(v)}" for k, v in expected.items() if v >= 10)
 b2.caption(f"Expected time: {format_duration(sum(expected.values()))}"
            + (f" ({slow})" if slow else "") + f" for {rows:,} respondents × {attributes} "
-           f"attributes × {folds} folds (measured on a 2-core server; a busy one is slower)."
+           f"attributes × {folds} folds (measured on a busy 2-core server)."
            if chosen else "Choose at least one algorithm.")
 if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(

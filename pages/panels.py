@@ -332,7 +332,7 @@ def training_progress(job: TrainingJob) -> None:
     interrupts this script run at the next progress update and the page shows the job again;
     Cancel's callback asks the job to stop after the current fold."""
     status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds} folds "
-                       "each…", expanded=True)
+                       f"each, on {job.analysis.survey.source.filename}…", expanded=True)
     cancel = status.empty()
     if job.cancelling:
         cancel.info("Cancelling: the model in training stops after its current fold…")

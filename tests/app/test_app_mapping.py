@@ -97,3 +97,36 @@ def test_mapping_and_models_survive_switching_files_and_back():
     _ok(at)
     assert at.multiselect(key="algorithms").value == ["lr"]
     assert at.number_input(key="folds").value == 2
+
+
+def test_new_wave_choices_survive_a_page_switch():
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/models.py").run()
+    at.multiselect(key="algorithms").set_value(["nb"])
+    at.number_input(key="folds").set_value(2)
+    at.button(key="train").click().run()
+    at.switch_page("pages/new_wave.py").run()
+    at.button(key="nw_fit").click().run()
+    _ok(at)
+    uploader = at.file_uploader(key="nw_wave_files")
+    names = []
+    for k in (8, 9):
+        frame = simulate_telecom_waves([k], respondents_per_operator=40, seed=5,
+                                       include_target=False)
+        names.append(f"wave{k}.csv")
+        uploader.upload(names[-1], frame.to_csv(index=False).encode(), "text/csv")
+    at.run()
+    at.selectbox(key="nw_by").set_value("Operator").run()
+    _ok(at)
+    assert at.multiselect(key="nw_waves").value == names
+
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/new_wave.py").run()
+    _ok(at)
+    assert at.multiselect(key="nw_waves").value == names  # both waves, as left
+    by = at.selectbox(key="nw_by").value
+    assert getattr(by, "column", by) == "Operator"
+    tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)
+    assert list(tracker["wave"].unique()) == names and len(tracker) == 2 * 4
