@@ -78,10 +78,10 @@ if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store()).start()
-if job is not None and job.running:
+ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
+if job is not None and (job.running or not job.handed_over or ended is job):
     panels.training_progress(job)  # returns when the job has ended
-if (done := st.session_state.pop(common.TRAINING_DONE, None)) is not None:
-    panels.training_summary(done)
+    panels.training_summary(job)
 
 if not a.models:
     st.info("Choose algorithms and press **Train and cross-validate**.")

@@ -325,8 +325,8 @@ def model_source(a: Analysis):
 
 
 def training_progress(job: TrainingJob) -> None:
-    """The running training: progress, each model as it is done, and a Cancel button; returns
-    when the job has ended (its models handed over by :func:`common.collect_training`).
+    """The training: progress, each model as it is done, and a Cancel button while it runs;
+    returns when the job has ended, its models handed over to its analysis.
 
     The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
     interrupts this script run at the next progress update and the page shows the job again;
@@ -351,7 +351,7 @@ def training_progress(job: TrainingJob) -> None:
     for event in job.events[shown:]:
         status.write(event.message)
     bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
-    common.collect_training()
+    job.finish()  # the models to the analysis, here in the page's thread
     status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
                   expanded=job.state != "finished")

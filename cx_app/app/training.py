@@ -120,6 +120,11 @@ class TrainingJob:
         return not self._thread.is_alive()
 
     @property
+    def handed_over(self) -> bool:
+        """Whether :meth:`finish` has given the analysis the job's models."""
+        return self._finished
+
+    @property
     def elapsed(self) -> float:
         return (self.ended or time.monotonic()) - self.started
 

@@ -46,7 +46,8 @@ def test_a_finished_job_hands_its_models_over_once(analysis):
     assert job.state == "finished" and job.message == "Training finished"
     assert job.share == 1.0 and [e.status for e in job.events] == ["trained", "trained"]
     assert analysis.models == {}  # trained on a shadow: nothing changes under a page's feet
-    assert job.finish() is True and job.finish() is False
+    assert not job.handed_over
+    assert job.finish() is True and job.finish() is False and job.handed_over
     assert list(analysis.models) == ["nb", "dt"] and analysis.trainings == 2
     assert analysis.models["nb"].cv.folds == 3 and len(analysis.models["nb"].cv.y_pred) == 240
 
