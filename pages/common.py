@@ -27,6 +27,8 @@ import streamlit as st
 
 from cx_app.app.recovery import RecoveryStore, Snapshot, new_token, valid_token
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.app.training import TrainingJob
+from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
@@ -121,12 +123,38 @@ def analysis() -> Analysis:
         schema = schema_from_file(SAMPLE_SCHEMA)
         survey = cached_survey(data, filename, None, schema.to_yaml())
         st.session_state[ANALYSIS] = new_analysis(survey)
+    if (job := collect_training()) is not None:  # ended while another page was on screen
+        st.toast(job.message)
     save_snapshot()
     return st.session_state[ANALYSIS]
 
 
+TRAINING = "training_job"  # the user's background training (cx_app.app.training.TrainingJob)
+TRAINING_DONE = "training_done"  # a job that ended and handed its models over, to summarise
+
+
+def collect_training() -> TrainingJob | None:
+    """A background training that has ended hands its models to its analysis (once, in the
+    page's thread) and is kept for the Models page's summary; returns it then."""
+    job = st.session_state.get(TRAINING)
+    if job is None or not job.finish():
+        return None
+    st.session_state[TRAINING_DONE] = job
+    return job
+
+
 def uploads() -> dict[str, bytes]:
     return st.session_state.setdefault(UPLOADS, {})
+
+
+def mapping_memory() -> MappingMemory:
+    """The user's column-mapping edits, per file (kept while other files are analysed)."""
+    return st.session_state.setdefault("mapping_memory", MappingMemory())
+
+
+def analysis_shelf() -> AnalysisShelf:
+    """The user's analyses by data key: going back to a file brings back its models."""
+    return st.session_state.setdefault("analysis_shelf", AnalysisShelf())
 
 
 # --------------------------------------------------------------------------- display

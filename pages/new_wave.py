@@ -62,13 +62,15 @@ if uploaded and st.session_state.get("nw_last_upload") != uploaded:
 if not set(st.session_state.get("nw_waves") or []) <= set(options):
     st.session_state.pop("nw_waves")
 chosen = st.multiselect("Waves to estimate (in time order)", options, key="nw_waves",
-                        default=None if "nw_waves" in st.session_state else [options[0]])
+                        default=None if "nw_waves" in st.session_state else [options[0]],
+                        persist_state="session")  # kept across page switches
 if not chosen:
     st.info("Choose at least one wave.")
     st.stop()
 segments = [s for s in model.schema.segments if s.role != "date"]
 by = st.selectbox("Estimate each value of a segment too", [None, *segments],
-                  format_func=lambda s: "no" if s is None else s.column, key="nw_by")
+                  format_func=lambda s: "no" if s is None else s.column, key="nw_by",
+                  persist_state="session")
 
 
 def read_wave(name: str):
