@@ -22,15 +22,26 @@ st.write("Each algorithm is cross-validated once: its out-of-fold predictions an
          "probabilities are kept, and every matrix, grouping, ROC and test is derived from them.")
 
 
-@st.cache_resource(max_entries=1, show_spinner="Connecting to the Dask cluster…")
-def dask_client(address: str) -> tuple[Any]:
-    # one client per server process, shared by its sessions; in a tuple because a Client is
-    # awaitable, which st.cache_resource refuses to cache
-    return (cluster.connect(address),)
+@st.cache_resource(max_entries=1)
+def dask_clients() -> dict[str, Any]:
+    """The server process's Dask client, by scheduler address (one at a time), shared by its
+    sessions."""
+    return {}
+
+
+def dask_client(address: str) -> Any:
+    clients = dask_clients()
+    if address not in clients:  # a new address (CX_APP_DASK_SCHEDULER changed): reconnect
+        for old in clients.values():
+            old.close()
+        clients.clear()
+        with st.spinner("Connecting to the Dask cluster…"):
+            clients[address] = cluster.connect(address)
+    return clients[address]
 
 
 address = cluster.scheduler_address()  # CX_APP_DASK_SCHEDULER; unset: local, dask not imported
-client = (common.run_safely(lambda: dask_client(address)[0], what="Dask cluster") if address
+client = (common.run_safely(lambda: dask_client(address), what="Dask cluster") if address
           else None)
 if client is not None:
     st.caption(cluster.cluster_info(client).describe())
