@@ -117,6 +117,9 @@ class TrainedModel:
     the reference for the change of a wave's n/a share."""
     created: str = ""
     load_warnings: tuple[str, ...] = ()
+    preset: str = "papers"
+    """The algorithm's preset (``fast`` or ``papers``); files written before presets existed
+    used the papers' settings."""
 
     @property
     def schema(self) -> SurveySchema:
@@ -154,6 +157,7 @@ class TrainedModel:
             "schema_yaml": self.schema_yaml,
             "algorithm_id": self.algorithm_id,
             "settings": _jsonable(dict(self.settings)),
+            "preset": self.preset,
             "calibration": self.calibration,
             "training": _jsonable(dict(self.training)),
             "cv": _jsonable(dict(self.cv)),
@@ -336,6 +340,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
         versions=saved,
         created=meta.get("created", ""),
         load_warnings=tuple(notes),
+        preset=str(meta.get("preset", "papers")),
     )
 
 
