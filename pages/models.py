@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from cx_app.app import views
-from cx_app.models.algorithms import ALGORITHMS
+from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
 from pages import common
 
@@ -19,8 +19,8 @@ st.write("Each algorithm is cross-validated once: its out-of-fold predictions an
          "probabilities are kept, and every matrix, grouping, ROC and test is derived from them.")
 
 
-def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
-    key = f"set::{algorithm_id}::{name}"
+def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
+    key = f"set::{preset}::{algorithm_id}::{name}"
     if isinstance(default, bool):
         return st.checkbox(name, value=default, key=key)
     if isinstance(default, int):
@@ -47,12 +47,21 @@ calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibra
                            help="Calibrated probabilities make the ALP estimates on a new wave "
                                 "trustworthy (NB, RF and boosted trees usually need it).")
 
+preset = st.radio("Preset", PRESETS, horizontal=True, key="preset",
+                  format_func={"fast": "fast (default)", "papers": "papers"}.get,
+                  help="fast: the same models with a faster solver or stopping rule (linear "
+                       "SVM by liblinear, the MLP stopped early, trees on every free core, "
+                       "the CNN for 30 epochs), measured as accurate as the papers' settings "
+                       "(bench/RESULTS.md); papers: exactly the papers' settings. Models of "
+                       "the papers preset are labelled with it (svm papers), so both can be "
+                       "compared.")
+
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
-    spec = ALGORITHMS[algorithm_id]
-    with st.expander(f"{spec.name}: settings (the papers' defaults)"):
+    spec = get_algorithm(algorithm_id, preset)
+    with st.expander(f"{spec.name}: settings ({preset} preset)"):
         st.caption(spec.description)
-        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
+        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v, preset)
                                   for n, v in spec.defaults.items()}
 
 if st.button("Train and cross-validate", type="primary", disabled=not chosen, key="train"):
@@ -66,7 +75,7 @@ if st.button("Train and cross-validate", type="primary", disabled=not chosen, ke
             status.warning(warning)
 
     events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
-                     calibration=calibration, store=common.result_store(),
+                     calibration=calibration, store=common.result_store(), preset=preset,
                      progress=lambda share, text: bar.progress(share, text=text), on_event=show)
     failed = any(e.status == "failed" for e in events)
     status.update(label="Training finished" + (" with errors" if failed else ""),
