@@ -161,10 +161,13 @@ def test_cli_evaluate_preset_flag_is_recorded_in_results_json(survey_csv, tmp_pa
     header = stdout.splitlines()[[i for i, line in enumerate(stdout.splitlines())
                                   if line.startswith("model ")][0]]
     assert "preset" in header.split()
+    assert f"svm ({preset} preset)" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_cli_train_records_the_preset_in_the_model_file(survey_csv, tmp_path):
     from cx_app.estimate.model_file import load_model
+    from cx_app.estimate.new_wave import estimate_wave
+    from cx_app.survey.importing import load_survey
 
     path = tmp_path / "m.skops"
     stdout = _cli("train", str(survey_csv), *SURVEY_ARGS, "--algorithm", "svm",
@@ -174,6 +177,8 @@ def test_cli_train_records_the_preset_in_the_model_file(survey_csv, tmp_path):
     model = load_model(path)
     assert model.preset == "papers" and model.metadata()["preset"] == "papers"
     assert model.settings["kernel"] == "linear"
+    wave = load_survey(survey_csv, schema=model.schema, require_target=False, scoring=True)
+    assert estimate_wave(model, wave).document().model.preset == "papers"
     path2 = tmp_path / "f.skops"
     _cli("train", str(survey_csv), *SURVEY_ARGS, "--algorithm", "svm", "--calibration",
          "none", "--folds", "3", "--out", str(path2))

@@ -25,7 +25,8 @@ def section(results: Results, new_wave: WaveEstimateDocument | None, created: st
         ("Comparison method", results.comparison_method, "text"),
         ("New wave analysed", "yes" if new_wave else "no", "text")])]
     settings = tuple(
-        (m, f"{model.algorithm}: {json.dumps(model.cross_validation.settings, default=str)}",
+        (m, f"{model.algorithm} ({model.cross_validation.preset} preset): "
+            f"{json.dumps(model.cross_validation.settings, default=str)}",
          model.fit_seconds) for m, model in results.models.items())
     if settings:
         blocks.append(Table("Models and settings",
