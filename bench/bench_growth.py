@@ -85,26 +85,34 @@ def run() -> str:
                                       "at": time.strftime("%H:%M:%S")}) + "\n")
             del cv
         loads[n].append(_load())
+    return section(algorithms, sizes, times, presets, loads)
+
+
+def section(algorithms, sizes, times, presets, loads) -> str:
+    """The Markdown section: seconds per size, exponents, load averages."""
+    last = sizes[-2:]
     lines = [
         "## Growth with the number of respondents (every algorithm, fast preset)",
         "",
         f"{FOLDS}-fold cross-validation (n_jobs={N_JOBS}) + levels, per-fold metrics and ROC "
         "(`cross_validate_model` + `evaluate_result`, fold models not kept) of each algorithm "
         "with its default preset, on rows resampled with replacement from the sample survey. "
-        "Seconds; the exponent b of time ∝ n^b is fitted on log-log over the sizes. Load "
-        "average (1 / 5 / 15 min, 2 cores shared with other users) before and after each size: "
+        "Seconds; the exponent b of time ∝ n^b is fitted on log-log over all sizes, and between "
+        f"the two largest ({last[0]:,} → {last[1]:,}), which the fixed costs of the smallest "
+        "size (starting the worker processes for the first algorithm, lr; importing Keras/JAX "
+        "and compiling in them for the CNN) do not bend. Load average (1 / 5 / 15 min, 2 cores "
+        "shared with other users) before and after each size: "
         + "; ".join(f"{n:,}: {v[0]} → {v[-1]}" for n, v in loads.items()) + ".",
         "",
-        "| algorithm | preset | " + " | ".join(f"{n:,}" for n in sizes) + " | exponent b |",
-        "|---|---|" + "---:|" * (len(sizes) + 1),
+        "| algorithm | preset | " + " | ".join(f"{n:,}" for n in sizes)
+        + " | b (all sizes) | b (two largest) |",
+        "|---|---|" + "---:|" * (len(sizes) + 2),
     ]
-    for a in algorithms:
-        secs = [times[a][n] for n in sizes]
-        lines.append(f"| {a} | {presets[a]} | " + " | ".join(f"{s:.1f}" for s in secs)
-                     + f" | {_exponent(sizes, secs):.2f} |")
     total = [sum(times[a][n] for a in algorithms) for n in sizes]
-    lines.append("| all | | " + " | ".join(f"{s:.1f}" for s in total)
-                 + f" | {_exponent(sizes, total):.2f} |")
+    for a, secs, preset in [*((a, [times[a][n] for n in sizes], presets[a]) for a in algorithms),
+                            ("all", total, "")]:
+        lines.append(f"| {a} | {preset} | " + " | ".join(f"{s:.1f}" for s in secs)
+                     + f" | {_exponent(sizes, secs):.2f} | {_exponent(last, secs[-2:]):.2f} |")
     return "\n".join(lines)
 
 
