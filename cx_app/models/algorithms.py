@@ -57,7 +57,8 @@ settings):
   (``bench_presets.py``), so it is not used.
 - ``rf``, ``xgb``, ``knn``: the same settings, on as many threads as there are cores left over
   when the folds do not run in parallel (``n_jobs`` of the estimator, ``None`` = decided by
-  :func:`inner_threads` at build time; results do not depend on it).
+  :func:`inner_threads` at build time; results do not depend on it, except XGBoost's
+  probabilities in the 7th decimal: float32 sums in another order).
 - ``cnn``: the same network, 30 epochs instead of 100.
 
 Which preset an algorithm uses when none is asked for is :func:`default_preset`: ``fast``,
@@ -458,7 +459,8 @@ _FAST_CHANGES: dict[str, dict[str, Any]] = {
     },
 }
 
-_THREADED = "; on the cores the folds leave free (n_jobs None = decided when fitted)"
+_THREADED = (" Fast preset: on the cores the folds leave free (n_jobs null: decided when "
+             "fitted; the results do not depend on it beyond rounding).")
 
 FAST: dict[str, AlgorithmSpec] = {
     a: dataclasses.replace(
