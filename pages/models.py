@@ -10,7 +10,7 @@ import streamlit as st
 from cx_app.app import views
 from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
-from cx_app.models.algorithms import ALGORITHMS
+from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.timing import COSTS, expected_seconds, format_duration
 from pages import common, panels
@@ -47,8 +47,8 @@ if client is not None:
     st.caption(cluster.cluster_info(client).describe())
 
 
-def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
-    key = f"set::{algorithm_id}::{name}"
+def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
+    key = f"set::{preset}::{algorithm_id}::{name}"
     keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
     if isinstance(default, bool):
         return st.checkbox(name, value=default, **keep)
@@ -79,12 +79,21 @@ calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibra
                            help="Calibrated probabilities make the ALP estimates on a new wave "
                                 "trustworthy (NB, RF and boosted trees usually need it).")
 
+preset = st.radio("Preset", PRESETS, horizontal=True, key="preset", persist_state="session",
+                  format_func={"fast": "fast (default)", "papers": "papers"}.get,
+                  help="fast: the same models with a faster solver or stopping rule (linear "
+                       "SVM by liblinear, the MLP stopped early, trees on every free core, "
+                       "the CNN for 30 epochs), measured as accurate as the papers' settings "
+                       "(bench/RESULTS.md); papers: exactly the papers' settings. Models of "
+                       "the papers preset are labelled with it (svm papers), so both can be "
+                       "compared.")
+
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
-    spec = ALGORITHMS[algorithm_id]
-    with st.expander(f"{spec.name}: settings (the papers' defaults)"):
+    spec = get_algorithm(algorithm_id, preset)
+    with st.expander(f"{spec.name}: settings ({preset} preset)"):
         st.caption(spec.description)
-        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
+        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v, preset)
                                   for n, v in spec.defaults.items()}
 
 rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
@@ -104,7 +113,7 @@ b2.caption(f"Expected time: {format_duration(sum(expected.values()))}"
 if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
-        store=common.result_store(),
+        store=common.result_store(), preset=preset,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None).start()
 ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
 if job is not None and (job.running or not job.handed_over or ended is job):

@@ -41,11 +41,13 @@ class TrainingJob:
 
     def __init__(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]], *,
                  folds: int, seed: int, calibration: str, store: ResultStore,
-                 around: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
+                 around: Callable[[], AbstractContextManager[Any]] | None = None,
+                 preset: str | None = None) -> None:
         """``around``: a context to train inside, entered in the training thread (e.g.
         :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread)."""
         self.analysis = analysis
         self._around = around
+        self.preset = preset
         self.algorithms = {k: dict(v) for k, v in algorithms.items()}
         self.folds, self.seed, self.calibration = folds, seed, calibration
         self.store = store
@@ -86,7 +88,8 @@ class TrainingJob:
             with self._around() if self._around is not None else nullcontext():
                 self._shadow.train(self.algorithms, folds=self.folds, seed=self.seed,
                                    calibration=self.calibration, store=self.store,
-                                   progress=self._progress, on_event=self._event)
+                                   preset=self.preset, progress=self._progress,
+                                   on_event=self._event)
         except TrainingCancelled:
             done = [e.label for e in self.events if e.status != "failed"]
             dropped = [a for a in self.algorithms if not any(

@@ -109,6 +109,7 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
         gap = analysis.held_out_gap(m.model_id)
         name = ALGORITHMS[m.algorithm_id].name
         rows.append({"model": m.model_id, "algorithm": name,
+                     "preset": getattr(m.cv, "preset", "papers"),
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,

@@ -72,7 +72,8 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
     kind = tracked[0].estimate.estimated_nps.kind.upper()
-    print(f"model {model.algorithm_id} (calibration {model.calibration}); estimated {kind} "
+    print(f"model {model.algorithm_id} ({model.preset} preset, calibration "
+          f"{model.calibration}); estimated {kind} "
           "with 95% intervals")
     for t in tracked:
         nps = t.estimate.estimated_nps
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
-          f"(calibration {model.calibration}), trained on {model.training.get('n')} respondents")
+          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.get('n')} respondents")
     print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")

@@ -6,6 +6,9 @@ The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cr
 the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
 multiclass levels and ``mcc`` on 2×2 levels. ``--five-by-two lr,svm`` adds Dietterich's 5×2cv
 t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2cv``.
+``--preset fast|papers`` chooses every algorithm's settings (default: each algorithm's default
+preset, ``fast`` unless measured otherwise); the leaderboard and results.json name the preset
+of every model (``svm`` is the default preset, ``svm papers`` the other).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from cx_app.cli._common import (
     cluster_from_args,
     survey_from_args,
 )
-from cx_app.models.algorithms import DEFAULT_ALGORITHMS
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, PAPERS_BY_DEFAULT, PRESETS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
@@ -39,6 +42,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="A,B",
         default=",".join(DEFAULT_ALGORITHMS),
         help=f"algorithm ids (default: {','.join(DEFAULT_ALGORITHMS)}; also: ordinal, cnn)",
+    )
+    p.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=None,
+        help="settings of every algorithm: fast (a faster solver or stopping rule, same model "
+        "family) or papers (exactly the papers' settings); default: each algorithm's default, "
+        "fast"
+        + (f" except {', '.join(sorted(PAPERS_BY_DEFAULT))}" if PAPERS_BY_DEFAULT else ""),
     )
     p.add_argument("--folds", type=int, default=10, help="number of folds (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -80,13 +92,14 @@ def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
     """A short text table: mean per-fold accuracy at each level, AUCs and fit time."""
     first = next(iter(evaluations.values()))
     names = [lvl.name for lvl in first.levels]
-    header = ["model", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
+    header = ["model", "preset", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
     rows = []
     ranked = sorted(evaluations.items(), key=lambda kv: -kv[1].mean(names[-1], "accuracy"))
     for a, e in ranked:
         rows.append(
             [
                 a,
+                e.cv_summary.get("preset", "papers"),
                 *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
@@ -116,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
             calibration=args.calibration, permutation_repeats=args.permutation_repeats,
             progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
+            preset=args.preset,
         )  # fmt: skip
     notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once

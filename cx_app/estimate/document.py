@@ -39,6 +39,7 @@ class EstimatingModel(Document):
     """The model the wave was estimated with."""
 
     algorithm: str
+    preset: str = "papers"  # model files written before presets existed used the papers' settings
     calibration: str
     training_sha256: str | None = None
     training_n: int | None = None

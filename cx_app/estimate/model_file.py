@@ -120,6 +120,9 @@ class TrainedModel:
     file_sha256: str = ""
     """The SHA-256 of the model file it was loaded from ("" for a model not read from a file;
     :func:`model_bytes` then gives the bytes to hash)."""
+    preset: str = "papers"
+    """The algorithm's preset (``fast`` or ``papers``); files written before presets existed
+    used the papers' settings."""
 
     @property
     def schema(self) -> SurveySchema:
@@ -157,6 +160,7 @@ class TrainedModel:
             "schema_yaml": self.schema_yaml,
             "algorithm_id": self.algorithm_id,
             "settings": _jsonable(dict(self.settings)),
+            "preset": self.preset,
             "calibration": self.calibration,
             "training": _jsonable(dict(self.training)),
             "cv": _jsonable(dict(self.cv)),
@@ -350,6 +354,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
         created=meta.get("created", ""),
         load_warnings=tuple(notes),
         file_sha256=sha256_hex(data),
+        preset=str(meta.get("preset", "papers")),
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
-from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.comparison import compare_models, five_by_two_cv
 from cx_app.models.crossval import CrossValResult, cross_validate_model
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
@@ -113,10 +113,12 @@ def results_document(
             "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
             **provenance_block(
                 seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),
-                preset=preset_of(e.cv_summary.get("settings") for e in evaluations.values()),
+                preset=preset_of({"preset": e.cv_summary.get("preset", "papers")}
+                                 for e in evaluations.values()),
                 schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
                 created=created),
             "schema_yaml": schema_yaml,
+            "presets": {a: e.cv_summary.get("preset", "papers") for a, e in evaluations.items()},
         },
     }
     if drivers is not None:
@@ -155,7 +157,8 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 
 
 def five_by_two_comparisons(
-    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1
+    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
+    preset: str | None = None,
 ) -> list[dict[str, Any]]:
     """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
     level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
@@ -164,7 +167,7 @@ def five_by_two_comparisons(
     for a, b in pairs:
         result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
                                 missing_policy=survey.schema.missing_attributes,
-                                sample_weight=survey.model_weights)
+                                sample_weight=survey.model_weights, preset=preset)
         row = {"level": "original", "metric": "accuracy", **result.to_dict()}
         out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
                     for k, v in row.items()})  # fmt: skip
@@ -181,13 +184,16 @@ def evaluate_algorithm(
     n_jobs: int = 1,
     calibration: str = "none",
     progress: Callable[[int, int, str], None] | None = None,
+    preset: str | None = None,
 ) -> tuple[CrossValResult, ModelEvaluation]:
     """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
-    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``. ``preset``:
+    ``fast``, ``papers`` or ``None`` (the algorithm's default preset)."""
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
         missing_policy=survey.schema.missing_attributes, sample_weight=survey.model_weights,
+        preset=preset,
     )  # fmt: skip
     return cv, evaluate_result(cv, plan)
 
@@ -206,6 +212,8 @@ def finish_evaluation(
     """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
     (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
     attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
+    permutation_model = (None if best_cv is None else
+                         preset_label(best_cv.algorithm_id, best_cv.preset))
     drivers = driver_importance(
         survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
         resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
@@ -213,7 +221,7 @@ def finish_evaluation(
     )  # fmt: skip
     return results_document(
         survey, evaluations, plan, drivers=drivers,
-        permutation_model=best_cv.algorithm_id if best_cv is not None else None,
+        permutation_model=permutation_model,
         calibration=calibration, comparisons_5x2cv=comparisons_5x2cv,
     )  # fmt: skip
 
@@ -263,8 +271,14 @@ def evaluate_survey(
     progress: Callable[[int, int, str], None] | None = None,
     five_by_two: Sequence[tuple[str, str]] = (),
     on_cv: Callable[[CrossValResult], None] | None = None,
+    preset: str | None = None,
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
+
+    ``preset`` (``fast`` or ``papers``; ``None``: each algorithm's default preset) chooses the
+    settings of every algorithm; the evaluations are keyed by
+    :func:`~cx_app.models.algorithms.preset_label` (``svm``, or ``svm papers`` when that is
+    not the algorithm's default preset).
 
     ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
     (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
@@ -275,7 +289,7 @@ def evaluate_survey(
     models dropped) as it is done: what a project file keeps.
     """
     for a in algorithms:
-        get_algorithm(a)
+        get_algorithm(a, preset)
     for pair in five_by_two:
         for a in pair:
             get_algorithm(a)
@@ -288,12 +302,13 @@ def evaluate_survey(
     for algorithm_id in algorithms:
         cv, evaluation = evaluate_algorithm(
             survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
-            calibration=calibration, progress=progress,
+            calibration=calibration, progress=progress, preset=preset,
         )  # fmt: skip
-        evaluations[algorithm_id] = evaluation
+        label = preset_label(algorithm_id, preset)
+        evaluations[label] = evaluation
         if on_cv is not None:
             on_cv(dataclasses.replace(cv, models=None, train_predictions=None))
-        if best_model(evaluations) == algorithm_id:  # keep only the best one's fold models
+        if best_model(evaluations) == label:  # keep only the best one's fold models
             best_cv = cv
         del cv
     five_by_two_results = None
@@ -301,7 +316,7 @@ def evaluate_survey(
         if progress:
             progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
         five_by_two_results = five_by_two_comparisons(survey, five_by_two, seed=seed,
-                                                      n_jobs=n_jobs)
+                                                      n_jobs=n_jobs, preset=preset)
     document = finish_evaluation(
         survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,

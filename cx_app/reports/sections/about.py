@@ -38,7 +38,8 @@ def section(results: Results, new_wave: WaveEstimateDocument | None, created: st
             ("Training SHA-256", new_wave.model.training_sha256, "text"),
             ("Estimate created (UTC)", wave_prov.created if wave_prov else None, "text")]))
     settings = tuple(
-        (m, f"{model.algorithm}: {json.dumps(model.cross_validation.settings, default=str)}",
+        (m, f"{model.algorithm} ({model.cross_validation.preset} preset): "
+            f"{json.dumps(model.cross_validation.settings, default=str)}",
          model.fit_seconds) for m, model in results.models.items())
     if settings:
         blocks.append(Table("Models and settings",
