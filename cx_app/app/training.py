@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from cx_app.app.session import Analysis, ResultStore, TrainingEvent
+from cx_app.errors import CxAppError
 
 __all__ = ["TrainingCancelled", "TrainingJob"]
 
@@ -98,6 +99,8 @@ class TrainingJob:
             stopped = f"; {dropped[0]} was stopped during training and dropped" if dropped else ""
             untouched = (f"; not started: {', '.join(dropped[1:])}" if len(dropped) > 1 else "")
             state, message = "cancelled", f"Training cancelled ({kept}{stopped}{untouched})."
+        except CxAppError as exc:  # e.g. a lost Dask cluster: the library's own sentence
+            state, message = "failed", f"Training stopped: {exc}"
         except Exception as exc:  # noqa: BLE001 — shown on the page instead of a dead thread
             state, message = "failed", f"Training stopped by an unexpected error: {exc!r}"
         else:

@@ -78,3 +78,28 @@ def test_a_running_job_is_not_handed_over(analysis):
     job.start()
     job.wait(60)
     assert job.finish() is True
+
+
+def test_around_is_entered_in_the_training_thread_and_its_error_is_one_sentence(analysis):
+    """joblib's backend (a Dask cluster) is chosen per thread: ``around`` must be entered by
+    the training thread; an error of ours raised by it (a lost cluster) is shown as is."""
+    import contextlib
+    import threading
+
+    from cx_app.errors import ClusterError
+
+    seen = []
+
+    @contextlib.contextmanager
+    def lost_cluster():
+        seen.append(threading.current_thread().name)
+        yield
+        raise ClusterError("the run on the Dask cluster at tcp://x:8786 failed: run it again")
+
+    job = TrainingJob(analysis, {"nb": {}}, folds=3, seed=0, calibration="none",
+                      store=ResultStore(8), around=lost_cluster).start()
+    assert job.wait(60)
+    assert seen == ["cx-app-training"]
+    assert job.state == "failed"
+    assert job.message == ("Training stopped: the run on the Dask cluster at tcp://x:8786 "
+                           "failed: run it again")
