@@ -28,8 +28,12 @@ PAGES = {
     "Results": [
         st.Page("pages/new_wave.py", title="New wave", icon=":material/fiber_new:"),
         st.Page("pages/report.py", title="Report", icon=":material/download:"),
+        st.Page("pages/project.py", title="Project", icon=":material/save:"),
         st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     ],
 }
 
+from pages import common  # noqa: E402  (after set_page_config)
+
+common.recovery_offer()  # a reload offers the analysis from before it back
 st.navigation(PAGES).run()

@@ -6,11 +6,14 @@ evaluation (``evaluate_algorithm``: cross-validation keeping the fold models, le
 metrics, ROC) take at most 30 s. Runs ``lr``, ``cnn`` and ``ann`` in one process, same folds
 and seed, and prints per algorithm: wall and CPU seconds (the CNN's include importing Keras/JAX
 and compiling its training loop, once), mean per-fold accuracy and the pooled accuracy at the
-original level, and the warnings. ``python bench/bench_cnn.py [ALGORITHM ...]``.
+original level, and the warnings. ``python bench/bench_cnn.py [ALGORITHM ...]``. Every
+algorithm runs under the preset ``CX_BENCH_CNN_PRESET`` (default ``papers``, the settings this
+comparison is about; ``fast`` is measured by ``bench_models.py`` and ``bench_presets.py``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,6 +26,7 @@ from cx_app.survey.schema import load_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDS, SEED = 10, 0
+PRESET = os.environ.get("CX_BENCH_CNN_PRESET", "papers")
 
 
 def run(algorithms=("lr", "cnn", "ann")) -> str:
@@ -30,13 +34,14 @@ def run(algorithms=("lr", "cnn", "ann")) -> str:
                          schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"))
     plan = resolve_plan(survey.schema.plan_spec, survey.classes)
     lines = [f"Sample telecom survey, {len(survey.y):,} respondents, {survey.X.shape[1]} "
-             f"attributes, {FOLDS} folds, seed {SEED}, n_jobs 1.", "",
+             f"attributes, {FOLDS} folds, seed {SEED}, n_jobs 1, {PRESET} preset.", "",
              "| algorithm | wall s | CPU s | cv fit s | mean fold accuracy | pooled accuracy |",
              "|---|---|---|---|---|---|"]
     notes = []
     for algorithm_id in algorithms:
         wall, cpu = time.perf_counter(), time.process_time()
-        cv, evaluation = evaluate_algorithm(survey, algorithm_id, plan, folds=FOLDS, seed=SEED)
+        cv, evaluation = evaluate_algorithm(survey, algorithm_id, plan, folds=FOLDS, seed=SEED,
+                                            preset=PRESET)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pooled = float((cv.y_pred == cv.y_true).mean())
         lines.append(f"| {algorithm_id} | {wall:.1f} | {cpu:.1f} | {cv.fit_seconds:.1f} | "

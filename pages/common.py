@@ -25,7 +25,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from cx_app.app.recovery import RecoveryStore, Snapshot, new_token, valid_token
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.app.training import TrainingJob
+from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
@@ -38,6 +41,10 @@ SAMPLE_SCHEMA = "telecom_nps.yaml"
 ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
+PROJECT_SCHEMA = "The opened or restored analysis' schema"  # a schema option, and its key
+TOKEN = "recovery_token"  # this session's token, also in the address as ?session=
+RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
+"""Session-state entries a reload snapshot keeps beside the analysis."""
 LIMITS = cache_limits()
 TTL = LIMITS.ttl_seconds
 
@@ -116,11 +123,38 @@ def analysis() -> Analysis:
         schema = schema_from_file(SAMPLE_SCHEMA)
         survey = cached_survey(data, filename, None, schema.to_yaml())
         st.session_state[ANALYSIS] = new_analysis(survey)
+    if (job := collect_training()) is not None:  # ended while another page was on screen
+        st.toast(job.message)
+    save_snapshot()
     return st.session_state[ANALYSIS]
+
+
+TRAINING = "training_job"  # the user's background training (cx_app.app.training.TrainingJob)
+TRAINING_DONE = "training_done"  # a job that ended and handed its models over, to summarise
+
+
+def collect_training() -> TrainingJob | None:
+    """A background training that has ended hands its models to its analysis (once, in the
+    page's thread) and is kept for the Models page's summary; returns it then."""
+    job = st.session_state.get(TRAINING)
+    if job is None or not job.finish():
+        return None
+    st.session_state[TRAINING_DONE] = job
+    return job
 
 
 def uploads() -> dict[str, bytes]:
     return st.session_state.setdefault(UPLOADS, {})
+
+
+def mapping_memory() -> MappingMemory:
+    """The user's column-mapping edits, per file (kept while other files are analysed)."""
+    return st.session_state.setdefault("mapping_memory", MappingMemory())
+
+
+def analysis_shelf() -> AnalysisShelf:
+    """The user's analyses by data key: going back to a file brings back its models."""
+    return st.session_state.setdefault("analysis_shelf", AnalysisShelf())
 
 
 # --------------------------------------------------------------------------- display
@@ -192,3 +226,64 @@ def need_models(a: Analysis) -> bool:
     st.info("No model is trained yet: train one or more on the Models page first.")
     st.page_link("pages/models.py", label="Go to Models")
     return True
+
+
+# --------------------------------------------------------------------------- reload recovery
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def recovery_store() -> RecoveryStore:
+    """The process-wide reload snapshots (bounded like the result store)."""
+    return RecoveryStore(LIMITS)
+
+
+def _restore(snapshot: Snapshot) -> None:
+    for key, value in snapshot.state.items():
+        st.session_state[key] = value
+    # the Data page offers the analysis' own schema, so that it keeps the analysis
+    st.session_state[PROJECT_SCHEMA] = snapshot.analysis.survey.schema
+    choice = dict(snapshot.state.get("data_choice") or {})
+    st.session_state["data_choice"] = {"file": None, "sheet": None, **choice,
+                                       "schema": PROJECT_SCHEMA}
+    st.session_state[ANALYSIS] = snapshot.analysis
+    st.session_state["recovery_decided"] = True
+
+
+def _dismiss() -> None:
+    st.session_state["recovery_decided"] = True
+
+
+def recovery_offer() -> None:
+    """Run by the entry script before the page: keep the session's token in the address;
+    after a reload, offer the snapshot of the session before it (until the user chooses).
+    The buttons act through callbacks, which run before whichever script runs next."""
+    token = st.session_state.get(TOKEN)
+    if token is None:
+        token = st.query_params.get("session")
+        if not valid_token(token):
+            token = new_token()
+            st.session_state["recovery_decided"] = True  # a new tab: nothing to recover
+        st.session_state[TOKEN] = token
+    if st.query_params.get("session") != token:  # also after a page switch cleared it
+        st.query_params["session"] = token
+    if not st.session_state.get("recovery_decided"):
+        snapshot = recovery_store().get(token)
+        if snapshot is None:
+            st.session_state["recovery_decided"] = True
+        else:
+            st.info(f"The page was reloaded. Your analysis from before is kept: "
+                    f"{md_escape(snapshot.describe())}.")
+            restore, fresh = st.columns(2)
+            restore.button("Restore it", type="primary", key="recovery_restore",
+                           on_click=_restore, args=(snapshot,))
+            fresh.button("Start afresh", key="recovery_dismiss", on_click=_dismiss)
+    save_snapshot()
+
+
+def save_snapshot() -> None:
+    """Keep (a reference to) the session's analysis under its token, once the user has
+    chosen whether to restore an earlier one (run by the entry script and by ``analysis()``)."""
+    token = st.session_state.get(TOKEN)
+    if token and st.session_state.get("recovery_decided") and ANALYSIS in st.session_state:
+        recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
+            k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))

@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from cx_app.app import views
 from cx_app.engine.catalogue import metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.reports import charts
+from cx_app.reports.definitions import auc_reading
 from pages import common
 
 a = common.analysis()
@@ -27,14 +29,18 @@ if evals is None:
     st.stop()
 levels = evals[chosen[0]].levels
 binary = [lv for lv in levels if lv.is_binary]
+grouping = common.run_safely(lambda: views.grouping_by_level(a.resolved_plan())) or {}
 
 # --------------------------------------------------------------------------- ROC of the 2x2+IM
 if binary:
     level = binary[-1]
-    st.subheader(f"ROC of the {level.name} (positive: {level.positive})")
+    grouped = grouping.get(level.name, "grouping")
+    st.subheader(f"ROC of the {level.name}, {grouped} (positive: {level.positive})")
     st.caption("Score = summed probability of the positive group's classes. The curve ends at "
                "TPR = TP/P_actual of the most likely prediction (below 1 when the positive group "
-               "has intragroup mismatch); the dashed line is random selection up to that point.")
+               "has intragroup mismatch); the dashed line is random selection up to that point. "
+               "Read each AUC against its random-selection area (grey bar), not against 0.5: "
+               "with intragroup mismatch both are below 0.5.")
     curves, randoms, aucs = [], [], []
     for m, ev in evals.items():
         roc = ev.roc[level.name]
@@ -44,8 +50,12 @@ if binary:
         aucs.append({"model": m, "auc": roc.auc, "random_auc": roc.random_auc})
     auc_frame = pd.DataFrame(aucs)
     left, right = st.columns([3, 2])
-    left.altair_chart(charts.roc_chart(pd.concat(curves), pd.concat(randoms)), width="content")
-    right.altair_chart(charts.auc_bars(auc_frame), width="stretch")
+    left.altair_chart(charts.roc_chart(pd.concat(curves), pd.concat(randoms),
+                                       title=f"ROC, {level.name}, {grouped}"), width="content")
+    right.altair_chart(charts.auc_bars(auc_frame, title=f"AUC, {level.name}, {grouped}"),
+                       width="stretch")
+    for row in aucs:
+        st.text(auc_reading(row["model"], row["auc"], row["random_auc"]))
     with right:
         common.table(auc_frame, key="auc", file_name=f"auc_{level.name}.csv",
                      column_config={"auc": st.column_config.NumberColumn("AUC", format="%.3f"),
@@ -79,7 +89,9 @@ if len(chosen) < 2:
 else:
     c1, c2 = st.columns(2)
     level_names = [lv.name for lv in levels]
-    test_level = c1.selectbox("Level", level_names, index=len(level_names) - 1, key="t_level")
+    test_level = c1.selectbox("Level", level_names, index=len(level_names) - 1, key="t_level",
+                              format_func=lambda n: f"{n}, {grouping[n]}" if n in grouping
+                              else n)
     metric_keys = list(evals[chosen[0]].per_fold[test_level])
     preferred = "f1" if "f1" in metric_keys else "f1_macro"
     metric = c2.selectbox("Metric", metric_keys, index=metric_keys.index(preferred),
@@ -117,7 +129,8 @@ else:
 # --------------------------------------------------------------------------- rhombus
 if binary:
     level = binary[-1]
-    st.subheader(f"φ–δ rhombus of the {level.name}: one point per fold")
+    st.subheader(f"φ–δ rhombus of the {level.name}, "
+                 f"{grouping.get(level.name, 'grouping')}: one point per fold")
     st.caption("δ = TPR − FPR (discriminant capability: higher is better); φ = TPR + FPR − 1 "
                "(characteristic capability: how much the model leans towards the positive "
                "group). A tight cloud means a stable model.")

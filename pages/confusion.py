@@ -36,11 +36,12 @@ st.caption("Rows: actual class · columns: predicted class · shading: share of 
            "orange dashed cells: intragroup mismatch (IM), the IM column being the IM row "
            "transposed · outlined: correct cells.")
 original, *reduced = levels
+grouping = views.grouping_by_level(resolved)
 st.altair_chart(charts.confusion_heatmap(original.to_frame(),
                                          title=f"{model_id}: original {len(original.labels)}"
                                                f"×{len(original.labels)}"), width="content")
 for level in reduced:
-    title = f"{model_id}: {level.name}"
+    title = f"{model_id}: {level.name}, {grouping.get(level.name, 'grouping')}"
     if level.positive:
         title += f" (positive: {level.positive})"
     st.altair_chart(charts.confusion_heatmap(level.to_frame(), title=title), width="content")
@@ -74,6 +75,8 @@ st.caption("Hover a column header for its definition; rates in percent.")
 for index, level in enumerate(levels):
     table = views.level_metric_table(a, index)
     st.markdown(f"**{common.md_escape(level.name)}**"
+                + (f" · {common.md_escape(grouping[level.name])}" if level.name in grouping
+                   else "")
                 + (f" · positive group: {common.md_escape(level.positive)}"
                    if level.positive else ""))
     common.table(common.scale_percent(table.frame, list(table.percent_columns)),

@@ -3,9 +3,12 @@ column mapping; see the data-quality report."""
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 import yaml
 
+from cx_app.app.workspace import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.schema import SurveySchema, infer_schema, schema_from_yaml_text
 from pages import common, panels
@@ -30,21 +33,36 @@ for f in files or []:
 sample_label = "Bundled sample: telecom NPS survey (waves 1–6)"
 options = [sample_label, *uploads]
 current = choice["file"] if choice["file"] in uploads else sample_label
+by_file: dict = choice.setdefault("by_file", {})  # each file's sheet and schema choice
+
+
+def switch_to(file: str | None) -> None:
+    """Make ``file`` (None: the sample) the file in use, with the sheet and schema last chosen
+    for it."""
+    if choice["file"] == file:
+        return
+    by_file[choice["file"]] = {"sheet": choice["sheet"], "schema": choice["schema"]}
+    default = common.SAMPLE_SCHEMA if file is None else common.INFER
+    choice.update(file=file, **by_file.get(file, {"sheet": None, "schema": default}))
+
+
 if files:  # a fresh upload becomes the file in use
     newest = files[-1].name
     if st.session_state.get("_last_upload") != newest:
         st.session_state["_last_upload"] = newest
         current = newest
-        choice.update(file=newest, sheet=None, schema=common.INFER)
-picked = st.selectbox("Survey file", options, index=options.index(current))
+        switch_to(newest)
+        st.session_state["survey_file"] = newest
+if st.session_state.get("survey_file") not in options:  # first visit, or back from a page
+    st.session_state["survey_file"] = current
+# keyed and set through session state: the choice stays put when the options change
+picked = st.selectbox("Survey file", options, key="survey_file")
 if picked == sample_label:
     filename, data = common.sample_bytes(common.SAMPLE_NAME)
-    if choice["file"] is not None:
-        choice.update(file=None, sheet=None, schema=common.SAMPLE_SCHEMA)
+    switch_to(None)
 else:
     filename, data = picked, uploads[picked]
-    if choice["file"] != picked:
-        choice.update(file=picked, sheet=None, schema=common.INFER)
+    switch_to(picked)
 
 col_sheet, col_schema = st.columns(2)
 try:
@@ -64,6 +82,8 @@ else:
     col_sheet.text_input("Sheet", "— (CSV file)", disabled=True)
 
 schema_options = [*common.bundled_schemas(), common.INFER]
+if common.PROJECT_SCHEMA in st.session_state:  # the schema of a project opened on its page
+    schema_options.insert(0, common.PROJECT_SCHEMA)
 index = schema_options.index(choice["schema"]) if choice["schema"] in schema_options else len(
     schema_options) - 1
 schema_choice = col_schema.selectbox(
@@ -80,6 +100,8 @@ schema_file = col_schema.file_uploader(
 def base_schema() -> SurveySchema:
     if schema_file is not None:
         return schema_from_yaml_text(schema_file.getvalue(), schema_file.name)
+    if schema_choice == common.PROJECT_SCHEMA:
+        return st.session_state[common.PROJECT_SCHEMA]
     if schema_choice != common.INFER:
         return common.schema_from_file(schema_choice)
     raw = common.cached_raw_table(data, filename, sheet)
@@ -91,7 +113,14 @@ if base is None:
     st.stop()
 
 source = schema_file.name if schema_file is not None else schema_choice
-schema = panels.mapping_editor(base, key=f"mapping::{filename}::{sheet}::{source}",
+# the mapping as last edited for this file (kept per file while other files are analysed)
+memory = common.mapping_memory()
+file_key = mapping_file_key(hashlib.sha256(data).hexdigest(), sheet, base)
+prefix = memory.prefix(file_key)
+editing = any(k == prefix or str(k).startswith(f"{prefix}::") for k in st.session_state)
+seed, seed_table = memory.seed(file_key, base, editing=editing)
+schema = panels.mapping_editor(seed, key=memory.prefix(file_key), table=seed_table,
+                               keep=lambda s, t: memory.keep(file_key, s, t),
                                expanded=source == common.INFER)
 if schema is None:
     st.stop()
@@ -104,10 +133,17 @@ except CxAppError as exc:
     st.stop()
 fresh = common.new_analysis(survey)
 if analysis is None or analysis.data_key != fresh.data_key:
-    if analysis is not None and analysis.models:
-        st.warning(f"The data changed: the {len(analysis.models)} model(s) trained on the "
-                   "previous data were set aside. Train again on the Models page.")
-    st.session_state[common.ANALYSIS] = analysis = fresh
+    shelf = common.analysis_shelf()
+    if analysis is not None:
+        shelf.resume(analysis)  # kept with its models for when the user comes back
+        if analysis.models:
+            st.info(f"The {len(analysis.models)} model(s) trained on "
+                    f"{common.md_escape(analysis.survey.source.filename)} are kept: they come "
+                    "back when you return to that file and mapping.")
+    st.session_state[common.ANALYSIS] = analysis = shelf.resume(fresh)
+    if analysis is not fresh and analysis.models:
+        st.success(f"Back to {common.md_escape(filename)}: its {len(analysis.models)} trained "
+                   "model(s) and results are here again (nothing retrained).")
 
 panels.data_quality(survey)
 

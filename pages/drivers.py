@@ -3,6 +3,7 @@ importance–performance quadrant, the φ–δ rhombus of the attributes' top-2-
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -36,25 +37,32 @@ source = st.selectbox("Importance measure", SOURCES, key="driver_source",
                            "once, right after the model was trained).")
 
 
+directions = drivers.relative_weights.to_frame()["direction"]
+
+
 def importance_frame() -> tuple[pd.DataFrame, str]:
     if source == SOURCES[0]:
         rw = drivers.relative_weights.to_frame()
         values = rw["percent_of_r2"]
         return pd.DataFrame({"attribute": rw.index, "importance": values.to_numpy(),
-                             "ci_low": values.to_numpy(), "ci_high": values.to_numpy()}), \
-            "% of R²"
+                             "ci_low": values.to_numpy(), "ci_high": values.to_numpy(),
+                             "direction": rw["direction"].to_numpy()}), "% of R²"
     if source == SOURCES[1]:
         if drivers.ordinal is None:
             raise ValueError("ordinal coefficients are not available for this survey")
         frame = drivers.ordinal.to_frame().reset_index()
-        return frame.rename(columns={"coef": "importance"})[
-            ["attribute", "importance", "ci_low", "ci_high"]], "coefficient (95% interval)"
+        frame = frame.rename(columns={"coef": "importance"}).assign(
+            direction=lambda f: np.sign(f["importance"]))
+        return frame[["attribute", "importance", "ci_low", "ci_high", "direction"]], \
+            "coefficient (95% interval)"
     model = a.models[source.removeprefix("Permutation importance: ")]
     perm = model.permutation  # computed right after training, with the fold models
     if perm is None:
         raise ValueError("no permutation importance for this model: train it again")
     frame = perm.to_frame().reset_index().rename(columns={"mean": "importance"})
-    return frame[["attribute", "importance", "ci_low", "ci_high"]], \
+    # an accuracy drop has no sign: the direction is the attribute's relation with the score
+    frame["direction"] = frame["attribute"].map(directions)
+    return frame[["attribute", "importance", "ci_low", "ci_high", "direction"]], \
         "accuracy drop (95% interval over folds)"
 
 
@@ -67,6 +75,9 @@ with st.spinner("Computing…"):
 imp["attribute"] = imp["attribute"].map(lambda n: labels.get(n, n))
 st.subheader("Importance")
 st.altair_chart(charts.importance_bars(imp, value_title=unit), width="stretch")
+st.caption(f"n = {len(survey.frame):,} respondents (each attribute over those who answered "
+           "it). Colour: direction — blue, higher ratings of the attribute go with "
+           "higher scores; red, with lower scores (an attribute to read with care, not a lever).")
 shown = imp if source != SOURCES[0] else imp.drop(columns=["ci_low", "ci_high"])  # no interval
 common.table(shown.round(3), key="importance", file_name="driver_importance.csv",
              csv_frame=shown)

@@ -3,16 +3,17 @@ them on every level of the reduction plan."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import streamlit as st
 
 from cx_app.app import views
+from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
-from cx_app.models.algorithms import ALGORITHMS
+from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
-from pages import common
+from cx_app.models.timing import COSTS, expected_seconds, format_duration
+from pages import common, panels
 
 a = common.analysis()
 st.title("Models")
@@ -21,31 +22,43 @@ st.write("Each algorithm is cross-validated once: its out-of-fold predictions an
          "probabilities are kept, and every matrix, grouping, ROC and test is derived from them.")
 
 
-@st.cache_resource(max_entries=1, show_spinner="Connecting to the Dask cluster…")
-def dask_client(address: str) -> tuple[Any]:
-    # one client per server process, shared by its sessions; in a tuple because a Client is
-    # awaitable, which st.cache_resource refuses to cache
-    return (cluster.connect(address),)
+@st.cache_resource(max_entries=1)
+def dask_clients() -> dict[str, Any]:
+    """The server process's Dask client, by scheduler address (one at a time), shared by its
+    sessions."""
+    return {}
+
+
+def dask_client(address: str) -> Any:
+    clients = dask_clients()
+    if address not in clients:  # a new address (CX_APP_DASK_SCHEDULER changed): reconnect
+        for old in clients.values():
+            old.close()
+        clients.clear()
+        with st.spinner("Connecting to the Dask cluster…"):
+            clients[address] = cluster.connect(address)
+    return clients[address]
 
 
 address = cluster.scheduler_address()  # CX_APP_DASK_SCHEDULER; unset: local, dask not imported
-client = (common.run_safely(lambda: dask_client(address)[0], what="Dask cluster") if address
+client = (common.run_safely(lambda: dask_client(address), what="Dask cluster") if address
           else None)
 if client is not None:
     st.caption(cluster.cluster_info(client).describe())
 
 
-def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
-    key = f"set::{algorithm_id}::{name}"
+def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
+    key = f"set::{preset}::{algorithm_id}::{name}"
+    keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
     if isinstance(default, bool):
-        return st.checkbox(name, value=default, key=key)
+        return st.checkbox(name, value=default, **keep)
     if isinstance(default, int):
-        return int(st.number_input(name, value=default, step=1, key=key))
+        return int(st.number_input(name, value=default, step=1, **keep))
     if isinstance(default, float):
-        return float(st.number_input(name, value=default, format="%g", key=key))
+        return float(st.number_input(name, value=default, format="%g", **keep))
     if isinstance(default, str):
-        return st.text_input(name, value=default, key=key)
-    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), key=key)
+        return st.text_input(name, value=default, **keep)
+    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), **keep)
     try:
         return views.parse_setting(text, default)
     except ValueError as exc:
@@ -55,41 +68,57 @@ def setting_input(algorithm_id: str, name: str, default: Any) -> Any:
 
 names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
 chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
-                        format_func=names.get, key="algorithms")
+                        format_func=names.get, key="algorithms", persist_state="session")
 c1, c2, c3 = st.columns(3)
-folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds"))
-seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed"))
+folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds",
+                            persist_state="session"))
+seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed",
+                           persist_state="session"))
 calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibration",
+                           persist_state="session",
                            help="Calibrated probabilities make the ALP estimates on a new wave "
                                 "trustworthy (NB, RF and boosted trees usually need it).")
 
+preset = st.radio("Preset", PRESETS, horizontal=True, key="preset", persist_state="session",
+                  format_func={"fast": "fast (default)", "papers": "papers"}.get,
+                  help="fast: the same models with a faster solver or stopping rule (linear "
+                       "SVM by liblinear, the MLP stopped early, trees on every free core, "
+                       "the CNN for 30 epochs), measured as accurate as the papers' settings "
+                       "(bench/RESULTS.md); papers: exactly the papers' settings. Models of "
+                       "the papers preset are labelled with it (svm papers), so both can be "
+                       "compared.")
+
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
-    spec = ALGORITHMS[algorithm_id]
-    with st.expander(f"{spec.name}: settings (the papers' defaults)"):
+    spec = get_algorithm(algorithm_id, preset)
+    with st.expander(f"{spec.name}: settings ({preset} preset)"):
         st.caption(spec.description)
-        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v)
+        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v, preset)
                                   for n, v in spec.defaults.items()}
 
-if st.button("Train and cross-validate", type="primary", key="train",
-             disabled=not chosen or (address is not None and client is None)):
-    status = st.status(f"Cross-validating {len(chosen)} model(s), {folds} folds each…",
-                       expanded=True)
-    bar = status.progress(0.0, text="starting")
-
-    def show(event) -> None:
-        (status.error if event.status == "failed" else status.write)(event.message)
-        for warning in event.warnings:
-            status.warning(warning)
-
-    with cluster.on_cluster(client) if client is not None else contextlib.nullcontext():
-        events = a.train({k: settings[k] for k in chosen}, folds=folds, seed=seed,
-                         calibration=calibration, store=common.result_store(),
-                         progress=lambda share, text: bar.progress(share, text=text),
-                         on_event=show)
-    failed = any(e.status == "failed" for e in events)
-    status.update(label="Training finished" + (" with errors" if failed else ""),
-                  state="error" if failed else "complete", expanded=failed)
+rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
+expected = {k: expected_seconds(k, rows=rows, attributes=attributes, folds=folds,
+                                settings=settings[k], calibration=calibration)
+            for k in chosen if k in COSTS}
+job = st.session_state.get(common.TRAINING)
+b1, b2 = st.columns([1, 3], vertical_alignment="center")
+clicked = b1.button("Train and cross-validate", type="primary", key="train",
+                    disabled=not chosen or (job is not None and job.running)
+                    or (address is not None and client is None))
+slow = ", ".join(f"{k} {format_duration(v)}" for k, v in expected.items() if v >= 10)
+b2.caption(f"Expected time: {format_duration(sum(expected.values()))}"
+           + (f" ({slow})" if slow else "") + f" for {rows:,} respondents × {attributes} "
+           f"attributes × {folds} folds (measured on a busy 2-core server)."
+           if chosen else "Choose at least one algorithm.")
+if clicked and not (job is not None and job.running):
+    job = st.session_state[common.TRAINING] = TrainingJob(
+        a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
+        store=common.result_store(), preset=preset,
+        around=(lambda: cluster.on_cluster(client)) if client is not None else None).start()
+ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
+if job is not None and (job.running or not job.handed_over or ended is job):
+    panels.training_progress(job)  # returns when the job has ended
+    panels.training_summary(job)
 
 if not a.models:
     st.info("Choose algorithms and press **Train and cross-validate**.")

@@ -8,8 +8,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from cx_app.app import views
+from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
-from cx_app.estimate.tracker import track_waves, tracker_frame
+from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
 from pages import common, panels
@@ -60,13 +62,15 @@ if uploaded and st.session_state.get("nw_last_upload") != uploaded:
 if not set(st.session_state.get("nw_waves") or []) <= set(options):
     st.session_state.pop("nw_waves")
 chosen = st.multiselect("Waves to estimate (in time order)", options, key="nw_waves",
-                        default=None if "nw_waves" in st.session_state else [options[0]])
+                        default=None if "nw_waves" in st.session_state else [options[0]],
+                        persist_state="session")  # kept across page switches
 if not chosen:
     st.info("Choose at least one wave.")
     st.stop()
 segments = [s for s in model.schema.segments if s.role != "date"]
 by = st.selectbox("Estimate each value of a segment too", [None, *segments],
-                  format_func=lambda s: "no" if s is None else s.column, key="nw_by")
+                  format_func=lambda s: "no" if s is None else s.column, key="nw_by",
+                  persist_state="session")
 
 
 def read_wave(name: str):
@@ -77,7 +81,8 @@ def read_wave(name: str):
 
 
 try:
-    wave_surveys = [read_wave(name) for name in chosen]
+    # a file with a wave column holding several waves: one point per wave
+    wave_surveys = [part for name in chosen for part in split_waves(read_wave(name))]
     tracked = track_waves(model, wave_surveys, by=None if by is None else by.name)
 except CxAppError as exc:
     st.error(str(exc))
@@ -85,14 +90,19 @@ except CxAppError as exc:
 covers = tracked[0].estimate.estimated_nps.covers
 if len(tracked) > 1 or by is not None:
     st.subheader("Tracker: estimated NPS by wave")
-    st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover {covers}.")
     table = tracker_frame(tracked)
     shown = table.dropna(subset=["nps"])
     st.altair_chart(charts.nps_trend_chart(shown, wave_title="Wave"), width="stretch")
+    st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover {covers}. "
+               "▲ / ▼: a significant change from the previous wave of the same line (z test "
+               "on the two estimates with their whole uncertainty, Holm-adjusted over the "
+               f"{int(table['p'].notna().sum())} changes, 5%). n per wave and segment in the "
+               "table.")
     common.table(table.round(2), key="nw_tracker", file_name="tracker.csv")
-detail = st.selectbox("Details of wave", chosen, index=len(chosen) - 1, key="nw_detail")
-estimate = tracked[chosen.index(detail)].estimate
-filename = tracked[chosen.index(detail)].file
+files = [t.file for t in tracked]
+detail = st.selectbox("Details of wave", files, index=len(files) - 1, key="nw_detail")
+estimate = tracked[files.index(detail)].estimate
+filename = tracked[files.index(detail)].file
 
 # --------------------------------------------------------------------------- results
 st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)  # for the Report
@@ -120,15 +130,21 @@ common.table(common.scale_percent(metrics, value_columns), key="nw_metrics",
              column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
                             for c in value_columns})
 
-st.subheader("ALP confusion matrix")
-st.caption("Rows: estimated actual class (summed probabilities) · columns: predicted class. "
-           "Real-valued counts; no labels needed.")
+st.subheader("Confusion matrix estimated from the model's probabilities (ALP)")
+st.caption("Rows: estimated actual class (each respondent counts with the model's probability "
+           "of every class) · columns: predicted class. Real-valued counts; no scores needed. "
+           "See the Glossary page.")
 original, *reduced = estimate.levels
+grouping = common.run_safely(lambda: views.grouping_by_level(
+    resolve_plan(model.schema.plan_spec, estimate.classes))) or {}
 st.altair_chart(charts.confusion_heatmap(original.to_frame(), count_format=",.1f",
-                                         title="ALP matrix, original classes"), width="content")
+                                         title="Estimated (ALP), original classes"),
+                width="content")
 for level in reduced:
-    st.altair_chart(charts.confusion_heatmap(level.to_frame(), count_format=",.1f",
-                                             title=f"ALP {level.name}"), width="content")
+    st.altair_chart(charts.confusion_heatmap(
+        level.to_frame(), count_format=",.1f",
+        title=f"Estimated (ALP), {level.name}, {grouping.get(level.name, 'grouping')}"),
+        width="content")
 
 st.subheader("Drift against the training data")
 common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")

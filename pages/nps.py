@@ -9,6 +9,7 @@ import streamlit as st
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
 from cx_app.survey.nps import groups_for_schema, nps_by, nps_by_results, nps_changes, nps_summary
+from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 from pages import common
 
 a = common.analysis()
@@ -66,11 +67,26 @@ if split_specs:
     spec = st.selectbox("Segment", split_specs, format_func=lambda s: s.column, key="nps_segment")
     by_segment = common.run_safely(lambda: nps_by(survey.respondents, target, spec.name, groups=groups,
                                                       weight=weight))
-    if by_segment is not None:
-        chart_data = by_segment.rename(columns={spec.name: "group", "nps": "nps"})
+    flags = common.run_safely(lambda: segments_vs_rest(survey.respondents, target, spec.name,
+                                                       groups=groups, weight=weight))
+    if by_segment is not None and flags is not None:
+        flags = flags.set_index("segment").reindex(by_segment[spec.name].astype(str))
+        chart_data = by_segment.rename(columns={spec.name: "group"}).assign(
+            flag=flags["flag"].to_numpy())
         st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column), width="stretch")
-        common.table(nps_table(by_segment, spec.name), key="nps_segment_table",
-                     file_name=f"nps_by_{spec.name}.csv", column_config=nps_config())
+        st.caption(f"n = {int(by_segment['n'].sum()):,} respondents. Colour: each {spec.column} "
+                   "against all other respondents (two-sided z test, Holm-adjusted over the "
+                   f"{len(flags)} segments, 5%); bars and lines show the 95% interval.")
+        table = nps_table(by_segment, spec.name).assign(
+            **{"vs rest": flags["difference"].to_numpy(), "p (Holm)": flags["p_holm"].to_numpy(),
+               "flag": flags["flag"].to_numpy()})
+        common.table(table, key="nps_segment_table",
+                     file_name=f"nps_by_{spec.name}.csv",
+                     column_config={**nps_config(),
+                                    "vs rest": st.column_config.NumberColumn("vs rest",
+                                                                             format="%+.1f"),
+                                    "p (Holm)": st.column_config.NumberColumn("p (Holm)",
+                                                                              format="%.3f")})
 
 if wave_specs:
     st.subheader("Trend by wave")
@@ -79,35 +95,35 @@ if wave_specs:
                          format_func=lambda s: "all respondents together" if s is None
                          else s.column, key="nps_trend_split")
 
-    def trend() -> pd.DataFrame:
-        if split is None:
-            frame = nps_by(survey.respondents, target, wave.name, groups=groups, weight=weight)
-            return frame.rename(columns={wave.name: "wave"})
-        parts = []
-        for value, part in survey.respondents.groupby(split.name, sort=True, observed=True):
-            frame = nps_by(part, target, wave.name, groups=groups,
-                           weight=weight).rename(columns={wave.name: "wave"})
-            parts.append(frame.assign(series=str(value)))
-        return pd.concat(parts, ignore_index=True)
-
-    waves = common.run_safely(trend)
+    waves = common.run_safely(lambda: wave_trend(
+        survey.respondents, target, wave.name, split=None if split is None else split.name,
+        groups=groups, weight=weight))
     if waves is not None:
         st.altair_chart(charts.nps_trend_chart(waves, wave_title=wave.column), width="stretch")
+        st.caption(f"n = {int(waves['n'].sum()):,} respondents. ▲ / ▼: a significant change "
+                   "from the previous wave of the same line (two-sided z test, Holm-adjusted "
+                   f"over the {int(waves['p'].notna().sum())} changes shown, 5%); bands: 95% "
+                   "intervals.")
         whole = common.run_safely(lambda: nps_by_results(survey.respondents, target, wave.name,
                                                          groups=groups, weight=weight))
-        if whole:
-            changes = nps_changes(whole)
+        overall = waves if split is None else common.run_safely(lambda: wave_trend(
+            survey.respondents, target, wave.name, groups=groups, weight=weight))
+        if whole and overall is not None:
+            changes = nps_changes(whole).assign(p_holm=overall["p_holm"].to_numpy()[1:])
             changes = changes.rename(columns={
                 "a_label": "from", "b_label": "to", "a_value": "NPS from", "b_value": "NPS to",
                 "delta": "change", "ci_low": "95% low", "ci_high": "95% high"})
-            st.write("Wave-on-wave change (all respondents; two-sided z test):")
+            st.write("Wave-on-wave change (all respondents; two-sided z test; Holm-adjusted p "
+                     "over the changes):")
             common.table(
                 changes[["from", "to", "NPS from", "NPS to", "change", "95% low", "95% high",
-                         "p"]],
+                         "p", "p_holm"]].rename(columns={"p_holm": "p (Holm)"}),
                 key="nps_changes", file_name="nps_wave_changes.csv",
                 column_config={**{c: st.column_config.NumberColumn(c, format="%+.1f") for c in
                                   ("NPS from", "NPS to", "change", "95% low", "95% high")},
-                               "p": st.column_config.NumberColumn("p", format="%.3f")})
+                               "p": st.column_config.NumberColumn("p", format="%.3f"),
+                               "p (Holm)": st.column_config.NumberColumn("p (Holm)",
+                                                                         format="%.3f")})
 
 st.subheader("Score distribution")
 category = {c: names[0] if c in groups.negative else names[2] if c in groups.positive

@@ -3,6 +3,7 @@ from library results (no computing here)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,7 @@ import streamlit as st
 
 from cx_app.app import views
 from cx_app.app.session import Analysis
+from cx_app.app.training import TrainingJob
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.reports.definitions import GROUPING_OPTIONS
@@ -27,15 +29,17 @@ from pages import common
 
 
 def calibration_checks(cv: dict) -> None:
-    """The model's held-out ALP–CM gap, its warning, and the paper's Section 5 check (fit on
-    100 % of the respondents, validated with ALP), from the model file's metadata."""
+    """The model's held-out gap between estimates from its probabilities (ALP) and the truth,
+    its warning, and the fit-on-all-respondents check (ALP paper, Section 5), from the model
+    file's metadata."""
     gap = cv.get("alp_gap") or {}
     if gap:
-        st.markdown("**Held-out calibration gap** (how far ALP estimates were from the truth on "
-                    "the cross-validation folds; the estimates below inherit it)")
+        st.markdown("**Held-out calibration gap**: how far the estimates from the model's "
+                    "probabilities (ALP) were from the truth on the cross-validation folds; the "
+                    "estimates below inherit it.")
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
-        c2.metric("ALP estimate of it", common.pct(gap.get("accuracy_alp")),
+        c2.metric("Estimated from probabilities (ALP)", common.pct(gap.get("accuracy_alp")),
                   delta=f"{100 * gap['accuracy_gap']:+.1f} points"
                   if gap.get("accuracy_gap") is not None else None, delta_color="off")
         c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
@@ -50,11 +54,13 @@ def calibration_checks(cv: dict) -> None:
     for text in choice.get("warnings", []):
         st.warning(common.md_escape(text))
     if gap and not choice.get("warnings"):
-        st.success("The held-out gap is small: the ALP estimates of this model can be trusted "
+        st.success("The held-out gap is small: this model's estimates from its probabilities "
+                   "can be trusted "
                    "as far as the new wave resembles the training data (see drift below).")
     check = cv.get("full_training_check")
     if check:
-        with st.expander("Trained on 100 % and validated with ALP (paper, Section 5)"):
+        with st.expander("Check: the model fitted on all respondents, its accuracy estimated "
+                         "from its probabilities"):
             frame = pd.DataFrame([
                 {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
                  "ALP accuracy": check["heldout_alp"]},
@@ -64,7 +70,9 @@ def calibration_checks(cv: dict) -> None:
                          key="nw_full_check", file_name="full_training_check.csv",
                          csv_frame=frame, column_config=common.percent_columns(
                              ["accuracy", "ALP accuracy"]))
-            st.caption("Without labels, the ALP accuracy of the full-data model is the estimate "
+            st.caption("ALP accuracy: the accuracy estimated from the model's probabilities, "
+                       "without the scores (see the Glossary page). The ALP accuracy of the "
+                       "full-data model is the estimate "
                        "of its accuracy; it should sit near the held-out accuracy. A "
                        "resubstitution accuracy far above both means the model over-fits.")
             for note in check.get("notes", []):
@@ -179,10 +187,17 @@ POLICY_LABELS = {
 }
 
 
-def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySchema | None:
+def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
+                   table: pd.DataFrame | None = None,
+                   keep: Callable[[SurveySchema, pd.DataFrame | None], None] | None = None,
+                   ) -> SurveySchema | None:
     """The Data page's column mapping: one editable row per column (role, name, label, scale,
     segment kind) and the schema download; the schema in use, or None when the edit is
-    invalid (the error is shown)."""
+    invalid (the error is shown).
+
+    ``table``: the rows to start from when not the schema's own (a kept edit, with its
+    ignored rows); ``keep(schema, table)`` is given each valid result and its edited rows
+    (None when they are the schema's own)."""
     if target_is_unsure(base):
         st.warning("Which column is the overall question (the score the models predict)? The "
                    "layout was inferred from the data and no header says it: "
@@ -211,7 +226,7 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
                    "respondent id, or ignore. Names are identifiers used in results; labels are "
                    "shown in charts.")
         edited = st.data_editor(
-            mapping_table(base), key=key,
+            mapping_table(base) if table is None else table, key=key,
             hide_index=True, num_rows="fixed", disabled=["column"],
             column_config={
                 "column": st.column_config.TextColumn("Column in the file"),
@@ -224,13 +239,16 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool) -> SurveySch
                 "segment_role": st.column_config.SelectboxColumn("Segment kind",
                                                                  options=list(SEGMENT_ROLES)),
             })
-        if edited.equals(mapping_table(base)):
+        unchanged = edited.equals(mapping_table(base))
+        if unchanged:
             schema = base  # unchanged: keep the schema exactly (aliases, plan, description)
         else:
             schema = common.run_safely(lambda: schema_from_mapping_table(edited, base),
                                        what="Column mapping")
         if schema is None:
             return None
+        if keep is not None:
+            keep(schema, None if unchanged else edited)
         st.download_button("Download schema (YAML)", data=schema.to_yaml().encode("utf-8"),
                            file_name=f"{schema.name}.yaml", mime="application/x-yaml",
                            key="dl_schema", on_click="ignore")
@@ -310,3 +328,50 @@ def model_source(a: Analysis):
             model = common.run_safely(lambda: load_model(upload.getvalue(),
                                                          name=Path(upload.name).name))
     return model
+
+
+def training_progress(job: TrainingJob) -> None:
+    """The training: progress, each model as it is done, and a Cancel button while it runs;
+    returns when the job has ended, its models handed over to its analysis.
+
+    The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
+    interrupts this script run at the next progress update and the page shows the job again;
+    Cancel's callback asks the job to stop after the current fold."""
+    status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds} folds "
+                       f"each, on {job.analysis.survey.source.filename}…", expanded=True)
+    cancel = status.empty()
+    if job.cancelling:
+        cancel.info("Cancelling: the model in training stops after its current fold…")
+    else:
+        cancel.button("Cancel training", key="cancel_training", on_click=job.cancel,
+                      help="Stops after the current fold: models already finished are kept, "
+                           "the one in training is dropped.")
+    bar = status.progress(job.share, text=job.text)
+    shown = 0
+    while not job.wait(0.3):
+        for event in job.events[shown:]:
+            status.write(event.message)
+            shown += 1
+        bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+    cancel.empty()
+    for event in job.events[shown:]:
+        status.write(event.message)
+    bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+    job.finish()  # the models to the analysis, here in the page's thread
+    status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
+                  state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
+                  expanded=job.state != "finished")
+
+
+def training_summary(job: TrainingJob) -> None:
+    """What the last training did: failures and warnings of each model, and a cancel's
+    message (the models kept, the one dropped)."""
+    for event in job.events:
+        if event.status == "failed":
+            st.error(common.md_escape(event.message))
+        for warning in event.warnings:
+            st.warning(common.md_escape(warning))
+    if job.state == "cancelled":
+        st.warning(common.md_escape(job.message))
+    elif job.state == "failed":
+        st.error(common.md_escape(job.message))

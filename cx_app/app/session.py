@@ -55,8 +55,9 @@ __all__ = [
 
 def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mapping[str, Any],
                 folds: int, seed: int) -> str:
-    """A readable model id: the algorithm id, plus what differs from its defaults
-    (``lr``, ``lr C=0.5``, ``rf seed=3``)."""
+    """A readable model id: the algorithm id (with its preset when that is not the default,
+    :func:`~cx_app.models.algorithms.preset_label`), plus what differs from its defaults
+    (``lr``, ``lr C=0.5``, ``rf seed=3``, ``svm papers``)."""
     changed = [f"{k}={v}" for k, v in settings.items() if defaults.get(k) != v]
     if seed != 0:
         changed.append(f"seed={seed}")
@@ -65,7 +66,8 @@ def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mappin
 
 def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
                settings: Mapping[str, Any], calibration: str,
-               progress: Callable[[int, int, str], None] | None = None) -> tuple[Any, Any]:
+               progress: Callable[[int, int, str], None] | None = None,
+               preset: str | None = None) -> tuple[Any, Any]:
     """Cross-validate one algorithm for the app and return ``(cv, permutation)``.
 
     The fold models are needed only for permutation importance (the Drivers and Report pages),
@@ -82,7 +84,7 @@ def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
                               folds=folds, seed=seed, settings=dict(settings),
                               calibration=calibration, progress=progress, keep_models=True,
                               missing_policy=survey.schema.missing_attributes,
-                              sample_weight=survey.model_weights)
+                              sample_weight=survey.model_weights, preset=preset)
     if progress is not None:
         progress(folds, folds, f"{algorithm_id}: permutation importance")
     permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
@@ -219,12 +221,15 @@ class Analysis:
     def train(self, algorithms: Mapping[str, Mapping[str, Any]], *, folds: int, seed: int,
               calibration: str, store: ResultStore,
               progress: Callable[[float, str], None] | None = None,
-              on_event: Callable[[TrainingEvent], None] | None = None) -> list[TrainingEvent]:
+              on_event: Callable[[TrainingEvent], None] | None = None,
+              preset: str | None = None) -> list[TrainingEvent]:
         """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
         trained already; results are shared through ``store`` by content key. ``progress``
-        gets (share done 0..1, message); ``on_event`` each model's outcome as it happens."""
+        gets (share done 0..1, message); ``on_event`` each model's outcome as it happens.
+        ``preset`` (``fast``, ``papers``; ``None``: each algorithm's default) is part of the
+        recipe and of the model id when it is not the default (``svm papers``)."""
         from cx_app.errors import CxAppError
-        from cx_app.models.algorithms import ALGORITHMS
+        from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
         events: list[TrainingEvent] = []
         total = max(1, len(algorithms) * folds)
@@ -235,10 +240,11 @@ class Analysis:
                 on_event(event)
 
         for i, (algorithm_id, settings) in enumerate(algorithms.items()):
-            recipe = {"settings": dict(settings), "calibration": calibration}
+            chosen = resolve_preset(algorithm_id, preset)
+            recipe = {"settings": dict(settings), "calibration": calibration, "preset": chosen}
             key = training_key(self.data_key, algorithm_id, recipe, folds, seed)
-            label = model_label(algorithm_id, settings, ALGORITHMS[algorithm_id].defaults,
-                                folds, seed)
+            label = model_label(preset_label(algorithm_id, chosen), settings,
+                                get_algorithm(algorithm_id, chosen).defaults, folds, seed)
             if calibration != "none":
                 label += f" {calibration}"
             stored = store.get(key)  # (cv without fold models, permutation importance)
@@ -258,7 +264,7 @@ class Analysis:
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
                                             settings=settings, calibration=calibration,
-                                            progress=fold_progress)
+                                            progress=fold_progress, preset=chosen)
                     except CxAppError as exc:
                         emit(TrainingEvent(label, "failed", f"{label}: {exc}"))
                         continue
@@ -391,6 +397,11 @@ class Analysis:
 
         def compute() -> dict[str, bytes]:
             results = self.report_document(model_ids)
+            if new_wave is not None:  # e.g. estimated with an uploaded model of another survey
+                from cx_app.estimate.document import check_estimate_belongs
+
+                check_estimate_belongs(results, new_wave, results_name="this analysis' results",
+                                       estimate_name="the new-wave estimate")
             report = build_report(results, new_wave, source_name=self.survey.source.filename)
             return {"json": results.to_json().encode("utf-8"), "xlsx": excel_bytes(report),
                     "html": render_html(report).encode("utf-8")}

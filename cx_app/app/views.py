@@ -20,6 +20,7 @@ from cx_app.engine.catalogue import (
     metric_name,
 )
 from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
+from cx_app.reports.definitions import grouping_name
 
 if TYPE_CHECKING:
     from cx_app.app.session import Analysis
@@ -108,6 +109,7 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
         gap = analysis.held_out_gap(m.model_id)
         name = ALGORITHMS[m.algorithm_id].name
         rows.append({"model": m.model_id, "algorithm": name,
+                     "preset": getattr(m.cv, "preset", "papers"),
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
@@ -156,3 +158,12 @@ def plan_yaml(plan: PlanSpec) -> str:
     """A plan as YAML text (unset fields left out, steps in order), as downloaded."""
     return yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False,
                           allow_unicode=True)
+
+
+def grouping_by_level(resolved_plan: Any) -> dict[str, str]:
+    """Each reduced level's grouping in words (:func:`cx_app.reports.definitions.grouping_name`),
+    keyed by level name, for chart titles: a reader sees at once whether a matrix or an AUC is
+    Relaxed, Strict or Hybrid."""
+    return {step.name: grouping_name([g.option for g in step.groups],
+                                     [g.name for g in step.groups])
+            for step in resolved_plan.steps}

@@ -3,7 +3,8 @@ performance and net score of new (unlabelled) waves with a saved model; realized
 a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
 --new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
 (``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
-"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``)."""
+"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``). A file with a wave column
+holding several waves is tracked wave by wave, like several files."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
     kind = tracked[0].estimate.estimated_nps.kind.upper()
-    print(f"model {model.algorithm_id} (calibration {model.calibration}); estimated {kind} "
+    print(f"model {model.algorithm_id} ({model.preset} preset, calibration "
+          f"{model.calibration}); estimated {kind} "
           "with 95% intervals")
     for t in tracked:
         nps = t.estimate.estimated_nps
@@ -94,6 +96,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     from cx_app.estimate.model_file import load_model
     from cx_app.estimate.new_wave import estimate_wave
+    from cx_app.estimate.tracker import split_waves
     from cx_app.safe_text import to_safe_csv
     from cx_app.survey.importing import load_survey
 
@@ -101,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
     schema = model.schema
     if args.schema:
         schema = _compatible_schema(args.schema, model)
-    surveys = [load_survey(f, schema=schema, sheet=args.sheet, require_target=False,
-                           scoring=True, require_attributes=False) for f in args.files]
+    surveys = [wave for f in args.files  # a file with a wave column: one line per wave
+               for wave in split_waves(load_survey(f, schema=schema, sheet=args.sheet,
+                                                   require_target=False, scoring=True,
+                                                   require_attributes=False))]
     if len(surveys) > 1 or args.by:
         return _track(model, surveys, args)
     survey = surveys[0]
@@ -114,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
-          f"(calibration {model.calibration}), trained on {model.training.get('n')} respondents")
+          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.get('n')} respondents")
     print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")

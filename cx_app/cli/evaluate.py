@@ -6,23 +6,31 @@ The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cr
 the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
 multiclass levels and ``mcc`` on 2×2 levels. ``--five-by-two lr,svm`` adds Dietterich's 5×2cv
 t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2cv``.
+``--preset fast|papers`` chooses every algorithm's settings (default: each algorithm's default
+preset, ``fast`` unless measured otherwise); the leaderboard and results.json name the preset
+of every model (``svm`` is the default preset, ``svm papers`` the other).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+from cx_app.app.store import survey_key, training_key
 from cx_app.cli._common import (
     add_cluster_arguments,
     add_survey_arguments,
     cluster_from_args,
     survey_from_args,
 )
-from cx_app.models.algorithms import DEFAULT_ALGORITHMS
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, PAPERS_BY_DEFAULT, PRESETS
 from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
+from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
 
 
@@ -34,6 +42,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="A,B",
         default=",".join(DEFAULT_ALGORITHMS),
         help=f"algorithm ids (default: {','.join(DEFAULT_ALGORITHMS)}; also: ordinal, cnn)",
+    )
+    p.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=None,
+        help="settings of every algorithm: fast (a faster solver or stopping rule, same model "
+        "family) or papers (exactly the papers' settings); default: each algorithm's default, "
+        "fast"
+        + (f" except {', '.join(sorted(PAPERS_BY_DEFAULT))}" if PAPERS_BY_DEFAULT else ""),
     )
     p.add_argument("--folds", type=int, default=10, help="number of folds (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -60,6 +77,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "accuracy (20 extra fits; repeatable)",
     )
     p.add_argument("--out", metavar="DIR", required=True, help="output folder")
+    p.add_argument("--project", metavar="FILE.cxproj",
+                   help="also save the analysis as a project file (schema, plan, survey "
+                        "identity, cross-validation arrays, results), for `cx-app report "
+                        "--project` and the app's Open project")
+    p.add_argument("--include-survey", action="store_true",
+                   help="put the survey file itself into the project file (default: only its "
+                        "name, sheet and SHA-256; respondent data stays out)")
     add_cluster_arguments(p)
     p.set_defaults(func=run)
 
@@ -68,13 +92,14 @@ def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
     """A short text table: mean per-fold accuracy at each level, AUCs and fit time."""
     first = next(iter(evaluations.values()))
     names = [lvl.name for lvl in first.levels]
-    header = ["model", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
+    header = ["model", "preset", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
     rows = []
     ranked = sorted(evaluations.items(), key=lambda kv: -kv[1].mean(names[-1], "accuracy"))
     for a, e in ranked:
         rows.append(
             [
                 a,
+                e.cv_summary.get("preset", "papers"),
                 *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
@@ -98,11 +123,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message, flush=True)
 
+    cvs = []
     with cluster_from_args(args):  # on a cluster, --n-jobs is moot: every worker is used
         document, evaluations = evaluate_survey(
             survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
             calibration=args.calibration, permutation_repeats=args.permutation_repeats,
-            progress=progress, five_by_two=pairs,
+            progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
+            preset=args.preset,
         )  # fmt: skip
     notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
@@ -128,4 +155,31 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {path}")
     for report in reports.values():
         print(f"wrote {report}")
+    if args.project:
+        settings = {"folds": args.folds, "seed": args.seed, "calibration": args.calibration,
+                    "permutation_repeats": args.permutation_repeats, "algorithms": algorithms}
+        project = evaluation_project(survey, cvs, document, settings=settings,
+                                     survey_bytes=(Path(args.file).read_bytes()
+                                                   if args.include_survey else None))
+        print(f"wrote {write_project(project, args.project)}")
     return 0
+
+
+def evaluation_project(survey: Any, cvs: Sequence[Any], results: Any, *,
+                       settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
+    """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
+    dropped), its results document and settings; the survey file only when given."""
+    schema_yaml = survey.schema.to_yaml()
+    data_key = survey_key(survey.source.sha256, survey.source.sheet, schema_yaml,
+                          survey.source.filename)
+    models = []
+    for cv in cvs:
+        recipe = {"settings": dict(cv.settings), "calibration": cv.calibration}
+        models.append(ProjectModel(
+            model_id=cv.algorithm_id, algorithm_id=cv.algorithm_id, settings=dict(cv.settings),
+            folds=cv.folds, seed=cv.seed, cv=cv,
+            key=training_key(data_key, cv.algorithm_id, recipe, cv.folds, cv.seed)))
+    return Project(schema_yaml=schema_yaml, plan=survey.schema.plan_spec.model_dump(mode="json"),
+                   survey=survey_identity(survey), models=tuple(models),
+                   survey_bytes=survey_bytes, results=results.to_json(),
+                   settings=dict(settings))

@@ -25,7 +25,7 @@ from cx_app.cli._common import (
 
 def register(sub: argparse._SubParsersAction) -> None:
     from cx_app.estimate.calibration import CALIBRATION_METHODS
-    from cx_app.models.algorithms import ALGORITHMS
+    from cx_app.models.algorithms import ALGORITHMS, PRESETS
 
     p = sub.add_parser("train", help="train a driver model on a labelled survey and save it")
     add_survey_arguments(p)
@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"algorithm id: {', '.join(ALGORITHMS)}")
     p.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
                    help="probability calibration (default auto: smallest held-out ALP gap)")
+    p.add_argument("--preset", choices=PRESETS, default=None,
+                   help="fast (faster solver or stopping rule, same model family) or papers "
+                        "(the papers' settings); default: the algorithm's default preset")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, metavar="MODEL.skops", help="model file to write")
@@ -73,13 +76,13 @@ def run(args: argparse.Namespace) -> int:
     survey = survey_from_args(args)
     with cluster_from_args(args):
         outcome = train_model(survey, args.algorithm, calibration=args.calibration,
-                              folds=args.folds, seed=args.seed, learning_curve=args.report_gaps)
+                              folds=args.folds, seed=args.seed, learning_curve=args.report_gaps, preset=args.preset)
     path = save_model(outcome.model, args.out)
     choice = outcome.choice
     cv = outcome.model.cv
     check = cv["full_training_check"]
     if args.json:
-        doc = {"model": str(path), "calibration": choice.to_dict(), "cv": cv["levels"],
+        doc = {"model": str(path), "preset": outcome.model.preset, "calibration": choice.to_dict(), "cv": cv["levels"],
                "alp_gap": cv["alp_gap"], "full_training_check": check,
                "alp_vs_cm": cv["alp_vs_cm"], "warnings": list(choice.warnings)}
         if "learning_curve" in cv:
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2, default=str))
     else:
         print(f"{survey.source.filename}: {len(survey.y)} respondents, algorithm "
-              f"{args.algorithm}, {args.folds}-fold cross-validation (seed {args.seed})")
+              f"{args.algorithm} ({outcome.model.preset} preset), {args.folds}-fold cross-validation (seed {args.seed})")
         print("held-out ALP gap per calibration (gap = ALP accuracy - accuracy; NPS = estimated "
               "- actual net score; NPS err = net-score calibration error, points; "
               "score = |gap| + class-share distance + NPS err/100):")

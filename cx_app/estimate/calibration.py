@@ -260,12 +260,14 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                          keep_train_proba: bool = False,
                          missing_policy: str = "impute_indicator",
                          sample_weight: np.ndarray | None = None,
+                         preset: str | None = None,
                          ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
     """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
 
     ``groups``: the plan's net-score groups (the gap then includes the estimated-NPS error);
     ``keep_train_proba``: also keep each fold model's probabilities on its training rows
-    (for the training-fold side of :func:`cx_app.estimate.alp.compare_alp_cm`).
+    (for the training-fold side of :func:`cx_app.estimate.alp.compare_alp_cm`); ``preset``:
+    the algorithm's preset (``None``: its default).
     Returns ``(choice, results)`` with ``results[method]`` the :class:`CrossValResult`.
     """
     from cx_app.models.algorithms import get_algorithm
@@ -278,7 +280,7 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                                   settings=settings, n_jobs=n_jobs, progress=progress,
                                   calibration=method, keep_train_proba=keep_train_proba,
                                   missing_policy=missing_policy,
-                                  sample_weight=sample_weight)
+                                  sample_weight=sample_weight, preset=preset)
         results[method] = cv
         reports.append(calibration_report(method, cv.y_true, cv.proba, classes, groups=groups))
     return choose_calibration(reports, algorithm_name=name, algorithm_id=algorithm_id), results

@@ -7,6 +7,7 @@ with its fields typed; the reports read it, ``cx-app report --new-wave`` validat
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from cx_app.models.results import (
     Label,
     Level,
     NetScoreFigure,
+    Results,
+    ResultsError,
     read_json_object,
 )
 
@@ -36,10 +39,29 @@ class EstimatingModel(Document):
     """The model the wave was estimated with."""
 
     algorithm: str
+    preset: str = "papers"  # model files written before presets existed used the papers' settings
     calibration: str
     training_sha256: str | None = None
     training_n: int | None = None
     heldout_alp_gap: AlpGapDoc | None = None
+    file_sha256: str | None = None
+    """SHA-256 of the model file (None for a model not read from a file)."""
+    training_file: str | None = None
+    training_sheet: str | None = None
+    attributes: list[str] | None = None
+    schema_sha256: str | None = None
+
+
+class ProvenanceBlock(Document):
+    """The common provenance block (:func:`cx_app.provenance.provenance_block`)."""
+
+    created: str
+    versions: dict[str, str]
+    seed: int | None = None
+    folds: int | None = None
+    preset: str | None = None
+    schema_sha256: str | None = None
+    inputs: dict[str, str | None] = {}
 
 
 class AttributeDriftDoc(Document):
@@ -87,6 +109,7 @@ class WaveEstimateDocument(Document):
     realized: dict[str, float | None] | None = None
     realized_levels: dict[str, dict[str, Any]] | None = None
     realized_nps: NetScoreFigure | None = None
+    provenance: ProvenanceBlock | None = None
 
     @property
     def filename(self) -> str | None:
@@ -98,3 +121,51 @@ def read_wave_estimate(path: str | Path) -> WaveEstimateDocument:
     """Read and validate an estimate JSON; :class:`ResultsError` naming the file otherwise."""
     return WaveEstimateDocument.from_dict(read_json_object(path, "new-wave estimate"),
                                           source=Path(path).name)
+
+
+def _short(sha: str | None) -> str:
+    return "unknown" if not sha else sha[:12]
+
+
+def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
+                           results_name: str = "the results",
+                           estimate_name: str = "the estimate",
+                           model_sha256: Collection[str] | None = None) -> None:
+    """Refuse a new-wave estimate that was not made with a model of these results: the model's
+    training survey (SHA-256), its classes and attributes must be the results' own, and, when
+    ``model_sha256`` lists the model files that belong to the results (a project file), the
+    estimate's model file must be one of them (an estimate by a model fitted in the app and
+    never read from a file records no file hash: that check is then left out). :class:`ResultsError`, one sentence naming both
+    sides, otherwise; an estimate without its model's identity (written before cx-app recorded
+    it) is refused too, since nothing shows it belongs.
+    """
+    model = estimate.model
+    if model.training_sha256 is None or model.attributes is None:
+        raise ResultsError(
+            f"{estimate_name} does not record which model and training survey it comes from "
+            f"(written by an older cx-app), so it cannot be checked against {results_name}: "
+            "estimate the wave again with `cx-app estimate --json`.")
+    data_sha = results.provenance.sha256
+    if data_sha and model.training_sha256 != data_sha:
+        trained_on = model.training_file or "another file"
+        raise ResultsError(
+            f"{estimate_name} was made with a model trained on {trained_on} (SHA-256 "
+            f"{_short(model.training_sha256)}…), but {results_name} are of "
+            f"{results.provenance.file or 'another file'} (SHA-256 {_short(data_sha)}…): "
+            "they do not belong together.")
+    if [str(c) for c in estimate.classes] != [str(c) for c in results.dataset.classes]:
+        raise ResultsError(
+            f"{estimate_name} has the classes {list(estimate.classes)}, but {results_name} have "
+            f"{list(results.dataset.classes)}: they do not belong together.")
+    if list(model.attributes) != list(results.dataset.attributes):
+        raise ResultsError(
+            f"{estimate_name} was made with a model of the attributes "
+            f"{', '.join(model.attributes)}, but {results_name} have "
+            f"{', '.join(results.dataset.attributes)}: they do not belong together.")
+    if model_sha256 is not None and model.file_sha256 is not None \
+            and model.file_sha256 not in set(model_sha256):
+        raise ResultsError(
+            f"{estimate_name} was made with the model file {_short(model.file_sha256)}…, which "
+            f"is not one of the models of {results_name} "
+            f"({', '.join(_short(s) + '…' for s in model_sha256) or 'none'}): they do not "
+            "belong together.")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from cx_app.errors import ModelFileError
-from cx_app.provenance import library_versions
+from cx_app.provenance import library_versions, provenance_block, sha256_hex
 
 __all__ = [
     "FORMAT",
@@ -117,6 +117,12 @@ class TrainedModel:
     the reference for the change of a wave's n/a share."""
     created: str = ""
     load_warnings: tuple[str, ...] = ()
+    file_sha256: str = ""
+    """The SHA-256 of the model file it was loaded from ("" for a model not read from a file;
+    :func:`model_bytes` then gives the bytes to hash)."""
+    preset: str = "papers"
+    """The algorithm's preset (``fast`` or ``papers``); files written before presets existed
+    used the papers' settings."""
 
     @property
     def schema(self) -> SurveySchema:
@@ -154,6 +160,7 @@ class TrainedModel:
             "schema_yaml": self.schema_yaml,
             "algorithm_id": self.algorithm_id,
             "settings": _jsonable(dict(self.settings)),
+            "preset": self.preset,
             "calibration": self.calibration,
             "training": _jsonable(dict(self.training)),
             "cv": _jsonable(dict(self.cv)),
@@ -161,7 +168,17 @@ class TrainedModel:
             "attribute_gaps": _jsonable(dict(self.attribute_gaps)),
             "versions": dict(self.versions),
             "created": self.created,
+            "provenance": self.provenance(),
         }
+
+    def provenance(self) -> dict:
+        """The common provenance block (:func:`cx_app.provenance.provenance_block`) of the
+        training: its seed, folds, preset, schema hash, training file and time."""
+        name = self.training.get("filename") or "training data"
+        return provenance_block(
+            seed=self.cv.get("seed"), folds=self.cv.get("folds"),
+            preset=self.settings.get("preset"), schema_yaml=self.schema_yaml,
+            inputs={str(name): self.training.get("sha256")}, created=self.created)
 
 
 def _has_gap_step(estimator: Any) -> bool:
@@ -336,6 +353,8 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
         versions=saved,
         created=meta.get("created", ""),
         load_warnings=tuple(notes),
+        file_sha256=sha256_hex(data),
+        preset=str(meta.get("preset", "papers")),
     )
 
 

@@ -48,6 +48,7 @@ import pandas as pd
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
+from cx_app.provenance import provenance_block, sha256_hex
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -200,6 +201,7 @@ class WaveEstimate:
     realized: dict | None = None
     realized_levels: tuple | None = None
     realized_nps: Any = None  # NpsResult
+    provenance: dict = field(default_factory=dict)
 
     def predictions_frame(self) -> pd.DataFrame:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
@@ -248,6 +250,7 @@ class WaveEstimate:
             "model": dict(self.model_summary),
             "source": dict(self.source),
             "metric_comparison": self.metric_comparison(),
+            "provenance": dict(self.provenance),
         }
         if self.realized is not None:
             out["realized"] = dict(self.realized)
@@ -423,10 +426,21 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         estimated_class_counts={str(c): float(v) for c, v in zip(classes, proba.sum(axis=0),
                                                                   strict=True)},
         estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
-        model_summary={"algorithm": model.algorithm_id, "calibration": model.calibration,
+        model_summary={"algorithm": model.algorithm_id, "preset": model.preset,
+                       "calibration": model.calibration,
                        "training_sha256": model.training.get("sha256"),
                        "training_n": model.training.get("n"),
-                       "heldout_alp_gap": model.cv.get("alp_gap")},
+                       "heldout_alp_gap": model.cv.get("alp_gap"),
+                       "file_sha256": model.file_sha256 or None,
+                       "training_file": model.training.get("filename"),
+                       "training_sheet": model.training.get("sheet"),
+                       "attributes": list(model.attribute_names),
+                       "schema_sha256": sha256_hex(model.schema_yaml)},
         source=survey.source.to_dict(),
+        provenance=provenance_block(
+            seed=model.cv.get("seed"), folds=model.cv.get("folds"),
+            preset=model.settings.get("preset"), schema_yaml=survey.schema.to_yaml(),
+            inputs={survey.source.filename or "wave": survey.source.sha256,
+                    "model file": model.file_sha256 or None}),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
     )

@@ -12,6 +12,7 @@ wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s `
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,13 +28,14 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     model_net_score_se,
 )
+from cx_app.survey.nps_flags import flag_changes
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.data import SurveyData
 
-__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "track_waves",
-           "tracker_document", "tracker_frame"]
+__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "split_waves",
+           "track_waves", "tracker_document", "tracker_frame"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
@@ -134,6 +136,31 @@ def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     return tuple(out)
 
 
+def split_waves(survey: SurveyData) -> list[SurveyData]:
+    """One survey per value of its wave column (the schema's segment with role ``wave``), in
+    the column's sorted order, named ``"<file> · <wave>"``: a file holding several waves is
+    tracked like several files. A survey without a wave column, or with one wave, comes back
+    as it is. Respondents whose wave is blank form their own wave, "(missing)": none is lost.
+    The file's data-quality report (rows excluded at import) stays with every part."""
+    from cx_app.survey.nps import segment_frames
+
+    wave = next((s.name for s in survey.schema.segments
+                 if s.role == "wave" and s.name in survey.frame.columns), None)
+    if wave is None or survey.frame[wave].nunique(dropna=False) < 2:
+        return [survey]
+    in_model = (np.ones(len(survey.frame), dtype=bool) if survey.in_model is None
+                else np.asarray(survey.in_model, dtype=bool))
+    position = pd.Series(np.arange(len(survey.frame)), index=survey.frame.index)
+    parts = []
+    for label, part in segment_frames(survey.frame, wave):
+        rows = position.loc[part.index].to_numpy()
+        parts.append(dataclasses.replace(
+            survey, frame=part, in_model=in_model[rows],
+            source=dataclasses.replace(survey.source,
+                                       filename=f"{survey.source.filename} · {label}")))
+    return parts
+
+
 def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
                 by: str | None = None) -> list[TrackedWave]:
     """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
@@ -161,21 +188,30 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
 
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     """One row per wave (series "All respondents") and per segment of each wave: ``wave``
-    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high``, ``realized``
-    (labelled waves) and ``note`` — the tracker chart's and table's data."""
+    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
+    ``realized`` (labelled waves), ``note``, and the change from the previous wave of the same
+    series with its test (``change``, ``p``, ``p_holm``, ``flag``:
+    :func:`cx_app.survey.nps_flags.flag_changes`) — the tracker chart's and table's data.
+
+    The change test treats the two estimates as independent with their whole SE (answers'
+    spread and the model's held-out error): conservative, since the model's systematic error
+    is largely shared by two waves scored by the same model."""
     rows = []
     for t in tracked:
         nps, real = t.estimate.estimated_nps, t.estimate.realized_nps
         rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
                      "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
-                     "realized": None if real is None else real.value, "note": ""})
+                     "se": nps.se, "realized": None if real is None else real.value,
+                     "note": ""})
         for s in t.segments:
             est = s.estimated_nps
             rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
                          "nps": None if est is None else est.value,
                          "ci_low": None if est is None else est.ci95[0],
                          "ci_high": None if est is None else est.ci95[1],
+                         "se": None if est is None else est.se,
                          "realized": None if s.realized_nps is None else s.realized_nps.value,
                          "note": s.note})
-    return pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high",
-                                       "realized", "note"])
+    frame = pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high", "se",
+                                        "realized", "note"])
+    return flag_changes(frame)

@@ -91,12 +91,14 @@ def _net_groups(schema: Any) -> Any:
 
 
 def _check_reusable(cv: CrossValResult, survey: Any, algorithm_id: str, classes: tuple,
-                    settings: Mapping[str, Any], calibration: str) -> None:
+                    settings: Mapping[str, Any], calibration: str, preset: str) -> None:
     """Refuse a cross-validation that is not of this algorithm, settings, classes and
     respondents (its held-out figures would then describe another model)."""
     problems = []
     if cv.algorithm_id != algorithm_id:
         problems.append(f"it is of algorithm '{cv.algorithm_id}', not '{algorithm_id}'")
+    if cv.preset != preset:
+        problems.append(f"its preset is '{cv.preset}', not '{preset}'")
     if dict(cv.settings) != dict(settings):
         problems.append(f"its settings {dict(cv.settings)} differ from {dict(settings)}")
     if tuple(cv.classes) != classes:
@@ -129,6 +131,7 @@ def train_model(
     progress: Callable[[int, int, str], None] | None = None,
     learning_curve: bool = False,
     cross_validation: CrossValResult | None = None,
+    preset: str | None = None,
 ) -> TrainingOutcome:
     """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
     ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
@@ -140,6 +143,9 @@ def train_model(
     (``full_training_check``: the model fit on 100 % validated with ALP beside the held-out
     figures). ``learning_curve=True`` adds ``learning_curve`` (CM and ALP accuracy on train
     and test for training shares 3 %–78 %; ten more fits).
+
+    ``preset``: ``fast`` or ``papers`` (``None``: the algorithm's default preset, or the
+    preset of ``cross_validation`` when given); recorded in the model file.
 
     ``cross_validation``: a cross-validation already done of this algorithm, settings, classes
     and respondents (else :class:`AnalysisError`). Nothing is cross-validated again: the
@@ -153,7 +159,7 @@ def train_model(
     from cx_app.engine.grouping import resolve_plan
     from cx_app.estimate.alp import alp_learning_curve, full_training_alp_check
     from cx_app.estimate.drift import value_counts_by_attribute
-    from cx_app.models.algorithms import get_algorithm
+    from cx_app.models.algorithms import get_algorithm, resolve_preset
 
     if survey.y is None:
         raise AnalysisError(
@@ -162,17 +168,22 @@ def train_model(
         )
     classes = tuple(survey.classes)
     groups = _net_groups(survey.schema)
-    spec = get_algorithm(algorithm_id)
+    if preset is None and cross_validation is not None:
+        preset = cross_validation.preset
+    preset = resolve_preset(algorithm_id, preset)
+    spec = get_algorithm(algorithm_id, preset)
     policy = survey.schema.missing_attributes
     if cross_validation is None:
         methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
         choice, results = compare_calibrations(
             survey.X, survey.y, classes, algorithm_id, methods=methods, folds=folds, seed=seed,
             settings=settings, n_jobs=n_jobs, progress=progress, groups=groups,
-            keep_train_proba=True, missing_policy=policy, sample_weight=survey.model_weights)
+            keep_train_proba=True, missing_policy=policy, sample_weight=survey.model_weights,
+            preset=preset)
     else:
         cv = cross_validation
-        _check_reusable(cv, survey, algorithm_id, classes, spec.settings(settings), calibration)
+        _check_reusable(cv, survey, algorithm_id, classes, spec.settings(settings), calibration,
+                        preset)
         report = calibration_report(cv.calibration, cv.y_true, cv.proba, classes, groups=groups)
         choice = choose_calibration([report], algorithm_name=spec.name,
                                     algorithm_id=algorithm_id)
@@ -180,7 +191,7 @@ def train_model(
         seed = cv.seed
     chosen = choice.chosen
     estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen,
-                            missing_policy=policy)
+                            missing_policy=policy, preset=preset)
     codes = class_positions(survey.y, classes)
     Xa = np.asarray(survey.X, dtype=float)
     fit_weighted(estimator, Xa, codes, survey.model_weights)
@@ -194,7 +205,8 @@ def train_model(
     if learning_curve:
         curve = alp_learning_curve(
             Xa, codes, positions, build_model(algorithm_id, settings, seed=seed,
-                                              calibration=chosen, missing_policy=policy),
+                                              calibration=chosen, missing_policy=policy,
+                                              preset=preset),
             seed=seed)
         summary["learning_curve"] = curve.to_dict(orient="records")
     model = TrainedModel(
@@ -204,6 +216,7 @@ def train_model(
         schema_yaml=survey.schema.to_yaml(),
         algorithm_id=algorithm_id,
         settings=spec.settings(settings),
+        preset=preset,
         calibration=chosen,
         training={
             "filename": survey.source.filename,

@@ -10,7 +10,8 @@ importance–performance, top-box δ/φ; ``PERMUTATION_REPEATS``) and
 :mod:`~cx_app.models.analysis` (``evaluate_survey`` and ``results_document``: the one
 ``results.json`` the CLI and the app write; ``best_model``/``rank_models``: the one ranking rule)
 and :mod:`~cx_app.models.results` (``Results``: that document typed and validated,
-``read_results``); :mod:`~cx_app.models.cluster` runs their joblib work on a Dask cluster
-(``scheduler``, ``on_cluster``; same results, dask imported only when asked). Imports: engine,
-survey.
+``read_results``); :mod:`~cx_app.models.timing` (``expected_seconds``: a training's expected
+time from rows × attributes × folds, measured constants per algorithm);
+:mod:`~cx_app.models.cluster` runs their joblib work on a Dask cluster (``scheduler``,
+``on_cluster``; same results, dask imported only when asked). Imports: engine, survey.
 """

@@ -34,10 +34,42 @@ Notes on fidelity to the papers:
   docstring gives the settings the papers leave open (32 filters, Adam, "same" padding) and
   the adaptation of kernel and pooling to surveys with fewer than 3 or 4 attribute columns.
   Keras is imported only when a CNN is fitted or applied. Not pre-selected: it is the slowest.
+
+Presets
+-------
+Every algorithm has two presets (:data:`PRESETS`): ``papers``, exactly the settings above
+(:data:`ALGORITHMS`), and ``fast``, the same model family with a faster solver or stopping
+rule (:data:`FAST`; an algorithm that is fast already keeps the papers' estimator and
+settings):
+
+- ``svm``: a linear SVM by liblinear (``LinearSVC``, solved in the primal) instead of libsvm's
+  linear kernel, one-vs-one like libsvm (``OneVsOneClassifier``), with the same Platt scaling
+  (sigmoid, 5 internal folds, :class:`RareSafeCalibrated`); liblinear's primal solver is
+  linear in the number of respondents, libsvm about quadratic. The loss is the squared hinge
+  (L2-SVM): with the plain hinge, liblinear's dual solver stopped at its 1,000-pass limit on
+  the sample survey without converging and was barely faster than libsvm; one-vs-rest (what
+  ``LinearSVC`` does alone) was less accurate than libsvm's one-vs-one on ordinal scores,
+  where a middle score cannot be cut from both neighbours by one hyperplane.
+- ``ann``: the same network (6 ReLU units, Adam) and stopping rule (training loss not improved
+  for 10 epochs) in batches of 200 at Adam's step size 0.01 (at most 200 epochs) instead of
+  batches of 10 at 0.001: about 20 times fewer, larger steps. Early stopping on a 10 %
+  validation split was tried and lost 0.011–0.018 accuracy against the papers' preset
+  (``bench_presets.py``), so it is not used.
+- ``rf``, ``xgb``, ``knn``: the same settings, on as many threads as there are cores left over
+  when the folds do not run in parallel (``n_jobs`` of the estimator, ``None`` = decided by
+  :func:`inner_threads` at build time; results do not depend on it, except XGBoost's
+  probabilities in the 7th decimal: float32 sums in another order).
+- ``cnn``: the same network, 30 epochs instead of 100.
+
+Which preset an algorithm uses when none is asked for is :func:`default_preset`: ``fast``,
+unless ``bench/bench_presets.py`` measured its 10-fold accuracy more than 0.01 away from the
+papers' preset (:data:`PAPERS_BY_DEFAULT`). Results, reports, the app and model files record
+the preset used, and a model of the non-default preset is labelled with it (``svm papers``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,12 +80,13 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsOneClassifier
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
+from sklearn.svm import SVC, LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from cx_app.errors import AnalysisError
@@ -134,6 +167,7 @@ class AlgorithmSpec:
     scaled: bool = True
     seeded: bool = True
     wrap: Callable[[Any], Any] | None = field(default=None, repr=False)
+    preset: str = "papers"
 
     def allowed_settings(self) -> tuple[str, ...]:
         """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
@@ -153,10 +187,13 @@ class AlgorithmSpec:
         return {**self.defaults, **overrides}
 
     def build(self, seed: int = 0, *, missing_policy: str = "impute_indicator",
-              **settings: Any) -> Pipeline:
+              threads: int | None = None, **settings: Any) -> Pipeline:
         """A fresh, unfitted pipeline with the defaults updated by ``settings``; its gap
-        step follows ``missing_policy`` (see the module docstring)."""
+        step follows ``missing_policy`` (see the module docstring). An ``n_jobs`` setting of
+        ``None`` becomes ``threads`` (default :func:`inner_threads` of one fold at a time)."""
         params = self.settings(settings)
+        if "n_jobs" in params and params["n_jobs"] is None and self.preset == "fast":
+            params["n_jobs"] = threads if threads is not None else inner_threads(1)
         if self.seeded:
             params["random_state"] = seed
         model = self.estimator(**params)
@@ -166,6 +203,18 @@ class AlgorithmSpec:
         steps = [("gaps", gap_filler(missing_policy))]
         steps += [("scale", StandardScaler())] if self.scaled else []
         return Pipeline([*steps, ("model", model)])
+
+
+def inner_threads(fold_jobs: int | None = 1) -> int:
+    """Threads one estimator may use while ``fold_jobs`` folds are fitted in parallel: the
+    cores left over (at least 1).
+
+    >>> inner_threads(10_000)
+    1
+    """
+    from joblib import cpu_count, effective_n_jobs
+
+    return max(1, cpu_count() // max(1, effective_n_jobs(fold_jobs)))
 
 
 def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
@@ -246,7 +295,7 @@ class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-def _platt_svm(svc: SVC) -> RareSafeCalibrated:
+def _platt_svm(svc: Any) -> RareSafeCalibrated:
     return RareSafeCalibrated(svc, method="sigmoid", cv=5, ensemble=False)
 
 
@@ -368,20 +417,119 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
 }
 
 
-def get_algorithm(algorithm_id: str) -> AlgorithmSpec:
-    """The registry entry for ``algorithm_id``, or an error listing the known ids."""
-    try:
-        return ALGORITHMS[algorithm_id]
-    except KeyError:
+PRESETS: tuple[str, ...] = ("fast", "papers")
+"""The presets of every algorithm (module docstring): ``fast`` (default) and ``papers``."""
+
+_FAST_CHANGES: dict[str, dict[str, Any]] = {
+    "svm": {
+        "description": "Linear SVM on standardised attributes (C=1, class weights 1, one-vs-one: "
+        "the papers' model, Table A3) by liblinear's primal solver (squared hinge loss), linear "
+        "in the number of respondents; probabilities by Platt scaling with 5 internal folds.",
+        "defaults": {"loss": "squared_hinge", "dual": False, "C": 1.0, "class_weight": None},
+        "estimator": LinearSVC,
+        "wrap": lambda svc: _platt_svm(OneVsOneClassifier(svc)),
+    },
+    "ann": {
+        "description": "The papers' multilayer perceptron (one hidden layer of 6 ReLU units, "
+        "softmax output, Adam, Table A5) in batches of 200 with Adam's step size 0.01 instead of "
+        "batches of 10 at 0.001; stopped, like the papers' preset, when the training loss has "
+        "not improved for 10 epochs (at most 200 epochs).",
+        "defaults": {
+            "hidden_layer_sizes": (6,),
+            "activation": "relu",
+            "solver": "adam",
+            "batch_size": 200,
+            "learning_rate_init": 0.01,
+            "max_iter": 200,
+        },
+    },
+    "rf": {"defaults": {"n_estimators": 100, "criterion": "gini", "n_jobs": None}},
+    "xgb": {"defaults": {"n_estimators": 100, "learning_rate": 0.3, "max_depth": 3,
+                         "subsample": 1.0, "tree_method": "hist", "n_jobs": None}},
+    "knn": {"defaults": {"n_neighbors": 5, "metric": "minkowski", "p": 2, "weights": "uniform",
+                         "n_jobs": None}},
+    "cnn": {
+        "description": "The papers' 1-D convolutional network (Keras 3, JAX, CPU: 32 ReLU filters "
+        "of width 3, max-pooling by 4, softmax output, categorical cross-entropy, Adam, batches "
+        "of 128; ALP paper Table A5, NPS paper Table A6) trained for 30 epochs instead of 100. "
+        "Surveys with fewer than 4 attribute columns get narrower windows (said in the "
+        "warnings).",
+        "defaults": {"filters": 32, "kernel_size": 3, "pool_size": 4, "epochs": 30,
+                     "batch_size": 128, "learning_rate": 0.001},
+    },
+}
+
+_THREADED = (" Fast preset: on the cores the folds leave free (n_jobs null: decided when "
+             "fitted; the results do not depend on it beyond rounding).")
+
+FAST: dict[str, AlgorithmSpec] = {
+    a: dataclasses.replace(
+        spec,
+        preset="fast",
+        **{"description": spec.description + (_THREADED if "n_jobs" in
+                                               _FAST_CHANGES.get(a, {}).get("defaults", {})
+                                               else ""),
+           **_FAST_CHANGES.get(a, {})},
+    )
+    for a, spec in ALGORITHMS.items()
+}
+"""The ``fast`` preset of every algorithm (module docstring); lr, nb, dt and ordinal are the
+papers' settings unchanged."""
+
+PAPERS_BY_DEFAULT: frozenset[str] = frozenset()
+"""Algorithms whose default preset is ``papers``: those whose fast preset's 10-fold accuracy
+differed from the papers' by more than 0.01 on a survey of ``bench/bench_presets.py``. Empty:
+in ``bench/RESULTS.md`` (section presets) every fast preset is within 0.0063 of the papers'
+accuracy on both the sample and the generated bank survey (svm 0.0042, ann 0.0012, cnn 0.0063;
+the others are the same estimators)."""
+
+
+def default_preset(algorithm_id: str) -> str:
+    """The preset used when none is asked for: ``fast`` unless measured otherwise
+    (:data:`PAPERS_BY_DEFAULT`).
+
+    >>> default_preset("svm")
+    'fast'
+    """
+    return "papers" if algorithm_id in PAPERS_BY_DEFAULT else "fast"
+
+
+def resolve_preset(algorithm_id: str, preset: str | None = None) -> str:
+    """``preset``, checked, or the algorithm's default preset when it is ``None``."""
+    if preset is None:
+        return default_preset(algorithm_id)
+    if preset not in PRESETS:
+        raise AnalysisError(f"unknown preset {preset!r}; choose from: {', '.join(PRESETS)}")
+    return preset
+
+
+def preset_label(algorithm_id: str, preset: str | None = None) -> str:
+    """The model id an algorithm gets under ``preset``: the bare id for its default preset,
+    else the id and the preset, so that both can be compared side by side.
+
+    >>> preset_label("svm"), preset_label("svm", "papers")
+    ('svm', 'svm papers')
+    """
+    chosen = resolve_preset(algorithm_id, preset)
+    return algorithm_id if chosen == default_preset(algorithm_id) else f"{algorithm_id} {chosen}"
+
+
+def get_algorithm(algorithm_id: str, preset: str | None = None) -> AlgorithmSpec:
+    """The registry entry for ``algorithm_id`` under ``preset`` (default:
+    :func:`default_preset`), or an error listing the known ids."""
+    if algorithm_id not in ALGORITHMS:
         raise AnalysisError(
             f"unknown algorithm '{algorithm_id}'; choose from: {', '.join(ALGORITHMS)}"
-        ) from None
+        )
+    chosen = resolve_preset(algorithm_id, preset)
+    return (FAST if chosen == "fast" else ALGORITHMS)[algorithm_id]
 
 
 def build_algorithm(
     algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0,
-    missing_policy: str = "impute_indicator",
+    missing_policy: str = "impute_indicator", preset: str | None = None,
 ) -> Pipeline:
-    """Shorthand for ``get_algorithm(algorithm_id).build(seed, missing_policy=..., **settings)``."""
-    return get_algorithm(algorithm_id).build(seed, missing_policy=missing_policy,
-                                             **dict(settings or {}))
+    """Shorthand for ``get_algorithm(algorithm_id, preset).build(seed, missing_policy=...,
+    **settings)``."""
+    return get_algorithm(algorithm_id, preset).build(seed, missing_policy=missing_policy,
+                                                     **dict(settings or {}))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,13 @@ import numpy as np
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
-from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.comparison import compare_models, five_by_two_cv
 from cx_app.models.crossval import CrossValResult, cross_validate_model
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.results import Results
-from cx_app.provenance import library_versions
+from cx_app.provenance import provenance_block
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
 COMPARISON_METHOD = (
@@ -66,18 +66,21 @@ def results_document(
     permutation_model: str | None = None,
     calibration: str = "none",
     comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
+    created: str | None = None,
 ) -> Results:
     """The typed results of evaluations that exist already (nothing is refitted).
 
     Layout (:class:`cx_app.models.results.Results`): ``dataset`` (rows, classes, attributes,
     the observed NPS / net score with its interval), ``folds``, ``seed``, ``models`` (each
     :meth:`ModelEvaluation.to_dict`), ``comparisons``, ``drivers``, ``warnings``, ``quality``
-    and ``provenance``.
+    and ``provenance`` (:func:`cx_app.provenance.provenance_block` plus the input file, schema
+    name and YAML text, plan and settings; ``created``: its timestamp, default now).
     """
     if not evaluations:
         raise AnalysisError("no trained model to report on: train at least one model first")
     first = next(iter(evaluations.values()))
     source = survey.source
+    schema_yaml = survey.schema.to_yaml()
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
                       label="all respondents", weights=survey.weights)
     document: dict[str, Any] = {
@@ -108,7 +111,14 @@ def results_document(
             "schema": survey.schema.name,
             "plan": plan.to_dict(),
             "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
-            "versions": library_versions(),
+            **provenance_block(
+                seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),
+                preset=preset_of({"preset": e.cv_summary.get("preset", "papers")}
+                                 for e in evaluations.values()),
+                schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
+                created=created),
+            "schema_yaml": schema_yaml,
+            "presets": {a: e.cv_summary.get("preset", "papers") for a, e in evaluations.items()},
         },
     }
     if drivers is not None:
@@ -116,6 +126,17 @@ def results_document(
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
     return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
+
+
+def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
+    """The preset the models' settings record (``settings["preset"]``); several different
+    ones joined by ", "; None when none records one.
+
+    >>> preset_of([{"preset": "fast"}, {"C": 1.0}, {"preset": "fast"}])
+    'fast'
+    """
+    found = dict.fromkeys(str(s["preset"]) for s in settings if s and s.get("preset"))
+    return ", ".join(found) or None
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -136,7 +157,8 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 
 
 def five_by_two_comparisons(
-    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1
+    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
+    preset: str | None = None,
 ) -> list[dict[str, Any]]:
     """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
     level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
@@ -145,7 +167,7 @@ def five_by_two_comparisons(
     for a, b in pairs:
         result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
                                 missing_policy=survey.schema.missing_attributes,
-                                sample_weight=survey.model_weights)
+                                sample_weight=survey.model_weights, preset=preset)
         row = {"level": "original", "metric": "accuracy", **result.to_dict()}
         out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
                     for k, v in row.items()})  # fmt: skip
@@ -162,13 +184,16 @@ def evaluate_algorithm(
     n_jobs: int = 1,
     calibration: str = "none",
     progress: Callable[[int, int, str], None] | None = None,
+    preset: str | None = None,
 ) -> tuple[CrossValResult, ModelEvaluation]:
     """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
-    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``. ``preset``:
+    ``fast``, ``papers`` or ``None`` (the algorithm's default preset)."""
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
         missing_policy=survey.schema.missing_attributes, sample_weight=survey.model_weights,
+        preset=preset,
     )  # fmt: skip
     return cv, evaluate_result(cv, plan)
 
@@ -187,6 +212,8 @@ def finish_evaluation(
     """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
     (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
     attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
+    permutation_model = (None if best_cv is None else
+                         preset_label(best_cv.algorithm_id, best_cv.preset))
     drivers = driver_importance(
         survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
         resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
@@ -194,7 +221,7 @@ def finish_evaluation(
     )  # fmt: skip
     return results_document(
         survey, evaluations, plan, drivers=drivers,
-        permutation_model=best_cv.algorithm_id if best_cv is not None else None,
+        permutation_model=permutation_model,
         calibration=calibration, comparisons_5x2cv=comparisons_5x2cv,
     )  # fmt: skip
 
@@ -243,18 +270,26 @@ def evaluate_survey(
     permutation_repeats: int = PERMUTATION_REPEATS,
     progress: Callable[[int, int, str], None] | None = None,
     five_by_two: Sequence[tuple[str, str]] = (),
+    on_cv: Callable[[CrossValResult], None] | None = None,
+    preset: str | None = None,
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
+
+    ``preset`` (``fast`` or ``papers``; ``None``: each algorithm's default preset) chooses the
+    settings of every algorithm; the evaluations are keyed by
+    :func:`~cx_app.models.algorithms.preset_label` (``svm``, or ``svm papers`` when that is
+    not the algorithm's default preset).
 
     ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
     (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
 
     Permutation importance is computed for the best model only (highest mean per-fold accuracy
     at the original level), reusing its fold models; the other models' fold models are dropped
-    as soon as they are evaluated (memory).
+    as soon as they are evaluated (memory). ``on_cv`` is given each cross-validation (fold
+    models dropped) as it is done: what a project file keeps.
     """
     for a in algorithms:
-        get_algorithm(a)
+        get_algorithm(a, preset)
     for pair in five_by_two:
         for a in pair:
             get_algorithm(a)
@@ -267,10 +302,13 @@ def evaluate_survey(
     for algorithm_id in algorithms:
         cv, evaluation = evaluate_algorithm(
             survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
-            calibration=calibration, progress=progress,
+            calibration=calibration, progress=progress, preset=preset,
         )  # fmt: skip
-        evaluations[algorithm_id] = evaluation
-        if best_model(evaluations) == algorithm_id:  # keep only the best one's fold models
+        label = preset_label(algorithm_id, preset)
+        evaluations[label] = evaluation
+        if on_cv is not None:
+            on_cv(dataclasses.replace(cv, models=None, train_predictions=None))
+        if best_model(evaluations) == label:  # keep only the best one's fold models
             best_cv = cv
         del cv
     five_by_two_results = None
@@ -278,7 +316,7 @@ def evaluate_survey(
         if progress:
             progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
         five_by_two_results = five_by_two_comparisons(survey, five_by_two, seed=seed,
-                                                      n_jobs=n_jobs)
+                                                      n_jobs=n_jobs, preset=preset)
     document = finish_evaluation(
         survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,

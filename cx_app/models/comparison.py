@@ -240,6 +240,7 @@ def five_by_two_cv(
     n_jobs: int = 1,
     missing_policy: str = "impute_indicator",
     sample_weight: np.ndarray | None = None,
+    preset: str | None = None,
 ) -> FiveByTwoResult:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
     the same halves; ``scorer(y_true, y_pred)`` defaults to accuracy. Fits 20 models."""
@@ -254,7 +255,7 @@ def five_by_two_cv(
         results = [
             cross_validate_model(
                 X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs,
-                missing_policy=missing_policy, sample_weight=sample_weight,
+                missing_policy=missing_policy, sample_weight=sample_weight, preset=preset,
             )
             for alg, s in ((a, settings_a), (b, settings_b))
         ]

@@ -41,6 +41,8 @@ from cx_app.models.algorithms import (
     RareSafeCalibrated,
     fit_weighted,
     get_algorithm,
+    inner_threads,
+    resolve_preset,
     takes_sample_weight,
 )
 from cx_app.provenance import library_versions
@@ -95,6 +97,8 @@ class CrossValResult:
     provenance: Mapping[str, str] = field(default_factory=dict)
     missing_policy: str = "impute_indicator"
     """How the pipelines filled unanswered attribute scores (``gap_filler``)."""
+    preset: str = "papers"
+    """The algorithm's preset (``fast`` or ``papers``, :data:`~cx_app.models.algorithms.PRESETS`)."""
 
     @property
     def n(self) -> int:
@@ -111,6 +115,7 @@ class CrossValResult:
         """A JSON-ready summary (no arrays): provenance of these predictions."""
         return {
             "algorithm": self.algorithm_id,
+            "preset": self.preset,
             "settings": {k: _jsonable(v) for k, v in self.settings.items()},
             "calibration": self.calibration,
             "missing_policy": self.missing_policy,
@@ -239,12 +244,15 @@ def build_model(
     calibration: str = "none",
     calibration_folds: int = 3,
     missing_policy: str = "impute_indicator",
+    preset: str | None = None,
+    threads: int | None = None,
 ) -> Any:
-    """The unfitted estimator cross-validation fits in each fold (optionally calibrated)."""
+    """The unfitted estimator cross-validation fits in each fold (optionally calibrated);
+    ``preset`` and ``threads`` as in :meth:`~cx_app.models.algorithms.AlgorithmSpec.build`."""
     if calibration not in CALIBRATIONS:
         raise AnalysisError(f"unknown calibration '{calibration}'; choose from {CALIBRATIONS}")
-    model = get_algorithm(algorithm_id).build(seed, missing_policy=missing_policy,
-                                              **dict(settings or {}))
+    model = get_algorithm(algorithm_id, preset).build(seed, missing_policy=missing_policy,
+                                                      threads=threads, **dict(settings or {}))
     if calibration != "none":
         model = RareSafeCalibrated(model, method=calibration, cv=calibration_folds, ensemble=False)
     return model
@@ -285,6 +293,7 @@ def cross_validate_model(
     fold: np.ndarray | None = None,
     missing_policy: str = "impute_indicator",
     sample_weight: np.ndarray | None = None,
+    preset: str | None = None,
 ) -> CrossValResult:
     """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
 
@@ -296,7 +305,10 @@ def cross_validate_model(
     total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
     to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
     warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
-    ``random_state=seed``, so results do not depend on ``n_jobs``.
+    ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
+    ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
+    recorded in the result; a fast estimator with ``n_jobs=None`` gets the cores the folds
+    leave free (:func:`~cx_app.models.algorithms.inner_threads`).
     """
     classes = tuple(classes)
     if len(classes) < 2:
@@ -307,7 +319,8 @@ def cross_validate_model(
     if Xa.ndim != 2 or len(Xa) != len(y):
         raise AnalysisError(f"attributes ({Xa.shape}) and scores ({len(y)}) do not line up")
     codes = class_positions(y, classes)
-    spec = get_algorithm(algorithm_id)
+    preset = resolve_preset(algorithm_id, preset)
+    spec = get_algorithm(algorithm_id, preset)
     effective = spec.settings(settings)
     template = build_model(
         algorithm_id,
@@ -316,6 +329,8 @@ def cross_validate_model(
         calibration=calibration,
         calibration_folds=calibration_folds,
         missing_policy=missing_policy,
+        preset=preset,
+        threads=inner_threads(n_jobs),
     )
     notes: list[str] = []
     if fold is None:
@@ -397,6 +412,7 @@ def cross_validate_model(
         train_predictions=train_predictions,
         provenance=library_versions(),
         missing_policy=missing_policy,
+        preset=preset,
     )
 
 

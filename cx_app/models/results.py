@@ -163,7 +163,16 @@ class Provenance(Document):
     schema_name: str | None = Field(None, alias="schema")  # "schema" is a BaseModel method
     plan: PlanDocument | None = None
     algorithms: dict[str, dict[str, Any] | None] = {}
+    presets: dict[str, str] = {}
     versions: dict[str, str] = {}
+    # the common provenance block (cx_app.provenance.provenance_block); absent in older files
+    created: str | None = None
+    seed: int | None = None
+    folds: int | None = None
+    preset: str | None = None
+    schema_sha256: str | None = None
+    schema_yaml: str | None = None
+    inputs: dict[str, str | None] = {}
 
 
 # --------------------------------------------------------------------------- models
@@ -217,6 +226,7 @@ class Roc(Document):
 
 class CrossValidationSummary(Document):
     algorithm: str
+    preset: str = "papers"  # documents written before presets existed used the papers' settings
     settings: dict[str, Any]
     calibration: str
     missing_policy: str | None = None

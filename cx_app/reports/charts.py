@@ -63,10 +63,32 @@ def _band_height(chart, n: int, step: int = 34, minimum: int = 90):
 _BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
 
 
-def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerChart:
-    """NPS per group with its 95% interval.
+def _fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True,
+                   pad: float = 5.0, bounds: tuple[float, float] = (-100.0, 100.0)) -> list[float]:
+    """An axis domain that fits the data (the intervals' extent plus ``pad`` points, zero
+    included when bars start at it), inside ``bounds``: a fixed −100..100 axis squeezes a
+    ten-point gap between segments into a few pixels."""
+    values = pd.concat([low, high]).astype(float)
+    values = values[np.isfinite(values)]
+    lo, hi = (float(values.min()), float(values.max())) if len(values) else (-10.0, 10.0)
+    if include_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
 
-    Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``.
+
+FLAG_COLOURS: dict[str, str] = {
+    "significantly above the rest": CATEGORY_COLOURS[2],
+    "significantly below the rest": CATEGORY_COLOURS[0],
+    "no significant difference": "#8fb3c4",
+}
+
+
+def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerChart:
+    """NPS per group with its 95% interval, on an axis fitted to the intervals.
+
+    Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag`` (see
+    :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
+    significantly above or below the other respondents.
     """
     data = frame.assign(group=frame["group"].astype(str))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
@@ -78,22 +100,36 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
     ]
-    bars = alt.Chart(data).mark_bar(color=CATEGORY_COLOURS[3], opacity=0.8).encode(
-        x=alt.X("nps:Q", title="NPS (95% interval)", scale=alt.Scale(domain=[-100, 100])),
-        y=y,
-        tooltip=tooltip,
-    )
+    if "flag" in data:
+        tooltip.append(alt.Tooltip("flag:N", title="Against the rest"))
+        domain = [f for f in FLAG_COLOURS if f in set(data["flag"])]
+        colour = alt.Color("flag:N", title="Against the other respondents (Holm, 5%)",
+                           scale=alt.Scale(domain=domain,
+                                           range=[FLAG_COLOURS[f] for f in domain]),
+                           legend=alt.Legend(orient="bottom", direction="vertical"))
+    else:
+        colour = alt.value(CATEGORY_COLOURS[3])
+    x = alt.X("nps:Q", title="NPS (95% interval)",
+              scale=alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"])))
+    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
+                                                         tooltip=tooltip)
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=1.5).encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
     )
     return _band_height(alt.layer(bars, whiskers), len(order))
 
 
+TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
+
+
 def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.LayerChart:
-    """NPS per wave, one line per series, with a 95% interval band.
+    """NPS per wave, one line per series, with a 95% interval band, on an axis fitted to the
+    intervals.
 
     Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``, and
-    optionally ``series`` (e.g. the operator; absent = one line).
+    optionally ``series`` (e.g. the operator; absent = one line) and ``flag`` (see
+    :func:`cx_app.survey.nps_flags.wave_trend`): a significant change from the previous wave
+    is marked ▲ / ▼ above its point.
     """
     data = frame.copy()
     if "series" not in data:
@@ -103,6 +139,7 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     order = list(dict.fromkeys(data["wave"]))
     x = alt.X("wave:O", sort=order, title=wave_title)
     colour = alt.Color("series:N", title=None)
+    scale = alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"], include_zero=False))
     tooltip = [
         alt.Tooltip("series:N", title="Series"),
         alt.Tooltip("wave:O", title=wave_title),
@@ -111,13 +148,23 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
     ]
+    if "flag" in data:
+        tooltip.append(alt.Tooltip("flag:N", title="Since the previous wave"))
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
-        x=x, y=alt.Y("ci_low:Q", title="NPS"), y2="ci_high:Q", color=colour
+        x=x, y=alt.Y("ci_low:Q", title="NPS", scale=scale), y2="ci_high:Q", color=colour
     )
     line = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=alt.Y("nps:Q", title="NPS"), color=colour, tooltip=tooltip
+        x=x, y=alt.Y("nps:Q", title="NPS", scale=scale), color=colour, tooltip=tooltip
     )
-    return alt.layer(band, line).properties(height=300)
+    layers = [band, line]
+    if "flag" in data:
+        marked = data[data["flag"].isin(list(TREND_MARKS))].assign(
+            mark=lambda f: f["flag"].map(TREND_MARKS))
+        if len(marked):
+            layers.append(alt.Chart(marked).mark_text(dy=-14, fontSize=14).encode(
+                x=x, y=alt.Y("nps:Q", scale=scale), text="mark:N", color=colour,
+                tooltip=tooltip))
+    return alt.layer(*layers).properties(height=300)
 
 
 def score_distribution_chart(
@@ -152,30 +199,38 @@ def score_distribution_chart(
     ).properties(height=280)
 
 
-def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean score") -> alt.Chart:
-    """Mean attribute scores, one coloured line of points per series (e.g. per NPS group).
+def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean score") -> alt.LayerChart:
+    """Mean attribute scores, one coloured point per series (e.g. per NPS group) on each
+    attribute's row, with a thin rule spanning the series of that attribute (the gap between
+    detractors and promoters). Attributes are separate questions, so no line joins one
+    attribute to the next.
 
     Columns: ``attribute``, ``mean``, ``series``; attributes and series keep their order of
     appearance.
     """
     data = frame.assign(attribute=frame["attribute"].astype(str), series=frame["series"].astype(str))
     order = list(dict.fromkeys(data["attribute"]))
-    data["attribute_order"] = data["attribute"].map({a: i for i, a in enumerate(order)})
     series = list(dict.fromkeys(data["series"]))
     colours = list(CATEGORY_COLOURS[: len(series)]) if len(series) <= len(CATEGORY_COLOURS) else None
     scale = alt.Scale(domain=series, range=colours) if colours else alt.Scale(domain=series)
-    chart = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=70)).encode(
-        y=alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS),
-        x=alt.X("mean:Q", title=value_title, scale=alt.Scale(zero=False)),
+    y = alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS)
+    x_scale = alt.Scale(zero=False, padding=12)
+    spans = (data.groupby("attribute", sort=False)["mean"].agg(["min", "max"])
+             .reset_index().rename(columns={"min": "low", "max": "high"}))
+    span = alt.Chart(spans).mark_rule(color="#c9d1d6", strokeWidth=3).encode(
+        y=y, x=alt.X("low:Q", title=value_title, scale=x_scale), x2="high:Q",
+    )
+    points = alt.Chart(data).mark_circle(size=90, opacity=0.95).encode(
+        y=y,
+        x=alt.X("mean:Q", title=value_title, scale=x_scale),
         color=alt.Color("series:N", scale=scale, title=None, sort=series),
-        order=alt.Order("attribute_order:Q"),
         tooltip=[
             alt.Tooltip("series:N", title="Series"),
             alt.Tooltip("attribute:N", title="Attribute"),
             alt.Tooltip("mean:Q", title=value_title, format=".2f"),
         ],
     )
-    return _band_height(chart, len(order), 30, 120)
+    return _band_height(alt.layer(span, points), len(order), 30, 120)
 
 
 # --------------------------------------------------------------------------- confusion matrices
@@ -374,11 +429,17 @@ def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05) -> alt.FacetChar
                  alt.Tooltip("mean_difference:Q", title="mean A − B", format="+.4f"),
                  alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f")],
     )
-    text = base.mark_text(fontSize=12).encode(text=alt.Text("p_value:Q", format=".3f"))
-    size = max(60, 240 // max(1, len(models)))
+    n = max(1, len(models))
+    # cells shrink with the number of models so that a panel stays under ~480 px; the panels
+    # stack (one per row) so that nine or more models never run off the page
+    size = max(24, min(60, 480 // n))
+    text = base.mark_text(fontSize=12 if size >= 45 else 9).encode(
+        text=alt.Text("p_value:Q", format=".3f" if size >= 45 else ".2f"))
     return alt.layer(cells, text, data=data).properties(
-        width=size * len(models), height=size * len(models)
-    ).facet(column=alt.Column("test:N", title=None))
+        width=size * n, height=size * n
+    ).facet(row=alt.Row("test:N", title=None, header=alt.Header(labelAngle=0,
+                                                                 labelAlign="left",
+                                                                 labelOrient="top")))
 
 
 def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.LayerChart:
@@ -416,10 +477,24 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
 # --------------------------------------------------------------------------- drivers
 
 
+DIRECTION_LABELS: dict[int, str] = {
+    1: "higher rating, higher score",
+    -1: "higher rating, lower score",
+    0: "no direction",
+}
+DIRECTION_COLOURS: dict[str, str] = {
+    DIRECTION_LABELS[1]: CATEGORY_COLOURS[3],
+    DIRECTION_LABELS[-1]: CATEGORY_COLOURS[0],
+    DIRECTION_LABELS[0]: "#9aa5ab",
+}
+
+
 def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> alt.LayerChart:
     """Driver importance with its interval, largest first.
 
-    Columns: ``attribute``, ``importance``, ``ci_low``, ``ci_high``.
+    Columns: ``attribute``, ``importance``, ``ci_low``, ``ci_high``; optionally ``direction``
+    (+1 / −1 / 0: the sign of the attribute's relation with the score): bars coloured by it,
+    so that an attribute whose higher ratings go with *lower* scores is not read as a lever.
     """
     data = frame.assign(attribute=frame["attribute"].astype(str))
     order = data.sort_values("importance", ascending=False)["attribute"].tolist()
@@ -428,8 +503,19 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
                alt.Tooltip("importance:Q", title=value_title, format=".4f"),
                alt.Tooltip("ci_low:Q", title="low", format=".4f"),
                alt.Tooltip("ci_high:Q", title="high", format=".4f")]
-    bars = alt.Chart(data).mark_bar(color=CATEGORY_COLOURS[3], opacity=0.85).encode(
-        x=alt.X("importance:Q", title=value_title), y=y, tooltip=tooltip
+    if "direction" in data:
+        signs = pd.to_numeric(data["direction"], errors="coerce").fillna(0)
+        data["direction"] = [DIRECTION_LABELS[int(np.sign(v))] for v in signs]
+        domain = [d for d in DIRECTION_COLOURS if d in set(data["direction"])]
+        colour = alt.Color("direction:N", title="Direction",
+                           scale=alt.Scale(domain=domain,
+                                           range=[DIRECTION_COLOURS[d] for d in domain]),
+                           legend=alt.Legend(orient="bottom"))
+        tooltip.append(alt.Tooltip("direction:N", title="Direction"))
+    else:
+        colour = alt.value(CATEGORY_COLOURS[3])
+    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(
+        x=alt.X("importance:Q", title=value_title), y=y, color=colour, tooltip=tooltip
     )
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23").encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip

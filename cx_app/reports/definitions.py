@@ -7,6 +7,7 @@ catalogue, :mod:`cx_app.engine.catalogue`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 
@@ -163,3 +164,39 @@ NEW_WAVE_FIELD_LABELS: dict[str, str] = {
 }
 """Readable labels of the keys of a new-wave estimate's ``estimated_class_counts``, ``model``
 (with its ``heldout_alp_gap``) and ``drift`` parts."""
+
+
+def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) -> str:
+    """The grouping of a reduction step in words, for chart and table titles: "Relaxed
+    grouping" when every group uses the same option, else each group with its option
+    ("grouping: detractors Strict, passives_promoters Hybrid").
+
+    >>> grouping_name(["S", "S"])
+    'Strict grouping'
+    >>> grouping_name(["S", "RS"], ["detractors", "others"])
+    'grouping: detractors Strict, others Hybrid'
+    """
+    words = [GROUPING_OPTIONS[o].name if o in GROUPING_OPTIONS else str(o) for o in options]
+    if len(set(words)) <= 1:
+        return f"{words[0]} grouping" if words else "grouping"
+    labels = list(names) if names is not None else [f"group {i + 1}" for i in range(len(words))]
+    return "grouping: " + ", ".join(f"{n} {w}" for n, w in zip(labels, words, strict=True))
+
+
+def auc_reading(model: str, auc: float, random_auc: float) -> str:
+    """One sentence on an AUC read against its own random-selection area (the dashed line),
+    which is below 0.5 whenever the positive group has intragroup mismatch.
+
+    >>> auc_reading("lr", 0.31, 0.21)
+    'lr: AUC 0.310 against 0.210 for random selection with the same end point: better than chance (1.48× the random area).'
+    """
+    head = f"{model}: AUC {auc:.3f} against {random_auc:.3f} for random selection with the " \
+           "same end point: "
+    if not (random_auc > 0) or auc != auc:
+        return head + "no comparison possible (the curve never reaches a positive)."
+    ratio = auc / random_auc
+    if ratio > 1.05:
+        return head + f"better than chance ({ratio:.2f}× the random area)."
+    if ratio < 0.95:
+        return head + f"worse than chance ({ratio:.2f}× the random area)."
+    return head + "about as good as chance."

@@ -460,7 +460,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     blank = {name: masks[column] for name, column in column_of.items()}
     frame, in_model, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
                                      blank_rows, scoring=scoring, where=where,
-                                     check_nul=b"\x00" in data)
+                                     check_nul=_may_hold_nul(data, name, dialect))
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -481,6 +481,15 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
                       absent_attributes=absent, in_model=in_model)
+
+
+def _may_hold_nul(data: bytes, name: str, dialect: dict) -> bool:
+    """Whether text cells can hold a NUL character: a CSV with a NUL byte, or a legacy .xls
+    (binary strings). Zip workbooks cannot (XML forbids the character; their archive bytes
+    hold NULs that say nothing about the cells), so they skip the per-cell check."""
+    if dialect:
+        return b"\x00" in data
+    return Path(name).suffix.lower() == ".xls"
 
 
 def _has_nul(cells: pd.Series) -> bool:

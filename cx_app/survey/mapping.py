@@ -21,6 +21,7 @@ from cx_app.survey.schema import (
     SurveySchema,
     default_plan,
     guess_kind,
+    guess_role,
     parse_schema,
 )
 
@@ -104,7 +105,9 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
     """Edited mapping rows → a validated schema; rows with role ``ignore`` are left out.
 
     Errors (:class:`~cx_app.errors.SchemaError`) name the column and what to fix: no or several
-    targets, a scale without both ends. A segment without a kind is an ``other`` segment."""
+    targets, a scale without both ends. A segment without a kind gets the kind its header
+    suggests, as inference gives it (:func:`~cx_app.survey.schema.guess_role`: "Region" is a
+    region, "Month" a wave, anything else ``other``)."""
     records = [r for r in rows.to_dict("records") if r.get("role") != "ignore"]
     targets = [r for r in records if r["role"] == "target"]
     if len(targets) != 1:
@@ -134,7 +137,7 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
         "target": spec(t, kind=kind, scale=target_scale),
         "attributes": [spec(r, label=_text(r.get("label")), scale=scale(r))
                        for r in records if r["role"] == "attribute"],
-        "segments": [spec(r, role=_text(r.get("segment_role")) or "other")
+        "segments": [spec(r, role=_text(r.get("segment_role")) or guess_role(r["column"]))
                      for r in records if r["role"] == "segment"],
         "missing_codes": list(base.missing_codes),
         "missing_attributes": base.missing_attributes,

@@ -38,6 +38,7 @@ import io
 import re
 import zipfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import repeat
 
 from cx_app.errors import SurveyFileError
@@ -53,6 +54,7 @@ _NORMALISE = bytes.maketrans(b"\t\r\n'", b'   "')
 _SPACED_EQUALS = re.compile(rb" *= *")
 _REF_LETTERS = re.compile(rb' r="\$?([A-Z]{1,3})\$?[0-9]')
 _REF_DIGITS = re.compile(rb' r="\$?[A-Z]{0,3}\$?([0-9]{1,9})"')
+_REF_FULL = re.compile(rb' r="\$?([A-Z]{1,3})\$?([0-9]{1,9})"')
 _ERROR_TAG = re.compile(rb'<c\s[^>]*?\bt="e"[^>]*>')
 _REF_ATTR = re.compile(rb'\br="\$?([A-Z]{1,3})\$?([0-9]{1,9})"')
 _ERROR_VALUE = re.compile(rb"<v>([^<]{1,64})</v>")
@@ -182,11 +184,84 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
     return max_row, max_col, size
 
 
+def _greater_than(value: str, alphabet: str, max_length: int) -> str:
+    """A regular expression for the strings over ``alphabet`` (in its order) that are larger
+    than ``value`` as numbers in that base without leading zeros: longer strings (up to
+    ``max_length``), or as long and larger at the first differing position.
+
+    >>> re.fullmatch(_greater_than("19", "0123456789", 3), "20") is not None
+    True
+    >>> re.fullmatch(_greater_than("19", "0123456789", 3), "19") is None
+    True
+    """
+    def above(ch: str) -> str:
+        rest = alphabet[alphabet.index(ch) + 1:]
+        return f"[{rest[0]}-{rest[-1]}]" if rest else ""
+
+    digit = f"[{alphabet[0]}-{alphabet[-1]}]"
+    options = []
+    if len(value) < max_length:
+        options.append(f"{digit}{{{len(value) + 1},{max_length}}}")
+    for i, ch in enumerate(value):
+        if above(ch):
+            tail = len(value) - i - 1
+            options.append(re.escape(value[:i]) + above(ch) + (f"{digit}{{{tail}}}" if tail else ""))
+    return "(?:" + "|".join(options) + ")" if options else "(?!)"
+
+
+def _column_letters(number: int) -> str:
+    letters = ""
+    while number > 0:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+@lru_cache(maxsize=64)
+def _beyond(max_row: int, max_col: int) -> re.Pattern[bytes]:
+    """A cell reference whose column is beyond ``max_col`` or whose row is beyond ``max_row``
+    (as :data:`_REF_LETTERS` and :data:`_REF_DIGITS` read them)."""
+    letters = _greater_than(_column_letters(max_col), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 3) \
+        if max_col else "[A-Z]{1,3}"
+    digits = _greater_than(str(max_row), "0123456789", 9) if max_row else "[0-9]{1,9}"
+    return re.compile(
+        (rf' r="\$?(?:{letters}\$?[0-9]|[A-Z]{{0,3}}\$?{digits}")').encode())
+
+
+def _last_reference(spaced: bytes) -> tuple[int, int]:
+    """(row, column) of the last complete cell reference of ``spaced``, (0, 0) if none."""
+    end = len(spaced)
+    for _ in range(8):
+        at = spaced.rfind(b' r="', 0, end)
+        if at < 0:
+            break
+        ref = _REF_FULL.match(spaced, at)
+        if ref is not None:
+            return int(ref.group(2)), column_number(ref.group(1))
+        end = at
+    return 0, 0
+
+
 def _sheet_extent(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:
-    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``."""
+    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``.
+
+    Fast path: worksheets list their cells row by row, so the last reference of a window
+    holds its largest row (and, in a rectangular table, column); one regular-expression
+    search (:func:`_beyond`, no match object per cell) then proves that no reference of the
+    window lies beyond that. Any window where one does (a hostile or unusual file) is read
+    reference by reference (:func:`_sheet_extent_full`)."""
     spaced = window.translate(_NORMALISE)
     if b" =" in spaced or b"= " in spaced:
         spaced = _SPACED_EQUALS.sub(b"=", spaced)
+    row, col = _last_reference(spaced)
+    row, col = max(row, max_row), max(col, max_col)
+    if _beyond(row, col).search(spaced) is None:
+        return row, col
+    return _sheet_extent_full(spaced, max_row, max_col)
+
+
+def _sheet_extent_full(spaced: bytes, max_row: int, max_col: int) -> tuple[int, int]:
+    """:func:`_sheet_extent` reference by reference, on an already normalised window."""
     letters = set(_REF_LETTERS.findall(spaced))
     if letters:
         max_col = max(max_col, *map(column_number, letters))

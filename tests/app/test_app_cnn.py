@@ -38,10 +38,11 @@ def test_the_cnn_trains_on_the_models_page_and_says_how_it_adapted():
     at.switch_page("pages/models.py").run()
     _ok(at)
     at.multiselect(key="algorithms").set_value(["cnn"]).run()
+    at.radio(key="preset").set_value("papers").run()
     _ok(at)
-    assert at.number_input(key="set::cnn::epochs").value == 100  # the papers' settings
-    assert at.number_input(key="set::cnn::batch_size").value == 128
-    at.number_input(key="set::cnn::epochs").set_value(5)
+    assert at.number_input(key="set::papers::cnn::epochs").value == 100  # the papers' settings
+    assert at.number_input(key="set::papers::cnn::batch_size").value == 128
+    at.number_input(key="set::papers::cnn::epochs").set_value(5)
     at.number_input(key="folds").set_value(3)
     at.button(key="train").click().run()
     _ok(at)
@@ -49,6 +50,7 @@ def test_the_cnn_trains_on_the_models_page_and_says_how_it_adapted():
     (model_id,) = models
     cv = models[model_id].cv
     assert cv.algorithm_id == "cnn" and cv.folds == 3 and cv.settings["epochs"] == 5
+    assert model_id.startswith("cnn papers") and cv.preset == "papers"
     assert cv.proba.shape == (200, len(cv.classes))
     assert any("pooling 4→3" in w.value for w in at.warning)
     shown = " ".join(str(df.value.to_dict()) for df in at.dataframe)

@@ -18,6 +18,7 @@ from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.levels import reduce_confusion
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import groups_for_schema, nps_summary
+from cx_app.survey.nps_flags import segments_vs_rest
 from cx_app.survey.samples import sample_path
 from cx_app.survey.schema import load_schema
 
@@ -143,6 +144,15 @@ def test_nps_page_shows_the_library_nps(sample):
     assert (f"NPS {expected.value:+.1f} (95% interval {expected.ci95[0]:+.1f} to "
             f"{expected.ci95[1]:+.1f}) on {expected.n:,} respondents") in texts
     assert len(at.get("vega_lite_chart")) >= 4  # segment, trend, distribution, profiles
+    # the segment table carries each segment against the rest, as the library computes it
+    segment = next(s for s in sample.schema.segments if s.role not in ("wave", "date"))
+    flags = segments_vs_rest(sample.respondents, sample.schema.target.name, segment.name,
+                             groups=groups_for_schema(sample.schema))
+    shown = next(df.value for df in at.dataframe if "vs rest" in df.value.columns)
+    assert shown["vs rest"].to_numpy() == pytest.approx(flags["difference"].to_numpy())
+    assert shown["flag"].tolist() == flags["flag"].tolist()
+    assert any(m in shown["flag"].tolist() for m in ("significantly above the rest",
+                                                    "significantly below the rest"))
 
 
 def test_models_page_trains_and_ranks_every_level(trained, sample):

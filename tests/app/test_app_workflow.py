@@ -128,7 +128,7 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     assert at.session_state["analysis"].finals
     monkeypatch.undo()
     labels = {m.label for m in at.metric}
-    assert {"Held-out accuracy", "ALP estimate of it", "Class-share gap"} <= labels
+    assert {"Held-out accuracy", "Estimated from probabilities (ALP)", "Class-share gap"} <= labels
     final = next(iter(at.session_state["analysis"].finals.values()))
     held = {m.label: m.value for m in at.metric}["Held-out accuracy"]
     assert held == f"{100 * final.cv['alp_gap']['accuracy_cm']:.1f}%"

@@ -104,7 +104,7 @@ def test_definitions_table_names_every_metric_of_the_tables():
 
 def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
     frame, advice = views.trained_models_table(analysis)
-    assert list(frame.columns) == ["model", "algorithm", "calibration", "folds", "seed",
+    assert list(frame.columns) == ["model", "algorithm", "preset", "calibration", "folds", "seed",
                                    "fit seconds", "respondents", *views.GAP_COLUMNS,
                                    "NPS gap (points)"]
     assert list(frame["model"]) == ["nb", "lr", "dt"]

@@ -177,17 +177,17 @@ def test_evaluate_runs_the_papers_cnn_and_states_its_adaptation(tmp_path):
     with contextlib.redirect_stdout(stdout):
         code = main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes",
                      "Price,Network,Shops", "--algorithms", "cnn", "--folds", "3", "--seed", "0",
-                     "--out", str(out), "--permutation-repeats", "1"])
+                     "--out", str(out), "--permutation-repeats", "1", "--preset", "papers"])
     assert code == 0
     assert "warning: cnn, fold(s) 1, 2, 3: ArchitectureAdaptationWarning" in stdout.getvalue()
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    model = doc["models"]["cnn"]
-    assert model["algorithm"] == "cnn"
+    model = doc["models"]["cnn papers"]
+    assert model["algorithm"] == "cnn" and model["cross_validation"]["preset"] == "papers"
     assert model["cross_validation"]["settings"]["epochs"] == 100
     level = model["levels"]["original"]
     assert sum(map(sum, level["matrix"])) + sum(level["im"] or []) == n
     notes = " ".join(model["cross_validation"]["warnings"])
     assert "pooling 4→3" in notes and "3 input column(s)" in notes
-    assert doc["warnings"]["cnn"] == model["cross_validation"]["warnings"]
+    assert doc["warnings"]["cnn papers"] == model["cross_validation"]["warnings"]
     assert doc["drivers"]["ranking"]  # permutation importance of the CNN's fold models
     assert (out / "report.html").stat().st_size > 0 and (out / "report.xlsx").stat().st_size > 0

@@ -12,7 +12,8 @@ from test_app_browser import ARGS, CHROMIUM, WAIT, _settle, app_url  # noqa: F40
 
 pytestmark = pytest.mark.browser
 
-PAGES = ("nps", "models", "confusion", "compare", "drivers", "new_wave", "report", "glossary")
+PAGES = ("nps", "models", "confusion", "compare", "drivers", "new_wave", "report", "project",
+         "glossary")
 
 
 def test_every_page_loads_offline_without_errors(app_url):  # noqa: F811

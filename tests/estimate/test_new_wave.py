@@ -87,6 +87,13 @@ def test_unlabelled_wave(model):
     three = est.levels[1]
     assert three.matrix.sum() + three.im.sum() == pytest.approx(n)
     assert "realized" not in d and set(d["drift"]) == set(model.attribute_names)
+    # provenance: the model's identity and the common block, kept by the typed document
+    doc = est.document()
+    assert doc.model.attributes == list(model.attribute_names)
+    assert doc.model.training_sha256 == model.training["sha256"]
+    assert doc.provenance.inputs[wave.source.filename] == wave.source.sha256
+    assert doc.provenance.seed == model.cv["seed"] and doc.provenance.versions["cx_app"]
+    assert doc.to_dict()["provenance"] == d["provenance"]
 
 
 def test_backtest_mode_and_drift_warning(model):

@@ -9,14 +9,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from cx_app.cli import main
 from cx_app.estimate.model_file import save_model
 from cx_app.estimate.new_wave import COVERS_WAVE, estimated_net_score, heldout_net_score_error
-from cx_app.estimate.tracker import MIN_SEGMENT, track_waves, tracker_document
+from cx_app.estimate.tracker import (
+    MIN_SEGMENT,
+    split_waves,
+    track_waves,
+    tracker_document,
+    tracker_frame,
+)
 from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import NPS_GROUPS
+from cx_app.survey.nps_flags import FLAG_NONE, FLAG_UP
 from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.survey.schema import load_schema
 
@@ -135,3 +143,48 @@ def test_cli_estimate_with_several_waves_and_by(model, tmp_path, capsys):
     assert main(["estimate", "--model", str(path), *map(str, files)]) == 0
     out = capsys.readouterr().out
     assert "wave10.csv: 300 respondents" in out and "the intervals cover" in out
+
+
+def test_tracker_flags_a_real_shift_and_not_a_steady_wave(model):
+    """Three waves: the same population twice, then a strong upward shift. The tracker marks the
+    shift (▲) and not the repeat; each change equals the difference of the two estimates."""
+    surveys = [_wave([8], 400, seed=300), _wave([9], 400, seed=301),
+               _wave([10], 400, drift=0.6, seed=302)]
+    frame = tracker_frame(track_waves(model, surveys, by="operator"))
+    overall = frame[frame["series"] == "All respondents"].reset_index(drop=True)
+    assert np.isnan(overall.loc[0, "change"])
+    assert overall.loc[2, "change"] == pytest.approx(overall.loc[2, "nps"] - overall.loc[1, "nps"])
+    se = np.hypot(overall.loc[2, "se"], overall.loc[1, "se"])
+    assert overall.loc[2, "p"] == pytest.approx(2 * norm.sf(abs(overall.loc[2, "change"]) / se))
+    assert overall["flag"].tolist() == [FLAG_NONE, FLAG_NONE, FLAG_UP]
+    # per segment too: every operator line has its own changes
+    assert frame.groupby("series")["change"].apply(lambda c: c.notna().sum()).eq(2).all()
+
+
+def test_one_file_with_a_wave_column_is_tracked_wave_by_wave(model, tmp_path, capsys):
+    """Three waves in one file: three tracker lines, every respondent in exactly one, each
+    estimate the same as that wave's own file gives."""
+    frame = simulate_telecom_waves([10, 11, 12], respondents_per_operator=80, seed=9,
+                                   include_target=False)
+    path = tmp_path / "three_waves.csv"
+    path.write_text(frame.to_csv(index=False))
+    survey = load_survey(path, schema=SCHEMA, require_target=False, require_attributes=False,
+                         scoring=True)
+    parts = split_waves(survey)
+    assert [p.source.filename for p in parts] == [f"three_waves.csv · {w}" for w in
+                                                 sorted(frame["Wave"].astype(str).unique())]
+    assert sum(len(p.X) for p in parts) == len(survey.X) == len(frame)
+    one = frame[frame["Wave"].astype(str) == str(sorted(frame["Wave"].astype(str).unique())[1])]
+    alone = tmp_path / "one_wave.csv"
+    alone.write_text(one.to_csv(index=False))
+    single = load_survey(alone, schema=SCHEMA, require_target=False, require_attributes=False,
+                         scoring=True)
+    assert split_waves(single) == [single]  # one wave: the file as it is
+    own = track_waves(model, [single])
+    split = track_waves(model, parts)
+    assert split[1].estimate.estimated_nps.value == pytest.approx(
+        own[0].estimate.estimated_nps.value)
+    model_path = save_model(model, tmp_path / "lr.skops")
+    assert main(["estimate", "--model", str(model_path), str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [w["respondents"] for w in doc["waves"]] == [len(p.X) for p in parts]

@@ -24,21 +24,21 @@ def test_registry_has_the_papers_eight_ordinal_and_cnn():
         assert spec.description and spec.name
 
 
-def test_defaults_are_the_papers_settings():
-    dt = build_algorithm("dt")["model"]
+def test_the_papers_preset_is_the_papers_settings():
+    dt = build_algorithm("dt", preset="papers")["model"]
     assert (dt.criterion, dt.max_depth) == ("entropy", 3)
-    knn = build_algorithm("knn")["model"]
+    knn = build_algorithm("knn", preset="papers")["model"]
     assert (knn.n_neighbors, knn.metric, knn.weights) == (5, "minkowski", "uniform")
-    rf = build_algorithm("rf")["model"]
+    rf = build_algorithm("rf", preset="papers")["model"]
     assert (rf.n_estimators, rf.criterion) == (100, "gini")
-    ann = build_algorithm("ann")["model"]
+    ann = build_algorithm("ann", preset="papers")["model"]
     assert ann.hidden_layer_sizes == (6,) and ann.activation == "relu"
     assert (ann.solver, ann.batch_size, ann.max_iter) == ("adam", 10, 100)
-    xgb = build_algorithm("xgb")["model"].estimator
+    xgb = build_algorithm("xgb", preset="papers")["model"].estimator
     assert (xgb.learning_rate, xgb.max_depth, xgb.subsample) == (0.3, 3, 1.0)
-    svc = build_algorithm("svm")["model"].estimator
+    svc = build_algorithm("svm", preset="papers")["model"].estimator
     assert svc.kernel == "linear"
-    lr = build_algorithm("lr")["model"]
+    lr = build_algorithm("lr", preset="papers")["model"]
     assert lr.solver == "lbfgs" and lr.class_weight is None
 
 

@@ -54,9 +54,11 @@ def _load(path: Path):
 
 
 def _without_timings(value):
-    """Drop wall-clock fields: the only things allowed to differ between two runs."""
+    """Drop wall-clock fields (durations and the UTC time a document was made): the only
+    things allowed to differ between two runs."""
     if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k}
+        return {k: _without_timings(v) for k, v in value.items()
+                if "seconds" not in k and k != "created"}
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     return value

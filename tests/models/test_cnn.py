@@ -45,10 +45,10 @@ def test_sklearn_estimator_contract(estimator, check):
 
 
 def test_the_papers_settings_are_the_defaults():
-    spec = get_algorithm("cnn")
+    spec = get_algorithm("cnn", "papers")
     assert spec.defaults == {"filters": 32, "kernel_size": 3, "pool_size": 4, "epochs": 100,
                              "batch_size": 128, "learning_rate": 0.001}
-    pipeline = build_algorithm("cnn", seed=3)
+    pipeline = build_algorithm("cnn", seed=3, preset="papers")
     model = pipeline["model"]
     assert isinstance(model, CNNClassifier) and model.random_state == 3
     assert (model.kernel_size, model.pool_size, model.epochs, model.batch_size) == (3, 4, 100,

@@ -153,3 +153,77 @@ def test_an_original_matrix_has_no_im_layer_or_legend():
     frame = pd.DataFrame([[3, 1], [0, 4]], index=[0, 1], columns=[0, 1])
     spec = charts.confusion_heatmap(frame).to_dict()
     assert not any("oranges" in str(layer.get("encoding")) for layer in spec["layer"])
+
+
+def test_nps_bars_axis_fits_the_intervals_and_keeps_zero():
+    frame = pd.DataFrame({"group": ["A", "B"], "nps": [32.0, 24.0], "ci_low": [28.0, 19.5],
+                          "ci_high": [36.0, 28.5], "n": [900, 850]})
+    spec = charts.nps_bars(frame).to_dict()
+    # bars start at zero, so 0 stays in; the top is the widest interval end plus 5 points
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-5.0, 41.0]
+    low = frame.assign(nps=[-90.0, -80.0], ci_low=[-99.0, -88.0], ci_high=[-85.0, -70.0])
+    domain = charts.nps_bars(low).to_dict()["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    assert domain == [-100.0, 5.0]  # never beyond the scale's −100
+
+
+def test_nps_bars_colour_segments_by_their_significance_flag():
+    frame = pd.DataFrame({"group": ["A", "B", "C"], "nps": [30.0, 5.0, 10.0],
+                          "ci_low": [25.0, 0.0, 5.0], "ci_high": [35.0, 10.0, 15.0],
+                          "n": [500] * 3,
+                          "flag": ["significantly above the rest", "significantly below the rest",
+                                   "no significant difference"]})
+    colour = charts.nps_bars(frame).to_dict()["layer"][0]["encoding"]["color"]
+    assert colour["field"] == "flag"
+    assert dict(zip(colour["scale"]["domain"], colour["scale"]["range"], strict=True)) == {
+        "significantly above the rest": charts.CATEGORY_COLOURS[2],
+        "significantly below the rest": charts.CATEGORY_COLOURS[0],
+        "no significant difference": "#8fb3c4"}
+
+
+def test_trend_marks_only_significant_changes_and_fits_its_axis():
+    frame = pd.DataFrame({"wave": ["W1", "W2", "W3"], "nps": [20.0, 21.0, 30.0],
+                          "ci_low": [17.0, 18.0, 27.0], "ci_high": [23.0, 24.0, 33.0],
+                          "n": [900] * 3,
+                          "flag": ["no significant difference", "no significant difference",
+                                   "significant rise"]})
+    spec = charts.nps_trend_chart(frame).to_dict()
+    assert len(spec["layer"]) == 3
+    marks = [v for v in _datasets(spec) if len(v) == 1]
+    assert [(m["wave"], m["mark"]) for m in marks[0]] == [("W3", "▲")]
+    assert spec["layer"][1]["encoding"]["y"]["scale"]["domain"] == [12.0, 38.0]
+    # nothing significant: no mark layer at all
+    calm = frame.assign(flag="no significant difference")
+    assert len(charts.nps_trend_chart(calm).to_dict()["layer"]) == 2
+
+
+def test_attribute_profile_has_no_line_between_attributes():
+    prof = pd.DataFrame({"attribute": ["a", "b", "a", "b"], "mean": [5.0, 6.0, 8.0, 9.5],
+                         "series": ["detractors", "detractors", "promoters", "promoters"]})
+    spec = charts.attribute_profile_chart(prof).to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+             for layer in spec["layer"]]
+    assert "line" not in marks
+    assert marks == ["rule", "circle"]
+    spans = next(v for v in _datasets(spec) if "low" in v[0])
+    assert [(s["attribute"], s["low"], s["high"]) for s in spans] == [("a", 5.0, 8.0),
+                                                                      ("b", 6.0, 9.5)]
+
+
+def test_importance_bars_show_direction():
+    frame = pd.DataFrame({"attribute": ["network", "price"], "importance": [40.0, 10.0],
+                          "ci_low": [40.0, 10.0], "ci_high": [40.0, 10.0],
+                          "direction": [1.0, -1.0]})
+    spec = charts.importance_bars(frame).to_dict()
+    (values,) = [v for v in _datasets(spec)]
+    assert {v["attribute"]: v["direction"] for v in values} == {
+        "network": "higher rating, higher score", "price": "higher rating, lower score"}
+    assert spec["layer"][0]["encoding"]["color"]["field"] == "direction"
+
+
+def test_pvalue_heatmap_for_nine_models_stays_on_the_page():
+    models = [f"model {i}" for i in range(9)]
+    rows = [{"test": t, "model_a": a, "model_b": b, "p_value": 0.5, "mean_difference": 0.0}
+            for t in ("plain", "corrected") for a in models for b in models if a != b]
+    spec = charts.pvalue_heatmap(pd.DataFrame(rows)).to_dict()
+    assert "row" in spec["facet"] and "column" not in spec["facet"]  # panels stacked
+    assert spec["spec"]["width"] <= 480 and spec["spec"]["height"] <= 480

@@ -21,14 +21,24 @@ def test_unchanged_rows_give_back_the_same_schema(base):
     assert schema_from_mapping_table(mapping_table(base), base) == base
 
 
-def test_ignored_columns_are_left_out_and_a_segment_without_a_kind_is_other(base):
+def test_ignored_columns_are_left_out_and_a_segment_without_a_kind_gets_its_guessed_kind(base):
     rows = mapping_table(base)
     rows.loc[rows["column"] == "Network", "role"] = "ignore"
     rows.loc[rows["column"] == "Region", "segment_role"] = np.nan  # an empty editor cell
     schema = schema_from_mapping_table(rows, base)
     assert [a.column for a in schema.attributes] == ["Price"]
-    assert [(s.column, s.role) for s in schema.segments] == [("Region", "other")]
+    assert [(s.column, s.role) for s in schema.segments] == [("Region", "region")]
     assert schema.missing_codes == (99,) and schema.respondent_id.column == "ID"
+
+
+def test_an_attribute_turned_segment_without_a_kind_just_works(base):
+    rows = mapping_table(base)
+    rows.loc[rows["column"] == "Price", "role"] = "segment"  # kind cell left empty (None)
+    rows.loc[rows["column"] == "Region", ["segment_role", "column"]] = [None, "Month"]
+    schema = schema_from_mapping_table(rows, base)
+    assert [(s.column, s.role) for s in schema.segments] == [("Price", "other"),
+                                                             ("Month", "wave")]
+    assert [a.column for a in schema.attributes] == ["Network"]
 
 
 def test_a_new_target_scale_takes_the_library_kind_and_default_plan(base):

@@ -23,9 +23,23 @@ def section(results: Results, new_wave: WaveEstimateDocument | None, created: st
         ("Calibration", results.calibration, "text"),
         ("Plan", prov.plan.describe() if prov.plan else None, "text"),
         ("Comparison method", results.comparison_method, "text"),
+        ("Preset", prov.preset, "text"),
+        ("Schema SHA-256", prov.schema_sha256, "text"),
+        ("Results created (UTC)", prov.created, "text"),
+        *((f"Input SHA-256: {name}", sha, "text") for name, sha in prov.inputs.items()),
         ("New wave analysed", "yes" if new_wave else "no", "text")])]
+    if new_wave is not None:
+        wave_prov = new_wave.provenance
+        blocks.append(facts_table("New wave provenance", [
+            ("Wave file", new_wave.filename, "text"),
+            ("Wave SHA-256", new_wave.source.get("sha256"), "text"),
+            ("Model file SHA-256", new_wave.model.file_sha256, "text"),
+            ("Model trained on", new_wave.model.training_file, "text"),
+            ("Training SHA-256", new_wave.model.training_sha256, "text"),
+            ("Estimate created (UTC)", wave_prov.created if wave_prov else None, "text")]))
     settings = tuple(
-        (m, f"{model.algorithm}: {json.dumps(model.cross_validation.settings, default=str)}",
+        (m, f"{model.algorithm} ({model.cross_validation.preset} preset): "
+            f"{json.dumps(model.cross_validation.settings, default=str)}",
          model.fit_seconds) for m, model in results.models.items())
     if settings:
         blocks.append(Table("Models and settings",

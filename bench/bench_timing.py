@@ -1,0 +1,96 @@
+"""Training-time estimates (``cx_app.models.timing``): the constants, and how close they come.
+
+For each algorithm, 2-fold cross-validation as the app runs it (``cross_validate_model`` keeping
+the fold models, then the permutation importance, as ``cx_app.app.session.train_lean``) on
+rows resampled from the sample survey (9 attributes), at two training sizes. The cost model of
+``cx_app.models.timing`` (seconds per fold = c × (n_train / 1000)^b × attributes / 10) is
+fitted on them: b from the two sizes, c from the larger. Baseline: the same run measured at a
+third size (3 folds on 6,000 rows, n_train 4,000), predicted with the fitted constants and with
+the constants stored in ``timing.py``; the ratios predicted / measured are reported.
+
+Environment: ``CX_BENCH_TIMING_ALGORITHMS=lr,nb`` restricts the list (default: every algorithm
+but the CNN, which needs Keras; add ``cnn`` to measure it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import warnings
+
+import numpy as np
+
+from cx_app.models.crossval import cross_validate_model
+from cx_app.models.drivers import permutation_importance_cv
+from cx_app.models.timing import COSTS, expected_seconds
+from cx_app.survey.importing import load_survey
+from cx_app.survey.samples import sample_path
+
+SIZES = (2_000, 6_000)  # 2 folds: 1,000 and 3,000 training rows per fold
+CHECK = (6_000, 3)  # rows, folds: 4,000 training rows per fold
+DEFAULT = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb", "ordinal")
+
+
+def _log(message: str) -> None:
+    print(f"[bench_timing] {message}", flush=True)
+
+
+def _measure(algorithm_id: str, X: np.ndarray, y: np.ndarray, classes: tuple, folds: int,
+             ) -> float:
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cv = cross_validate_model(X, y, classes, algorithm_id, folds=folds, seed=0,
+                                  keep_models=True)
+        permutation_importance_cv(cv, X)
+    return time.perf_counter() - start
+
+
+def run() -> str:
+    chosen = os.environ.get("CX_BENCH_TIMING_ALGORITHMS")
+    algorithms = tuple(chosen.split(",")) if chosen else DEFAULT
+    survey = load_survey(sample_path("telecom_nps"))
+    X_all, y_all = np.asarray(survey.X, dtype=float), np.asarray(survey.y)
+    classes = tuple(survey.classes)
+    p = X_all.shape[1]
+    rng = np.random.default_rng(0)
+    rows = []
+    for algorithm_id in algorithms:
+        seconds = []
+        for n in (*SIZES, CHECK[0]):
+            pick = rng.choice(len(y_all), size=n, replace=True)
+            folds = 2 if len(seconds) < 2 else CHECK[1]
+            seconds.append(_measure(algorithm_id, X_all[pick], y_all[pick], classes, folds))
+            _log(f"{algorithm_id}: {n} rows, {folds} folds: {seconds[-1]:.2f} s")
+        small, large, check = seconds
+        n_small, n_large = (n / 2 / 1000 for n in SIZES)
+        b = max(0.3, math.log(max(large, 1e-3) / max(small, 1e-3)) / math.log(n_large / n_small))
+        c = large / 2 / n_large ** b / (p / 10)
+        n_check = CHECK[0] * (CHECK[1] - 1) / CHECK[1] / 1000
+        fitted = CHECK[1] * c * n_check ** b * p / 10
+        stored = expected_seconds(algorithm_id, rows=CHECK[0], attributes=p, folds=CHECK[1])
+        rows.append((algorithm_id, small, large, b, c, check, fitted / check, stored / check,
+                     COSTS[algorithm_id]))
+    lines = [
+        "## Training-time estimates (`cx_app.models.timing`)",
+        "",
+        f"Rows resampled from the sample survey ({p} attributes), cross-validation keeping the "
+        "fold models plus the permutation importance, as the app's Train button runs it. "
+        f"Fitted: seconds per fold = c × (n_train / 1000)^b × attributes / 10, from 2 folds on "
+        f"{SIZES[0]:,} and {SIZES[1]:,} rows. Baseline: {CHECK[1]} folds on {CHECK[0]:,} rows, "
+        "measured in the same run; ratios predicted / measured (1.0 = exact) with the fitted "
+        "constants and with those stored in `timing.py`.",
+        "",
+        f"| algorithm | {SIZES[0]:,} rows s | {SIZES[1]:,} rows s | b | c | check s | "
+        "ratio (fitted) | ratio (stored) | stored (c, b) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for a, s, l_, b, c, chk, rf, rs, st in rows:
+        lines.append(f"| {a} | {s:.2f} | {l_:.2f} | {b:.2f} | {c:.4f} | {chk:.2f} | {rf:.2f} | "
+                     f"{rs:.2f} | ({st.c}, {st.b}) |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(run())

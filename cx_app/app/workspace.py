@@ -1,0 +1,149 @@
+"""What one user's session keeps per survey file while they switch files and pages (no
+streamlit import).
+
+Switching from file A to file B and back must not lose work: :class:`MappingMemory` keeps the
+column-mapping edits per file (its SHA-256, sheet and the layout the edits started from), and
+:class:`AnalysisShelf` keeps each :class:`~cx_app.app.session.Analysis` (survey, plan, trained
+models, derived results) by its data key, so going back to A shows A's models again without
+retraining. Both are per session (they live in the page's session state, never shared) and
+bounded: the least recently used file is forgotten first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cx_app.app.store import digest
+
+if TYPE_CHECKING:
+    from cx_app.app.session import Analysis
+    from cx_app.survey.schema import SurveySchema
+
+__all__ = ["AnalysisShelf", "MappingMemory", "mapping_file_key"]
+
+
+def mapping_file_key(sha256: str, sheet: str | None, base: SurveySchema) -> str:
+    """The key of one file's mapping edits: the file's content, its sheet and the layout the
+    edits start from (the inferred, bundled or uploaded schema), so that edits made on one
+    layout are never applied to another."""
+    return digest({"sha256": sha256, "sheet": sheet, "base": base.to_yaml()})
+
+
+@dataclass
+class _Edits:
+    generation: int
+    seed: tuple  # (schema, table) the editor widgets of this generation started from
+    latest: tuple  # the last valid (schema, table) the user made from it
+    changed: bool = False
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a[0] == b[0] and (a[1] is b[1] or (a[1] is not None and b[1] is not None
+                                              and a[1].equals(b[1])))
+
+
+class MappingMemory:
+    """The column mapping of each file as the user last left it: the schema and the editor's
+    table (which also holds the rows set to "ignore", so they can be brought back).
+
+    A page's editor widgets lose their state when they leave the screen (another file, another
+    page). The page therefore asks :meth:`seed` what to show: the mapping as last edited, and a
+    *generation* that changes each time the editor starts again from a kept edit (the page puts
+    it in the widget keys, see :meth:`prefix`, so a fresh editor shows the kept edit as its
+    starting table instead of replaying stale changes on top of it).
+
+    >>> from cx_app.survey.schema import schema_from_mapping
+    >>> base = schema_from_mapping(target="NPS", scale="0-10", attributes=["Price", "Network"])
+    >>> memory = MappingMemory()
+    >>> memory.seed("f", base, editing=False) == (base, None), memory.prefix("f")
+    (True, 'mapping::f::0')
+    >>> edited = base.model_copy(update={"missing_attributes": "exclude"})
+    >>> memory.keep("f", edited)
+    >>> memory.seed("f", base, editing=True)[0] is base  # the editor is on screen: unchanged
+    True
+    >>> memory.seed("f", base, editing=False)[0] is edited, memory.prefix("f")  # back again
+    (True, 'mapping::f::1')
+    """
+
+    def __init__(self, max_files: int = 16) -> None:
+        if max_files < 1:
+            raise ValueError("max_files must be at least 1")
+        self.max_files = max_files
+        self._files: OrderedDict[str, _Edits] = OrderedDict()
+
+    def prefix(self, file_key: str) -> str:
+        """The widget-key prefix of the file's mapping editor in its current generation."""
+        entry = self._files.get(file_key)
+        return f"mapping::{file_key}::{0 if entry is None else entry.generation}"
+
+    def seed(self, file_key: str, base: SurveySchema, *,
+             editing: bool) -> tuple[SurveySchema, Any]:
+        """``(schema, table)`` the file's editor starts from: ``(base, None)`` the first time
+        (None: the table of the schema), afterwards the last kept edit. ``editing``: whether the
+        editor widgets of the current generation still hold their state (then nothing
+        changes: the widgets carry the edits)."""
+        entry = self._files.get(file_key)
+        if entry is None:
+            entry = self._files[file_key] = _Edits(0, (base, None), (base, None))
+        elif not editing and entry.changed:
+            entry.generation += 1
+            entry.seed, entry.changed = entry.latest, False
+        self._files.move_to_end(file_key)
+        while len(self._files) > self.max_files:
+            self._files.popitem(last=False)
+        return entry.seed
+
+    def keep(self, file_key: str, schema: SurveySchema, table: Any = None) -> None:
+        """Remember a valid ``schema`` (and the editor ``table`` it came from) as the file's
+        mapping as last edited."""
+        entry = self._files.get(file_key)
+        if entry is None:
+            self._files[file_key] = entry = _Edits(0, (schema, table), (schema, table))
+        entry.latest = (schema, table)
+        entry.changed = not _same(entry.latest, entry.seed)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+class AnalysisShelf:
+    """The analyses a user has worked on in this session, by data key (file content, sheet,
+    schema and file name: :func:`cx_app.app.store.survey_key`).
+
+    >>> from types import SimpleNamespace
+    >>> shelf = AnalysisShelf(max_items=2)
+    >>> a = SimpleNamespace(data_key="A", models={"lr": 1})
+    >>> shelf.resume(a) is a
+    True
+    >>> shelf.resume(SimpleNamespace(data_key="A", models={})) is a  # back to A: A's models
+    True
+    >>> _ = shelf.resume(SimpleNamespace(data_key="B", models={}))
+    >>> _ = shelf.resume(SimpleNamespace(data_key="C", models={}))
+    >>> sorted(shelf.keys())  # A, the least recently used, is forgotten
+    ['B', 'C']
+    """
+
+    def __init__(self, max_items: int = 8) -> None:
+        if max_items < 1:
+            raise ValueError("max_items must be at least 1")
+        self.max_items = max_items
+        self._items: OrderedDict[str, Analysis] = OrderedDict()
+
+    def resume(self, fresh: Analysis) -> Analysis:
+        """The analysis kept for ``fresh.data_key`` (its models and results), or ``fresh``, now
+        kept, when this data was not analysed in the session yet."""
+        kept = self._items.get(fresh.data_key)
+        if kept is None:
+            kept = self._items[fresh.data_key] = fresh
+        self._items.move_to_end(fresh.data_key)
+        while len(self._items) > self.max_items:
+            self._items.popitem(last=False)
+        return kept
+
+    def keys(self) -> list[str]:
+        return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)

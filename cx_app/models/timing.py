@@ -1,0 +1,108 @@
+"""The expected time of a cross-validation from the data size, said before a slow model starts.
+
+A cost model per algorithm, with constants measured by ``bench/bench_timing.py`` on the
+project's reference machine (2 cores, shared; the app's Train button path: cross-validation
+keeping the fold models, then the permutation importance)::
+
+    seconds ≈ folds × c × (n_train / 1000) ** b × (attributes / 10) × work
+    n_train = rows × (folds − 1) / folds
+
+``b`` is how the fit grows with the training rows (about 1 for most; the SVM's probability
+estimates, an internal 5-fold fit, grow faster), ``c`` the seconds of one fold of 1,000
+training rows and 10 attributes. ``work`` scales with the settings that set the amount of work
+(trees for forests and boosting, epochs for the networks). A calibrated model fits
+``calibration_folds`` models on (k − 1)/k of each training fold. It is an order of magnitude,
+not a promise: another machine or a busy server changes it; the app says "about".
+
+``cnn`` (Keras on JAX; ``CX_BENCH_TIMING_ALGORITHMS=cnn``) times are erratic — 27.5 s, 12.1 s
+and 3.2 s for the three runs, larger first: JIT compilation and early stopping — so its
+constant is an order of magnitude only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cx_app.errors import AnalysisError
+
+__all__ = ["COSTS", "Cost", "expected_seconds", "format_duration"]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Seconds of one fold of 1,000 training rows and 10 attributes (``c``), the growth
+    exponent in training rows (``b``) and the setting that scales the work (its value at
+    ``c``)."""
+
+    c: float
+    b: float
+    work_setting: str | None = None
+    work_reference: float = 1.0
+
+
+COSTS: dict[str, Cost] = {
+    "lr": Cost(1.2, 1.0),  # b from the growth bench (0.94): this run's lr points were noisy
+    "svm": Cost(2.9, 1.24),
+    "knn": Cost(10.6, 0.44),  # the permutation importance's predictions dominate
+    "nb": Cost(0.77, 0.3),
+    "dt": Cost(0.43, 0.3),
+    "rf": Cost(2.5, 0.76, "n_estimators", 100),
+    "ann": Cost(3.6, 1.03, "max_iter", 100),
+    "xgb": Cost(2.9, 0.44, "n_estimators", 100),
+    "ordinal": Cost(2.4, 0.32),
+    "cnn": Cost(4.8, 0.3, "epochs", 100),  # erratic: JIT compilation, early stopping
+}
+"""Constants per algorithm id, measured by ``bench/bench_timing.py`` (``bench/RESULTS.md``,
+section ``timing``): a least-squares fit of log seconds per fold on log training rows over its
+three runs (1,000, 3,000 and 4,000 training rows per fold, 9 attributes), on the shared 2-core
+server under a load average of 10–15 (four engineers' test runs): an idle server is faster, by
+up to 30× for the BLAS-bound logistic regression (2.8 s for 10 folds of the sample in the
+models section against 88 s measured under this load), by about 1× for the pure-Python
+network (``ann``: 206 s there, 234 s predicted). The lower bound of ``b`` is 0.3 (the fastest
+models are dominated by fixed costs). ``cnn``: see the module docstring's note."""
+
+
+def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
+                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
+                     calibration_folds: int = 3) -> float:
+    """The expected seconds of one cross-validation of ``algorithm_id`` on ``rows``
+    respondents and ``attributes`` attributes (see the module docstring).
+
+    >>> round(expected_seconds("lr", rows=11_000, attributes=10, folds=11), 1)  # 11 × 1.2 × 10
+    132.0
+    >>> expected_seconds("rf", rows=1_000, attributes=10, settings={"n_estimators": 200}) == (
+    ...     2 * expected_seconds("rf", rows=1_000, attributes=10))
+    True
+    """
+    cost = COSTS.get(algorithm_id)
+    if cost is None:
+        raise AnalysisError(f"no time estimate for the algorithm {algorithm_id!r}; known: "
+                            f"{', '.join(COSTS)}")
+    if rows < 1 or attributes < 1 or folds < 2:
+        raise AnalysisError("a time estimate needs at least 1 row, 1 attribute and 2 folds")
+    n_train = rows * (folds - 1) / folds / 1000
+    work = 1.0
+    if cost.work_setting and settings and cost.work_setting in settings:
+        work = float(settings[cost.work_setting]) / cost.work_reference
+    per_fold = cost.c * n_train ** cost.b * (attributes / 10) * work
+    if calibration != "none":
+        k = calibration_folds
+        per_fold *= k * ((k - 1) / k) ** cost.b
+    return folds * per_fold
+
+
+def format_duration(seconds: float) -> str:
+    """A rounded duration for a sentence: "under 1 s", "about 40 s", "about 3 min".
+
+    >>> [format_duration(s) for s in (0.4, 7.2, 44, 95, 3600)]
+    ['under 1 s', 'about 7 s', 'about 40 s', 'about 2 min', 'about 60 min']
+    """
+    if seconds < 1:
+        return "under 1 s"
+    if seconds < 10:
+        return f"about {round(seconds)} s"
+    if seconds < 60:
+        return f"about {round(seconds, -1):.0f} s"
+    return f"about {round(seconds / 60):.0f} min"

@@ -1,0 +1,436 @@
+"""Project files (``.cxproj``): an analysis saved whole, to be reopened without retraining.
+
+A project file is a zip archive. ``manifest.json`` names the format and its version, the
+provenance block (:func:`cx_app.provenance.provenance_block`) and every other member with its
+size and SHA-256; the members are
+
+- ``schema.yaml`` (the mapping), ``plan.json`` (the reduction plan in use), ``settings.json``,
+  ``versions.json``;
+- ``survey.json``: the survey's identity (file name, sheet, SHA-256); ``survey.data``: the
+  survey file itself, only when the user asked for it (respondent data stays out by default);
+- ``models/NNN.json`` + ``models/NNN.npz``: one cross-validated model each, its recipe and its
+  out-of-fold arrays (``y_true``, ``y_pred``, ``proba``, ``fold``, fold times, permutation
+  importance per fold); numpy's own format, read with ``allow_pickle=False``;
+- ``models/NNN.skops``: the model fitted on all respondents, when there is one (a model file of
+  :mod:`cx_app.estimate.model_file`, opened with its trusted-type list only);
+- ``estimates/NNN.json``: new-wave estimates; ``results.json``: the results document.
+
+:func:`read_project` checks everything before it returns anything: a file that is not a zip,
+is truncated, is someone else's zip, comes from another format version, lists a member that
+is missing or holds a member whose hash does not match is refused with one
+:class:`ProjectFileError` sentence, and nothing is half-loaded. Sizes are bounded by the
+survey-upload limits (:mod:`cx_app.survey.limits`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cx_app.errors import CxAppError
+from cx_app.provenance import library_versions, provenance_block, sha256_hex
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
+           "SurveyIdentity", "project_bytes", "read_project", "write_project"]
+
+FORMAT = "cx-app-project"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+SUFFIX = ".cxproj"
+
+
+class ProjectFileError(CxAppError):
+    """A project file that cannot be opened: not ours, damaged, truncated, too big, another
+    format version, or a member whose content does not match the manifest."""
+
+
+# --------------------------------------------------------------------------- the contents
+
+
+@dataclass(frozen=True)
+class SurveyIdentity:
+    """Which survey file the analysis is of (the bytes' SHA-256, file name and sheet)."""
+
+    sha256: str
+    filename: str | None
+    sheet: str | None = None
+
+    def describe(self) -> str:
+        sheet = f", sheet {self.sheet}" if self.sheet else ""
+        return f"{self.filename or 'the survey'}{sheet} (SHA-256 {self.sha256[:12]}…)"
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectModel:
+    """One cross-validated model: its recipe, out-of-fold results (``cv``, a
+    :class:`cx_app.models.crossval.CrossValResult` without fold models), its permutation
+    importance and, when fitted, its final model (:class:`cx_app.estimate.model_file.TrainedModel`)."""
+
+    model_id: str
+    algorithm_id: str
+    settings: Mapping[str, Any]
+    folds: int
+    seed: int
+    key: str
+    cv: Any
+    permutation: Any = None
+    final: Any = None
+    final_bytes: bytes | None = None
+    """The final model's file as already serialised (e.g. what the app offered for download),
+    written as is so that its SHA-256 stays the one a downloaded copy has."""
+
+
+@dataclass(frozen=True, eq=False)
+class Project:
+    """Everything a project file holds, parsed and checked."""
+
+    schema_yaml: str
+    plan: Mapping[str, Any]
+    survey: SurveyIdentity
+    models: tuple[ProjectModel, ...] = ()
+    survey_bytes: bytes | None = None
+    estimates: tuple[Mapping[str, Any], ...] = ()
+    results: str | None = None
+    """The results document as ``results.json`` text (written back byte for byte)."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    versions: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def schema(self) -> Any:
+        """The survey schema (:class:`cx_app.survey.schema.SurveySchema`)."""
+        from cx_app.survey.schema import schema_from_yaml_text
+
+        return schema_from_yaml_text(self.schema_yaml, "the project's schema")
+
+    def final_model_sha256(self) -> list[str]:
+        """The SHA-256 of every final model file in the project (as written in it)."""
+        return [m.final.file_sha256 for m in self.models
+                if m.final is not None and m.final.file_sha256]
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Member(_Strict):
+    name: str = Field(min_length=1, max_length=200)
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class Manifest(_Strict):
+    format: Literal["cx-app-project"]
+    format_version: int
+    provenance: dict[str, Any]
+    members: list[Member]
+
+
+def survey_identity(survey: Any) -> SurveyIdentity:
+    """The identity of a loaded survey (:class:`cx_app.survey.data.SurveyData`)."""
+    return SurveyIdentity(sha256=survey.source.sha256, filename=survey.source.filename,
+                          sheet=survey.source.sheet)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True,
+                      default=_plain).encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple | set):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} cannot be written to a project file")
+
+
+def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
+    cv = model.cv
+    meta = {
+        "model_id": model.model_id, "algorithm_id": model.algorithm_id,
+        "settings": dict(model.settings), "folds": model.folds, "seed": model.seed,
+        "key": model.key,
+        "cv": {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
+               "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
+               "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
+               "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
+               "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy},
+    }
+    arrays = {"y_true": np.asarray(cv.y_true), "y_pred": np.asarray(cv.y_pred),
+              "proba": np.asarray(cv.proba, dtype=float), "fold": np.asarray(cv.fold),
+              "fold_fit_seconds": np.asarray(cv.fold_fit_seconds, dtype=float)}
+    perm = model.permutation
+    if perm is not None:
+        meta["permutation"] = {"algorithm_id": perm.algorithm_id,
+                               "attributes": list(perm.attributes), "scoring": perm.scoring,
+                               "n_repeats": perm.n_repeats}
+        arrays["permutation_per_fold"] = np.asarray(perm.per_fold, dtype=float)
+    for name, array in arrays.items():
+        if array.dtype == object:  # text labels: fixed-width unicode, never pickled objects
+            arrays[name] = array.astype(str)
+    out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": _npz(arrays)}
+    if model.final is not None:
+        from cx_app.estimate.model_file import model_bytes
+
+        out[f"models/{i:03d}.skops"] = model.final_bytes or model_bytes(model.final)
+    return out
+
+
+def project_bytes(project: Project, *, created: str | None = None) -> bytes:
+    """The project file's bytes (what :func:`write_project` writes; a download button's data)."""
+    members: dict[str, bytes] = {
+        "schema.yaml": project.schema_yaml.encode("utf-8"),
+        "plan.json": _json(dict(project.plan)),
+        "survey.json": _json({"sha256": project.survey.sha256,
+                              "filename": project.survey.filename,
+                              "sheet": project.survey.sheet,
+                              "included": project.survey_bytes is not None}),
+        "settings.json": _json(dict(project.settings)),
+        "versions.json": _json(library_versions()),
+    }
+    if project.survey_bytes is not None:
+        members["survey.data"] = project.survey_bytes
+    for i, model in enumerate(project.models):
+        members.update(_model_members(i, model))
+    for i, estimate in enumerate(project.estimates):
+        members[f"estimates/{i:03d}.json"] = _json(dict(estimate))
+    if project.results is not None:
+        members["results.json"] = project.results.encode("utf-8")
+    first = project.models[0] if project.models else None
+    provenance = provenance_block(
+        seed=first.seed if first else None, folds=first.folds if first else None,
+        preset=project.settings.get("preset"), schema_yaml=project.schema_yaml,
+        inputs={project.survey.filename or "survey": project.survey.sha256}, created=created)
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "provenance": provenance,
+                "members": [{"name": n, "size": len(d), "sha256": sha256_hex(d)}
+                            for n, d in members.items()]}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(MANIFEST, _json(manifest))
+        for name, data in members.items():
+            packed = name.endswith((".npz", ".skops"))  # already compressed
+            zf.writestr(name, data,
+                        compress_type=zipfile.ZIP_STORED if packed else zipfile.ZIP_DEFLATED)
+    return buffer.getvalue()
+
+
+def write_project(project: Project, path: str | Path) -> Path:
+    """Write ``project`` to ``path`` (a ``.cxproj`` file); :class:`ProjectFileError` if it
+    cannot be written."""
+    path = Path(path)
+    try:
+        path.write_bytes(project_bytes(project))
+    except OSError as exc:
+        raise ProjectFileError(f"{path.name}: cannot write the project file "
+                               f"({exc.strerror or exc})") from None
+    return path
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, bytes]]:
+    """The manifest and every member's bytes, each checked against the manifest."""
+    if not (_ends_with_zip_directory(data) and zipfile.is_zipfile(io.BytesIO(data))):
+        raise ProjectFileError(f"{label} is not a cx-app project file, or it is truncated: it is "
+                               "not a complete zip archive.")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+            if len(infos) > limits.max_zip_entries:
+                raise ProjectFileError(f"{label} holds {len(infos):,} files, more than the "
+                                       f"{limits.max_zip_entries:,} a project file may hold.")
+            total = sum(i.file_size for i in infos)
+            if total > limits.max_decompressed_bytes:
+                raise ProjectFileError(
+                    f"{label} unpacks to {total / 2**20:,.2f} MB, more than the limit of "
+                    f"{limits.max_decompressed_bytes / 2**20:,.2f} MB.")
+            names = [i.filename for i in infos]
+            if MANIFEST not in names:
+                raise ProjectFileError(f"{label} is a zip archive but not a cx-app project "
+                                       "file (it has no manifest.json).")
+            manifest = _manifest(zf.read(MANIFEST), label)
+            listed = {m.name for m in manifest.members}
+            extra = sorted(set(names) - listed - {MANIFEST})
+            missing = sorted(listed - set(names))
+            if missing or extra or len(names) != len(set(names)):
+                what = (f"the member {missing[0]} is missing" if missing else
+                        f"it holds {extra[0]}, which its manifest does not list" if extra else
+                        "a member appears twice")
+                raise ProjectFileError(f"{label} is damaged: {what}.")
+            members = {}
+            for member in manifest.members:
+                content = zf.read(member.name)
+                if len(content) != member.size or sha256_hex(content) != member.sha256:
+                    raise ProjectFileError(
+                        f"{label} is damaged: the content of {member.name} does not match the "
+                        "SHA-256 in its manifest (the file was changed or corrupted).")
+                members[member.name] = content
+    except ProjectFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError) as exc:
+        raise ProjectFileError(f"{label} is damaged and cannot be unpacked ({exc}).") from None
+    return manifest, members
+
+
+def _ends_with_zip_directory(data: bytes) -> bool:
+    """Whether ``data`` starts like a zip and ends with its end-of-central-directory record.
+
+    A truncated project can still look like a zip to :mod:`zipfile`, which searches the tail
+    for the record and so may find the one of a stored ``.npz`` member inside it."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65535))
+    if not data.startswith(b"PK\x03\x04") or end < 0 or len(data) < end + 22:
+        return False
+    comment = int.from_bytes(data[end + 20:end + 22], "little")
+    return end + 22 + comment == len(data)
+
+
+def _manifest(raw: bytes, label: str) -> Manifest:
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ProjectFileError(f"{label} is damaged: its manifest.json is not JSON.") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ProjectFileError(f"{label} is a zip archive with a manifest, but not a cx-app "
+                               "project file.")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        newer = isinstance(version, int) and version > FORMAT_VERSION
+        raise ProjectFileError(
+            f"{label} has project-file format version {version!r}; this cx-app reads version "
+            f"{FORMAT_VERSION}: "
+            + ("update cx-app to open it." if newer else "it cannot be opened with this cx-app."))
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProjectFileError(f"{label} is damaged: its manifest is not valid ({where}: "
+                               f"{first['msg']}).") from None
+
+
+def _load_json(members: Mapping[str, bytes], name: str) -> Any:
+    return json.loads(members[name].decode("utf-8"))
+
+
+def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequence) -> ProjectModel:
+    from cx_app.estimate.model_file import load_model
+    from cx_app.models.crossval import CrossValResult
+    from cx_app.models.drivers import PermutationImportance
+
+    meta = _load_json(members, f"{stem}.json")
+    with np.load(io.BytesIO(members[f"{stem}.npz"]), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    c = meta["cv"]
+    cv_classes = tuple(c["classes"])
+    if list(cv_classes) != list(classes):
+        raise ValueError(f"{stem}: its classes {list(cv_classes)} are not the schema's "
+                         f"{list(classes)}")
+    n, k = len(arrays["y_true"]), len(cv_classes)
+    if arrays["proba"].shape != (n, k) or len(arrays["y_pred"]) != n or len(arrays["fold"]) != n:
+        raise ValueError(f"{stem}: its arrays do not fit together")
+    cv = CrossValResult(
+        y_true=arrays["y_true"], y_pred=arrays["y_pred"], proba=arrays["proba"],
+        fold=arrays["fold"], classes=cv_classes, algorithm_id=str(c["algorithm_id"]),
+        settings=dict(c["settings"]), calibration=str(c["calibration"]), folds=int(c["folds"]),
+        seed=int(c["seed"]), fit_seconds=float(c["fit_seconds"]),
+        fold_fit_seconds=tuple(float(s) for s in arrays["fold_fit_seconds"]),
+        warnings=tuple(c["warnings"]), feature_names=tuple(c["feature_names"]),
+        fold_method=str(c["fold_method"]), provenance=dict(c["provenance"]),
+        missing_policy=str(c["missing_policy"]))
+    permutation = None
+    if "permutation" in meta:
+        p = meta["permutation"]
+        permutation = PermutationImportance(
+            algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
+            per_fold=arrays["permutation_per_fold"], scoring=str(p["scoring"]),
+            n_repeats=int(p["n_repeats"]))
+    final = None
+    if f"{stem}.skops" in members:
+        final = load_model(members[f"{stem}.skops"], name=f"{label}: {stem}.skops")
+    return ProjectModel(model_id=str(meta["model_id"]), algorithm_id=str(meta["algorithm_id"]),
+                        settings=dict(meta["settings"]), folds=int(meta["folds"]),
+                        seed=int(meta["seed"]), key=str(meta["key"]), cv=cv,
+                        permutation=permutation, final=final)
+
+
+def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = None) -> Project:
+    """Open a project file written by :func:`write_project` (a path, its bytes or a binary
+    file object), every member checked and parsed before anything is returned.
+    :class:`ProjectFileError` (one sentence naming the file) for anything that is not a
+    complete, unchanged cx-app project file of this format version."""
+    from cx_app.estimate.document import WaveEstimateDocument
+    from cx_app.models.results import Results
+    from cx_app.survey.limits import limits_from_env
+    from cx_app.survey.reading import read_source
+    from cx_app.survey.schema import schema_from_yaml_text
+
+    limits = limits_from_env()
+    data, default_name = read_source(source, None, limits, error=ProjectFileError,
+                                     what="project file")
+    label = name or default_name
+    manifest, members = _members(data, label, limits)
+    required = ("schema.yaml", "plan.json", "survey.json", "settings.json", "versions.json")
+    absent = [m for m in required if m not in members]
+    if absent:
+        raise ProjectFileError(f"{label} is not a complete cx-app project: it has no "
+                               f"{absent[0]}.")
+    try:
+        schema_yaml = members["schema.yaml"].decode("utf-8")
+        schema = schema_from_yaml_text(schema_yaml, "schema.yaml")
+        plan = _load_json(members, "plan.json")
+        from cx_app.engine.plan import PlanSpec
+
+        PlanSpec.model_validate(plan)
+        survey = _load_json(members, "survey.json")
+        identity = SurveyIdentity(sha256=str(survey["sha256"]), filename=survey.get("filename"),
+                                  sheet=survey.get("sheet"))
+        survey_bytes = members.get("survey.data")
+        if survey_bytes is not None and sha256_hex(survey_bytes) != identity.sha256:
+            raise ValueError("the survey it holds is not the survey it names")
+        stems = sorted({n.rsplit(".", 1)[0] for n in members if n.startswith("models/")})
+        models = tuple(_model(members, stem, label, schema.classes) for stem in stems)
+        estimates = tuple(
+            WaveEstimateDocument.from_dict(_load_json(members, n), source=n).to_dict()
+            for n in sorted(members) if n.startswith("estimates/"))
+        results = None
+        if "results.json" in members:
+            results = members["results.json"].decode("utf-8")
+            Results.from_dict(json.loads(results), source="results.json")
+        settings = _load_json(members, "settings.json")
+        versions = _load_json(members, "versions.json")
+        if not isinstance(settings, dict) or not isinstance(versions, dict):
+            raise ValueError("settings.json and versions.json must hold JSON objects")
+    except ProjectFileError:
+        raise
+    except CxAppError as exc:
+        raise ProjectFileError(f"{label} cannot be opened: {exc}") from None
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise ProjectFileError(f"{label} is damaged: {exc}.") from None
+    return Project(schema_yaml=schema_yaml, plan=plan, survey=identity, models=models,
+                   survey_bytes=survey_bytes, estimates=estimates, results=results,
+                   settings=settings, provenance=manifest.provenance, versions=versions)

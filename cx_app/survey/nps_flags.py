@@ -1,0 +1,151 @@
+"""Which segment and wave differences are real: significance flags for the NPS charts.
+
+A CX team reads an NPS-by-segment chart as "who is above or below everybody else" and a trend
+chart as "did it move since last wave". Both questions are tests between *independent* groups
+of respondents, so each is :func:`cx_app.survey.nps.nps_change` (difference of two adjusted-Wald
+net scores, two-sided z test):
+
+* :func:`segments_vs_rest` — each segment against all other respondents of the survey base;
+* :func:`wave_trend` — each wave against the wave before it, per series (all respondents, or
+  one line per value of a split column).
+
+Several segments (waves) are tested at once, so the flags use Holm-adjusted p-values over the
+tests shown together (``statsmodels.stats.multitest.multipletests``), at ``alpha`` = 0.05.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from statsmodels.stats.multitest import multipletests
+
+from cx_app.survey.nps import (
+    NPS_GROUPS,
+    NetScoreGroups,
+    nps_by_results,
+    nps_change,
+    nps_summary,
+    segment_frames,
+)
+
+__all__ = ["FLAG_ABOVE", "FLAG_BELOW", "FLAG_DOWN", "FLAG_NONE", "FLAG_UP", "flag_changes",
+           "segments_vs_rest", "wave_trend"]
+
+FLAG_ABOVE = "significantly above the rest"
+FLAG_BELOW = "significantly below the rest"
+FLAG_UP = "significant rise"
+FLAG_DOWN = "significant fall"
+FLAG_NONE = "no significant difference"
+
+
+def _holm(p: list[float]) -> np.ndarray:
+    values = np.asarray(p, dtype=float)
+    out = np.full(values.shape, np.nan)
+    ok = np.isfinite(values)
+    if ok.any():
+        out[ok] = multipletests(values[ok], method="holm")[1]
+    return out
+
+
+def _weights(frame: pd.DataFrame, weight: str | None) -> np.ndarray | None:
+    return None if weight is None else frame[weight].to_numpy()
+
+
+def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
+                     groups: NetScoreGroups = NPS_GROUPS, weight: str | None = None,
+                     alpha: float = 0.05) -> pd.DataFrame:
+    """Each segment of ``by`` against the other respondents of ``frame``.
+
+    Columns: ``segment`` (labelled as :func:`cx_app.survey.nps.segment_frames` does), ``n``,
+    ``nps``, ``rest_n``, ``rest_nps``, ``difference`` (segment − rest, NPS points), ``p``,
+    ``p_holm`` (over the segments) and ``flag`` (:data:`FLAG_ABOVE`, :data:`FLAG_BELOW` or
+    :data:`FLAG_NONE`). A segment that is the whole base has no rest: p is NaN, no flag.
+
+    >>> df = pd.DataFrame({"s": [10] * 60 + [0] * 60, "g": ["a"] * 60 + ["b"] * 60})
+    >>> segments_vs_rest(df, "s", "g")[["segment", "difference", "flag"]].to_dict("records")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'segment': 'a', 'difference': 200.0, 'flag': 'significantly above the rest'},
+     {'segment': 'b', 'difference': -200.0, 'flag': 'significantly below the rest'}]
+    """
+    rows = []
+    parts = segment_frames(frame, by, target)
+    for label, part in parts:
+        rest = frame.drop(index=part.index)
+        seg = nps_summary(part[target].to_numpy(), groups=groups, label=label,
+                          weights=_weights(part, weight))
+        if len(rest) and np.isfinite(pd.to_numeric(rest[target], errors="coerce")).any():
+            other = nps_summary(rest[target].to_numpy(), groups=groups, label="rest",
+                                weights=_weights(rest, weight))
+            change = nps_change(other, seg)
+            rest_n, rest_nps, diff, p = other.n, other.value, change.delta, change.p
+        else:
+            rest_n, rest_nps, diff, p = 0, np.nan, np.nan, np.nan
+        rows.append({"segment": label, "n": seg.n, "nps": seg.value, "rest_n": rest_n,
+                     "rest_nps": rest_nps, "difference": diff, "p": p})
+    table = pd.DataFrame(rows, columns=["segment", "n", "nps", "rest_n", "rest_nps",
+                                        "difference", "p"])
+    table["p_holm"] = _holm(table["p"].tolist())
+    significant = table["p_holm"] < alpha
+    table["flag"] = np.where(significant & (table["difference"] > 0), FLAG_ABOVE,
+                             np.where(significant & (table["difference"] < 0), FLAG_BELOW,
+                                      FLAG_NONE))
+    return table
+
+
+def wave_trend(frame: pd.DataFrame, target: str, wave: str, *, split: str | None = None,
+               groups: NetScoreGroups = NPS_GROUPS, weight: str | None = None,
+               alpha: float = 0.05) -> pd.DataFrame:
+    """NPS per wave (in the wave column's sorted order), one series per value of ``split``
+    (or one series, "All respondents"), each wave tested against the previous wave of its
+    series.
+
+    Columns: ``series``, ``wave``, ``n``, ``nps``, ``ci_low``, ``ci_high``, ``se``, ``change`` (from
+    the previous wave, NaN for the first), ``p``, ``p_holm`` (Holm over every change in the
+    table) and ``flag`` (:data:`FLAG_UP`, :data:`FLAG_DOWN` or :data:`FLAG_NONE`).
+    """
+    series = ([("All respondents", frame)] if split is None
+              else segment_frames(frame, split, target))
+    rows = []
+    for name, part in series:
+        for result in nps_by_results(part, target, wave, groups=groups, weight=weight):
+            rows.append({"series": name, "wave": result.label, "n": result.n,
+                         "nps": result.value, "ci_low": result.ci95[0],
+                         "ci_high": result.ci95[1], "se": result.se})
+    table = pd.DataFrame(rows, columns=["series", "wave", "n", "nps", "ci_low", "ci_high", "se"])
+    return flag_changes(table, alpha=alpha)
+
+
+def flag_changes(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+    """Add ``change``, ``p``, ``p_holm`` and ``flag`` to a table of net scores in time order
+    (columns ``series``, ``nps``, ``se``): each row against the previous row of its series with
+    an estimate, as :func:`cx_app.survey.nps.nps_change` tests two independent waves
+    (SE = √(se₁² + se₂²), two-sided z); Holm over every change of the table. Rows without an
+    estimate (NaN) get no change and are skipped as "previous".
+
+    >>> t = pd.DataFrame({"series": ["all"] * 3, "nps": [10.0, 11.0, 20.0], "se": [2.0] * 3})
+    >>> flag_changes(t)["flag"].tolist()
+    ['no significant difference', 'no significant difference', 'significant rise']
+    """
+    out = table.copy()
+    change = np.full(len(out), np.nan)
+    p = np.full(len(out), np.nan)
+    values = pd.to_numeric(out["nps"], errors="coerce").to_numpy(dtype=float)
+    ses = pd.to_numeric(out["se"], errors="coerce").to_numpy(dtype=float)
+    for _, positions in out.groupby("series", sort=False).indices.items():
+        previous = None
+        for i in positions:
+            if not np.isfinite(values[i]):
+                continue
+            if previous is not None:
+                delta = values[i] - values[previous]
+                se = float(np.hypot(ses[i], ses[previous]))
+                z = delta / se if se > 0 else (0.0 if delta == 0 else np.copysign(np.inf, delta))
+                change[i], p[i] = delta, 2.0 * norm.sf(abs(z))
+            previous = i
+    out["change"], out["p"] = change, p
+    out["p_holm"] = _holm(p.tolist())
+    significant = out["p_holm"] < alpha
+    out["flag"] = np.where(significant & (out["change"] > 0), FLAG_UP,
+                           np.where(significant & (out["change"] < 0), FLAG_DOWN, FLAG_NONE))
+    return out

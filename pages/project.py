@@ -1,0 +1,94 @@
+"""Project: save the whole analysis as a .cxproj file, or open one (nothing is retrained)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from cx_app.app.project import open_analysis, save_analysis
+from cx_app.errors import CxAppError
+from pages import common
+
+LAST_WAVE = "last_wave_estimate"  # set by the New wave page
+OPENED = "project_opened"  # SHA-256 of the project file last opened (opened once per upload)
+EDITOR_KEYS = {"ng", "name", "members", "option", "rule", "pairs", "positive"}
+
+a = common.analysis()
+st.title("Project")
+st.write("Save this analysis — mapping, plan, trained models with their cross-validation "
+         "results, final models and the last new-wave estimate — as one project file, and open "
+         "it later here or with `cx-app report --project`. Nothing is retrained when it is "
+         "opened.")
+common.survey_caption(a)
+
+# --------------------------------------------------------------------------- save
+st.subheader("Save project")
+include = st.checkbox(
+    "Include the survey file (respondent data) in the project", value=False,
+    key="project_include_survey",
+    help="Off: the project names the survey (file name, sheet, SHA-256) and you load the same "
+         "file before opening it. On: anyone with the project file has the respondents' answers.")
+wave = st.session_state.get(LAST_WAVE)
+
+
+def survey_bytes() -> bytes | None:
+    name = a.survey.source.filename
+    data = common.uploads().get(name)
+    if data is None:
+        filename, sample = common.sample_bytes(common.SAMPLE_NAME)
+        data = sample if filename == name else None
+    return data
+
+
+if st.button("Prepare the project file", key="project_prepare"):
+    st.session_state["project_file"] = common.run_safely(lambda: save_analysis(
+        a, include_survey=survey_bytes() if include else None,
+        estimates=[wave] if wave is not None else []), what="the project")
+prepared = st.session_state.get("project_file")
+if prepared:
+    stem = a.survey.source.filename.rsplit(".", 1)[0]
+    st.download_button(f"Save project ({len(prepared) / 1024:,.0f} KB)", data=prepared,
+                       file_name=f"{stem}.cxproj", mime="application/zip",
+                       key="project_download", on_click="ignore")
+
+# --------------------------------------------------------------------------- open
+st.subheader("Open project")
+upload = st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key="project_upload",
+                          help="Without the survey inside, load the same survey file on the "
+                               "Data page first.")
+if upload is not None:
+    data = upload.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    if st.session_state.get(OPENED) != digest:
+        filename, sample = common.sample_bytes(common.SAMPLE_NAME)
+        files = {filename: sample, **common.uploads()}
+        try:
+            opened = open_analysis(
+                data, name=upload.name, survey_files=files, memo_items=common.LIMITS.memo_items,
+                load_survey=lambda raw, schema, sheet, filename: common.cached_survey(
+                    raw, filename, sheet, schema.to_yaml()))
+        except CxAppError as exc:
+            st.error(str(exc))
+            st.stop()
+        st.session_state[OPENED] = digest
+        new = opened.analysis
+        st.session_state[common.ANALYSIS] = a = new
+        source = new.survey.source
+        if opened.survey_bytes != sample:
+            common.uploads()[source.filename] = opened.survey_bytes
+        st.session_state[common.PROJECT_SCHEMA] = new.survey.schema
+        st.session_state["data_choice"] = {
+            "file": None if opened.survey_bytes == sample else source.filename,
+            "sheet": opened.sheet_choice, "schema": common.PROJECT_SCHEMA}
+        for key in [k for k in st.session_state if str(k).split("::")[0] in EDITOR_KEYS]:
+            del st.session_state[key]
+        if opened.estimates:
+            st.session_state[LAST_WAVE] = opened.estimates[-1]
+        else:
+            st.session_state.pop(LAST_WAVE, None)
+        st.session_state.pop("project_file", None)
+        st.success(f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} "
+                   f"restored ({', '.join(new.models) or 'none'}); every page shows them.")
+    else:
+        st.caption(f"{upload.name} is open.")

@@ -1,0 +1,132 @@
+"""Mapping that keeps work (issue 13): the segment role without a kind, the column mapping
+kept per file, and trained models and choices kept across file and page switches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from cx_app.survey.importing import load_survey
+from cx_app.survey.samples import sample_path
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "streamlit_app.py")
+TIMEOUT = 120
+SAMPLE = "Bundled sample: telecom NPS survey (waves 1–6)"
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _edit(at: AppTest, column: str, **cells) -> None:
+    editor = at.data_editor[0]
+    row = int(editor.value.index[editor.value["column"] == column][0])
+    at.session_state[editor.key] = {"edited_rows": {row: cells}, "added_rows": [],
+                                    "deleted_rows": []}
+    at.run()
+
+
+def _pick_file(at: AppTest, label: str) -> None:
+    at.selectbox(key="survey_file").set_value(label).run()
+
+
+def test_a_segment_without_a_kind_just_works():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _edit(at, "Roaming", role="segment")  # the kind cell is left empty
+    _ok(at)
+    survey = at.session_state["analysis"].survey
+    assert ("roaming", "other") in [(s.name, s.role) for s in survey.schema.segments]
+    assert "roaming" not in survey.schema.attribute_names
+    assert survey.frame["roaming"].notna().sum() > 0  # read as a segment column
+    at.switch_page("pages/nps.py").run()
+    _ok(at)
+
+
+def test_mapping_and_models_survive_switching_files_and_back():
+    csv = sample_path("retail_csat")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _edit(at, "Roaming", role="ignore")
+    _ok(at)
+    edited = at.session_state["analysis"]
+    assert "roaming" not in edited.survey.schema.attribute_names
+
+    # train lr (2 folds) on the edited sample; the algorithm choice is kept too
+    at.switch_page("pages/models.py").run()
+    at.multiselect(key="algorithms").set_value(["lr"])
+    at.number_input(key="folds").set_value(2)
+    at.button(key="train").click().run()
+    _ok(at)
+    assert list(at.session_state["analysis"].models) == ["lr"]
+    trainings = at.session_state["analysis"].trainings
+
+    # another file, with its own mapping edit
+    at.switch_page("pages/data.py").run()
+    at.file_uploader(key="uploader").upload(csv.name, csv.read_bytes(), "text/csv")
+    at.run()
+    _ok(at)
+    other = at.session_state["analysis"]
+    assert other.survey.source.filename == csv.name and not other.models
+    expected = load_survey(csv)
+    kept_attribute = expected.schema.attributes[0].column
+    _edit(at, kept_attribute, role="ignore")
+    _ok(at)
+    assert len(at.session_state["analysis"].survey.schema.attributes) == len(
+        expected.schema.attributes) - 1
+
+    # back to the sample: its edited mapping (the ignored row still listed), the same
+    # analysis object with its model, nothing retrained
+    _pick_file(at, SAMPLE)
+    _ok(at)
+    back = at.session_state["analysis"]
+    assert back is edited and list(back.models) == ["lr"] and back.trainings == trainings
+    table = at.data_editor[0].value
+    assert table.loc[table["column"] == "Roaming", "role"].item() == "ignore"
+    assert any("trained model(s) and results are here again" in s.value for s in at.success)
+
+    # and to the CSV again: its own edit is still there
+    _pick_file(at, csv.name)
+    _ok(at)
+    table = at.data_editor[0].value
+    assert table.loc[table["column"] == kept_attribute, "role"].item() == "ignore"
+
+    # the Models page still has the choices made there
+    at.switch_page("pages/models.py").run()
+    _ok(at)
+    assert at.multiselect(key="algorithms").value == ["lr"]
+    assert at.number_input(key="folds").value == 2
+
+
+def test_new_wave_choices_survive_a_page_switch():
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/models.py").run()
+    at.multiselect(key="algorithms").set_value(["nb"])
+    at.number_input(key="folds").set_value(2)
+    at.button(key="train").click().run()
+    at.switch_page("pages/new_wave.py").run()
+    at.button(key="nw_fit").click().run()
+    _ok(at)
+    uploader = at.file_uploader(key="nw_wave_files")
+    names = []
+    for k in (8, 9):
+        frame = simulate_telecom_waves([k], respondents_per_operator=40, seed=5,
+                                       include_target=False)
+        names.append(f"wave{k}.csv")
+        uploader.upload(names[-1], frame.to_csv(index=False).encode(), "text/csv")
+    at.run()
+    at.selectbox(key="nw_by").set_value("Operator").run()
+    _ok(at)
+    assert at.multiselect(key="nw_waves").value == names
+
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/new_wave.py").run()
+    _ok(at)
+    assert at.multiselect(key="nw_waves").value == names  # both waves, as left
+    by = at.selectbox(key="nw_by").value
+    assert getattr(by, "column", by) == "Operator"
+    tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)
+    assert list(tracker["wave"].unique()) == names and len(tracker) == 2 * 4
