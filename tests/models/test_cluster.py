@@ -204,7 +204,14 @@ def test_a_scheduler_lost_mid_run_is_one_sentence(survey_file):
                                "/tmp/dask-scratch"], **quiet,
                               env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     try:
-        client = cluster.connect(address, timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the scheduler process is listening
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        # 5 s is also how long the client tries to reconnect once the scheduler is gone
+        client = distributed.Client(address, timeout=5, set_as_default=False)
         client.wait_for_workers(2, timeout=60)
         threading.Timer(1.0, scheduler.kill).start()
         start = time.perf_counter()
