@@ -177,7 +177,8 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
                "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
                "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
                "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
-               "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy},
+               "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy,
+               "preset": cv.preset},
     }
     arrays = {"y_true": np.asarray(cv.y_true), "y_pred": np.asarray(cv.y_pred),
               "proba": np.asarray(cv.proba, dtype=float), "fold": np.asarray(cv.fold),
@@ -361,7 +362,8 @@ def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequenc
         fold_fit_seconds=tuple(float(s) for s in arrays["fold_fit_seconds"]),
         warnings=tuple(c["warnings"]), feature_names=tuple(c["feature_names"]),
         fold_method=str(c["fold_method"]), provenance=dict(c["provenance"]),
-        missing_policy=str(c["missing_policy"]))
+        missing_policy=str(c["missing_policy"]),
+        preset=str(c.get("preset", "papers")))  # projects written before presets: papers
     permutation = None
     if "permutation" in meta:
         p = meta["permutation"]

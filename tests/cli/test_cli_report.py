@@ -107,7 +107,7 @@ def test_report_from_a_real_evaluate_run(tmp_path):
     assert prov["inputs"] == {"small.csv": hashlib.sha256(survey.read_bytes()).hexdigest()}
     assert prov["schema_sha256"] == hashlib.sha256(prov["schema_yaml"].encode()).hexdigest()
     assert "name: small" in prov["schema_yaml"] or "target:" in prov["schema_yaml"]
-    assert (prov["seed"], prov["folds"], prov["preset"]) == (0, 3, None)
+    assert (prov["seed"], prov["folds"], prov["preset"]) == (0, 3, "fast")  # the default preset
     assert prov["versions"] == library_versions() and prov["created"].endswith("+00:00")
     assert prov["schema_sha256"] in about and prov["created"] in about
     text = html.read_text(encoding="utf-8")
