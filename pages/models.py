@@ -98,7 +98,8 @@ for algorithm_id in chosen:
 
 rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
 expected = {k: expected_seconds(k, rows=rows, attributes=attributes, folds=folds,
-                                settings=settings[k], calibration=calibration)
+                                settings=settings[k], calibration=calibration,
+                                preset=preset)
             for k in chosen if k in COSTS}
 job = st.session_state.get(common.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")

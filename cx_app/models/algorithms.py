@@ -168,6 +168,10 @@ class AlgorithmSpec:
     seeded: bool = True
     wrap: Callable[[Any], Any] | None = field(default=None, repr=False)
     preset: str = "papers"
+    fold_processes: bool = True
+    """Whether its folds gain from running in worker processes (``n_jobs``). False for the
+    CNN: JAX already uses every core for one fit, and each fresh worker process pays seconds
+    of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``)."""
 
     def allowed_settings(self) -> tuple[str, ...]:
         """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
@@ -412,6 +416,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             {"filters": 32, "kernel_size": 3, "pool_size": 4, "epochs": 100, "batch_size": 128,
              "learning_rate": 0.001},
             CNNClassifier,
+            fold_processes=False,
         ),
     )
 }

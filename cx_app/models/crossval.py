@@ -365,7 +365,9 @@ def cross_validate_model(
     outputs = []
     # batch_size=1: one fold per task (joblib's auto-batching would pair fast folds and then
     # keep pairing slow ones on one Dask worker while others idle)
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
+    # a CNN's folds stay in this process (AlgorithmSpec.fold_processes), except on a cluster
+    fold_jobs = n_jobs if spec.fold_processes or cluster.active() else 1
+    parallel = Parallel(n_jobs=fold_jobs, return_as="generator", batch_size=1)
     for done, out in enumerate(parallel(jobs), start=1):
         outputs.append(out)
         if progress:

@@ -221,3 +221,25 @@ def test_importing_the_package_does_not_import_keras():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_cnn_folds_stay_in_process_whatever_n_jobs(monkeypatch):
+    """JAX uses every core for one fit and a fresh worker process pays seconds of start-up:
+    the CNN's folds run here (n_jobs 1 for joblib), other algorithms' folds in workers."""
+    from cx_app.models import crossval
+
+    seen = []
+    real = crossval.Parallel
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(crossval, "Parallel", spy)
+    rng = np.random.default_rng(0)
+    X = rng.integers(1, 11, size=(60, 5)).astype(float)
+    y = np.array([0, 1, 2] * 20)
+    crossval.cross_validate_model(X, y, (0, 1, 2), "cnn", settings={"epochs": 2}, folds=2,
+                                  n_jobs=2)
+    crossval.cross_validate_model(X, y, (0, 1, 2), "nb", folds=2, n_jobs=2)
+    assert seen == [1, 2]
