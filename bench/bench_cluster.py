@@ -65,7 +65,8 @@ def _peak_kb() -> int:
 
 def _without_timings(value):
     if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if "seconds" not in k}
+        return {k: _without_timings(v) for k, v in value.items()
+                if "seconds" not in k and k != "created"}  # durations and the UTC time made
     if isinstance(value, list):
         return [_without_timings(v) for v in value]
     return value
