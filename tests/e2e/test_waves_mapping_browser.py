@@ -234,12 +234,15 @@ def test_d_cancel_stops_a_slow_training_cleanly(pg, url, tmp_path):
     pg.get_by_role("option", name="Neural network (ann)").click()
     pg.keyboard.press("Escape")
     _settle(pg)
+    # the papers' MLP (batches of 10) is the slow one; the fast preset's takes seconds
+    pg.locator(".st-key-preset").get_by_text("papers", exact=True).click()
+    _settle(pg)
     caption = pg.get_by_text("Expected time:", exact=False)
     _expect()(caption).to_contain_text("ann about", timeout=WAIT)  # the slow one is named
     pg.get_by_role("button", name="Train and cross-validate").click()
-    _visible(pg.get_by_text("lr: cross-validated in", exact=False))  # lr done, ann started
+    _visible(pg.get_by_text("lr papers: cross-validated in", exact=False))  # lr done, ann next
     pg.get_by_role("button", name="Cancel training").click()
-    message = pg.get_by_text("Training cancelled (kept: lr; ann was stopped during training "
+    message = pg.get_by_text("Training cancelled (kept: lr papers; ann was stopped during training "
                              "and dropped)", exact=False).first
     _visible(message)
     _settle(pg)
