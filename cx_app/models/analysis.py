@@ -19,9 +19,10 @@ import numpy as np
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
+from cx_app.models import cluster
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.comparison import compare_models, five_by_two_cv
-from cx_app.models.crossval import CrossValResult, cross_validate_model
+from cx_app.models.crossval import CrossValResult, cross_validate_model, cross_validate_together
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.results import Results
@@ -285,7 +286,10 @@ def evaluate_survey(
 
     Permutation importance is computed for the best model only (highest mean per-fold accuracy
     at the original level), reusing its fold models; the other models' fold models are dropped
-    as soon as they are evaluated (memory). ``on_cv`` is given each cross-validation (fold
+    as soon as they are evaluated (memory). On a Dask cluster every algorithm's folds are
+    submitted together (:func:`~cx_app.models.crossval.cross_validate_together`: the
+    algorithms run side by side, so all fold models come back before the others are dropped);
+    the results are the same. ``on_cv`` is given each cross-validation (fold
     models dropped) as it is done: what a project file keeps.
     """
     for a in algorithms:
@@ -299,11 +303,22 @@ def evaluate_survey(
     groups_for_schema(survey.schema)  # the net score's groups: a bad plan fails before any fit
     evaluations: dict[str, ModelEvaluation] = {}
     best_cv = None
+    together = None
+    if cluster.active() and len(algorithms) > 1:  # every algorithm's folds side by side
+        together = list(cross_validate_together(
+            survey.X, survey.y, survey.classes, list(algorithms), n_jobs=n_jobs,
+            progress=progress, folds=folds, seed=seed, calibration=calibration,
+            keep_models=True, missing_policy=survey.schema.missing_attributes,
+            sample_weight=survey.model_weights, preset=preset))  # fmt: skip
     for algorithm_id in algorithms:
-        cv, evaluation = evaluate_algorithm(
-            survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
-            calibration=calibration, progress=progress, preset=preset,
-        )  # fmt: skip
+        if together is not None:
+            cv = together.pop(0)  # the others' fold models are dropped as they are evaluated
+            evaluation = evaluate_result(cv, plan)
+        else:
+            cv, evaluation = evaluate_algorithm(
+                survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
+                calibration=calibration, progress=progress, preset=preset,
+            )  # fmt: skip
         label = preset_label(algorithm_id, preset)
         evaluations[label] = evaluation
         if on_cv is not None:

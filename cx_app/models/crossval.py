@@ -275,7 +275,7 @@ def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
     return proba, train_proba, seconds, (model if keep_model else None), messages, dropped
 
 
-def cross_validate_model(
+def _plan_folds(
     X: Any,
     y: Sequence | np.ndarray,
     classes: Sequence,
@@ -294,22 +294,9 @@ def cross_validate_model(
     missing_policy: str = "impute_indicator",
     sample_weight: np.ndarray | None = None,
     preset: str | None = None,
-) -> CrossValResult:
-    """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
-
-    ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
-    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline by the training
-    fold's medians per ``missing_policy``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
-    ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
-    calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
-    total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
-    to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
-    warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
-    ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
-    ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
-    recorded in the result; a fast estimator with ``n_jobs=None`` gets the cores the folds
-    leave free (:func:`~cx_app.models.algorithms.inner_threads`).
-    """
+) -> _FoldWork:
+    """The folds of :func:`cross_validate_model` as joblib jobs, and how to assemble their
+    outputs (its arguments; ``progress`` unused here)."""
     classes = tuple(classes)
     if len(classes) < 2:
         raise AnalysisError("cross-validation needs at least two classes")
@@ -354,11 +341,100 @@ def cross_validate_model(
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     data = cluster.share(Xa, codes, fold, weights)  # on a cluster: scattered once per run
     fit_fold = cluster.task(_fit_fold)
-    jobs = (
+    jobs = [
         delayed(fit_fold)(template, data[0], data[1], data[2], f, n_classes, keep_train_proba,
                           keep_models, data[3])
         for f in range(folds)
-    )
+    ]
+    def finish(outputs: list, total: float) -> CrossValResult:
+        proba = np.zeros((len(codes), n_classes))
+        messages: dict[str, list[int]] = {}
+        for f, ((_, test), (p, _, _, _, msgs, dropped)) in enumerate(zip(splits, outputs, strict=True)):
+            proba[test] = p
+            for m in msgs:
+                messages.setdefault(m, []).append(f)
+            for d in dropped:
+                messages.setdefault(
+                    f"class {classes[int(d)]!r} has a single respondent in this training fold and "
+                    "was left out of its calibration (probability 0)",
+                    [],
+                ).append(f)
+        for m, fs in messages.items():
+            notes.append(f"{algorithm_id}, fold(s) {', '.join(str(f + 1) for f in fs)}: {m}")
+        class_array = np.asarray(classes) if _numeric(classes) else np.asarray(classes, dtype=object)
+        train_predictions = None
+        if keep_train_proba:
+            train_predictions = tuple(
+                TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
+                for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
+            )
+        return CrossValResult(
+            y_true=y,
+            y_pred=class_array[np.argmax(proba, axis=1)],
+            proba=proba,
+            fold=fold,
+            classes=classes,
+            algorithm_id=algorithm_id,
+            settings=effective,
+            calibration=calibration,
+            folds=folds,
+            seed=seed,
+            fit_seconds=total,
+            fold_fit_seconds=tuple(o[2] for o in outputs),
+            warnings=tuple(notes),
+            feature_names=feature_names,
+            fold_method=fold_method,
+            models=tuple(o[3] for o in outputs) if keep_models else None,
+            train_predictions=train_predictions,
+            provenance=library_versions(),
+            missing_policy=missing_policy,
+            preset=preset,
+        )
+
+    return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish)
+
+
+def cross_validate_model(
+    X: Any,
+    y: Sequence | np.ndarray,
+    classes: Sequence,
+    algorithm_id: str,
+    *,
+    folds: int = 10,
+    seed: int = 0,
+    settings: Mapping[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: Progress | None = None,
+    calibration: Calibration = "none",
+    calibration_folds: int = 3,
+    keep_models: bool = False,
+    keep_train_proba: bool = False,
+    fold: np.ndarray | None = None,
+    missing_policy: str = "impute_indicator",
+    sample_weight: np.ndarray | None = None,
+    preset: str | None = None,
+) -> CrossValResult:
+    """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
+
+    ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
+    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline by the training
+    fold's medians per ``missing_policy``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
+    ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
+    calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
+    total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
+    to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
+    warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
+    ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
+    ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
+    recorded in the result; a fast estimator with ``n_jobs=None`` gets the cores the folds
+    leave free (:func:`~cx_app.models.algorithms.inner_threads`).
+    """
+    work = _plan_folds(
+        X, y, classes, algorithm_id, folds=folds, seed=seed, settings=settings, n_jobs=n_jobs,
+        progress=progress, calibration=calibration, calibration_folds=calibration_folds,
+        keep_models=keep_models, keep_train_proba=keep_train_proba, fold=fold,
+        missing_policy=missing_policy, sample_weight=sample_weight, preset=preset)
+    folds = work.folds
     start = time.perf_counter()
     if progress:
         progress(0, folds, f"{algorithm_id}: fitting {folds} folds")
@@ -366,56 +442,57 @@ def cross_validate_model(
     # batch_size=1: one fold per task (joblib's auto-batching would pair fast folds and then
     # keep pairing slow ones on one Dask worker while others idle)
     # a CNN's folds stay in this process (AlgorithmSpec.fold_processes), except on a cluster
-    fold_jobs = n_jobs if spec.fold_processes or cluster.active() else 1
+    fold_jobs = n_jobs if work.fold_processes or cluster.active() else 1
     parallel = Parallel(n_jobs=fold_jobs, return_as="generator", batch_size=1)
-    for done, out in enumerate(parallel(jobs), start=1):
+    for done, out in enumerate(parallel(work.jobs), start=1):
         outputs.append(out)
         if progress:
             progress(done, folds, f"{algorithm_id}: fold {done}/{folds} done")
-    total = time.perf_counter() - start
-    proba = np.zeros((len(codes), n_classes))
-    messages: dict[str, list[int]] = {}
-    for f, ((_, test), (p, _, _, _, msgs, dropped)) in enumerate(zip(splits, outputs, strict=True)):
-        proba[test] = p
-        for m in msgs:
-            messages.setdefault(m, []).append(f)
-        for d in dropped:
-            messages.setdefault(
-                f"class {classes[int(d)]!r} has a single respondent in this training fold and "
-                "was left out of its calibration (probability 0)",
-                [],
-            ).append(f)
-    for m, fs in messages.items():
-        notes.append(f"{algorithm_id}, fold(s) {', '.join(str(f + 1) for f in fs)}: {m}")
-    class_array = np.asarray(classes) if _numeric(classes) else np.asarray(classes, dtype=object)
-    train_predictions = None
-    if keep_train_proba:
-        train_predictions = tuple(
-            TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
-            for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
-        )
-    return CrossValResult(
-        y_true=y,
-        y_pred=class_array[np.argmax(proba, axis=1)],
-        proba=proba,
-        fold=fold,
-        classes=classes,
-        algorithm_id=algorithm_id,
-        settings=effective,
-        calibration=calibration,
-        folds=folds,
-        seed=seed,
-        fit_seconds=total,
-        fold_fit_seconds=tuple(o[2] for o in outputs),
-        warnings=tuple(notes),
-        feature_names=feature_names,
-        fold_method=fold_method,
-        models=tuple(o[3] for o in outputs) if keep_models else None,
-        train_predictions=train_predictions,
-        provenance=library_versions(),
-        missing_policy=missing_policy,
-        preset=preset,
-    )
+    return work.finish(outputs, time.perf_counter() - start)
+
+
+def cross_validate_together(
+    X: Any,
+    y: Sequence | np.ndarray,
+    classes: Sequence,
+    algorithm_ids: Sequence[str],
+    *,
+    n_jobs: int = 1,
+    progress: Progress | None = None,
+    **options: Any,
+) -> list[CrossValResult]:
+    """:func:`cross_validate_model` of several algorithms (same data, folds and ``options``)
+    with all their folds submitted as one joblib run, so that on a cluster the algorithms'
+    folds run side by side (one task each) instead of one algorithm after another. The
+    results are those of separate calls; ``fit_seconds`` is then the sum of the algorithm's
+    fold fit times (they ran interleaved). Locally, prefer separate calls (a CNN's folds stay
+    in this process there)."""
+    works = [_plan_folds(X, y, classes, a, n_jobs=n_jobs, **options) for a in algorithm_ids]
+    jobs = [job for work in works for job in work.jobs]
+    total = len(jobs)
+    if progress:
+        progress(0, total, f"{', '.join(algorithm_ids)}: fitting {total} folds together")
+    outputs = []
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
+    for done, out in enumerate(parallel(jobs), start=1):
+        outputs.append(out)
+        if progress:
+            progress(done, total, f"fold {done}/{total} done")
+    results, at = [], 0
+    for work in works:
+        mine = outputs[at:at + work.folds]
+        at += work.folds
+        results.append(work.finish(mine, float(sum(o[2] for o in mine))))
+    return results
+
+
+@dataclass(frozen=True)
+class _FoldWork:
+    algorithm_id: str
+    folds: int
+    jobs: list
+    fold_processes: bool
+    finish: Callable[[list, float], CrossValResult]
 
 
 def _numeric(classes: tuple) -> bool:

@@ -25,7 +25,7 @@ import cloudpickle  # noqa: E402  (after the skip: only with the cluster extra)
 from cx_app.cli import main  # noqa: E402
 from cx_app.errors import ClusterError  # noqa: E402
 from cx_app.estimate.alp import alp_learning_curve  # noqa: E402
-from cx_app.models import cluster  # noqa: E402
+from cx_app.models import cluster, crossval  # noqa: E402
 from cx_app.models.algorithms import build_algorithm  # noqa: E402
 from cx_app.models.analysis import evaluate_survey  # noqa: E402
 from cx_app.models.crossval import cross_validate_model  # noqa: E402
@@ -84,15 +84,27 @@ def client(local_cluster):
         yield c
 
 
-def test_a_cluster_run_gives_the_same_results_document(survey_file, client):
+def test_a_cluster_run_gives_the_same_results_document(survey_file, client, monkeypatch):
     survey = _load(survey_file)
     options = dict(folds=4, seed=5, permutation_repeats=2, five_by_two=[("lr", "nb")])
     local, local_evals = evaluate_survey(survey, ALGORITHMS, **options)
+    submitted = []
+    real_parallel = crossval.Parallel
+
+    class CountingParallel(real_parallel):
+        def __call__(self, iterable):
+            jobs = list(iterable)
+            submitted.append(len(jobs))
+            return super().__call__(jobs)
+
+    monkeypatch.setattr(crossval, "Parallel", CountingParallel)
     with distributed.get_task_stream(client=client) as stream, cluster.on_cluster(client) as info:
         remote, remote_evals = evaluate_survey(survey, ALGORITHMS, **options)
     assert info.workers == 2
     # it really ran there: folds of 3 models, 20 fits of 5×2cv, permutation folds
     assert len(stream.data) >= 3 * 4
+    # the three algorithms' 12 folds went to the cluster as one joblib run (side by side)
+    assert submitted[0] == 3 * 4
     assert _without_timings(json.loads(remote.to_json())) == _without_timings(
         json.loads(local.to_json()))
     for a in ALGORITHMS:  # the matrices and per-fold metrics themselves

@@ -169,3 +169,25 @@ def test_calibration_leaves_out_a_class_seen_once_in_training_and_says_so():
         and "left out of its calibration (probability 0)" in w
         for w in cv.warnings
     ), cv.warnings
+
+
+def test_algorithms_cross_validated_together_equal_separate_runs():
+    """One joblib run for several algorithms (what a cluster gets) gives each algorithm the
+    same folds, probabilities and fold models as its own run."""
+    from cx_app.models.crossval import cross_validate_together
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(1, 11, size=(120, 4)).astype(float)
+    y = np.clip((X.mean(axis=1) + rng.normal(0, 1, 120)).round(), 1, 10).astype(int)
+    classes = tuple(range(1, 11))
+    together = cross_validate_together(X, y, classes, ["lr", "dt", "nb"], folds=4, seed=2,
+                                       keep_models=True)
+    for result, algorithm_id in zip(together, ["lr", "dt", "nb"], strict=True):
+        alone = cross_validate_model(X, y, classes, algorithm_id, folds=4, seed=2,
+                                     keep_models=True)
+        assert result.algorithm_id == algorithm_id
+        assert np.array_equal(result.fold, alone.fold)
+        assert np.array_equal(result.proba, alone.proba)
+        assert np.array_equal(result.y_pred, alone.y_pred)
+        assert len(result.models) == 4 and result.warnings == alone.warnings
+        assert result.fit_seconds == pytest.approx(sum(result.fold_fit_seconds))
