@@ -47,6 +47,7 @@ from cx_app.models.analysis import (  # noqa: E402
     evaluate_survey,
     finish_evaluation,
 )
+from cx_app.provenance import without_wall_clock
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
 
@@ -68,13 +69,6 @@ def _peak_kb() -> int:
     return 0
 
 
-def _without_timings(value):
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items()
-                if "seconds" not in k and k != "created"}  # durations and the UTC time made
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 def _lpt(durations: list[float], workers: int) -> float:
@@ -208,14 +202,14 @@ def run() -> str:
                 cluster_doc, _ = evaluate_survey(survey, algorithms, folds=FOLDS, seed=SEED,
                                                  n_jobs=2)
             whole["dask"].append(time.perf_counter() - tick)
-        whole_same = (_without_timings(json.loads(local_doc.to_json()))
-                      == _without_timings(json.loads(cluster_doc.to_json())))
+        whole_same = (without_wall_clock(json.loads(local_doc.to_json()))
+                      == without_wall_clock(json.loads(cluster_doc.to_json())))
         _log(f"evaluate_survey: loky {min(whole['loky']):.1f} s, dask {min(whole['dask']):.1f} s")
     finally:
         client.close()
         lc.close()
-    same = (_without_timings(json.loads(docs["loky"].to_json()))
-            == _without_timings(json.loads(docs["dask"].to_json())))
+    same = (without_wall_clock(json.loads(docs["loky"].to_json()))
+            == without_wall_clock(json.loads(docs["dask"].to_json())))
     best_loky, best_dask = min(loky), min(dask)
     task_total = sum(sum(d) for d in phases.values())
     serial = best_dask - sum(_lpt(d, 2) for d in phases.values())

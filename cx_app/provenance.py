@@ -81,3 +81,20 @@ def provenance_block(*, seed: int | None = None, folds: int | None = None,
         "schema_sha256": None if schema_yaml is None else sha256_hex(schema_yaml),
         "inputs": {str(k): v for k, v in (inputs or {}).items()},
     }
+
+
+def without_wall_clock(value: Any) -> Any:
+    """A JSON document (results.json, an estimate) without its wall-clock fields — durations
+    (keys containing ``seconds``) and the UTC time it was made (``created``): the only things
+    two runs with the same inputs and seed may differ in. For comparing runs (app vs CLI,
+    local vs cluster, a project reopened).
+
+    >>> without_wall_clock({"fit_seconds": 1.2, "created": "2026-01-01", "n": [{"seconds": 3}]})
+    {'n': [{}]}
+    """
+    if isinstance(value, dict):
+        return {k: without_wall_clock(v) for k, v in value.items()
+                if "seconds" not in k and k != "created"}
+    if isinstance(value, list):
+        return [without_wall_clock(v) for v in value]
+    return value

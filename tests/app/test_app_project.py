@@ -20,6 +20,7 @@ from cx_app.app.project import open_analysis, save_analysis
 from cx_app.app.session import Analysis
 from cx_app.engine.plan import PlanSpec
 from cx_app.project import ProjectFileError, read_project
+from cx_app.provenance import without_wall_clock
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
@@ -29,13 +30,6 @@ PAGES = ["data", "nps", "models", "confusion", "compare", "drivers", "new_wave",
          "project"]
 
 
-def _without_timings(value):
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items()
-                if "seconds" not in k and k != "created"}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +107,7 @@ def test_open_project_restores_every_page_without_training(saved):
 
     shown = json.loads(after.peek(key(after, at))["json"])
     original = json.loads(before.peek(key(before, first))["json"])
-    assert _without_timings(shown) == _without_timings(original)
+    assert without_wall_clock(shown) == without_wall_clock(original)
 
 
 def test_a_damaged_or_foreign_project_is_one_sentence_and_changes_nothing(saved):

@@ -10,6 +10,7 @@ import pandas as pd
 
 from cx_app.app.session import Analysis, TrainedModel, survey_key, train_lean
 from cx_app.cli import main
+from cx_app.provenance import without_wall_clock
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import save_schema, schema_from_mapping
 
@@ -17,13 +18,6 @@ ALGORITHMS = ("lr", "nb")
 FOLDS = 3
 
 
-def _without_timings(value):
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items()
-                if "seconds" not in k and k != "created"}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 def test_app_path_and_cli_evaluate_give_the_same_results_document(tmp_path, capsys):
@@ -58,7 +52,7 @@ def test_app_path_and_cli_evaluate_give_the_same_results_document(tmp_path, caps
     assert code == 0, capsys.readouterr()
     from_cli = json.loads((out / "results.json").read_text(encoding="utf-8"))
 
-    assert _without_timings(from_app) == _without_timings(from_cli)
+    assert without_wall_clock(from_app) == without_wall_clock(from_cli)
     # not vacuous: both hold every model, levels and the permutation importance
     assert set(from_cli["models"]) == set(ALGORITHMS)
     assert from_cli["drivers"]["permutation"]

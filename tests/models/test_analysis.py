@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from cx_app.models.analysis import evaluate_survey
+from cx_app.provenance import without_wall_clock
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import schema_from_mapping
 
@@ -25,15 +26,6 @@ def _survey(tmp_path, seed=3, n=240):
     return load_survey(path, schema=schema)
 
 
-def _without_timings(value):
-    """Drop wall-clock fields (durations, the UTC timestamp): the only things allowed to
-    differ between two runs."""
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items()
-                if "seconds" not in k and k != "created"}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 def test_same_inputs_give_the_same_results_document(tmp_path):
@@ -42,11 +34,11 @@ def test_same_inputs_give_the_same_results_document(tmp_path):
         evaluate_survey(survey, ["lr", "dt"], folds=3, seed=7, permutation_repeats=2)[0]
         for _ in range(2)
     ]
-    a, b = (_without_timings(json.loads(r.to_json())) for r in runs)
+    a, b = (without_wall_clock(json.loads(r.to_json())) for r in runs)
     assert a == b
     # and the seed matters: another seed changes the folds, hence the per-fold values
     other = evaluate_survey(survey, ["lr", "dt"], folds=3, seed=8, permutation_repeats=2)[0]
-    c = _without_timings(json.loads(other.to_json()))
+    c = without_wall_clock(json.loads(other.to_json()))
     assert c["models"]["lr"]["levels"]["original"]["per_fold"] != a["models"]["lr"]["levels"][
         "original"]["per_fold"]
 

@@ -29,6 +29,7 @@ from cx_app.models import cluster, crossval  # noqa: E402
 from cx_app.models.algorithms import build_algorithm  # noqa: E402
 from cx_app.models.analysis import evaluate_survey  # noqa: E402
 from cx_app.models.crossval import cross_validate_model  # noqa: E402
+from cx_app.provenance import without_wall_clock  # noqa: E402
 from cx_app.survey.importing import load_survey  # noqa: E402
 from cx_app.survey.schema import schema_from_mapping  # noqa: E402
 
@@ -53,15 +54,6 @@ def _load(path: Path):
     return load_survey(path, schema=schema)
 
 
-def _without_timings(value):
-    """Drop wall-clock fields (durations and the UTC time a document was made): the only
-    things allowed to differ between two runs."""
-    if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items()
-                if "seconds" not in k and k != "created"}
-    if isinstance(value, list):
-        return [_without_timings(v) for v in value]
-    return value
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +97,7 @@ def test_a_cluster_run_gives_the_same_results_document(survey_file, client, monk
     assert len(stream.data) >= 3 * 4
     # the three algorithms' 12 folds went to the cluster as one joblib run (side by side)
     assert submitted[0] == 3 * 4
-    assert _without_timings(json.loads(remote.to_json())) == _without_timings(
+    assert without_wall_clock(json.loads(remote.to_json())) == without_wall_clock(
         json.loads(local.to_json()))
     for a in ALGORITHMS:  # the matrices and per-fold metrics themselves
         for mine, theirs in zip(remote_evals[a].levels, local_evals[a].levels, strict=True):
@@ -287,7 +279,7 @@ def test_cli_evaluate_on_the_cluster_writes_the_local_results(survey_file, local
     out = capsys.readouterr().out
     assert f"running on cluster {local_cluster.scheduler_address}, 2 workers" in out
     docs = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("local", "remote")]
-    assert _without_timings(docs[1]) == _without_timings(docs[0])
+    assert without_wall_clock(docs[1]) == without_wall_clock(docs[0])
 
 
 def test_cli_wrong_scheduler_writes_nothing(survey_file, tmp_path, capsys, monkeypatch):
