@@ -285,7 +285,6 @@ def _plan_folds(
     seed: int = 0,
     settings: Mapping[str, Any] | None = None,
     n_jobs: int = 1,
-    progress: Progress | None = None,
     calibration: Calibration = "none",
     calibration_folds: int = 3,
     keep_models: bool = False,
@@ -296,7 +295,7 @@ def _plan_folds(
     preset: str | None = None,
 ) -> _FoldWork:
     """The folds of :func:`cross_validate_model` as joblib jobs, and how to assemble their
-    outputs (its arguments; ``progress`` unused here)."""
+    outputs (its arguments but ``progress``)."""
     classes = tuple(classes)
     if len(classes) < 2:
         raise AnalysisError("cross-validation needs at least two classes")
@@ -431,7 +430,7 @@ def cross_validate_model(
     """
     work = _plan_folds(
         X, y, classes, algorithm_id, folds=folds, seed=seed, settings=settings, n_jobs=n_jobs,
-        progress=progress, calibration=calibration, calibration_folds=calibration_folds,
+        calibration=calibration, calibration_folds=calibration_folds,
         keep_models=keep_models, keep_train_proba=keep_train_proba, fold=fold,
         missing_policy=missing_policy, sample_weight=sample_weight, preset=preset)
     folds = work.folds
