@@ -394,13 +394,23 @@ def _weighted_summary(scores: object, weights: object, groups: NetScoreGroups,
                    n_effective=n_eff)
 
 
+def change_test(delta: float, se: float) -> tuple[float, float]:
+    """(z, two-sided p) of a change ``delta`` with standard error ``se``; a change with
+    ``se`` 0 is certain (z = ±inf, p = 0) unless it is 0 (z = 0, p = 1).
+
+    >>> change_test(3.92, 2.0)[1] < 0.05 < change_test(3.9, 2.0)[1]
+    True
+    """
+    z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
+    return float(z), float(2.0 * norm.sf(abs(z)))
+
+
 def nps_change(a: NpsResult, b: NpsResult) -> NpsChange:
     """The change from ``a`` to ``b`` (Δ = b − a, NPS points) of two independent samples:
     SE = √(se_a² + se_b²), 95% interval Δ ± 1.96·SE, two-sided z test."""
     se = math.hypot(a.se, b.se)
     delta = float(b.value - a.value)
-    z = delta / se if se > 0 else (0.0 if delta == 0 else math.copysign(math.inf, delta))
-    p = float(2.0 * norm.sf(abs(z)))
+    z, p = change_test(delta, se)
     return NpsChange(a_label=a.label, b_label=b.label, a_value=float(a.value),
                      b_value=float(b.value),
                      delta=delta, se=se, ci95=(delta - Z95 * se, delta + Z95 * se), z=float(z),

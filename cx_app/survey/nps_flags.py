@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
 from cx_app.survey.nps import (
     NPS_GROUPS,
     NetScoreGroups,
+    change_test,
     nps_by_results,
     nps_change,
     nps_summary,
@@ -139,9 +139,8 @@ def flag_changes(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
                 continue
             if previous is not None:
                 delta = values[i] - values[previous]
-                se = float(np.hypot(ses[i], ses[previous]))
-                z = delta / se if se > 0 else (0.0 if delta == 0 else np.copysign(np.inf, delta))
-                change[i], p[i] = delta, 2.0 * norm.sf(abs(z))
+                change[i], p[i] = delta, change_test(delta, float(np.hypot(ses[i],
+                                                                           ses[previous])))[1]
             previous = i
     out["change"], out["p"] = change, p
     out["p_holm"] = _holm(p.tolist())
