@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", choices=PRESETS, default=None,
                    help="fast (faster solver or stopping rule, same model family) or papers "
                         "(the papers' settings); default: the algorithm's default preset")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--folds", type=int, default=10,
+                   help="cross-validation folds (default 10, as the app and evaluate)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, metavar="MODEL.skops", help="model file to write")
     p.add_argument("--report-gaps", action="store_true",
