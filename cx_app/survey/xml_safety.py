@@ -20,7 +20,12 @@ parser, so nothing can be expanded or fetched):
 5. the cell references of each worksheet (``r="XFD1048576"``) are scanned for the sheet's
    extent: calamine allocates ``rows × columns`` cells for a sheet, so two cells at ``A1`` and
    ``XFD1048576`` in an 800-byte file would otherwise ask for ~0.5 TB and abort the process
-   (found while hardening, issue 7). The same check covers OpenDocument repeated rows/columns.
+   (found while hardening, issue 7). The scan reads positions as calamine does — references
+   in either case and of any length (``xfd2``, ``AAAA2``, ``A3000000000``), cells and rows
+   without ``r`` (bounded by their count), prefixed names (``<x:c>``), any legal spelling of
+   the attribute — and never reports less than calamine's box (property-tested against an
+   oracle that reads the XML as calamine does). It runs in numpy on 1 MB pieces, two at a
+   time. The same check covers OpenDocument repeated rows/columns.
 
 The same pass records the worksheet cells that hold an Excel error (``<c r="B3" t="e">`` with
 ``<v>#N/A</v>``), because python-calamine returns an error cell as empty text, like a blank
@@ -37,9 +42,11 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import repeat
+
+import numpy as np
 
 from cx_app.errors import SurveyFileError
 from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
@@ -50,11 +57,8 @@ _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 # Cell references, searched after tabs/newlines become spaces, single quotes double quotes and
 # spaces around "=" go (XML allows all three; Excel writes none), so that ' r="' is a literal
 # prefix the regex engine skips to quickly; letters and digits in two passes, reduced in C.
-_NORMALISE = bytes.maketrans(b"\t\r\n'", b'   "')
+_NORMALISE = bytes.maketrans(b"\t\r\n\x0c'", b'    "')
 _SPACED_EQUALS = re.compile(rb" *= *")
-_REF_LETTERS = re.compile(rb' r="\$?([A-Z]{1,3})\$?[0-9]')
-_REF_DIGITS = re.compile(rb' r="\$?[A-Z]{0,3}\$?([0-9]{1,9})"')
-_REF_FULL = re.compile(rb' r="\$?([A-Z]{1,3})\$?([0-9]{1,9})"')
 _ERROR_TAG = re.compile(rb'<c\s[^>]*?\bt="e"[^>]*>')
 _REF_ATTR = re.compile(rb'\br="\$?([A-Z]{1,3})\$?([0-9]{1,9})"')
 _ERROR_VALUE = re.compile(rb"<v>([^<]{1,64})</v>")
@@ -143,37 +147,57 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> Arch
 def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                limits: ImportLimits, inflated_before: int,
                errors: dict[tuple[int, int], str]) -> tuple[int, int, int]:
-    """Inflate one part chunk by chunk: (max row, max column, bytes) of its cell references;
-    the error cells of an Excel worksheet are added to ``errors``."""
+    """Inflate one part chunk by chunk: (max row, max column, bytes) of its cells; the error
+    cells of an Excel worksheet are added to ``errors``.
+
+    A worksheet is scanned piece by piece, each piece ending just before its last ``<`` (the
+    rest waits for the next chunk), so every byte is scanned once and no tag is cut."""
     is_xml = info.filename.endswith((".xml", ".rels")) or info.filename == "content.xml"
-    sheet = _is_worksheet(info.filename)
     ods = info.filename == "content.xml"
+    sheet = _is_worksheet(info.filename) and not ods
+    extent = _ExtentScan()
+    scanning: deque[Future[_PieceExtent]] = deque()
     max_row = max_col = size = 0
-    tail = b""
+    tail, scanned = b"", 0  # scanned: bytes at the start of ``tail`` the extent has seen
     try:
-        with archive.open(info) as part:
-            while chunk := part.read(CHUNK):
+        with archive.open(info) as part, ThreadPoolExecutor(2) as pool:
+            while True:
+                chunk = part.read(CHUNK)
                 size += len(chunk)
                 if inflated_before + size > limits.max_decompressed_bytes:
                     raise SurveyFileError(
                         f"{name}: the workbook unzips to more than the limit of "
                         f"{megabytes(limits.max_decompressed_bytes)} "
                         "(CX_APP_MAX_DECOMPRESSED_MB); refused")
-                if is_xml:
-                    window = tail + chunk
-                    if _DTD.search(window):
-                        raise SurveyFileError(
-                            f"{name}: part '{info.filename}' contains an XML document type "
-                            "declaration (<!DOCTYPE/<!ENTITY), which Excel never writes; refused "
-                            "as potentially hostile (entity expansion or external entities)")
-                    keep = len(window) - _OVERLAP
-                    if sheet and not ods:
-                        max_row, max_col = _sheet_extent(window, max_row, max_col)
-                        if b't="e"' in window:
-                            keep = min(keep, _error_cells(window, errors))
-                    elif ods:
-                        max_row, max_col = _ods_extent(window, max_row, max_col)
-                    tail = window[max(keep, len(window) - _MAX_PENDING, 0):]
+                if not is_xml:
+                    if not chunk:
+                        break
+                    continue
+                window = tail + chunk
+                if chunk and _DTD.search(window):
+                    raise SurveyFileError(
+                        f"{name}: part '{info.filename}' contains an XML document type "
+                        "declaration (<!DOCTYPE/<!ENTITY), which Excel never writes; refused "
+                        "as potentially hostile (entity expansion or external entities)")
+                keep = len(window) - _OVERLAP
+                if sheet:
+                    cut = _piece_end(window, scanned, final=not chunk)
+                    scanning.append(pool.submit(_piece_extent, window[scanned:cut],
+                                                cut_in_tag=bool(chunk) and cut == len(window)))
+                    while len(scanning) > _IN_FLIGHT:
+                        extent.add(scanning.popleft().result())
+                    keep = cut
+                    if b't="e"' in window:  # an error cell cut off waits for the next chunk
+                        keep = max(min(keep, _error_cells(window, errors)),
+                                   len(window) - _MAX_PENDING)
+                    scanned = cut - keep
+                elif ods:
+                    max_row, max_col = _ods_extent(window, max_row, max_col)
+                if not chunk:
+                    break
+                tail = window[max(keep, 0):]
+            while scanning:
+                extent.add(scanning.popleft().result())
     except SurveyFileError:
         raise
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
@@ -181,94 +205,250 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
         raise SurveyFileError(
             f"{name}: the workbook is damaged, truncated or encrypted (part "
             f"'{info.filename}': {exc}); save it again from Excel and re-upload") from None
+    if sheet:
+        max_row, max_col = extent.extent()
     return max_row, max_col, size
 
 
-def _greater_than(value: str, alphabet: str, max_length: int) -> str:
-    """A regular expression for the strings over ``alphabet`` (in its order) that are larger
-    than ``value`` as numbers in that base without leading zeros: longer strings (up to
-    ``max_length``), or as long and larger at the first differing position.
-
-    >>> re.fullmatch(_greater_than("19", "0123456789", 3), "20") is not None
-    True
-    >>> re.fullmatch(_greater_than("19", "0123456789", 3), "19") is None
-    True
-    """
-    def above(ch: str) -> str:
-        rest = alphabet[alphabet.index(ch) + 1:]
-        return f"[{rest[0]}-{rest[-1]}]" if rest else ""
-
-    digit = f"[{alphabet[0]}-{alphabet[-1]}]"
-    options = []
-    if len(value) < max_length:
-        options.append(f"{digit}{{{len(value) + 1},{max_length}}}")
-    for i, ch in enumerate(value):
-        if above(ch):
-            tail = len(value) - i - 1
-            options.append(re.escape(value[:i]) + above(ch) + (f"{digit}{{{tail}}}" if tail else ""))
-    return "(?:" + "|".join(options) + ")" if options else "(?!)"
+def _piece_end(window: bytes, scanned: int, final: bool) -> int:
+    """Where the next worksheet piece of ``window`` ends: before its last ``<``; at the end of
+    the part; or, if no tag starts in more than 64 KB, at the end of the window (a hard cut)
+    — else nothing is scanned yet (``scanned``) and the bytes wait for more."""
+    if final:
+        return len(window)
+    cut = window.rfind(b"<", max(scanned + 1, len(window) - _MAX_PENDING))
+    if cut >= 0:
+        return cut
+    return len(window) if len(window) - scanned > _MAX_PENDING else scanned
 
 
-def _column_letters(number: int) -> str:
-    letters = ""
-    while number > 0:
-        number, rest = divmod(number - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
+# ---------------------------------------------------------------- worksheet extent (numpy)
+#
+# What calamine (0.36, ``xlsx/cells_reader.rs``) does with positions, and so what is bounded:
+# a ``<row>`` start tag sets the row from its ``r`` attribute, else the row after the previous
+# one; a ``<c>`` start tag takes (row, column) from its ``r`` (letters of either case, any
+# number of them, then digits; parsed into u32), else the current row and the column after the
+# previous cell; element names are matched on their local name (``<x:c>`` is a cell), the
+# attribute on its exact name ``r``, which follows whitespace or the previous value's quote,
+# with optional whitespace around ``=`` and either quote. ``Range::from_sparse`` then allocates
+# (rows × columns) of the bounding box.
+
+_GATHER = 12  # bytes read per reference value; Excel's longest is 10 ("XFD1048576")
+_PAD = bytes(_GATHER + 8)
+_MARGIN = 2  # bytes of padding before a piece (a look-behind of two)
+_RUN = re.compile(rb"\$?([A-Za-z]*)\$?([0-9]*)")  # calamine refuses "$", we read through it
+_HUGE = 10**12  # stands for any reference beyond every limit (more than 12 digits, 6 letters)
+_IN_FLIGHT = 4  # pieces of a worksheet being scanned at once (4 × CHUNK of memory)
 
 
-@lru_cache(maxsize=64)
-def _beyond(max_row: int, max_col: int) -> re.Pattern[bytes]:
-    """A cell reference whose column is beyond ``max_col`` or whose row is beyond ``max_row``
-    (as :data:`_REF_LETTERS` and :data:`_REF_DIGITS` read them)."""
-    letters = _greater_than(_column_letters(max_col), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 3) \
-        if max_col else "[A-Z]{1,3}"
-    digits = _greater_than(str(max_row), "0123456789", 9) if max_row else "[0-9]{1,9}"
-    return re.compile(
-        (rf' r="\$?(?:{letters}\$?[0-9]|[A-Z]{{0,3}}\$?{digits}")').encode())
+def _name_end(x: np.ndarray) -> np.ndarray:
+    """Bytes that may end an element name: whitespace (and other control bytes), ``>``, ``/``."""
+    return (x <= 32) | (x == 62) | (x == 47)
 
 
-def _last_reference(spaced: bytes) -> tuple[int, int]:
-    """(row, column) of the last complete cell reference of ``spaced``, (0, 0) if none."""
-    end = len(spaced)
-    for _ in range(8):
-        at = spaced.rfind(b' r="', 0, end)
-        if at < 0:
+def _quote(x: np.ndarray) -> np.ndarray:
+    return (x == 34) | (x == 39)
+
+
+def _leading(mask: np.ndarray, most: int) -> np.ndarray:
+    """How many leading columns of each row of ``mask`` are True, up to ``most``."""
+    count = np.zeros(len(mask), dtype=np.int64)
+    run = np.ones(len(mask), dtype=bool)
+    for i in range(most):
+        run &= mask[:, i]
+        if not run.any():
             break
-        ref = _REF_FULL.match(spaced, at)
-        if ref is not None:
-            return int(ref.group(2)), column_number(ref.group(1))
-        end = at
-    return 0, 0
+        count += run
+    return count
 
 
-def _sheet_extent(window: bytes, max_row: int, max_col: int) -> tuple[int, int]:
-    """The largest row and column of the cell references (``r="XFD1048576"``) in ``window``.
+@dataclass(frozen=True)
+class _PieceExtent:
+    """What one piece of a worksheet's XML says about the sheet's extent."""
 
-    Fast path: worksheets list their cells row by row, so the last reference of a window
-    holds its largest row (and, in a rectangular table, column); one regular-expression
-    search (:func:`_beyond`, no match object per cell) then proves that no reference of the
-    window lies beyond that. Any window where one does (a hostile or unusual file) is read
-    reference by reference (:func:`_sheet_extent_full`)."""
-    spaced = window.translate(_NORMALISE)
-    if b" =" in spaced or b"= " in spaced:
-        spaced = _SPACED_EQUALS.sub(b"=", spaced)
-    row, col = _last_reference(spaced)
-    row, col = max(row, max_row), max(col, max_col)
-    if _beyond(row, col).search(spaced) is None:
-        return row, col
-    return _sheet_extent_full(spaced, max_row, max_col)
+    max_row: int
+    max_col: int
+    row_tags: int
+    lead_cells: int  # cell tags before the piece's first row tag (all of them if none)
+    tail_cells: int  # cell tags after its last row tag
+    widest_row: int = 0  # most cell tags of a row, counted where some cell may lack an r
+    rows_without_r: bool = False
+    cells_without_r: bool = False
 
 
-def _sheet_extent_full(spaced: bytes, max_row: int, max_col: int) -> tuple[int, int]:
-    """:func:`_sheet_extent` reference by reference, on an already normalised window."""
-    letters = set(_REF_LETTERS.findall(spaced))
-    if letters:
-        max_col = max(max_col, *map(column_number, letters))
-    digits = _REF_DIGITS.findall(spaced)
-    if digits:  # zero-padded, the largest number is the largest text
-        max_row = max(max_row, int(max(map(bytes.zfill, digits, repeat(9)))))
+@dataclass
+class _ExtentScan:
+    """The bounding box calamine will allocate for one worksheet, from its pieces in order.
+
+    Cells and rows without an ``r`` (rare: Excel writes one on each) are bounded too: the row
+    by the number of row tags, the column by the most cell tags in one row."""
+
+    max_row: int = 0
+    max_col: int = 0
+    row_tags: int = 0
+    widest_row: int = 0
+    cells_in_row: int = 0
+    rows_without_r: bool = False
+    cells_without_r: bool = False
+
+    def add(self, piece: _PieceExtent) -> None:
+        self.max_row, self.max_col = (max(self.max_row, piece.max_row),
+                                      max(self.max_col, piece.max_col))
+        self.rows_without_r |= piece.rows_without_r
+        self.cells_without_r |= piece.cells_without_r
+        if piece.cells_without_r:
+            self.widest_row = max(self.widest_row, piece.widest_row,
+                                  self.cells_in_row + piece.lead_cells)
+        self.row_tags += piece.row_tags
+        self.cells_in_row = (piece.tail_cells if piece.row_tags
+                             else self.cells_in_row + piece.lead_cells)
+
+    def extent(self) -> tuple[int, int]:
+        """(rows, columns) at most, 1-based."""
+        return (self.max_row + (self.row_tags if self.rows_without_r else 0),
+                self.max_col + (self.widest_row if self.cells_without_r else 0))
+
+
+def _piece_extent(piece: bytes, cut_in_tag: bool = False) -> _PieceExtent:
+    """The extent of one piece of a worksheet's XML that ends just before a ``<`` (no tag is
+    cut) or, with ``cut_in_tag``, may end inside a tag (a reference running into its end then
+    counts as beyond every limit).
+
+    Whole-piece numpy comparisons (which release the GIL: pieces are scanned two at a time)
+    find the ``r`` attributes and the cell and row tags; only the attribute values are
+    gathered (12 bytes each) and parsed, by groups of equal shape."""
+    n = len(piece)
+    a = np.frombuffer(_PAD[:_MARGIN] + piece + _PAD, dtype=np.uint8)
+
+    def at(k: int) -> np.ndarray:  # the byte k after each position of the piece
+        return a[_MARGIN + k:_MARGIN + k + n]
+
+    equals = at(0) == 61
+    if (equals & ((at(-1) <= 32) | (at(1) <= 32))).any():
+        # XML allows spaces around "=" (and tabs, newlines, single quotes); Excel writes
+        # none: such a piece is normalised once and scanned as usual
+        return _piece_extent(_SPACED_EQUALS.sub(b"=", piece.translate(_NORMALISE)),
+                             cut_in_tag)
+    before = at(-2)
+    refs = equals & (at(-1) == 114) & ((before <= 34) | (before == 39)) & _quote(at(1))
+    starts = np.flatnonzero(refs) + 2
+    max_row, max_col = _references(piece, a[_MARGIN:], n, starts, cut_in_tag)
+    opens = at(0) == 60
+    cells = opens & (at(1) == 99) & _name_end(at(2))
+    rows = opens & (at(1) == 114) & (at(2) == 111) & (at(3) == 119) & _name_end(at(4))
+    r_at = np.concatenate([refs, np.zeros(8, dtype=bool)])
+    if ((cells & ~r_at[4:4 + n]).any() or (rows & ~r_at[6:6 + n]).any()
+            or _prefixed_names(a[_MARGIN:], n)):  # r not first (<c r="A1"), or <x:c>
+        return _implicit_positions(a[_MARGIN:], n, max_row, max_col, np.flatnonzero(opens),
+                                   np.flatnonzero(cells), np.flatnonzero(rows), starts - 2)
+    row_at = np.flatnonzero(rows)
+    if not row_at.size:
+        count = int(np.count_nonzero(cells))
+        return _PieceExtent(max_row, max_col, 0, count, count)
+    return _PieceExtent(max_row, max_col, row_at.size,
+                        int(np.count_nonzero(cells[:row_at[0]])),
+                        int(np.count_nonzero(cells[row_at[-1]:])))
+
+
+def _prefixed_cells(a: np.ndarray, colons: np.ndarray) -> np.ndarray:
+    """The colons of ``colons`` that end the prefix of a cell name (``x:c``)."""
+    return colons[(a[colons + 1] == 99) & _name_end(a[colons + 2])]
+
+
+def _prefixed_rows(a: np.ndarray, colons: np.ndarray) -> np.ndarray:
+    """The colons of ``colons`` that end the prefix of a row name (``x:row``)."""
+    return colons[(a[colons + 1] == 114) & (a[colons + 2] == 111) & (a[colons + 3] == 119)
+                  & _name_end(a[colons + 4])]
+
+
+def _prefixed_names(a: np.ndarray, n: int) -> bool:
+    """Whether the first ``n`` bytes of ``a`` may hold a prefixed cell or row name."""
+    colons = np.flatnonzero(a[:n] == 58)
+    return bool(colons.size and (_prefixed_cells(a, colons).size
+                                 or _prefixed_rows(a, colons).size))
+
+
+def _references(piece: bytes, a: np.ndarray, n: int, starts: np.ndarray,
+                cut_in_tag: bool) -> tuple[int, int]:
+    """(largest row, largest column) of the ``r`` values starting at ``starts``."""
+    max_row = max_col = 0
+    if not starts.size:
+        return max_row, max_col
+    block = np.lib.stride_tricks.sliding_window_view(a, _GATHER)[starts]
+    letters = ((block & 0xDF) - 65) < 26  # "a" → "A"; uint8 arithmetic wraps below 65
+    n_letters = _leading(letters, 4)
+    end = _leading(letters | ((block - 48) < 10), _GATHER)  # letters, then digits
+    odd = (n_letters > 3) | (end >= _GATHER) | (end - n_letters > 9) | (end == n_letters)
+    if cut_in_tag:
+        odd |= starts + end >= n
+    shape = np.where(odd, 0, n_letters * _GATHER + end)
+    for key in np.flatnonzero(np.bincount(shape)[1:]) + 1:  # the usual ones, by shape
+        width, stop = divmod(int(key), _GATHER)
+        group = block[shape == key]
+        col = np.zeros(len(group), dtype=np.int64)
+        for i in range(width):
+            col = col * 26 + (group[:, i] & 0xDF) - 64
+        row = np.zeros_like(col)
+        for i in range(width, stop):
+            row = row * 10 + group[:, i] - 48
+        max_row, max_col = max(max_row, int(row.max())), max(max_col, int(col.max()))
+    for start in starts[odd]:  # long, cut, "$" or no digits: exactly, in Python
+        run = _RUN.match(piece, int(start))
+        letters_, digits_ = run.groups()
+        cut = cut_in_tag and run.end() >= n
+        max_col = max(max_col, _HUGE if cut or len(letters_) > 6
+                      else column_number(letters_.upper()))
+        max_row = max(max_row, _HUGE if cut or len(digits_) > 12 else int(digits_ or 0))
     return max_row, max_col
+
+
+def _implicit_positions(a: np.ndarray, n: int, max_row: int, max_col: int,
+                        opens: np.ndarray, cells: np.ndarray, rows: np.ndarray,
+                        refs: np.ndarray) -> _PieceExtent:
+    """A piece where some cell or row tag may lack an ``r`` (or names have a prefix): tag by
+    tag, which ones have one, and the cell tags of each row."""
+    colons = np.flatnonzero(a[:n] == 58)
+    if colons.size:  # <x:c>, <x:row>: a prefixed name
+        cells = _tag_starts(a, opens, cells, _prefixed_cells(a, colons))
+        rows = _tag_starts(a, opens, rows, _prefixed_rows(a, colons))
+    owners = _owners(a, n, opens, refs)
+    per_row = np.bincount(np.searchsorted(rows, cells), minlength=rows.size + 1)
+    return _PieceExtent(max_row, max_col, rows.size, int(per_row[0]), int(per_row[-1]),
+                        widest_row=int(per_row.max()),
+                        rows_without_r=not _all_in(rows, owners),
+                        cells_without_r=not _all_in(cells, owners))
+
+
+def _owners(a: np.ndarray, n: int, opens: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    """The ``<`` of the tag each ``r=`` of ``refs`` stands in (ascending; none if in text)."""
+    if not refs.size or not opens.size:
+        return np.empty(0, dtype=np.intp)
+    closes = np.flatnonzero(a[:n] == 62)
+    owner = opens[np.maximum(np.searchsorted(opens, refs) - 1, 0)]
+    first_close = np.searchsorted(closes, owner)
+    inside = (owner < refs) & ((first_close >= closes.size) | (
+        closes[np.minimum(first_close, closes.size - 1)] > refs))
+    return owner[inside]
+
+
+def _all_in(values: np.ndarray, sorted_pool: np.ndarray) -> bool:
+    """Whether every one of ``values`` is in ``sorted_pool`` (ascending)."""
+    if not values.size:
+        return True
+    if not sorted_pool.size:
+        return False
+    at = np.minimum(np.searchsorted(sorted_pool, values), sorted_pool.size - 1)
+    return bool((sorted_pool[at] == values).all())
+
+
+def _tag_starts(a: np.ndarray, opens: np.ndarray, found: np.ndarray,
+                names: np.ndarray) -> np.ndarray:
+    """``found`` plus the ``<`` before each prefixed name in ``names`` (conservatively: the
+    nearest one, whatever lies between) that opens a start tag (not ``</``)."""
+    if not names.size or not opens.size:
+        return found
+    starts = opens[np.maximum(np.searchsorted(opens, names) - 1, 0)]
+    return np.union1d(found, starts[(starts < names) & (a[starts + 1] != 47)])
 
 
 def _error_cells(window: bytes, errors: dict[tuple[int, int], str]) -> int:

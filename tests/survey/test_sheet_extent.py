@@ -1,75 +1,199 @@
-"""The worksheet extent scan: the fast path (last reference + one search for anything beyond
-it) must give exactly what reading every reference gives, on ordinary and hostile windows."""
+"""The worksheet extent scan (``xml_safety``): calamine allocates rows × columns of a sheet's
+bounding box, so the scan must never report less than the box calamine would build — for any
+spelling XML and calamine allow (lowercase or long references, cells or rows without ``r``,
+prefixed names, spaces around ``=``, single quotes, any chunk boundary) — and, on sheets as
+Excel writes them, exactly that box. The oracle below reads a sheet the way calamine 0.36
+does (``xlsx/cells_reader.rs``, ``attrs.rs``, ``get_row_and_optional_column``)."""
 
 from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl.utils import get_column_letter
 
+from cx_app.errors import SurveyFileError
 from cx_app.survey import xml_safety
-from cx_app.survey.xml_safety import (
-    _NORMALISE,
-    _greater_than,
-    _sheet_extent,
-    _sheet_extent_full,
-    column_number,
-)
+from cx_app.survey.importing import load_survey
+from cx_app.survey.limits import ImportLimits, limits_from_env
+from tests.data.bad.make_corpus import workbook_parts, zip_bytes
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _letters(n: int) -> str:
-    return get_column_letter(n)  # an independent oracle for the column letters
+_TAG = re.compile(rb"<(/?)([^\s>/]+)([^>]*?)(/?)>")
+_HEAD = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+         b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+         b'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+         b"<sheetData>")
+_TAIL = b"</sheetData></worksheet>"
 
 
-def _cell(row: int, col: int, dollar: bool = False, pad: int = 0) -> bytes:
+def _attrs(raw: bytes) -> dict[bytes, bytes]:
+    """calamine's RawAttrIter: skip whitespace, key up to "=" (trimmed), value in quotes."""
+    found, pos = {}, 0
+    while True:
+        while pos < len(raw) and raw[pos:pos + 1].isspace():
+            pos += 1
+        eq = raw.find(b"=", pos)
+        if pos >= len(raw) or eq < 0:
+            return found
+        key, pos = raw[pos:eq].rstrip(), eq + 1
+        while pos < len(raw) and raw[pos:pos + 1].isspace():
+            pos += 1
+        quote = raw[pos:pos + 1]
+        end = raw.find(quote, pos + 1)
+        found.setdefault(key, raw[pos + 1:end])
+        pos = end + 1
+
+
+def _position(value: bytes) -> tuple[int, int]:
+    """(row, column), 1-based, of a reference; column 0 when it has none."""
+    letters, digits = re.fullmatch(rb"\$?([A-Za-z]*)\$?([0-9]+)", value).groups()
+    column = 0
+    for ch in letters.upper():
+        column = column * 26 + ch - 64
+    return int(digits), column
+
+
+def calamine_extent(sheet: bytes) -> tuple[int, int]:
+    """(last row, last column), 1-based, of the cells calamine would place."""
+    row_index = col_index = 0  # 0-based, as calamine keeps them
+    last_row = last_col = 0
+    for closing, name, raw, empty in _TAG.findall(sheet):
+        local = name.rsplit(b":", 1)[-1]
+        if local == b"row" and not closing and not empty:
+            r = _attrs(raw).get(b"r")
+            if r is not None:
+                row_index = _position(r)[0] - 1
+        elif local == b"row" and closing:
+            row_index, col_index = row_index + 1, 0
+        elif local == b"c" and not closing and not empty:
+            r = _attrs(raw).get(b"r")
+            if r is not None:
+                row, col = _position(r)
+                row, col_index = row - 1, col - 1
+            else:
+                row = row_index
+            last_row, last_col = max(last_row, row + 1), max(last_col, col_index + 1)
+            col_index += 1
+    return last_row, last_col
+
+
+def scanned_extent(sheet: bytes, limits: ImportLimits | None = None) -> tuple[int, int]:
+    summary = xml_safety.check_workbook_archive(
+        zip_bytes(workbook_parts({"S": sheet.decode()})), "s.xlsx", limits or limits_from_env())
+    return summary.max_rows, summary.max_columns
+
+
+def _cell(row: int, col: int, *, lower=False, dollar=False, spaced=False, quote='"',
+          r_first=True, prefix="", with_r=True) -> str:
+    letters = get_column_letter(col)  # an independent oracle for the column letters
+    letters = letters.lower() if lower else letters
     d = "$" if dollar else ""
-    return f'<c r="{d}{_letters(col)}{d}{str(row).zfill(pad)}" t="n"><v>1</v></c>'.encode()
+    eq = " = " if spaced else "="
+    r = f"r{eq}{quote}{d}{letters}{d}{row}{quote}" if with_r else ""
+    attrs = f'{r} t="n"' if r_first else f't="n" {r}'
+    return f"<{prefix}c {attrs.strip()}><{prefix}v>1</{prefix}v></{prefix}c>"
 
 
-def _full(window: bytes, max_row: int = 0, max_col: int = 0) -> tuple[int, int]:
-    return _sheet_extent_full(window.translate(_NORMALISE), max_row, max_col)
+def _row(row: int, cells: list[str], *, with_r=True, prefix="") -> str:
+    r = f' r="{row}"' if with_r else ""
+    return f"<{prefix}row{r}>" + "".join(cells) + f"</{prefix}row>"
 
 
-@given(st.integers(1, 10**9 - 1), st.integers(1, 10**9 - 1))
-def test_greater_than_digits_is_numeric_order(value, other):
-    pattern = re.compile(_greater_than(str(value), "0123456789", 9))
-    assert (pattern.fullmatch(str(other)) is not None) == (other > value)
+def test_an_ordinary_sheet_gives_exactly_its_box():
+    body = "".join(_row(r, [_cell(r, c) for c in range(1, 16)]) for r in range(1, 400))
+    sheet = _HEAD + body.encode() + _TAIL
+    assert scanned_extent(sheet) == calamine_extent(sheet) == (399, 15)
 
 
-@given(st.integers(1, 18278), st.integers(1, 18278))
-def test_greater_than_letters_is_column_order(value, other):
-    pattern = re.compile(_greater_than(_letters(value), LETTERS, 3))
-    assert (pattern.fullmatch(_letters(other)) is not None) == (other > value)
+@pytest.mark.parametrize("hostile", [
+    _cell(1_000_001, 1),                       # beyond the row limit
+    _cell(2, 2001),                            # beyond the column limit
+    _cell(2, 16384, lower=True),               # "xfd2": calamine reads lowercase letters
+    '<c r="AAAA2"><v>1</v></c>',              # four letters
+    '<c r="A3000000000"><v>1</v></c>',         # ten digits (calamine's u32 would wrap)
+    '<c r="A' + "9" * 40 + '"><v>1</v></c>',   # longer than any gathered value
+    _cell(2, 16384, dollar=True),              # "$XFD$2"
+    _cell(2, 16384, spaced=True, quote="'"),   # r = 'XFD2'
+    _cell(2, 16384, r_first=False),            # r after another attribute
+    _cell(2, 16384, prefix="x:"),              # <x:c r="XFD2">
+    '<c t="n"r="XFD2"><v>1</v></c>',           # no space after the previous value
+])
+def test_a_reference_beyond_the_limits_is_refused_however_it_is_spelled(hostile):
+    sheet = _HEAD + (_row(1, [_cell(1, 1)]) + _row(2, [hostile])).encode() + _TAIL
+    rows, cols = calamine_extent(sheet)
+    assert rows > 1_000_000 or cols > 2_000  # the oracle agrees the file is hostile
+    with pytest.raises(SurveyFileError, match=r"more than the limit"):
+        scanned_extent(sheet)
 
 
-def test_ordinary_sheet_takes_the_fast_path_and_agrees(monkeypatch):
-    rows = b"".join(b'<row r="%d">' % r + b"".join(_cell(r, c) for c in range(1, 16)) + b"</row>"
-                    for r in range(1, 400))
-    calls = []
-    monkeypatch.setattr(xml_safety, "_sheet_extent_full",
-                        lambda *a: calls.append(1) or _sheet_extent_full(*a))
-    assert _sheet_extent(rows, 0, 0) == (399, 15) == _full(rows)
-    assert calls == []  # proved by one search, no reference-by-reference pass
+def test_rows_and_cells_without_r_are_bounded_by_their_count():
+    # 3 rows without r after row 999,998 reach row 1,000,001; a row of 2,100 cells without r
+    tall = _row(999_998, [_cell(999_998, 1)]) + "".join(
+        _row(0, ["<c><v>1</v></c>"], with_r=False) for _ in range(3))
+    wide = _row(1, ["<c><v>1</v></c>"] * 2_100, with_r=False)
+    for body in (tall, wide):
+        sheet = _HEAD + body.encode() + _TAIL
+        rows, cols = calamine_extent(sheet)
+        assert rows > 1_000_000 or cols > 2_000
+        with pytest.raises(SurveyFileError, match=r"more than the limit"):
+            scanned_extent(sheet)
 
 
-def test_hostile_reference_anywhere_is_found():
-    body = b"".join(_cell(r, c) for r in range(1, 50) for c in range(1, 6))
-    for hostile in (_cell(1048576, 1), _cell(1, 16384), _cell(7, 16384, dollar=True),
-                    _cell(60, 3, pad=9)):
-        for at in (0, len(body) // 2, len(body)):
-            window = body[:at] + hostile + body[at:]
-            assert _sheet_extent(window, 0, 0) == _full(window), (hostile, at)
-    assert _sheet_extent(body + _cell(2, 16384), 0, 0)[1] == column_number("XFD")
+def test_hostile_references_are_refused_before_calamine_allocates_anything(tmp_path):
+    # calamine aborts the whole process on these (it asks for 96 GB): the scan must refuse
+    for n, cell in enumerate(['<c r="A3000000000"><v>1</v></c>', _cell(999_999, 16384,
+                                                                     lower=True)]):
+        sheet = _HEAD + (_row(1, [_cell(1, 1)]) + f"<row>{cell}</row>").encode() + _TAIL
+        path = tmp_path / f"hostile{n}.xlsx"
+        path.write_bytes(zip_bytes(workbook_parts({"S": sheet.decode()})))
+        with pytest.raises(SurveyFileError, match=r"more than the limit"):
+            load_survey(path)
 
 
-@settings(max_examples=200)
-@given(st.lists(st.tuples(st.integers(1, 2_000_000), st.integers(1, 20000), st.booleans(),
-                          st.integers(0, 9)), min_size=0, max_size=40),
-       st.integers(0, 5000), st.integers(0, 100))
-def test_fast_path_equals_reading_every_reference(cells, max_row, max_col):
-    window = b"".join(_cell(min(r, 999_999_999), min(c, 18278), d, p) for r, c, d, p in cells)
-    assert _sheet_extent(window, max_row, max_col) == _full(window, max_row, max_col)
+_CELL_OPTIONS = st.fixed_dictionaries({
+    "lower": st.booleans(), "dollar": st.just(False), "spaced": st.booleans(),
+    "quote": st.sampled_from(['"', "'"]), "r_first": st.booleans(),
+    "prefix": st.sampled_from(["", "", "x:"]), "with_r": st.sampled_from([True, True, False]),
+})
+
+
+@st.composite
+def sheets(draw) -> tuple[bytes, bool, tuple[int, int]]:
+    """A random sheet; whether it is written as Excel writes (r first, no spaces...); and a
+    ceiling for a sensible bound (largest row written + row tags, largest column + cells)."""
+    usual = draw(st.booleans())
+    rows, row, widest = [], 0, 702  # "ZZ" of the text below
+    for _ in range(draw(st.integers(0, 30))):
+        row += draw(st.integers(1, 5000))
+        row_r = usual or draw(st.booleans())
+        prefix = "" if usual else draw(st.sampled_from(["", "x:"]))
+        cells, col = [], 0
+        for _ in range(draw(st.integers(1 if usual else 0, 12))):  # Excel: rows hold cells
+            col += draw(st.integers(1, 1500))
+            options = {} if usual else draw(_CELL_OPTIONS)
+            cells.append(_cell(row, min(col, 16384), **options))
+            widest = max(widest, min(col, 16384))
+        if not usual and draw(st.booleans()):  # text that merely looks like a reference
+            cells.append('<c r="B1" t="inlineStr"><is><t> r="ZZ9"</t></is></c>')
+        rows.append(_row(row, cells, with_r=row_r, prefix=prefix))
+    return _HEAD + "".join(rows).encode() + _TAIL, usual, (row + len(rows), widest + 13)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sheets(), st.sampled_from([7, 64, 333, 4096, 1024 * 1024]))
+def test_the_scan_never_reports_less_than_calamine_and_exactly_on_usual_sheets(
+        monkeypatch, drawn, chunk):
+    sheet, usual, ceiling = drawn
+    monkeypatch.setattr(xml_safety, "CHUNK", chunk)
+    rows, cols = calamine_extent(sheet)
+    scanned = scanned_extent(sheet, _UNLIMITED)
+    assert scanned[0] >= rows and scanned[1] >= cols
+    if usual:
+        assert scanned == (rows, cols)
+    assert scanned[0] <= ceiling[0] and scanned[1] <= ceiling[1]  # conservative, not absurd
+
+
+_UNLIMITED = ImportLimits(max_rows=10**9, max_columns=10**9, max_cells=10**18)
