@@ -23,6 +23,7 @@ from defusedxml import ElementTree
 
 from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits, megabytes
+from cx_app.survey.sheet_shards import SHARD_MIN_BYTES, parse_in_shards
 from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
@@ -195,7 +196,7 @@ def _check_workbook_bytes(data: bytes, name: str, suffix: str,
                 "copy and upload that")
         return None  # an old .xls (BIFF) workbook: calamine reads it; failures reported below
     if data.startswith(_ZIP_MAGIC):
-        return check_workbook_archive(data, name, limits)
+        return check_workbook_archive(data, name, limits, keep_sheets_from=SHARD_MIN_BYTES)
     foreign = _foreign_format(data)
     if foreign:
         raise SurveyFileError(
@@ -251,6 +252,7 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
     summary = _check_workbook_bytes(data, name, suffix, limits)
     error_cells = summary.error_cells if summary is not None else {}
     parts = _sheet_parts(data) if error_cells else {}
+    inflated = dict([summary.largest_sheet]) if summary and summary.largest_sheet else {}
     try:
         workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
     except python_calamine.PasswordError:
@@ -270,18 +272,29 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
         ) from None
 
     def load(sheet: str) -> Grid:
+        rows = None
+        if suffix in (".xlsx", ".xlsm"):  # a large sheet: calamine on every core
+            part = (parts or _sheet_parts(data)).get(sheet)
+            rows = parse_in_shards(data, part, sheet, inflated.pop(part, None)) if part else None
+            if rows is not None:
+                _check_shape(f"{name}, sheet '{sheet}'", len(rows), len(rows[0]) if rows else 0,
+                             limits)
+        if rows is None:
+            rows = _parse_whole(sheet)
+        if parts.get(sheet) in error_cells:
+            _mark_errors(rows, error_cells[parts[sheet]])
+        return Grid(sheet, rows)
+
+    def _parse_whole(sheet: str) -> list[list[Any]]:
         try:
             loaded = workbook.get_sheet_by_name(sheet)
         except Exception:
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
         _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
         try:
-            rows = loaded.to_python(skip_empty_area=False)
+            return loaded.to_python(skip_empty_area=False)
         except Exception:
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
-        if parts.get(sheet) in error_cells:
-            _mark_errors(rows, error_cells[parts[sheet]])
-        return Grid(sheet, rows)
 
     return list(workbook.sheet_names), load
 

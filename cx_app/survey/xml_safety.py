@@ -78,6 +78,8 @@ class ArchiveSummary:
     max_columns: int
     error_cells: dict[str, dict[tuple[int, int], str]] = field(default_factory=dict)
     """Per worksheet part (``xl/worksheets/sheet1.xml``): {(row, column) 1-based: "#N/A"}."""
+    largest_sheet: tuple[str, bytes] | None = field(default=None, repr=False, compare=False)
+    """(part, its XML) of the largest worksheet, when ``keep_sheets_from`` asked for it."""
 
 
 def column_number(letters: bytes | str) -> int:
@@ -92,10 +94,14 @@ def _is_worksheet(part: str) -> bool:
     return (part.startswith("xl/worksheets/") and part.endswith(".xml")) or part == "content.xml"
 
 
-def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> ArchiveSummary:
+def check_workbook_archive(data: bytes, name: str, limits: ImportLimits,
+                           keep_sheets_from: int | None = None) -> ArchiveSummary:
     """Refuse (``SurveyFileError`` naming ``name``) a workbook archive that is damaged, not a
     workbook, too big once unzipped, a zip bomb, carries a DTD, or whose sheets claim more
-    rows, columns or cells than ``limits`` allow."""
+    rows, columns or cells than ``limits`` allow.
+
+    ``keep_sheets_from``: keep the inflated XML of the largest worksheet if it has at least
+    that many bytes (:attr:`ArchiveSummary.largest_sheet`), so it is not inflated twice."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -130,25 +136,36 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> Arch
                     "unzipping")
     inflated, max_rows, max_cols = 0, 0, 0
     error_cells: dict[str, dict[tuple[int, int], str]] = {}
+    sheets = [info for info in infos if _is_worksheet(info.filename)
+              and info.filename != "content.xml"]
+    keep = max(sheets, key=lambda info: info.file_size, default=None)
+    if keep is None or keep_sheets_from is None or keep.file_size < keep_sheets_from:
+        keep = None
+    largest: tuple[str, bytes] | None = None
     for info in infos:
         if info.is_dir():
             continue
         errors: dict[tuple[int, int], str] = {}
-        rows, cols, size = _scan_part(archive, info, name, limits, inflated, errors)
+        kept: list[bytes] | None = [] if info is keep else None
+        rows, cols, size = _scan_part(archive, info, name, limits, inflated, errors, kept)
+        if kept is not None:
+            largest = (info.filename, b"".join(kept))
         inflated += size
         max_rows, max_cols = max(max_rows, rows), max(max_cols, cols)
         if _is_worksheet(info.filename):
             _check_extent(name, info.filename, rows, cols, limits)
         if errors:
             error_cells[info.filename] = errors
-    return ArchiveSummary(len(infos), declared, inflated, max_rows, max_cols, error_cells)
+    return ArchiveSummary(len(infos), declared, inflated, max_rows, max_cols, error_cells,
+                          largest)
 
 
 def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                limits: ImportLimits, inflated_before: int,
-               errors: dict[tuple[int, int], str]) -> tuple[int, int, int]:
+               errors: dict[tuple[int, int], str],
+               kept: list[bytes] | None = None) -> tuple[int, int, int]:
     """Inflate one part chunk by chunk: (max row, max column, bytes) of its cells; the error
-    cells of an Excel worksheet are added to ``errors``.
+    cells of an Excel worksheet are added to ``errors``, its chunks to ``kept`` (if a list).
 
     A worksheet is scanned piece by piece, each piece ending just before its last ``<`` (the
     rest waits for the next chunk), so every byte is scanned once and no tag is cut."""
@@ -164,6 +181,8 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
             while True:
                 chunk = part.read(CHUNK)
                 size += len(chunk)
+                if kept is not None:
+                    kept.append(chunk)
                 if inflated_before + size > limits.max_decompressed_bytes:
                     raise SurveyFileError(
                         f"{name}: the workbook unzips to more than the limit of "

@@ -1,0 +1,154 @@
+"""Reading one large worksheet with calamine on several cores at once.
+
+calamine parses a sheet on one core (python-calamine releases the GIL meanwhile). A large
+sheet's XML is cut, just before row tags that carry their row number (``<row r="…">``), into
+as many shards as there are cores; each shard becomes a copy of the workbook whose sheet holds
+only its rows (head and tail of the sheet kept, parts stored uncompressed, so building one is
+a copy), calamine parses the copies in parallel threads, and their rows are laid back on the
+sheet's grid.
+
+Why the grid is the same as one parse of the whole sheet (``to_python(skip_empty_area=False)``,
+tested cell by cell on random sheets): calamine (``xlsx/cells_reader.rs``) takes a cell's row
+from its ``r`` attribute or the current row, which a row tag with ``r`` sets — so every shard
+starts on a known row — and a cell's column from its ``r`` or the cells before it in the same
+row, which a shard never splits. A sheet that cannot be cut so (comments, CDATA or processing
+instructions among the rows; overlapping shards; an error) is read in one piece instead.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import python_calamine
+
+SHARD_MIN_BYTES = 8 * 1024 * 1024
+"""Sheets of less XML are parsed in one piece (the copies would cost more than they save)."""
+
+_SHEET_DATA, _END_SHEET_DATA, _ROW = b"<sheetData>", b"</sheetData>", b'<row r="'
+
+
+def shard_count() -> int:
+    """Cores this process may use (at most 4)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
+def split_sheet_xml(xml: bytes, shards: int) -> list[bytes] | None:
+    """The worksheet ``xml`` as up to ``shards`` complete worksheets holding consecutive rows
+    (each the same head and tail around its rows), cut just before ``<row r="``; None when it
+    cannot be cut so."""
+    start = xml.find(_SHEET_DATA)
+    end = xml.rfind(_END_SHEET_DATA)
+    if shards < 2 or start < 0 or end < start:
+        return None
+    body = start + len(_SHEET_DATA)
+    if _has_markup(xml, body, end):
+        return None  # "<!" (comment, CDATA) or "<?" among the rows: "<row" may be text there
+    cuts = [body]
+    for k in range(1, shards):
+        point = body + (end - body) * k // shards
+        at = xml.find(_ROW, point, end)
+        if at < 0:  # no row starts after the point: the last one before it, if any
+            at = xml.rfind(_ROW, cuts[-1] + 1, point)
+        if at > cuts[-1]:
+            cuts.append(at)
+    if len(cuts) < 2:
+        return None
+    head, tail, view = xml[:body], xml[end:], memoryview(xml)
+    return [b"".join([head, view[a:b], tail])
+            for a, b in zip(cuts, [*cuts[1:], end], strict=True)]
+
+
+def _has_markup(xml: bytes, start: int, end: int, step: int = 1 << 22) -> bool:
+    """Whether ``xml[start:end]`` holds ``<!`` or ``<?`` (numpy, 4 MB at a time)."""
+    for at in range(start, end, step):
+        window = np.frombuffer(xml, dtype=np.uint8, count=min(step + 1, end - at), offset=at)
+        if ((window[:-1] == 60) & ((window[1:] == 33) | (window[1:] == 63))).any():
+            return True
+    return False
+
+
+def _stored_workbooks(data: bytes, part: str, sheets: list[bytes]) -> list[bytes]:
+    """Copies of the workbook ``data`` whose ``part`` is each of ``sheets``, uncompressed."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        others = [(info.filename, archive.read(info)) for info in archive.infolist()
+                  if info.filename != part and not info.is_dir()]
+    books = []
+    for sheet in sheets:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
+            for filename, content in [*others, (part, sheet)]:
+                copy.writestr(filename, content)
+        books.append(out.getvalue())
+    return books
+
+
+def _parse(book: bytes, sheet: str) -> python_calamine.CalamineSheet:
+    return python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(book)).get_sheet_by_name(
+        sheet)
+
+
+def _grid(parsed: list[python_calamine.CalamineSheet]) -> list[list[Any]] | None:
+    """The rows of the whole sheet from (0, 0), as ``to_python(skip_empty_area=False)`` gives
+    them, from its shards in order; None if two shards' rows overlap."""
+    spans = [(s.start, s.end, s) for s in parsed if s.start is not None]
+    if not spans:
+        return []
+    width = max(end[1] for _, end, _ in spans) + 1
+    grid: list[list[Any]] = []
+    for (first, left), (last, right), sheet in spans:
+        if first < len(grid):
+            return None
+        grid.extend([""] * width for _ in range(first - len(grid)))
+        rows = sheet.to_python(skip_empty_area=True)
+        if left or right + 1 < width:
+            rows = [[""] * left + row + [""] * (width - right - 1) for row in rows]
+        grid.extend(rows)
+        if len(grid) != last + 1:
+            return None
+    return grid
+
+
+def parse_in_shards(data: bytes, part: str, sheet: str,
+                    xml: bytes | None = None) -> list[list[Any]] | None:
+    """The rows of worksheet ``sheet`` (archive part ``part``, inflated: ``xml`` if given) of
+    the .xlsx ``data`` — an archive already checked by
+    :func:`~cx_app.survey.xml_safety.check_workbook_archive` — read by calamine in parallel
+    shards; None when the sheet is small, cannot be cut, or a shard cannot be read (then read
+    it in one piece, which reports the problem)."""
+    shards = shard_count()
+    if xml is None:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            try:
+                info = archive.getinfo(part)
+            except KeyError:
+                return None
+            if shards < 2 or info.file_size < SHARD_MIN_BYTES:
+                return None
+            xml = archive.read(info)
+    if shards < 2 or len(xml) < SHARD_MIN_BYTES:
+        return None
+    pieces = split_sheet_xml(xml, shards)
+    del xml
+    if pieces is None:
+        return None
+    books = _stored_workbooks(data, part, pieces)
+    del pieces
+    try:
+        with ThreadPoolExecutor(len(books)) as pool:
+            parsed = list(pool.map(_parse, books, [sheet] * len(books)))
+    except Exception:  # any problem: the one-piece read says what it is
+        return None
+    del books
+    return _grid(parsed)
+
+
+__all__ = ["SHARD_MIN_BYTES", "parse_in_shards", "shard_count", "split_sheet_xml"]
