@@ -2,10 +2,11 @@
 
 calamine parses a sheet on one core (python-calamine releases the GIL meanwhile). A large
 sheet's XML is cut, just before row tags that carry their row number (``<row r="…">``), into
-as many shards as there are cores; each shard becomes a copy of the workbook whose sheet holds
-only its rows (head and tail of the sheet kept, parts stored uncompressed, so building one is
-a copy), calamine parses the copies in parallel threads, and their rows are laid back on the
-sheet's grid.
+twice as many shards as there are cores; each shard becomes a copy of the workbook whose sheet
+holds only its rows (head and tail of the sheet kept, parts stored uncompressed, so building
+one is a copy), calamine parses the copies in one thread per core, and their rows are laid
+back on the sheet's grid, each shard's as soon as it is parsed (``to_python`` holds the GIL,
+the parse does not, so the two overlap).
 
 Why the grid is the same as one parse of the whole sheet (``to_python(skip_empty_area=False)``,
 tested cell by cell on random sheets): calamine (``xlsx/cells_reader.rs``) takes a cell's row
@@ -20,6 +21,8 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -96,19 +99,22 @@ def _parse(book: bytes, sheet: str) -> python_calamine.CalamineSheet:
         sheet)
 
 
-def _grid(parsed: list[python_calamine.CalamineSheet]) -> list[list[Any]] | None:
+def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> list[list[Any]] | None:
     """The rows of the whole sheet from (0, 0), as ``to_python(skip_empty_area=False)`` gives
-    them, from its shards in order; None if two shards' rows overlap."""
-    spans = [(s.start, s.end, s) for s in parsed if s.start is not None]
-    if not spans:
+    them, from its shards in order (each turned into rows as soon as it is parsed, while the
+    next ones still are); None if two shards' rows overlap."""
+    blocks = []
+    for sheet in parsed:
+        if sheet.start is not None:
+            blocks.append((*sheet.start, *sheet.end, sheet.to_python(skip_empty_area=True)))
+    if not blocks:
         return []
-    width = max(end[1] for _, end, _ in spans) + 1
+    width = max(right for _, _, _, right, _ in blocks) + 1
     grid: list[list[Any]] = []
-    for (first, left), (last, right), sheet in spans:
+    for first, left, last, right, rows in blocks:
         if first < len(grid):
             return None
         grid.extend([""] * width for _ in range(first - len(grid)))
-        rows = sheet.to_python(skip_empty_area=True)
         if left or right + 1 < width:
             rows = [[""] * left + row + [""] * (width - right - 1) for row in rows]
         grid.extend(rows)
@@ -136,19 +142,19 @@ def parse_in_shards(data: bytes, part: str, sheet: str,
             xml = archive.read(info)
     if shards < 2 or len(xml) < SHARD_MIN_BYTES:
         return None
-    pieces = split_sheet_xml(xml, shards)
-    del xml
+    pieces = split_sheet_xml(xml, 2 * shards)  # twice the cores: rows of the first ones
+    del xml  # are made (holding the GIL) while the last ones are parsed (not holding it)
     if pieces is None:
         return None
     books = _stored_workbooks(data, part, pieces)
     del pieces
-    try:
-        with ThreadPoolExecutor(len(books)) as pool:
-            parsed = list(pool.map(_parse, books, [sheet] * len(books)))
-    except Exception:  # any problem: the one-piece read says what it is
-        return None
-    del books
-    return _grid(parsed)
+    with ThreadPoolExecutor(shards) as pool:
+        parsing = deque(pool.submit(_parse, book, sheet) for book in books)
+        del books
+        try:
+            return _grid(parsing.popleft().result() for _ in range(len(parsing)))
+        except Exception:  # any problem: the one-piece read says what it is
+            return None
 
 
 __all__ = ["SHARD_MIN_BYTES", "parse_in_shards", "shard_count", "split_sheet_xml"]
