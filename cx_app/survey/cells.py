@@ -5,7 +5,6 @@ excludes each respondent. Vectorised pandas; :mod:`cx_app.survey.importing` asse
 from __future__ import annotations
 
 import datetime as dt
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.reading import NEVER_BLANK, ExcelError, cell_type_ids, float_cells, of_types
+from cx_app.survey.reading import (
+    NEVER_BLANK,
+    ExcelError,
+    cell_type_ids,
+    float_cells,
+    of_types,
+    string_cells,
+)
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
@@ -32,15 +38,12 @@ def blank_mask(raw: pd.Series) -> pd.Series:
     if raw.dtype != object:
         return raw.isna()
     values = raw.to_numpy()
-    types = cell_type_ids(values)
     floats, numbers = float_cells(values)
+    texts, stripped = string_cells(values)
     blank = np.zeros(len(values), dtype=bool)
     blank[floats] = np.isnan(numbers)
-    texts = np.flatnonzero(of_types(types, (str,)))
-    if texts.size:  # "" or whitespace only (what str.strip removes)
-        blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
-                                   dtype=bool, count=texts.size)
-    rest = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
+    blank[texts] = stripped == ""  # "" or whitespace only (what str.strip removes)
+    rest = np.flatnonzero(~of_types(cell_type_ids(values), (float, str, *NEVER_BLANK)))
     if rest.size:
         blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
     return pd.Series(blank, index=raw.index, name=raw.name)
@@ -202,12 +205,12 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     if raw.dtype != object:
         return _text_cells(raw, blank)
     values = raw.to_numpy()
-    is_text = of_types(cell_type_ids(values), (str,))
-    texts, rest = np.flatnonzero(is_text), np.flatnonzero(~is_text)
+    texts, stripped = string_cells(values)
     if not texts.size:
         return _text_cells(raw, blank)
     out = np.empty(len(values), dtype=object)
-    out[texts] = np.fromiter(map(str.strip, values[texts]), dtype=object, count=texts.size)
+    out[texts] = stripped
+    rest = np.flatnonzero(~of_types(cell_type_ids(values), (str,)))
     if rest.size:
         out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
     out[blank.to_numpy(dtype=bool)] = None

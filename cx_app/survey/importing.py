@@ -74,6 +74,7 @@ from cx_app.survey.reading import (
     csv_grid,
     excel_grids,
     read_source,
+    remember_grid_cells,
     remembered_cell_types,
 )
 from cx_app.survey.schema import (
@@ -207,10 +208,12 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
 
 def _object_frame(body: list[list[Any]]) -> pd.DataFrame:
     """Rows of equal length as an object frame; through one numpy array (faster than pandas'
-    list-of-lists path), unless a cell is itself a sequence."""
+    list-of-lists path), unless a cell is itself a sequence. The frame's columns are views of
+    that array, whose cells are classified at once (:func:`remember_grid_cells`)."""
     cells = np.array(body, dtype=object)
     if cells.ndim != 2:
         return pd.DataFrame(body, dtype=object)
+    remember_grid_cells(cells)
     return pd.DataFrame(cells, dtype=object, copy=False)
 
 

@@ -32,7 +32,13 @@ from cx_app.engine.plan import (
 )
 from cx_app.errors import SchemaError
 from cx_app.survey.default_plans import default_plan
-from cx_app.survey.reading import NEVER_BLANK, cell_type_ids, float_cells, of_types
+from cx_app.survey.reading import (
+    NEVER_BLANK,
+    cell_type_ids,
+    float_cells,
+    of_types,
+    string_cells,
+)
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -486,9 +492,8 @@ def _has_text(column: pd.Series) -> np.ndarray:
     keep = of_types(types, NEVER_BLANK)
     floats, numbers = float_cells(cells)
     keep[floats] = ~np.isnan(numbers)
-    texts = np.flatnonzero(of_types(types, (str,)))
-    keep[texts] = np.fromiter(map(bool, map(str.strip, cells[texts])), dtype=bool,
-                              count=texts.size)
+    texts, stripped = string_cells(cells)
+    keep[texts] = stripped != ""
     others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
     if others.size:
         keep[others] = _has_text_cells(column.iloc[others])

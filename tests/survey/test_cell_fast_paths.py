@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cx_app.survey import reading
 from cx_app.survey import schema as schema_module
 from cx_app.survey.cells import (
     _blank_cells,
@@ -25,7 +26,14 @@ from cx_app.survey.cells import (
     text_column,
 )
 from cx_app.survey.importing import _object_frame
-from cx_app.survey.reading import ExcelError
+from cx_app.survey.reading import (
+    ExcelError,
+    cell_type_ids,
+    float_cells,
+    remember_grid_cells,
+    remembered_cell_types,
+    string_cells,
+)
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
@@ -165,3 +173,38 @@ def test_the_fast_paths_are_taken_on_a_float_column(monkeypatch):
 ])
 def test_object_frame_matches_pandas(body):
     pd.testing.assert_frame_equal(_object_frame(body), pd.DataFrame(body, dtype=object))
+
+
+GRIDS = st.integers(1, 4).flatmap(lambda width: st.lists(
+    st.lists(st.one_of(st.integers(0, 10).map(float), CELLS), min_size=width, max_size=width),
+    min_size=1, max_size=12))
+
+
+@FAST
+@given(GRIDS)
+def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
+    """Types, floats and stripped strings of every column, found over the whole grid at once,
+    are those of the column's own cells."""
+    cells = np.array(rows, dtype=object)
+    with remembered_cell_types():
+        remember_grid_cells(cells)
+        found = [(cell_type_ids(cells[:, j]), float_cells(cells[:, j]), string_cells(cells[:, j]))
+                 for j in range(cells.shape[1])]
+    for j, (types, (floats, numbers), (texts, stripped)) in enumerate(found):
+        column = list(cells[:, j])
+        assert types.tolist() == [id(type(cell)) for cell in column]
+        assert floats.tolist() == [i for i, cell in enumerate(column) if type(cell) is float]
+        np.testing.assert_array_equal(numbers, [column[i] for i in floats])
+        assert texts.tolist() == [i for i, cell in enumerate(column) if type(cell) is str]
+        assert stripped.tolist() == [column[i].strip() for i in texts]
+
+
+def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch):
+    """Inside remembered_cell_types, the blank masks of a frame's columns reuse the types found
+    over its whole grid: no column is classified again."""
+    body = [[1.0, " a ", None], [" ", 2.0, dt.date(2021, 1, 1)]]
+    with remembered_cell_types():
+        frame = _object_frame(body)
+        monkeypatch.setattr(reading, "_type_ids", lambda cells: pytest.fail("classified again"))
+        masks = [blank_mask(frame.iloc[:, j]).tolist() for j in range(frame.shape[1])]
+    assert masks == [[False, True], [False, False], [True, False]]
