@@ -18,6 +18,7 @@ from cx_app.survey.reading import (
     cell_type_ids,
     float_cells,
     of_types,
+    stand_ins,
     string_cells,
 )
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
@@ -105,14 +106,13 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
 
     Every decision is per cell, so the Python floats of an object column (numbers as calamine
     reads them: usually nearly all cells) are cleaned as one float64 array and only the other
-    cells (text, codes, dates, ...) cell by cell; the result is the same as cleaning the whole
-    column cell by cell (:func:`_clean_score_cells`)."""
+    cells (text, codes, dates, ...) cell by cell, each distinct text once (:func:`stand_ins`);
+    the result is the same as cleaning the whole column cell by cell
+    (:func:`_clean_score_cells`)."""
     if raw.dtype != object:
         return _clean_score_cells(raw, blank, scale, codes)
     values = raw.to_numpy()
     floats, numbers = float_cells(values)
-    if not floats.size:
-        return _clean_score_cells(raw, blank, scale, codes)
     n = len(values)
     fields = {name: np.zeros(n, dtype=bool) for name in Scored.__dataclass_fields__}
     fields["values"] = np.full(n, np.nan)
@@ -123,9 +123,11 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     rest[floats] = False
     if rest.any():
         rest = np.flatnonzero(rest)
-        part = _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)
+        samples, shared = np.unique(stand_ins(values, rest, blank.to_numpy(dtype=bool)),
+                                    return_inverse=True)
+        part = _clean_score_cells(raw.iloc[samples], blank.iloc[samples], scale, codes)
         for name, column in fields.items():
-            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)
+            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)[shared]
     return Scored(**{name: pd.Series(column, index=raw.index)
                      for name, column in fields.items()})
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import python_calamine
 from defusedxml import ElementTree
 
@@ -101,6 +102,27 @@ def _string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _stripped(texts: np.ndarray) -> np.ndarray:
     """Each string of an object array with :meth:`str.strip` applied (one C-level pass)."""
     return np.fromiter(map(str.strip, texts.flat), dtype=object, count=texts.size)
+
+
+def stand_ins(values: np.ndarray, positions: np.ndarray,
+              blank: np.ndarray | None = None) -> np.ndarray:
+    """For each cell of a column at ``positions``, the position of the cell whose answer it
+    shares under any cell-by-cell computation: for a plain string (exact type ``str``), the
+    first plain string there with the same text (and the same ``blank`` flag, when given);
+    for any other cell, itself (``1 == 1.0 == True``: only strings are merged).
+
+    A slow cell-by-cell reference run on the distinct stand-ins, its answers spread back,
+    answers every cell: survey columns repeat a few codes and typos thousands of times."""
+    shared = positions.copy()
+    is_string = cell_type_ids(values)[positions] == id(str)
+    strings = positions[is_string]
+    if strings.size:
+        groups = pd.factorize(values[strings])[0]
+        if blank is not None:
+            groups = 2 * groups + blank[strings]
+        _, first, group = np.unique(groups, return_index=True, return_inverse=True)
+        shared[is_string] = strings[first][group]
+    return shared
 
 
 def remember_grid_cells(cells: np.ndarray) -> None:

@@ -37,6 +37,7 @@ from cx_app.survey.reading import (
     cell_type_ids,
     float_cells,
     of_types,
+    stand_ins,
     string_cells,
 )
 
@@ -441,7 +442,8 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     from the trimmed text with a decimal comma allowed (NaN if none), the folded text).
 
     Python floats and float64 columns are their own number (the text of a float reads back as
-    the same float); other cells go through their text (:func:`_score_cell_texts`)."""
+    the same float); other cells go through their text (:func:`_score_cell_texts`), each
+    distinct text once (:func:`~cx_app.survey.reading.stand_ins`)."""
     n = len(values)
     if values.dtype == np.float64:
         numbers = values.to_numpy(dtype=float, copy=True)
@@ -450,8 +452,6 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     if values.dtype != object:
         return _score_cell_texts(values)
     floats, floats_read = float_cells(values.to_numpy())
-    if not floats.size:
-        return _score_cell_texts(values)
     numbers = np.full(n, np.nan)
     numbers[floats] = floats_read
     present = ~np.isnan(numbers)
@@ -461,9 +461,10 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     others[floats] = False
     others = np.flatnonzero(others)
     if others.size:
-        part = _score_cell_texts(values.iloc[others])
+        samples, shared = np.unique(stand_ins(values.to_numpy(), others), return_inverse=True)
+        part = _score_cell_texts(values.iloc[samples])
         for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
-            whole[others] = piece
+            whole[others] = piece[shared]
     return present, is_text_code, numbers, folded
 
 

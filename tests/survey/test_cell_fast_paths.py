@@ -32,6 +32,7 @@ from cx_app.survey.reading import (
     float_cells,
     remember_grid_cells,
     remembered_cell_types,
+    stand_ins,
     string_cells,
 )
 from cx_app.survey.schema import (
@@ -70,7 +71,12 @@ COLUMNS = st.lists(CELLS, max_size=25).map(
 MOSTLY_FLOATS = st.lists(st.one_of(st.integers(0, 10).map(float), CELLS), max_size=25).map(
     lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
                             dtype=object, name="Q"))
-ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS)
+# a few distinct cells repeated, as survey columns repeat codes and typos
+REPEATING = st.lists(CELLS, min_size=1, max_size=6).flatmap(
+    lambda pool: st.lists(st.sampled_from(pool), max_size=40)).map(
+    lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
+                            dtype=object, name="Q"))
+ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS, REPEATING)
 SCALES = st.sampled_from([Scale(min=0, max=10), Scale(min=1, max=5), Scale(min=-2, max=2)])
 CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7)])
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -208,3 +214,16 @@ def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch
         monkeypatch.setattr(reading, "_type_ids", lambda cells: pytest.fail("classified again"))
         masks = [blank_mask(frame.iloc[:, j]).tolist() for j in range(frame.shape[1])]
     assert masks == [[False, True], [False, False], [True, False]]
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_stand_ins_are_the_first_equal_plain_strings(column):
+    """A plain string stands in for the later plain strings with the same text and blank flag;
+    every other cell (1 == 1.0 == True) only for itself."""
+    values, blank = column.to_numpy(), _blank_cells(column).to_numpy()
+    shared = stand_ins(values, np.arange(len(values)), blank)
+    for i, cell in enumerate(values):
+        same = [k for k in range(i + 1) if type(cell) is str and type(values[k]) is str
+                and values[k] == cell and blank[k] == blank[i]]
+        assert shared[i] == (same[0] if same else i)
