@@ -248,9 +248,31 @@ def _date_text(cell: Any) -> str:
 
 def date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
     """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
-    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
+    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted).
+
+    The cells' types come from :func:`cell_type_ids` (an object column's are remembered from
+    the blank masks); :func:`_date_column_cells` maps each cell to its type instead."""
+    if raw.dtype != object:
+        return _date_column_cells(raw, blank)
+    types = cell_type_ids(raw.to_numpy())
+    kept = ~blank.to_numpy(dtype=bool) & ~of_types(types, (ExcelError,))
+    values = raw.where(kept)
+    numbers = pd.to_numeric(values.where(~(kept & of_types(types, _DATE_TYPES))),
+                            errors="coerce")
+    return _parsed_dates(values, numbers, blank)
+
+
+def _date_column_cells(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """:func:`date_column` through each cell's type (the reference for its fast path)."""
     values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
     numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
+    return _parsed_dates(values, numbers, blank)
+
+
+def _parsed_dates(values: pd.Series, numbers: pd.Series,
+                  blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """:func:`date_column` from the cells left after blanks and error cells (``values``) and
+    the numbers among them (``numbers``: NaN for dates and texts that are not numbers)."""
     serial = numbers.between(*_SERIAL_DATES)
     parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
     if serial.any():

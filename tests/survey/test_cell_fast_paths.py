@@ -19,10 +19,12 @@ from cx_app.survey import schema as schema_module
 from cx_app.survey.cells import (
     _blank_cells,
     _clean_score_cells,
+    _date_column_cells,
     _text_cells,
     blank_mask,
     clean_scores,
     code_sets,
+    date_column,
     text_column,
 )
 from cx_app.survey.importing import _object_frame
@@ -227,3 +229,20 @@ def test_stand_ins_are_the_first_equal_plain_strings(column):
         same = [k for k in range(i + 1) if type(cell) is str and type(values[k]) is str
                 and values[k] == cell and blank[k] == blank[i]]
         assert shared[i] == (same[0] if same else i)
+
+
+DATE_COLUMNS = st.lists(st.one_of(
+    CELLS, st.integers(18000, 75000).map(float), st.just(pd.Timestamp("2021-05-31 08:00")),
+    st.sampled_from(["31/05/2021", "2021-05-31 12:00", " 2021-06-01 ", "May 2021"])),
+    max_size=25).map(lambda cells: pd.Series(
+        cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"), dtype=object, name="Q"))
+
+
+@FAST
+@given(DATE_COLUMNS)
+def test_date_column_matches_the_cell_by_cell_reference(column):
+    blank = _blank_cells(column)
+    (dates, bad, serials), (ref_dates, ref_bad, ref_serials) = (
+        date_column(column, blank), _date_column_cells(column, blank))
+    pd.testing.assert_series_equal(dates, ref_dates)
+    assert (bad, serials) == (ref_bad, ref_serials)
