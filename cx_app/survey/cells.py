@@ -40,10 +40,10 @@ def blank_mask(raw: pd.Series) -> pd.Series:
         return raw.isna()
     values = raw.to_numpy()
     floats, numbers = float_cells(values)
-    texts, stripped = string_cells(values)
+    texts, blank_texts = string_cells(values)
     blank = np.zeros(len(values), dtype=bool)
     blank[floats] = np.isnan(numbers)
-    blank[texts] = stripped == ""  # "" or whitespace only (what str.strip removes)
+    blank[texts] = blank_texts
     rest = np.flatnonzero(~of_types(cell_type_ids(values), (float, str, *NEVER_BLANK)))
     if rest.size:
         blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
@@ -202,21 +202,20 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
     date cells as ISO dates (time only when not midnight); Excel error cells empty.
 
-    Plain strings are trimmed with :meth:`str.strip` (the same whitespace as pandas'
-    ``str.strip``), other cells as :func:`_text_cells` does it."""
+    Plain strings are trimmed by pandas' ``str.strip`` over the whole column at once, other
+    cells are made text as :func:`_text_cells` does it (trimmed already)."""
     if raw.dtype != object:
         return _text_cells(raw, blank)
     values = raw.to_numpy()
-    texts, stripped = string_cells(values)
-    if not texts.size:
-        return _text_cells(raw, blank)
-    out = np.empty(len(values), dtype=object)
-    out[texts] = stripped
     rest = np.flatnonzero(~of_types(cell_type_ids(values), (str,)))
+    if rest.size == len(values):
+        return _text_cells(raw, blank)
+    out = values.copy()
     if rest.size:
         out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
     out[blank.to_numpy(dtype=bool)] = None
-    return pd.Series(pd.array(out, dtype="string"), index=raw.index, name=raw.name)
+    return pd.Series(pd.array(out, dtype="string", copy=False), index=raw.index,
+                     name=raw.name).str.strip()
 
 
 def excel_errors(raw: pd.Series) -> pd.Series:

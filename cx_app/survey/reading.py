@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import operator
 import posixpath
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
@@ -88,20 +89,22 @@ def _float_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(positions of the plain-string cells of a column (exact type ``str``), their texts
-    without surrounding whitespace as :meth:`str.strip` removes it, an object array);
-    remembered like :func:`cell_type_ids`."""
+    """(positions of the plain-string cells of a column (exact type ``str``), whether each is
+    blank: ``""`` or whitespace only, what :meth:`str.strip` removes); remembered like
+    :func:`cell_type_ids`."""
     return _remembered(values, str, _string_cells)
 
 
 def _string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     positions = np.flatnonzero(cell_type_ids(values) == id(str))
-    return positions, _stripped(values[positions])
+    return positions, _blank_strings(values[positions])
 
 
-def _stripped(texts: np.ndarray) -> np.ndarray:
-    """Each string of an object array with :meth:`str.strip` applied (one C-level pass)."""
-    return np.fromiter(map(str.strip, texts.flat), dtype=object, count=texts.size)
+def _blank_strings(texts: np.ndarray) -> np.ndarray:
+    """Whether each string of an object array is ``""`` or whitespace only (one C-level
+    pass)."""
+    return np.fromiter(map(operator.not_, map(str.strip, texts.flat)), dtype=bool,
+                       count=texts.size)
 
 
 def stand_ins(values: np.ndarray, positions: np.ndarray,
@@ -140,15 +143,15 @@ def remember_grid_cells(cells: np.ndarray) -> None:
     floats, strings = types == id(float), types == id(str)
     numbers = np.full(cells.shape, np.nan)
     numbers[floats] = cells[floats].astype(float)
-    stripped = np.empty(cells.shape, dtype=object)
-    stripped[strings] = _stripped(cells[strings])
+    blank = np.zeros(cells.shape, dtype=bool)
+    blank[strings] = _blank_strings(cells[strings])
     for j in range(cells.shape[1]):
         column = cells[:, j]
         key = _column_key(column)
         at_floats, at_strings = np.flatnonzero(floats[:, j]), np.flatnonzero(strings[:, j])
         memo[(*key, "types")] = (column, types[:, j])
         memo[(*key, float)] = (column, (at_floats, numbers[at_floats, j]))
-        memo[(*key, str)] = (column, (at_strings, stripped[at_strings, j]))
+        memo[(*key, str)] = (column, (at_strings, blank[at_strings, j]))
 
 
 _TYPES: ContextVar[dict | None] = ContextVar("cx_app_cell_types", default=None)

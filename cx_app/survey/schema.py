@@ -493,8 +493,8 @@ def _has_text(column: pd.Series) -> np.ndarray:
     keep = of_types(types, NEVER_BLANK)
     floats, numbers = float_cells(cells)
     keep[floats] = ~np.isnan(numbers)
-    texts, stripped = string_cells(cells)
-    keep[texts] = stripped != ""
+    texts, blank_texts = string_cells(cells)
+    keep[texts] = ~blank_texts
     others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
     if others.size:
         keep[others] = _has_text_cells(column.iloc[others])

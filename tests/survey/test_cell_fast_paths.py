@@ -191,20 +191,20 @@ GRIDS = st.integers(1, 4).flatmap(lambda width: st.lists(
 @FAST
 @given(GRIDS)
 def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
-    """Types, floats and stripped strings of every column, found over the whole grid at once,
-    are those of the column's own cells."""
+    """Types, floats and strings (blank or not) of every column, found over the whole grid at
+    once, are those of the column's own cells."""
     cells = np.array(rows, dtype=object)
     with remembered_cell_types():
         remember_grid_cells(cells)
         found = [(cell_type_ids(cells[:, j]), float_cells(cells[:, j]), string_cells(cells[:, j]))
                  for j in range(cells.shape[1])]
-    for j, (types, (floats, numbers), (texts, stripped)) in enumerate(found):
+    for j, (types, (floats, numbers), (texts, blank)) in enumerate(found):
         column = list(cells[:, j])
         assert types.tolist() == [id(type(cell)) for cell in column]
         assert floats.tolist() == [i for i, cell in enumerate(column) if type(cell) is float]
         np.testing.assert_array_equal(numbers, [column[i] for i in floats])
         assert texts.tolist() == [i for i, cell in enumerate(column) if type(cell) is str]
-        assert stripped.tolist() == [column[i].strip() for i in texts]
+        assert blank.tolist() == [column[i].strip() == "" for i in texts]
 
 
 def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch):
