@@ -246,3 +246,11 @@ def test_date_column_matches_the_cell_by_cell_reference(column):
         date_column(column, blank), _date_column_cells(column, blank))
     pd.testing.assert_series_equal(dates, ref_dates)
     assert (bad, serials) == (ref_bad, ref_serials)
+
+
+def test_python_and_pandas_strip_the_same_whitespace():
+    """Blank strings are found with str.strip, texts are trimmed with pandas' str.strip (as
+    the references do): both take the same code points for whitespace."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    by_pandas = pd.Series(chars, dtype="string").str.strip().eq("").to_numpy(dtype=bool)
+    np.testing.assert_array_equal(by_pandas, [not c.strip() for c in chars])
