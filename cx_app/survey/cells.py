@@ -143,8 +143,9 @@ def _clean_floats(numbers: np.ndarray, blank: np.ndarray, scale: Scale,
     NaN that is not blank reads as the text "nan", which is no code: non-numeric)."""
     missing = blank.copy()
     numeric_codes = _numeric_codes(scale, codes)
-    if numeric_codes:  # pandas' isin: a NaN code matches NaN cells, as in the reference
-        missing |= pd.Series(numbers, copy=False).isin(list(numeric_codes)).to_numpy()
+    if numeric_codes:  # a NaN code matches NaN cells, as pandas' isin does in the reference
+        listed = np.fromiter(numeric_codes, dtype=float)
+        missing |= np.isin(numbers, listed) | (np.isnan(numbers) & np.isnan(listed).any())
     numbers = np.where(missing, np.nan, numbers)
     present = ~np.isnan(numbers)
     decimal = present & (numbers != np.round(numbers))

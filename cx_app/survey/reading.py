@@ -142,7 +142,7 @@ def remember_grid_cells(cells: np.ndarray) -> None:
     types = _type_ids(cells)
     floats, strings = types == id(float), types == id(str)
     numbers = np.full(cells.shape, np.nan)
-    numbers[floats] = cells[floats].astype(float)
+    np.copyto(numbers, cells, casting="unsafe", where=floats)  # casts the float cells only
     blank = np.zeros(cells.shape, dtype=bool)
     blank[strings] = _blank_strings(cells[strings])
     for j in range(cells.shape[1]):

@@ -80,7 +80,7 @@ REPEATING = st.lists(CELLS, min_size=1, max_size=6).flatmap(
                             dtype=object, name="Q"))
 ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS, REPEATING)
 SCALES = st.sampled_from([Scale(min=0, max=10), Scale(min=1, max=5), Scale(min=-2, max=2)])
-CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7)])
+CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7), ("nan", -1)])
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -103,6 +103,24 @@ def test_clean_scores_matches_the_cell_by_cell_reference(column, scale, codes):
         dtype = float if field == "values" else bool
         np.testing.assert_array_equal(mine.to_numpy(dtype=dtype),
                                       reference.to_numpy(dtype=dtype), err_msg=field)
+
+
+@FAST
+@given(ANY_COLUMN, SCALES, CODES, st.data())
+def test_clean_scores_matches_the_reference_whatever_the_blank_mask(column, scale, codes, data):
+    """Also with a blank mask that is not the cells' own (a NaN that is not blank, a blank
+    number): every cell is cleaned as the reference cleans it."""
+    blank = pd.Series(data.draw(st.lists(st.booleans(), min_size=len(column),
+                                         max_size=len(column))), index=column.index,
+                      dtype=bool)
+    fast = clean_scores(column, blank, scale, code_sets(codes))
+    slow = _clean_score_cells(column, blank, scale, code_sets(codes))
+    for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
+                  "out_of_scale"):
+        dtype = float if field == "values" else bool
+        np.testing.assert_array_equal(getattr(fast, field).to_numpy(dtype=dtype),
+                                      getattr(slow, field).to_numpy(dtype=dtype),
+                                      err_msg=field)
 
 
 @FAST
