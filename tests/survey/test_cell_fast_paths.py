@@ -225,6 +225,20 @@ def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
         assert blank.tolist() == [column[i].strip() == "" for i in texts]
 
 
+@FAST
+@given(GRIDS.flatmap(lambda rows: st.lists(
+    st.one_of(st.lists(st.integers(0, 3), max_size=2), st.tuples(st.text(max_size=2))),
+    max_size=len(rows[0])).map(lambda sequences: [sequences + row[len(sequences):]
+                                                  for row in rows])))
+def test_object_frame_matches_pandas_on_any_grid(rows):
+    """Also with cells that are sequences, which the frame keeps as cells."""
+    frame = _object_frame(rows)
+    pd.testing.assert_frame_equal(frame, pd.DataFrame(rows, dtype=object))
+    for j in range(frame.shape[1]):
+        assert all(mine is theirs for mine, theirs in zip(frame.iloc[:, j], [r[j] for r in rows],
+                                                          strict=True))
+
+
 def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch):
     """Inside remembered_cell_types, the blank masks of a frame's columns reuse the types found
     over its whole grid: no column is classified again."""
