@@ -251,7 +251,9 @@ def date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
     (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted).
 
     The cells' types come from :func:`cell_type_ids` (an object column's are remembered from
-    the blank masks); :func:`_date_column_cells` maps each cell to its type instead."""
+    the blank masks); :func:`_date_column_cells` maps each cell to its type instead. Without
+    texts to parse, pandas' cache of distinct values (worth it for repeated date texts) only
+    costs time: date cells are converted without it."""
     if raw.dtype != object:
         return _date_column_cells(raw, blank)
     types = cell_type_ids(raw.to_numpy())
@@ -259,7 +261,8 @@ def date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
     values = raw.where(kept)
     numbers = pd.to_numeric(values.where(~(kept & of_types(types, _DATE_TYPES))),
                             errors="coerce")
-    return _parsed_dates(values, numbers, blank)
+    texts = kept & of_types(types, (str,))
+    return _parsed_dates(values, numbers, blank, cache=bool(texts.any()))
 
 
 def _date_column_cells(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
@@ -269,12 +272,14 @@ def _date_column_cells(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int
     return _parsed_dates(values, numbers, blank)
 
 
-def _parsed_dates(values: pd.Series, numbers: pd.Series,
-                  blank: pd.Series) -> tuple[pd.Series, int, int]:
+def _parsed_dates(values: pd.Series, numbers: pd.Series, blank: pd.Series,
+                  cache: bool = True) -> tuple[pd.Series, int, int]:
     """:func:`date_column` from the cells left after blanks and error cells (``values``) and
-    the numbers among them (``numbers``: NaN for dates and texts that are not numbers)."""
+    the numbers among them (``numbers``: NaN for dates and texts that are not numbers);
+    ``cache`` is :func:`pandas.to_datetime`'s (the same dates either way)."""
     serial = numbers.between(*_SERIAL_DATES)
-    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed",
+                            cache=cache)
     if serial.any():
         parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
     bad = int((parsed.isna() & ~blank).sum())

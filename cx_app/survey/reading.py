@@ -64,8 +64,17 @@ def cell_type_ids(values: np.ndarray) -> np.ndarray:
 
 def _type_ids(cells: np.ndarray) -> np.ndarray:
     """:func:`cell_type_ids` of an object array of any shape, in its element order."""
-    return np.fromiter(map(id, map(type, cells.flat)), dtype=np.intp,
+    return np.fromiter(map(_TypeIds().__getitem__, map(type, cells.flat)), dtype=np.intp,
                        count=cells.size).reshape(cells.shape)
+
+
+class _TypeIds(dict):
+    """type → its ``id``, filled as types are met: a lookup gives the same int object for
+    every cell, where ``id`` makes a new one per cell (about 10% of :func:`_type_ids`)."""
+
+    def __missing__(self, kind: type) -> int:
+        self[kind] = kind_id = id(kind)
+        return kind_id
 
 
 NEVER_BLANK = (int, bool, dt.date, dt.datetime, dt.time, dt.timedelta)
