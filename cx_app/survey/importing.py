@@ -576,11 +576,10 @@ def _clean(
     in_survey = survey_reason == None  # noqa: E711 - elementwise
     in_model = reason == None  # noqa: E711 - elementwise
     rows = index.to_numpy()
-    excluded = tuple(
-        ExcludedRow(int(rows[i]), column[i], reason[i], display(value[i]),
-                    MODEL if in_survey[i] else SURVEY)
-        for i in np.flatnonzero(~in_model)
-    )
+    out_of_model = ~in_model
+    excluded = tuple(map(ExcludedRow, rows[out_of_model].tolist(), column[out_of_model],
+                         reason[out_of_model], map(display, value[out_of_model]),
+                         np.where(in_survey[out_of_model], MODEL, SURVEY).tolist()))
     if target in scored:
         out[target] = scored[target].values
     for spec in schema.attributes:

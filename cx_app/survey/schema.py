@@ -431,7 +431,7 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     scores = rest[whole]
     if rest.size == 0 or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
         return None
-    codes: set = set(map(_text_code_display, folded[is_text_code])) | {
+    codes: set = set(map(_text_code_display, set(folded[is_text_code]))) | {
         int(v) for v in pd.unique(numbers[is_num_code])}
     index = values.index[np.flatnonzero(is_rest)[whole]]
     return pd.Series(scores, index=index, name=values.name).astype(int), codes
