@@ -182,8 +182,9 @@ def read_table(
 def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
-    longest = max(map(len, body), default=0)
-    if min(map(len, body), default=0) != longest:  # ragged CSV lines: pad with blanks
+    lengths = set(map(len, body))
+    longest = max(lengths, default=0)
+    if len(lengths) > 1:  # ragged CSV lines: pad with blanks
         body = [list(row) + [None] * (longest - len(row)) for row in body]
     frame = _object_frame(body) if body else pd.DataFrame()
     headers, seen = [], set()
