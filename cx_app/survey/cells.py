@@ -18,6 +18,7 @@ from cx_app.survey.reading import (
     cell_type_ids,
     float_cells,
     of_types,
+    remembered_answers,
     stand_ins,
     string_cells,
 )
@@ -106,9 +107,9 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
 
     Every decision is per cell, so the Python floats of an object column (numbers as calamine
     reads them: usually nearly all cells) are cleaned as one float64 array and only the other
-    cells (text, codes, dates, ...) cell by cell, each distinct text once (:func:`stand_ins`);
-    the result is the same as cleaning the whole column cell by cell
-    (:func:`_clean_score_cells`)."""
+    cells (text, codes, dates, ...) cell by cell, each distinct text once (:func:`stand_ins`;
+    once per file and scale, :func:`remembered_answers`); the result is the same as cleaning
+    the whole column cell by cell (:func:`_clean_score_cells`)."""
     if raw.dtype != object:
         return _clean_score_cells(raw, blank, scale, codes)
     values = raw.to_numpy()
@@ -125,11 +126,23 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
         rest = np.flatnonzero(rest)
         samples, shared = np.unique(stand_ins(values, rest, blank.to_numpy(dtype=bool)),
                                     return_inverse=True)
-        part = _clean_score_cells(raw.iloc[samples], blank.iloc[samples], scale, codes)
-        for name, column in fields.items():
-            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)[shared]
+        cells, empty = raw.iloc[samples], blank.iloc[samples]
+        keys = [(cell, flag) if type(cell) is str else None
+                for cell, flag in zip(cells, empty.tolist(), strict=True)]
+        answers = remembered_answers(
+            ("clean_scores", scale, *map(frozenset, codes)), keys,
+            lambda: _cleaned_arrays(_clean_score_cells(cells, empty, scale, codes)))
+        for column, answer in zip(fields.values(), answers, strict=True):
+            column[rest] = answer[shared]
     return Scored(**{name: pd.Series(column, index=raw.index)
                      for name, column in fields.items()})
+
+
+def _cleaned_arrays(scored: Scored) -> tuple[np.ndarray, ...]:
+    """The fields of a :class:`Scored` as arrays, in field order: values as float64, masks
+    as bool."""
+    return tuple(getattr(scored, name).to_numpy(dtype=float if name == "values" else bool)
+                 for name in Scored.__dataclass_fields__)
 
 
 def _numeric_codes(scale: Scale, codes: tuple[set[float], set[str]]) -> set[float]:

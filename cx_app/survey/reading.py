@@ -11,7 +11,7 @@ import io
 import operator
 import posixpath
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -135,6 +135,28 @@ def stand_ins(values: np.ndarray, positions: np.ndarray,
         _, first, group = np.unique(groups, return_index=True, return_inverse=True)
         shared[is_string] = strings[first][group]
     return shared
+
+
+def remembered_answers(what: Hashable, keys: list[Hashable | None],
+                       answer: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """``answer()``: arrays with one entry per key (a cell-by-cell computation over a few
+    cells). Inside :func:`remembered_cell_types` each key's entries are remembered under
+    ``what``, and arrays for keys that are all known are made from them without calling
+    ``answer``: the score columns of a file repeat the same few texts. A ``None`` key (a cell
+    that is not a plain string) is never known."""
+    memo = _TYPES.get()
+    if memo is None or not keys:
+        return answer()
+    known = memo.setdefault(("answers", what), {})
+    if all(key is not None and key in known for key in keys):
+        rows = [known[key] for key in keys]
+        return tuple(np.array(entries, dtype=dtype) for entries, dtype
+                     in zip(zip(*rows, strict=True), memo[("dtypes", what)], strict=True))
+    arrays = answer()
+    memo[("dtypes", what)] = tuple(array.dtype for array in arrays)
+    known.update((key, row) for key, row in zip(keys, zip(*arrays, strict=True), strict=True)
+                 if key is not None)
+    return arrays
 
 
 def remember_grid_cells(cells: np.ndarray) -> None:

@@ -37,6 +37,7 @@ from cx_app.survey.reading import (
     cell_type_ids,
     float_cells,
     of_types,
+    remembered_answers,
     stand_ins,
     string_cells,
 )
@@ -443,7 +444,8 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
     Python floats and float64 columns are their own number (the text of a float reads back as
     the same float); other cells go through their text (:func:`_score_cell_texts`), each
-    distinct text once (:func:`~cx_app.survey.reading.stand_ins`)."""
+    distinct text once (:func:`~cx_app.survey.reading.stand_ins`; once per file,
+    :func:`~cx_app.survey.reading.remembered_answers`)."""
     n = len(values)
     if values.dtype == np.float64:
         numbers = values.to_numpy(dtype=float, copy=True)
@@ -462,7 +464,10 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     others = np.flatnonzero(others)
     if others.size:
         samples, shared = np.unique(stand_ins(values.to_numpy(), others), return_inverse=True)
-        part = _score_cell_texts(values.iloc[samples])
+        cells = values.iloc[samples]
+        part = remembered_answers("score_cell_texts",
+                                  [cell if type(cell) is str else None for cell in cells],
+                                  lambda: _score_cell_texts(cells))
         for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
             whole[others] = piece[shared]
     return present, is_text_code, numbers, folded

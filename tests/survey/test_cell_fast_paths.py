@@ -287,3 +287,35 @@ def test_python_and_pandas_strip_the_same_whitespace():
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     by_pandas = pd.Series(chars, dtype="string").str.strip().eq("").to_numpy(dtype=bool)
     np.testing.assert_array_equal(by_pandas, [not c.strip() for c in chars])
+
+
+# score columns as a file holds them: floats and a few texts shared by the columns
+SCORE_TEXTS = st.lists(st.one_of(
+    st.integers(0, 10).map(float),
+    st.sampled_from(["", " ", "Don't know", " don't KNOW ", "N/A", "7,5", "good", "99", " 3 "])),
+    max_size=25).map(lambda cells: pd.Series(
+        cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"), dtype=object, name="Q"))
+
+
+@FAST
+@given(st.lists(st.one_of(SCORE_TEXTS, ANY_COLUMN), min_size=2, max_size=4), SCALES, CODES)
+def test_answers_remembered_across_columns_are_the_references(columns, scale, codes):
+    """While a file is read, the answers for texts met in one column serve the next columns:
+    every column still gets what the cell-by-cell references give it."""
+    with remembered_cell_types():
+        found = [(clean_scores(column, _blank_cells(column), scale, code_sets(codes)),
+                  _score_cells(column)) for column in columns]
+    for column, (fast, (present, text_code, numbers, folded)) in zip(columns, found,
+                                                                    strict=True):
+        slow = _clean_score_cells(column, _blank_cells(column), scale, code_sets(codes))
+        for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
+                      "out_of_scale"):
+            dtype = float if field == "values" else bool
+            np.testing.assert_array_equal(getattr(fast, field).to_numpy(dtype=dtype),
+                                          getattr(slow, field).to_numpy(dtype=dtype),
+                                          err_msg=field)
+        ref_present, ref_code, ref_numbers, ref_folded = _score_cell_texts(column)
+        np.testing.assert_array_equal(present, ref_present)
+        np.testing.assert_array_equal(text_code, ref_code)
+        np.testing.assert_array_equal(numbers[present], ref_numbers[ref_present])
+        assert list(folded[text_code]) == list(ref_folded[ref_code])
