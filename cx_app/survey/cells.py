@@ -21,6 +21,7 @@ from cx_app.survey.reading import (
     remembered_answers,
     stand_ins,
     string_cells,
+    string_texts,
 )
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
@@ -216,11 +217,15 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
     date cells as ISO dates (time only when not midnight); Excel error cells empty.
 
-    Plain strings are trimmed by pandas' ``str.strip`` over the whole column at once, other
-    cells are made text as :func:`_text_cells` does it (trimmed already)."""
+    Plain strings are trimmed by pandas' ``str.strip`` over the whole column at once (a
+    column of plain strings only is taken as :func:`string_texts` has it), other cells are
+    made text as :func:`_text_cells` does it (trimmed already)."""
     if raw.dtype != object:
         return _text_cells(raw, blank)
     values = raw.to_numpy()
+    if string_cells(values)[0].size == len(values):
+        texts = pd.Series(string_texts(values), index=raw.index, name=raw.name)
+        return texts.mask(blank.to_numpy(dtype=bool)).str.strip()
     rest = np.flatnonzero(~of_types(cell_type_ids(values), (str,)))
     if rest.size == len(values):
         return _text_cells(raw, blank)

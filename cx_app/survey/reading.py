@@ -109,6 +109,16 @@ def _string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return positions, _blank_strings(values[positions])
 
 
+def string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """The plain-string cells of a column (at the positions :func:`string_cells` gives), as
+    they are, in a pandas string array; remembered like :func:`cell_type_ids`."""
+    return _remembered(values, "texts", _string_texts)
+
+
+def _string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    return pd.array(values[string_cells(values)[0]], dtype="string")
+
+
 def _blank_strings(texts: np.ndarray) -> np.ndarray:
     """Whether each string of an object array is ``""`` or whitespace only (one C-level
     pass)."""
@@ -161,9 +171,9 @@ def remembered_answers(what: Hashable, keys: list[Hashable | None],
 
 def remember_grid_cells(cells: np.ndarray) -> None:
     """Inside :func:`remembered_cell_types`, remember :func:`cell_type_ids`,
-    :func:`float_cells` and :func:`string_cells` of every column of a 2-D object array
-    (``cells[:, j]``, and the columns of a frame that are views of it), found by passes over
-    the whole array in its memory order; outside the block, do nothing.
+    :func:`float_cells`, :func:`string_cells` and :func:`string_texts` of every column of a
+    2-D object array (``cells[:, j]``, and the columns of a frame that are views of it), found
+    by passes over the whole array in its memory order; outside the block, do nothing.
 
     A workbook's cells are made row by row, so a pass down one column reads objects scattered
     over the whole sheet: the same work column by column takes about twice as long."""
@@ -174,8 +184,12 @@ def remember_grid_cells(cells: np.ndarray) -> None:
     floats, strings = types == id(float), types == id(str)
     numbers = np.full(cells.shape, np.nan)
     np.copyto(numbers, cells, casting="unsafe", where=floats)  # casts the float cells only
+    plain = cells[strings]  # the plain strings, in memory order
     blank = np.zeros(cells.shape, dtype=bool)
-    blank[strings] = _blank_strings(cells[strings])
+    blank[strings] = _blank_strings(plain)
+    texts = pd.array(plain, dtype="string")
+    text_order = np.zeros(cells.shape, dtype=np.intp)  # where each string is in texts
+    text_order[strings] = np.arange(len(texts))
     for j in range(cells.shape[1]):
         column = cells[:, j]
         key = _column_key(column)
@@ -183,6 +197,7 @@ def remember_grid_cells(cells: np.ndarray) -> None:
         memo[(*key, "types")] = (column, types[:, j])
         memo[(*key, float)] = (column, (at_floats, numbers[at_floats, j]))
         memo[(*key, str)] = (column, (at_strings, blank[at_strings, j]))
+        memo[(*key, "texts")] = (column, texts.take(text_order[at_strings, j]))
 
 
 _TYPES: ContextVar[dict | None] = ContextVar("cx_app_cell_types", default=None)

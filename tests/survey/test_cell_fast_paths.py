@@ -36,6 +36,7 @@ from cx_app.survey.reading import (
     remembered_cell_types,
     stand_ins,
     string_cells,
+    string_texts,
 )
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
@@ -214,15 +215,17 @@ def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
     cells = np.array(rows, dtype=object)
     with remembered_cell_types():
         remember_grid_cells(cells)
-        found = [(cell_type_ids(cells[:, j]), float_cells(cells[:, j]), string_cells(cells[:, j]))
-                 for j in range(cells.shape[1])]
-    for j, (types, (floats, numbers), (texts, blank)) in enumerate(found):
+        found = [(cell_type_ids(cells[:, j]), float_cells(cells[:, j]), string_cells(cells[:, j]),
+                  string_texts(cells[:, j])) for j in range(cells.shape[1])]
+    for j, (types, (floats, numbers), (texts, blank), strings) in enumerate(found):
         column = list(cells[:, j])
         assert types.tolist() == [id(type(cell)) for cell in column]
         assert floats.tolist() == [i for i, cell in enumerate(column) if type(cell) is float]
         np.testing.assert_array_equal(numbers, [column[i] for i in floats])
         assert texts.tolist() == [i for i, cell in enumerate(column) if type(cell) is str]
         assert blank.tolist() == [column[i].strip() == "" for i in texts]
+        pd.testing.assert_extension_array_equal(
+            strings, pd.array([column[i] for i in texts], dtype="string"))
 
 
 @FAST
@@ -237,6 +240,20 @@ def test_object_frame_matches_pandas_on_any_grid(rows):
     for j in range(frame.shape[1]):
         assert all(mine is theirs for mine, theirs in zip(frame.iloc[:, j], [r[j] for r in rows],
                                                           strict=True))
+
+
+@FAST
+@given(GRIDS)
+def test_text_columns_of_a_grid_match_the_cell_by_cell_reference(rows):
+    """Segment texts of a frame's columns, taken from its grid's strings, are the reference's."""
+    rows = [[cell if i % 2 else f" {cell!s} " for i, cell in enumerate(row)] for row in rows]
+    with remembered_cell_types():
+        frame = _object_frame(rows)
+        texts = [text_column(frame.iloc[:, j], blank_mask(frame.iloc[:, j]))
+                 for j in range(frame.shape[1])]
+    for j, mine in enumerate(texts):
+        column = frame.iloc[:, j]
+        pd.testing.assert_series_equal(mine, _text_cells(column, _blank_cells(column)))
 
 
 def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch):
