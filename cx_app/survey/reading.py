@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import operator
 import posixpath
 import zipfile
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -99,14 +98,13 @@ def _float_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(positions of the plain-string cells of a column (exact type ``str``), whether each is
-    blank: ``""`` or whitespace only, what :meth:`str.strip` removes); remembered like
+    blank: ``""`` or whitespace only, what ``str.strip`` removes); remembered like
     :func:`cell_type_ids`."""
     return _remembered(values, str, _string_cells)
 
 
 def _string_cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    positions = np.flatnonzero(cell_type_ids(values) == id(str))
-    return positions, _blank_strings(values[positions])
+    return _plain_string_positions(values), _blank_texts(string_texts(values))
 
 
 def string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
@@ -116,14 +114,17 @@ def string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
 
 
 def _string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    return pd.array(values[string_cells(values)[0]], dtype="string")
+    return pd.array(values[_plain_string_positions(values)], dtype="string")
 
 
-def _blank_strings(texts: np.ndarray) -> np.ndarray:
-    """Whether each string of an object array is ``""`` or whitespace only (one C-level
-    pass)."""
-    return np.fromiter(map(operator.not_, map(str.strip, texts.flat)), dtype=bool,
-                       count=texts.size)
+def _plain_string_positions(values: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(cell_type_ids(values) == id(str))
+
+
+def _blank_texts(texts: pd.api.extensions.ExtensionArray) -> np.ndarray:
+    """Whether each text of a pandas string array is ``""`` or whitespace only (pandas'
+    ``str.strip``, vectorised: the same whitespace as Python's)."""
+    return pd.Series(texts, copy=False).str.strip().eq("").to_numpy(dtype=bool)
 
 
 def stand_ins(values: np.ndarray, positions: np.ndarray,
@@ -184,10 +185,9 @@ def remember_grid_cells(cells: np.ndarray) -> None:
     floats, strings = types == id(float), types == id(str)
     numbers = np.full(cells.shape, np.nan)
     np.copyto(numbers, cells, casting="unsafe", where=floats)  # casts the float cells only
-    plain = cells[strings]  # the plain strings, in memory order
+    texts = pd.array(cells[strings], dtype="string")  # the plain strings, in memory order
     blank = np.zeros(cells.shape, dtype=bool)
-    blank[strings] = _blank_strings(plain)
-    texts = pd.array(plain, dtype="string")
+    blank[strings] = _blank_texts(texts)
     text_order = np.zeros(cells.shape, dtype=np.intp)  # where each string is in texts
     text_order[strings] = np.arange(len(texts))
     for j in range(cells.shape[1]):
