@@ -40,6 +40,7 @@ from cx_app.survey.reading import (
     remembered_answers,
     stand_ins,
     string_cells,
+    string_texts,
 )
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
@@ -513,12 +514,17 @@ def _has_text_cells(column: pd.Series) -> np.ndarray:
     return keep
 
 
-def _count_distinct(present: pd.Series) -> int:
-    """``present.nunique()`` for cells without missing values: for objects, the size of their
-    Python set (pandas' object hash table also compares by ``hash`` and ``==``)."""
-    if present.dtype != object:
-        return int(present.nunique())
-    return len(set(present.to_numpy()))
+def _count_distinct(column: pd.Series, keep: np.ndarray) -> int:
+    """``column[keep].nunique()`` where no kept cell is missing: for a column of plain strings,
+    counted on its pandas string array (:func:`~cx_app.survey.reading.string_texts`); for other
+    objects, the size of the Python set of the kept cells (pandas' object hash table also
+    compares by ``hash`` and ``==``)."""
+    if column.dtype != object:
+        return int(column[keep].nunique())
+    cells = column.to_numpy()
+    if string_cells(cells)[0].size == len(cells):
+        return int(pd.Series(string_texts(cells), copy=False)[keep].nunique())
+    return len(set(cells[keep]))
 
 
 def _text_code_display(folded: str) -> str:
@@ -596,14 +602,15 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     n = len(frame)
     for header in others:
         column = frame[header]
-        present = column[_has_text(column)]
-        if present.empty:
+        keep = _has_text(column)
+        answered = int(keep.sum())
+        if not answered:
             continue
-        distinct = _count_distinct(present)
+        distinct = _count_distinct(column, keep)
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)
-        elif respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
+        elif respondent_id is None and distinct >= 0.95 * answered and words & _ID_WORDS:
             respondent_id = header
         elif (pd.api.types.is_datetime64_any_dtype(column)
               or distinct <= max(50, int(0.2 * n))):
