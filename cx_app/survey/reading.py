@@ -114,7 +114,7 @@ def string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
 
 
 def _string_texts(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    return pd.array(values[_plain_string_positions(values)], dtype="string")
+    return pd.array(values[_plain_string_positions(values)], dtype="string", copy=False)
 
 
 def _plain_string_positions(values: np.ndarray) -> np.ndarray:
@@ -185,7 +185,8 @@ def remember_grid_cells(cells: np.ndarray) -> None:
     floats, strings = types == id(float), types == id(str)
     numbers = np.full(cells.shape, np.nan)
     np.copyto(numbers, cells, casting="unsafe", where=floats)  # casts the float cells only
-    texts = pd.array(cells[strings], dtype="string")  # the plain strings, in memory order
+    # the plain strings, in memory order (a new array: pandas need not copy it)
+    texts = pd.array(cells[strings], dtype="string", copy=False)
     blank = np.zeros(cells.shape, dtype=bool)
     blank[strings] = _blank_texts(texts)
     text_order = np.zeros(cells.shape, dtype=np.intp)  # where each string is in texts
