@@ -165,6 +165,7 @@ def _column_letter(j: int) -> str:
 # --------------------------------------------------------------------------- public API
 
 
+@remembered_cell_types()
 def read_table(
     source: Any, *, sheet: str | int | None = None, filename: str | None = None,
     limits: ImportLimits | None = None,

@@ -228,7 +228,10 @@ def remembered_cell_types() -> Iterator[None]:
     :func:`string_cells` and :func:`string_texts` compute each column's answer once (all at
     once for a grid, :func:`remember_grid_cells`) and :func:`remembered_answers` keeps answers
     across columns; for reading a file whose cells nobody modifies meanwhile (per thread or
-    task)."""
+    task). A block inside another shares the outer block's memory."""
+    if _TYPES.get() is not None:
+        yield
+        return
     token = _TYPES.set({})
     try:
         yield

@@ -38,6 +38,7 @@ from cx_app.survey.reading import (
     float_cells,
     of_types,
     remembered_answers,
+    remembered_cell_types,
     stand_ins,
     string_cells,
     string_texts,
@@ -553,6 +554,7 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     return Scale(min=lo, max=max(hi, lo + 1))
 
 
+@remembered_cell_types()
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 

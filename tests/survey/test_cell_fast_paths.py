@@ -343,3 +343,14 @@ def test_answers_remembered_across_columns_are_the_references(columns, scale, co
         np.testing.assert_array_equal(text_code, ref_code)
         np.testing.assert_array_equal(numbers[present], ref_numbers[ref_present])
         assert list(folded[text_code]) == list(ref_folded[ref_code])
+
+
+def test_a_block_inside_another_shares_its_memory():
+    """infer_schema and read_table remember cell types themselves and, called inside
+    load_survey, use what load_survey's block already holds."""
+    column = np.array([1.0, "a", None], dtype=object)
+    with remembered_cell_types():
+        outer = cell_type_ids(column)
+        with remembered_cell_types():
+            assert cell_type_ids(column) is outer
+        assert cell_type_ids(column) is outer
