@@ -5,7 +5,6 @@ excludes each respondent. Vectorised pandas; :mod:`cx_app.survey.importing` asse
 from __future__ import annotations
 
 import datetime as dt
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.reading import NEVER_BLANK, ExcelError, cell_type_ids, float_cells, of_types
+from cx_app.survey.reading import (
+    NEVER_BLANK,
+    ExcelError,
+    cell_type_ids,
+    float_cells,
+    of_types,
+    remembered_answers,
+    stand_ins,
+    string_cells,
+    string_texts,
+)
 from cx_app.survey.schema import KNOWN_NUMERIC_CODES, KNOWN_TEXT_CODES, Scale, normalise_header
 
 _DATE_TYPES = (dt.date, dt.datetime, dt.time, dt.timedelta, pd.Timestamp)
@@ -32,15 +41,12 @@ def blank_mask(raw: pd.Series) -> pd.Series:
     if raw.dtype != object:
         return raw.isna()
     values = raw.to_numpy()
-    types = cell_type_ids(values)
     floats, numbers = float_cells(values)
+    texts, blank_texts = string_cells(values)
     blank = np.zeros(len(values), dtype=bool)
     blank[floats] = np.isnan(numbers)
-    texts = np.flatnonzero(of_types(types, (str,)))
-    if texts.size:  # "" or whitespace only (what str.strip removes)
-        blank[texts] = np.fromiter(map(operator.not_, map(str.strip, values[texts])),
-                                   dtype=bool, count=texts.size)
-    rest = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
+    blank[texts] = blank_texts
+    rest = np.flatnonzero(~of_types(cell_type_ids(values), (float, str, *NEVER_BLANK)))
     if rest.size:
         blank[rest] = _blank_cells(raw.iloc[rest]).to_numpy(dtype=bool)
     return pd.Series(blank, index=raw.index, name=raw.name)
@@ -102,14 +108,13 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
 
     Every decision is per cell, so the Python floats of an object column (numbers as calamine
     reads them: usually nearly all cells) are cleaned as one float64 array and only the other
-    cells (text, codes, dates, ...) cell by cell; the result is the same as cleaning the whole
-    column cell by cell (:func:`_clean_score_cells`)."""
+    cells (text, codes, dates, ...) cell by cell, each distinct text once (:func:`stand_ins`;
+    once per file and scale, :func:`remembered_answers`); the result is the same as cleaning
+    the whole column cell by cell (:func:`_clean_score_cells`)."""
     if raw.dtype != object:
         return _clean_score_cells(raw, blank, scale, codes)
     values = raw.to_numpy()
     floats, numbers = float_cells(values)
-    if not floats.size:
-        return _clean_score_cells(raw, blank, scale, codes)
     n = len(values)
     fields = {name: np.zeros(n, dtype=bool) for name in Scored.__dataclass_fields__}
     fields["values"] = np.full(n, np.nan)
@@ -120,11 +125,25 @@ def clean_scores(raw: pd.Series, blank: pd.Series, scale: Scale,
     rest[floats] = False
     if rest.any():
         rest = np.flatnonzero(rest)
-        part = _clean_score_cells(raw.iloc[rest], blank.iloc[rest], scale, codes)
-        for name, column in fields.items():
-            column[rest] = getattr(part, name).to_numpy(dtype=column.dtype)
+        samples, shared = np.unique(stand_ins(values, rest, blank.to_numpy(dtype=bool)),
+                                    return_inverse=True)
+        cells, empty = raw.iloc[samples], blank.iloc[samples]
+        keys = [(cell, flag) if type(cell) is str else None
+                for cell, flag in zip(cells, empty.tolist(), strict=True)]
+        answers = remembered_answers(
+            ("clean_scores", scale, *map(frozenset, codes)), keys,
+            lambda: _cleaned_arrays(_clean_score_cells(cells, empty, scale, codes)))
+        for column, answer in zip(fields.values(), answers, strict=True):
+            column[rest] = answer[shared]
     return Scored(**{name: pd.Series(column, index=raw.index)
                      for name, column in fields.items()})
+
+
+def _cleaned_arrays(scored: Scored) -> tuple[np.ndarray, ...]:
+    """The fields of a :class:`Scored` as arrays, in field order: values as float64, masks
+    as bool."""
+    return tuple(getattr(scored, name).to_numpy(dtype=float if name == "values" else bool)
+                 for name in Scored.__dataclass_fields__)
 
 
 def _numeric_codes(scale: Scale, codes: tuple[set[float], set[str]]) -> set[float]:
@@ -138,8 +157,9 @@ def _clean_floats(numbers: np.ndarray, blank: np.ndarray, scale: Scale,
     NaN that is not blank reads as the text "nan", which is no code: non-numeric)."""
     missing = blank.copy()
     numeric_codes = _numeric_codes(scale, codes)
-    if numeric_codes:  # pandas' isin: a NaN code matches NaN cells, as in the reference
-        missing |= pd.Series(numbers, copy=False).isin(list(numeric_codes)).to_numpy()
+    if numeric_codes:  # a NaN code matches NaN cells, as pandas' isin does in the reference
+        listed = np.fromiter(numeric_codes, dtype=float)
+        missing |= np.isin(numbers, listed) | (np.isnan(numbers) & np.isnan(listed).any())
     numbers = np.where(missing, np.nan, numbers)
     present = ~np.isnan(numbers)
     decimal = present & (numbers != np.round(numbers))
@@ -197,21 +217,24 @@ def text_column(raw: pd.Series, blank: pd.Series) -> pd.Series:
     """Segment or id cells as trimmed text; whole-number floats without ".0" (ids, waves);
     date cells as ISO dates (time only when not midnight); Excel error cells empty.
 
-    Plain strings are trimmed with :meth:`str.strip` (the same whitespace as pandas'
-    ``str.strip``), other cells as :func:`_text_cells` does it."""
+    Plain strings are trimmed by pandas' ``str.strip`` over the whole column at once (a
+    column of plain strings only is taken as :func:`string_texts` has it), other cells are
+    made text as :func:`_text_cells` does it (trimmed already)."""
     if raw.dtype != object:
         return _text_cells(raw, blank)
     values = raw.to_numpy()
-    is_text = of_types(cell_type_ids(values), (str,))
-    texts, rest = np.flatnonzero(is_text), np.flatnonzero(~is_text)
-    if not texts.size:
+    if string_cells(values)[0].size == len(values):
+        texts = pd.Series(string_texts(values), index=raw.index, name=raw.name)
+        return texts.mask(blank.to_numpy(dtype=bool)).str.strip()
+    rest = np.flatnonzero(~of_types(cell_type_ids(values), (str,)))
+    if rest.size == len(values):
         return _text_cells(raw, blank)
-    out = np.empty(len(values), dtype=object)
-    out[texts] = np.fromiter(map(str.strip, values[texts]), dtype=object, count=texts.size)
+    out = values.copy()
     if rest.size:
         out[rest] = _text_cells(raw.iloc[rest], blank.iloc[rest]).to_numpy(dtype=object)
     out[blank.to_numpy(dtype=bool)] = None
-    return pd.Series(pd.array(out, dtype="string"), index=raw.index, name=raw.name)
+    return pd.Series(pd.array(out, dtype="string", copy=False), index=raw.index,
+                     name=raw.name).str.strip()
 
 
 def excel_errors(raw: pd.Series) -> pd.Series:
@@ -243,11 +266,38 @@ def _date_text(cell: Any) -> str:
 
 def date_column(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
     """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
-    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted)."""
+    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials converted).
+
+    The cells' types come from :func:`cell_type_ids` (an object column's are remembered from
+    the blank masks); :func:`_date_column_cells` maps each cell to its type instead. Without
+    texts to parse, pandas' cache of distinct values (worth it for repeated date texts) only
+    costs time: date cells are converted without it."""
+    if raw.dtype != object:
+        return _date_column_cells(raw, blank)
+    types = cell_type_ids(raw.to_numpy())
+    kept = ~blank.to_numpy(dtype=bool) & ~of_types(types, (ExcelError,))
+    values = raw.where(kept)
+    numbers = pd.to_numeric(values.where(~(kept & of_types(types, _DATE_TYPES))),
+                            errors="coerce")
+    texts = kept & of_types(types, (str,))
+    return _parsed_dates(values, numbers, blank, cache=bool(texts.any()))
+
+
+def _date_column_cells(raw: pd.Series, blank: pd.Series) -> tuple[pd.Series, int, int]:
+    """:func:`date_column` through each cell's type (the reference for its fast path)."""
     values = raw.where(~blank & ~raw.map(type).eq(ExcelError))
     numbers = pd.to_numeric(values.where(~values.map(type).isin(_DATE_TYPES)), errors="coerce")
+    return _parsed_dates(values, numbers, blank)
+
+
+def _parsed_dates(values: pd.Series, numbers: pd.Series, blank: pd.Series,
+                  cache: bool = True) -> tuple[pd.Series, int, int]:
+    """:func:`date_column` from the cells left after blanks and error cells (``values``) and
+    the numbers among them (``numbers``: NaN for dates and texts that are not numbers);
+    ``cache`` is :func:`pandas.to_datetime`'s (the same dates either way)."""
     serial = numbers.between(*_SERIAL_DATES)
-    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed",
+                            cache=cache)
     if serial.any():
         parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
     bad = int((parsed.isna() & ~blank).sum())

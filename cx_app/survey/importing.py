@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ from cx_app.survey.reading import (
     csv_grid,
     excel_grids,
     read_source,
+    remember_grid_cells,
     remembered_cell_types,
 )
 from cx_app.survey.schema import (
@@ -163,6 +165,7 @@ def _column_letter(j: int) -> str:
 # --------------------------------------------------------------------------- public API
 
 
+@remembered_cell_types()
 def read_table(
     source: Any, *, sheet: str | int | None = None, filename: str | None = None,
     limits: ImportLimits | None = None,
@@ -180,8 +183,9 @@ def read_table(
 def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """(cells below the header, their blank masks, number of blank rows dropped)."""
     body = grid.rows[header + 1:]
-    longest = max(map(len, body), default=0)
-    if min(map(len, body), default=0) != longest:  # ragged CSV lines: pad with blanks
+    lengths = set(map(len, body))
+    longest = max(lengths, default=0)
+    if len(lengths) > 1:  # ragged CSV lines: pad with blanks
         body = [list(row) + [None] * (longest - len(row)) for row in body]
     frame = _object_frame(body) if body else pd.DataFrame()
     headers, seen = [], set()
@@ -206,11 +210,14 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def _object_frame(body: list[list[Any]]) -> pd.DataFrame:
-    """Rows of equal length as an object frame; through one numpy array (faster than pandas'
-    list-of-lists path), unless a cell is itself a sequence."""
-    cells = np.array(body, dtype=object)
-    if cells.ndim != 2:
-        return pd.DataFrame(body, dtype=object)
+    """Rows of equal length (at least one row) as an object frame; through one numpy array
+    filled cell by cell (faster than pandas' list-of-lists path and than ``np.array``, which
+    looks into each cell for nested sequences). The frame's columns are views of that array,
+    whose cells are classified at once (:func:`remember_grid_cells`)."""
+    shape = len(body), len(body[0])
+    cells = np.fromiter(chain.from_iterable(body), dtype=object,
+                        count=shape[0] * shape[1]).reshape(shape)
+    remember_grid_cells(cells)
     return pd.DataFrame(cells, dtype=object, copy=False)
 
 
@@ -571,11 +578,10 @@ def _clean(
     in_survey = survey_reason == None  # noqa: E711 - elementwise
     in_model = reason == None  # noqa: E711 - elementwise
     rows = index.to_numpy()
-    excluded = tuple(
-        ExcludedRow(int(rows[i]), column[i], reason[i], display(value[i]),
-                    MODEL if in_survey[i] else SURVEY)
-        for i in np.flatnonzero(~in_model)
-    )
+    out_of_model = ~in_model
+    excluded = tuple(map(ExcludedRow, rows[out_of_model].tolist(), column[out_of_model],
+                         reason[out_of_model], map(display, value[out_of_model]),
+                         np.where(in_survey[out_of_model], MODEL, SURVEY).tolist()))
     if target in scored:
         out[target] = scored[target].values
     for spec in schema.attributes:

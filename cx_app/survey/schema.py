@@ -32,7 +32,17 @@ from cx_app.engine.plan import (
 )
 from cx_app.errors import SchemaError
 from cx_app.survey.default_plans import default_plan
-from cx_app.survey.reading import NEVER_BLANK, cell_type_ids, float_cells, of_types
+from cx_app.survey.reading import (
+    NEVER_BLANK,
+    cell_type_ids,
+    float_cells,
+    of_types,
+    remembered_answers,
+    remembered_cell_types,
+    stand_ins,
+    string_cells,
+    string_texts,
+)
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -424,7 +434,7 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     scores = rest[whole]
     if rest.size == 0 or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
         return None
-    codes: set = set(map(_text_code_display, folded[is_text_code])) | {
+    codes: set = set(map(_text_code_display, set(folded[is_text_code]))) | {
         int(v) for v in pd.unique(numbers[is_num_code])}
     index = values.index[np.flatnonzero(is_rest)[whole]]
     return pd.Series(scores, index=index, name=values.name).astype(int), codes
@@ -435,7 +445,9 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     from the trimmed text with a decimal comma allowed (NaN if none), the folded text).
 
     Python floats and float64 columns are their own number (the text of a float reads back as
-    the same float); other cells go through their text (:func:`_score_cell_texts`)."""
+    the same float); other cells go through their text (:func:`_score_cell_texts`), each
+    distinct text once (:func:`~cx_app.survey.reading.stand_ins`; once per file,
+    :func:`~cx_app.survey.reading.remembered_answers`)."""
     n = len(values)
     if values.dtype == np.float64:
         numbers = values.to_numpy(dtype=float, copy=True)
@@ -444,8 +456,6 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     if values.dtype != object:
         return _score_cell_texts(values)
     floats, floats_read = float_cells(values.to_numpy())
-    if not floats.size:
-        return _score_cell_texts(values)
     numbers = np.full(n, np.nan)
     numbers[floats] = floats_read
     present = ~np.isnan(numbers)
@@ -455,9 +465,13 @@ def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     others[floats] = False
     others = np.flatnonzero(others)
     if others.size:
-        part = _score_cell_texts(values.iloc[others])
+        samples, shared = np.unique(stand_ins(values.to_numpy(), others), return_inverse=True)
+        cells = values.iloc[samples]
+        part = remembered_answers("score_cell_texts",
+                                  [cell if type(cell) is str else None for cell in cells],
+                                  lambda: _score_cell_texts(cells))
         for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
-            whole[others] = piece
+            whole[others] = piece[shared]
     return present, is_text_code, numbers, folded
 
 
@@ -486,9 +500,8 @@ def _has_text(column: pd.Series) -> np.ndarray:
     keep = of_types(types, NEVER_BLANK)
     floats, numbers = float_cells(cells)
     keep[floats] = ~np.isnan(numbers)
-    texts = np.flatnonzero(of_types(types, (str,)))
-    keep[texts] = np.fromiter(map(bool, map(str.strip, cells[texts])), dtype=bool,
-                              count=texts.size)
+    texts, blank_texts = string_cells(cells)
+    keep[texts] = ~blank_texts
     others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
     if others.size:
         keep[others] = _has_text_cells(column.iloc[others])
@@ -502,12 +515,17 @@ def _has_text_cells(column: pd.Series) -> np.ndarray:
     return keep
 
 
-def _count_distinct(present: pd.Series) -> int:
-    """``present.nunique()`` for cells without missing values: for objects, the size of their
-    Python set (pandas' object hash table also compares by ``hash`` and ``==``)."""
-    if present.dtype != object:
-        return int(present.nunique())
-    return len(set(present.to_numpy()))
+def _count_distinct(column: pd.Series, keep: np.ndarray) -> int:
+    """``column[keep].nunique()`` where no kept cell is missing: for a column of plain strings,
+    counted on its pandas string array (:func:`~cx_app.survey.reading.string_texts`); for other
+    objects, the size of the Python set of the kept cells (pandas' object hash table also
+    compares by ``hash`` and ``==``)."""
+    if column.dtype != object:
+        return int(column[keep].nunique())
+    cells = column.to_numpy()
+    if string_cells(cells)[0].size == len(cells):
+        return int(pd.Series(string_texts(cells), copy=False)[keep].nunique())
+    return len(set(cells[keep]))
 
 
 def _text_code_display(folded: str) -> str:
@@ -536,6 +554,7 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     return Scale(min=lo, max=max(hi, lo + 1))
 
 
+@remembered_cell_types()
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 
@@ -585,14 +604,15 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     n = len(frame)
     for header in others:
         column = frame[header]
-        present = column[_has_text(column)]
-        if present.empty:
+        keep = _has_text(column)
+        answered = int(keep.sum())
+        if not answered:
             continue
-        distinct = _count_distinct(present)
+        distinct = _count_distinct(column, keep)
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)
-        elif respondent_id is None and distinct >= 0.95 * len(present) and words & _ID_WORDS:
+        elif respondent_id is None and distinct >= 0.95 * answered and words & _ID_WORDS:
             respondent_id = header
         elif (pd.api.types.is_datetime64_any_dtype(column)
               or distinct <= max(50, int(0.2 * n))):

@@ -14,18 +14,30 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cx_app.survey import reading
 from cx_app.survey import schema as schema_module
 from cx_app.survey.cells import (
     _blank_cells,
     _clean_score_cells,
+    _date_column_cells,
     _text_cells,
     blank_mask,
     clean_scores,
     code_sets,
+    date_column,
     text_column,
 )
 from cx_app.survey.importing import _object_frame
-from cx_app.survey.reading import ExcelError
+from cx_app.survey.reading import (
+    ExcelError,
+    cell_type_ids,
+    float_cells,
+    remember_grid_cells,
+    remembered_cell_types,
+    stand_ins,
+    string_cells,
+    string_texts,
+)
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
@@ -62,9 +74,14 @@ COLUMNS = st.lists(CELLS, max_size=25).map(
 MOSTLY_FLOATS = st.lists(st.one_of(st.integers(0, 10).map(float), CELLS), max_size=25).map(
     lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
                             dtype=object, name="Q"))
-ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS)
+# a few distinct cells repeated, as survey columns repeat codes and typos
+REPEATING = st.lists(CELLS, min_size=1, max_size=6).flatmap(
+    lambda pool: st.lists(st.sampled_from(pool), max_size=40)).map(
+    lambda cells: pd.Series(cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
+                            dtype=object, name="Q"))
+ANY_COLUMN = st.one_of(COLUMNS, MOSTLY_FLOATS, REPEATING)
 SCALES = st.sampled_from([Scale(min=0, max=10), Scale(min=1, max=5), Scale(min=-2, max=2)])
-CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7)])
+CODES = st.sampled_from([(), (99, "Don't know"), (98, "n/a", 7), ("nan", -1)])
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -90,6 +107,24 @@ def test_clean_scores_matches_the_cell_by_cell_reference(column, scale, codes):
 
 
 @FAST
+@given(ANY_COLUMN, SCALES, CODES, st.data())
+def test_clean_scores_matches_the_reference_whatever_the_blank_mask(column, scale, codes, data):
+    """Also with a blank mask that is not the cells' own (a NaN that is not blank, a blank
+    number): every cell is cleaned as the reference cleans it."""
+    blank = pd.Series(data.draw(st.lists(st.booleans(), min_size=len(column),
+                                         max_size=len(column))), index=column.index,
+                      dtype=bool)
+    fast = clean_scores(column, blank, scale, code_sets(codes))
+    slow = _clean_score_cells(column, blank, scale, code_sets(codes))
+    for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
+                  "out_of_scale"):
+        dtype = float if field == "values" else bool
+        np.testing.assert_array_equal(getattr(fast, field).to_numpy(dtype=dtype),
+                                      getattr(slow, field).to_numpy(dtype=dtype),
+                                      err_msg=field)
+
+
+@FAST
 @given(ANY_COLUMN)
 def test_text_column_matches_the_cell_by_cell_reference(column):
     blank = _blank_cells(column)
@@ -107,12 +142,19 @@ def test_score_cells_match_their_texts(column):
     assert list(folded[text_code]) == list(ref_folded[ref_code])
 
 
+# segment and id columns as a file holds them: plain strings only
+STRING_COLUMNS = st.lists(st.one_of(st.text(max_size=3), st.sampled_from(["", " ", "B ", "B"])),
+                          max_size=25).map(lambda cells: pd.Series(
+                              cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"),
+                              dtype=object, name="Q"))
+
+
 @FAST
-@given(ANY_COLUMN)
+@given(st.one_of(ANY_COLUMN, STRING_COLUMNS))
 def test_has_text_matches_the_cell_by_cell_reference(column):
     keep = _has_text(column)
     np.testing.assert_array_equal(keep, _has_text_cells(column))
-    assert _count_distinct(column[keep]) == column[keep].nunique()
+    assert _count_distinct(column, keep) == column[keep].nunique()
 
 
 def reference_numeric_profile(values: pd.Series):
@@ -165,3 +207,150 @@ def test_the_fast_paths_are_taken_on_a_float_column(monkeypatch):
 ])
 def test_object_frame_matches_pandas(body):
     pd.testing.assert_frame_equal(_object_frame(body), pd.DataFrame(body, dtype=object))
+
+
+GRIDS = st.integers(1, 4).flatmap(lambda width: st.lists(
+    st.lists(st.one_of(st.integers(0, 10).map(float), CELLS), min_size=width, max_size=width),
+    min_size=1, max_size=12))
+
+
+@FAST
+@given(GRIDS)
+def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
+    """Types, floats and strings (blank or not) of every column, found over the whole grid at
+    once, are those of the column's own cells."""
+    cells = np.array(rows, dtype=object)
+    with remembered_cell_types():
+        remember_grid_cells(cells)
+        found = [(cell_type_ids(cells[:, j]), float_cells(cells[:, j]), string_cells(cells[:, j]),
+                  string_texts(cells[:, j])) for j in range(cells.shape[1])]
+    for j, (types, (floats, numbers), (texts, blank), strings) in enumerate(found):
+        column = list(cells[:, j])
+        assert types.tolist() == [id(type(cell)) for cell in column]
+        assert floats.tolist() == [i for i, cell in enumerate(column) if type(cell) is float]
+        np.testing.assert_array_equal(numbers, [column[i] for i in floats])
+        assert texts.tolist() == [i for i, cell in enumerate(column) if type(cell) is str]
+        assert blank.tolist() == [column[i].strip() == "" for i in texts]
+        pd.testing.assert_extension_array_equal(
+            strings, pd.array([column[i] for i in texts], dtype="string"))
+
+
+@FAST
+@given(GRIDS.flatmap(lambda rows: st.lists(
+    st.one_of(st.lists(st.integers(0, 3), max_size=2), st.tuples(st.text(max_size=2))),
+    max_size=len(rows[0])).map(lambda sequences: [sequences + row[len(sequences):]
+                                                  for row in rows])))
+def test_object_frame_matches_pandas_on_any_grid(rows):
+    """Also with cells that are sequences, which the frame keeps as cells."""
+    frame = _object_frame(rows)
+    pd.testing.assert_frame_equal(frame, pd.DataFrame(rows, dtype=object))
+    for j in range(frame.shape[1]):
+        assert all(mine is theirs for mine, theirs in zip(frame.iloc[:, j], [r[j] for r in rows],
+                                                          strict=True))
+
+
+@FAST
+@given(GRIDS)
+def test_text_columns_of_a_grid_match_the_cell_by_cell_reference(rows):
+    """Segment texts of a frame's columns, taken from its grid's strings, are the reference's."""
+    rows = [[cell if i % 2 else f" {cell!s} " for i, cell in enumerate(row)] for row in rows]
+    with remembered_cell_types():
+        frame = _object_frame(rows)
+        texts = [text_column(frame.iloc[:, j], blank_mask(frame.iloc[:, j]))
+                 for j in range(frame.shape[1])]
+    for j, mine in enumerate(texts):
+        column = frame.iloc[:, j]
+        pd.testing.assert_series_equal(mine, _text_cells(column, _blank_cells(column)))
+
+
+def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch):
+    """Inside remembered_cell_types, the blank masks of a frame's columns reuse the types found
+    over its whole grid: no column is classified again."""
+    body = [[1.0, " a ", None], [" ", 2.0, dt.date(2021, 1, 1)]]
+    with remembered_cell_types():
+        frame = _object_frame(body)
+        monkeypatch.setattr(reading, "_type_ids", lambda cells: pytest.fail("classified again"))
+        masks = [blank_mask(frame.iloc[:, j]).tolist() for j in range(frame.shape[1])]
+    assert masks == [[False, True], [False, False], [True, False]]
+
+
+@FAST
+@given(ANY_COLUMN)
+def test_stand_ins_are_the_first_equal_plain_strings(column):
+    """A plain string stands in for the later plain strings with the same text and blank flag;
+    every other cell (1 == 1.0 == True) only for itself."""
+    values, blank = column.to_numpy(), _blank_cells(column).to_numpy()
+    shared = stand_ins(values, np.arange(len(values)), blank)
+    for i, cell in enumerate(values):
+        same = [k for k in range(i + 1) if type(cell) is str and type(values[k]) is str
+                and values[k] == cell and blank[k] == blank[i]]
+        assert shared[i] == (same[0] if same else i)
+
+
+DATE_COLUMNS = st.lists(st.one_of(
+    CELLS, st.integers(18000, 75000).map(float), st.just(pd.Timestamp("2021-05-31 08:00")),
+    st.sampled_from(["31/05/2021", "2021-05-31 12:00", " 2021-06-01 ", "May 2021"])),
+    max_size=25).map(lambda cells: pd.Series(  # repeated: pandas caches dates from 51 cells
+        cells * 4, index=pd.RangeIndex(2, 2 + 4 * len(cells), name="row"), dtype=object,
+        name="Q"))
+
+
+@FAST
+@given(DATE_COLUMNS)
+def test_date_column_matches_the_cell_by_cell_reference(column):
+    blank = _blank_cells(column)
+    (dates, bad, serials), (ref_dates, ref_bad, ref_serials) = (
+        date_column(column, blank), _date_column_cells(column, blank))
+    pd.testing.assert_series_equal(dates, ref_dates)
+    assert (bad, serials) == (ref_bad, ref_serials)
+
+
+def test_python_and_pandas_strip_the_same_whitespace():
+    """Blank strings are found with str.strip, texts are trimmed with pandas' str.strip (as
+    the references do): both take the same code points for whitespace."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    by_pandas = pd.Series(chars, dtype="string").str.strip().eq("").to_numpy(dtype=bool)
+    np.testing.assert_array_equal(by_pandas, [not c.strip() for c in chars])
+
+
+# score columns as a file holds them: floats and a few texts shared by the columns
+SCORE_TEXTS = st.lists(st.one_of(
+    st.integers(0, 10).map(float),
+    st.sampled_from(["", " ", "Don't know", " don't KNOW ", "N/A", "7,5", "good", "99", " 3 "])),
+    max_size=25).map(lambda cells: pd.Series(
+        cells, index=pd.RangeIndex(2, 2 + len(cells), name="row"), dtype=object, name="Q"))
+
+
+@FAST
+@given(st.lists(st.one_of(SCORE_TEXTS, ANY_COLUMN), min_size=2, max_size=4), SCALES, CODES)
+def test_answers_remembered_across_columns_are_the_references(columns, scale, codes):
+    """While a file is read, the answers for texts met in one column serve the next columns:
+    every column still gets what the cell-by-cell references give it."""
+    with remembered_cell_types():
+        found = [(clean_scores(column, _blank_cells(column), scale, code_sets(codes)),
+                  _score_cells(column)) for column in columns]
+    for column, (fast, (present, text_code, numbers, folded)) in zip(columns, found,
+                                                                    strict=True):
+        slow = _clean_score_cells(column, _blank_cells(column), scale, code_sets(codes))
+        for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
+                      "out_of_scale"):
+            dtype = float if field == "values" else bool
+            np.testing.assert_array_equal(getattr(fast, field).to_numpy(dtype=dtype),
+                                          getattr(slow, field).to_numpy(dtype=dtype),
+                                          err_msg=field)
+        ref_present, ref_code, ref_numbers, ref_folded = _score_cell_texts(column)
+        np.testing.assert_array_equal(present, ref_present)
+        np.testing.assert_array_equal(text_code, ref_code)
+        np.testing.assert_array_equal(numbers[present], ref_numbers[ref_present])
+        assert list(folded[text_code]) == list(ref_folded[ref_code])
+
+
+def test_a_block_inside_another_shares_its_memory():
+    """infer_schema and read_table remember cell types themselves and, called inside
+    load_survey, use what load_survey's block already holds."""
+    column = np.array([1.0, "a", None], dtype=object)
+    with remembered_cell_types():
+        outer = cell_type_ids(column)
+        with remembered_cell_types():
+            assert cell_type_ids(column) is outer
+        assert cell_type_ids(column) is outer
