@@ -24,7 +24,7 @@ from defusedxml import ElementTree
 
 from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits, megabytes
-from cx_app.survey.sheet_shards import SHARD_MIN_BYTES, parse_in_shards
+from cx_app.survey.sheet_shards import SHARD_MIN_BYTES, gc_paused, parse_in_shards
 from cx_app.survey.xml_safety import ArchiveSummary, check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
@@ -426,7 +426,8 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
         _check_shape(f"{name}, sheet '{sheet}'", loaded.height, loaded.width, limits)
         try:
-            return loaded.to_python(skip_empty_area=False)
+            with gc_paused():
+                return loaded.to_python(skip_empty_area=False)
         except Exception:
             raise SurveyFileError(f"{name}, sheet '{sheet}': the sheet cannot be read") from None
 
