@@ -44,39 +44,41 @@ HEADER = ["Respondent ID", "Operator", "Wave", "Interview date", "Region",
           "Likelihood to recommend (0-10)", *ATTRIBUTES]
 
 _REPORT = """
-seconds = time.perf_counter() - t
-print(json.dumps({"seconds": seconds, "imports": t - t0, "cpu": time.process_time() - c,
-                  "maxrss_kb": peak_kb(), **result}))
+t, c = time.perf_counter(), time.process_time()
+result = read()
+seconds, cpu, peak = time.perf_counter() - t, time.process_time() - c, peak_kb()
+t = time.perf_counter()
+read()  # again in the same process: the app's case from its second file on
+print(json.dumps({"seconds": seconds, "warm": time.perf_counter() - t, "imports": t - t0 - seconds,
+                  "cpu": cpu, "maxrss_kb": peak, **result}))
 """
 RAW = PEAK_KB_SOURCE + """
 import sys, time, json
 t0 = time.perf_counter()
 import python_calamine
-t, c = time.perf_counter(), time.process_time()
-rows = python_calamine.CalamineWorkbook.from_path(sys.argv[1]).get_sheet_by_name(
-    sys.argv[2]).to_python()
-result = {"rows": len(rows) - 1}
+def read():
+    rows = python_calamine.CalamineWorkbook.from_path(sys.argv[1]).get_sheet_by_name(
+        sys.argv[2]).to_python()
+    return {"rows": len(rows) - 1}
 """ + _REPORT
 PANDAS = PEAK_KB_SOURCE + """
 import sys, time, json
 t0 = time.perf_counter()
 import pandas as pd
 import python_calamine
-t, c = time.perf_counter(), time.process_time()
-frame = pd.read_excel(sys.argv[1], sheet_name=sys.argv[2], engine="calamine")
-result = {"rows": len(frame)}
+def read():
+    return {"rows": len(pd.read_excel(sys.argv[1], sheet_name=sys.argv[2], engine="calamine"))}
 """ + _REPORT
 OURS = PEAK_KB_SOURCE + """
 import sys, time, json
 t0 = time.perf_counter()
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
-t, c = time.perf_counter(), time.process_time()
-schema = load_schema(sys.argv[3]) if len(sys.argv) > 3 else None
-data = load_survey(sys.argv[1], schema=schema)
-q = data.quality
-result = {"rows": q.rows_read, "respondents": q.respondents, "rows_used": q.rows_used,
-          "excluded": len(q.excluded), "attributes": len(data.schema.attributes)}
+def read():
+    schema = load_schema(sys.argv[3]) if len(sys.argv) > 3 else None
+    q = load_survey(sys.argv[1], schema=schema).quality
+    return {"rows": q.rows_read, "respondents": q.respondents, "rows_used": q.rows_used,
+            "excluded": len(q.excluded)}
 """ + _REPORT
 PHASES = """
 import cProfile, json, pstats, sys
@@ -158,27 +160,30 @@ def _bench_file(path: Path) -> dict[str, dict]:
         for key, (_, code) in READERS.items():
             args = [str(path), SHEET] + ([str(SCHEMA)] if key == "schema" else [])
             run = _measure(code, *args)
+            warm = min(run["warm"], best.get(key, {}).get("warm", run["warm"]))
             if key not in best or run["seconds"] < best[key]["seconds"]:
                 peak = max(run["maxrss_kb"], best.get(key, {}).get("maxrss_kb", 0))
                 best[key] = {**run, "maxrss_kb": peak}
             else:
                 best[key]["maxrss_kb"] = max(best[key]["maxrss_kb"], run["maxrss_kb"])
+            best[key]["warm"] = warm
     return best
 
 
 def _table(results: dict[str, dict]) -> str:
     raw, pandas = results["raw"], results["pandas"]
     raw_total = raw["seconds"] + raw["imports"]
-    lines = ["| reader | time (s) | × raw parse | with imports (s) | × raw parse | CPU (s) | "
-             "peak RSS (MB) | × pandas peak | rows |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| reader | time (s) | × raw parse | with imports (s) | × raw parse | "
+             "warm (s) | × raw parse | CPU (s) | peak RSS (MB) | × pandas peak | rows |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for key, (label, _) in READERS.items():
         r = results[key]
         rows = (f"{r['rows_used']:,} in the model base, {r['respondents']:,} in the survey "
                 f"base of {r['rows']:,}" if "rows_used" in r else f"{r['rows']:,}")
         total = r["seconds"] + r["imports"]
         lines.append(f"| {label} | {r['seconds']:.2f} | {r['seconds'] / raw['seconds']:.2f} | "
-                     f"{total:.2f} | {total / raw_total:.2f} | {r['cpu']:.2f} | "
+                     f"{total:.2f} | {total / raw_total:.2f} | {r['warm']:.2f} | "
+                     f"{r['warm'] / raw['warm']:.2f} | {r['cpu']:.2f} | "
                      f"{r['maxrss_kb'] / 1024:.0f} | {r['maxrss_kb'] / pandas['maxrss_kb']:.2f} "
                      f"| {rows} |")
     return "\n".join(lines) + "\n"
@@ -189,8 +194,10 @@ def _verdict(results: dict[str, dict]) -> str:
     ratio = ours["seconds"] / raw["seconds"]
     with_imports = (ours["seconds"] + ours["imports"]) / (raw["seconds"] + raw["imports"])
     memory = ours["maxrss_kb"] / pandas["maxrss_kb"]
-    return (f"`load_survey` without a schema: **{ratio:.2f}× the raw parse** (target ≤ 1.5×: "
-            f"{'met' if ratio <= 1.5 else 'NOT met'}); {with_imports:.2f}× counting each "
+    warm = ours["warm"] / raw["warm"]
+    return (f"`load_survey` without a schema: **{ratio:.2f}× the raw parse** in a fresh process "
+            f"(target ≤ 1.5×: {'met' if ratio <= 1.5 else 'NOT met'}); **{warm:.2f}× warm** "
+            f"({'within' if warm <= 1.5 else 'above'} the target); {with_imports:.2f}× counting each "
             f"process's imports; {ours['seconds'] / pandas['seconds']:.2f}× pandas + calamine; "
             f"peak memory **{memory:.2f}× pandas'** (target ≤ 2×: "
             f"{'met' if memory <= 2 else 'NOT met'}).")
@@ -221,9 +228,11 @@ def run() -> str:
         "out-of-scale scores, \"7,5\" and stray text, blank and coded targets, 0.1% repeated "
         f"ids ({messy[2]:.1f} MB, written in {messy[1]:.0f} s). Each reader runs in a fresh "
         f"process; best of {REPEATS} interleaved runs; peak RSS is the child's VmHWM (largest "
-        "of the runs). *Time* is the call itself (reading a workbook), timed after the "
+        "of the runs). *Time* is the first call (reading a workbook), timed after the "
         "process has imported its libraries; *with imports* adds them (pandas, numpy, "
-        "pydantic: what a fresh `cx-app` command pays once, the app never). CPU above wall "
+        "pydantic: what a fresh `cx-app` command pays once, the app never); *warm* is a "
+        "second call in the same process (the app from its second file on: no first-touch "
+        "memory or first-use costs; best of the runs). CPU (of the first call) above wall "
         "time means more than one core worked. The openpyxl reader is no longer measured (85 "
         "s for the telecom file in an earlier run).\n\n"
         "### Telecom workbook\n\n" + _table(results["telecom"]) + "\n" + _verdict(
