@@ -114,8 +114,12 @@ def test_clean_scores_matches_the_reference_whatever_the_blank_mask(column, scal
     blank = pd.Series(data.draw(st.lists(st.booleans(), min_size=len(column),
                                          max_size=len(column))), index=column.index,
                       dtype=bool)
-    fast = clean_scores(column, blank, scale, code_sets(codes))
-    slow = _clean_score_cells(column, blank, scale, code_sets(codes))
+    assert_same_scores(clean_scores(column, blank, scale, code_sets(codes)),
+                       _clean_score_cells(column, blank, scale, code_sets(codes)))
+
+
+def assert_same_scores(fast, slow) -> None:
+    """Every field of two cleaned score columns (:class:`Scored`) is equal."""
     for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
                   "out_of_scale"):
         dtype = float if field == "values" else bool
@@ -331,13 +335,8 @@ def test_answers_remembered_across_columns_are_the_references(columns, scale, co
                   _score_cells(column)) for column in columns]
     for column, (fast, (present, text_code, numbers, folded)) in zip(columns, found,
                                                                     strict=True):
-        slow = _clean_score_cells(column, _blank_cells(column), scale, code_sets(codes))
-        for field in ("values", "missing", "error", "date", "non_numeric", "decimal",
-                      "out_of_scale"):
-            dtype = float if field == "values" else bool
-            np.testing.assert_array_equal(getattr(fast, field).to_numpy(dtype=dtype),
-                                          getattr(slow, field).to_numpy(dtype=dtype),
-                                          err_msg=field)
+        assert_same_scores(fast, _clean_score_cells(column, _blank_cells(column), scale,
+                                                    code_sets(codes)))
         ref_present, ref_code, ref_numbers, ref_folded = _score_cell_texts(column)
         np.testing.assert_array_equal(present, ref_present)
         np.testing.assert_array_equal(text_code, ref_code)
