@@ -94,8 +94,10 @@ def _choose(pg, label: str, option: str) -> None:
 
 
 def _download(pg, key: str, tmp_path) -> bytes:
+    _settle(pg)  # a click during a rerun (an expander just opened, say) starts no download
     button = pg.locator(f".st-key-{key} button")
     _expect()(button).to_have_count(1, timeout=WAIT)
+    _expect()(button).to_be_visible(timeout=WAIT)
     with pg.expect_download(timeout=WAIT) as info:
         button.click()
     target = tmp_path / info.value.suggested_filename
