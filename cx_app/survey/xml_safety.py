@@ -328,10 +328,12 @@ class _ExtentScan:
                 self.max_col + (self.widest_row if self.cells_without_r else 0))
 
 
-def _piece_extent(piece: bytes, cut_in_tag: bool = False) -> _PieceExtent:
+def _piece_extent(piece: bytes, cut_in_tag: bool = False,
+                  normalised: bool = False) -> _PieceExtent:
     """The extent of one piece of a worksheet's XML that ends just before a ``<`` (no tag is
     cut) or, with ``cut_in_tag``, may end inside a tag (a reference running into its end then
-    counts as beyond every limit).
+    counts as beyond every limit). ``normalised``: the piece's spaces around ``=`` are gone
+    already (other control bytes may stay: calamine does not take them for whitespace).
 
     Whole-piece numpy comparisons (which release the GIL: pieces are scanned two at a time)
     find the ``r`` attributes and the cell and row tags; only the attribute values are
@@ -343,11 +345,11 @@ def _piece_extent(piece: bytes, cut_in_tag: bool = False) -> _PieceExtent:
         return a[_MARGIN + k:_MARGIN + k + n]
 
     equals = at(0) == 61
-    if (equals & ((at(-1) <= 32) | (at(1) <= 32))).any():
+    if not normalised and (equals & ((at(-1) <= 32) | (at(1) <= 32))).any():
         # XML allows spaces around "=" (and tabs, newlines, single quotes); Excel writes
         # none: such a piece is normalised once and scanned as usual
         return _piece_extent(_SPACED_EQUALS.sub(b"=", piece.translate(_NORMALISE)),
-                             cut_in_tag)
+                             cut_in_tag, normalised=True)
     before = at(-2)
     refs = equals & (at(-1) == 114) & ((before <= 34) | (before == 39)) & _quote(at(1))
     starts = np.flatnonzero(refs) + 2

@@ -128,6 +128,15 @@ def test_a_reference_beyond_the_limits_is_refused_however_it_is_spelled(hostile)
         scanned_extent(sheet)
 
 
+def test_a_control_byte_before_an_equals_sign_is_scanned_once_not_forever():
+    # "\x0b" is no whitespace to calamine (so not an r attribute), but it made the scan
+    # normalise the piece again and again (RecursionError, a traceback in the app)
+    sheet = _HEAD + b'<row r="7"><c r\x0b="XFD7"><v>1</v></c><c r="B7"><v>2</v></c></row>' + _TAIL
+    # calamine places that cell by position (A7); the scan bounds a cell without r by the
+    # largest column (B = 2) plus the cells of its row (2)
+    assert scanned_extent(sheet) == (7, 4)
+
+
 def test_rows_and_cells_without_r_are_bounded_by_their_count():
     # 3 rows without r after row 999,998 reach row 1,000,001; a row of 2,100 cells without r
     tall = _row(999_998, [_cell(999_998, 1)]) + "".join(
