@@ -385,7 +385,8 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
     suffix = Path(name).suffix.lower()
     summary = _check_workbook_bytes(data, name, suffix, limits)
     error_cells = summary.error_cells if summary is not None else {}
-    parts = _sheet_parts(data) if error_cells else {}
+    # sheet name → worksheet part: for the error cells, and to find a large sheet's XML
+    parts = _sheet_parts(data) if error_cells or suffix in (".xlsx", ".xlsm") else {}
     inflated = dict([summary.largest_sheet]) if summary and summary.largest_sheet else {}
     try:
         workbook = python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(data))
@@ -408,7 +409,7 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
     def load(sheet: str) -> Grid:
         rows = None
         if suffix in (".xlsx", ".xlsm"):  # a large sheet: calamine on every core
-            part = (parts or _sheet_parts(data)).get(sheet)
+            part = parts.get(sheet)
             rows = parse_in_shards(data, part, sheet, inflated.pop(part, None)) if part else None
             if rows is not None:
                 _check_shape(f"{name}, sheet '{sheet}'", len(rows), len(rows[0]) if rows else 0,
