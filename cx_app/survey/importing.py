@@ -51,6 +51,7 @@ from cx_app.survey.cells import (
     text_column,
 )
 from cx_app.survey.data import SourceInfo, SurveyData  # noqa: E402 - re-exported
+from cx_app.survey.heap import freed_memory_kept
 from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
@@ -234,6 +235,7 @@ def _survey_suffix(data: bytes, name: str) -> str:
     return suffix
 
 
+@freed_memory_kept()
 def sheet_names(
     source: Any, *, filename: str | None = None, limits: ImportLimits | None = None,
 ) -> list[str]:
@@ -369,6 +371,7 @@ def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
 
 
 @remembered_cell_types()
+@freed_memory_kept()
 def load_survey(
     source: Any,
     *,
