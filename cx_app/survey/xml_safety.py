@@ -78,7 +78,7 @@ class ArchiveSummary:
     max_columns: int
     error_cells: dict[str, dict[tuple[int, int], str]] = field(default_factory=dict)
     """Per worksheet part (``xl/worksheets/sheet1.xml``): {(row, column) 1-based: "#N/A"}."""
-    largest_sheet: tuple[str, bytes] | None = field(default=None, repr=False, compare=False)
+    largest_sheet: tuple[str, bytes | bytearray] | None = field(default=None, repr=False, compare=False)
     """(part, its XML) of the largest worksheet, when ``keep_sheets_from`` asked for it."""
 
 
@@ -146,10 +146,11 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits,
         if info.is_dir():
             continue
         errors: dict[tuple[int, int], str] = {}
-        kept: list[bytes] | None = [] if info is keep else None
+        kept = bytearray(info.file_size) if info is keep else None
         rows, cols, size = _scan_part(archive, info, name, limits, inflated, errors, kept)
         if kept is not None:
-            largest = (info.filename, b"".join(kept))
+            del kept[size:]  # only if the part was shorter than declared
+            largest = (info.filename, kept)
         inflated += size
         max_rows, max_cols = max(max_rows, rows), max(max_cols, cols)
         if _is_worksheet(info.filename):
@@ -163,9 +164,10 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits,
 def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                limits: ImportLimits, inflated_before: int,
                errors: dict[tuple[int, int], str],
-               kept: list[bytes] | None = None) -> tuple[int, int, int]:
+               kept: bytearray | None = None) -> tuple[int, int, int]:
     """Inflate one part chunk by chunk: (max row, max column, bytes) of its cells; the error
-    cells of an Excel worksheet are added to ``errors``, its chunks to ``kept`` (if a list).
+    cells of an Excel worksheet are added to ``errors``; the part's bytes are written into
+    ``kept`` if given (as long as the part's declared size: no copy of a list of chunks).
 
     A worksheet is scanned piece by piece, each piece ending just before its last ``<`` (the
     rest waits for the next chunk), so every byte is scanned once and no tag is cut."""
@@ -182,7 +184,9 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                 chunk = part.read(CHUNK)
                 size += len(chunk)
                 if kept is not None:
-                    kept.append(chunk)
+                    if size > len(kept):  # zipfile stops at the declared size: never here
+                        raise ValueError("the part is longer than its declared size")
+                    kept[size - len(chunk):size] = chunk
                 if inflated_before + size > limits.max_decompressed_bytes:
                     raise SurveyFileError(
                         f"{name}: the workbook unzips to more than the limit of "
@@ -340,35 +344,32 @@ def _piece_extent(piece: bytes, cut_in_tag: bool = False,
     gathered (12 bytes each) and parsed, by groups of equal shape."""
     n = len(piece)
     a = np.frombuffer(_PAD[:_MARGIN] + piece + _PAD, dtype=np.uint8)
+    body = a[_MARGIN:_MARGIN + n]
 
-    def at(k: int) -> np.ndarray:  # the byte k after each position of the piece
-        return a[_MARGIN + k:_MARGIN + k + n]
+    def near(positions: np.ndarray, k: int) -> np.ndarray:  # the byte k after each position
+        return a[positions + (_MARGIN + k)]
 
-    equals = at(0) == 61
-    if not normalised and (equals & ((at(-1) <= 32) | (at(1) <= 32))).any():
+    equals = np.flatnonzero(body == 61)
+    if not normalised and ((near(equals, -1) <= 32) | (near(equals, 1) <= 32)).any():
         # XML allows spaces around "=" (and tabs, newlines, single quotes); Excel writes
         # none: such a piece is normalised once and scanned as usual
         return _piece_extent(_SPACED_EQUALS.sub(b"=", piece.translate(_NORMALISE)),
                              cut_in_tag, normalised=True)
-    before = at(-2)
-    refs = equals & (at(-1) == 114) & ((before <= 34) | (before == 39)) & _quote(at(1))
-    starts = np.flatnonzero(refs) + 2
-    max_row, max_col = _references(piece, a[_MARGIN:], n, starts, cut_in_tag)
-    opens = at(0) == 60
-    cells = opens & (at(1) == 99) & _name_end(at(2))
-    rows = opens & (at(1) == 114) & (at(2) == 111) & (at(3) == 119) & _name_end(at(4))
-    r_at = np.concatenate([refs, np.zeros(8, dtype=bool)])
-    if ((cells & ~r_at[4:4 + n]).any() or (rows & ~r_at[6:6 + n]).any()
-            or _prefixed_names(a[_MARGIN:], n)):  # r not first (<c r="A1"), or <x:c>
-        return _implicit_positions(a[_MARGIN:], n, max_row, max_col, np.flatnonzero(opens),
-                                   np.flatnonzero(cells), np.flatnonzero(rows), starts - 2)
-    row_at = np.flatnonzero(rows)
-    if not row_at.size:
-        count = int(np.count_nonzero(cells))
-        return _PieceExtent(max_row, max_col, 0, count, count)
-    return _PieceExtent(max_row, max_col, row_at.size,
-                        int(np.count_nonzero(cells[:row_at[0]])),
-                        int(np.count_nonzero(cells[row_at[-1]:])))
+    before = near(equals, -2)
+    refs = equals[(near(equals, -1) == 114) & ((before <= 34) | (before == 39))
+                  & _quote(near(equals, 1))]  # the "=" of each r attribute
+    max_row, max_col = _references(piece, a[_MARGIN:], n, refs + 2, cut_in_tag)
+    opens = np.flatnonzero(body == 60)
+    cells = opens[(near(opens, 1) == 99) & _name_end(near(opens, 2))]
+    rows = opens[(near(opens, 1) == 114) & (near(opens, 2) == 111) & (near(opens, 3) == 119)
+                 & _name_end(near(opens, 4))]
+    if (not _all_in(cells + 4, refs) or not _all_in(rows + 6, refs)  # not <c r=, <row r=
+            or _prefixed_names(a[_MARGIN:], n)):  # or <x:c>
+        return _implicit_positions(a[_MARGIN:], n, max_row, max_col, opens, cells, rows, refs)
+    if not rows.size:
+        return _PieceExtent(max_row, max_col, 0, cells.size, cells.size)
+    return _PieceExtent(max_row, max_col, rows.size, int(np.searchsorted(cells, rows[0])),
+                        int(cells.size - np.searchsorted(cells, rows[-1])))
 
 
 def _prefixed_cells(a: np.ndarray, colons: np.ndarray) -> np.ndarray:
