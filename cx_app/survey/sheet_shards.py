@@ -61,7 +61,7 @@ def shard_count() -> int:
     return max(1, min(cores, 4))
 
 
-def split_sheet_xml(xml: bytes, shards: int) -> list[bytes] | None:
+def split_sheet_xml(xml: bytes | bytearray, shards: int) -> list[bytes] | None:
     """The worksheet ``xml`` as up to ``shards`` complete worksheets holding consecutive rows
     (each the same head and tail around its rows), cut just before ``<row r="``; None when it
     cannot be cut so."""
@@ -87,7 +87,7 @@ def split_sheet_xml(xml: bytes, shards: int) -> list[bytes] | None:
             for a, b in zip(cuts, [*cuts[1:], end], strict=True)]
 
 
-def _has_markup(xml: bytes, start: int, end: int, step: int = 1 << 22) -> bool:
+def _has_markup(xml: bytes | bytearray, start: int, end: int, step: int = 1 << 22) -> bool:
     """Whether ``xml[start:end]`` holds ``<!`` or ``<?`` (numpy, 4 MB at a time)."""
     for at in range(start, end, step):
         window = np.frombuffer(xml, dtype=np.uint8, count=min(step + 1, end - at), offset=at)
@@ -96,8 +96,9 @@ def _has_markup(xml: bytes, start: int, end: int, step: int = 1 << 22) -> bool:
     return False
 
 
-def _stored_workbooks(data: bytes, part: str, sheets: list[bytes]) -> list[bytes]:
-    """Copies of the workbook ``data`` whose ``part`` is each of ``sheets``, uncompressed."""
+def _stored_workbooks(data: bytes, part: str, sheets: list[bytes]) -> list[io.BytesIO]:
+    """Copies of the workbook ``data`` whose ``part`` is each of ``sheets``, uncompressed (each
+    an in-memory file, read from its start)."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         others = [(info.filename, archive.read(info)) for info in archive.infolist()
                   if info.filename != part and not info.is_dir()]
@@ -107,13 +108,13 @@ def _stored_workbooks(data: bytes, part: str, sheets: list[bytes]) -> list[bytes
         with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:
             for filename, content in [*others, (part, sheet)]:
                 copy.writestr(filename, content)
-        books.append(out.getvalue())
+        out.seek(0)
+        books.append(out)
     return books
 
 
-def _parse(book: bytes, sheet: str) -> python_calamine.CalamineSheet:
-    return python_calamine.CalamineWorkbook.from_filelike(io.BytesIO(book)).get_sheet_by_name(
-        sheet)
+def _parse(book: io.BytesIO, sheet: str) -> python_calamine.CalamineSheet:
+    return python_calamine.CalamineWorkbook.from_filelike(book).get_sheet_by_name(sheet)
 
 
 def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> list[list[Any]] | None:
@@ -143,7 +144,7 @@ def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> list[list[Any]] | 
 
 
 def parse_in_shards(data: bytes, part: str, sheet: str,
-                    xml: bytes | None = None) -> list[list[Any]] | None:
+                    xml: bytes | bytearray | None = None) -> list[list[Any]] | None:
     """The rows of worksheet ``sheet`` (archive part ``part``, inflated: ``xml`` if given) of
     the .xlsx ``data`` — an archive already checked by
     :func:`~cx_app.survey.xml_safety.check_workbook_archive` — read by calamine in parallel
