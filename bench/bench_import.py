@@ -254,8 +254,12 @@ def run() -> str:
         "parse, property-tested); (3) everything after calamine reads each cell's type once "
         "over the whole grid in memory order, cleans floats in numpy, plain strings as one "
         "pandas string array, and runs the cell-by-cell reference only once per distinct "
-        "text. The raw parse spends most of its time in calamine's single-threaded parse, "
-        "which the shards split across the cores.\n"
+        "text; (4) while it reads, freed memory stays in the process for reuse (`heap`: glibc's "
+        "thresholds raised by `mallopt`, `malloc_trim` after), where by default glibc gave "
+        "every large freed block back and the next one faulted its pages in again (450,000 "
+        "page faults and over a second of system time per call before; about 180,000 now, "
+        "for a higher peak: still within 2× pandas'). The raw parse spends most of its time "
+        "in calamine's single-threaded parse, which the shards split across the cores.\n"
     )
 
 
