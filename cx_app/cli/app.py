@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from cx_app.errors import CxAppError
@@ -33,20 +35,34 @@ def run(args: argparse.Namespace) -> int:
     return _serve(command)
 
 
+STOP_GRACE_SECONDS = 5.0
+"""How long the server has to stop after a forwarded signal before it is terminated."""
+
+
 def _serve(command: list[str]) -> int:
     """Run the Streamlit server as a child and stop it with us: SIGTERM, SIGINT and SIGHUP
     are forwarded to it, and a server still running when we leave is terminated (then
-    killed), so stopping ``cx-app app`` never leaves a server holding the port."""
+    killed), so stopping ``cx-app app`` never leaves a server holding the port.
+
+    A server still running :data:`STOP_GRACE_SECONDS` after a forwarded signal is terminated
+    too: Streamlit listens on its port before it installs its own handlers, and a SIGINT in
+    between may be swallowed (seen once in a loaded test run)."""
     child = subprocess.Popen(command, cwd=ENTRY_SCRIPT.parent, env=os.environ.copy())
+    asked: list[float] = []  # when a stop signal was forwarded
 
     def forward(signum, _frame):
+        asked.append(time.monotonic())
         if child.poll() is None:
             child.send_signal(signum)
 
     handled = [s for s in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)) if s]
     previous = {s: signal.signal(s, forward) for s in handled}
     try:
-        return child.wait()
+        while child.poll() is None:
+            if asked and time.monotonic() - asked[0] > STOP_GRACE_SECONDS:
+                break  # asked to stop, still running: ended below
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=0.5)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -57,3 +73,5 @@ def _serve(command: list[str]) -> int:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+    code = child.returncode
+    return code if code >= 0 else 128 - code  # ended by a signal: the shell's 128 + N

@@ -71,3 +71,21 @@ def test_stopping_cx_app_app_stops_the_server(signum):
             app.kill()
         for pid in _servers(port):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_server_that_ignores_the_forwarded_signal_is_terminated_after_the_grace_period():
+    # a stand-in server that swallows SIGINT, as Streamlit may before its handlers are set
+    server = ("import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+              "print('up', flush=True); time.sleep(120)")
+    code = ("import sys; from cx_app.cli.app import _serve; "
+            f"sys.exit(_serve([sys.executable, '-c', {server!r}]))")
+    app = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        assert app.stdout.readline().strip() == "up"
+        time.sleep(0.5)  # cx-app's handlers are set right after it starts the server
+        app.send_signal(signal.SIGINT)
+        assert app.wait(timeout=60) == 128 + signal.SIGTERM  # the server was terminated
+    finally:
+        if app.poll() is None:
+            app.kill()
