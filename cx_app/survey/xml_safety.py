@@ -78,7 +78,8 @@ class ArchiveSummary:
     max_columns: int
     error_cells: dict[str, dict[tuple[int, int], str]] = field(default_factory=dict)
     """Per worksheet part (``xl/worksheets/sheet1.xml``): {(row, column) 1-based: "#N/A"}."""
-    largest_sheet: tuple[str, bytes | bytearray] | None = field(default=None, repr=False, compare=False)
+    largest_sheet: tuple[str, bytes | bytearray] | None = field(default=None, repr=False,
+                                                                compare=False)
     """(part, its XML) of the largest worksheet, when ``keep_sheets_from`` asked for it."""
 
 
@@ -339,9 +340,10 @@ def _piece_extent(piece: bytes, cut_in_tag: bool = False,
     counts as beyond every limit). ``normalised``: the piece's spaces around ``=`` are gone
     already (other control bytes may stay: calamine does not take them for whitespace).
 
-    Whole-piece numpy comparisons (which release the GIL: pieces are scanned two at a time)
-    find the ``r`` attributes and the cell and row tags; only the attribute values are
-    gathered (12 bytes each) and parsed, by groups of equal shape."""
+    Two whole-piece numpy comparisons (which release the GIL: pieces are scanned two at a
+    time) find every ``=`` and ``<``; the bytes around those positions are gathered to tell
+    the ``r`` attributes and the cell and row tags, and only the attribute values are gathered
+    (12 bytes each) and parsed, by groups of equal shape."""
     n = len(piece)
     a = np.frombuffer(_PAD[:_MARGIN] + piece + _PAD, dtype=np.uint8)
     body = a[_MARGIN:_MARGIN + n]
