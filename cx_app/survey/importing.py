@@ -188,7 +188,12 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     longest = max(lengths, default=0)
     if len(lengths) > 1:  # ragged CSV lines: pad with blanks
         body = [list(row) + [None] * (longest - len(row)) for row in body]
-    frame = _object_frame(body) if body else pd.DataFrame()
+    if not body:
+        frame = pd.DataFrame()
+    elif grid.cells is not None and len(lengths) == 1 and longest == grid.cells.shape[1]:
+        frame = _object_frame(grid.cells[header + 1:])  # made while the sheet was read
+    else:
+        frame = _object_frame(_cell_array(body))
     headers, seen = [], set()
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
@@ -210,14 +215,17 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     return frame[keep], masks[keep], int((~keep).sum())
 
 
-def _object_frame(body: list[list[Any]]) -> pd.DataFrame:
-    """Rows of equal length (at least one row) as an object frame; through one numpy array
-    filled cell by cell (faster than pandas' list-of-lists path and than ``np.array``, which
-    looks into each cell for nested sequences). The frame's columns are views of that array,
-    whose cells are classified at once (:func:`remember_grid_cells`)."""
+def _cell_array(body: list[list[Any]]) -> np.ndarray:
+    """Rows of equal length (at least one row) as a 2-D object array, filled cell by cell
+    (faster than ``np.array``, which looks into each cell for nested sequences)."""
     shape = len(body), len(body[0])
-    cells = np.fromiter(chain.from_iterable(body), dtype=object,
-                        count=shape[0] * shape[1]).reshape(shape)
+    return np.fromiter(chain.from_iterable(body), dtype=object,
+                       count=shape[0] * shape[1]).reshape(shape)
+
+
+def _object_frame(cells: np.ndarray) -> pd.DataFrame:
+    """A 2-D object array as a frame whose columns are views of it (faster than pandas'
+    list-of-lists path), its cells classified at once (:func:`remember_grid_cells`)."""
     remember_grid_cells(cells)
     return pd.DataFrame(cells, dtype=object, copy=False)
 

@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +255,9 @@ class Grid:
 
     sheet: str | None
     rows: list[list[Any]]
+    cells: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The same cells (the same objects) as one 2-D object array, when the reader made it
+    already (a large sheet read in shards); nobody may modify ``rows`` then."""
 
 
 def _too_big(name: str, size: int, limits: ImportLimits,
@@ -407,18 +410,20 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
         ) from None
 
     def load(sheet: str) -> Grid:
-        rows = None
+        sharded = None
         if suffix in (".xlsx", ".xlsm"):  # a large sheet: calamine on every core
             part = parts.get(sheet)
-            rows = parse_in_shards(data, part, sheet, inflated.pop(part, None)) if part else None
-            if rows is not None:
+            sharded = (parse_in_shards(data, part, sheet, inflated.pop(part, None)) if part
+                       else None)
+            if sharded is not None:
+                rows = sharded.rows
                 _check_shape(f"{name}, sheet '{sheet}'", len(rows), len(rows[0]) if rows else 0,
                              limits)
-        if rows is None:
-            rows = _parse_whole(sheet)
+        rows = _parse_whole(sheet) if sharded is None else sharded.rows
         if parts.get(sheet) in error_cells:
             _mark_errors(rows, error_cells[parts[sheet]])
-        return Grid(sheet, rows)
+            return Grid(sheet, rows)  # the cells array would not show the marks
+        return Grid(sheet, rows, sharded.cells if sharded is not None else None)
 
     def _parse_whole(sheet: str) -> list[list[Any]]:
         try:

@@ -26,6 +26,8 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -117,35 +119,59 @@ def _parse(book: io.BytesIO, sheet: str) -> python_calamine.CalamineSheet:
     return python_calamine.CalamineWorkbook.from_filelike(book).get_sheet_by_name(sheet)
 
 
-def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> list[list[Any]] | None:
-    """The rows of the whole sheet from (0, 0), as ``to_python(skip_empty_area=False)`` gives
-    them, from its shards in order (each turned into rows as soon as it is parsed, while the
-    next ones still are); None if two shards' rows overlap."""
+@dataclass(frozen=True)
+class ShardedSheet:
+    """A sheet read in shards: its rows from (0, 0), as ``to_python(skip_empty_area=False)``
+    gives them, and the same cells as one 2-D object array (the very objects; None when the
+    shards do not all span the sheet's full width)."""
+
+    rows: list[list[Any]]
+    cells: np.ndarray | None
+
+
+def _cell_block(rows: list[list[Any]], width: int) -> np.ndarray:
+    """Rows of ``width`` cells as a 2-D object array, filled cell by cell (faster than
+    ``np.array``, which looks into each cell for nested sequences)."""
+    return np.fromiter(chain.from_iterable(rows), dtype=object,
+                       count=len(rows) * width).reshape(len(rows), width)
+
+
+def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> ShardedSheet | None:
+    """The sheet from its shards in order (each turned into rows and a block of cells as soon
+    as it is parsed, while the next ones still are); None if two shards' rows overlap."""
     blocks = []
     for sheet in parsed:
         if sheet.start is not None:
             with gc_paused():
                 rows = sheet.to_python(skip_empty_area=True)
-            blocks.append((*sheet.start, *sheet.end, rows))
+                left, right = sheet.start[1], sheet.end[1]
+                cells = _cell_block(rows, right - left + 1) if left == 0 else None
+            blocks.append((*sheet.start, *sheet.end, rows, cells))
     if not blocks:
-        return []
-    width = max(right for _, _, _, right, _ in blocks) + 1
+        return ShardedSheet([], None)
+    width = max(right for _, _, _, right, _, _ in blocks) + 1
     grid: list[list[Any]] = []
-    for first, left, last, right, rows in blocks:
+    cells: list[np.ndarray] | None = []
+    for first, left, last, right, rows, block in blocks:
         if first < len(grid):
             return None
+        if first > len(grid) and cells is not None:
+            cells.append(np.full((first - len(grid), width), "", dtype=object))
         grid.extend([""] * width for _ in range(first - len(grid)))
         if left or right + 1 < width:
             rows = [[""] * left + row + [""] * (width - right - 1) for row in rows]
+            cells = None
         grid.extend(rows)
+        if cells is not None:
+            cells.append(block)
         if len(grid) != last + 1:
             return None
-    return grid
+    return ShardedSheet(grid, np.concatenate(cells) if cells else None)
 
 
 def parse_in_shards(data: bytes, part: str, sheet: str,
-                    xml: bytes | bytearray | None = None) -> list[list[Any]] | None:
-    """The rows of worksheet ``sheet`` (archive part ``part``, inflated: ``xml`` if given) of
+                    xml: bytes | bytearray | None = None) -> ShardedSheet | None:
+    """The rows (and cells) of worksheet ``sheet`` (archive part ``part``, inflated: ``xml`` if given) of
     the .xlsx ``data`` — an archive already checked by
     :func:`~cx_app.survey.xml_safety.check_workbook_archive` — read by calamine in parallel
     shards; None when the sheet is small, cannot be cut, or a shard cannot be read (then read
@@ -177,4 +203,5 @@ def parse_in_shards(data: bytes, part: str, sheet: str,
             return None
 
 
-__all__ = ["SHARD_MIN_BYTES", "gc_paused", "parse_in_shards", "shard_count", "split_sheet_xml"]
+__all__ = ["SHARD_MIN_BYTES", "ShardedSheet", "gc_paused", "parse_in_shards", "shard_count",
+           "split_sheet_xml"]

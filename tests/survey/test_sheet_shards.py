@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from itertools import chain
 
 import pytest
 import python_calamine
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openpyxl import Workbook
 
-from cx_app.survey import sheet_shards
+from cx_app.survey import importing, sheet_shards
 from cx_app.survey.importing import load_survey
 from cx_app.survey.sheet_shards import parse_in_shards, split_sheet_xml
 from tests.data.bad.make_corpus import workbook_parts, zip_bytes
@@ -66,7 +67,11 @@ def test_shards_give_the_grid_of_one_parse(always_sharded, monkeypatch, first_ro
     sharded = parse_in_shards(data, PART, "Data")
     written = sum(any(v is not None for v in values) for _, values in rows)
     if written >= 2:  # at least two row tags: cut into shards
-        assert sharded is not None and typed(sharded) == typed(whole(data, "Data"))
+        assert sharded is not None and typed(sharded.rows) == typed(whole(data, "Data"))
+        if sharded.cells is not None:  # the same objects, row by row
+            assert sharded.cells.shape == (len(sharded.rows), len(sharded.rows[0]))
+            assert all(a is b for a, b in zip(sharded.cells.ravel(),
+                                              chain.from_iterable(sharded.rows), strict=True))
     else:
         assert sharded is None
 
@@ -87,7 +92,7 @@ def test_rows_and_cells_without_r_inside_a_shard_keep_their_places(always_sharde
         for i in range(12))
     data = _sheet(body)
     sharded = parse_in_shards(data, PART, "S")
-    assert sharded is not None and typed(sharded) == typed(whole(data, "S"))
+    assert sharded is not None and typed(sharded.rows) == typed(whole(data, "S"))
 
 
 def test_a_sheet_with_comments_among_its_rows_is_read_in_one_piece(always_sharded):
@@ -105,9 +110,15 @@ def test_load_survey_is_the_same_with_and_without_shards(monkeypatch, tmp_path):
     path = write_bank_export(simulate_bank_waves(400, waves=2, seed=3), tmp_path / "bank.xlsx")
     monkeypatch.setattr(sheet_shards, "SHARD_MIN_BYTES", 0)
     monkeypatch.setattr(sheet_shards, "shard_count", lambda: 3)
+    made = []  # cell arrays made from rows after the read (the shards make theirs during it)
+    monkeypatch.setattr(importing, "_cell_array",
+                        lambda body, made_by=importing._cell_array: made.append(1) or
+                        made_by(body))
     sharded = load_survey(path)
+    assert not made
     monkeypatch.setattr(sheet_shards, "shard_count", lambda: 1)
     single = load_survey(path)
+    assert made
     assert sharded.frame.equals(single.frame)
     assert sharded.quality.to_dict() == single.quality.to_dict()
 
