@@ -5,8 +5,9 @@ sheet's XML is cut, just before row tags that carry their row number (``<row r="
 twice as many shards as there are cores; each shard becomes a copy of the workbook whose sheet
 holds only its rows (head and tail of the sheet kept, parts stored uncompressed, so building
 one is a copy), calamine parses the copies in one thread per core, and their rows are laid
-back on the sheet's grid, each shard's as soon as it is parsed (``to_python`` holds the GIL,
-the parse does not, so the two overlap).
+back on the sheet's grid, and into one 2-D object array of its cells, each shard's as soon
+as it is parsed (``to_python`` and the array hold the GIL, the parse does not, so they
+overlap).
 
 Why the grid is the same as one parse of the whole sheet (``to_python(skip_empty_area=False)``,
 tested cell by cell on random sheets): calamine (``xlsx/cells_reader.rs``) takes a cell's row
