@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +84,7 @@ from cx_app.survey.schema import (
     infer_schema,
     normalise_header,
 )
+from cx_app.survey.sheet_shards import cell_array
 from cx_app.survey.weights import clean_weights
 
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
@@ -193,7 +193,7 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     elif grid.cells is not None and len(lengths) == 1 and longest == grid.cells.shape[1]:
         frame = _object_frame(grid.cells[header + 1:])  # made while the sheet was read
     else:
-        frame = _object_frame(_cell_array(body))
+        frame = _object_frame(cell_array(body, longest))
     headers, seen = [], set()
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
@@ -213,14 +213,6 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     if keep.all():  # the usual case: no copy
         return frame, masks, 0
     return frame[keep], masks[keep], int((~keep).sum())
-
-
-def _cell_array(body: list[list[Any]]) -> np.ndarray:
-    """Rows of equal length (at least one row) as a 2-D object array, filled cell by cell
-    (faster than ``np.array``, which looks into each cell for nested sequences)."""
-    shape = len(body), len(body[0])
-    return np.fromiter(chain.from_iterable(body), dtype=object,
-                       count=shape[0] * shape[1]).reshape(shape)
 
 
 def _object_frame(cells: np.ndarray) -> pd.DataFrame:

@@ -416,9 +416,8 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits) -> tuple[list[str]
             sharded = (parse_in_shards(data, part, sheet, inflated.pop(part, None)) if part
                        else None)
             if sharded is not None:
-                rows = sharded.rows
-                _check_shape(f"{name}, sheet '{sheet}'", len(rows), len(rows[0]) if rows else 0,
-                             limits)
+                _check_shape(f"{name}, sheet '{sheet}'", len(sharded.rows),
+                             len(sharded.rows[0]) if sharded.rows else 0, limits)
         rows = _parse_whole(sheet) if sharded is None else sharded.rows
         if parts.get(sheet) in error_cells:
             _mark_errors(rows, error_cells[parts[sheet]])

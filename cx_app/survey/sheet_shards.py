@@ -130,9 +130,9 @@ class ShardedSheet:
     cells: np.ndarray | None
 
 
-def _cell_block(rows: list[list[Any]], width: int) -> np.ndarray:
-    """Rows of ``width`` cells as a 2-D object array, filled cell by cell (faster than
-    ``np.array``, which looks into each cell for nested sequences)."""
+def cell_array(rows: list[list[Any]], width: int) -> np.ndarray:
+    """Rows of ``width`` cells each as a 2-D object array of the same objects, filled cell by
+    cell (faster than ``np.array``, which looks into each cell for nested sequences)."""
     return np.fromiter(chain.from_iterable(rows), dtype=object,
                        count=len(rows) * width).reshape(len(rows), width)
 
@@ -146,7 +146,7 @@ def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> ShardedSheet | Non
             with gc_paused():
                 rows = sheet.to_python(skip_empty_area=True)
                 left, right = sheet.start[1], sheet.end[1]
-                cells = _cell_block(rows, right - left + 1) if left == 0 else None
+                cells = cell_array(rows, right - left + 1) if left == 0 else None
             blocks.append((*sheet.start, *sheet.end, rows, cells))
     if not blocks:
         return ShardedSheet([], None)
@@ -204,5 +204,5 @@ def parse_in_shards(data: bytes, part: str, sheet: str,
             return None
 
 
-__all__ = ["SHARD_MIN_BYTES", "ShardedSheet", "gc_paused", "parse_in_shards", "shard_count",
-           "split_sheet_xml"]
+__all__ = ["SHARD_MIN_BYTES", "ShardedSheet", "cell_array", "gc_paused", "parse_in_shards",
+           "shard_count", "split_sheet_xml"]

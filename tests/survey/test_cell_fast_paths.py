@@ -27,7 +27,7 @@ from cx_app.survey.cells import (
     date_column,
     text_column,
 )
-from cx_app.survey.importing import _cell_array, _object_frame
+from cx_app.survey.importing import _object_frame
 from cx_app.survey.reading import (
     ExcelError,
     cell_type_ids,
@@ -50,6 +50,7 @@ from cx_app.survey.schema import (
     _score_cells,
     _text_code_display,
 )
+from cx_app.survey.sheet_shards import cell_array
 
 CELLS = st.one_of(
     st.none(),
@@ -210,7 +211,8 @@ def test_the_fast_paths_are_taken_on_a_float_column(monkeypatch):
     [[], []],
 ])
 def test_object_frame_matches_pandas(body):
-    pd.testing.assert_frame_equal(_object_frame(_cell_array(body)), pd.DataFrame(body, dtype=object))
+    pd.testing.assert_frame_equal(_object_frame(cell_array(body, len(body[0]))),
+                                  pd.DataFrame(body, dtype=object))
 
 
 GRIDS = st.integers(1, 4).flatmap(lambda width: st.lists(
@@ -246,7 +248,7 @@ def test_a_grid_classified_at_once_tells_what_each_column_tells(rows):
                                                   for row in rows])))
 def test_object_frame_matches_pandas_on_any_grid(rows):
     """Also with cells that are sequences, which the frame keeps as cells."""
-    frame = _object_frame(_cell_array(rows))
+    frame = _object_frame(cell_array(rows, len(rows[0])))
     pd.testing.assert_frame_equal(frame, pd.DataFrame(rows, dtype=object))
     for j in range(frame.shape[1]):
         assert all(mine is theirs for mine, theirs in zip(frame.iloc[:, j], [r[j] for r in rows],
@@ -259,7 +261,7 @@ def test_text_columns_of_a_grid_match_the_cell_by_cell_reference(rows):
     """Segment texts of a frame's columns, taken from its grid's strings, are the reference's."""
     rows = [[cell if i % 2 else f" {cell!s} " for i, cell in enumerate(row)] for row in rows]
     with remembered_cell_types():
-        frame = _object_frame(_cell_array(rows))
+        frame = _object_frame(cell_array(rows, len(rows[0])))
         texts = [text_column(frame.iloc[:, j], blank_mask(frame.iloc[:, j]))
                  for j in range(frame.shape[1])]
     for j, mine in enumerate(texts):
@@ -272,7 +274,7 @@ def test_the_columns_of_an_object_frame_are_classified_with_its_grid(monkeypatch
     over its whole grid: no column is classified again."""
     body = [[1.0, " a ", None], [" ", 2.0, dt.date(2021, 1, 1)]]
     with remembered_cell_types():
-        frame = _object_frame(_cell_array(body))
+        frame = _object_frame(cell_array(body, len(body[0])))
         monkeypatch.setattr(reading, "_type_ids", lambda cells: pytest.fail("classified again"))
         masks = [blank_mask(frame.iloc[:, j]).tolist() for j in range(frame.shape[1])]
     assert masks == [[False, True], [False, False], [True, False]]

@@ -111,9 +111,9 @@ def test_load_survey_is_the_same_with_and_without_shards(monkeypatch, tmp_path):
     monkeypatch.setattr(sheet_shards, "SHARD_MIN_BYTES", 0)
     monkeypatch.setattr(sheet_shards, "shard_count", lambda: 3)
     made = []  # cell arrays made from rows after the read (the shards make theirs during it)
-    monkeypatch.setattr(importing, "_cell_array",
-                        lambda body, made_by=importing._cell_array: made.append(1) or
-                        made_by(body))
+    monkeypatch.setattr(importing, "cell_array",
+                        lambda rows, width, made_by=importing.cell_array: made.append(1) or
+                        made_by(rows, width))
     sharded = load_survey(path)
     assert not made
     monkeypatch.setattr(sheet_shards, "shard_count", lambda: 1)
