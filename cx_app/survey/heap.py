@@ -30,7 +30,8 @@ from contextlib import contextmanager
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 KEPT_BYTES = 1 << 30
 """While active: blocks of up to this many bytes come from the heap, and this much free memory
-may stay at the top of a heap (the import's peak is far below it)."""
+may stay at the top of a heap. An import's largest block, its inflated sheet XML, is bounded
+by the import limits (1,000 MB unzipped by default); a larger block is mapped on its own."""
 AFTER_MMAP_THRESHOLD, AFTER_TRIM_THRESHOLD = 32 << 20, 64 << 20
 """After: glibc's own thresholds once its dynamic adjustment has seen large blocks freed."""
 
@@ -53,9 +54,10 @@ def _glibc() -> ctypes.CDLL | None:
 _LIBC = _glibc()
 
 
-def _set(trim: int, mmap: int) -> bool:
-    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, mmap)) and bool(
-        _LIBC.mallopt(_M_TRIM_THRESHOLD, trim))
+def _set(trim: int, mmap: int) -> None:
+    """Both thresholds (each refused silently by a glibc that does not take the value)."""
+    _LIBC.mallopt(_M_MMAP_THRESHOLD, mmap)
+    _LIBC.mallopt(_M_TRIM_THRESHOLD, trim)
 
 
 @contextmanager
