@@ -190,8 +190,8 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
         body = [list(row) + [None] * (longest - len(row)) for row in body]
     if not body:
         frame = pd.DataFrame()
-    elif grid.cells is not None and len(lengths) == 1 and longest == grid.cells.shape[1]:
-        frame = _object_frame(grid.cells[header + 1:])  # made while the sheet was read
+    elif grid.cells is not None:  # made while the sheet was read (its rows are all as long)
+        frame = _object_frame(grid.cells[header + 1:])
     else:
         frame = _object_frame(cell_array(body, longest))
     headers, seen = [], set()

@@ -146,8 +146,8 @@ def _grid(parsed: Iterator[python_calamine.CalamineSheet]) -> ShardedSheet | Non
             with gc_paused():
                 rows = sheet.to_python(skip_empty_area=True)
                 left, right = sheet.start[1], sheet.end[1]
-                cells = cell_array(rows, right - left + 1) if left == 0 else None
-            blocks.append((*sheet.start, *sheet.end, rows, cells))
+                block = cell_array(rows, right - left + 1) if left == 0 else None
+            blocks.append((*sheet.start, *sheet.end, rows, block))
     if not blocks:
         return ShardedSheet([], None)
     width = max(right for _, _, _, right, _, _ in blocks) + 1

@@ -54,9 +54,8 @@ from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
 CHUNK = 1024 * 1024
 _OVERLAP = 64
 _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
-# Cell references, searched after tabs/newlines become spaces, single quotes double quotes and
-# spaces around "=" go (XML allows all three; Excel writes none), so that ' r="' is a literal
-# prefix the regex engine skips to quickly; letters and digits in two passes, reduced in C.
+# A worksheet piece with whitespace around "=" (XML allows it, and tabs, newlines, single
+# quotes; Excel writes none) is normalised once before its extent is scanned (_piece_extent).
 _NORMALISE = bytes.maketrans(b"\t\r\n\x0c'", b'    "')
 _SPACED_EQUALS = re.compile(rb" *= *")
 _ERROR_TAG = re.compile(rb'<c\s[^>]*?\bt="e"[^>]*>')
@@ -365,9 +364,11 @@ def _piece_extent(piece: bytes, cut_in_tag: bool = False,
     cells = opens[(near(opens, 1) == 99) & _name_end(near(opens, 2))]
     rows = opens[(near(opens, 1) == 114) & (near(opens, 2) == 111) & (near(opens, 3) == 119)
                  & _name_end(near(opens, 4))]
+    colons = np.flatnonzero(body == 58)
     if (not _all_in(cells + 4, refs) or not _all_in(rows + 6, refs)  # not <c r=, <row r=
-            or _prefixed_names(a[_MARGIN:], n)):  # or <x:c>
-        return _implicit_positions(a[_MARGIN:], n, max_row, max_col, opens, cells, rows, refs)
+            or _prefixed_names(a[_MARGIN:], colons)):  # or <x:c>
+        return _implicit_positions(a[_MARGIN:], n, max_row, max_col, opens, cells, rows, refs,
+                                   colons)
     if not rows.size:
         return _PieceExtent(max_row, max_col, 0, cells.size, cells.size)
     return _PieceExtent(max_row, max_col, rows.size, int(np.searchsorted(cells, rows[0])),
@@ -385,9 +386,8 @@ def _prefixed_rows(a: np.ndarray, colons: np.ndarray) -> np.ndarray:
                   & _name_end(a[colons + 4])]
 
 
-def _prefixed_names(a: np.ndarray, n: int) -> bool:
-    """Whether the first ``n`` bytes of ``a`` may hold a prefixed cell or row name."""
-    colons = np.flatnonzero(a[:n] == 58)
+def _prefixed_names(a: np.ndarray, colons: np.ndarray) -> bool:
+    """Whether a colon of ``a`` (at ``colons``) may end the prefix of a cell or row name."""
     return bool(colons.size and (_prefixed_cells(a, colons).size
                                  or _prefixed_rows(a, colons).size))
 
@@ -428,10 +428,10 @@ def _references(piece: bytes, a: np.ndarray, n: int, starts: np.ndarray,
 
 def _implicit_positions(a: np.ndarray, n: int, max_row: int, max_col: int,
                         opens: np.ndarray, cells: np.ndarray, rows: np.ndarray,
-                        refs: np.ndarray) -> _PieceExtent:
+                        refs: np.ndarray, colons: np.ndarray) -> _PieceExtent:
     """A piece where some cell or row tag may lack an ``r`` (or names have a prefix): tag by
-    tag, which ones have one, and the cell tags of each row."""
-    colons = np.flatnonzero(a[:n] == 58)
+    tag, which ones have one, and the cell tags of each row (``colons``: where its colons
+    are)."""
     if colons.size:  # <x:c>, <x:row>: a prefixed name
         cells = _tag_starts(a, opens, cells, _prefixed_cells(a, colons))
         rows = _tag_starts(a, opens, rows, _prefixed_rows(a, colons))
