@@ -36,4 +36,7 @@ PAGES = {
 from pages import common  # noqa: E402  (after set_page_config)
 
 common.recovery_offer()  # a reload offers the analysis from before it back
-st.navigation(PAGES).run()
+try:
+    st.navigation(PAGES).run()
+finally:  # also after st.stop() or a rerun: the snapshot holds what the page changed
+    common.save_snapshot()

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from cx_app.app.recovery import RecoveryStore, Snapshot, new_token, valid_token
+from cx_app.app.recovery import RecoveryStore, Snapshot
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.app.training import TrainingJob
 from cx_app.app.workspace import AnalysisShelf, MappingMemory
@@ -42,7 +42,8 @@ ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
 PROJECT_SCHEMA = "The opened or restored analysis' schema"  # a schema option, and its key
-TOKEN = "recovery_token"  # this session's token, also in the address as ?session=
+TOKEN = "recovery_token"  # this session's own token (server-issued), also in the address
+OFFERED = "recovery_offered"  # the address' token whose snapshot is offered, until chosen
 RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
 """Session-state entries a reload snapshot keeps beside the analysis."""
 LIMITS = cache_limits()
@@ -125,7 +126,6 @@ def analysis() -> Analysis:
         st.session_state[ANALYSIS] = new_analysis(survey)
     if (job := collect_training()) is not None:  # ended while another page was on screen
         st.toast(job.message)
-    save_snapshot()
     return st.session_state[ANALYSIS]
 
 
@@ -233,11 +233,15 @@ def need_models(a: Analysis) -> bool:
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def recovery_store() -> RecoveryStore:
-    """The process-wide reload snapshots (bounded like the result store)."""
+    """The process-wide reload snapshots (bounded like the result store; it issues the tokens)."""
     return RecoveryStore(LIMITS)
 
 
-def _restore(snapshot: Snapshot) -> None:
+def _restore(token: str) -> None:
+    snapshot = recovery_store().restore(token)  # a copy: nothing shared with where it came from
+    _dismiss()
+    if snapshot is None:  # forgotten since it was offered (bounds, age)
+        return
     for key, value in snapshot.state.items():
         st.session_state[key] = value
     # the Data page offers the analysis' own schema, so that it keeps the analysis
@@ -246,44 +250,46 @@ def _restore(snapshot: Snapshot) -> None:
     st.session_state["data_choice"] = {"file": None, "sheet": None, **choice,
                                        "schema": PROJECT_SCHEMA}
     st.session_state[ANALYSIS] = snapshot.analysis
-    st.session_state["recovery_decided"] = True
+    st.session_state.pop("survey_file", None)  # the Data page's file box: the restored file
 
 
 def _dismiss() -> None:
-    st.session_state["recovery_decided"] = True
+    st.session_state.pop(OFFERED, None)
 
 
 def recovery_offer() -> None:
-    """Run by the entry script before the page: keep the session's token in the address;
-    after a reload, offer the snapshot of the session before it (until the user chooses).
-    The buttons act through callbacks, which run before whichever script runs next."""
-    token = st.session_state.get(TOKEN)
-    if token is None:
-        token = st.query_params.get("session")
-        if not valid_token(token):
-            token = new_token()
-            st.session_state["recovery_decided"] = True  # a new tab: nothing to recover
-        st.session_state[TOKEN] = token
-    if st.query_params.get("session") != token:  # also after a page switch cleared it
-        st.query_params["session"] = token
-    if not st.session_state.get("recovery_decided"):
-        snapshot = recovery_store().get(token)
-        if snapshot is None:
-            st.session_state["recovery_decided"] = True
-        else:
-            st.info(f"The page was reloaded. Your analysis from before is kept: "
-                    f"{md_escape(snapshot.describe())}.")
-            restore, fresh = st.columns(2)
-            restore.button("Restore it", type="primary", key="recovery_restore",
-                           on_click=_restore, args=(snapshot,))
-            fresh.button("Start afresh", key="recovery_dismiss", on_click=_dismiss)
-    save_snapshot()
+    """Run by the entry script before the page: give the session a token of its own (never
+    the one in the address: fixation) and keep it in the address; after a reload, offer the
+    snapshot named by the address' token until the user chooses (the address keeps that token
+    meanwhile, so another reload offers it again). The buttons act through callbacks, which
+    run before whichever script runs next."""
+    store = recovery_store()
+    if TOKEN not in st.session_state:  # the session's first run
+        st.session_state[TOKEN] = store.issue()
+        address = st.query_params.get("session")
+        if store.get(address) is not None:  # a reload (or another tab's address)
+            st.session_state[OFFERED] = address
+    offered = st.session_state.get(OFFERED)
+    snapshot = None if offered is None else store.get(offered)
+    if snapshot is None:
+        _dismiss()
+    shown = st.session_state[TOKEN] if snapshot is None else offered
+    if st.query_params.get("session") != shown:  # also after a page switch cleared it
+        st.query_params["session"] = shown
+    if snapshot is not None:
+        st.info(f"The page was reloaded. Your analysis from before is kept: "
+                f"{md_escape(snapshot.describe())}.")
+        restore, fresh = st.columns(2)
+        restore.button("Restore it", type="primary", key="recovery_restore",
+                       on_click=_restore, args=(offered,))
+        fresh.button("Start afresh", key="recovery_dismiss", on_click=_dismiss)
 
 
 def save_snapshot() -> None:
-    """Keep (a reference to) the session's analysis under its token, once the user has
-    chosen whether to restore an earlier one (run by the entry script and by ``analysis()``)."""
+    """Keep a copy of the session's analysis under its own token, once the user has chosen
+    whether to restore an earlier one. Run by the entry script at the end of every script run,
+    after the page's change (an upload on the Data page swaps the analysis)."""
     token = st.session_state.get(TOKEN)
-    if token and st.session_state.get("recovery_decided") and ANALYSIS in st.session_state:
+    if token and OFFERED not in st.session_state and ANALYSIS in st.session_state:
         recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
             k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from cx_app.cli._common import add_cluster_arguments, cluster_from_args
 
@@ -94,6 +93,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cx_app.atomic_files import write_bytes_atomic
     from cx_app.estimate.model_file import load_model
     from cx_app.estimate.new_wave import estimate_wave
     from cx_app.estimate.tracker import split_waves
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     survey = surveys[0]
     est = estimate_wave(model, survey)
     if args.predictions:
-        Path(args.predictions).write_bytes(to_safe_csv(est.predictions_frame()))
+        write_bytes_atomic(args.predictions, to_safe_csv(est.predictions_frame()))
     if args.json:
         print(est.to_json())
         return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cx_app.atomic_files import write_text_atomic
 from cx_app.errors import CxAppError
 from cx_app.estimate.document import check_estimate_belongs, read_wave_estimate
 from cx_app.models.results import Results, read_results
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)
-            (out / "results.json").write_text(text, encoding="utf-8")
+            write_text_atomic(out / "results.json", text)
         except OSError as exc:
             raise CxAppError(f"cannot write into {out}: {exc.strerror or exc}") from None
         paths = write_reports(results, out, new_wave, respondent_data=args.respondent_data)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cx_app.atomic_files import write_text_atomic
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
@@ -354,5 +355,5 @@ def write_results(results: Results, out_dir: str | Path) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "results.json"
-    path.write_text(results.to_json(), encoding="utf-8")
+    write_text_atomic(path, results.to_json())
     return path

@@ -294,7 +294,13 @@ def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool =
         _write_section(ws, section, report, charts=charts, image_scale=image_scale)
     workbook.properties.title = report.title
     workbook.properties.creator = "cx-app"
-    workbook.save(path)
+    if isinstance(path, io.BytesIO):
+        workbook.save(path)
+        return
+    from cx_app.atomic_files import atomic_path
+
+    with atomic_path(path) as tmp:  # a killed run leaves the old workbook or none
+        workbook.save(tmp)
 
 
 def excel_bytes(report: Report, **options: Any) -> bytes:

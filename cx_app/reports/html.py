@@ -230,4 +230,6 @@ def render_html(report: Report, *, charts: bool = True) -> str:
 
 def write_html(report: Report, path: str | Path, **options: Any) -> None:
     """Write :func:`render_html` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_html(report, **options), encoding="utf-8")
+    from cx_app.atomic_files import write_text_atomic
+
+    write_text_atomic(path, render_html(report, **options))

@@ -22,6 +22,7 @@ import pandas as pd
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
+from cx_app.atomic_files import write_bytes_atomic, write_text_atomic
 from cx_app.errors import SurveyFileError
 from cx_app.survey.simulate import (
     CSAT_ATTRIBUTES,
@@ -137,7 +138,7 @@ def write_workbook(sheets: Mapping[str, pd.DataFrame], path: str | Path) -> Path
         sheet.freeze_panes = "A2"
     buffer = io.BytesIO()
     book.save(buffer)
-    path.write_bytes(_normalise_xlsx(buffer.getvalue()))
+    write_bytes_atomic(path, _normalise_xlsx(buffer.getvalue()))
     return path
 
 
@@ -166,7 +167,7 @@ def write_sample_files(directory: str | Path = SAMPLE_DIR, *, seed: int = SAMPLE
     written.append(write_workbook({RESPONSES_SHEET: wave7.drop(columns=NPS_COLUMN)},
                                   directory / SAMPLE_FILES["telecom_nps_wave7_unlabeled"]))
     csat_path = directory / SAMPLE_FILES["retail_csat"]
-    simulate_retail_csat(1500, seed=seed).to_csv(csat_path, index=False, lineterminator="\n",
-                                                 encoding="utf-8")
+    csat = simulate_retail_csat(1500, seed=seed)
+    write_text_atomic(csat_path, csat.to_csv(index=False, lineterminator="\n"))
     written.append(csat_path)
     return written

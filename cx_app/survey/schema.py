@@ -238,7 +238,9 @@ def schema_from_yaml_text(data: bytes | str, name: str = "schema") -> SurveySche
 def save_schema(schema: SurveySchema, path: str | Path) -> Path:
     """Write ``schema`` as YAML that :func:`load_schema` reads back to an equal schema."""
     path = Path(path)
-    path.write_text(schema.to_yaml(), encoding="utf-8")
+    from cx_app.atomic_files import write_text_atomic
+
+    write_text_atomic(path, schema.to_yaml())
     return path
 
 

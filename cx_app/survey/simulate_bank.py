@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from cx_app.atomic_files import atomic_path
 from cx_app.errors import AnalysisError
 from cx_app.survey.simulate import NPS_THRESHOLDS
 
@@ -223,5 +224,6 @@ def write_bank_export(waves: dict[str, pd.DataFrame] | pd.DataFrame, path: str |
         data.append([None if (v is None or (isinstance(v, float) and np.isnan(v))) else
                      (v.item() if isinstance(v, np.generic) else v) for v in row])
     path = Path(path)
-    book.save(path)
+    with atomic_path(path) as tmp:
+        book.save(tmp)
     return path
