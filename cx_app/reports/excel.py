@@ -33,7 +33,7 @@ from cx_app.reports.blocks import (
     Section,
     Table,
 )
-from cx_app.safe_text import is_formula_like
+from cx_app.safe_text import is_formula_like, plain_spec
 
 NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
                   "pvalue": "0.0000", "score": "0.0",
@@ -259,9 +259,12 @@ class _SheetWriter:
 
 
 def _render_png(spec: dict, scale: float) -> bytes:
+    """The chart as PNG. vl-convert aborts the whole process (a Rust panic) on a string that
+    is not valid XML, e.g. one holding NUL: every string of the spec is made plain first
+    (:func:`~cx_app.safe_text.plain_spec`)."""
     import vl_convert
 
-    return vl_convert.vegalite_to_png(spec, scale=scale)
+    return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)
 
 
 def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,
