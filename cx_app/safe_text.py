@@ -192,6 +192,37 @@ def plain_spec(spec: Any) -> Any:
     return spec
 
 
+# --------------------------------------------------------------------------- Markdown
+
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*\[\]<>~$|@&])")
+_MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MARKDOWN_URL = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
+_MARKDOWN_LINE_START = re.compile(r"(?m)^([ \t]*)([#+\-=]|\d+(?=[.)]))")
+
+
+def escape_markdown(value: Any) -> str:
+    """``value`` as text that Markdown (CommonMark, GFM, Streamlit's directives) shows literally.
+
+    Backslash-escaped: what can open a link or an image (``[ ]``: also ``![p](url)`` and
+    Streamlit's ``:red[...]``), HTML (``< >``, entities ``&``), emphasis, code, strike-through, LaTeX, tables and
+    e-mail autolinks (``* ` ~ $ | @``, and ``_`` but inside a word, where it is literal anyway),
+    bare URLs (the ``:`` of ``http://``, the ``.`` of ``www.``), and headings, quotes, list
+    items and rules at the start of a line. Everything else is left as it is, so a plain
+    sentence such as an error message reads the same in the source and on the page.
+
+    >>> escape_markdown("Store ![p](http://host/a.png)")
+    'Store !\\\\[p\\\\](http\\\\://host/a.png)'
+    >>> escape_markdown("cx_report_wave-2.xlsx: 3 rows (max 5).")
+    'cx_report_wave-2.xlsx: 3 rows (max 5).'
+    """
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", str(value))
+    text = _MARKDOWN_UNDERSCORE.sub(r"\\_", text)
+    text = _MARKDOWN_URL.sub(lambda m: "\\" + m.group(0), text)
+    return _MARKDOWN_LINE_START.sub(
+        lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
+        text)
+
+
 # --------------------------------------------------------------------------- label length
 
 LABEL_LIMIT = 100
