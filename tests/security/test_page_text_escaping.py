@@ -217,3 +217,68 @@ def test_md_escape_breaks_what_only_gfm_and_streamlit_read():
     assert "me\\@host" in escaped and ":blue\\[x\\]" in escaped
     assert escape_markdown("cx_report_wave-2.xlsx: 3 rows (max 5).") == (
         "cx_report_wave-2.xlsx: 3 rows (max 5).")  # plain sentences read the same
+
+
+# --------------------------------------------------------------------------- the pages, run
+
+MARKDOWN_TYPES = {"markdown", "caption", "title", "header", "subheader", "success", "error",
+                  "warning", "info", "alert", "toast", "exception"}
+"""AppTest node types whose ``value`` is Markdown source."""
+
+
+def _nodes(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _nodes(child)
+
+
+def _markdown_sources(at) -> list[str]:
+    """Every Markdown source the app sent: bodies of text elements, labels and help texts."""
+    out = []
+    for node in _nodes(at._tree):
+        kind = getattr(node, "type", None)
+        names = ("label", "help") + (("value",) if kind in MARKDOWN_TYPES else ())
+        for name in names:
+            try:
+                text = getattr(node, name)
+            except Exception:  # noqa: BLE001 - not every node has every property
+                continue
+            if isinstance(text, str):
+                out.append(text)
+    return out
+
+
+def _active_markup(source: str) -> list[str]:
+    """Links, images and HTML that a Markdown renderer would make of ``source``, and bare URLs
+    (GFM autolinks) left unescaped."""
+    from markdown_it import MarkdownIt
+
+    found = []
+    for token in MarkdownIt("commonmark", {"html": True}).parse(source):
+        for t in [token, *(token.children or [])]:
+            if t.type in {"image", "link_open", "html_inline", "html_block"}:
+                found.append(f"{t.type} in {source[:80]!r}")
+    found += [f"bare URL in {source[:80]!r}" for _ in re.finditer(r"https?://", source)]
+    return found
+
+
+def test_the_pages_render_a_markdown_header_and_values_as_text():
+    """The header ``Store ![p](http://host/a.png)`` and segment values holding a link, an
+    ``<img>`` and a ``:red[...]`` directive: on the Data, NPS and Drivers pages no rendered
+    element holds an image, a link or HTML from them (before issue 24 the NPS caption fetched
+    the image)."""
+    from streamlit.testing.v1 import AppTest
+
+    path = ROOT / "tests" / "data" / "bad" / "markdown_header.csv"
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120).run()
+    at.file_uploader(key="uploader").upload(path.name, path.read_bytes(), "text/csv")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    sources = _markdown_sources(at)
+    for page in ("pages/nps.py", "pages/drivers.py"):
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        sources += _markdown_sources(at)
+    escaped_header = "Store !\\[p\\](http\\://host/a.png)"
+    assert any(escaped_header in s for s in sources)  # the header is shown, escaped
+    assert [m for s in sources for m in _active_markup(s)] == []
