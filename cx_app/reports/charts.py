@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.roc import thin_curve as roc_thin_curve
-from cx_app.safe_text import short_labels
+from cx_app.safe_text import plain_text, short_labels
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -47,14 +47,15 @@ _CELL_COLOUR_SCHEME = "blues"
 
 
 def _labels_as_text(values: Sequence[object]) -> list[str]:
-    """Labels as chart text, at most :data:`~cx_app.safe_text.LABEL_LIMIT` characters each
-    (distinct values stay distinct; the data behind the chart keeps the full text)."""
-    return short_labels(values)
+    """Labels as chart text: without control characters, at most
+    :data:`~cx_app.safe_text.LABEL_LIMIT` characters each (distinct values stay distinct; the
+    data behind the chart keeps the full text)."""
+    return short_labels(plain_text(str(v)) for v in values)
 
 
 def _labels(column: pd.Series) -> pd.Series:
     """A column of labels as :func:`_labels_as_text` makes them."""
-    return pd.Series(short_labels(column), index=column.index, name=column.name)
+    return pd.Series(_labels_as_text(column), index=column.index, name=column.name)
 
 
 # --------------------------------------------------------------------------- NPS
