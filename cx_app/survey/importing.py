@@ -199,8 +199,8 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
     for j in range(width):
-        text = (plain_text(cell_text(first[j])) if _present(first[j])
-                else f"Column {_column_letter(j)}")
+        text = ((plain_text(cell_text(first[j])) if _present(first[j]) else "")
+                or f"Column {_column_letter(j)}")  # a header of control characters only, too
         base, k = text, 2
         while text in seen:
             text, k = f"{base} ({k})", k + 1
