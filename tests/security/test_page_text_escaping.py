@@ -262,11 +262,31 @@ def _active_markup(source: str) -> list[str]:
     return found
 
 
-def test_the_pages_render_a_markdown_header_and_values_as_text():
-    """The header ``Store ![p](http://host/a.png)`` and segment values holding a link, an
-    ``<img>`` and a ``:red[...]`` directive: on the Data, NPS and Drivers pages no rendered
-    element holds an image, a link or HTML from them (before issue 24 the NPS caption fetched
-    the image)."""
+HOSTILE_SCHEMA = """\
+name: "hostile ![s](http://host/s.png)"
+target: {name: nps, column: NPS, kind: nps, scale: {min: 0, max: 10}}
+attributes:
+  - {name: price, column: Price, label: "Price [l](http://host/l)", scale: {min: 1, max: 5}}
+  - {name: speed, column: Speed, scale: {min: 1, max: 5}}
+segments:
+  - {name: store, column: "Store ![p](http://host/a.png)"}
+respondent_id: {name: resp_id, column: ID}
+plan:
+  - name: "3x3 ![st](http://host/st.png)"
+    positive: "pro ![g](http://host/g.png)"
+    groups:
+      - {name: "det <img src=http://host/d.png>", members: [0, 1, 2, 3, 4, 5, 6]}
+      - {name: "pas [x](http://host/x)", members: [7, 8]}
+      - {name: "pro ![g](http://host/g.png)", members: [9, 10]}
+"""
+
+
+def test_the_pages_render_markdown_from_the_file_and_the_schema_as_text():
+    """The header ``Store ![p](http://host/a.png)``, segment values holding a link, an
+    ``<img>`` and a ``:red[...]`` directive, and a schema whose name, attribute label, plan
+    step and group names hold images, links and HTML: on the Data, NPS and Drivers pages no
+    rendered element holds an image, a link or HTML from them (before issue 24 the NPS caption
+    fetched the image)."""
     from streamlit.testing.v1 import AppTest
 
     path = ROOT / "tests" / "data" / "bad" / "markdown_header.csv"
@@ -274,11 +294,19 @@ def test_the_pages_render_a_markdown_header_and_values_as_text():
     at.file_uploader(key="uploader").upload(path.name, path.read_bytes(), "text/csv")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    sources = _markdown_sources(at)
+    sources = _markdown_sources(at)  # the layout inferred from the data
+    at.file_uploader(key="schema_upload").upload("hostile.yaml", HOSTILE_SCHEMA.encode(),
+                                                  "application/x-yaml")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["analysis"].survey.schema.plan[0].name.startswith("3x3 ![st]")
+    sources += _markdown_sources(at)
     for page in ("pages/nps.py", "pages/drivers.py"):
         at.switch_page(page).run()
         assert not at.exception, [e.value for e in at.exception]
         sources += _markdown_sources(at)
-    escaped_header = "Store !\\[p\\](http\\://host/a.png)"
-    assert any(escaped_header in s for s in sources)  # the header is shown, escaped
+    shown = [re.sub(r"\\(.)", r"\1", s) for s in sources]
+    for text in ("Store ![p](http://host/a.png)", "Pro ![g](http://host/g.png)",
+                 "hostile ![s](http://host/s.png)"):
+        assert any(text in s for s in shown), text  # shown, as text
     assert [m for s in sources for m in _active_markup(s)] == []
