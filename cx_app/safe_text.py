@@ -1,4 +1,5 @@
-"""Survey text written out safely: never a live formula in Excel or CSV, never markup in HTML.
+"""Survey text kept plain and written out safely: no control characters, never a live formula
+in Excel or CSV, never markup in HTML, labels of a sane length in charts.
 
 Column names, labels, segment values and comments come from the survey file, i.e. from whoever
 wrote it. A spreadsheet evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@`` (and,
@@ -13,14 +14,28 @@ injection" (OWASP). The rules here:
 - HTML: every text is escaped with :func:`html.escape` (:func:`escape_html`).
 
 Only strings are touched: a negative *number* stays a number.
+
+Control characters (issue 24): NUL and the rest of the C0 set (tab and newline excepted; a
+carriage return becomes a newline), DEL, the C1 set, lone surrogates and the non-characters
+U+FFFE/U+FFFF have no place in a header, a segment value, a group, step or model name. They are
+not valid XML, so the chart renderer (vl-convert) aborts the whole process on a NUL. They are
+removed at the point a file's text becomes data (:func:`plain_text`, :data:`PlainText` for the
+pydantic models of schemas and plans); :func:`plain_spec` strips them again from every string of
+a chart spec before it is rendered (defence in depth for text that did not come through an
+import, e.g. an old ``results.json``). Labels are shortened for charts (:func:`short_label`,
+:func:`short_labels`); the data keeps the full text.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Annotated, Any
 
 import pandas as pd
+from pydantic import BeforeValidator
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet treat a cell as a formula (OWASP, CSV injection)."""
@@ -90,3 +105,159 @@ def escape_html(value: Any) -> str:
     '&lt;script&gt;alert(1)&lt;/script&gt;'
     """
     return html.escape("" if value is None else str(value), quote=True)
+
+
+# --------------------------------------------------------------------------- control characters
+
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+"""Characters removed from survey text: C0 but tab, newline and carriage return (which becomes a
+newline), DEL, C1, lone surrogates, U+FFFE and U+FFFF (none of them is valid in XML 1.0 text,
+except DEL and C1, which are invisible and have no meaning in a survey)."""
+_CARRIAGE_RETURN = re.compile("\r\n?")
+
+
+def plain_text(text: str) -> str:
+    """``text`` without control characters (:data:`CONTROL_CHARACTERS`); ``\\r\\n`` and a lone
+    ``\\r`` become ``\\n``. Text without them is returned as it is (the same object).
+
+    >>> plain_text("Pri\\x00ce\\x1b[31m"), plain_text("line 1\\r\\nline 2\\ttab")
+    ('Price[31m', 'line 1\\nline 2\\ttab')
+    """
+    if "\r" in text:
+        text = _CARRIAGE_RETURN.sub("\n", text)
+    return CONTROL_CHARACTERS.sub("", text)
+
+
+def _plain_input(value: Any) -> Any:
+    return plain_text(value) if isinstance(value, str) else value
+
+
+PlainText = Annotated[str, BeforeValidator(_plain_input)]
+"""A pydantic ``str`` field whose control characters are removed before it is validated (so
+``min_length`` counts what is left): names and headers of schemas and plans."""
+
+
+def character_name(character: str) -> str:
+    """``NUL`` for the NUL character, ``U+001B`` for the others.
+
+    >>> character_name("\\x00"), character_name("\\x1b")
+    ('NUL', 'U+001B')
+    """
+    return "NUL" if character == "\x00" else f"U+{ord(character):04X}"
+
+
+def control_characters(text: str) -> Counter[str]:
+    """The control characters of ``text`` that :func:`plain_text` removes, by name, with counts.
+
+    >>> control_characters("a\\x00b\\x00c\\x7f")
+    Counter({'NUL': 2, 'U+007F': 1})
+    """
+    return Counter(character_name(c) for c in CONTROL_CHARACTERS.findall(text))
+
+
+def describe_removed(found: Counter[str]) -> str:
+    """``1 control character (NUL)`` / ``3 control characters (NUL ×2, U+001B)``: for notes."""
+    total = sum(found.values())
+    names = ", ".join(name if n == 1 else f"{name} ×{n}" for name, n in found.most_common())
+    return f"{total} control character{'s' if total != 1 else ''} ({names})"
+
+
+def plain_text_column(column: pd.Series) -> tuple[pd.Series, Counter[str]]:
+    """A column of text cells without control characters, and what was removed (the control
+    characters of every cell, counted). One scan of the distinct values joined: the usual
+    column without any control character is returned as it is, after that scan only."""
+    texts = [v for v in pd.unique(column.dropna()) if isinstance(v, str)]
+    if not CONTROL_CHARACTERS.search("".join(texts)) and not any("\r" in t for t in texts):
+        return column, Counter()
+    dirty = {t: plain_text(t) for t in texts if plain_text(t) != t}
+    found: Counter[str] = Counter()
+    for text, n in column[column.isin(list(dirty))].value_counts().items():
+        for name, k in control_characters(text).items():
+            found[name] += k * n
+    return column.replace(dirty), found
+
+
+def plain_spec(spec: Any) -> Any:
+    """A copy of a JSON-like chart spec (dicts, lists, strings, numbers) whose every string —
+    keys included — has no control character and at most :data:`SPEC_TEXT_LIMIT` characters:
+    what reaches vl-convert can never abort it nor draw a label a hundred thousand pixels wide.
+    The chart builders already cut labels to :data:`LABEL_LIMIT`; this is the backstop for text
+    that did not come through them (an old ``results.json``, a title)."""
+    if isinstance(spec, str):
+        return short_label(plain_text(spec), SPEC_TEXT_LIMIT)
+    if isinstance(spec, dict):
+        return {plain_spec(k): plain_spec(v) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [plain_spec(v) for v in spec]
+    return spec
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*\[\]<>~$|@&])")
+_MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MARKDOWN_URL = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
+_MARKDOWN_LINE_START = re.compile(r"(?m)^([ \t]*)([#+\-=]|\d+(?=[.)]))")
+
+
+def escape_markdown(value: Any) -> str:
+    """``value`` as text that Markdown (CommonMark, GFM, Streamlit's directives) shows literally.
+
+    Backslash-escaped: what can open a link or an image (``[ ]``: also ``![p](url)`` and
+    Streamlit's ``:red[...]``), HTML (``< >``, entities ``&``), emphasis, code, strike-through, LaTeX, tables and
+    e-mail autolinks (``* ` ~ $ | @``, and ``_`` but inside a word, where it is literal anyway),
+    bare URLs (the ``:`` of ``http://``, the ``.`` of ``www.``), and headings, quotes, list
+    items and rules at the start of a line. Everything else is left as it is, so a plain
+    sentence such as an error message reads the same in the source and on the page.
+
+    >>> escape_markdown("Store ![p](http://host/a.png)")
+    'Store !\\\\[p\\\\](http\\\\://host/a.png)'
+    >>> escape_markdown("cx_report_wave-2.xlsx: 3 rows (max 5).")
+    'cx_report_wave-2.xlsx: 3 rows (max 5).'
+    """
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", str(value))
+    text = _MARKDOWN_UNDERSCORE.sub(r"\\_", text)
+    text = _MARKDOWN_URL.sub(lambda m: "\\" + m.group(0), text)
+    return _MARKDOWN_LINE_START.sub(
+        lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
+        text)
+
+
+# --------------------------------------------------------------------------- label length
+
+LABEL_LIMIT = 100
+"""Characters of a label shown in a chart (axis, legend, tooltip); the data keeps the rest."""
+ELLIPSIS = "…"
+SPEC_TEXT_LIMIT = 500
+"""Characters of any string of a chart spec given to the renderer (:func:`plain_spec`)."""
+
+
+def short_label(text: Any, limit: int = LABEL_LIMIT) -> str:
+    """``text`` as a label of at most ``limit`` characters, with ``…`` when it was cut.
+
+    >>> short_label("Speed of the network"), short_label("x" * 200, 10)
+    ('Speed of the network', 'xxxxxxxxx…')
+    """
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def short_labels(values: Iterable[Any], limit: int = LABEL_LIMIT) -> list[str]:
+    """Labels of at most ``limit`` characters that stay distinct when distinct values were cut
+    to the same text (a counter ``(2)``, ``(3)``... replaces their end); equal values keep
+    equal labels.
+
+    >>> short_labels(["a" * 12 + "1", "a" * 12 + "2", "b"], 10)
+    ['aaaaaaaaa…', 'aaaaa… (2)', 'b']
+    """
+    values = [str(v) for v in values]
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for value in dict.fromkeys(values):
+        label, k = short_label(value, limit), 2
+        while label in taken:
+            suffix = f"{ELLIPSIS} ({k})"
+            label, k = value[: max(0, limit - len(suffix))] + suffix, k + 1
+        taken.add(label)
+        out[value] = label
+    return [out[v] for v in values]

@@ -17,7 +17,6 @@ Cached objects are shared, not copied: pages treat them as read-only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.app.training import TrainingJob
 from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
-from cx_app.safe_text import to_safe_csv
+from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 
@@ -49,12 +48,13 @@ RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
 LIMITS = cache_limits()
 TTL = LIMITS.ttl_seconds
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
 
 def md_escape(text: object) -> str:
-    """Survey text made literal inside Markdown (no emphasis, links, HTML or LaTeX)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """Survey text made literal inside Markdown (no link, image, HTML, emphasis, LaTeX or
+    ``:color[...]`` directive): :func:`cx_app.safe_text.escape_markdown`. Every text a page
+    shows through Markdown that is not a literal goes through it
+    (``tests/security/test_page_text_escaping.py`` checks the pages)."""
+    return escape_markdown(text)
 
 
 # --------------------------------------------------------------------------- caches
@@ -125,7 +125,7 @@ def analysis() -> Analysis:
         survey = cached_survey(data, filename, None, schema.to_yaml())
         st.session_state[ANALYSIS] = new_analysis(survey)
     if (job := collect_training()) is not None:  # ended while another page was on screen
-        st.toast(job.message)
+        st.toast(md_escape(job.message))
     return st.session_state[ANALYSIS]
 
 
@@ -167,7 +167,8 @@ def run_safely(action: Callable[[], Any], *, what: str | None = None) -> Any:
     except CxAppError as exc:
         text = str(exc)
         # library messages usually name the file already: do not name it twice
-        st.error(f"{what}: {text}" if what and not text.startswith(str(what)) else text)
+        st.error(md_escape(f"{what}: {text}" if what and not text.startswith(str(what))
+                           else text))
         return None
 
 
@@ -194,7 +195,7 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
                  key=f"df_{key}")
     out = frame if csv_frame is None else csv_frame
     data = to_safe_csv(out.reset_index() if not hide_index else out)
-    st.download_button(label, data=data, file_name=file_name, mime="text/csv",
+    st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")
 
 

@@ -35,7 +35,8 @@ grouping = common.run_safely(lambda: views.grouping_by_level(a.resolved_plan()))
 if binary:
     level = binary[-1]
     grouped = grouping.get(level.name, "grouping")
-    st.subheader(f"ROC of the {level.name}, {grouped} (positive: {level.positive})")
+    st.subheader(f"ROC of the {common.md_escape(level.name)}, {common.md_escape(grouped)} "
+                 f"(positive: {common.md_escape(level.positive)})")
     st.caption("Score = summed probability of the positive group's classes. The curve ends at "
                "TPR = TP/P_actual of the most likely prediction (below 1 when the positive group "
                "has intragroup mismatch); the dashed line is random selection up to that point. "
@@ -124,13 +125,13 @@ else:
                                                                             "model B")})
         st.caption("The plain test over k folds is known to be too liberal (the training sets "
                    "overlap); the corrected test widens the variance by n_test/n_train. "
-                   f"Smallest p shown as {format_p(min(c.p_holm for c in comparisons))}.")
+                   f"Smallest p shown as {common.md_escape(format_p(min(c.p_holm for c in comparisons)))}.")
 
 # --------------------------------------------------------------------------- rhombus
 if binary:
     level = binary[-1]
-    st.subheader(f"φ–δ rhombus of the {level.name}, "
-                 f"{grouping.get(level.name, 'grouping')}: one point per fold")
+    st.subheader(f"φ–δ rhombus of the {common.md_escape(level.name)}, "
+                 f"{common.md_escape(grouping.get(level.name, 'grouping'))}: one point per fold")
     st.caption("δ = TPR − FPR (discriminant capability: higher is better); φ = TPR + FPR − 1 "
                "(characteristic capability: how much the model leans towards the positive "
                "group). A tight cloud means a stable model.")

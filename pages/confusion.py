@@ -83,7 +83,7 @@ for index, level in enumerate(levels):
                  key=f"metrics_{index}", file_name=f"metrics_{level.name}.csv",
                  column_config=column_config(table, level.is_binary), csv_frame=table.frame)
 
-with st.expander(f"Per-class metrics of {model_id}"):
+with st.expander(f"Per-class metrics of {common.md_escape(model_id)}"):
     for level in levels:
         st.text(level.name)
         common.table(views.per_class_table(level), key=f"per_class_{level.name}",

@@ -68,7 +68,7 @@ col_sheet, col_schema = st.columns(2)
 try:
     sheets = common.cached_sheet_names(data, filename)  # the importer's size and archive checks
 except CxAppError as exc:
-    st.error(str(exc))
+    st.error(common.md_escape(exc))
     st.stop()
 sheet = None
 if sheets:
@@ -129,7 +129,7 @@ analysis = st.session_state.get(common.ANALYSIS)
 try:
     survey = common.cached_survey(data, filename, sheet, schema.to_yaml())
 except CxAppError as exc:
-    st.error(str(exc))
+    st.error(common.md_escape(exc))
     st.stop()
 fresh = common.new_analysis(survey)
 if analysis is None or analysis.data_key != fresh.data_key:

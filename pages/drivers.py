@@ -70,7 +70,7 @@ with st.spinner("Computing…"):
     try:
         imp, unit = importance_frame()
     except Exception as exc:  # noqa: BLE001 - shown to the analyst, e.g. models without fold models
-        st.error(f"{source}: {exc}")
+        st.error(common.md_escape(f"{source}: {exc}"))
         st.stop()
 imp["attribute"] = imp["attribute"].map(lambda n: labels.get(n, n))
 st.subheader("Importance")
@@ -104,7 +104,7 @@ if drivers.capability is not None and len(drivers.capability):
     part = cap[cap["target"] == target].assign(
         series=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))
     st.caption(f"Feature: the attribute scored in its top two scale points; target: the "
-               f"respondent is in '{target}'. δ high = the top box separates the target group "
+               f"respondent is in '{common.md_escape(target)}'. δ high = the top box separates the target group "
                "well; φ > 0 = the top box is common (characteristic), φ < 0 = rare.")
     st.altair_chart(charts.rhombus_chart(part, colour_title="Attribute"), width="content")
     table = part.assign(attribute=part["series"]).drop(columns=["series"])
@@ -114,7 +114,7 @@ if drivers.capability is not None and len(drivers.capability):
 st.subheader("Reading")
 shares = drivers.relative_weights.to_frame()["percent_of_r2"]
 quadrants = drivers.importance_performance
-st.markdown(drivers_reading(
+st.markdown(drivers_reading(  # plain: every text it is given is md_escape'd below
     [(common.md_escape(labels.get(n, n)), float(shares[n])) for n in drivers.ranking()[:3]],
     r_squared=drivers.relative_weights.r_squared,
     target=common.md_escape(survey.schema.target.column),

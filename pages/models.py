@@ -44,25 +44,26 @@ address = cluster.scheduler_address()  # CX_APP_DASK_SCHEDULER; unset: local, da
 client = (common.run_safely(lambda: dask_client(address), what="Dask cluster") if address
           else None)
 if client is not None:
-    st.caption(cluster.cluster_info(client).describe())
+    st.caption(common.md_escape(cluster.cluster_info(client).describe()))
 
 
 def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
     key = f"set::{preset}::{algorithm_id}::{name}"
     keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
+    label = common.md_escape(name)
     if isinstance(default, bool):
-        return st.checkbox(name, value=default, **keep)
+        return st.checkbox(label, value=default, **keep)
     if isinstance(default, int):
-        return int(st.number_input(name, value=default, step=1, **keep))
+        return int(st.number_input(label, value=default, step=1, **keep))
     if isinstance(default, float):
-        return float(st.number_input(name, value=default, format="%g", **keep))
+        return float(st.number_input(label, value=default, format="%g", **keep))
     if isinstance(default, str):
-        return st.text_input(name, value=default, **keep)
-    text = st.text_input(f"{name} (YAML)", value=views.setting_text(default), **keep)
+        return st.text_input(label, value=default, **keep)
+    text = st.text_input(f"{label} (YAML)", value=views.setting_text(default), **keep)
     try:
         return views.parse_setting(text, default)
     except ValueError as exc:
-        st.error(f"{name}: {exc}")
+        st.error(common.md_escape(f"{name}: {exc}"))
         return default
 
 
@@ -91,8 +92,8 @@ preset = st.radio("Preset", PRESETS, horizontal=True, key="preset", persist_stat
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
     spec = get_algorithm(algorithm_id, preset)
-    with st.expander(f"{spec.name}: settings ({preset} preset)"):
-        st.caption(spec.description)
+    with st.expander(common.md_escape(f"{spec.name}: settings ({preset} preset)")):
+        st.caption(common.md_escape(spec.description))
         settings[algorithm_id] = {n: setting_input(algorithm_id, n, v, preset)
                                   for n, v in spec.defaults.items()}
 
@@ -107,10 +108,10 @@ clicked = b1.button("Train and cross-validate", type="primary", key="train",
                     disabled=not chosen or (job is not None and job.running)
                     or (address is not None and client is None))
 slow = ", ".join(f"{k} {format_duration(v)}" for k, v in expected.items() if v >= 10)
-b2.caption(f"Expected time: {format_duration(sum(expected.values()))}"
+b2.caption(common.md_escape(f"Expected time: {format_duration(sum(expected.values()))}"
            + (f" ({slow})" if slow else "") + f" for {rows:,} respondents × {attributes} "
            f"attributes × {folds} folds (measured on a busy 2-core server)."
-           if chosen else "Choose at least one algorithm.")
+           if chosen else "Choose at least one algorithm."))
 if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
@@ -155,8 +156,8 @@ if resolved is None:
 
 st.subheader("Leaderboard")
 level_names = ["original", *(s.name for s in resolved.steps)]
-tabs = st.tabs([f"{n} ({len(resolved.level_labels(i))} classes)" if i == 0 else n
-                for i, n in enumerate(level_names)])
+tabs = st.tabs([common.md_escape(f"{n} ({len(resolved.level_labels(i))} classes)" if i == 0
+                                  else n) for i, n in enumerate(level_names)])
 for i, tab in enumerate(tabs):
     with tab:
         board = views.leaderboard(a, i)

@@ -85,7 +85,7 @@ try:
     wave_surveys = [part for name in chosen for part in split_waves(read_wave(name))]
     tracked = track_waves(model, wave_surveys, by=None if by is None else by.name)
 except CxAppError as exc:
-    st.error(str(exc))
+    st.error(common.md_escape(exc))
     st.stop()
 covers = tracked[0].estimate.estimated_nps.covers
 if len(tracked) > 1 or by is not None:
@@ -93,7 +93,8 @@ if len(tracked) > 1 or by is not None:
     table = tracker_frame(tracked)
     shown = table.dropna(subset=["nps"])
     st.altair_chart(charts.nps_trend_chart(shown, wave_title="Wave"), width="stretch")
-    st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover {covers}. "
+    st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover "
+               f"{common.md_escape(covers)}. "
                "▲ / ▼: a significant change from the previous wave of the same line (z test "
                "on the two estimates with their whole uncertainty, Holm-adjusted over the "
                f"{int(table['p'].notna().sum())} changes, 5%). n per wave and segment in the "
@@ -112,7 +113,8 @@ for warning in estimate.warnings:
 nps = estimate.estimated_nps
 c1, c2, c3 = st.columns(3)
 c1.metric("Estimated NPS", f"{nps.value:+.1f}",
-          help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers {nps.covers}")
+          help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
+               f"{common.md_escape(nps.covers)}")
 c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
 c3.metric("Respondents", f"{estimate.n:,}")
 st.text(f"Estimated NPS {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "

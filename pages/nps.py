@@ -28,7 +28,7 @@ try:
     overall = nps_summary(survey.scores, groups=groups, label="All respondents",
                           weights=survey.weights)
 except CxAppError as exc:
-    st.error(str(exc))
+    st.error(common.md_escape(exc))
     st.stop()
 names = list(groups.names)  # negative, neutral, positive
 
@@ -38,7 +38,7 @@ cols[0].metric("Net score (NPS)", f"{overall.value:+.1f}",
                help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f} "
                     "(adjusted Wald, Rocks 2016)")
 for col, name in zip(cols[1:], names, strict=True):
-    col.metric(name.capitalize(), common.pct(overall.shares[name]),
+    col.metric(common.md_escape(name.capitalize()), common.pct(overall.shares[name]),
                help=f"{overall.counts[name]:,} of {overall.n:,} respondents")
 st.text(f"NPS {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
         f"{overall.ci95[1]:+.1f}) on {overall.n:,} respondents"
@@ -74,7 +74,8 @@ if split_specs:
         chart_data = by_segment.rename(columns={spec.name: "group"}).assign(
             flag=flags["flag"].to_numpy())
         st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column), width="stretch")
-        st.caption(f"n = {int(by_segment['n'].sum()):,} respondents. Colour: each {spec.column} "
+        st.caption(f"n = {int(by_segment['n'].sum()):,} respondents. Colour: each "
+                   f"{common.md_escape(spec.column)} "
                    "against all other respondents (two-sided z test, Holm-adjusted over the "
                    f"{len(flags)} segments, 5%); bars and lines show the 95% interval.")
         table = nps_table(by_segment, spec.name).assign(

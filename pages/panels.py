@@ -110,7 +110,7 @@ def step_editor(k: int, step, previous: list, renamed: dict[str, str]) -> dict |
                               index=options.index(spec.option) if spec else 0,
                               format_func=lambda o: f"{o} ({GROUPING_OPTIONS[o].name})",
                               key=f"option::{tag}::{g}",
-                              help=" ".join(f"{o.code}: {o.words}"
+                              help=" ".join(common.md_escape(f"{o.code}: {o.words}")
                                             for o in GROUPING_OPTIONS.values()))
             label_of = {_label(p): p for p in previous}  # keep the labels' own values (ints)
             group = {"name": name.strip(), "members": [label_of[m] for m in members],
@@ -148,8 +148,9 @@ def grouping_editor(a: Analysis) -> None:
     option, positive group); a valid edit becomes the analysis' plan at once."""
     with st.expander("Grouping editor: how classes are grouped, step by step", expanded=False):
         st.caption("Changes apply at once to every matrix, metric and ROC of every trained model; "
-                   "nothing is retrained. " + " ".join(f"{o.code} = {o.name.lower()}: {o.words}"
-                                                      for o in GROUPING_OPTIONS.values()))
+                   "nothing is retrained. " + " ".join(
+                       common.md_escape(f"{o.code} = {o.name.lower()}: {o.words}")
+                       for o in GROUPING_OPTIONS.values()))
         if st.button("Reset to the survey schema's plan", key="reset_plan"):
             for key in [k for k in st.session_state if str(k).split("::")[0] in {
                     "ng", "name", "members", "option", "rule", "pairs", "positive"}]:
@@ -161,7 +162,7 @@ def grouping_editor(a: Analysis) -> None:
         renamed: dict[str, str] = {}
         plan_steps = list(a.plan.plan)
         for k, step in enumerate(plan_steps):
-            st.markdown(f"**Step {k + 1}: {common.md_escape(step.name)}**")
+            st.markdown(f"**Step {k + 1:d}: {common.md_escape(step.name)}**")
             out = step_editor(k, step, previous, renamed)
             steps_out.append(out)
             renamed = {old.name: new["name"] for old, new in zip(step.groups, out["groups"],
@@ -170,8 +171,8 @@ def grouping_editor(a: Analysis) -> None:
         try:
             plan = views.edited_plan(a.plan, a.classes, steps_out)
         except CxAppError as exc:
-            st.error(f"The grouping is not valid yet, the matrices below use the last valid one: "
-                     f"{exc}")
+            st.error("The grouping is not valid yet, the matrices below use the last valid one: "
+                     + common.md_escape(exc))
         else:
             if plan is not None:
                 a.set_plan(plan)
@@ -201,7 +202,7 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
     if target_is_unsure(base):
         st.warning("Which column is the overall question (the score the models predict)? The "
                    "layout was inferred from the data and no header says it: "
-                   + (base.description or "") + ".")
+                   + common.md_escape(base.description or "") + ".")
         scored = [base.target.column, *(a.column for a in base.attributes)]
         column = st.selectbox("Target question", scored, index=None, key=f"{key}::target",
                               placeholder="Choose the target question")
@@ -285,7 +286,7 @@ def data_quality(survey: SurveyData) -> None:
     if gaps:
         st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
                  "from its training data (policy "
-                 f"`{survey.schema.missing_attributes}`):")
+                 f"{common.md_escape(survey.schema.missing_attributes)}):")
         common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
                      key="gaps", file_name="unanswered_scores.csv")
@@ -310,7 +311,7 @@ def model_source(a: Analysis):
                 bar = st.progress(0.0, text="fitting")
 
                 def progress(done: int, total: int, message: str) -> None:
-                    bar.progress(min(1.0, done / max(total, 1)), text=message)
+                    bar.progress(min(1.0, done / max(total, 1)), text=common.md_escape(message))
 
                 model = common.run_safely(lambda: a.final_model(
                     model_id, common.result_store(), fit=True, progress=progress))
@@ -337,8 +338,9 @@ def training_progress(job: TrainingJob) -> None:
     The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
     interrupts this script run at the next progress update and the page shows the job again;
     Cancel's callback asks the job to stop after the current fold."""
-    status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds} folds "
-                       f"each, on {job.analysis.survey.source.filename}…", expanded=True)
+    status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds:d} folds "
+                       f"each, on {common.md_escape(job.analysis.survey.source.filename)}…",
+                       expanded=True)
     cancel = status.empty()
     if job.cancelling:
         cancel.info("Cancelling: the model in training stops after its current fold…")
@@ -346,17 +348,17 @@ def training_progress(job: TrainingJob) -> None:
         cancel.button("Cancel training", key="cancel_training", on_click=job.cancel,
                       help="Stops after the current fold: models already finished are kept, "
                            "the one in training is dropped.")
-    bar = status.progress(job.share, text=job.text)
+    bar = status.progress(job.share, text=common.md_escape(job.text))
     shown = 0
     while not job.wait(0.3):
         for event in job.events[shown:]:
-            status.write(event.message)
+            status.write(common.md_escape(event.message))
             shown += 1
-        bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+        bar.progress(min(1.0, job.share), text=f"{common.md_escape(job.text)} · {job.elapsed:.0f} s")
     cancel.empty()
     for event in job.events[shown:]:
-        status.write(event.message)
-    bar.progress(min(1.0, job.share), text=f"{job.text} · {job.elapsed:.0f} s")
+        status.write(common.md_escape(event.message))
+    bar.progress(min(1.0, job.share), text=f"{common.md_escape(job.text)} · {job.elapsed:.0f} s")
     job.finish()  # the models to the analysis, here in the page's thread
     status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),

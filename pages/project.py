@@ -69,7 +69,7 @@ if upload is not None:
                 load_survey=lambda raw, schema, sheet, filename: common.cached_survey(
                     raw, filename, sheet, schema.to_yaml()))
         except CxAppError as exc:
-            st.error(str(exc))
+            st.error(common.md_escape(exc))
             st.stop()
         st.session_state[OPENED] = digest
         new = opened.analysis
@@ -88,7 +88,8 @@ if upload is not None:
         else:
             st.session_state.pop(LAST_WAVE, None)
         st.session_state.pop("project_file", None)
-        st.success(f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} "
-                   f"restored ({', '.join(new.models) or 'none'}); every page shows them.")
+        st.success(common.md_escape(
+            f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} restored "
+            f"({', '.join(new.models) or 'none'}); every page shows them."))
     else:
-        st.caption(f"{upload.name} is open.")
+        st.caption(f"{common.md_escape(upload.name)} is open.")

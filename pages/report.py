@@ -41,7 +41,7 @@ if files is None and st.button("Build the reports", type="primary", key="build_r
             status.update(label="Reports ready", state="complete")
         except CxAppError as exc:
             status.update(label="Reports failed", state="error")
-            st.error(str(exc))
+            st.error(common.md_escape(exc))
 if files is None:
     st.info("Press **Build the reports** (it takes a few seconds; nothing is retrained).")
     st.stop()

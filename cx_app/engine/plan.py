@@ -39,8 +39,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cx_app.errors import CxAppError, PlanError
+from cx_app.safe_text import PlainText
 
-Label = int | str
+Label = int | PlainText
+"""A class label: a score, or a group name (without control characters, as every name here)."""
 GroupingOption = Literal["R", "S", "RS"]
 TpRule = Literal["predicted_ge_actual", "predicted_le_actual"]
 
@@ -50,7 +52,7 @@ class GroupSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: PlainText = Field(min_length=1)
     members: tuple[Label, ...] = Field(min_length=1)
     option: GroupingOption = "R"
     tp_pairs: tuple[tuple[Label, Label], ...] | None = None
@@ -76,9 +78,9 @@ class StepSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
+    name: PlainText = Field(min_length=1)
     groups: tuple[GroupSpec, ...] = Field(min_length=2)
-    positive: str | None = None
+    positive: PlainText | None = None
 
     @model_validator(mode="after")
     def _names_unique_and_positive_known(self) -> StepSpec:

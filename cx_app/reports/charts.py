@@ -2,7 +2,8 @@
 
 Pure functions with no streamlit import, so that the app and the reports draw the same charts.
 Each builder documents the columns it reads; labels from the survey (attribute names, operator
-names, class labels) are data values, never markup, so they are shown literally.
+names, class labels) are data values, never markup, so they are shown literally, and cut to
+:data:`~cx_app.safe_text.LABEL_LIMIT` characters (:func:`~cx_app.safe_text.short_labels`).
 
 Confusion matrices follow the project's orientation: rows = actual class (y axis), columns =
 predicted class (x axis). The intragroup-mismatch (IM) row and column are drawn in a separate
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.roc import thin_curve as roc_thin_curve
+from cx_app.safe_text import plain_text, short_labels
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -45,7 +47,15 @@ _CELL_COLOUR_SCHEME = "blues"
 
 
 def _labels_as_text(values: Sequence[object]) -> list[str]:
-    return [str(v) for v in values]
+    """Labels as chart text: without control characters, at most
+    :data:`~cx_app.safe_text.LABEL_LIMIT` characters each (distinct values stay distinct; the
+    data behind the chart keeps the full text)."""
+    return short_labels(plain_text(str(v)) for v in values)
+
+
+def _labels(column: pd.Series) -> pd.Series:
+    """A column of labels as :func:`_labels_as_text` makes them."""
+    return pd.Series(_labels_as_text(column), index=column.index, name=column.name)
 
 
 # --------------------------------------------------------------------------- NPS
@@ -90,7 +100,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
     :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
     significantly above or below the other respondents.
     """
-    data = frame.assign(group=frame["group"].astype(str))
+    data = frame.assign(group=_labels(frame["group"]))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
     y = alt.Y("group:N", sort=order, title=group_title, axis=_BAND_AXIS)
     tooltip = [
@@ -134,8 +144,8 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     data = frame.copy()
     if "series" not in data:
         data["series"] = "All respondents"
-    data["wave"] = data["wave"].astype(str)
-    data["series"] = data["series"].astype(str)
+    data["wave"] = _labels(data["wave"])
+    data["series"] = _labels(data["series"])
     order = list(dict.fromkeys(data["wave"]))
     x = alt.X("wave:O", sort=order, title=wave_title)
     colour = alt.Color("series:N", title=None)
@@ -176,12 +186,13 @@ def score_distribution_chart(
     fixes the colour order (default: order of appearance).
     """
     data = frame.copy()
-    data["score"] = data["score"].astype(str)
-    data["category"] = data["category"].astype(str)
+    data["score"] = _labels(data["score"])
+    data["category"] = _labels(data["category"])
     if "share" not in data:
         total = data["count"].sum()
         data["share"] = data["count"] / total if total else 0.0
-    domain = list(categories) if categories is not None else list(dict.fromkeys(data["category"]))
+    domain = (_labels_as_text(categories) if categories is not None
+              else list(dict.fromkeys(data["category"])))
     colours = list(CATEGORY_COLOURS[: len(domain)])
     if len(domain) > len(colours):
         colours = None  # let Vega pick
@@ -208,7 +219,7 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
     Columns: ``attribute``, ``mean``, ``series``; attributes and series keep their order of
     appearance.
     """
-    data = frame.assign(attribute=frame["attribute"].astype(str), series=frame["series"].astype(str))
+    data = frame.assign(attribute=_labels(frame["attribute"]), series=_labels(frame["series"]))
     order = list(dict.fromkeys(data["attribute"]))
     series = list(dict.fromkeys(data["series"]))
     colours = list(CATEGORY_COLOURS[: len(series)]) if len(series) <= len(CATEGORY_COLOURS) else None
@@ -355,14 +366,14 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
     at most ``max_points`` points (:func:`thin_curve`). ``random_lines`` columns: ``model``,
     ``fpr``, ``tpr`` (two points each: (0,0) and (1, TP_ML/P_actual)).
     """
-    data = curves.assign(model=curves["model"].astype(str))
+    data = curves.assign(model=_labels(curves["model"]))
     data = pd.concat([thin_curve(part, max_points) for _, part in
                       data.groupby("model", sort=False)], ignore_index=True)
     data = data.assign(step=range(len(data)))
     # legend in the order given (class 0, 1, …, 10), not alphabetical (0, 1, 10, 2, …)
     names = list(dict.fromkeys(data["model"]))
     if random_lines is not None:
-        names += [m for m in dict.fromkeys(random_lines["model"].astype(str)) if m not in names]
+        names += [m for m in dict.fromkeys(_labels(random_lines["model"])) if m not in names]
     colour = alt.Color("model:N", title="Model", sort=names, scale=alt.Scale(domain=names))
     x = alt.X("fpr:Q", title="False positive rate", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("tpr:Q", title="True positive rate", scale=alt.Scale(domain=[0, 1]))
@@ -372,7 +383,7 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
                  alt.Tooltip("tpr:Q", format=".3f")],
     )]
     if random_lines is not None and len(random_lines):
-        rnd = random_lines.assign(model=random_lines["model"].astype(str))
+        rnd = random_lines.assign(model=_labels(random_lines["model"]))
         layers.append(alt.Chart(rnd).mark_line(strokeDash=[6, 4], opacity=0.7).encode(
             x=x, y=y, color=colour, detail="model:N",
             tooltip=[alt.Tooltip("model:N", title="Random selection for")],
@@ -386,7 +397,7 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
 
     Columns: ``model``, ``auc``, ``random_auc``.
     """
-    data = frame.assign(model=frame["model"].astype(str))
+    data = frame.assign(model=_labels(frame["model"]))
     long = data.melt(id_vars="model", value_vars=["auc", "random_auc"],
                      var_name="curve", value_name="area")
     long["curve"] = long["curve"].map({"auc": "model ROC", "random_auc": "random selection"})
@@ -412,7 +423,7 @@ def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05) -> alt.FacetChar
     ``p_value``, ``mean_difference`` (A − B).
     """
     data = frame.assign(
-        model_a=frame["model_a"].astype(str), model_b=frame["model_b"].astype(str),
+        model_a=_labels(frame["model_a"]), model_b=_labels(frame["model_b"]),
         significant=frame["p_value"] < alpha,
     )
     models = list(dict.fromkeys([*data["model_a"], *data["model_b"]]))
@@ -448,7 +459,7 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
     Columns: ``phi``, ``delta``, ``series`` (colour: the model or attribute) and optionally
     ``label`` (tooltip, e.g. "fold 3").
     """
-    data = frame.assign(series=frame["series"].astype(str))
+    data = frame.assign(series=_labels(frame["series"]))
     if "label" not in data:
         data["label"] = data["series"]
     border = pd.DataFrame({"phi": [0, 1, 0, -1, 0], "delta": [1, 0, -1, 0, 1],
@@ -496,7 +507,7 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     (+1 / −1 / 0: the sign of the attribute's relation with the score): bars coloured by it,
     so that an attribute whose higher ratings go with *lower* scores is not read as a lever.
     """
-    data = frame.assign(attribute=frame["attribute"].astype(str))
+    data = frame.assign(attribute=_labels(frame["attribute"]))
     order = data.sort_values("importance", ascending=False)["attribute"].tolist()
     y = alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS)
     tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
@@ -530,7 +541,7 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
     Columns: ``attribute``, ``importance``, ``performance``. Top-left (important, weak) is
     where to act first.
     """
-    data = frame.assign(attribute=frame["attribute"].astype(str))
+    data = frame.assign(attribute=_labels(frame["attribute"]))
     means = pd.DataFrame({"importance": [data["importance"].mean()],
                           "performance": [data["performance"].mean()]})
     x = alt.X("performance:Q", title=performance_title, scale=alt.Scale(zero=False, padding=20))

@@ -33,7 +33,7 @@ from cx_app.reports.blocks import (
     Section,
     Table,
 )
-from cx_app.safe_text import is_formula_like
+from cx_app.safe_text import is_formula_like, plain_spec, plain_text, short_label
 
 NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
                   "pvalue": "0.0000", "score": "0.0",
@@ -168,14 +168,14 @@ class _SheetWriter:
             for name, first, last in runs:
                 series = Series(Reference(self.ws, min_col=y_col, min_row=first, max_row=last),
                                 Reference(self.ws, min_col=x_col, min_row=first, max_row=last),
-                                title=name or spec.y[0])
+                                title=short_label(plain_text(name)) or spec.y[0])
                 series.marker.symbol = "none"
                 chart.series.append(series)
             chart.x_axis.scaling.min, chart.x_axis.scaling.max = 0, 1
             chart.y_axis.scaling.min, chart.y_axis.scaling.max = 0, 1
-        chart.title = spec.title
-        chart.x_axis.title = spec.x_title or None
-        chart.y_axis.title = spec.y_title or None
+        chart.title = plain_text(spec.title)  # chart XML: no control character (issue 24)
+        chart.x_axis.title = plain_text(spec.x_title) or None
+        chart.y_axis.title = plain_text(spec.y_title) or None
         chart.x_axis.delete = False
         chart.y_axis.delete = False
         chart.width, chart.height = 14, 8
@@ -259,9 +259,12 @@ class _SheetWriter:
 
 
 def _render_png(spec: dict, scale: float) -> bytes:
+    """The chart as PNG. vl-convert aborts the whole process (a Rust panic) on a string that
+    is not valid XML, e.g. one holding NUL: every string of the spec is made plain first
+    (:func:`~cx_app.safe_text.plain_spec`)."""
     import vl_convert
 
-    return vl_convert.vegalite_to_png(spec, scale=scale)
+    return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)
 
 
 def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,
@@ -290,9 +293,9 @@ def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool =
     workbook = Workbook()
     workbook.remove(workbook.active)
     for section in report.sections:
-        ws = workbook.create_sheet(section.title[:31])
+        ws = workbook.create_sheet(plain_text(section.title)[:31])
         _write_section(ws, section, report, charts=charts, image_scale=image_scale)
-    workbook.properties.title = report.title
+    workbook.properties.title = plain_text(report.title)
     workbook.properties.creator = "cx-app"
     if isinstance(path, io.BytesIO):
         workbook.save(path)

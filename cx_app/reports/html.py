@@ -24,7 +24,7 @@ from cx_app.reports.blocks import (
     Table,
 )
 from cx_app.reports.formatting import format_value
-from cx_app.safe_text import escape_html
+from cx_app.safe_text import escape_html, plain_spec
 
 _CSS = """
 :root { --ink: #1b1f23; --muted: #555; --line: #d5dbdf; --head: #dce6f0; --im: #fce4c8;
@@ -173,7 +173,7 @@ class _Renderer:
 
     def chart(self, block: ChartBlock) -> str:
         index = len(self.specs)
-        self.specs.append(block.spec)
+        self.specs.append(plain_spec(block.spec))
         note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
         return (f'<div class="block"><h3>{escape_html(block.title)}</h3>'
                 f'<div class="chart" id="chart-{index}" data-chart="{index}"></div>{note}</div>')

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import SchemaError, SurveyFileError
+from cx_app.safe_text import control_characters, describe_removed, plain_text, plain_text_column
 from cx_app.survey.cells import (
     Scored,
     blank_mask,
@@ -198,7 +199,8 @@ def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFram
     width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
     first = list(grid.rows[header]) + [None] * width
     for j in range(width):
-        text = cell_text(first[j]) if _present(first[j]) else f"Column {_column_letter(j)}"
+        text = ((plain_text(cell_text(first[j])) if _present(first[j]) else "")
+                or f"Column {_column_letter(j)}")  # a header of control characters only, too
         base, k = text, 2
         while text in seen:
             text, k = f"{base} ({k})", k + 1
@@ -341,6 +343,17 @@ def _inferred_layout(grid: Grid, name: str) -> SurveySchema | str:
         return "no target and attributes found" if "could not infer" in str(exc) else str(exc)
 
 
+def _control_character_notes(row: Sequence[Any]) -> list[str]:
+    """A note for each header that held control characters (removed: :func:`plain_text`)."""
+    notes = []
+    for j, cell in enumerate(row):
+        found = control_characters(cell) if isinstance(cell, str) else None
+        if found:
+            notes.append(f"column {_column_letter(j)}: its header held {describe_removed(found)}"
+                         f", removed (read as {plain_text(cell_text(cell))!r})")
+    return notes
+
+
 def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:
     """A note for each used column whose header appears more than once in the header row."""
     texts = _header_texts(row)
@@ -348,7 +361,7 @@ def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[s
     for position in sorted(found.values()):
         same = [j for j, t in enumerate(texts) if t == texts[position]]
         if len(same) > 1 and same[0] == position:
-            notes.append(f"header {cell_text(row[position])!r} appears in columns "
+            notes.append(f"header {plain_text(cell_text(row[position]))!r} appears in columns "
                          f"{', '.join(_column_letter(j) for j in same)}; column "
                          f"{_column_letter(position)} is used")
     return notes
@@ -449,6 +462,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     if header > 0:
         notes.append(f"header found on row {header + 1} (rows above it skipped)")
     notes.extend(_duplicate_header_notes(grid.rows[header], found))
+    notes.extend(_control_character_notes(grid.rows[header]))
     for spec in schema.columns():
         if spec.name in absent:
             notes.append(f"attribute column {spec.column!r} ({spec.name}) is not in the file: "
@@ -621,6 +635,11 @@ def _clean(
     order += [id_spec.name] if id_spec is not None else []
     order += [weight_spec.name] if weight_spec is not None else []
     frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[in_survey]
+    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
+        if spec.name in frame:  # text as data: no control character (cx_app.safe_text)
+            frame[spec.name], found = plain_text_column(frame[spec.name])
+            if found:
+                notes.append(f"{spec.name}: the values held {describe_removed(found)}, removed")
     if target in frame and not frame[target].isna().any():
         frame[target] = frame[target].astype(np.int64)
     for name in schema.attribute_names:

@@ -466,11 +466,15 @@ def _decode(data: bytes, name: str) -> tuple[str, str]:
 
 def _sniff_delimiter(text: str) -> str:
     """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
-    lines; ties go to the order comma, semicolon, tab."""
+    lines; ties go to the order comma, semicolon, tab. A delimiter that leaves a field longer
+    than the csv module's limit (a line over 128 KB) is not the file's delimiter."""
     sample = [line for line in text.splitlines()[:50] if line.strip()]
     best, best_score = ",", (-1, -1)
     for delimiter in DELIMITERS:
-        widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
+        try:
+            widths = [len(r) for r in csv.reader(sample, delimiter=delimiter)]
+        except csv.Error:  # "field larger than field limit": not this delimiter
+            continue
         if not widths:
             continue
         common = max(set(widths), key=widths.count)
@@ -502,6 +506,11 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, s
             width = max(width, len(row))
             _check_shape(name, len(rows), width, limits)
     except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise SurveyFileError(
+                f"{name}: line {len(rows) + 1} has a cell of more than "
+                f"{csv.field_size_limit():,} characters, more than a survey answer can hold; "
+                "refused") from None
         raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
                               ) from None
     return Grid(None, rows), encoding, delimiter

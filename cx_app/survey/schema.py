@@ -31,6 +31,7 @@ from cx_app.engine.plan import (
     read_yaml_document,
 )
 from cx_app.errors import SchemaError
+from cx_app.safe_text import PlainText, plain_text
 from cx_app.survey.default_plans import default_plan
 from cx_app.survey.reading import (
     NEVER_BLANK,
@@ -58,8 +59,9 @@ _IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 def normalise_header(text: object) -> str:
-    """A header as it is compared: case-folded, whitespace runs collapsed, ends trimmed."""
-    return " ".join(str(text).split()).casefold()
+    """A header as it is compared: without control characters (:func:`plain_text`),
+    case-folded, whitespace runs collapsed, ends trimmed."""
+    return " ".join(plain_text(str(text)).split()).casefold()
 
 
 class Scale(BaseModel):
@@ -93,8 +95,8 @@ class ColumnSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=_IDENTIFIER)
-    column: str = Field(min_length=1)
-    aliases: tuple[str, ...] = ()
+    column: PlainText = Field(min_length=1)
+    aliases: tuple[PlainText, ...] = ()
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -115,7 +117,7 @@ class TargetSpec(ColumnSpec):
 class AttributeSpec(ColumnSpec):
     """An attribute (driver) question scored on an integer scale."""
 
-    label: str | None = None
+    label: PlainText | None = None
     scale: Scale
 
     @property
@@ -134,8 +136,8 @@ class SurveySchema(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(min_length=1)
-    description: str | None = None
+    name: PlainText = Field(min_length=1)
+    description: PlainText | None = None
     target: TargetSpec
     attributes: tuple[AttributeSpec, ...] = Field(min_length=1)
     respondent_id: ColumnSpec | None = None

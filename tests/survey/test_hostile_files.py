@@ -53,6 +53,8 @@ REFUSED = {
     "empty_sheet.xlsx": r"every sheet is empty$",
     "header_only.xlsx": r", sheet 'Data': the header is on row 1 but no respondent rows",
     "wide.csv": r"2,005 columns, more than the limit of 2,000 \(CX_APP_MAX_COLUMNS\)",
+    "long_cell.csv": r"line 3 has a cell of more than 131,072 characters, more than a survey "
+                     r"answer can hold; refused$",
 }
 
 # (rows read, rows used, excluded (row, column, reason)) — worked out from make_corpus.py
@@ -69,6 +71,12 @@ ACCEPTED = {
     "latin1.csv": (2, 2, []),
     # one NUL byte in one cell: that row is out (with its reason), the rest imported
     "nul_bytes.csv": (3, 2, [(3, "ID", NUL_BYTE)]),
+    # issue 24: control characters removed from the headers (noted), Markdown kept as data,
+    # a line over 128 KB read like any other
+    "nul_header.csv": (3, 3, []),
+    "nul_header.xlsx": (3, 3, []),
+    "markdown_header.csv": (3, 3, []),
+    "long_line.csv": (3, 3, []),
 }
 
 
@@ -118,6 +126,31 @@ def test_details_of_accepted_files():
     latin = read_table(BAD / "latin1.csv")
     assert list(latin.columns)[-1] == "Région" and latin["Région"].tolist() == [
         "Île-de-France", "Genève"]
+
+
+def test_details_of_the_hostile_text_files():
+    """Issue 24: the NUL (and U+0001) of a header is removed and noted, the columns match the
+    schema; Markdown in a header and in segment values is kept verbatim as data (the app escapes
+    it when it shows it); the cells of a 140 KB line are read whole."""
+    for name, removed in (("nul_header.csv", [("C", "NUL", "Price"), ("D", "U+0001", "Speed")]),
+                          ("nul_header.xlsx", [("C", "NUL", "Price")])):
+        data = load_survey(BAD / name, schema=SCHEMA)
+        assert data.X["price"].tolist() == [5.0, 1.0, 3.0]
+        assert data.X["speed"].tolist() == [4.0, 2.0, 3.0]
+        notes = [n for n in data.quality.notes if "control character" in n]
+        assert notes == [f"column {c}: its header held 1 control character ({what}), removed "
+                         f"(read as {header!r})" for c, what, header in removed]
+        raw = read_table(BAD / name)
+        assert list(raw.columns) == ["ID", "NPS", "Price", "Speed"]
+    markdown = load_survey(BAD / "markdown_header.csv")  # layout inferred: the store a segment
+    segment = markdown.schema.segments[0]
+    assert segment.column == "Store ![p](http://host/a.png)"
+    assert markdown.frame[segment.name].tolist() == [
+        "[x](http://host/b)", "<img src=http://host/c.png>", ":red[alarm]"]
+    assert not any("control character" in n for n in markdown.quality.notes)
+    long_line = read_table(BAD / "long_line.csv")
+    assert long_line["Comment"].map(len).tolist() == [2, 70_000, 2]
+    assert long_line["Other"].tolist() == ["ok", "b" * 70_000, "ok"]
 
 
 def test_xml_attacks_are_not_expanded_by_the_readers_either():
@@ -254,7 +287,8 @@ def test_wide_extent_written_in_other_legal_xml_spellings_is_refused(cell):
 
 # refused before any sheet is read: listing the sheets of these must refuse them the same way
 REFUSED_BEFORE_THE_SHEETS = sorted(
-    set(REFUSED) - {"sparse_extent.xlsx", "empty_sheet.xlsx", "header_only.xlsx", "wide.csv"})
+    set(REFUSED) - {"sparse_extent.xlsx", "empty_sheet.xlsx", "header_only.xlsx", "wide.csv",
+                    "long_cell.csv"})
 
 
 @pytest.mark.parametrize("name", REFUSED_BEFORE_THE_SHEETS)

@@ -97,13 +97,16 @@ def test_hostile_column_names_are_quoted_verbatim():
         "attributes": [{"name": "q", "column": header, "scale": {"min": 1, "max": 5}}],
     })
     q = load_survey(text, schema=schema, filename="h.csv").quality
-    assert q.excluded[0].column == header  # no format(), % or markup interpretation
-    assert repr(header) in q.to_text() and q.to_dict()["excluded"][0]["column"] == header
+    shown = header.replace("\x1b", "")  # control characters are removed (issue 24), with a note
+    assert q.excluded[0].column == shown  # no format(), % or markup interpretation
+    assert repr(shown) in q.to_text() and q.to_dict()["excluded"][0]["column"] == shown
+    assert f"column C: its header held 1 control character (U+001B), removed (read as " \
+           f"{shown!r})" in q.notes
     missing = parse_schema({**schema.model_dump(), "attributes": [
         {"name": "q", "column": header + "?", "scale": {"min": 1, "max": 5}}]})
     with pytest.raises(SchemaError) as info:
         load_survey(text, schema=missing, filename="h.csv")
-    assert repr(header + "?") in str(info.value)
+    assert repr(shown + "?") in str(info.value)  # the schema's column is plain text too
 
 
 def test_usage_statistics_are_off():

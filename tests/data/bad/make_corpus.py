@@ -278,10 +278,39 @@ def corpus() -> dict[str, bytes]:
     files["latin1.csv"] = ("ID;NPS;Price;Speed;Région\nR1;9;5;4;Île-de-France\n"
                            "R2;3;2;2;Genève\n").encode("latin-1")
 
+    # --- hostile text (issue 24): control characters and Markdown in headers, long lines
+    files.update(hostile_text_files())
+
     # --- model files (refused by cx_app.estimate.model_file)
     files["model_pickle.skops"] = pickle.dumps({"estimator": "pickled"}, protocol=4)
     files["model_joblib.skops"] = _joblib_bytes()
     files["model_os_system.skops"] = skops_with_os_system()
+    return files
+
+
+MARKDOWN_HEADER = "Store ![p](http://host/a.png)"
+MARKDOWN_VALUES = ("[x](http://host/b)", "<img src=http://host/c.png>", ":red[alarm]")
+LONG_CELL = 70_000
+"""Characters of each long cell of ``long_line.csv``: two make a line over 128 KB (the csv
+module's field limit, which the delimiter sniffer met with the whole line as one field)."""
+
+
+def hostile_text_files() -> dict[str, bytes]:
+    """NUL in a header (CSV, and ``_x0000_`` in an .xlsx, which calamine decodes to NUL: the
+    chart renderer aborted the process on it), Markdown in a header and in segment values, a
+    line over 128 KB of ordinary cells and a single cell over 128 KB."""
+    files: dict[str, bytes] = {}
+    nul_header = ["ID", "NPS", "Pri\x00ce", "Spe\x01ed"]
+    files["nul_header.csv"] = csv_text([nul_header, *GOOD]).encode()
+    files["nul_header.xlsx"] = xlsx({"Data": [["ID", "NPS", "Pri_x0000_ce", "Speed"], *GOOD]})
+    files["markdown_header.csv"] = csv_text(
+        [[*HEADER, MARKDOWN_HEADER]]
+        + [[*row, value] for row, value in zip(GOOD, MARKDOWN_VALUES, strict=True)]).encode()
+    long_rows = [[*HEADER, "Comment", "Other"]] + [[*row, "ok", "ok"] for row in GOOD]
+    long_rows[2][4:] = ["a" * LONG_CELL, "b" * LONG_CELL]
+    files["long_line.csv"] = csv_text(long_rows).encode()
+    long_rows[2][4:] = ["c" * (2 * LONG_CELL), "ok"]
+    files["long_cell.csv"] = csv_text(long_rows).encode()
     return files
 
 
