@@ -1,0 +1,231 @@
+"""The first opening and prediction of a model file, in a child process with limits (issue 24).
+
+:mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
+know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
+foresaw) must still not take the server down with it. So before a model file's estimator is
+rebuilt in the server's (or the CLI's) process, :func:`check_in_child` runs
+``python -m cx_app.estimate.model_sandbox`` with the file's bytes on its standard input. The
+child first limits itself (``resource.setrlimit``: address space ``CX_APP_MODEL_CHECK_MB``,
+default 4,096 MB, and CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s; one thread per
+numeric library), then opens the file exactly as :func:`cx_app.estimate.model_file.load_model`
+does and predicts a few synthetic respondents on the model's own attribute scales (each end,
+the middle, seeded random scores, unanswered scores when the model fills gaps). It answers one
+JSON line. A crash (a signal such as SIGSEGV), a limit reached or an error becomes one
+:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on.
+
+The answer for a file is remembered by its SHA-256 for the life of the process (at most
+:data:`REMEMBERED` files; a refused file is refused again at once), and the files this process
+wrote itself from a fitted model count as checked (:func:`remember`), so a file costs one child
+at most. A child starts in about 1–3 s (the
+numeric libraries' imports; the CNN's Keras/JAX more), see ``bench/`` and the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cx_app.errors import ModelFileError
+from cx_app.provenance import sha256_hex
+
+__all__ = ["REMEMBERED", "check_in_child", "remember", "synthetic_rows"]
+
+REMEMBERED = 1024
+_MB = 1024 * 1024
+_DEFAULT_MB = 4096
+_DEFAULT_SECONDS = 60
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+_LABEL = "\x00model file\x00"
+"""The file's name in the child's sentences, replaced by the caller's."""
+_verdicts: OrderedDict[str, str | None] = OrderedDict()
+_lock = threading.Lock()
+
+
+def remember(data: bytes) -> None:
+    """Record ``data`` (a model file's bytes) as checked: no child is started for it again in
+    this process. For files this process wrote from a model it fitted or already checked."""
+    _store(_key(data, ()), None)
+
+
+def _key(data: bytes, trusted: Sequence[str]) -> str:
+    return sha256_hex(data) + "".join(f" {t}" for t in sorted(trusted))
+
+
+def _store(key: str, verdict: str | None) -> None:
+    with _lock:
+        _verdicts[key] = verdict
+        _verdicts.move_to_end(key)
+        while len(_verdicts) > REMEMBERED:
+            _verdicts.popitem(last=False)
+
+
+def _limits() -> tuple[int, int]:
+    values = []
+    for var, default in (("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB),
+                         ("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS)):
+        text = os.environ.get(var, "").strip()
+        try:
+            value = float(text) if text else default
+        except ValueError:
+            raise ValueError(f"{var}={text!r} is not a number") from None
+        if not value > 0:
+            raise ValueError(f"{var}={text!r} must be positive")
+        values.append(value)
+    return int(values[0] * _MB), max(1, int(values[1]))
+
+
+def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
+    """Open the model file ``data`` and make a first prediction with it in a limited child
+    process; :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a
+    limit or fails. A file already checked in this process (with the same extra trusted types)
+    gets the same answer at once, without a child."""
+    key = _key(data, trusted)
+    with _lock:
+        known = key in _verdicts
+        verdict = _verdicts.get(key)
+    if not known:
+        try:
+            verdict = _verdict(data, trusted)
+        except ModelFileError as exc:  # not kept: the next try may succeed
+            raise ModelFileError(str(exc).replace(_LABEL, label)) from None
+        _store(key, verdict)
+    if verdict is not None:
+        raise ModelFileError(verdict.replace(_LABEL, label))
+
+
+def _child_command() -> list[str]:
+    return [sys.executable, "-m", __name__]
+
+
+def _verdict(data: bytes, trusted: Sequence[str]) -> str | None:
+    """None if the child opened the file and predicted; else the refusal, its file named
+    :data:`_LABEL`. A child that could not start or did not end raises at once (not kept)."""
+    memory, seconds = _limits()
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, **dict.fromkeys(_ONE_THREAD, "1"), "MALLOC_ARENA_MAX": "2",
+           "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
+                                                       os.environ.get("PYTHONPATH")])),
+           "CX_APP_MODEL_CHECK_MB": str(memory / _MB),
+           "CX_APP_MODEL_CHECK_SECONDS": str(seconds)}
+    header = json.dumps({"label": _LABEL, "trusted": list(trusted)}).encode() + b"\n"
+    wall = seconds * 2 + 30
+    try:
+        child = subprocess.run(_child_command(), input=header + data, capture_output=True,
+                               env=env, cwd=package_root, timeout=wall, check=False)
+    except subprocess.TimeoutExpired:
+        raise ModelFileError(f"{_LABEL}: the model did not finish its first prediction "
+                             f"within {wall} s, so it was not used.") from None
+    except OSError as exc:
+        raise ModelFileError(f"{_LABEL}: the model could not be checked (cannot start a "
+                             f"process: {exc.strerror or exc}), so it was not used.") from None
+    answer = _answer(child.stdout)
+    if child.returncode < 0 or answer is None:
+        return f"{_LABEL}: {_death(child.returncode, seconds)}; it was not used."
+    if "refused" in answer:
+        return str(answer["refused"])
+    if "limit" in answer:
+        return (f"{_LABEL}: the model needed more than {memory // _MB:,} MB of memory "
+                "(CX_APP_MODEL_CHECK_MB) for its first prediction; it was not used.")
+    if "failed" in answer:
+        return (f"{_LABEL}: the model failed while making its first prediction "
+                f"({answer['failed']}); it was not used.")
+    return None
+
+
+def _answer(stdout: bytes) -> dict[str, Any] | None:
+    lines = stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def _death(returncode: int, seconds: int) -> str:
+    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return f"the model used more than {seconds} s of CPU time in its first prediction"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the model crashed while making its first prediction (signal {name})"
+    return f"the model check ended without an answer (exit code {returncode})"
+
+
+def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
+    """A few respondents on the model's attribute scales: every score at its scale's minimum,
+    maximum and middle, ``n_random`` seeded random rows, and a row of unanswered scores (NaN)
+    when the model fills gaps itself."""
+    try:
+        scales = {a.name: (a.scale.min, a.scale.max) for a in model.schema.attributes}
+    except Exception:  # a schema this cx-app cannot parse: a 0–10 scale for every attribute
+        scales = {}
+    low, high = (np.array([scales.get(name, (0, 10))[i] for name in model.attribute_names],
+                          dtype=float) for i in (0, 1))
+    rng = np.random.default_rng(seed)
+    rows = [low, high, np.round((low + high) / 2),
+            *(rng.integers(low, high, endpoint=True).astype(float) for _ in range(n_random))]
+    if model.fills_gaps:
+        rows.append(np.full(len(low), np.nan))
+    return np.vstack(rows)
+
+
+def _limit_self() -> None:
+    import resource
+
+    memory, seconds = _limits()
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+
+
+def main() -> int:
+    """The child: limit itself, read ``{"label", "trusted"}`` and the file's bytes from standard
+    input, open the file, predict, and print one JSON line."""
+    _limit_self()
+    raw = sys.stdin.buffer.read()
+    head, _, data = raw.partition(b"\n")
+    request = json.loads(head)
+    try:
+        answer = _first_prediction(data, str(request["label"]), list(request["trusted"]))
+    except MemoryError:
+        answer = {"limit": "memory"}
+    print(json.dumps(answer), flush=True)
+    return 0
+
+
+def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, Any]:
+    import warnings
+
+    from cx_app.estimate.model_file import open_checked_model
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = open_checked_model(data, label, trusted)
+            rows = synthetic_rows(model)
+            proba = model.predict_proba(rows)
+    except ModelFileError as exc:
+        return {"refused": str(exc)}
+    except MemoryError:
+        raise
+    except Exception as exc:  # anything the model raises is the model's failure
+        return {"failed": f"{type(exc).__name__}: {exc}"[:300]}
+    if proba.shape != (len(rows), len(model.classes)) or not np.all(np.isfinite(proba)):
+        return {"failed": f"probabilities of shape {proba.shape}, not all finite"}
+    return {"ok": True}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
