@@ -78,7 +78,9 @@ def read_members(data: bytes, *, label: str, error: type[Exception], budget: Inf
                     "an archive may hold (CX_APP_MAX_ZIP_ENTRIES).")
     declared = sum(info.file_size for info in infos)
     if declared > budget.left:
-        raise error(f"{label} would unpack to {megabytes(budget.used + declared)}, more than "
+        total = megabytes(budget.used + declared)
+        total = "" if total == megabytes(declared) else f" ({total} with the rest of the file)"
+        raise error(f"{label} would unpack to {megabytes(declared)}{total}, more than "
                     f"{budget.limit_text()}; it was refused before unpacking.")
     members: dict[str, bytes] = {}
     with archive:

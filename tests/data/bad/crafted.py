@@ -83,29 +83,46 @@ def npy_claiming(shape: tuple[int, ...], dtype: str = "<f8", data: bytes = bytes
     return out.getvalue() + data
 
 
-def zeros_bomb(name: str, size: int) -> bytes:
-    """A valid zip whose one member ``name`` inflates to ``size`` zero bytes, about
-    ``size / 1000`` bytes on disk, built without ever holding ``size`` bytes: one deflate block
-    of 1 MiB of zeros (sync-flushed, so it can be repeated) and the CRC computed by chunks."""
+def zip_with_zeros(members: dict[str, bytes], name: str, size: int,
+                   header: bytes = b"") -> bytes:
+    """A valid zip of ``members`` plus ``name``: ``header`` then zero bytes, ``size`` bytes in
+    all, about ``size / 1000`` bytes on disk and built without ever holding ``size`` bytes:
+    the zeros are one deflate block of 1 MiB (sync-flushed, so it can be repeated, its
+    back-references landing on zeros) and the CRC is computed by chunks."""
     chunk = 1024 * 1024
     zeros = bytes(chunk)
     packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = packer.compress(header + zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
     block = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
-    count, rest = divmod(size, chunk)
-    tail = packer.compress(bytes(rest)) + packer.flush(zlib.Z_FINISH)
-    crc = 0
-    for _ in range(count):
+    count, rest = divmod(size - len(header) - chunk, chunk)
+    body = first + block * count + packer.compress(bytes(rest)) + packer.flush(zlib.Z_FINISH)
+    crc = zlib.crc32(header)
+    for _ in range(count + 1):
         crc = zlib.crc32(zeros, crc)
     crc = zlib.crc32(bytes(rest), crc)
-    body = block * count + tail
-    encoded = name.encode()
-    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 8, 0, 0x21, crc, len(body),
-                        size, len(encoded), 0) + encoded
-    central = struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, crc,
-                          len(body), size, len(encoded), 0, 0, 0, 0, 0, 0) + encoded
-    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 1, 1, len(central),
-                      len(local) + len(body), 0)
-    return local + body + central + end
+    entries = [(n, zlib.compress(c, 9)[2:-4], zlib.crc32(c), len(c))
+               for n, c in members.items()] + [(name, body, crc, size)]
+    local, central = bytearray(), bytearray()
+    for entry_name, packed, entry_crc, entry_size in entries:
+        encoded = entry_name.encode()
+        offset = len(local)
+        local += struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 8, 0, 0x21, entry_crc,
+                             len(packed), entry_size, len(encoded), 0) + encoded + packed
+        central += struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 8, 0, 0x21, entry_crc,
+                               len(packed), entry_size, len(encoded), 0, 0, 0, 0, 0,
+                               offset) + encoded
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, len(entries), len(entries),
+                      len(central), len(local), 0)
+    return bytes(local + central + end)
+
+
+def npy_bomb_header(size: int) -> bytes:
+    """The header of an honest float64 ``.npy`` of ``size`` bytes in all (header included)."""
+    for data in range(size - 64, size - 200, -8):  # the header is 64 or 128 bytes long
+        header = npy_claiming((data // 8,), data=b"")
+        if len(header) + data == size and data % 8 == 0:
+            return header
+    raise ValueError(f"no .npy of exactly {size} bytes")
 
 
 # --------------------------------------------------------------------------- models
