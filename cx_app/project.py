@@ -423,6 +423,10 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
         if survey_bytes is not None and sha256_hex(survey_bytes) != identity.sha256:
             raise ValueError("the survey it holds is not the survey it names")
         stems = sorted({n.rsplit(".", 1)[0] for n in members if n.startswith("models/")})
+        from cx_app.estimate.model_file import check_model_files
+
+        check_model_files([(members[f"{stem}.skops"], f"{label}: {stem}.skops")
+                           for stem in stems if f"{stem}.skops" in members])
         models = tuple(_model(members, stem, label, schema.classes) for stem in stems)
         estimates = tuple(
             WaveEstimateDocument.from_dict(_load_json(members, n), source=n).to_dict()

@@ -42,6 +42,7 @@ __all__ = [
     "TRUSTED_TYPES",
     "ModelVersionWarning",
     "TrainedModel",
+    "check_model_files",
     "library_versions",
     "load_model",
     "model_bytes",
@@ -302,21 +303,33 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
     once per file and process), and only then :func:`open_checked_model` here.
     """
-    from cx_app.estimate.model_sandbox import check_in_child
-    from cx_app.survey.archive_limits import InflationBudget, read_members
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 
-    limits = limits_from_env()
-    data, default_name = read_source(source, None, limits, error=ModelFileError,
+    data, default_name = read_source(source, None, limits_from_env(), error=ModelFileError,
                                      what="model file")
     label = name or default_name
-    _refuse_non_skops(data, label)
-    read_members(data, label=label, error=ModelFileError,
-                 budget=InflationBudget.from_limits(limits), keep=False)
-    _audited_types(data, label, trusted)
-    check_in_child(data, label, trusted)
+    check_model_files([(data, label)], trusted=trusted)
     return open_checked_model(data, label, trusted)
+
+
+def check_model_files(files: Sequence[tuple[bytes, str]], *, trusted: Sequence[str] = ()
+                      ) -> None:
+    """What :func:`load_model` checks before it opens a file, for several files at once
+    (``(bytes, name)``; a project's final models): each one's kind, archive members and types,
+    then their first opening and prediction in one child process for all (those already
+    checked in this process skipped). :class:`ModelFileError` for the first refused."""
+    from cx_app.estimate.model_sandbox import check_files_in_child
+    from cx_app.survey.archive_limits import InflationBudget, read_members
+    from cx_app.survey.limits import limits_from_env
+
+    limits = limits_from_env()
+    for data, label in files:
+        _refuse_non_skops(data, label)
+        read_members(data, label=label, error=ModelFileError,
+                     budget=InflationBudget.from_limits(limits), keep=False)
+        _audited_types(data, label, trusted)
+    check_files_in_child(files, trusted)
 
 
 def _audited_types(data: bytes, label: str, trusted: Sequence[str]) -> list[str]:

@@ -11,7 +11,10 @@ numeric library), then opens the file exactly as :func:`cx_app.estimate.model_fi
 does and predicts a few synthetic respondents on the model's own attribute scales (each end,
 the middle, seeded random scores, unanswered scores when the model fills gaps). It answers one
 JSON line. A crash (a signal such as SIGSEGV), a limit reached or an error becomes one
-:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on.
+:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on. Several
+files (a project's final models, :func:`check_files_in_child`) share one child, each with its
+own CPU-time share; a file that kills it is the one refused, and the files after it get a new
+child.
 
 The answer for a file is remembered by its SHA-256 for the life of the process (at most
 :data:`REMEMBERED` files; a refused file is refused again at once), and the files this process
@@ -38,7 +41,7 @@ import numpy as np
 from cx_app.errors import ModelFileError
 from cx_app.provenance import sha256_hex
 
-__all__ = ["REMEMBERED", "check_in_child", "remember", "synthetic_rows"]
+__all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "remember", "synthetic_rows"]
 
 REMEMBERED = 1024
 _MB = 1024 * 1024
@@ -90,27 +93,44 @@ def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None
     process; :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a
     limit or fails. A file already checked in this process (with the same extra trusted types)
     gets the same answer at once, without a child."""
-    key = _key(data, trusted)
+    check_files_in_child([(data, label)], trusted)
+
+
+def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
+                         ) -> None:
+    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models)
+    with one child for all the files not checked yet: the files are checked in turn, each
+    within the limits; if one kills the child, it is the one refused and the files after it
+    go to a new child. The first refused file, in the given order, raises."""
+    keys = [_key(data, trusted) for data, _ in files]
     with _lock:
-        known = key in _verdicts
-        verdict = _verdicts.get(key)
-    if not known:
-        try:
-            verdict = _verdict(data, trusted)
-        except ModelFileError as exc:  # not kept: the next try may succeed
-            raise ModelFileError(str(exc).replace(_LABEL, label)) from None
-        _store(key, verdict)
-    if verdict is not None:
-        raise ModelFileError(verdict.replace(_LABEL, label))
+        unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)
+                   if key not in _verdicts}
+    pending = list(unknown.items())
+    try:
+        while pending:
+            verdicts = _verdicts_of([data for _, data in pending], trusted)
+            for (key, _), verdict in zip(pending, verdicts, strict=False):
+                _store(key, verdict)
+            pending = pending[len(verdicts):]
+    except ModelFileError as exc:  # not kept: the next try may succeed
+        raise ModelFileError(str(exc).replace(_LABEL, files[0][1])) from None
+    for key, (_, label) in zip(keys, files, strict=True):
+        with _lock:
+            verdict = _verdicts.get(key)
+        if verdict is not None:
+            raise ModelFileError(verdict.replace(_LABEL, label))
 
 
 def _child_command() -> list[str]:
     return [sys.executable, "-m", __name__]
 
 
-def _verdict(data: bytes, trusted: Sequence[str]) -> str | None:
-    """None if the child opened the file and predicted; else the refusal, its file named
-    :data:`_LABEL`. A child that could not start or did not end raises at once (not kept)."""
+def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]:
+    """One child for ``datas``: the verdict of each file it answered for, in order (None: the
+    file opened and predicted; else its refusal, the file named :data:`_LABEL`), plus, if the
+    child died, the death of the file it was on. A child that could not start or did not end
+    raises at once."""
     memory, seconds = _limits()
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, **dict.fromkeys(_ONE_THREAD, "1"), "MALLOC_ARENA_MAX": "2",
@@ -118,20 +138,27 @@ def _verdict(data: bytes, trusted: Sequence[str]) -> str | None:
                                                        os.environ.get("PYTHONPATH")])),
            "CX_APP_MODEL_CHECK_MB": str(memory / _MB),
            "CX_APP_MODEL_CHECK_SECONDS": str(seconds)}
-    header = json.dumps({"label": _LABEL, "trusted": list(trusted)}).encode() + b"\n"
-    wall = seconds * 2 + 30
+    header = json.dumps({"label": _LABEL, "trusted": list(trusted),
+                         "sizes": [len(d) for d in datas]}).encode() + b"\n"
+    wall = seconds * 2 * len(datas) + 30
     try:
-        child = subprocess.run(_child_command(), input=header + data, capture_output=True,
-                               env=env, cwd=package_root, timeout=wall, check=False)
+        child = subprocess.run(_child_command(), input=header + b"".join(datas),
+                               capture_output=True, env=env, cwd=package_root, timeout=wall,
+                               check=False)
     except subprocess.TimeoutExpired:
         raise ModelFileError(f"{_LABEL}: the model did not finish its first prediction "
                              f"within {wall} s, so it was not used.") from None
     except OSError as exc:
         raise ModelFileError(f"{_LABEL}: the model could not be checked (cannot start a "
                              f"process: {exc.strerror or exc}), so it was not used.") from None
-    answer = _answer(child.stdout)
-    if child.returncode < 0 or answer is None:
-        return f"{_LABEL}: {_death(child.returncode, seconds)}; it was not used."
+    answers = _answers(child.stdout)[:len(datas)]
+    verdicts = [_refusal(answer, memory) for answer in answers]
+    if len(answers) < len(datas):
+        verdicts.append(f"{_LABEL}: {_death(child.returncode, seconds)}; it was not used.")
+    return verdicts
+
+
+def _refusal(answer: dict[str, Any], memory: int) -> str | None:
     if "refused" in answer:
         return str(answer["refused"])
     if "limit" in answer:
@@ -143,13 +170,18 @@ def _verdict(data: bytes, trusted: Sequence[str]) -> str | None:
     return None
 
 
-def _answer(stdout: bytes) -> dict[str, Any] | None:
-    lines = stdout.decode("utf-8", "replace").strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) else None
+def _answers(stdout: bytes) -> list[dict[str, Any]]:
+    """The child's answers, one JSON object a line, up to the first line that is not one."""
+    answers = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(answer, dict):
+            break
+        answers.append(answer)
+    return answers
 
 
 def _death(returncode: int, seconds: int) -> str:
@@ -182,26 +214,52 @@ def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
     return np.vstack(rows)
 
 
-def _limit_self() -> None:
+def _limit_self(files: int = 1) -> None:
+    """Limit this process's address space, and its CPU time to what ``files`` checks may use
+    (each check then gets its own share: :func:`_cpu_share`)."""
     import resource
 
     memory, seconds = _limits()
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 5))
+    used = int(_cpu_used())
+    resource.setrlimit(resource.RLIMIT_CPU, (used + seconds, used + seconds * files + 5))
+
+
+def _cpu_used() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_share() -> None:
+    """The next check's CPU time: ``CX_APP_MODEL_CHECK_SECONDS`` from now (within the hard
+    limit :func:`_limit_self` set)."""
+    import resource
+
+    _, seconds = _limits()
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(int(_cpu_used()) + seconds, hard), hard))
 
 
 def main() -> int:
-    """The child: limit itself, read ``{"label", "trusted"}`` and the file's bytes from standard
-    input, open the file, predict, and print one JSON line."""
-    _limit_self()
+    """The child: read ``{"label", "trusted", "sizes"}`` and the files' bytes from standard
+    input, limit itself, then open each file, predict, and print one JSON line per file."""
     raw = sys.stdin.buffer.read()
     head, _, data = raw.partition(b"\n")
     request = json.loads(head)
-    try:
-        answer = _first_prediction(data, str(request["label"]), list(request["trusted"]))
-    except MemoryError:
-        answer = {"limit": "memory"}
-    print(json.dumps(answer), flush=True)
+    sizes = [int(n) for n in request["sizes"]]
+    _limit_self(len(sizes))
+    start = 0
+    for size in sizes:
+        _cpu_share()
+        try:
+            answer = _first_prediction(data[start:start + size], str(request["label"]),
+                                       list(request["trusted"]))
+        except MemoryError:
+            answer = {"limit": "memory"}
+        start += size
+        print(json.dumps(answer), flush=True)
     return 0
 
 

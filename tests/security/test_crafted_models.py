@@ -49,14 +49,22 @@ RAW_CHILD = """
 import json, sys, warnings
 import numpy as np
 import skops.io as sio
-from cx_app.estimate.model_sandbox import _limit_self
-_limit_self()
+from cx_app.estimate.model_sandbox import _cpu_share, _limit_self
 warnings.simplefilter("ignore")
-raw = sys.stdin.buffer.read()
-data = raw.partition(b"\\n")[2]
-payload = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
-payload["estimator"].predict_proba(np.array([[1.0, 1.0], [5.0, 5.0], [3.0, 2.0]]))
-print(json.dumps({"ok": True}))
+head, _, data = sys.stdin.buffer.read().partition(b"\\n")
+request = json.loads(head)
+sizes = request.get("sizes", [len(data)])
+limited = request.get("limits", True)
+if limited:
+    _limit_self(len(sizes))
+start = 0
+for size in sizes:
+    if limited:
+        _cpu_share()
+    one, start = data[start:start + size], start + size
+    payload = sio.loads(one, trusted=sio.get_untrusted_types(data=one))
+    payload["estimator"].predict_proba(np.array([[1.0, 1.0], [5.0, 5.0], [3.0, 2.0]]))
+    print(json.dumps({"ok": True}), flush=True)
 """
 """A child that opens and predicts with NO checks: what the sandbox must survive."""
 
@@ -68,9 +76,9 @@ def _one_sentence(message: str, name: str) -> None:
 
 def _unchecked_prediction(data: bytes) -> int:
     """Return code of a throw-away process that predicts with the model, unchecked."""
-    child = subprocess.run([sys.executable, "-c", RAW_CHILD.replace("_limit_self()", "")],
-                           input=b"{}\n" + data, capture_output=True, timeout=60,
-                           cwd=ROOT, check=False)
+    child = subprocess.run([sys.executable, "-c", RAW_CHILD],
+                           input=b'{"limits": false}\n' + data, capture_output=True,
+                           timeout=60, cwd=ROOT, check=False)
     return child.returncode
 
 
@@ -154,6 +162,26 @@ def test_a_crash_in_the_first_prediction_is_one_sentence_and_the_caller_lives(un
     assert time.perf_counter() - started < 0.5
 
 
+def test_files_share_one_child_and_a_crash_is_charged_to_its_file(unchecked_child,
+                                                                  monkeypatch):
+    """A project's models go to one child; the crafted one kills it, the files after it get a
+    new child, the refusal names the crafted file and the sound ones are kept as checked."""
+    children = []
+    command = model_sandbox._child_command
+    monkeypatch.setattr(model_sandbox, "_child_command",
+                        lambda: children.append(1) or command())
+    sound = [crafted.reproducible(model_bytes(crafted.tiny_model(a))) for a in ("lr", "nb")]
+    hostile = crafted.crafted_models()["model_tree_child.skops"]
+    files = [(sound[0], "p: 000.skops"), (hostile, "p: 001.skops"), (sound[1], "p: 002.skops")]
+    with pytest.raises(ModelFileError) as info:
+        model_sandbox.check_files_in_child(files)
+    assert str(info.value) == ("p: 001.skops: the model crashed while making its first "
+                               "prediction (signal SIGSEGV); it was not used.")
+    assert len(children) == 2
+    model_sandbox.check_files_in_child([files[0], files[2]])  # kept: no third child
+    assert len(children) == 2
+
+
 def test_a_model_that_loops_forever_is_stopped_by_the_cpu_limit(unchecked_child, monkeypatch):
     """A tree whose node 0 is its own child makes scikit-learn loop forever (without the GIL):
     the child's CPU-time limit ends it."""
@@ -204,3 +232,18 @@ def test_an_untrusted_type_is_refused_before_any_child_starts(monkeypatch):
     monkeypatch.setattr(model_sandbox, "_child_command", no_child)
     with pytest.raises(ModelFileError, match="does not trust.*posix.system"):
         load_model(BAD / "model_os_system.skops")
+
+
+def test_a_project_with_a_crafted_final_model_is_one_sentence(monkeypatch):
+    """The project's final models go through the same checks (one child for all of them)."""
+    from cx_app.project import ProjectFileError, read_project
+
+    monkeypatch.setattr(model_sandbox, "_verdicts", type(model_sandbox._verdicts)())
+    hostile = crafted.crafted_models()["model_tree_feature.skops"]
+    project = crafted.replace_project_member(crafted.tiny_project_bytes(), "models/000.skops",
+                                             hostile)
+    with pytest.raises(ProjectFileError) as info:
+        read_project(project, name="p.cxproj")
+    assert str(info.value) == (f"p.cxproj cannot be opened: p.cxproj: models/000.skops: "
+                               f"{CRAFTED} (a decision tree splits on feature 1000000000, but "
+                               "has 2 features), so it was not used.")

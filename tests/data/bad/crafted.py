@@ -282,15 +282,14 @@ def tiny_project_bytes() -> bytes:
 
 
 def replace_project_member(data: bytes, name: str, content: bytes) -> bytes:
-    """The project ``data`` with member ``name`` replaced and its manifest entry (size,
-    SHA-256) updated to match: only the nested checks can tell."""
+    """The project ``data`` with member ``name`` replaced (or added) and its manifest entry
+    (size, SHA-256) to match: only the nested checks can tell."""
     import hashlib
 
     members = zip_members(data)
     manifest = json.loads(members["manifest.json"])
-    for entry in manifest["members"]:
-        if entry["name"] == name:
-            entry.update(size=len(content), sha256=hashlib.sha256(content).hexdigest())
+    entry = {"name": name, "size": len(content), "sha256": hashlib.sha256(content).hexdigest()}
+    manifest["members"] = [m for m in manifest["members"] if m["name"] != name] + [entry]
     members["manifest.json"] = json.dumps(manifest, indent=1, sort_keys=True).encode()
     members[name] = content
     return zip_bytes(members, stored=(".npz", ".skops"))
