@@ -49,14 +49,17 @@ def check_fitted_model(estimator: Any, label: str) -> None:
     """Refuse (:class:`ModelFileError` naming ``label``) a fitted model any of whose trees,
     neighbour indexes, boosters or coefficient arrays does not fit its own sizes."""
     for obj, owner in _walk(estimator):
-        check = _checker(obj)
-        if check is None:
-            continue
         try:
-            check(obj, owner)
+            check = _checker(obj)
+            if check is not None:
+                check(obj, owner)
         except _Refused as exc:
             raise ModelFileError(f"{label}: the model file is damaged or was crafted ({exc}), "
                                  "so it was not used.") from None
+        except Exception as exc:  # an attribute of the wrong kind: numpy, sklearn raise many
+            raise ModelFileError(f"{label}: the model file is damaged or was crafted (a "
+                                 f"{type(obj).__name__} cannot be checked: "
+                                 f"{type(exc).__name__}: {exc}), so it was not used.") from None
 
 
 def _walk(root: Any) -> Iterator[tuple[Any, Any]]:

@@ -10,6 +10,7 @@ and the process that asked stays alive.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -247,3 +248,35 @@ def test_a_project_with_a_crafted_final_model_is_one_sentence(monkeypatch):
     assert str(info.value) == (f"p.cxproj cannot be opened: p.cxproj: models/000.skops: "
                                f"{CRAFTED} (a decision tree splits on feature 1000000000, but "
                                "has 2 features), so it was not used.")
+
+
+@pytest.mark.slow  # trains every algorithm, the CNN too (~40 s on two busy cores)
+def test_every_algorithm_passes_the_child_check(monkeypatch):
+    """No sound model is refused: one of each algorithm (and the papers' libsvm SVM, the
+    calibrated wrappers), all in one child, each bytes this process never wrote."""
+    from cx_app.estimate.model_file import check_model_files
+    from cx_app.models.algorithms import ALGORITHMS
+
+    monkeypatch.setattr(model_sandbox, "_verdicts", type(model_sandbox._verdicts)())
+    files = [(crafted.tiny_model_bytes(a), f"{a}.skops") for a in sorted(ALGORITHMS)]
+    svm = crafted.tiny_model("svm")
+    from cx_app.models.crossval import build_model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rng = np.random.default_rng(2)
+        X = rng.integers(1, 6, size=(90, 2)).astype(float)
+        y = np.arange(90) % 11
+        for algorithm, preset, calibration in (("svm", "papers", "none"),
+                                               ("rf", "fast", "sigmoid")):
+            estimator = build_model(algorithm, calibration=calibration, preset=preset).fit(X, y)
+            model = dataclasses.replace(svm, estimator=estimator, algorithm_id=algorithm)
+            files.append((crafted.reproducible(model_bytes(model)),
+                          f"{algorithm}-{preset}-{calibration}.skops"))
+    children = []
+    command = model_sandbox._child_command
+    monkeypatch.setattr(model_sandbox, "_child_command",
+                        lambda: children.append(1) or command())
+    check_model_files(files)
+    assert len(children) == 1
+    assert all(model_sandbox._verdicts[model_sandbox._key(d, ())] is None for d, _ in files)
