@@ -185,7 +185,8 @@ def _answers(stdout: bytes) -> list[dict[str, Any]]:
 
 
 def _death(returncode: int, seconds: int) -> str:
-    if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+    cpu_limit = getattr(signal, "SIGXCPU", None)  # not on Windows
+    if cpu_limit is not None and returncode == -cpu_limit:
         return f"the model used more than {seconds} s of CPU time in its first prediction"
     if returncode < 0:
         try:
@@ -216,9 +217,13 @@ def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
 
 def _limit_self(files: int = 1) -> None:
     """Limit this process's address space, and its CPU time to what ``files`` checks may use
-    (each check then gets its own share: :func:`_cpu_share`)."""
-    import resource
-
+    (each check then gets its own share: :func:`_cpu_share`). Where the platform has no
+    ``resource`` module (Windows), the child still keeps a crash away from its parent, and the
+    parent's wall-clock timeout still applies."""
+    try:
+        import resource
+    except ImportError:
+        return
     memory, seconds = _limits()
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     used = int(_cpu_used())
@@ -235,8 +240,10 @@ def _cpu_used() -> float:
 def _cpu_share() -> None:
     """The next check's CPU time: ``CX_APP_MODEL_CHECK_SECONDS`` from now (within the hard
     limit :func:`_limit_self` set)."""
-    import resource
-
+    try:
+        import resource
+    except ImportError:
+        return
     _, seconds = _limits()
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     resource.setrlimit(resource.RLIMIT_CPU, (min(int(_cpu_used()) + seconds, hard), hard))
