@@ -48,18 +48,20 @@ class _Refused(Exception):
 def check_fitted_model(estimator: Any, label: str) -> None:
     """Refuse (:class:`ModelFileError` naming ``label``) a fitted model any of whose trees,
     neighbour indexes, boosters or coefficient arrays does not fit its own sizes."""
-    for obj, owner in _walk(estimator):
-        try:
+    checking = "the model"
+    try:
+        for obj, owner in _walk(estimator):
+            checking = f"a {type(obj).__name__}"
             check = _checker(obj)
             if check is not None:
                 check(obj, owner)
-        except _Refused as exc:
-            raise ModelFileError(f"{label}: the model file is damaged or was crafted ({exc}), "
-                                 "so it was not used.") from None
-        except Exception as exc:  # an attribute of the wrong kind: numpy, sklearn raise many
-            raise ModelFileError(f"{label}: the model file is damaged or was crafted (a "
-                                 f"{type(obj).__name__} cannot be checked: "
-                                 f"{type(exc).__name__}: {exc}), so it was not used.") from None
+    except _Refused as exc:
+        raise ModelFileError(f"{label}: the model file is damaged or was crafted ({exc}), so it "
+                             "was not used.") from None
+    except Exception as exc:  # an attribute of the wrong kind: numpy, sklearn raise many
+        raise ModelFileError(f"{label}: the model file is damaged or was crafted ({checking} "
+                             f"cannot be checked: {type(exc).__name__}: {exc}), so it was not "
+                             "used.") from None
 
 
 def _walk(root: Any) -> Iterator[tuple[Any, Any]]:
@@ -73,8 +75,7 @@ def _walk(root: Any) -> Iterator[tuple[Any, Any]]:
             continue
         seen.add(id(obj))
         if len(seen) > _MAX_OBJECTS:
-            raise ModelFileError("the model holds more than a million objects, so it was not "
-                                 "used.")
+            raise _Refused(f"it holds more than {_MAX_OBJECTS:,} objects")
         yield obj, owner
         if isinstance(obj, dict):
             children = list(obj.values())

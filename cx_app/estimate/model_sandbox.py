@@ -19,8 +19,8 @@ child.
 The answer for a file is remembered by its SHA-256 for the life of the process (at most
 :data:`REMEMBERED` files; a refused file is refused again at once), and the files this process
 wrote itself from a fitted model count as checked (:func:`remember`), so a file costs one child
-at most. A child starts in about 1–3 s (the
-numeric libraries' imports; the CNN's Keras/JAX more), see ``bench/`` and the tests.
+at most. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
+through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, 
     except MemoryError:
         raise
     except Exception as exc:  # anything the model raises is the model's failure
-        return {"failed": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"failed": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
     if proba.shape != (len(rows), len(model.classes)) or not np.all(np.isfinite(proba)):
         return {"failed": f"probabilities of shape {proba.shape}, not all finite"}
     return {"ok": True}
