@@ -280,3 +280,40 @@ def test_every_algorithm_passes_the_child_check(monkeypatch):
     check_model_files(files)
     assert len(children) == 1
     assert all(model_sandbox._verdicts[model_sandbox._key(d, ())] is None for d, _ in files)
+
+
+def _first(estimator, attribute: str):
+    """The first object of the fitted graph that has ``attribute`` (the walk of the checks)."""
+    from cx_app.estimate.model_checks import _walk
+
+    return next(obj for obj, _ in _walk(estimator) if hasattr(obj, attribute))
+
+
+@pytest.mark.parametrize("algorithm_id, preset, attribute, change, expected", [
+    ("xgb", None, "_Booster", lambda m: setattr(m, "n_classes_", 7),
+     "an XGBoost booster has 3 classes, its classifier 7"),
+    ("svm", "papers", "_n_support", lambda m: setattr(m, "_n_support", m._n_support + 1),
+     "an SVM counts"),
+    ("ann", None, "coefs_", lambda m: m.coefs_.__setitem__(0, m.coefs_[0].T.copy()),
+     "layer 1 of a neural network has weights"),
+    ("nb", None, "theta_", lambda m: setattr(m, "theta_", m.theta_[:, :1]),
+     "a naive Bayes model's means and variances are not"),
+    ("lr", None, "statistics_", lambda m: setattr(m, "statistics_", m.statistics_[:1]),
+     "the gap filler holds 1 medians for 2 attributes"),
+    ("lr", None, "coef_", lambda m: setattr(m, "coef_", m.coef_[:, :1]),
+     "a linear model's coefficients have shape"),
+])
+def test_the_checks_refuse_coefficients_that_do_not_fit_their_sizes(
+        algorithm_id, preset, attribute, change, expected):
+    from cx_app.models.crossval import build_model
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(1, 6, size=(60, 2)).astype(float)
+    y = (X[:, 0] > 2).astype(int) + (X[:, 1] > 3).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator = build_model(algorithm_id, preset=preset).fit(X, y)
+    check_fitted_model(estimator, "fine.skops")
+    change(_first(estimator, attribute))
+    with pytest.raises(ModelFileError, match=f"^bad.skops: {CRAFTED} \\(.*{expected}"):
+        check_fitted_model(estimator, "bad.skops")
