@@ -112,6 +112,21 @@ def test_the_corpus_is_what_the_crafts_make_today():
         assert (BAD / name).read_bytes() == data, name
 
 
+def _fitted(algorithm_id: str, **options):
+    """A model of ``algorithm_id`` fitted on 60 seeded respondents (two attributes on 1–5,
+    three classes), checked sound as trained."""
+    from cx_app.models.crossval import build_model
+
+    rng = np.random.default_rng(1)
+    X = rng.integers(1, 6, size=(60, 2)).astype(float)
+    y = (X[:, 0] > 2).astype(int) + (X[:, 1] > 3).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator = build_model(algorithm_id, **options).fit(X, y)
+    check_fitted_model(estimator, "fine.skops")  # the model as trained passes
+    return estimator
+
+
 @pytest.mark.parametrize("algorithm_id, calibration, holds, edit, expected", [
     # every tree of a forest, and the trees inside a calibrated wrapper
     ("rf", "none", crafted.is_tree_nodes, crafted.set_node("left_child", 2_000_000_000),
@@ -127,15 +142,7 @@ def test_the_checks_find_crafted_structures_anywhere_in_the_fitted_graph(
         algorithm_id, calibration, holds, edit, expected):
     """Opened without a prediction (safe: nothing indexes the arrays yet), the graph walk finds
     the crafted structure wherever the pipeline keeps it."""
-    from cx_app.models.crossval import build_model
-
-    rng = np.random.default_rng(1)
-    X = rng.integers(1, 6, size=(60, 2)).astype(float)
-    y = (X[:, 0] > 2).astype(int) + (X[:, 1] > 3).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        estimator = build_model(algorithm_id, calibration=calibration).fit(X, y)
-    check_fitted_model(estimator, "fine.skops")  # the model as trained passes
+    estimator = _fitted(algorithm_id, calibration=calibration)
     data = crafted.patch_array(sio.dumps(estimator), holds, edit)
     hostile = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
     with pytest.raises(ModelFileError, match=f"^bad.skops: {CRAFTED} \\(.*{expected}"):
@@ -305,15 +312,7 @@ def _first(estimator, attribute: str):
 ])
 def test_the_checks_refuse_coefficients_that_do_not_fit_their_sizes(
         algorithm_id, preset, attribute, change, expected):
-    from cx_app.models.crossval import build_model
-
-    rng = np.random.default_rng(3)
-    X = rng.integers(1, 6, size=(60, 2)).astype(float)
-    y = (X[:, 0] > 2).astype(int) + (X[:, 1] > 3).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        estimator = build_model(algorithm_id, preset=preset).fit(X, y)
-    check_fitted_model(estimator, "fine.skops")
+    estimator = _fitted(algorithm_id, preset=preset)
     change(_first(estimator, attribute))
     with pytest.raises(ModelFileError, match=f"^bad.skops: {CRAFTED} \\(.*{expected}"):
         check_fitted_model(estimator, "bad.skops")
