@@ -19,7 +19,10 @@ size and SHA-256; the members are
 is truncated, is someone else's zip, comes from another format version, lists a member that
 is missing or holds a member whose hash does not match is refused with one
 :class:`ProjectFileError` sentence, and nothing is half-loaded. Sizes are bounded by the
-survey-upload limits (:mod:`cx_app.survey.limits`).
+survey-upload limits (:mod:`cx_app.survey.limits`) at every level: the ``.npz`` and ``.skops``
+members are unpacked too, chunk by chunk, and every ``.npy`` header is checked before numpy
+allocates its array (:mod:`cx_app.survey.archive_limits`), so a small project cannot hide a
+huge array.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
+from cx_app.survey.archive_limits import InflationBudget, read_members
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
            "SurveyIdentity", "project_bytes", "read_project", "write_project"]
@@ -239,11 +244,12 @@ def project_bytes(project: Project, *, created: str | None = None) -> bytes:
 
 
 def write_project(project: Project, path: str | Path) -> Path:
-    """Write ``project`` to ``path`` (a ``.cxproj`` file); :class:`ProjectFileError` if it
-    cannot be written."""
+    """Write ``project`` to ``path`` (a ``.cxproj`` file) whole or not at all
+    (:func:`cx_app.atomic_files.write_bytes_atomic`: a killed run leaves the old file);
+    :class:`ProjectFileError` if it cannot be written."""
     path = Path(path)
     try:
-        path.write_bytes(project_bytes(project))
+        write_bytes_atomic(path, project_bytes(project))
     except OSError as exc:
         raise ProjectFileError(f"{path.name}: cannot write the project file "
                                f"({exc.strerror or exc})") from None
@@ -282,14 +288,16 @@ def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, 
                         f"it holds {extra[0]}, which its manifest does not list" if extra else
                         "a member appears twice")
                 raise ProjectFileError(f"{label} is damaged: {what}.")
-            members = {}
-            for member in manifest.members:
-                content = zf.read(member.name)
-                if len(content) != member.size or sha256_hex(content) != member.sha256:
-                    raise ProjectFileError(
-                        f"{label} is damaged: the content of {member.name} does not match the "
-                        "SHA-256 in its manifest (the file was changed or corrupted).")
-                members[member.name] = content
+        contents = read_members(data, label=label, error=ProjectFileError,
+                                budget=InflationBudget.from_limits(limits))
+        members = {}
+        for member in manifest.members:
+            content = contents[member.name]
+            if len(content) != member.size or sha256_hex(content) != member.sha256:
+                raise ProjectFileError(
+                    f"{label} is damaged: the content of {member.name} does not match the "
+                    "SHA-256 in its manifest (the file was changed or corrupted).")
+            members[member.name] = content
     except ProjectFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
@@ -415,6 +423,10 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
         if survey_bytes is not None and sha256_hex(survey_bytes) != identity.sha256:
             raise ValueError("the survey it holds is not the survey it names")
         stems = sorted({n.rsplit(".", 1)[0] for n in members if n.startswith("models/")})
+        from cx_app.estimate.model_file import check_model_files
+
+        check_model_files([(members[f"{stem}.skops"], f"{label}: {stem}.skops")
+                           for stem in stems if f"{stem}.skops" in members])
         models = tuple(_model(members, stem, label, schema.classes) for stem in stems)
         estimates = tuple(
             WaveEstimateDocument.from_dict(_load_json(members, n), source=n).to_dict()

@@ -132,12 +132,15 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
                            estimate_name: str = "the estimate",
                            model_sha256: Collection[str] | None = None) -> None:
     """Refuse a new-wave estimate that was not made with a model of these results: the model's
-    training survey (SHA-256), its classes and attributes must be the results' own, and, when
-    ``model_sha256`` lists the model files that belong to the results (a project file), the
-    estimate's model file must be one of them (an estimate by a model fitted in the app and
-    never read from a file records no file hash: that check is then left out). :class:`ResultsError`, one sentence naming both
-    sides, otherwise; an estimate without its model's identity (written before cx-app recorded
-    it) is refused too, since nothing shows it belongs.
+    training survey (SHA-256), its classes and attributes must be the results' own; the model
+    itself must be one the results evaluated (a model of theirs with its algorithm and preset,
+    the model id of :func:`cx_app.models.algorithms.preset_label`: a model of another algorithm
+    trained on the same file is refused); and, when ``model_sha256`` lists the model files
+    that belong to the results (a project file), the estimate's model file must be one of them
+    (an estimate by a model fitted in the app and never read from a file records no file hash:
+    that check is then left out). :class:`ResultsError`, one sentence naming both sides,
+    otherwise; an estimate without its model's identity (written before cx-app recorded it) is
+    refused too, since nothing shows it belongs.
     """
     model = estimate.model
     if model.training_sha256 is None or model.attributes is None:
@@ -162,6 +165,14 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
             f"{estimate_name} was made with a model of the attributes "
             f"{', '.join(model.attributes)}, but {results_name} have "
             f"{', '.join(results.dataset.attributes)}: they do not belong together.")
+    evaluated = [m for m, r in results.models.items()
+                 if (r.cross_validation.algorithm, r.cross_validation.preset)
+                 == (model.algorithm, model.preset)]
+    if not evaluated:
+        raise ResultsError(
+            f"{estimate_name} was made with a model of the algorithm {model.algorithm} "
+            f"({model.preset} preset), which is not one of the models of {results_name} "
+            f"({', '.join(results.models) or 'none'}): they do not belong together.")
     if model_sha256 is not None and model.file_sha256 is not None \
             and model.file_sha256 not in set(model_sha256):
         raise ResultsError(

@@ -11,6 +11,12 @@ refused; a skops file is opened only when every type it contains is in :data:`TR
 (skops' ``get_untrusted_types``), an explicit list of the types our algorithms actually use.
 A file from a newer format or another major cx-app version is refused; another scikit-learn or
 xgboost version gives a :class:`ModelVersionWarning` (predictions may differ slightly).
+
+Trusted types are not enough: their arrays come from the file too, and a tree pointing at node
+2,000,000,000 crashes compiled code (issue 24). So :func:`load_model` bounds every member of the
+archive before skops reads it, opens the file and makes a first prediction in a limited child
+process (:mod:`cx_app.estimate.model_sandbox`), and checks every fitted structure against its
+own sizes (:mod:`cx_app.estimate.model_checks`) before the model is returned.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
+from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import ModelFileError
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 
@@ -35,9 +42,11 @@ __all__ = [
     "TRUSTED_TYPES",
     "ModelVersionWarning",
     "TrainedModel",
+    "check_model_files",
     "library_versions",
     "load_model",
     "model_bytes",
+    "open_checked_model",
     "save_model",
 ]
 
@@ -213,12 +222,11 @@ def _payload(model: TrainedModel) -> dict:
 
 
 def save_model(model: TrainedModel, path: str | Path) -> Path:
-    """Write ``model`` as one skops file (compressed zip)."""
-    import skops.io as sio
-
+    """Write ``model`` as one skops file (compressed zip), whole or not at all
+    (:func:`cx_app.atomic_files.write_bytes_atomic`: a killed run leaves the old file)."""
     path = Path(path)
     try:
-        sio.dump(_payload(model), path, compression=zipfile.ZIP_DEFLATED)
+        write_bytes_atomic(path, model_bytes(model))
     except OSError as exc:
         raise ModelFileError(f"{path.name}: cannot write the model file ({exc.strerror})") from None
     return path
@@ -226,10 +234,16 @@ def save_model(model: TrainedModel, path: str | Path) -> Path:
 
 def model_bytes(model: TrainedModel) -> bytes:
     """The model file's bytes (what :func:`save_model` writes), e.g. for a download button;
-    :func:`load_model` reads them back."""
+    :func:`load_model` reads them back. This process wrote them from a model it fitted or
+    already checked, so they need no child-process check here
+    (:func:`cx_app.estimate.model_sandbox.remember`)."""
     import skops.io as sio
 
-    return sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED)
+    from cx_app.estimate.model_sandbox import remember
+
+    data = sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED)
+    remember(data)
+    return data
 
 
 def _refuse_non_skops(data: bytes, name: str) -> None:
@@ -282,16 +296,47 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     ``source``: a path, the file's bytes (an upload) or a binary file object.
     ``trusted``: extra type names to trust (for a user who has audited a file); default none.
     ``name``: the file name to use in messages (default: the path's or file object's name).
-    """
-    import skops.io as sio
 
+    In order: the file's size, its kind (pickle and joblib refused), every member of the
+    archive within the unpacking limits (:mod:`cx_app.survey.archive_limits`), the types it
+    names against the trusted list (nothing built yet), then its first
+    opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
+    once per file and process), and only then :func:`open_checked_model` here.
+    """
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 
     data, default_name = read_source(source, None, limits_from_env(), error=ModelFileError,
                                      what="model file")
     label = name or default_name
-    _refuse_non_skops(data, label)
+    check_model_files([(data, label)], trusted=trusted)
+    return open_checked_model(data, label, trusted)
+
+
+def check_model_files(files: Sequence[tuple[bytes, str]], *, trusted: Sequence[str] = ()
+                      ) -> None:
+    """What :func:`load_model` checks before it opens a file, for several files at once
+    (``(bytes, name)``; a project's final models): each one's kind, archive members and types,
+    then their first opening and prediction in one child process for all (those already
+    checked in this process skipped). :class:`ModelFileError` for the first refused."""
+    from cx_app.estimate.model_sandbox import check_files_in_child
+    from cx_app.survey.archive_limits import InflationBudget, read_members
+    from cx_app.survey.limits import limits_from_env
+
+    limits = limits_from_env()
+    for data, label in files:
+        _refuse_non_skops(data, label)
+        read_members(data, label=label, error=ModelFileError,
+                     budget=InflationBudget.from_limits(limits), keep=False)
+        _audited_types(data, label, trusted)
+    check_files_in_child(files, trusted)
+
+
+def _audited_types(data: bytes, label: str, trusted: Sequence[str]) -> list[str]:
+    """The types skops would build from ``data`` beyond its own defaults (read from the
+    archive's schema, nothing built); :class:`ModelFileError` if one is not trusted."""
+    import skops.io as sio
+
     allowed = set(TRUSTED_TYPES) | set(trusted)
     try:
         untrusted = sio.get_untrusted_types(data=data)
@@ -303,8 +348,22 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
             f"{label} contains types cx-app does not trust, so it was not opened: "
             f"{', '.join(unknown)}. Only models written by `cx-app train` can be loaded."
         )
+    return list(untrusted)
+
+
+def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> TrainedModel:
+    """The model in ``data`` (a skops archive already within the size limits): its types
+    checked against :data:`TRUSTED_TYPES` (plus ``trusted``) before anything is built, its
+    format and versions checked, and every fitted structure compiled code will index checked
+    against its sizes (:func:`cx_app.estimate.model_checks.check_fitted_model`).
+    :func:`load_model` calls it after the child process has done the same safely."""
+    import skops.io as sio
+
+    from cx_app.estimate.model_checks import check_fitted_model
+
+    untrusted = _audited_types(data, label, trusted)
     try:
-        payload = sio.loads(data, trusted=list(untrusted))
+        payload = sio.loads(data, trusted=untrusted)
     except Exception as exc:
         raise ModelFileError(f"{label}: the model file cannot be read ({exc})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -328,6 +387,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
             f"{label} was written by cx-app {saved.get('cx_app', '?')}; this is cx-app "
             f"{current['cx_app']} (another major version). Re-train the model with this cx-app."
         )
+    check_fitted_model(payload["estimator"], label)
     notes = []
     for lib in ("sklearn", "xgboost"):
         if lib in saved and _minor(saved[lib]) != _minor(current[lib]):
@@ -336,7 +396,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
                 "predictions may differ slightly; re-train to be sure."
             )
     for note in notes:
-        warnings.warn(note, ModelVersionWarning, stacklevel=2)
+        warnings.warn(note, ModelVersionWarning, stacklevel=3)
     classes = tuple(meta["classes"])
     return TrainedModel(
         estimator=payload["estimator"],

@@ -328,6 +328,9 @@ def _joblib_bytes() -> bytes:
 def main() -> None:
     (HERE / "schema.yaml").write_text(SCHEMA)
     files = corpus()
+    from crafted import corpus as crafted_files  # issue 24: crafted models and projects
+
+    files.update(crafted_files())
     for name, data in files.items():
         (HERE / name).write_bytes(data)
     total = sum(len(d) for d in files.values())

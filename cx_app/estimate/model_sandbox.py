@@ -1,0 +1,296 @@
+"""The first opening and prediction of a model file, in a child process with limits (issue 24).
+
+:mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
+know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
+foresaw) must still not take the server down with it. So before a model file's estimator is
+rebuilt in the server's (or the CLI's) process, :func:`check_in_child` runs
+``python -m cx_app.estimate.model_sandbox`` with the file's bytes on its standard input. The
+child first limits itself (``resource.setrlimit``: address space ``CX_APP_MODEL_CHECK_MB``,
+default 4,096 MB, and CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s; one thread per
+numeric library), then opens the file exactly as :func:`cx_app.estimate.model_file.load_model`
+does and predicts a few synthetic respondents on the model's own attribute scales (each end,
+the middle, seeded random scores, unanswered scores when the model fills gaps). It answers one
+JSON line. A crash (a signal such as SIGSEGV), a limit reached or an error becomes one
+:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on. Several
+files (a project's final models, :func:`check_files_in_child`) share one child, each with its
+own CPU-time share; a file that kills it is the one refused, and the files after it get a new
+child.
+
+The answer for a file is remembered by its SHA-256 for the life of the process (at most
+:data:`REMEMBERED` files; a refused file is refused again at once), and the files this process
+wrote itself from a fitted model count as checked (:func:`remember`), so a file costs one child
+at most. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
+through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cx_app.errors import ModelFileError
+from cx_app.provenance import sha256_hex
+
+__all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "remember", "synthetic_rows"]
+
+REMEMBERED = 1024
+_MB = 1024 * 1024
+_DEFAULT_MB = 4096
+_DEFAULT_SECONDS = 60
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+_LABEL = "\x00model file\x00"
+"""The file's name in the child's sentences, replaced by the caller's."""
+_verdicts: OrderedDict[str, str | None] = OrderedDict()
+_lock = threading.Lock()
+
+
+def remember(data: bytes) -> None:
+    """Record ``data`` (a model file's bytes) as checked: no child is started for it again in
+    this process. For files this process wrote from a model it fitted or already checked."""
+    _store(_key(data, ()), None)
+
+
+def _key(data: bytes, trusted: Sequence[str]) -> str:
+    return sha256_hex(data) + "".join(f" {t}" for t in sorted(trusted))
+
+
+def _store(key: str, verdict: str | None) -> None:
+    with _lock:
+        _verdicts[key] = verdict
+        _verdicts.move_to_end(key)
+        while len(_verdicts) > REMEMBERED:
+            _verdicts.popitem(last=False)
+
+
+def _limits() -> tuple[int, int]:
+    values = []
+    for var, default in (("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB),
+                         ("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS)):
+        text = os.environ.get(var, "").strip()
+        try:
+            value = float(text) if text else default
+        except ValueError:
+            raise ValueError(f"{var}={text!r} is not a number") from None
+        if not value > 0:
+            raise ValueError(f"{var}={text!r} must be positive")
+        values.append(value)
+    return int(values[0] * _MB), max(1, int(values[1]))
+
+
+def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
+    """Open the model file ``data`` and make a first prediction with it in a limited child
+    process; :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a
+    limit or fails. A file already checked in this process (with the same extra trusted types)
+    gets the same answer at once, without a child."""
+    check_files_in_child([(data, label)], trusted)
+
+
+def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
+                         ) -> None:
+    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models)
+    with one child for all the files not checked yet: the files are checked in turn, each
+    within the limits; if one kills the child, it is the one refused and the files after it
+    go to a new child. The first refused file, in the given order, raises."""
+    keys = [_key(data, trusted) for data, _ in files]
+    with _lock:
+        unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)
+                   if key not in _verdicts}
+    pending = list(unknown.items())
+    try:
+        while pending:
+            verdicts = _verdicts_of([data for _, data in pending], trusted)
+            for (key, _), verdict in zip(pending, verdicts, strict=False):
+                _store(key, verdict)
+            pending = pending[len(verdicts):]
+    except ModelFileError as exc:  # not kept: the next try may succeed
+        raise ModelFileError(str(exc).replace(_LABEL, files[0][1])) from None
+    for key, (_, label) in zip(keys, files, strict=True):
+        with _lock:
+            verdict = _verdicts.get(key)
+        if verdict is not None:
+            raise ModelFileError(verdict.replace(_LABEL, label))
+
+
+def _child_command() -> list[str]:
+    return [sys.executable, "-m", __name__]
+
+
+def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]:
+    """One child for ``datas``: the verdict of each file it answered for, in order (None: the
+    file opened and predicted; else its refusal, the file named :data:`_LABEL`), plus, if the
+    child died, the death of the file it was on. A child that could not start or did not end
+    raises at once."""
+    memory, seconds = _limits()
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, **dict.fromkeys(_ONE_THREAD, "1"), "MALLOC_ARENA_MAX": "2",
+           "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
+                                                       os.environ.get("PYTHONPATH")])),
+           "CX_APP_MODEL_CHECK_MB": str(memory / _MB),
+           "CX_APP_MODEL_CHECK_SECONDS": str(seconds)}
+    header = json.dumps({"label": _LABEL, "trusted": list(trusted),
+                         "sizes": [len(d) for d in datas]}).encode() + b"\n"
+    wall = seconds * 2 * len(datas) + 30
+    try:
+        child = subprocess.run(_child_command(), input=header + b"".join(datas),
+                               capture_output=True, env=env, cwd=package_root, timeout=wall,
+                               check=False)
+    except subprocess.TimeoutExpired:
+        raise ModelFileError(f"{_LABEL}: the model did not finish its first prediction "
+                             f"within {wall} s, so it was not used.") from None
+    except OSError as exc:
+        raise ModelFileError(f"{_LABEL}: the model could not be checked (cannot start a "
+                             f"process: {exc.strerror or exc}), so it was not used.") from None
+    answers = _answers(child.stdout)[:len(datas)]
+    verdicts = [_refusal(answer, memory) for answer in answers]
+    if len(answers) < len(datas):
+        verdicts.append(f"{_LABEL}: {_death(child.returncode, seconds)}; it was not used.")
+    return verdicts
+
+
+def _refusal(answer: dict[str, Any], memory: int) -> str | None:
+    if "refused" in answer:
+        return str(answer["refused"])
+    if "limit" in answer:
+        return (f"{_LABEL}: the model needed more than {memory // _MB:,} MB of memory "
+                "(CX_APP_MODEL_CHECK_MB) for its first prediction; it was not used.")
+    if "failed" in answer:
+        return (f"{_LABEL}: the model failed while making its first prediction "
+                f"({answer['failed']}); it was not used.")
+    return None
+
+
+def _answers(stdout: bytes) -> list[dict[str, Any]]:
+    """The child's answers, one JSON object a line, up to the first line that is not one."""
+    answers = []
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(answer, dict):
+            break
+        answers.append(answer)
+    return answers
+
+
+def _death(returncode: int, seconds: int) -> str:
+    cpu_limit = getattr(signal, "SIGXCPU", None)  # not on Windows
+    if cpu_limit is not None and returncode == -cpu_limit:
+        return f"the model used more than {seconds} s of CPU time in its first prediction"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the model crashed while making its first prediction (signal {name})"
+    return f"the model check ended without an answer (exit code {returncode})"
+
+
+def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
+    """A few respondents on the model's attribute scales: every score at its scale's minimum,
+    maximum and middle, ``n_random`` seeded random rows, and a row of unanswered scores (NaN)
+    when the model fills gaps itself."""
+    try:
+        scales = {a.name: (a.scale.min, a.scale.max) for a in model.schema.attributes}
+    except Exception:  # a schema this cx-app cannot parse: a 0–10 scale for every attribute
+        scales = {}
+    low, high = (np.array([scales.get(name, (0, 10))[i] for name in model.attribute_names],
+                          dtype=float) for i in (0, 1))
+    rng = np.random.default_rng(seed)
+    rows = [low, high, np.round((low + high) / 2),
+            *(rng.integers(low, high, endpoint=True).astype(float) for _ in range(n_random))]
+    if model.fills_gaps:
+        rows.append(np.full(len(low), np.nan))
+    return np.vstack(rows)
+
+
+def _limit_self(files: int = 1) -> None:
+    """Limit this process's address space, and its CPU time to what ``files`` checks may use
+    (each check then gets its own share: :func:`_cpu_share`). Where the platform has no
+    ``resource`` module (Windows), the child still keeps a crash away from its parent, and the
+    parent's wall-clock timeout still applies."""
+    try:
+        import resource
+    except ImportError:
+        return
+    memory, seconds = _limits()
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    used = int(_cpu_used())
+    resource.setrlimit(resource.RLIMIT_CPU, (used + seconds, used + seconds * files + 5))
+
+
+def _cpu_used() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_share() -> None:
+    """The next check's CPU time: ``CX_APP_MODEL_CHECK_SECONDS`` from now (within the hard
+    limit :func:`_limit_self` set)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    _, seconds = _limits()
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(int(_cpu_used()) + seconds, hard), hard))
+
+
+def main() -> int:
+    """The child: read ``{"label", "trusted", "sizes"}`` and the files' bytes from standard
+    input, limit itself, then open each file, predict, and print one JSON line per file."""
+    raw = sys.stdin.buffer.read()
+    head, _, data = raw.partition(b"\n")
+    request = json.loads(head)
+    sizes = [int(n) for n in request["sizes"]]
+    _limit_self(len(sizes))
+    start = 0
+    for size in sizes:
+        _cpu_share()
+        try:
+            answer = _first_prediction(data[start:start + size], str(request["label"]),
+                                       list(request["trusted"]))
+        except MemoryError:
+            answer = {"limit": "memory"}
+        start += size
+        print(json.dumps(answer), flush=True)
+    return 0
+
+
+def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, Any]:
+    import warnings
+
+    from cx_app.estimate.model_file import open_checked_model
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = open_checked_model(data, label, trusted)
+            rows = synthetic_rows(model)
+            proba = model.predict_proba(rows)
+    except ModelFileError as exc:
+        return {"refused": str(exc)}
+    except MemoryError:
+        raise
+    except Exception as exc:  # anything the model raises is the model's failure
+        return {"failed": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
+    if proba.shape != (len(rows), len(model.classes)) or not np.all(np.isfinite(proba)):
+        return {"failed": f"probabilities of shape {proba.shape}, not all finite"}
+    return {"ok": True}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
