@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
+from cx_app.safe_text import plain_text
 from cx_app.survey.archive_limits import InflationBudget, read_members
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
@@ -382,7 +383,8 @@ def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequenc
     final = None
     if f"{stem}.skops" in members:
         final = load_model(members[f"{stem}.skops"], name=f"{label}: {stem}.skops")
-    return ProjectModel(model_id=str(meta["model_id"]), algorithm_id=str(meta["algorithm_id"]),
+    return ProjectModel(model_id=plain_text(str(meta["model_id"])),  # text as data
+                        algorithm_id=str(meta["algorithm_id"]),
                         settings=dict(meta["settings"]), folds=int(meta["folds"]),
                         seed=int(meta["seed"]), key=str(meta["key"]), cv=cv,
                         permutation=permutation, final=final)
