@@ -30,6 +30,7 @@ from cx_app.models.algorithms import build_algorithm  # noqa: E402
 from cx_app.models.analysis import evaluate_survey  # noqa: E402
 from cx_app.models.crossval import cross_validate_model  # noqa: E402
 from cx_app.provenance import without_wall_clock  # noqa: E402
+from cx_app.safe_text import escape_markdown  # noqa: E402
 from cx_app.survey.importing import load_survey  # noqa: E402
 from cx_app.survey.schema import schema_from_mapping  # noqa: E402
 
@@ -326,7 +327,8 @@ def test_models_page_names_the_cluster_and_trains_there(client, monkeypatch):
     at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
     at.switch_page("pages/models.py").run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
-    assert any(c.value.startswith(f"running on cluster {address}, 2 workers")
+    # the caption is Markdown with the address escaped (cx_app.safe_text.escape_markdown)
+    assert any(c.value.startswith(escape_markdown(f"running on cluster {address}, 2 workers"))
                for c in at.caption)
     at.multiselect(key="algorithms").set_value(["nb"])
     at.number_input(key="folds").set_value(2)
@@ -354,8 +356,8 @@ def test_models_page_with_an_unreachable_scheduler_says_so_and_does_not_train(mo
     monkeypatch.setattr(cluster.connect, "__kwdefaults__", {"timeout": 1.0, "check": True})
     at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
     at.switch_page("pages/models.py").run()
-    assert [e.value for e in at.error] == [
+    assert [e.value for e in at.error] == [escape_markdown(
         f"Dask cluster: cannot reach the Dask scheduler at {address} within 1 s (Timed out "
         f"trying to connect to {address} after 1 s): start it with `dask scheduler`, or fix "
-        f"--dask-scheduler / {cluster.SCHEDULER_ENV}"]
+        f"--dask-scheduler / {cluster.SCHEDULER_ENV}")]
     assert at.button(key="train").disabled

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from cx_app.reports.blocks import ChartBlock
 from cx_app.reports.content import build_report
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema, parse_schema
+from tests.security.peak_memory import Measured, run_measured
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -68,7 +67,7 @@ def _run(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.Complet
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def _one_sentence(process: subprocess.CompletedProcess) -> None:
+def _one_sentence(process: subprocess.CompletedProcess | Measured) -> None:
     """Exit 0, or an error status with one line of error: never a crash (134 = abort), never
     a traceback."""
     assert process.returncode in (0, 1, 2), (process.returncode, process.stderr[-2000:])
@@ -176,15 +175,12 @@ def test_charts_cap_the_long_label_and_the_reports_keep_it(hostile_results, tmp_
     assert max(map(len, data_texts)) <= safe_text.LABEL_LIMIT
 
     xlsx, html = tmp_path / "report.xlsx", tmp_path / "report.html"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    start = time.perf_counter()
-    _one_sentence(excel := _run([*CLI, "report", str(hostile_results), "--out", str(xlsx)],
-                                tmp_path))
-    seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    excel = run_measured([*CLI, "report", str(hostile_results), "--out", str(xlsx)],
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    _one_sentence(excel)
     assert excel.returncode == 0
-    assert seconds < 60  # was 4–5 minutes; about 5 s on two busy cores
-    assert max(before, peak_kb) < 1024 * 1024  # KB: under 1 GB (was 1.7 GiB)
+    assert excel.seconds < 60  # was 4–5 minutes; about 5 s on two busy cores
+    assert excel.peak_mb < 1024  # under 1 GB (was 1.7 GiB)
     with zipfile.ZipFile(xlsx) as archive:
         images = [n for n in archive.namelist() if n.startswith("xl/media/")]
     assert len(images) == len(charts)

@@ -5,14 +5,12 @@ compressed ``.npz`` member was accepted at 2.3–3.3 GiB peak, a 3 MB ``.skops``
 inflates to 3 GB reached 6.3 GiB over 117 s, and an ``.npz`` header claiming 745 GiB gave a
 traceback. Now every member at every level counts against ``CX_APP_MAX_DECOMPRESSED_MB``
 (:mod:`cx_app.survey.archive_limits`): each is refused in one sentence, within 20 s and 1 GB of
-peak memory of the ``cx-app`` process that read it (measured from outside, ``wait4``).
+peak memory of the ``cx-app`` process that read it (measured from outside: :mod:`tests.security.peak_memory`).
 """
 
 from __future__ import annotations
 
 import io
-import os
-import subprocess
 import sys
 import time
 import zipfile
@@ -25,6 +23,7 @@ from cx_app.estimate.model_file import load_model
 from cx_app.project import ProjectFileError, read_project
 from cx_app.survey.archive_limits import InflationBudget, read_members
 from tests.data.bad import crafted
+from tests.security.peak_memory import run_measured
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
@@ -33,14 +32,10 @@ LIMIT = "the limit of 1,000 MB (CX_APP_MAX_DECOMPRESSED_MB)"
 
 
 def _cx_app(*args: str) -> tuple[int, str, float, float]:
-    """Run ``cx-app ARGS`` in its own process: exit code, stderr, seconds, peak RSS in MB."""
-    started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "cx_app", *args], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = process.stderr.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, stderr, time.perf_counter() - started, usage.ru_maxrss / 1024
+    """Run ``cx-app ARGS`` in its own process: exit code, stderr, seconds, peak RSS in MB
+    (measured from outside, :mod:`tests.security.peak_memory`)."""
+    done = run_measured([sys.executable, "-m", "cx_app", *args], cwd=ROOT)
+    return done.returncode, done.stderr, done.seconds, done.peak_mb
 
 
 def _one_line(stderr: str) -> str:
