@@ -56,7 +56,7 @@ from cx_app.survey.simulate_shapes import simulate_signed_agreement, simulate_sk
 
 SURVEYS = ("sample", "bank", "skewed_six", "signed")
 SAMPLE_ROWS = 2500
-HEAVY_ROWS = {"svm": 1200, "ordinal": 1200, "cnn": 1200}
+HEAVY_ROWS = {"svm": 1200, "ordinal": 1200}
 """Algorithms cross-validated on a fixed random subset of at most this many respondents of each
 survey (their fits, and the reference's, cost seconds per fold)."""
 SEED = 0

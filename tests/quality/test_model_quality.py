@@ -18,7 +18,7 @@ Rules, per algorithm and survey:
   columns as Gaussian features: 0.08–0.15 accuracy against 0.31–0.37) falls 10–20 errors below.
 
 Cost: each (algorithm, survey) is cross-validated once per module (``_row``, cached) and shared
-by the two tests; svm, ordinal and the CNN on at most 1,200 respondents per survey
+by the two tests; svm and ordinal on at most 1,200 respondents per survey
 (``HEAVY_ROWS``); the reference's Keras network is compiled once per shape. About 2.5 minutes
 on 2 busy cores.
 """
