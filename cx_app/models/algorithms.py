@@ -19,8 +19,8 @@ model, which then fills a new wave's gaps with the training medians). Under the 
 - ``"indicator"`` (svm, ordinal): the median fill plus a 0/1 "was missing" column for each
   attribute that had gaps in training (``add_indicator=True``). A linear model cannot tell a
   median answer from a gap otherwise; the indicator gives "not applicable" its own effect
-  (+0.007 to +0.020 accuracy where the gaps carry signal, at worst 0.007 below the median
-  fill).
+  (ordinal +0.012 and +0.020, svm +0.007 and −0.003 on the two surveys whose gaps carry
+  signal; at worst 0.007 below the median fill).
 - ``"median"`` (lr, knn, nb, dt, rf, ann, xgb, cnn): the median fill without indicators.
   Gaussian naive Bayes would model a 0/1 column as a Gaussian whose variance is near 0 in a
   class without gaps, so that one gap all but rules that class out (10-fold accuracy on the
@@ -33,9 +33,9 @@ model, which then fills a new wave's gaps with the training medians). Under the 
   −0.020 on the signed one; with native gaps the tree −0.012 (bank), the forest −0.014
   (signed). For XGBoost both stayed within 0.01 but were lower on three surveys of four.
 
-On data without gaps every variant gives the same model. Scaling (``StandardScaler``, which
-ignores gaps when fitted) is a pipeline step for the algorithms whose fit depends on the
-attributes' scale (lr, svm, knn, ann, ordinal, cnn), so cross-validation fits it per fold.
+On data without gaps both variants give the same model. Scaling (``StandardScaler``, after
+the ``gaps`` step) is a pipeline step for the algorithms whose fit depends on the attributes'
+scale (lr, svm, knn, ann, ordinal, cnn), so cross-validation fits it per fold.
 
 Notes on fidelity to the papers:
 
