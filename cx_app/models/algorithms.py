@@ -7,14 +7,35 @@ can be overridden by name. A setting name is a parameter of the underlying estim
 name is an :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
 
 ``build`` returns a :class:`~sklearn.pipeline.Pipeline` whose last step is named ``"model"``.
-Its first step, ``"gaps"``, is a ``SimpleImputer(strategy="median")`` that fills unanswered
-attribute scores with the medians of the data it is fitted on (each training fold in
-cross-validation; the whole training survey in a saved model, which then fills a new wave's gaps
-with the training medians). Under the default policy ``impute_indicator`` it also adds a "was
-missing" indicator column for each attribute that had gaps in training (``add_indicator=True``),
-so that "not applicable" can carry its own signal; policy ``impute_median`` fills without it.
-On data without gaps the step changes nothing. Scaling (``StandardScaler``) is a pipeline step for the algorithms whose fit depends on the
-attributes' scale (lr, svm, knn, ann, ordinal), so cross-validation fits it per fold.
+Its first step, ``"gaps"``, handles unanswered attribute scores. Policy ``impute_median`` (and
+``exclude``, whose survey has no gaps to fill but whose later waves may) is the same for every
+algorithm: a ``SimpleImputer(strategy="median")`` that fills a gap with the median of the data it
+is fitted on (each training fold in cross-validation; the whole training survey in a saved
+model, which then fills a new wave's gaps with the training medians). Under the default policy
+``impute_indicator`` each algorithm gets the gap features that suit it
+(:attr:`AlgorithmSpec.gaps`, measured in ``bench/RESULTS.md``, sections ``quality`` and
+``presets``; ``docs/bases-and-gaps.md``):
+
+- ``"indicator"`` (svm, ordinal): the median fill plus a 0/1 "was missing" column for each
+  attribute that had gaps in training (``add_indicator=True``). A linear model cannot tell a
+  median answer from a gap otherwise; the indicator gives "not applicable" its own effect
+  (ordinal +0.012 and +0.020, svm +0.007 and −0.003 on the two surveys whose gaps carry
+  signal; at worst 0.007 below the median fill).
+- ``"median"`` (lr, knn, nb, dt, rf, ann, xgb, cnn): the median fill without indicators.
+  Gaussian naive Bayes would model a 0/1 column as a Gaussian whose variance is near 0 in a
+  class without gaps, so that one gap all but rules that class out (10-fold accuracy on the
+  sample fell from 0.362 to 0.077); a mixed naive Bayes (Gaussian scores, Bernoulli
+  indicators) measured no better than no indicators (0.360). For the others, indicators or
+  the libraries' own NaN handling (scikit-learn's trees, XGBoost) helped on some surveys but
+  cost more than 0.01 of accuracy on another, which the rule "gap handling never hurts"
+  (``tests/quality/``) does not allow: with indicators k-NN −0.015 and logistic regression
+  −0.012 on the sample, the MLP −0.011 and the CNN −0.013 on the bank survey, the forest
+  −0.020 on the signed one; with native gaps the tree −0.012 (bank), the forest −0.014
+  (signed). For XGBoost both stayed within 0.01 but were lower on three surveys of four.
+
+On data without gaps both variants give the same model. Scaling (``StandardScaler``, after
+the ``gaps`` step) is a pipeline step for the algorithms whose fit depends on the attributes'
+scale (lr, svm, knn, ann, ordinal, cnn), so cross-validation fits it per fold.
 
 Notes on fidelity to the papers:
 
@@ -72,7 +93,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -91,6 +112,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 from cx_app.errors import AnalysisError
 from cx_app.models.cnn import CNNClassifier
+
+GapHandling = Literal["indicator", "median"]
+"""How an algorithm's pipeline treats unanswered scores under the default policy
+``impute_indicator`` (module docstring)."""
 
 DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
 """The papers' eight algorithms, in the order the app lists them (``ordinal`` and ``cnn`` are
@@ -172,6 +197,8 @@ class AlgorithmSpec:
     """Whether its folds gain from running in worker processes (``n_jobs``). False for the
     CNN: JAX already uses every core for one fit, and each fresh worker process pays seconds
     of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``)."""
+    gaps: GapHandling = "indicator"
+    """Its gap features under the default policy ``impute_indicator`` (module docstring)."""
 
     def allowed_settings(self) -> tuple[str, ...]:
         """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
@@ -204,7 +231,7 @@ class AlgorithmSpec:
         _check_values(self, model)
         if self.wrap is not None:
             model = self.wrap(model)
-        steps = [("gaps", gap_filler(missing_policy))]
+        steps = [("gaps", gap_filler(missing_policy, self.gaps))]
         steps += [("scale", StandardScaler())] if self.scaled else []
         return Pipeline([*steps, ("model", model)])
 
@@ -240,13 +267,21 @@ def takes_sample_weight(model: Any) -> bool:
                                                              "sample_weight")
 
 
-def gap_filler(missing_policy: str = "impute_indicator") -> SimpleImputer:
-    """The pipeline step that fills unanswered attribute scores (module docstring)."""
+def gap_filler(missing_policy: str = "impute_indicator",
+               handling: GapHandling = "indicator") -> SimpleImputer:
+    """The pipeline's ``"gaps"`` step for an algorithm whose gap handling is ``handling``
+    (module docstring): a ``SimpleImputer`` by the training medians, with "was missing"
+    indicators only for ``"indicator"`` under ``impute_indicator``.
+
+    >>> gap_filler("impute_indicator", "median").add_indicator
+    False
+    """
     if missing_policy not in ("impute_indicator", "impute_median", "exclude"):
         raise AnalysisError(f"unknown missing-attribute policy {missing_policy!r}; choose "
                             "impute_indicator, impute_median or exclude")
-    return SimpleImputer(strategy="median", add_indicator=missing_policy == "impute_indicator",
-                         keep_empty_features=True)
+    return SimpleImputer(strategy="median", keep_empty_features=True,
+                         add_indicator=missing_policy == "impute_indicator"
+                         and handling == "indicator")
 
 
 def _check_values(spec: AlgorithmSpec, model: Any) -> None:
@@ -319,6 +354,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             "Table A7). Linear, fast, and its coefficients are readable.",
             {"solver": "lbfgs", "max_iter": 300, "class_weight": None, "C": 1.0},
             LogisticRegression,
+            gaps="median",
         ),
         AlgorithmSpec(
             "svm",
@@ -338,6 +374,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             {"n_neighbors": 5, "metric": "minkowski", "p": 2, "weights": "uniform"},
             KNeighborsClassifier,
             seeded=False,
+            gaps="median",
         ),
         AlgorithmSpec(
             "nb",
@@ -347,6 +384,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             GaussianNB,
             scaled=False,
             seeded=False,
+            gaps="median",
         ),
         AlgorithmSpec(
             "dt",
@@ -355,6 +393,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             {"criterion": "entropy", "max_depth": 3, "class_weight": None},
             DecisionTreeClassifier,
             scaled=False,
+            gaps="median",
         ),
         AlgorithmSpec(
             "rf",
@@ -363,6 +402,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             {"n_estimators": 100, "criterion": "gini", "n_jobs": 1},
             RandomForestClassifier,
             scaled=False,
+            gaps="median",
         ),
         AlgorithmSpec(
             "ann",
@@ -377,6 +417,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
                 "max_iter": 100,
             },
             MLPClassifier,
+            gaps="median",
         ),
         AlgorithmSpec(
             "xgb",
@@ -394,6 +435,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
             _xgb,
             scaled=False,
             wrap=ContiguousLabels,
+            gaps="median",
         ),
         AlgorithmSpec(
             "ordinal",
@@ -417,6 +459,7 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
              "learning_rate": 0.001},
             CNNClassifier,
             fold_processes=False,
+            gaps="median",
         ),
     )
 }
@@ -484,9 +527,9 @@ papers' settings unchanged."""
 PAPERS_BY_DEFAULT: frozenset[str] = frozenset()
 """Algorithms whose default preset is ``papers``: those whose fast preset's 10-fold accuracy
 differed from the papers' by more than 0.01 on a survey of ``bench/bench_presets.py``. Empty:
-in ``bench/RESULTS.md`` (section presets) every fast preset is within 0.0063 of the papers'
-accuracy on both the sample and the generated bank survey (svm 0.0042, ann 0.0012, cnn 0.0063;
-the others are the same estimators)."""
+in ``bench/RESULTS.md`` (section presets) every fast preset is within 0.0048 of the papers'
+accuracy on both the sample and the generated bank survey (svm 0.0042, ann 0.0032, cnn 0.0048,
+measured again with the gap features of issue 25; the others are the same estimators)."""
 
 
 def default_preset(algorithm_id: str) -> str:

@@ -9,8 +9,8 @@ each respondent's attribute vector read as a one-channel signal::
                  → Flatten → Dense(K, softmax)
 
 ``p`` is the number of columns the pipeline hands over: the attributes in the survey's order,
-then the "was missing" indicators of the ``gaps`` step when the training data had gaps. ``K``
-is the number of classes seen in training.
+their gaps filled with the training medians (the CNN's ``gaps`` step adds no "was missing"
+columns: :mod:`cx_app.models.algorithms`). ``K`` is the number of classes seen in training.
 
 Choices the papers leave open, and adaptations:
 
