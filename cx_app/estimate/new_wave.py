@@ -328,7 +328,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
     X = survey.X.reindex(columns=list(model.attribute_names))
     # every gap is filled with the training data's median, never with this wave's own: by the
-    # model's own gap step (with its "was missing" indicators), or here for older model files
+    # model's own gap step (svm and ordinal: with "was missing" indicators), or here for older files
     medians = {a: training_median(model.attribute_distributions.get(a, {}))
                for a in model.attribute_names}
     gaps = {a: int(X[a].isna().sum()) for a in present if a in medians}

@@ -49,8 +49,9 @@ TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
 MissingPolicy = Literal["impute_indicator", "impute_median", "exclude"]
 """How models treat a respondent's unanswered attribute: ``impute_indicator`` (the default) keeps
-every respondent and lets each fitted pipeline fill the gap with the training fold's median plus
-a "was missing" indicator column; ``impute_median`` the same without the indicator;
+every respondent and lets each fitted pipeline fill the gap with the training fold's median,
+plus a "was missing" indicator column for the algorithms it helps (svm and ordinal:
+``AlgorithmSpec.gaps``, see docs/bases-and-gaps.md); ``impute_median`` the median alone;
 ``exclude`` leaves respondents with a gap out of the model base (never out of the NPS)."""
 MISSING_POLICIES: tuple[str, ...] = ("impute_indicator", "impute_median", "exclude")
 MissingCode = int | float | str
@@ -660,7 +661,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if share_incomplete > 0:
         description += (f"; {share_incomplete:.0%} of respondents miss an attribute score: "
                         "they stay in, and the models fill each gap with the training median "
-                        "and a 'was missing' indicator")
+                        "(svm and ordinal also add a 'was missing' indicator)")
     schema = schema.model_copy(update={"description": description})
     if len({scores[h][1] for h in attributes}) > 1:
         # attributes on different scales: keep each one's own scale
