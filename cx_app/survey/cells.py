@@ -46,12 +46,12 @@ class Column:
             return np.zeros(len(self.texts), dtype=bool)
         return self.texts.str.fullmatch(DATE_TEXT).to_numpy(dtype=bool, na_value=False)
 
-    def display(self, i: int) -> str:
-        """Cell ``i`` (a position) as it is shown in a data-quality report."""
-        text = self.texts.iloc[i]
-        if text is pd.NA:
-            return ""
-        return date_text(text) if self.typed and re.fullmatch(DATE_TEXT, text) else text.strip()
+    def display(self, positions: np.ndarray) -> list[str]:
+        """The cells at ``positions`` as a data-quality report shows them."""
+        texts = self.texts.iloc[positions].astype(object)
+        return [("" if text is pd.NA else date_text(text)
+                 if self.typed and re.fullmatch(DATE_TEXT, text) else text.strip())
+                for text in texts]
 
 
 def blank_mask(texts: pd.Series) -> np.ndarray:
@@ -171,21 +171,25 @@ def text_column(column: Column) -> pd.Series:
 def date_column(column: Column) -> tuple[pd.Series, int, int]:
     """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
     (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials
-    converted)."""
-    blank = pd.Series(column.blank, index=column.texts.index)
-    values = column.texts.mask(column.blank | column.errors).astype(object)
-    values = values.where(values.notna(), None)
-    numbers = pd.to_numeric(values, errors="coerce")
-    serial = numbers.between(*_SERIAL_DATES)
-    parsed = pd.to_datetime(values.where(numbers.isna()), errors="coerce", format="mixed")
+    converted). Each distinct text is parsed once."""
     kept = ~(column.blank | column.errors)
+    parsed, serial = on_distinct(column.texts.where(kept), _parsed_dates)
+    parsed = pd.Series(parsed, index=column.texts.index)
     if kept.any() and column.dates[kept].all() and column.texts[kept].str.contains(
             _MIDNIGHT.pattern, regex=True).all():
         parsed = parsed.dt.as_unit("s")  # whole days, as date cells are (not date texts)
+    bad = int((parsed.isna().to_numpy() & ~column.blank).sum())
+    return parsed, bad, int(serial.sum())
+
+
+def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
+    """(the date of each distinct text, whether it was an Excel serial day number)."""
+    numbers = pd.to_numeric(distinct, errors="coerce")
+    serial = numbers.between(*_SERIAL_DATES)
+    parsed = pd.to_datetime(distinct.where(numbers.isna()), errors="coerce", format="mixed")
     if serial.any():
         parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
-    bad = int((parsed.isna() & ~blank).sum())
-    return parsed, bad, int(serial.sum())
+    return [parsed.to_numpy(), serial.to_numpy(dtype=bool)]
 
 
 def first_reasons(
@@ -203,7 +207,7 @@ def first_reasons(
             at = np.flatnonzero(hit)
             reason[at] = why
             column[at] = header
-            value[at] = [cells.display(i) for i in at]
+            value[at] = cells.display(at)
             free &= ~hit
     return reason, column, value
 

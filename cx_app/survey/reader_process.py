@@ -16,6 +16,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -48,16 +50,19 @@ class SheetRead:
 
 
 def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: ImportLimits,
-                  unreadable: str) -> SheetRead:
+                  unreadable: str, checks: Callable[[], object] | None = None) -> SheetRead:
     """The sheet names of a workbook and, unless ``sheet`` is None, that sheet's cells, parsed
     in a child process within ``limits.reader_memory_bytes`` and ``reader_cpu_seconds``;
-    ``unreadable`` is the sentence for a file the reader cannot open as a workbook."""
+    ``unreadable`` is the sentence for a file the reader cannot open as a workbook.
+
+    ``checks`` (the archive checks) run in this process while the child parses: a refusal
+    stops the child and is raised, before anything the child says."""
     where = name if sheet is None or isinstance(sheet, int) else f"{name}, sheet '{sheet}'"
     request = {"sheet": sheet, "max_rows": limits.max_rows, "max_columns": limits.max_columns,
                "max_cells": limits.max_cells}
     command = [*_CHILD, str(limits.reader_memory_bytes), str(limits.reader_cpu_seconds),
                json.dumps(request)]
-    done = run_child(command, data, where, limits)
+    done = run_child(command, data, where, limits, checks)
     if done.returncode == FAILED:
         raise _failure(json.loads(done.stdout), name, where, limits, unreadable)
     try:
@@ -74,17 +79,28 @@ def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: Impor
                      [(row, col, code) for row, col, code in meta["errors"]])
 
 
-def run_child(command: list[str], data: bytes, where: str,
-              limits: ImportLimits) -> subprocess.CompletedProcess:
-    """Run ``command`` with ``data`` on its standard input; its output, or one
-    :class:`SurveyFileError` sentence if it was stopped by its limits or a signal."""
+def run_child(command: list[str], data: bytes, where: str, limits: ImportLimits,
+              checks: Callable[[], object] | None = None) -> subprocess.CompletedProcess:
+    """Run ``command`` with ``data`` on its standard input (and ``checks`` here meanwhile);
+    its output, or one :class:`SurveyFileError` sentence if it was stopped by its limits or a
+    signal."""
     timeout = limits.reader_cpu_seconds + _WALL_MARGIN_SECONDS
-    try:
-        done = subprocess.run(command, input=data, capture_output=True, timeout=timeout,
-                              env={**os.environ, **_CHILD_ENV}, check=False)
-    except subprocess.TimeoutExpired:  # run() has killed it
-        raise SurveyFileError(f"{where}: the reader did not finish within {timeout} s and was "
-                              "stopped; the file was not read") from None
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={**os.environ, **_CHILD_ENV})
+    with child, ThreadPoolExecutor(1) as pool:
+        talk = pool.submit(child.communicate, data, timeout)
+        try:
+            if checks is not None:
+                checks()
+            stdout, stderr = talk.result()
+        except subprocess.TimeoutExpired:
+            child.kill()
+            raise SurveyFileError(f"{where}: the reader did not finish within {timeout} s and "
+                                  "was stopped; the file was not read") from None
+        except BaseException:  # a check refused the file: the child is not needed
+            child.kill()
+            raise
+    done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     code = done.returncode
     if code in (0, FAILED):
         return done

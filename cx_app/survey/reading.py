@@ -158,9 +158,10 @@ def _foreign_format(data: bytes) -> str | None:
     return None
 
 
-def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLimits) -> None:
-    """Refuse, before any reader sees them, bytes that are not a safe workbook of this
-    kind."""
+def _check_workbook_bytes(data: bytes, name: str, suffix: str) -> bool:
+    """Refuse, before any reader sees them, bytes that are not a workbook of this kind;
+    whether they are a zip archive (to be checked by
+    :func:`~cx_app.survey.xml_safety.check_workbook_archive`)."""
     if data.startswith(_OLE_MAGIC):
         # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
         # "EncryptionInfo" and "EncryptedPackage" streams
@@ -168,10 +169,9 @@ def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLim
             raise SurveyFileError(
                 f"{name}: the workbook is password-protected (encrypted); save an unprotected "
                 "copy and upload that")
-        return  # an old .xls (BIFF) workbook: the reader reads it; failures reported later
+        return False  # an old .xls (BIFF) workbook: the reader reads it; failures reported later
     if data.startswith(_ZIP_MAGIC):
-        check_workbook_archive(data, name, limits)
-        return
+        return True
     foreign = _foreign_format(data)
     if foreign:
         raise SurveyFileError(
@@ -182,6 +182,7 @@ def _check_workbook_bytes(data: bytes, name: str, suffix: str, limits: ImportLim
         raise SurveyFileError(
             f"{name}: not a readable {suffix} workbook (the file is damaged or is not a "
             f"spreadsheet){hint}")
+    return False
 
 
 def _looks_like_text(data: bytes) -> bool:
@@ -207,13 +208,20 @@ def _unreadable(data: bytes, name: str, suffix: str) -> str:
 
 def excel_grids(data: bytes, name: str, limits: ImportLimits, first: bool = True,
                 ) -> tuple[list[str], Callable[[str], Grid]]:
-    """(sheet names, a function loading one sheet's :class:`Grid`) of a workbook checked by
-    the pre-checks; ``first``: read the first sheet at once with the names (one child
-    process fewer when the caller loads it next)."""
+    """(sheet names, a function loading one sheet's :class:`Grid`) of a workbook, refused
+    unless it passes the checks; ``first``: read the first sheet at once with the names (one
+    child process fewer when the caller loads it next).
+
+    The archive checks (:mod:`cx_app.survey.xml_safety`) run while the first child parses:
+    the child cannot harm this process (it is the reader's sandbox), and a refusal stops it
+    and is the answer, so a file is refused with the same sentence as if it had been checked
+    first, in about the reader's time rather than the sum of both."""
     suffix = Path(name).suffix.lower()
-    _check_workbook_bytes(data, name, suffix, limits)
+    archive = _check_workbook_bytes(data, name, suffix)
     unreadable = _unreadable(data, name, suffix)
-    read = read_in_child(data, name, 0 if first else None, limits, unreadable)
+    read = read_in_child(data, name, 0 if first else None, limits, unreadable,
+                         checks=(lambda: check_workbook_archive(data, name, limits))
+                         if archive else None)
     names = read.sheet_names
     kept = {names[0]: read} if first and names and read.sheet is not None else {}
 
