@@ -11,21 +11,25 @@ parser, so nothing can be expanded or fetched):
    ``compress_size``) must stay under ``max_decompressed_bytes`` in total, and a part larger
    than :data:`~cx_app.survey.limits.RATIO_FLOOR_BYTES` must not compress better than
    ``max_compression_ratio`` — a zip bomb is refused without inflating anything;
-3. every part is then inflated *in 1 MB chunks*, counting the bytes actually produced: the
-   zipfile module stops at the declared size and checks the CRC, so an archive that lies about
-   its sizes is refused too, and memory stays bounded by one chunk;
-4. an XML part containing a document type declaration (``<!DOCTYPE`` / ``<!ENTITY``) is
-   refused: Excel and LibreOffice never write one, and it is how entity-expansion ("billion
-   laughs") and external-entity (XXE) attacks start;
+3. the first :data:`CHECKED_BYTES` of every part are then inflated *in 1 MB chunks* (the
+   checks are bounded: a large worksheet is not inflated twice), counting the bytes actually
+   produced: the zipfile module stops at the declared size and checks the CRC, so a part that
+   lies about its small size is refused too, and memory stays bounded by one chunk; beyond
+   that prefix, the reader's child process, which cannot allocate more than
+   ``CX_APP_READER_MEMORY_MB`` (:mod:`cx_app.survey.reader_process`), is the bound;
+4. an XML part containing a document type declaration (``<!DOCTYPE`` / ``<!ENTITY``) in that
+   prefix is refused: Excel and LibreOffice never write one, XML allows one only in the prolog
+   before the first element, and it is how entity-expansion ("billion laughs") and
+   external-entity (XXE) attacks start;
 5. a worksheet may not claim more rows, columns or cells than the limits: its declared
-   dimension (``<dimension ref="A1:XFD1048576"/>``) and every cell reference long enough to
-   pass a limit (``r="XFD1048576"``: at least as many letters or digits as the limit has,
-   found by one regular expression per chunk, so the scan stays as cheap as the inflating)
-   are checked. calamine allocates ``rows × columns`` cells for a sheet's box, so two cells at
-   ``A1`` and ``XFD1048576`` in an 800-byte file would ask for ~0.5 TB; references spelled in
-   ways Excel never writes (spaces around ``=``, no ``r`` at all) are left to the reader's
-   own limits: the workbook is parsed in a child process that cannot allocate more than
-   ``CX_APP_READER_MEMORY_MB`` (:mod:`cx_app.survey.reader_process`).
+   dimension (``<dimension ref="A1:XFD1048576"/>``, at its top) and every cell reference in
+   the prefix long enough to pass a limit (``r="XFD1048576"``: at least as many letters or
+   digits as the limit has, found by one regular expression per chunk) are checked. calamine
+   allocates ``rows × columns`` cells for a sheet's box, so two cells at ``A1`` and
+   ``XFD1048576`` in an 800-byte file would ask for ~0.5 TB; references beyond the prefix or
+   spelled in ways Excel never writes (spaces around ``=``, no ``r`` at all) are left to the
+   reader's own limits and its shape check (the sheet's rows × columns against the limits,
+   before any cell is converted).
 
 Excel error cells (``#N/A``) need no scan here: fastexcel reports them
 (:mod:`cx_app.survey.sheet_reader`).
@@ -46,6 +50,8 @@ from cx_app.errors import SurveyFileError
 from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
 
 CHUNK = 1024 * 1024
+CHECKED_BYTES = 4 * CHUNK
+"""How much of each part the checks inflate and read."""
 _OVERLAP = 64
 _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _DIMENSION = re.compile(rb'dimension\s+ref="[^":]*:?([^"]*)"')  # a literal start: fast
@@ -57,7 +63,7 @@ _WORKBOOK_MARKERS = ("xl/workbook.xml", "xl/workbook.bin", "content.xml")
 
 @dataclass(frozen=True)
 class ArchiveSummary:
-    """What the checks saw: parts, declared and actual unzipped bytes."""
+    """What the checks saw: parts, declared unzipped bytes, bytes inflated by the checks."""
 
     entries: int
     declared_bytes: int
@@ -147,7 +153,7 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
     extent = _Extent(name, info.filename, limits)
     try:
         with archive.open(info) as part:
-            while chunk := part.read(CHUNK):
+            while size < CHECKED_BYTES and (chunk := part.read(CHUNK)):
                 size += len(chunk)
                 if inflated_before + size > limits.max_decompressed_bytes:
                     raise SurveyFileError(

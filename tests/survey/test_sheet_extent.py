@@ -136,3 +136,16 @@ def test_the_check_refuses_exactly_the_sheets_beyond_the_limits(monkeypatch, dra
             _checked(sheet, limits)
     else:
         _checked(sheet, limits)
+
+
+def test_a_far_reference_beyond_the_checked_prefix_stops_the_reader_in_one_sentence(tmp_path):
+    # the checks read the first CHECKED_BYTES of a sheet; the reader's limits bound the rest
+    rows = "".join(_row(r, [_cell(r, c) for c in range(1, 11)]) for r in range(1, 20_001))
+    sheet = _HEAD + (rows + _row(1_048_576, [_cell(1_048_576, 16384)])).encode() + _TAIL
+    assert len(sheet) > xml_safety.CHECKED_BYTES
+    _checked(sheet)  # the far cell is beyond what the checks read
+    path = tmp_path / "far.xlsx"
+    path.write_bytes(_workbook(sheet))
+    with pytest.raises(SurveyFileError, match=r"^far\.xlsx(, sheet 'S')?: (the reader ran out "
+                                              r"of its memory limit|1,048,576 rows, more than)"):
+        load_survey(path)
