@@ -146,12 +146,6 @@ def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
                                             (missing, date, non_numeric, decimal, out))]
 
 
-def cell_text(cell: Any) -> str:
-    if isinstance(cell, float) and cell.is_integer():
-        return str(int(cell))
-    return str(cell).strip()
-
-
 def date_text(text: str) -> str:
     """A date cell's text as a segment shows it: the ISO date, the time only when it is not
     midnight."""
@@ -213,6 +207,5 @@ def first_reasons(
 
 
 def display(cell: Any) -> str:
-    if cell is None or cell is pd.NA or (isinstance(cell, float) and np.isnan(cell)):
-        return ""
-    return cell_text(cell)
+    """A cell's text as a report shows it (``""`` for an empty cell)."""
+    return "" if cell is None or cell is pd.NA else str(cell).strip()

@@ -41,6 +41,13 @@ from cx_app.survey.schema import SurveySchema
 from cx_app.survey.weights import clean_weights
 
 
+def _invalid(s: Scored, header: str, cells: Column) -> list[tuple[Any, str, str, Column]]:
+    """The checks of a score column's invalid cells, in the order their reasons win."""
+    return [(s.error, EXCEL_ERROR, header, cells), (s.date, DATE_IN_SCORE, header, cells),
+            (s.non_numeric, NON_NUMERIC, header, cells), (s.decimal, DECIMAL, header, cells),
+            (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+
+
 def clean_columns(
     raw: dict[str, Column], column_of: dict[str, str], schema: SurveySchema,
     index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
@@ -76,13 +83,8 @@ def clean_columns(
     target = schema.target.name
     if target in scored:
         s = scored[target]
-        header, cells = column_of[target], raw[target]
-        target_checks = [(s.missing, MISSING_TARGET, header, cells),
-                         (s.error, EXCEL_ERROR, header, cells),
-                         (s.date, DATE_IN_SCORE, header, cells),
-                         (s.non_numeric, NON_NUMERIC, header, cells),
-                         (s.decimal, DECIMAL, header, cells),
-                         (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+        target_checks = [(s.missing, MISSING_TARGET, column_of[target], raw[target]),
+                         *_invalid(s, column_of[target], raw[target])]
         if scoring:
             unlabeled = int(s.values.isna().sum())
             if unlabeled:
@@ -93,12 +95,7 @@ def clean_columns(
             survey_checks += target_checks
     present = [spec for spec in schema.attributes if spec.name in scored]
     for spec in present:
-        s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
-        invalid = [(s.error, EXCEL_ERROR, header, cells),
-                   (s.date, DATE_IN_SCORE, header, cells),
-                   (s.non_numeric, NON_NUMERIC, header, cells),
-                   (s.decimal, DECIMAL, header, cells),
-                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
+        invalid = _invalid(scored[spec.name], column_of[spec.name], raw[spec.name])
         if scoring:
             bad = sum(int(m.sum()) for m, *_ in invalid)
             if bad:

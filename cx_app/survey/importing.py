@@ -1,8 +1,8 @@
 """Reading survey files into clean, validated respondent tables.
 
-:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel (in a
-child process with limits) and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8 with or without BOM, then
-cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel (in
+a child process with limits) and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8
+with or without BOM, then cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
 header or alias, and cleans every score column with vectorised pandas operations:
 
 - blank cells, the schema's missing-value codes (``99``, ``"Don't know"``, ...) and the usual
@@ -10,8 +10,8 @@ header or alias, and cleans every score column with vectorised pandas operations
 - a respondent with a missing or invalid target or a repeated respondent id (the first
   occurrence is kept) is out of the survey: not in the NPS, not in the models;
 - a respondent with an invalid attribute cell — an Excel error cell (``#N/A``, reported by
-  the reader), a date cell in a score column, a non-numeric text, a decimal score on an integer scale, an out-of-scale score —
-  or, under policy ``exclude`` only, an unanswered attribute, stays in the NPS but is left out
+  the reader), a date cell in a score column, a non-numeric text, a decimal score on an
+  integer scale, an out-of-scale score — or, under policy ``exclude`` only, an unanswered attribute, stays in the NPS but is left out
   of the models; every such row is listed with its reason in the
   :class:`~cx_app.survey.quality.DataQualityReport`;
 - unanswered attribute scores are never filled here: the fitted model pipelines fill them from
@@ -62,6 +62,7 @@ from cx_app.survey.schema import (
     infer_schema,
     normalise_header,
 )
+from cx_app.survey.xml_safety import column_letters
 
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _HEADER_SCAN_ROWS = 30
@@ -138,15 +139,6 @@ def _guess_header_row(grid: Grid) -> int:
     return 0
 
 
-def _column_letter(j: int) -> str:
-    letters = ""
-    j += 1
-    while j:
-        j, r = divmod(j - 1, 26)
-        letters = chr(65 + r) + letters
-    return letters
-
-
 # --------------------------------------------------------------------------- public API
 
 
@@ -192,7 +184,7 @@ def _table_from_grid(grid: Grid, header: int) -> _Table:
     for j in range(width):
         # the header step: the text a column is named by
         text = (_header_cell(first[j], grid.typed) if _present(first[j])
-                else f"Column {_column_letter(j)}")
+                else f"Column {column_letters(j + 1)}")
         base, k = text, 2
         while text in seen:
             text, k = f"{base} ({k})", k + 1
@@ -233,9 +225,9 @@ def sheet_names(
 ) -> list[str]:
     """The sheet names of a survey workbook (an empty list for a CSV file).
 
-    The file is read exactly as :func:`load_survey` reads it — the same size limits and the
-    same archive checks (zip bombs, XML document types, encrypted or renamed files) before
-    the reader, in a child process with limits, opens it — so listing the sheets of an upload is as safe as importing it.
+    The file is read exactly as :func:`load_survey` reads it — the same size limits, archive
+    checks (zip bombs, XML document types, encrypted or renamed files) and reader in a child
+    process with limits — so listing the sheets of an upload is as safe as importing it.
 
     Parameters
     ----------
@@ -342,8 +334,8 @@ def _duplicate_header_notes(row: Sequence[str | None], found: dict[str, int],
         same = [j for j, t in enumerate(texts) if t == texts[position]]
         if len(same) > 1 and same[0] == position:
             notes.append(f"header {_header_cell(row[position], typed)!r} appears in columns "
-                         f"{', '.join(_column_letter(j) for j in same)}; column "
-                         f"{_column_letter(position)} is used")
+                         f"{', '.join(column_letters(j + 1) for j in same)}; column "
+                         f"{column_letters(position + 1)} is used")
     return notes
 
 

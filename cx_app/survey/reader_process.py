@@ -71,12 +71,10 @@ def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: Impor
     except (pa.ArrowInvalid, KeyError, ValueError):
         raise SurveyFileError(f"{where}: the reader's answer cannot be read; the file was "
                               "not read") from None
-    read = SheetRead(meta["sheet_names"])
     if meta["sheet"] is None:
-        return read
-    return SheetRead(read.sheet_names, meta["sheet"], table.replace_schema_metadata(None),
-                     meta["first_column"],
-                     [(row, col, code) for row, col, code in meta["errors"]])
+        return SheetRead(meta["sheet_names"])
+    return SheetRead(meta["sheet_names"], meta["sheet"], table.replace_schema_metadata(None),
+                     meta["first_column"], [tuple(error) for error in meta["errors"]])
 
 
 def run_child(command: list[str], data: bytes, where: str, limits: ImportLimits,
@@ -134,20 +132,22 @@ def _failure(answer: dict, name: str, where: str, limits: ImportLimits,
     if kind == "sheet":
         return SurveyFileError(f"{where}: the sheet cannot be read")
     if kind == "shape":
-        return SurveyFileError(shape_problem(where, answer["rows"], answer["columns"], limits)
-                               or f"{where}: the sheet is too large; refused")
+        return (shape_error(where, answer["rows"], answer["columns"], limits)
+                or SurveyFileError(f"{where}: the sheet is too large; refused"))
     return SurveyFileError(unreadable)
 
 
-def shape_problem(where: str, rows: int, cols: int, limits: ImportLimits) -> str | None:
-    """The sentence refusing a sheet of ``rows`` × ``cols`` beyond ``limits``, or None."""
+def shape_error(where: str, rows: int, cols: int,
+                limits: ImportLimits) -> SurveyFileError | None:
+    """The error refusing a sheet of ``rows`` × ``cols`` beyond ``limits``, or None."""
     if rows > limits.max_rows:
-        return (f"{where}: {rows:,} rows, more than the limit of {limits.max_rows:,} "
-                "(CX_APP_MAX_ROWS); refused")
+        return SurveyFileError(f"{where}: {rows:,} rows, more than the limit of "
+                               f"{limits.max_rows:,} (CX_APP_MAX_ROWS); refused")
     if cols > limits.max_columns:
-        return (f"{where}: {cols:,} columns, more than the limit of {limits.max_columns:,} "
-                "(CX_APP_MAX_COLUMNS); refused")
+        return SurveyFileError(f"{where}: {cols:,} columns, more than the limit of "
+                               f"{limits.max_columns:,} (CX_APP_MAX_COLUMNS); refused")
     if rows * cols > limits.max_cells:
-        return (f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} cells, more "
-                f"than the limit of {limits.max_cells:,} (CX_APP_MAX_CELLS); refused")
+        return SurveyFileError(f"{where}: {rows:,} rows × {cols:,} columns = {rows * cols:,} "
+                               f"cells, more than the limit of {limits.max_cells:,} "
+                               "(CX_APP_MAX_CELLS); refused")
     return None

@@ -18,7 +18,7 @@ import pandas as pd
 
 from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits, megabytes
-from cx_app.survey.reader_process import SheetRead, read_in_child, shape_problem
+from cx_app.survey.reader_process import SheetRead, read_in_child, shape_error
 from cx_app.survey.xml_safety import check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
@@ -232,12 +232,6 @@ def excel_grids(data: bytes, name: str, limits: ImportLimits, first: bool = True
     return names, load
 
 
-def _check_shape(where: str, rows: int, cols: int, limits: ImportLimits) -> None:
-    problem = shape_problem(where, rows, cols, limits)
-    if problem:
-        raise SurveyFileError(problem)
-
-
 def _decode(data: bytes, name: str) -> tuple[str, str]:
     for codec, label in _ENCODINGS:
         try:
@@ -286,7 +280,8 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, s
         for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
             rows.append(row)
             width = max(width, len(row))
-            _check_shape(name, len(rows), width, limits)
+            if (too_big := shape_error(name, len(rows), width, limits)) is not None:
+                raise too_big
     except csv.Error as exc:
         raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
                               ) from None

@@ -1,20 +1,17 @@
 """The child process that parses one untrusted workbook: ``python -m cx_app.survey.sheet_reader
 MEMORY_BYTES CPU_SECONDS REQUEST`` with the file's bytes on standard input.
 
-It limits itself first (``RLIMIT_AS`` to ``MEMORY_BYTES``, ``RLIMIT_CPU`` to ``CPU_SECONDS``),
-then reads the workbook with fastexcel (calamine → Arrow) and writes one Arrow IPC stream on
-standard output: every cell of the requested sheet as text (``dtypes="string"``: numbers as
-calamine prints them, dates as ``YYYY-MM-DD HH:MM:SS``, empty cells null), no header row
-(sheet row ``i + 1`` is row ``i``; the columns start at the sheet's first
-column that holds a cell, ``first_column`` in the metadata). The stream's schema metadata carries the sheet names and the
-Excel error cells (``#N/A``, ``#DIV/0!``: fastexcel reports each as a cell it could not read,
-with calamine's error type). A workbook, sheet or shape it cannot read is a JSON line
-``{"failure": ...}`` with exit status 2. A hostile or broken file can only crash or exhaust this
-process; :mod:`cx_app.survey.reader_process` turns that into one sentence.
+It limits itself first (``RLIMIT_AS``, ``RLIMIT_CPU``), then reads the workbook with fastexcel
+(calamine → Arrow) and writes one Arrow IPC stream: every cell of the requested sheet as text
+(``dtypes="string"``: numbers as calamine prints them, dates as ``YYYY-MM-DD HH:MM:SS``,
+empty cells null; sheet row ``i + 1`` is row ``i``, the columns start at ``first_column``).
+The schema metadata carries the sheet names and the Excel error cells (fastexcel reports each
+as a cell it could not read, with calamine's error type). A workbook, sheet or shape it cannot
+read is a JSON ``{"failure": ...}`` with exit status 2; a hostile file can only crash or
+exhaust this process, and :mod:`cx_app.survey.reader_process` says so in one sentence.
 
 REQUEST is JSON: ``{"sheet": null | index | name, "max_rows": n, "max_columns": n,
-"max_cells": n}``; ``sheet: null`` asks for the sheet names only. Imports are kept to
-fastexcel and pyarrow (no pandas): this runs once per sheet read.
+"max_cells": n}`` (``null``: the sheet names only). Imports: fastexcel and pyarrow only.
 """
 
 from __future__ import annotations

@@ -1,42 +1,31 @@
-"""Checks on a workbook archive (``.xlsx``/``.xlsm``/``.ods``) before any reader sees it.
+"""Checks on a workbook archive (``.xlsx``/``.xlsm``/``.ods``) before its cells are used.
 
-A workbook is a zip archive of XML parts. Before the bytes reach the reader (fastexcel, in a child process) the importer
-calls :func:`check_workbook_archive`, which uses only :mod:`zipfile` and byte scans (no XML
-parser, so nothing can be expanded or fetched):
+A workbook is a zip archive of XML parts. :func:`check_workbook_archive` uses only
+:mod:`zipfile` and byte scans (no XML parser, so nothing can be expanded or fetched):
 
 1. the archive must open (a truncated or damaged file is refused), hold at most
    ``max_zip_entries`` parts and look like a workbook (``xl/workbook.xml``, ``xl/workbook.bin``
    or an OpenDocument ``content.xml``);
-2. the *declared* sizes in the central directory (``ZipInfo.file_size`` /
-   ``compress_size``) must stay under ``max_decompressed_bytes`` in total, and a part larger
-   than :data:`~cx_app.survey.limits.RATIO_FLOOR_BYTES` must not compress better than
-   ``max_compression_ratio`` — a zip bomb is refused without inflating anything;
-3. the first :data:`CHECKED_BYTES` of every part are then inflated *in 1 MB chunks* (the
-   checks are bounded: a large worksheet is not inflated twice), counting the bytes actually
-   produced: the zipfile module stops at the declared size and checks the CRC, so a part that
-   lies about its small size is refused too, and memory stays bounded by one chunk; beyond
-   that prefix, the reader's child process, which cannot allocate more than
-   ``CX_APP_READER_MEMORY_MB`` (:mod:`cx_app.survey.reader_process`), is the bound;
-4. an XML part containing a document type declaration (``<!DOCTYPE`` / ``<!ENTITY``) in that
-   prefix is refused: Excel and LibreOffice never write one, XML allows one only in the prolog
-   before the first element, and it is how entity-expansion ("billion laughs") and
-   external-entity (XXE) attacks start;
-5. a worksheet may not claim more rows, columns or cells than the limits: its declared
-   dimension (``<dimension ref="A1:XFD1048576"/>``, at its top) and every cell reference in
-   the prefix long enough to pass a limit (``r="XFD1048576"``: at least as many letters or
-   digits as the limit has, found by one regular expression per chunk) are checked. calamine
-   allocates ``rows × columns`` cells for a sheet's box, so two cells at ``A1`` and
-   ``XFD1048576`` in an 800-byte file would ask for ~0.5 TB; references beyond the prefix or
-   spelled in ways Excel never writes (spaces around ``=``, no ``r`` at all) are left to the
-   reader's own limits and its shape check (the sheet's rows × columns against the limits,
-   before any cell is converted).
+2. the *declared* sizes in the central directory must stay under ``max_decompressed_bytes``
+   in total, and a part larger than :data:`~cx_app.survey.limits.RATIO_FLOOR_BYTES` must not
+   compress better than ``max_compression_ratio``: a zip bomb is refused without inflating;
+3. the first :data:`CHECKED_BYTES` of every part are inflated in 1 MB chunks, counting the
+   bytes produced (zipfile stops at the declared size and checks the CRC: a part that lies
+   about its small size is refused); the checks are bounded, the reader's child process
+   (:mod:`cx_app.survey.reader_process`, ``CX_APP_READER_MEMORY_MB``) bounds the rest;
+4. an XML part with a document type declaration (``<!DOCTYPE``/``<!ENTITY``; XML allows one
+   only in the prolog, Excel never writes one) is refused: entity expansion ("billion
+   laughs") and external entities (XXE) start there;
+5. a worksheet's declared dimension (``<dimension ref="A1:XFD1048576"/>``) and its cell
+   references long enough to pass a limit (``r="XFD1048576"``: as many letters or digits as
+   the limit has or more) may not pass the row, column and cell limits: calamine allocates
+   the sheet's whole box (two cells at A1 and XFD1048576 ask for ~0.5 TB). References beyond
+   the checked prefix or spelled as Excel never writes (``r = 'XFD2'``, none at all) are left
+   to the reader's shape check and memory limit.
 
-Excel error cells (``#N/A``) need no scan here: fastexcel reports them
-(:mod:`cx_app.survey.sheet_reader`).
-
-XML the application parses itself with Python goes through :mod:`defusedxml`; the library
-reads workbooks only with calamine (Rust, quick-xml: no DTD processing) and writes them with
-openpyxl (which uses defusedxml whenever it is installed, as it is here).
+Excel error cells need no scan here: fastexcel reports them (:mod:`cx_app.survey.sheet_reader`).
+XML the application parses itself goes through :mod:`defusedxml`; workbooks are read only by
+calamine (quick-xml: no DTD processing) and written by openpyxl (defusedxml when installed).
 """
 
 from __future__ import annotations
@@ -61,15 +50,6 @@ _HUGE = 10**12  # stands for any reference beyond every limit (more than 12 digi
 _WORKBOOK_MARKERS = ("xl/workbook.xml", "xl/workbook.bin", "content.xml")
 
 
-@dataclass(frozen=True)
-class ArchiveSummary:
-    """What the checks saw: parts, declared unzipped bytes, bytes inflated by the checks."""
-
-    entries: int
-    declared_bytes: int
-    inflated_bytes: int
-
-
 def column_number(letters: bytes | str) -> int:
     """``"A"`` → 1, ``"XFD"`` → 16384 (either case)."""
     n = 0
@@ -78,7 +58,8 @@ def column_number(letters: bytes | str) -> int:
     return n
 
 
-def _column_letters(n: int) -> str:
+def column_letters(n: int) -> str:
+    """1 → ``"A"``, 16384 → ``"XFD"``."""
     letters = ""
     while n:
         n, r = divmod(n - 1, 26)
@@ -90,7 +71,7 @@ def _is_worksheet(part: str) -> bool:
     return part.startswith("xl/worksheets/") and part.endswith(".xml")
 
 
-def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> ArchiveSummary:
+def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> None:
     """Refuse (``SurveyFileError`` naming ``name``) a workbook archive that is damaged, not a
     workbook, too big once unzipped, a zip bomb, carries a DTD, or whose sheets claim more
     rows, columns or cells than ``limits`` allow."""
@@ -130,13 +111,12 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> Arch
     for info in infos:
         if not info.is_dir():
             inflated += _scan_part(archive, info, name, limits, inflated)
-    return ArchiveSummary(len(infos), declared, inflated)
 
 
 def _long_references(limits: ImportLimits) -> re.Pattern[bytes]:
     """Cell references with at least as many letters as the column limit's or as many digits
     as the row limit's: the only ones that can pass a limit (fewer are always below it)."""
-    letters = len(_column_letters(limits.max_columns))
+    letters = len(column_letters(limits.max_columns))
     digits = len(str(limits.max_rows))
     return re.compile(rb'r="\$?(?:[A-Za-z]{%d,}|[A-Za-z]{0,%d}\$?[0-9]{%d,})'
                       % (letters, letters - 1, digits))
@@ -232,4 +212,4 @@ class _Extent:
                 f"{limits.max_cells:,} (CX_APP_MAX_CELLS); refused")
 
 
-__all__ = ["ArchiveSummary", "check_workbook_archive", "column_number"]
+__all__ = ["check_workbook_archive", "column_letters", "column_number"]
