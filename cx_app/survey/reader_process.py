@@ -108,7 +108,7 @@ def run_child(command: list[str], data: bytes, where: str, limits: ImportLimits,
     if code == OUT_OF_MEMORY or (code == -signal.SIGABRT
                                  and b"memory allocation" in done.stderr):
         raise SurveyFileError(memory)
-    if code in (-signal.SIGXCPU, -signal.SIGKILL):
+    if code == -signal.SIGXCPU:  # the soft limit's signal (SIGKILL may come from anyone)
         raise SurveyFileError(
             f"{where}: the reader used up its CPU-time limit ({limits.reader_cpu_seconds} s, "
             "CX_APP_READER_CPU_SECONDS) and was stopped; the file was not read")
