@@ -25,6 +25,8 @@ _DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "altair": ("altair",),
     "openpyxl": ("openpyxl",),
     "python_calamine": ("python-calamine",),
+    "fastexcel": ("fastexcel",),
+    "pyarrow": ("pyarrow",),
     "vl_convert": ("vl-convert-python",),
 }
 

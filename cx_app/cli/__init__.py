@@ -18,11 +18,13 @@ from cx_app.errors import CxAppError
 SUBCOMMANDS = ("validate", "nps", "reduce", "evaluate", "train", "estimate", "report", "app")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``cx-app`` parser; ``only``: with that subcommand alone (a command run imports
+    its own module, not every command's libraries)."""
     parser = argparse.ArgumentParser(prog="cx-app", description="CX driver analytics")
     parser.add_argument("--version", action="version", version=f"cx-app {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f"cx_app.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -34,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words and words[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -1,18 +1,17 @@
 """Reading survey files into clean, validated respondent tables.
 
-:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through python-calamine
-and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8 with or without BOM, then
-cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel (in
+a child process with limits) and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8
+with or without BOM, then cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
 header or alias, and cleans every score column with vectorised pandas operations:
 
 - blank cells, the schema's missing-value codes (``99``, ``"Don't know"``, ...) and the usual
   codes that cannot be answers on a column's scale are missing (a gap, not a score);
 - a respondent with a missing or invalid target or a repeated respondent id (the first
   occurrence is kept) is out of the survey: not in the NPS, not in the models;
-- a respondent with an invalid attribute cell — an Excel error cell (``#N/A``; .xlsx/.xlsm,
-  found by the archive scan because calamine reads error cells as empty text), a date cell in a
-  score column, a non-numeric text, a decimal score on an integer scale, an out-of-scale score —
-  or, under policy ``exclude`` only, an unanswered attribute, stays in the NPS but is left out
+- a respondent with an invalid attribute cell — an Excel error cell (``#N/A``, reported by
+  the reader), a date cell in a score column, a non-numeric text, a decimal score on an
+  integer scale, an out-of-scale score — or, under policy ``exclude`` only, an unanswered attribute, stays in the NPS but is left out
   of the models; every such row is listed with its reason in the
   :class:`~cx_app.survey.quality.DataQualityReport`;
 - unanswered attribute scores are never filled here: the fitted model pipelines fill them from
@@ -22,14 +21,16 @@ header or alias, and cleans every score column with vectorised pandas operations
 
 Completely blank rows are skipped before counting (``blank_rows`` and a note say how many).
 Row numbers are sheet rows as Excel shows them (CSV: the line number). The raw reading (bytes
-within the limits, the safety checks before a parser, calamine grids, CSV decoding) is
-:mod:`cx_app.survey.reading`.
+within the limits, the safety checks before a parser, sheet grids, CSV decoding) is
+:mod:`cx_app.survey.reading`; the cleaning of one column, :mod:`cx_app.survey.cells`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,37 +38,16 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import SchemaError, SurveyFileError
-from cx_app.safe_text import control_characters, describe_removed, plain_text, plain_text_column
+from cx_app.safe_text import control_characters, describe_removed, plain_text
 from cx_app.survey.cells import (
-    Scored,
+    DATE_TEXT,
+    Column,
     blank_mask,
-    cell_text,
-    clean_scores,
-    code_sets,
-    date_column,
-    display,
-    excel_errors,
-    first_reasons,
-    text_column,
+    date_text,
 )
+from cx_app.survey.cleaning import clean_columns
 from cx_app.survey.data import SourceInfo, SurveyData  # noqa: E402 - re-exported
-from cx_app.survey.heap import freed_memory_kept
 from cx_app.survey.limits import ImportLimits, limits_from_env
-from cx_app.survey.quality import (
-    DATE_IN_SCORE,
-    DECIMAL,
-    DUPLICATE_ID,
-    EXCEL_ERROR,
-    MISSING_ATTRIBUTE,
-    MISSING_TARGET,
-    MODEL,
-    NON_NUMERIC,
-    NUL_BYTE,
-    OUT_OF_SCALE,
-    SURVEY,
-    DataQualityReport,
-    ExcludedRow,
-)
 from cx_app.survey.reading import (
     CSV_SUFFIXES,
     DELIMITERS,
@@ -76,8 +56,6 @@ from cx_app.survey.reading import (
     csv_grid,
     excel_grids,
     read_source,
-    remember_grid_cells,
-    remembered_cell_types,
 )
 from cx_app.survey.schema import (
     ColumnSpec,
@@ -85,11 +63,11 @@ from cx_app.survey.schema import (
     infer_schema,
     normalise_header,
 )
-from cx_app.survey.sheet_shards import cell_array
-from cx_app.survey.weights import clean_weights
+from cx_app.survey.xml_safety import column_letters
 
 _UNLABELED_HINT = " (a new wave without target scores: load it as unlabeled, --unlabeled)"
 _HEADER_SCAN_ROWS = 30
+_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 # --------------------------------------------------------------------------- header matching
@@ -99,12 +77,19 @@ def _header_texts(row: Sequence[Any]) -> list[str]:
     return [normalise_header(c) if _present(c) else "" for c in row]
 
 
-def _present(cell: Any) -> bool:
-    if cell is None:
-        return False
-    if isinstance(cell, float) and np.isnan(cell):
-        return False
-    return not (isinstance(cell, str) and not cell.strip())
+def _present(cell: str | None) -> bool:
+    return cell is not None and bool(cell.strip())
+
+
+def _is_text(cell: str | None, typed: bool) -> bool:
+    """A cell with text in it; in a workbook, not a number or a date the reader printed."""
+    return _present(cell) and not (typed and (_NUMBER_TEXT.fullmatch(cell)
+                                              or re.fullmatch(DATE_TEXT, cell)))
+
+
+def _header_cell(cell: str, typed: bool) -> str:
+    """A header cell's text (a date cell without its midnight time)."""
+    return date_text(cell) if typed and re.fullmatch(DATE_TEXT, cell) else cell.strip()
 
 
 def _match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
@@ -136,7 +121,7 @@ def _find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]
     """(index of the header row, matched positions): the row among the first rows that matches
     the most schema columns."""
     best_row, best = 0, {}
-    for i, row in enumerate(grid.rows[:_HEADER_SCAN_ROWS]):
+    for i, row in enumerate(grid.head(_HEADER_SCAN_ROWS)):
         found = _match(schema.columns(), _header_texts(row))
         if len(found) > len(best):
             best_row, best = i, found
@@ -145,8 +130,8 @@ def _find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]
 
 def _guess_header_row(grid: Grid) -> int:
     """Without a schema: the first row whose text cells fill at least half the table width."""
-    head = grid.rows[:_HEADER_SCAN_ROWS]
-    texts = [sum(isinstance(c, str) and bool(c.strip()) for c in row) for row in head]
+    head = grid.head(_HEADER_SCAN_ROWS)
+    texts = [sum(_is_text(c, grid.typed) for c in row) for row in head]
     filled = [sum(_present(c) for c in row) for row in head]
     width = max(filled, default=0)
     for i, n in enumerate(texts):
@@ -155,19 +140,9 @@ def _guess_header_row(grid: Grid) -> int:
     return 0
 
 
-def _column_letter(j: int) -> str:
-    letters = ""
-    j += 1
-    while j:
-        j, r = divmod(j - 1, 26)
-        letters = chr(65 + r) + letters
-    return letters
-
-
 # --------------------------------------------------------------------------- public API
 
 
-@remembered_cell_types()
 def read_table(
     source: Any, *, sheet: str | int | None = None, filename: str | None = None,
     limits: ImportLimits | None = None,
@@ -179,49 +154,59 @@ def read_table(
     grid, _, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True,
                               limits=limits)
     header = _guess_header_row(grid)
-    return _frame_from_grid(grid, header)[0]
+    return _table_from_grid(grid, header).frame
 
 
-def _frame_from_grid(grid: Grid, header: int) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """(cells below the header, their blank masks, number of blank rows dropped)."""
-    body = grid.rows[header + 1:]
-    lengths = set(map(len, body))
-    longest = max(lengths, default=0)
-    if len(lengths) > 1:  # ragged CSV lines: pad with blanks
-        body = [list(row) + [None] * (longest - len(row)) for row in body]
-    if not body:
-        frame = pd.DataFrame()
-    elif grid.cells is not None:  # made while the sheet was read (its rows are all as long)
-        frame = _object_frame(grid.cells[header + 1:])
-    else:
-        frame = _object_frame(cell_array(body, longest))
+@dataclass(frozen=True)
+class _Table:
+    """The cells below a header row: ``frame`` (text columns named by the header, index: sheet
+    rows, completely blank rows dropped), their blank and Excel-error masks, and how many
+    blank rows were dropped."""
+
+    frame: pd.DataFrame
+    blank: pd.DataFrame
+    errors: dict[str, np.ndarray]
+    typed: bool
+    blank_rows: int
+
+    def column(self, j: int) -> Column:
+        header = self.frame.columns[j]
+        return Column(self.frame.iloc[:, j], self.blank.iloc[:, j].to_numpy(),
+                      self.errors.get(header, np.zeros(len(self.frame), dtype=bool)),
+                      self.typed)
+
+
+def _table_from_grid(grid: Grid, header: int) -> _Table:
+    width = grid.width(header)
+    body = grid.cells.iloc[header + 1:, :width]
+    first = grid.head(header + 1)[header] if len(grid.cells) > header else []
+    first = first + [None] * (width - len(first))
     headers, seen = [], set()
-    width = max(frame.shape[1], len(grid.rows[header]) if grid.rows else 0)
-    first = list(grid.rows[header]) + [None] * width
     for j in range(width):
-        text = ((plain_text(cell_text(first[j])) if _present(first[j]) else "")
-                or f"Column {_column_letter(j)}")  # a header of control characters only, too
+        # the header step: the text a column is named by, as plain text (cx_app.safe_text);
+        # a header of control characters only is named by its letter, like an empty one
+        text = ((plain_text(_header_cell(first[j], grid.typed)) if _present(first[j]) else "")
+                or f"Column {column_letters(j + 1)}")
         base, k = text, 2
         while text in seen:
             text, k = f"{base} ({k})", k + 1
         seen.add(text)
         headers.append(text)
-    frame = frame.reindex(columns=range(width))
+    frame = body.reindex(columns=range(width))
     frame.columns = headers
     frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
-    masks = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(frame.columns)},
+    blank = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(headers)},
                          index=frame.index)
-    keep = ~masks.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
+    errors = {}
+    for j, found in grid.errors.items():
+        rows = [row - header - 1 for row in found if row > header]
+        if j < width and rows:
+            errors[headers[j]] = np.isin(np.arange(len(frame)), rows)
+    keep = ~blank.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
     if keep.all():  # the usual case: no copy
-        return frame, masks, 0
-    return frame[keep], masks[keep], int((~keep).sum())
-
-
-def _object_frame(cells: np.ndarray) -> pd.DataFrame:
-    """A 2-D object array as a frame whose columns are views of it (faster than pandas'
-    list-of-lists path), its cells classified at once (:func:`remember_grid_cells`)."""
-    remember_grid_cells(cells)
-    return pd.DataFrame(cells, dtype=object, copy=False)
+        return _Table(frame, blank, errors, grid.typed, 0)
+    return _Table(frame[keep], blank[keep], {c: e[keep] for c, e in errors.items()},
+                  grid.typed, int((~keep).sum()))
 
 
 def _survey_suffix(data: bytes, name: str) -> str:
@@ -237,15 +222,14 @@ def _survey_suffix(data: bytes, name: str) -> str:
     return suffix
 
 
-@freed_memory_kept()
 def sheet_names(
     source: Any, *, filename: str | None = None, limits: ImportLimits | None = None,
 ) -> list[str]:
     """The sheet names of a survey workbook (an empty list for a CSV file).
 
-    The file is read exactly as :func:`load_survey` reads it — the same size limits and the
-    same archive checks (zip bombs, XML document types, encrypted or renamed files) before
-    calamine opens it — so listing the sheets of an upload is as safe as importing it.
+    The file is read exactly as :func:`load_survey` reads it — the same size limits, archive
+    checks (zip bombs, XML document types, encrypted or renamed files) and reader in a child
+    process with limits — so listing the sheets of an upload is as safe as importing it.
 
     Parameters
     ----------
@@ -265,7 +249,7 @@ def sheet_names(
     data, name = read_source(source, filename, limits)
     if _survey_suffix(data, name) in CSV_SUFFIXES:
         return []
-    names, _ = excel_grids(data, name, limits)
+    names, _ = excel_grids(data, name, limits, first=False)
     return names
 
 
@@ -280,7 +264,7 @@ def _grid_for(
     if suffix in CSV_SUFFIXES:
         grid, encoding, delimiter = csv_grid(data, name, limits)
         notes.append(f"read as CSV: encoding {encoding}, delimiter {DELIMITERS[delimiter]}")
-        if not any(any(_present(c) for c in row) for row in grid.rows[:_HEADER_SCAN_ROWS]):
+        if not any(any(_present(c) for c in row) for row in grid.head(_HEADER_SCAN_ROWS)):
             raise SurveyFileError(f"{name}: the file has no data")
         return grid, notes, {"encoding": encoding, "delimiter": delimiter}, None
     names, load = excel_grids(data, name, limits)
@@ -289,14 +273,14 @@ def _grid_for(
     if sheet is not None:
         chosen = _pick_sheet(names, sheet, name)
         grid = load(chosen)
-        if not grid.rows:
+        if grid.empty:
             raise SurveyFileError(f"{name}, sheet '{chosen}': the sheet is empty")
         notes.append(f"sheet '{chosen}' (as requested)")
         return grid, notes, {}, None
     tried, only_target_missing = [], False
     for candidate in names:
         grid = load(candidate)
-        if not grid.rows:
+        if grid.empty:
             tried.append(f"'{candidate}' (empty)")
             continue
         if schema is None:
@@ -337,33 +321,35 @@ def _inferred_layout(grid: Grid, name: str) -> SurveySchema | str:
     """The layout inferred from a sheet, or why there is none (a cover or notes sheet before
     the data is skipped this way)."""
     try:
-        return infer_schema(_frame_from_grid(grid, _guess_header_row(grid))[0],
+        return infer_schema(_table_from_grid(grid, _guess_header_row(grid)).frame,
                             name=Path(name).stem or "inferred")
     except (SchemaError, SurveyFileError) as exc:
         return "no target and attributes found" if "could not infer" in str(exc) else str(exc)
 
 
-def _control_character_notes(row: Sequence[Any]) -> list[str]:
+def _control_character_notes(row: Sequence[str | None], typed: bool) -> list[str]:
     """A note for each header that held control characters (removed: :func:`plain_text`)."""
     notes = []
     for j, cell in enumerate(row):
         found = control_characters(cell) if isinstance(cell, str) else None
         if found:
-            notes.append(f"column {_column_letter(j)}: its header held {describe_removed(found)}"
-                         f", removed (read as {plain_text(cell_text(cell))!r})")
+            notes.append(f"column {column_letters(j + 1)}: its header held "
+                         f"{describe_removed(found)}, removed (read as "
+                         f"{plain_text(_header_cell(cell, typed))!r})")
     return notes
 
 
-def _duplicate_header_notes(row: Sequence[Any], found: dict[str, int]) -> list[str]:
+def _duplicate_header_notes(row: Sequence[str | None], found: dict[str, int],
+                            typed: bool) -> list[str]:
     """A note for each used column whose header appears more than once in the header row."""
     texts = _header_texts(row)
     notes = []
     for position in sorted(found.values()):
         same = [j for j, t in enumerate(texts) if t == texts[position]]
         if len(same) > 1 and same[0] == position:
-            notes.append(f"header {plain_text(cell_text(row[position]))!r} appears in columns "
-                         f"{', '.join(_column_letter(j) for j in same)}; column "
-                         f"{_column_letter(position)} is used")
+            notes.append(f"header {plain_text(_header_cell(row[position], typed))!r} appears "
+                         f"in columns {', '.join(column_letters(j + 1) for j in same)}; column "
+                         f"{column_letters(position + 1)} is used")
     return notes
 
 
@@ -383,8 +369,6 @@ def _pick_sheet(names: list[str], sheet: str | int, filename: str) -> str:
     raise SurveyFileError(f"{filename}: there is no sheet '{sheet}'; the sheets are {names}")
 
 
-@remembered_cell_types()
-@freed_memory_kept()
 def load_survey(
     source: Any,
     *,
@@ -435,12 +419,12 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     grid, notes, dialect, inferred = _grid_for(data, name, sheet, schema, require_target,
                                                limits, require_attributes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
-    table: tuple[int, tuple[pd.DataFrame, pd.DataFrame, int]] | None = None
+    table: tuple[int, _Table] | None = None
     if schema is None:
         if inferred is None:  # the cells below the guessed header, kept for the cleaning
             guessed = _guess_header_row(grid)
-            table = (guessed, _frame_from_grid(grid, guessed))
-        schema = inferred or infer_schema(table[1][0], name=Path(name).stem or "inferred")
+            table = (guessed, _table_from_grid(grid, guessed))
+        schema = inferred or infer_schema(table[1].frame, name=Path(name).stem or "inferred")
         if missing_policy is not None:
             schema = schema.model_copy(update={"missing_attributes": missing_policy})
         notes.append(f"layout inferred from the data (no schema given): target "
@@ -461,8 +445,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         )
     if header > 0:
         notes.append(f"header found on row {header + 1} (rows above it skipped)")
-    notes.extend(_duplicate_header_notes(grid.rows[header], found))
-    notes.extend(_control_character_notes(grid.rows[header]))
+    notes.extend(_duplicate_header_notes(grid.head(header + 1)[header], found, grid.typed))
+    notes.extend(_control_character_notes(grid.head(header + 1)[header], grid.typed))
     for spec in schema.columns():
         if spec.name in absent:
             notes.append(f"attribute column {spec.column!r} ({spec.name}) is not in the file: "
@@ -472,19 +456,19 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     if schema.target.name not in found:
         notes.append(f"no target column {schema.target.column!r}: the file is treated as "
                      "unlabeled (no target scores)")
-    raw_frame, masks, blank_rows = (table[1] if table is not None and table[0] == header
-                                    else _frame_from_grid(grid, header))
-    if blank_rows:
-        notes.append(f"{blank_rows} completely blank row(s) skipped (not counted as respondents)")
-    headers = list(raw_frame.columns)
-    raw = {spec.name: raw_frame.iloc[:, found[spec.name]] for spec in schema.columns()
+    cells = (table[1] if table is not None and table[0] == header
+             else _table_from_grid(grid, header))
+    if cells.blank_rows:
+        notes.append(f"{cells.blank_rows} completely blank row(s) skipped (not counted as "
+                     "respondents)")
+    headers = list(cells.frame.columns)
+    raw = {spec.name: cells.column(found[spec.name]) for spec in schema.columns()
            if spec.name in found}
     column_of = {spec.name: headers[found[spec.name]] for spec in schema.columns()
                  if spec.name in found}
-    blank = {name: masks[column] for name, column in column_of.items()}
-    frame, in_model, report = _clean(raw, blank, column_of, schema, raw_frame.index, notes,
-                                     blank_rows, scoring=scoring, where=where,
-                                     check_nul=_may_hold_nul(data, name, dialect))
+    frame, in_model, report = clean_columns(raw, column_of, schema, cells.frame.index, notes,
+                                           cells.blank_rows, scoring=scoring, where=where,
+                                           check_nul=_may_hold_nul(data, name, dialect))
     if report.rows_read == 0:
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
@@ -514,143 +498,6 @@ def _may_hold_nul(data: bytes, name: str, dialect: dict) -> bool:
     if dialect:
         return b"\x00" in data
     return Path(name).suffix.lower() == ".xls"
-
-
-def _has_nul(cells: pd.Series) -> bool:
-    """Whether any text cell holds a NUL character (a quick check before the per-cell one)."""
-    return any("\x00" in c for c in cells if isinstance(c, str))
-
-
-def _clean(
-    raw: dict[str, pd.Series], blank: dict[str, pd.Series], column_of: dict[str, str],
-    schema: SurveySchema,
-    index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
-    where: str = "", check_nul: bool = False,
-) -> tuple[pd.DataFrame, np.ndarray, DataQualityReport]:
-    """(the survey base with attribute gaps as NaN, the model-base mask over it, the report).
-
-    ``scoring`` (a wave scored by a saved model): every row but a repeated id is kept for the
-    estimate; an invalid target only leaves the realized NPS (the target cell is NaN) and an
-    invalid attribute cell is a gap the model fills, both counted in the notes."""
-    n = len(index)
-    codes = code_sets(schema.missing_codes)
-    survey_checks: list[tuple[pd.Series, str, str, pd.Series]] = [
-        (cells.astype(str).str.contains("\x00", regex=False), NUL_BYTE, column_of[key], cells)
-        for key, cells in raw.items() if check_nul and cells.dtype == object and _has_nul(cells)]
-    model_checks: list[tuple[pd.Series, str, str, pd.Series]] = []
-    out: dict[str, pd.Series] = {}
-    id_spec = schema.respondent_id
-    if id_spec is not None and id_spec.name in raw:
-        ids = text_column(raw[id_spec.name], blank[id_spec.name])
-        duplicated = ids.duplicated(keep="first") & ids.notna()
-        survey_checks.append((duplicated, DUPLICATE_ID, column_of[id_spec.name],
-                              raw[id_spec.name]))
-        if ids.isna().any():
-            notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
-        out[id_spec.name] = ids
-    scored: dict[str, Scored] = {}
-    for spec in (schema.target, *schema.attributes):
-        if spec.name in raw:
-            scored[spec.name] = clean_scores(raw[spec.name], blank[spec.name], spec.scale,
-                                              codes)
-    target = schema.target.name
-    if target in scored:
-        s = scored[target]
-        header, cells = column_of[target], raw[target]
-        target_checks = [(s.missing, MISSING_TARGET, header, cells),
-                         (s.error, EXCEL_ERROR, header, cells),
-                         (s.date, DATE_IN_SCORE, header, cells),
-                         (s.non_numeric, NON_NUMERIC, header, cells),
-                         (s.decimal, DECIMAL, header, cells),
-                         (s.out_of_scale, OUT_OF_SCALE, header, cells)]
-        if scoring:
-            unlabeled = int(s.values.isna().sum())
-            if unlabeled:
-                notes.append(f"{unlabeled} row(s) without a valid {target} answer: estimated "
-                             "like every respondent, left out of the realized "
-                             f"{schema.target.kind.upper()}")
-        else:
-            survey_checks += target_checks
-    present = [spec for spec in schema.attributes if spec.name in scored]
-    for spec in present:
-        s, header, cells = scored[spec.name], column_of[spec.name], raw[spec.name]
-        invalid = [(s.error, EXCEL_ERROR, header, cells),
-                   (s.date, DATE_IN_SCORE, header, cells),
-                   (s.non_numeric, NON_NUMERIC, header, cells),
-                   (s.decimal, DECIMAL, header, cells),
-                   (s.out_of_scale, OUT_OF_SCALE, header, cells)]
-        if scoring:
-            bad = sum(int(m.sum()) for m, *_ in invalid)
-            if bad:
-                notes.append(f"{spec.name}: {bad} invalid cell(s) (text, decimal, out of scale, "
-                             "error) scored as unanswered")
-        else:
-            model_checks += invalid
-    if schema.missing_attributes == "exclude" and not scoring:
-        for spec in present:
-            model_checks.append((scored[spec.name].missing, MISSING_ATTRIBUTE,
-                                 column_of[spec.name], raw[spec.name]))
-    survey_reason, _, _ = first_reasons(n, survey_checks)
-    reason, column, value = first_reasons(n, survey_checks + model_checks)
-    in_survey = survey_reason == None  # noqa: E711 - elementwise
-    in_model = reason == None  # noqa: E711 - elementwise
-    rows = index.to_numpy()
-    out_of_model = ~in_model
-    excluded = tuple(map(ExcludedRow, rows[out_of_model].tolist(), column[out_of_model],
-                         reason[out_of_model], map(display, value[out_of_model]),
-                         np.where(in_survey[out_of_model], MODEL, SURVEY).tolist()))
-    if target in scored:
-        out[target] = scored[target].values
-    for spec in schema.attributes:
-        if spec.name not in scored:  # absent column (require_attributes=False)
-            out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
-        else:
-            out[spec.name] = scored[spec.name].values
-    for spec in schema.segments:
-        if spec.name not in raw:
-            continue
-        empty = blank[spec.name]
-        if spec.role == "date":
-            parsed, bad, serials = date_column(raw[spec.name], empty)
-            if serials:
-                notes.append(f"{spec.name}: {serials} Excel date serial number(s) converted to "
-                             "dates")
-            if bad:
-                notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
-            out[spec.name] = parsed
-        else:
-            out[spec.name] = text_column(raw[spec.name], empty)
-    weight_spec = schema.weight
-    if weight_spec is not None and weight_spec.name in raw:
-        out[weight_spec.name] = clean_weights(raw[weight_spec.name], blank[weight_spec.name],
-                                              in_survey, column_of[weight_spec.name], where)
-    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
-        if spec.name in raw:
-            errors = excel_errors(raw[spec.name])
-            if errors.any():
-                codes_seen = sorted(set(raw[spec.name][errors]))
-                notes.append(f"{spec.name}: {int(errors.sum())} Excel error cell(s) "
-                             f"({', '.join(codes_seen)}) left empty")
-    order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
-    order += [id_spec.name] if id_spec is not None else []
-    order += [weight_spec.name] if weight_spec is not None else []
-    frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[in_survey]
-    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
-        if spec.name in frame:  # text as data: no control character (cx_app.safe_text)
-            frame[spec.name], found = plain_text_column(frame[spec.name])
-            if found:
-                notes.append(f"{spec.name}: the values held {describe_removed(found)}, removed")
-    if target in frame and not frame[target].isna().any():
-        frame[target] = frame[target].astype(np.int64)
-    for name in schema.attribute_names:
-        frame[name] = frame[name].astype(float)
-    model_mask = in_model[in_survey]
-    gaps = {spec.name: int(frame.loc[model_mask, spec.name].isna().sum()) for spec in present}
-    report = DataQualityReport(
-        rows_read=n, rows_used=int(in_model.sum()), excluded=excluded, gaps=gaps,
-        notes=tuple(notes), blank_rows=blank_rows,
-    )
-    return frame, model_mask, report
 
 
 __all__ = ["SourceInfo", "SurveyData", "load_survey", "read_table", "sheet_names"]

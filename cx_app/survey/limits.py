@@ -15,7 +15,12 @@ variable                        limit                                default
 ``CX_APP_MAX_DECOMPRESSED_MB``  total unzipped size of a workbook    1,000 MB
 ``CX_APP_MAX_COMPRESSION_RATIO`` unzipped ÷ zipped size of one part  200
 ``CX_APP_MAX_ZIP_ENTRIES``      parts inside a workbook archive      10,000
+``CX_APP_READER_MEMORY_MB``     address space of the reader process  2,048 MB
+``CX_APP_READER_CPU_SECONDS``   CPU time of the reader process       120 s
 ==============================  ===================================  =========
+
+A workbook is parsed in a child process (:mod:`cx_app.survey.reader_process`) that sets the
+last two limits on itself: a file that makes the parser exhaust them stops that child only.
 
 The compression-ratio limit applies to parts larger than :data:`RATIO_FLOOR_BYTES` unzipped
 (small parts of repeated text legitimately compress very well). Normal Excel worksheets
@@ -40,6 +45,8 @@ ENV_VARS: dict[str, str] = {
     "max_decompressed_bytes": "CX_APP_MAX_DECOMPRESSED_MB",
     "max_compression_ratio": "CX_APP_MAX_COMPRESSION_RATIO",
     "max_zip_entries": "CX_APP_MAX_ZIP_ENTRIES",
+    "reader_memory_bytes": "CX_APP_READER_MEMORY_MB",
+    "reader_cpu_seconds": "CX_APP_READER_CPU_SECONDS",
 }
 """The environment variable overriding each limit (``*_MB`` variables are in megabytes)."""
 
@@ -55,6 +62,8 @@ class ImportLimits:
     max_decompressed_bytes: int = 1_000 * MB
     max_compression_ratio: float = 200.0
     max_zip_entries: int = 10_000
+    reader_memory_bytes: int = 2_048 * MB
+    reader_cpu_seconds: int = 120
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -26,9 +26,8 @@ MISSING_TARGET = "missing target"
 MISSING_ATTRIBUTE = "missing attribute score"
 DUPLICATE_ID = "duplicate respondent id"
 EXCEL_ERROR = "Excel error cell"
-"""A formula error (``#N/A``, ``#DIV/0!``, ...; the value shows which) in an .xlsx/.xlsm
-worksheet. Error cells of .xls and .ods workbooks cannot be told apart from blanks (calamine
-reads them as empty text) and count as missing."""
+"""A formula error (``#N/A``, ``#DIV/0!``, ...; the value shows which) in a workbook's sheet,
+as the reader (fastexcel) reports it: never a blank, never imputed."""
 NUL_BYTE = "NUL byte (binary data) in a cell"
 """A cell holding the character NUL (a damaged export or a binary fragment): the whole row is
 out of the survey — its other cells cannot be trusted either."""

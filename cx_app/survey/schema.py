@@ -33,17 +33,7 @@ from cx_app.engine.plan import (
 from cx_app.errors import SchemaError
 from cx_app.safe_text import PlainText, plain_text
 from cx_app.survey.default_plans import default_plan
-from cx_app.survey.reading import (
-    NEVER_BLANK,
-    cell_type_ids,
-    float_cells,
-    of_types,
-    remembered_answers,
-    remembered_cell_types,
-    stand_ins,
-    string_cells,
-    string_texts,
-)
+from cx_app.survey.distinct import on_distinct
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -447,42 +437,20 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
 
 def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per cell of a column: (present: not blank as text, a known text code, the number read
-    from the trimmed text with a decimal comma allowed (NaN if none), the folded text).
-
-    Python floats and float64 columns are their own number (the text of a float reads back as
-    the same float); other cells go through their text (:func:`_score_cell_texts`), each
-    distinct text once (:func:`~cx_app.survey.reading.stand_ins`; once per file,
-    :func:`~cx_app.survey.reading.remembered_answers`)."""
+    from the trimmed text with a decimal comma allowed (NaN if none), the folded text); float64
+    columns are their own number, other columns are read through their text, each distinct
+    text once (:func:`~cx_app.survey.distinct.on_distinct`)."""
     n = len(values)
     if values.dtype == np.float64:
         numbers = values.to_numpy(dtype=float, copy=True)
         present = ~np.isnan(numbers)
         return present, np.zeros(n, dtype=bool), numbers, np.full(n, None, dtype=object)
-    if values.dtype != object:
-        return _score_cell_texts(values)
-    floats, floats_read = float_cells(values.to_numpy())
-    numbers = np.full(n, np.nan)
-    numbers[floats] = floats_read
-    present = ~np.isnan(numbers)
-    is_text_code = np.zeros(n, dtype=bool)
-    folded = np.full(n, None, dtype=object)
-    others = np.ones(n, dtype=bool)
-    others[floats] = False
-    others = np.flatnonzero(others)
-    if others.size:
-        samples, shared = np.unique(stand_ins(values.to_numpy(), others), return_inverse=True)
-        cells = values.iloc[samples]
-        part = remembered_answers("score_cell_texts",
-                                  [cell if type(cell) is str else None for cell in cells],
-                                  lambda: _score_cell_texts(cells))
-        for whole, piece in zip((present, is_text_code, numbers, folded), part, strict=True):
-            whole[others] = piece[shared]
-    return present, is_text_code, numbers, folded
+    return on_distinct(values, _score_cell_texts)
 
 
 def _score_cell_texts(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                    np.ndarray]:
-    """:func:`_score_cells` through each cell's text (the reference for its fast path)."""
+    """:func:`_score_cells` through each cell's text."""
     text = values.astype("string").str.strip()
     present = (values.notna() & (text != "")).to_numpy(dtype=bool, na_value=False)
     folded = np.full(len(values), None, dtype=object)
@@ -496,41 +464,10 @@ def _score_cell_texts(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _has_text(column: pd.Series) -> np.ndarray:
-    """Cells that are not missing and whose text is not blank; Python floats and strings of an
-    object column decided without converting them (:func:`_has_text_cells` does the others)."""
-    if column.dtype != object:
-        return _has_text_cells(column)
-    cells = column.to_numpy()
-    types = cell_type_ids(cells)
-    keep = of_types(types, NEVER_BLANK)
-    floats, numbers = float_cells(cells)
-    keep[floats] = ~np.isnan(numbers)
-    texts, blank_texts = string_cells(cells)
-    keep[texts] = ~blank_texts
-    others = np.flatnonzero(~of_types(types, (float, str, *NEVER_BLANK)))
-    if others.size:
-        keep[others] = _has_text_cells(column.iloc[others])
-    return keep
-
-
-def _has_text_cells(column: pd.Series) -> np.ndarray:
-    """:func:`_has_text` through each cell's text (the reference for its fast path)."""
+    """Cells that are not missing and whose text is not blank."""
     keep = np.array(column.notna(), dtype=bool)
     keep[keep] = (column[keep].astype(str).str.strip() != "").to_numpy(dtype=bool)
     return keep
-
-
-def _count_distinct(column: pd.Series, keep: np.ndarray) -> int:
-    """``column[keep].nunique()`` where no kept cell is missing: for a column of plain strings,
-    counted on its pandas string array (:func:`~cx_app.survey.reading.string_texts`); for other
-    objects, the size of the Python set of the kept cells (pandas' object hash table also
-    compares by ``hash`` and ``==``)."""
-    if column.dtype != object:
-        return int(column[keep].nunique())
-    cells = column.to_numpy()
-    if string_cells(cells)[0].size == len(cells):
-        return int(pd.Series(string_texts(cells), copy=False)[keep].nunique())
-    return len(set(cells[keep]))
 
 
 def _text_code_display(folded: str) -> str:
@@ -559,7 +496,6 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     return Scale(min=lo, max=max(hi, lo + 1))
 
 
-@remembered_cell_types()
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 
@@ -613,7 +549,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         answered = int(keep.sum())
         if not answered:
             continue
-        distinct = _count_distinct(column, keep)
+        distinct = int(column[keep].nunique())
         words = set(re.findall(r"[a-z]+", normalise_header(header)))
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)

@@ -381,7 +381,7 @@ def test_xls_workbook_gives_the_same_report(tmp_path):
 
 
 def test_excel_error_cells_are_their_own_reason(tmp_path):
-    # openpyxl writes "#N/A" etc. as error cells (t="e"); calamine reads them as empty text
+    # openpyxl writes "#N/A" etc. as error cells (t="e"); fastexcel reports them as such
     rows = [["Title row"], HEADER,
             ["R1", 9, 5, 4, "A"],            # 3 used
             ["R2", "#N/A", 3, 3, "A"],       # 4 error in the target
@@ -411,16 +411,15 @@ def pd_na():
     return pd.NA
 
 
-def test_error_cells_cut_by_a_chunk_boundary_are_found(monkeypatch):
-    from cx_app.survey import xml_safety
+def test_error_cells_are_reported_by_the_reader_where_they_are():
     from cx_app.survey.limits import limits_from_env
+    from cx_app.survey.reader_process import read_in_child
 
     data = (ROOT / "tests/data/bad/excel_errors.xlsx").read_bytes()
-    expected = {(3, 2): "#N/A", (4, 3): "#DIV/0!", (5, 4): "#VALUE!"}
-    for chunk in (7, 40, 97, 1024 * 1024):
-        monkeypatch.setattr(xml_safety, "CHUNK", chunk)
-        summary = xml_safety.check_workbook_archive(data, "e.xlsx", limits_from_env())
-        assert summary.error_cells == {"xl/worksheets/sheet1.xml": expected}, chunk
+    read = read_in_child(data, "e.xlsx", 0, limits_from_env(), "unreadable")
+    # (row, column) 0-based: B3, C4, D5 as Excel shows them
+    assert sorted(read.errors) == [(2, 1, "#N/A"), (3, 2, "#DIV/0!"), (4, 3, "#VALUE!")]
+    assert read.sheet_names == ["Data"] and read.sheet == "Data"
 
 
 def test_dates_in_score_and_date_columns(tmp_path):
