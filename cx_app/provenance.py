@@ -24,7 +24,6 @@ _DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "skops": ("skops",),
     "altair": ("altair",),
     "openpyxl": ("openpyxl",),
-    "python_calamine": ("python-calamine",),
     "fastexcel": ("fastexcel",),
     "pyarrow": ("pyarrow",),
     "vl_convert": ("vl-convert-python",),
