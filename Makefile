@@ -27,9 +27,10 @@ run: install
 
 # The whole suite: unit, property and AppTest tests, then the browser tests when Debian's
 # chromium is installed (apt-get install chromium). pytest exits 5 when it collects nothing,
-# which fails make.
+# which fails make. The first run uses every core (pytest-xdist; a file's tests stay on one
+# worker, with their module fixtures): 5.6 min instead of 8.1 on two cores.
 test: install-test
-	$(PY) -m pytest -q -m "not browser"
+	$(PY) -m pytest -q -m "not browser" -n auto --dist loadfile
 	@if [ -x /usr/bin/chromium ]; then \
 		$(PY) -m pytest -q -m browser; \
 	else \
