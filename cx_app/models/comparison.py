@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from cx_app.engine.catalogue import lower_is_better
 from cx_app.errors import AnalysisError
+from cx_app.multiple_testing import holm
 
 
 def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[float, int, float]:
@@ -51,16 +51,6 @@ def nadeau_bengio_t_test(
     ratio = 1.0 / (k - 1) if test_train_ratio is None else test_train_ratio
     t = _ratio(d.mean(), math.sqrt((1.0 / k + ratio) * d.var(ddof=1)))
     return t, k - 1, _two_sided_p(t, k - 1)
-
-
-def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm-adjusted p-values (statsmodels); NaN p-values stay NaN and do not count."""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
-    return out
 
 
 def _differences(scores_a, scores_b) -> np.ndarray:

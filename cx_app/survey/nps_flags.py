@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
+from cx_app.multiple_testing import holm
 from cx_app.survey.nps import (
     NPS_GROUPS,
     NetScoreGroups,
@@ -37,15 +37,6 @@ FLAG_BELOW = "significantly below the rest"
 FLAG_UP = "significant rise"
 FLAG_DOWN = "significant fall"
 FLAG_NONE = "no significant difference"
-
-
-def _holm(p: list[float]) -> np.ndarray:
-    values = np.asarray(p, dtype=float)
-    out = np.full(values.shape, np.nan)
-    ok = np.isfinite(values)
-    if ok.any():
-        out[ok] = multipletests(values[ok], method="holm")[1]
-    return out
 
 
 def _weights(frame: pd.DataFrame, weight: str | None) -> np.ndarray | None:
@@ -85,7 +76,7 @@ def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
                      "rest_nps": rest_nps, "difference": diff, "p": p})
     table = pd.DataFrame(rows, columns=["segment", "n", "nps", "rest_n", "rest_nps",
                                         "difference", "p"])
-    table["p_holm"] = _holm(table["p"].tolist())
+    table["p_holm"] = holm(table["p"].tolist())
     significant = table["p_holm"] < alpha
     table["flag"] = np.where(significant & (table["difference"] > 0), FLAG_ABOVE,
                              np.where(significant & (table["difference"] < 0), FLAG_BELOW,
@@ -143,7 +134,7 @@ def flag_changes(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
                                                                            ses[previous])))[1]
             previous = i
     out["change"], out["p"] = change, p
-    out["p_holm"] = _holm(p.tolist())
+    out["p_holm"] = holm(p.tolist())
     significant = out["p_holm"] < alpha
     out["flag"] = np.where(significant & (out["change"] > 0), FLAG_UP,
                            np.where(significant & (out["change"] < 0), FLAG_DOWN, FLAG_NONE))
