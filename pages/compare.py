@@ -42,16 +42,16 @@ if binary:
                "has intragroup mismatch); the dashed line is random selection up to that point. "
                "Read each AUC against its random-selection area (grey bar), not against 0.5: "
                "with intragroup mismatch both are below 0.5.")
-    curves, randoms, aucs = [], [], []
+    curves, aucs = [], []
     for m, ev in evals.items():
         roc = ev.roc[level.name]
         curves.append(pd.DataFrame({"model": m, "fpr": roc.fpr, "tpr": roc.tpr}))
-        end = float(roc.tpr[-1])
-        randoms.append(pd.DataFrame({"model": m, "fpr": [0.0, 1.0], "tpr": [0.0, end]}))
         aucs.append({"model": m, "auc": roc.auc, "random_auc": roc.random_auc})
     auc_frame = pd.DataFrame(aucs)
+    randoms = charts.random_selection_lines({m: ev.roc[level.name].tpr[-1]
+                                             for m, ev in evals.items()})
     left, right = st.columns([3, 2])
-    left.altair_chart(charts.roc_chart(pd.concat(curves), pd.concat(randoms),
+    left.altair_chart(charts.roc_chart(pd.concat(curves), randoms,
                                        title=f"ROC, {level.name}, {grouped}"), width="content")
     right.altair_chart(charts.auc_bars(auc_frame, title=f"AUC, {level.name}, {grouped}"),
                        width="stretch")
@@ -70,8 +70,7 @@ ovr = a.ovr_roc(ovr_model)
 frames = [pd.DataFrame({"model": f"class {c}", "fpr": curve.fpr, "tpr": curve.tpr})
           for c, curve in ovr.curves.items() if curve is not None]
 if frames:
-    diagonal = pd.DataFrame({"model": "random", "fpr": [0.0, 1.0], "tpr": [0.0, 1.0]})
-    st.altair_chart(charts.roc_chart(pd.concat(frames), diagonal,
+    st.altair_chart(charts.roc_chart(pd.concat(frames), charts.random_selection_lines({"random": 1}),
                                      title=f"{ovr_model}: one curve per class"),
                     width="content")
 per_class = pd.DataFrame({m: {str(c): v for c, v in ev.roc["original"].per_class_auc.items()}

@@ -12,7 +12,7 @@ colour scale and outlined, so that they cannot be mistaken for ordinary cells.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "nps_trend_chart",
     "pvalue_heatmap",
     "quadrant_chart",
+    "random_selection_lines",
     "rhombus_chart",
     "roc_chart",
     "score_distribution_chart",
@@ -356,6 +357,21 @@ def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
     for column in curve.columns.difference(["fpr", "tpr"]):
         out[column] = curve[column].iloc[0]  # per-curve constants such as the model name
     return out
+
+
+def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
+    """The random-selection line of each ROC curve, for :func:`roc_chart`'s ``random_lines``.
+
+    ``ends``: model → the TPR where its curve ends (TP_ML/P_actual for a 2×2+IM, 1 for an
+    ordinary ROC); each line runs from (0, 0) to (1, that TPR). ``{"random": 1.0}`` is the
+    plain diagonal.
+
+    >>> random_selection_lines({"lr": 0.8}).to_dict(orient="records")
+    [{'model': 'lr', 'fpr': 0.0, 'tpr': 0.0}, {'model': 'lr', 'fpr': 1.0, 'tpr': 0.8}]
+    """
+    return pd.DataFrame([{"model": m, "fpr": fpr, "tpr": tpr} for m, end in ends.items()
+                         for fpr, tpr in ((0.0, 0.0), (1.0, float(end)))],
+                        columns=["model", "fpr", "tpr"])
 
 
 def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,

@@ -227,3 +227,11 @@ def test_pvalue_heatmap_for_nine_models_stays_on_the_page():
     spec = charts.pvalue_heatmap(pd.DataFrame(rows)).to_dict()
     assert "row" in spec["facet"] and "column" not in spec["facet"]  # panels stacked
     assert spec["spec"]["width"] <= 480 and spec["spec"]["height"] <= 480
+
+
+def test_random_selection_lines_end_at_each_curves_last_tpr():
+    lines = charts.random_selection_lines({"lr": 0.75, "random": 1})
+    assert lines.to_dict(orient="list") == {"model": ["lr", "lr", "random", "random"],
+                                            "fpr": [0.0, 1.0, 0.0, 1.0],
+                                            "tpr": [0.0, 0.75, 0.0, 1.0]}
+    assert charts.random_selection_lines({}).columns.tolist() == ["model", "fpr", "tpr"]

@@ -7,7 +7,7 @@ import pandas as pd
 from cx_app.engine.roc import thin_curve
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, ChartBlock, Column, NativeChart, Paragraph, Section, Table
-from cx_app.reports.charts import auc_bars, roc_chart
+from cx_app.reports.charts import auc_bars, random_selection_lines, roc_chart
 
 CHART_POINTS = 250
 """Points drawn per curve (:func:`cx_app.engine.roc.thin_curve`); the points table keeps all."""
@@ -32,9 +32,7 @@ def section(results: Results) -> Section:
         drawn = pd.concat([pd.DataFrame({"model": m, "fpr": x, "tpr": y}) for m, (x, y) in (
             (m, thin_curve(c.fpr, c.tpr, max_points=CHART_POINTS)) for m, c in curves.items()
             if c.fpr)], ignore_index=True)
-        random_lines = pd.DataFrame([{"model": m, "fpr": fpr, "tpr": tpr}
-                                     for m, c in curves.items() if c.tpr
-                                     for fpr, tpr in ((0.0, 0.0), (1.0, c.tpr[-1]))])
+        random_lines = random_selection_lines({m: c.tpr[-1] for m, c in curves.items() if c.tpr})
         blocks += [
             ChartBlock(f"ROC — level {level_name}", roc_chart(drawn, random_lines).to_dict(),
                        note="Dashed: the random-selection line, which ends below 1 when the "
