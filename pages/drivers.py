@@ -3,10 +3,9 @@ importance–performance quadrant, the φ–δ rhombus of the attributes' top-2-
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
+from cx_app.models.drivers import importance_frame
 from cx_app.reports import charts
 from cx_app.reports.prose import drivers_reading
 from pages import common
@@ -37,38 +36,15 @@ source = st.selectbox("Importance measure", SOURCES, key="driver_source",
                            "once, right after the model was trained).")
 
 
-directions = drivers.relative_weights.to_frame()["direction"]
-
-
-def importance_frame() -> tuple[pd.DataFrame, str]:
-    if source == SOURCES[0]:
-        rw = drivers.relative_weights.to_frame()
-        values = rw["percent_of_r2"]
-        return pd.DataFrame({"attribute": rw.index, "importance": values.to_numpy(),
-                             "ci_low": values.to_numpy(), "ci_high": values.to_numpy(),
-                             "direction": rw["direction"].to_numpy()}), "% of R²"
-    if source == SOURCES[1]:
-        if drivers.ordinal is None:
-            raise ValueError("ordinal coefficients are not available for this survey")
-        frame = drivers.ordinal.to_frame().reset_index()
-        frame = frame.rename(columns={"coef": "importance"}).assign(
-            direction=lambda f: np.sign(f["importance"]))
-        return frame[["attribute", "importance", "ci_low", "ci_high", "direction"]], \
-            "coefficient (95% interval)"
-    model = a.models[source.removeprefix("Permutation importance: ")]
-    perm = model.permutation  # computed right after training, with the fold models
-    if perm is None:
-        raise ValueError("no permutation importance for this model: train it again")
-    frame = perm.to_frame().reset_index().rename(columns={"mean": "importance"})
-    # an accuracy drop has no sign: the direction is the attribute's relation with the score
-    frame["direction"] = frame["attribute"].map(directions)
-    return frame[["attribute", "importance", "ci_low", "ci_high", "direction"]], \
-        "accuracy drop (95% interval over folds)"
-
-
 with st.spinner("Computing…"):
     try:
-        imp, unit = importance_frame()
+        if source == SOURCES[0]:
+            imp, unit = importance_frame(drivers, "relative_weights")
+        elif source == SOURCES[1]:
+            imp, unit = importance_frame(drivers, "ordinal")
+        else:  # computed right after training, with the fold models
+            model = a.models[source.removeprefix("Permutation importance: ")]
+            imp, unit = importance_frame(drivers, "permutation", model.permutation)
     except Exception as exc:  # noqa: BLE001 - shown to the analyst, e.g. models without fold models
         st.error(common.md_escape(f"{source}: {exc}"))
         st.stop()

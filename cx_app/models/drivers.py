@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -433,6 +433,41 @@ class DriverAnalysis:
             else self.capability.to_dict(orient="records"),
             "notes": list(self.notes),
         }
+
+
+IMPORTANCE_COLUMNS = ("attribute", "importance", "ci_low", "ci_high", "direction")
+"""Columns of :func:`importance_frame` (what ``charts.importance_bars`` draws)."""
+
+
+def importance_frame(drivers: DriverAnalysis, measure: Literal["relative_weights", "ordinal",
+                                                               "permutation"],
+                     permutation: PermutationImportance | None = None) -> tuple[pd.DataFrame, str]:
+    """One importance measure as :data:`IMPORTANCE_COLUMNS`, with the unit of its values.
+
+    ``relative_weights``: % of R², no interval (``ci_low`` = ``ci_high`` = the value);
+    ``ordinal``: the ordinal-logit coefficient and its 95% interval, direction its sign;
+    ``permutation``: the given model's held-out accuracy drop and its 95% interval over folds;
+    an accuracy drop has no sign, so the direction is the attribute's relation with the score
+    (the relative weights'). AnalysisError when the measure is not available.
+    """
+    columns = list(IMPORTANCE_COLUMNS)
+    if measure == "relative_weights":
+        rw = drivers.relative_weights.to_frame()
+        values = rw["percent_of_r2"].to_numpy()
+        return pd.DataFrame({"attribute": rw.index, "importance": values, "ci_low": values,
+                             "ci_high": values, "direction": rw["direction"].to_numpy()}), \
+            "% of R²"
+    if measure == "ordinal":
+        if drivers.ordinal is None:
+            raise AnalysisError("ordinal coefficients are not available for this survey")
+        frame = drivers.ordinal.to_frame().reset_index().rename(columns={"coef": "importance"})
+        frame["direction"] = np.sign(frame["importance"])
+        return frame[columns], "coefficient (95% interval)"
+    if permutation is None:
+        raise AnalysisError("no permutation importance for this model: train it again")
+    frame = permutation.to_frame().reset_index().rename(columns={"mean": "importance"})
+    frame["direction"] = frame["attribute"].map(drivers.relative_weights.to_frame()["direction"])
+    return frame[columns], "accuracy drop (95% interval over folds)"
 
 
 def driver_importance(

@@ -12,7 +12,13 @@ from cx_app.engine.plan import NPS_CLASSES, NPS_PLAN
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import cross_validate_model
 from cx_app.models.drivers import (
+    IMPORTANCE_COLUMNS,
+    CoefficientTable,
+    DriverAnalysis,
+    PermutationImportance,
+    RelativeWeights,
     driver_importance,
+    importance_frame,
     importance_performance,
     ordinal_coefficients,
     permutation_importance_cv,
@@ -116,6 +122,35 @@ def test_driver_importance_bundle(telecom):
         "top_box",
     }
     assert len(d["top_box"]) == 2 * X.shape[1]
+
+
+def test_importance_frame_per_measure_by_hand():
+    rw = RelativeWeights(("a", "b"), np.array([0.3, 0.1]), 0.4, np.array([0.5, -0.2]))
+    ordinal = CoefficientTable(("a", "b"), np.array([0.8, -0.4]), np.array([0.1, 0.1]),
+                               np.array([0.6, -0.6]), np.array([1.0, -0.2]),
+                               np.array([0.01, 0.2]), "ordinal logit")
+    drivers = DriverAnalysis(rw, ordinal, (), pd.DataFrame(), None)
+    frame, unit = importance_frame(drivers, "relative_weights")
+    assert unit == "% of R²" and tuple(frame.columns) == IMPORTANCE_COLUMNS
+    assert frame["importance"].tolist() == pytest.approx([75.0, 25.0])  # 0.3/0.4, 0.1/0.4
+    assert frame["ci_low"].tolist() == frame["ci_high"].tolist() == frame["importance"].tolist()
+    assert frame["direction"].tolist() == [1.0, -1.0]
+    frame, unit = importance_frame(drivers, "ordinal")
+    assert unit == "coefficient (95% interval)"
+    assert frame[["importance", "ci_low", "ci_high", "direction"]].to_numpy().tolist() == [
+        [0.8, 0.6, 1.0, 1.0], [-0.4, -0.6, -0.2, -1.0]]
+    # two folds: mean (0.1+0.3)/2 = 0.2 and (0.0−0.2)/2 = −0.1; direction from the weights' sign
+    perm = PermutationImportance("lr", ("a", "b"), np.array([[0.1, 0.0], [0.3, -0.2]]),
+                                 "accuracy", 5)
+    frame, unit = importance_frame(drivers, "permutation", perm)
+    assert unit == "accuracy drop (95% interval over folds)"
+    assert frame["importance"].tolist() == pytest.approx([0.2, -0.1])
+    assert frame["direction"].tolist() == [1.0, -1.0]
+    with pytest.raises(AnalysisError, match="train it again"):
+        importance_frame(drivers, "permutation", None)
+    no_ordinal = DriverAnalysis(rw, None, (), pd.DataFrame(), None)
+    with pytest.raises(AnalysisError, match="not available"):
+        importance_frame(no_ordinal, "ordinal")
 
 
 def test_drivers_with_gaps_use_answered_scores_only():
