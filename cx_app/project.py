@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
+from cx_app.json_values import json_default
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
 from cx_app.survey.archive_limits import InflationBudget, read_members
@@ -154,17 +155,7 @@ def survey_identity(survey: Any) -> SurveyIdentity:
 
 def _json(value: Any) -> bytes:
     return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True,
-                      default=_plain).encode("utf-8")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, tuple | set):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} cannot be written to a project file")
+                      default=json_default).encode("utf-8")
 
 
 def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:

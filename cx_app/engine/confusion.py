@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from cx_app.errors import AnalysisError
+from cx_app.json_values import plain
 
 Label = Hashable
 
@@ -39,18 +40,6 @@ __all__ = [
 
 
 # --- labels -----------------------------------------------------------------------------------
-
-
-def plain(value: Any) -> Any:
-    """A numpy scalar or array as plain Python (int/float/str/list); other values unchanged.
-
-    Integral floats stay floats; integer dtypes become ``int``: what ``json.dumps`` accepts.
-    """
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def normalize_labels(labels: Iterable[Any]) -> tuple:

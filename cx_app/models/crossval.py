@@ -36,6 +36,7 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from cx_app.errors import AnalysisError
+from cx_app.json_values import plain
 from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
@@ -116,7 +117,8 @@ class CrossValResult:
         return {
             "algorithm": self.algorithm_id,
             "preset": self.preset,
-            "settings": {k: _jsonable(v) for k, v in self.settings.items()},
+            "settings": {k: list(v) if isinstance(v, tuple) else plain(v)
+                         for k, v in self.settings.items()},
             "calibration": self.calibration,
             "missing_policy": self.missing_policy,
             "folds": self.folds,
@@ -127,14 +129,6 @@ class CrossValResult:
             "warnings": list(self.warnings),
             "provenance": dict(self.provenance),
         }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
