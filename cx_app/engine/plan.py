@@ -32,6 +32,7 @@ names the step and group at fault.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -95,6 +96,18 @@ class StepSpec(BaseModel):
         return self
 
 
+def check_step_names(steps: Sequence[StepSpec]) -> None:
+    """ValueError when two plan steps share a name or one is named ``original`` (the name of
+    the unreduced level); the one check of step names, for plans and survey schemas alike."""
+    names = [step.name for step in steps]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"plan step names must be unique, repeated: {dupes}")
+    if "original" in names:
+        raise ValueError("plan step name 'original' is reserved for the unreduced level; "
+                         "rename that step")
+
+
 class PlanSpec(BaseModel):
     """An ordered list of reduction steps, optionally with the class list it applies to."""
 
@@ -109,12 +122,7 @@ class PlanSpec(BaseModel):
 
     @model_validator(mode="after")
     def _step_names_unique(self) -> PlanSpec:
-        names = [s.name for s in self.plan]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"step names must be unique, repeated: {dupes}")
-        if "original" in names:
-            raise ValueError("'original' is reserved for the unreduced level; rename that step")
+        check_step_names(self.plan)
         return self
 
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from cx_app.engine.plan import (
     PlanSpec,
     StepSpec,
+    check_step_names,
     format_validation_error,
     read_yaml_document,
 )
@@ -151,12 +152,7 @@ class SurveySchema(BaseModel):
             dupes = sorted({v for v in values if values.count(v) > 1})
             if dupes:
                 raise ValueError(f"column {what} must be unique, repeated: {dupes}")
-        steps = [s.name for s in self.plan]
-        dupes = sorted({n for n in steps if steps.count(n) > 1})
-        if dupes:
-            raise ValueError(f"plan step names must be unique, repeated: {dupes}")
-        if "original" in steps:
-            raise ValueError("plan step name 'original' is reserved for the unreduced level")
+        check_step_names(self.plan)
         return self
 
     def columns(self) -> list[ColumnSpec]:

@@ -47,3 +47,26 @@ def test_unknown_positive_group():
     with pytest.raises(PlanError, match="positive group 'zz'"):
         parse_plan({"plan": [{"name": "s", "positive": "zz", "groups": [
             {"name": "a", "members": [1]}, {"name": "b", "members": [2]}]}]})
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (["s", "s"], "plan step names must be unique, repeated: ['s']"),
+    (["original"], "plan step name 'original' is reserved for the unreduced level"),
+])
+def test_check_step_names_in_plans_and_survey_schemas(names, message):
+    from cx_app.engine.plan import StepSpec, check_step_names
+    from cx_app.survey.schema import SurveySchema  # same check, same sentence
+
+    steps = [{"name": n, "groups": [{"name": "a", "members": [1]}, {"name": "b", "members": [2]}]}
+             for n in names]
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        check_step_names([StepSpec.model_validate(s) for s in steps])
+    with pytest.raises(PlanError, match="unique|reserved") as info:
+        parse_plan({"plan": steps}, source="myplan.yaml")
+    assert message in str(info.value)
+    with pytest.raises(ValueError) as schema_info:
+        SurveySchema.model_validate({
+            "name": "tiny", "plan": steps,
+            "target": {"name": "nps", "column": "NPS", "kind": "nps", "scale": {"min": 0, "max": 10}},
+            "attributes": [{"name": "price", "column": "Price", "scale": {"min": 1, "max": 5}}]})
+    assert message in str(schema_info.value)
