@@ -70,7 +70,8 @@ ovr = a.ovr_roc(ovr_model)
 frames = [pd.DataFrame({"model": f"class {c}", "fpr": curve.fpr, "tpr": curve.tpr})
           for c, curve in ovr.curves.items() if curve is not None]
 if frames:
-    st.altair_chart(charts.roc_chart(pd.concat(frames), charts.random_selection_lines({"random": 1}),
+    diagonal = charts.random_selection_lines({"random": 1})
+    st.altair_chart(charts.roc_chart(pd.concat(frames), diagonal,
                                      title=f"{ovr_model}: one curve per class"),
                     width="content")
 per_class = pd.DataFrame({m: {str(c): v for c, v in ev.roc["original"].per_class_auc.items()}

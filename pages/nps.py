@@ -8,7 +8,7 @@ import streamlit as st
 
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
-from cx_app.survey.nps import groups_for_schema, nps_by, nps_by_results, nps_changes, nps_summary
+from cx_app.survey import nps as net_score
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 from pages import common
 
@@ -23,10 +23,10 @@ if not survey.has_target:
     st.warning("This file has no target scores: load a labeled survey on the Data page.")
     st.stop()
 try:
-    groups = groups_for_schema(schema)
+    groups = net_score.groups_for_schema(schema)
     weight = survey.weight_name
-    overall = nps_summary(survey.scores, groups=groups, label="All respondents",
-                          weights=survey.weights)
+    overall = net_score.nps_summary(survey.scores, groups=groups, label="All respondents",
+                                    weights=survey.weights)
 except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
@@ -65,8 +65,8 @@ split_specs = [s for s in segments if s.role != "wave"]
 if split_specs:
     st.subheader("By segment")
     spec = st.selectbox("Segment", split_specs, format_func=lambda s: s.column, key="nps_segment")
-    by_segment = common.run_safely(lambda: nps_by(survey.respondents, target, spec.name, groups=groups,
-                                                      weight=weight))
+    by_segment = common.run_safely(lambda: net_score.nps_by(
+        survey.respondents, target, spec.name, groups=groups, weight=weight))
     flags = common.run_safely(lambda: segments_vs_rest(survey.respondents, target, spec.name,
                                                        groups=groups, weight=weight))
     if by_segment is not None and flags is not None:
@@ -105,12 +105,13 @@ if wave_specs:
                    "from the previous wave of the same line (two-sided z test, Holm-adjusted "
                    f"over the {int(waves['p'].notna().sum())} changes shown, 5%); bands: 95% "
                    "intervals.")
-        whole = common.run_safely(lambda: nps_by_results(survey.respondents, target, wave.name,
-                                                         groups=groups, weight=weight))
+        whole = common.run_safely(lambda: net_score.nps_by_results(
+            survey.respondents, target, wave.name, groups=groups, weight=weight))
         overall = waves if split is None else common.run_safely(lambda: wave_trend(
             survey.respondents, target, wave.name, groups=groups, weight=weight))
         if whole and overall is not None:
-            changes = nps_changes(whole).assign(p_holm=overall["p_holm"].to_numpy()[1:])
+            changes = net_score.nps_changes(whole).assign(
+                p_holm=overall["p_holm"].to_numpy()[1:])
             changes = changes.rename(columns={
                 "a_label": "from", "b_label": "to", "a_value": "NPS from", "b_value": "NPS to",
                 "delta": "change", "ci_low": "95% low", "ci_high": "95% high"})
@@ -127,12 +128,7 @@ if wave_specs:
                                                                          format="%.3f")})
 
 st.subheader("Score distribution")
-category = {c: names[0] if c in groups.negative else names[2] if c in groups.positive
-            else names[1] for c in groups.classes}
-counts = pd.Series(survey.scores).value_counts().reindex(list(groups.classes), fill_value=0)
-distribution = pd.DataFrame({"score": list(groups.classes), "count": counts.to_numpy(),
-                             "category": [category[c] for c in groups.classes]})
-distribution["share"] = distribution["count"] / distribution["count"].sum()
+distribution = net_score.score_distribution(survey.scores, groups)
 st.altair_chart(charts.score_distribution_chart(distribution, categories=names,
                                                 score_title=schema.target.column),
                 width="stretch")
@@ -144,10 +140,8 @@ st.subheader("Attribute score profiles")
 st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
            "answers are not scores): where promoters and detractors differ most.")
 labels = {a_.name: a_.display for a_ in schema.attributes}
-answered = survey.frame[list(survey.attribute_names)]
-grouped = answered.assign(_group=[category[c] for c in survey.scores]).groupby("_group").mean()
-profile = (grouped.reindex([n for n in names if n in grouped.index])
-           .rename(columns=labels).T)
+profile = net_score.attribute_profiles(survey.frame[list(survey.attribute_names)],
+                                       survey.scores, groups).rename(index=labels)
 long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name="series",
                                                    value_name="mean")
 st.altair_chart(charts.attribute_profile_chart(long), width="stretch")

@@ -80,6 +80,12 @@ class NetScoreGroups:
         """(negative, neutral, positive) names, the order of every table."""
         return (self.negative_name, self.neutral_name, self.positive_name)
 
+    def group_of(self, score: int) -> str:
+        """The name of the group ``score`` belongs to (negative, neutral or positive)."""
+        if score in self.negative:
+            return self.negative_name
+        return self.positive_name if score in self.positive else self.neutral_name
+
 
 NPS_GROUPS = NetScoreGroups(
     classes=tuple(range(11)), positive=frozenset({9, 10}), negative=frozenset(range(7))
@@ -493,3 +499,24 @@ def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
     low, high = proportion_confint(share * base, base, alpha=0.05, method="wilson")
     return CsatResult(top_box=share, top_box_ci95=(float(low), float(high)), n=n,
                       net=net, label=label)
+
+
+def score_distribution(scores: object, groups: NetScoreGroups) -> pd.DataFrame:
+    """Respondents per score of ``groups.classes`` (zero for a score nobody gave): columns
+    ``score``, ``count``, ``category`` (the score's group name) and ``share`` of the total."""
+    classes = list(groups.classes)
+    counts = pd.Series(scores).value_counts().reindex(classes, fill_value=0)
+    out = pd.DataFrame({"score": classes, "count": counts.to_numpy(),
+                        "category": [groups.group_of(c) for c in classes]})
+    out["share"] = out["count"] / out["count"].sum()
+    return out
+
+
+def attribute_profiles(attributes: pd.DataFrame, scores: object,
+                       groups: NetScoreGroups) -> pd.DataFrame:
+    """Mean of each attribute (rows) per score group (columns, in :attr:`NetScoreGroups.names`
+    order, groups nobody is in left out), over the respondents who answered it (NaN answers
+    are not scores)."""
+    grouped = attributes.assign(_group=[groups.group_of(c) for c in scores]).groupby("_group")
+    means = grouped.mean()
+    return means.reindex([n for n in groups.names if n in means.index]).T

@@ -248,3 +248,24 @@ def test_default_plans_of_other_scales_give_top_minus_bottom_box():
         groups = groups_from_plan(plan)
         assert (groups.positive, groups.negative) == (positive, negative), scale
         assert groups.neutral == frozenset(classes) - positive - negative
+
+
+def test_score_distribution_and_attribute_profiles_by_hand():
+    from cx_app.survey.nps import CSAT_GROUPS, attribute_profiles, score_distribution
+
+    scores = [5, 5, 4, 1, 3]  # satisfied: 5, 5, 4; neutral: 3; dissatisfied: 1; nobody gave 2
+    dist = score_distribution(scores, CSAT_GROUPS)
+    assert dist.to_dict(orient="list") == {
+        "score": [1, 2, 3, 4, 5], "count": [1, 0, 1, 1, 2],
+        "category": ["dissatisfied", "dissatisfied", "neutral", "satisfied", "satisfied"],
+        "share": [0.2, 0.0, 0.2, 0.2, 0.4]}
+    answers = pd.DataFrame({"price": [4.0, 2.0, np.nan, 1.0, 3.0],
+                            "speed": [5.0, 5.0, 3.0, 2.0, np.nan]})
+    profile = attribute_profiles(answers, scores, CSAT_GROUPS)
+    assert list(profile.columns) == ["dissatisfied", "neutral", "satisfied"]
+    # satisfied price: (4 + 2) / 2, the n/a answer left out; neutral speed: no answer → NaN
+    assert profile.loc["price"].tolist() == [1.0, 3.0, 3.0]
+    assert profile.loc["speed"].tolist()[::2] == [2.0, 13 / 3]
+    assert math.isnan(profile.loc["speed", "neutral"])
+    only_satisfied = attribute_profiles(answers.iloc[:3], scores[:3], CSAT_GROUPS)
+    assert list(only_satisfied.columns) == ["satisfied"]  # groups nobody is in are left out
