@@ -3,8 +3,6 @@ column mapping; see the data-quality report."""
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 import yaml
 
@@ -115,7 +113,7 @@ if base is None:
 source = schema_file.name if schema_file is not None else schema_choice
 # the mapping as last edited for this file (kept per file while other files are analysed)
 memory = common.mapping_memory()
-file_key = mapping_file_key(hashlib.sha256(data).hexdigest(), sheet, base)
+file_key = mapping_file_key(data, sheet, base)
 prefix = memory.prefix(file_key)
 editing = any(k == prefix or str(k).startswith(f"{prefix}::") for k in st.session_state)
 seed, seed_table = memory.seed(file_key, base, editing=editing)

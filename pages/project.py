@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from cx_app.app.project import open_analysis, save_analysis
 from cx_app.errors import CxAppError
+from cx_app.provenance import sha256_hex
 from pages import common
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
@@ -59,7 +58,7 @@ upload = st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key=
                                "Data page first.")
 if upload is not None:
     data = upload.getvalue()
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_hex(data)
     if st.session_state.get(OPENED) != digest:
         filename, sample = common.sample_bytes(common.SAMPLE_NAME)
         files = {filename: sample, **common.uploads()}

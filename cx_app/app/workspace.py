@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cx_app.app.store import digest
+from cx_app.provenance import sha256_hex
 
 if TYPE_CHECKING:
     from cx_app.app.session import Analysis
@@ -24,11 +25,11 @@ if TYPE_CHECKING:
 __all__ = ["AnalysisShelf", "MappingMemory", "mapping_file_key"]
 
 
-def mapping_file_key(sha256: str, sheet: str | None, base: SurveySchema) -> str:
-    """The key of one file's mapping edits: the file's content, its sheet and the layout the
-    edits start from (the inferred, bundled or uploaded schema), so that edits made on one
-    layout are never applied to another."""
-    return digest({"sha256": sha256, "sheet": sheet, "base": base.to_yaml()})
+def mapping_file_key(content: bytes, sheet: str | None, base: SurveySchema) -> str:
+    """The key of one file's mapping edits: the file's content (its SHA-256), its sheet and
+    the layout the edits start from (the inferred, bundled or uploaded schema), so that edits
+    made on one layout are never applied to another."""
+    return digest({"sha256": sha256_hex(content), "sheet": sheet, "base": base.to_yaml()})
 
 
 @dataclass
