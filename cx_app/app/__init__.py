@@ -1,7 +1,7 @@
 """The app's Streamlit-free state layer: what a user carries from page to page.
 
 Public API: :mod:`~cx_app.app.session` — ``Analysis`` (survey, plan, cross-validated models and
-their derived, memoised views; a grouping change never retrains), ``TrainedModel`` (one
+their derived, memoised views; a grouping change never retrains), ``CrossValidatedModel`` (one
 cross-validated model of the session), ``train_lean``, and the process-wide bounded
 ``ResultStore`` with its content keys (``survey_key``, ``training_key``) and ``cache_limits``
 in :mod:`~cx_app.app.store` (re-exported by ``session``); :mod:`~cx_app.app.views` builds the

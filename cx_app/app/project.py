@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cx_app.app.session import Analysis, TrainedModel
+from cx_app.app.session import Analysis, CrossValidatedModel
 from cx_app.app.store import survey_key
 from cx_app.errors import AnalysisError, CxAppError
 from cx_app.project import (
@@ -120,8 +120,8 @@ def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | No
             raise ProjectFileError(
                 f"{name}: the model {m.model_id} was trained on other respondents than "
                 f"{project.survey.describe()}: the project does not fit together.")
-        analysis.add_model(TrainedModel(m.model_id, m.algorithm_id, dict(m.settings), m.folds,
-                                        m.seed, m.cv, m.key, m.permutation))
+        analysis.add_model(CrossValidatedModel(m.model_id, m.algorithm_id, dict(m.settings),
+                                               m.folds, m.seed, m.cv, m.key, m.permutation))
         analysis.trained_keys.add(m.key)
         if m.final is not None:
             analysis.finals[f"{m.key}:final"] = m.final

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cx_app.engine.roc import OvrRoc
     from cx_app.estimate.alp import AlpGap
     from cx_app.estimate.document import WaveEstimateDocument
-    from cx_app.estimate.model_file import TrainedModel as FittedModel
+    from cx_app.estimate.model_file import TrainedModel
     from cx_app.models.drivers import DriverAnalysis
     from cx_app.models.evaluation import ModelEvaluation
 
@@ -44,7 +44,7 @@ __all__ = [
     "ResultStore",
     "approximate_nbytes",
     "cache_limits",
-    "TrainedModel",
+    "CrossValidatedModel",
     "TrainingEvent",
     "model_label",
     "survey_key",
@@ -92,7 +92,7 @@ def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
 
 
 @dataclass(frozen=True)
-class TrainedModel:
+class CrossValidatedModel:
     """One cross-validated model of the analysis: its id, recipe and cached CV result."""
 
     model_id: str
@@ -139,10 +139,10 @@ class Analysis:
     survey: Any  # cx_app.survey.importing.SurveyData
     data_key: str
     plan: PlanSpec
-    models: dict[str, TrainedModel] = field(default_factory=dict)
+    models: dict[str, CrossValidatedModel] = field(default_factory=dict)
     trainings: int = 0
     trained_keys: set = field(default_factory=set)
-    finals: dict = field(default_factory=dict)  # final-model key -> model_file.TrainedModel
+    finals: dict[str, TrainedModel] = field(default_factory=dict)  # by final-model key
     memo_items: int = 256
     _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
 
@@ -164,7 +164,7 @@ class Analysis:
 
         return self.derived(("plan", self.plan_key), lambda: resolve_plan(self.plan, self.classes))
 
-    def add_model(self, model: TrainedModel) -> None:
+    def add_model(self, model: CrossValidatedModel) -> None:
         self.models[model.model_id] = model
 
     def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -278,8 +278,8 @@ class Analysis:
                 message = f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s"
             cv, permutation = stored
             self.trained_keys.add(key)
-            self.add_model(TrainedModel(label, algorithm_id, dict(settings), folds, seed, cv,
-                                        key, permutation))
+            self.add_model(CrossValidatedModel(label, algorithm_id, dict(settings), folds, seed,
+                                               cv, key, permutation))
             emit(TrainingEvent(label, status, message, tuple(cv.warnings)))
         return events
 
@@ -321,7 +321,7 @@ class Analysis:
 
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
                     progress: Callable[[int, int, str], None] | None = None,
-                    ) -> FittedModel | None:
+                    ) -> TrainedModel | None:
         """The model fitted on all respondents for scoring new waves (``None`` when it is not
         fitted yet and ``fit`` is False). The fit re-uses the model's cross-validation (its
         calibration choice and held-out figures): one fit, no cross-validation again."""

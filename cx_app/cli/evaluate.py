@@ -26,7 +26,13 @@ from cx_app.cli._common import (
     survey_from_args,
 )
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, PAPERS_BY_DEFAULT, PRESETS
-from cx_app.models.analysis import evaluate_survey, parse_pairs, write_results
+from cx_app.models.analysis import (
+    BEST_MODEL_RULE,
+    evaluate_survey,
+    parse_pairs,
+    rank_models,
+    write_results,
+)
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
@@ -89,13 +95,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
-    """A short text table: mean per-fold accuracy at each level, AUCs and fit time."""
+    """A short text table: mean per-fold accuracy at each level, AUCs and fit time; the best
+    model first by :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``)."""
     first = next(iter(evaluations.values()))
     names = [lvl.name for lvl in first.levels]
     header = ["model", "preset", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
     rows = []
-    ranked = sorted(evaluations.items(), key=lambda kv: -kv[1].mean(names[-1], "accuracy"))
-    for a, e in ranked:
+    level, metric = BEST_MODEL_RULE
+    ranked = rank_models({m: e.mean(level, metric) for m, e in evaluations.items()}, metric)
+    for a, e in ((m, evaluations[m]) for m in ranked):
         rows.append(
             [
                 a,

@@ -14,7 +14,7 @@ from typing import Any
 from cx_app.models.results import (
     Document,
     Label,
-    Level,
+    LevelDocument,
     NetScoreFigure,
     Results,
     ResultsError,
@@ -98,7 +98,7 @@ class WaveEstimateDocument(Document):
     classes: list[Label]
     alp_matrix: list[list[float]]
     estimated: dict[str, float | None]
-    levels: dict[str, Level]  # real-valued (ALP) matrices; no per-fold values
+    levels: dict[str, LevelDocument]  # real-valued (ALP) matrices; no per-fold values
     estimated_class_counts: dict[str, float]
     estimated_nps: NetScoreFigure | None = None
     drift: dict[str, AttributeDriftDoc] = {}

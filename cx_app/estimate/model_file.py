@@ -416,12 +416,3 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
         file_sha256=sha256_hex(data),
         preset=str(meta.get("preset", "papers")),
     )
-
-
-def __getattr__(name: str) -> Any:
-    # training moved to cx_app.estimate.training; old imports keep working (pages, bench)
-    if name in ("train_model", "TrainingOutcome"):
-        from cx_app.estimate import training
-
-        return getattr(training, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

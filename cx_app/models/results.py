@@ -105,7 +105,7 @@ class Dataset(Document):
     nps: NetScoreFigure
 
 
-class ExcludedRow(Document):
+class ExcludedRowDocument(Document):
     row: int
     column: str | None
     reason: str
@@ -124,7 +124,7 @@ class Quality(Document):
     counts_by_reason: dict[str, int] = {}
     out_of_survey: dict[str, int] = {}
     out_of_models: dict[str, int] = {}
-    excluded: list[ExcludedRow] = []
+    excluded: list[ExcludedRowDocument] = []
     gaps: dict[str, int] = {}
     notes: list[str] = []
 
@@ -178,7 +178,7 @@ class Provenance(Document):
 # --------------------------------------------------------------------------- models
 
 
-class Level(Document):
+class LevelDocument(Document):
     """One level of a model's evaluation: its (reduced) confusion matrix, metrics, per fold."""
 
     labels: list[Label]
@@ -241,14 +241,14 @@ class CrossValidationSummary(Document):
 
 class ModelResult(Document):
     algorithm: str
-    levels: dict[str, Level]
+    levels: dict[str, LevelDocument]
     roc: dict[str, Roc] = {}
     fit_seconds: float
     fold_sizes: list[int] = []
     cross_validation: CrossValidationSummary
 
 
-class Comparison(Document):
+class ComparisonDocument(Document):
     """A k-fold paired t-test of two models on one metric at one level."""
 
     level: str
@@ -382,7 +382,7 @@ class Results(Document):
     seed: int | None
     calibration: str = "none"
     models: dict[str, ModelResult]
-    comparisons: list[Comparison] = []
+    comparisons: list[ComparisonDocument] = []
     comparison_method: str = ""
     warnings: dict[str, list[str]] = {}
     quality: Quality
@@ -400,11 +400,11 @@ class Results(Document):
             names.insert(0, ORIGINAL_LEVEL)
         return names
 
-    def levels(self, name: str) -> dict[str, Level]:
+    def levels(self, name: str) -> dict[str, LevelDocument]:
         """Model id → its level ``name`` (models without that level left out)."""
         return {m: r.levels[name] for m, r in self.models.items() if name in r.levels}
 
-    def comparison(self, level: str, metric: str, a: str, b: str) -> Comparison | None:
+    def comparison(self, level: str, metric: str, a: str, b: str) -> ComparisonDocument | None:
         """The paired test of models ``a`` and ``b`` (either order) on ``metric`` at ``level``."""
         return next((c for c in self.comparisons if c.level == level and c.metric == metric
                      and {c.a, c.b} == {a, b}), None)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from cx_app.app.session import Analysis, TrainedModel, survey_key, train_lean
+from cx_app.app.session import Analysis, CrossValidatedModel, survey_key, train_lean
 from cx_app.cli import main
 from cx_app.provenance import without_wall_clock
 from cx_app.survey.importing import load_survey
@@ -41,8 +41,8 @@ def test_app_path_and_cli_evaluate_give_the_same_results_document(tmp_path, caps
     for algorithm_id in ALGORITHMS:
         cv, permutation = train_lean(survey, algorithm_id, folds=FOLDS, seed=0, settings={},
                                      calibration="none")
-        analysis.add_model(TrainedModel(algorithm_id, algorithm_id, {}, FOLDS, 0, cv,
-                                        f"key-{algorithm_id}", permutation))
+        analysis.add_model(CrossValidatedModel(algorithm_id, algorithm_id, {}, FOLDS, 0, cv,
+                                               f"key-{algorithm_id}", permutation))
     from_app = json.loads(analysis.report_document().to_json())
 
     # the CLI

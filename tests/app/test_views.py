@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from cx_app.app import views
-from cx_app.app.session import Analysis, TrainedModel, survey_key, train_lean
+from cx_app.app.session import Analysis, CrossValidatedModel, survey_key, train_lean
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import schema_from_mapping
 
@@ -28,8 +28,8 @@ def analysis():
     for algorithm_id in ("nb", "lr", "dt"):
         cv, permutation = train_lean(survey, algorithm_id, folds=3, seed=0, settings={},
                                      calibration="none")
-        a.add_model(TrainedModel(algorithm_id, algorithm_id, {}, 3, 0, cv, f"k-{algorithm_id}",
-                                 permutation))
+        a.add_model(CrossValidatedModel(algorithm_id, algorithm_id, {}, 3, 0, cv,
+                                        f"k-{algorithm_id}", permutation))
     return a
 
 

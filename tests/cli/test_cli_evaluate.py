@@ -14,7 +14,9 @@ from scipy import stats
 
 from cx_app.cli import main
 from cx_app.models.algorithms import build_algorithm
+from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
 from cx_app.models.crossval import assign_folds, class_positions
+from cx_app.models.results import Results
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +101,28 @@ def test_comparisons_match_scipy_on_the_reported_per_fold_values(results):
         assert c["df"] == 2
         # One pair per (level, metric): Holm leaves the corrected p unchanged.
         assert c["p_holm"] == pytest.approx(c["p_corrected"])
+
+
+def _leaderboard_order(stdout: str) -> list[str]:
+    """The model column of the printed leaderboard, top to bottom."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "preset"])
+    rows = lines[start + 1:lines.index("", start)]
+    return [row.split()[0] for row in rows]
+
+
+def test_leaderboard_is_ordered_by_the_best_model_rule(evaluate_run):
+    """The printed order is ``rank_models`` by BEST_MODEL_RULE (mean per-fold accuracy at the
+    original level) on the written results.json; on this run the last level (2×2+IM) ranks the
+    two models the other way, which is how the leaderboard was ordered before."""
+    doc = Results.from_dict(evaluate_run.doc)
+    level, metric = BEST_MODEL_RULE
+    by_rule = {m: float(np.mean(lvl.per_fold[metric])) for m, lvl in doc.levels(level).items()}
+    by_last = {m: float(np.mean(lvl.per_fold[metric])) for m, lvl in doc.levels("2x2+IM").items()}
+    assert rank_models(by_rule, metric) == ["lr", "nb"]  # 0.253 vs 0.237
+    assert rank_models(by_last, metric) == ["nb", "lr"]  # 0.657 vs 0.647: the rules differ
+    assert by_rule["lr"] > by_rule["nb"] and by_last["nb"] > by_last["lr"]
+    assert _leaderboard_order(evaluate_run.stdout) == rank_models(by_rule, metric)
 
 
 def test_unknown_algorithm_is_a_clear_error(tmp_path, capsys):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS
-from cx_app.models.results import Level, Results, finite
+from cx_app.models.results import LevelDocument, Results, finite
 from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
 from cx_app.reports.formatting import metric_display, metric_kind
 
 
-def _metric_keys(levels: list[Level], binary: bool) -> list[str]:
+def _metric_keys(levels: list[LevelDocument], binary: bool) -> list[str]:
     """The single-number metrics of the levels, in the catalogue's order (unknown keys last)."""
     found = list(dict.fromkeys(k for lv in levels for k in lv.scalar_metrics()))
     order = [*BINARY_METRICS, *MULTICLASS_METRICS] if binary else list(MULTICLASS_METRICS)
