@@ -8,7 +8,8 @@ import yaml
 
 from cx_app.app.workspace import mapping_file_key
 from cx_app.errors import CxAppError
-from cx_app.survey.schema import SurveySchema, infer_schema, schema_from_yaml_text
+from cx_app.survey.inference import infer_schema
+from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 from pages import common, panels
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen

@@ -47,6 +47,7 @@ from cx_app.survey.cells import (
 )
 from cx_app.survey.cleaning import clean_columns
 from cx_app.survey.data import SourceInfo, SurveyData  # noqa: E402 - re-exported
+from cx_app.survey.inference import infer_schema
 from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.reading import (
     CSV_SUFFIXES,
@@ -60,7 +61,6 @@ from cx_app.survey.reading import (
 from cx_app.survey.schema import (
     ColumnSpec,
     SurveySchema,
-    infer_schema,
     normalise_header,
 )
 from cx_app.survey.xml_safety import column_letters
@@ -148,7 +148,7 @@ def read_table(
     limits: ImportLimits | None = None,
 ) -> pd.DataFrame:
     """The raw table of a file (the detected header as column names; sheet rows as the index),
-    for previews and for :func:`~cx_app.survey.schema.infer_schema`."""
+    for previews and for :func:`~cx_app.survey.inference.infer_schema`."""
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
     grid, _, _, _ = _grid_for(data, name, sheet, schema=None, require_target=True,

@@ -5,7 +5,7 @@ the optional respondent id and segment columns, the missing-value codes and what
 missing attribute score, and the reduction plan (the same shape as :mod:`cx_app.engine.plan`). Schemas
 live in ``survey_schemas/*.yaml``; :func:`load_schema` reads one, :func:`save_schema` writes one.
 
-Without a schema, :func:`infer_schema` proposes a layout from a table (the user confirms it), and
+Without a schema, :func:`cx_app.survey.inference.infer_schema` proposes a layout from a table (the user confirms it), and
 :func:`schema_from_mapping` builds one from an explicit column mapping (the CLI's ``--target
 --scale --attributes`` flags). Columns are matched by their header or any alias, ignoring case
 and runs of whitespace (:func:`normalise_header`).
@@ -14,13 +14,10 @@ and runs of whitespace (:func:`normalise_header`).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
-import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -34,7 +31,6 @@ from cx_app.engine.plan import (
 from cx_app.errors import SchemaError
 from cx_app.safe_text import PlainText, plain_text
 from cx_app.survey.default_plans import default_plan
-from cx_app.survey.distinct import on_distinct
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
@@ -282,7 +278,7 @@ def _unique_names(headers: Iterable[str], taken: set[str] | None = None) -> list
     return names
 
 
-_NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
+NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
 
 
 def guess_kind(header: str, scale: Scale) -> TargetKind:
@@ -296,7 +292,7 @@ def guess_kind(header: str, scale: Scale) -> TargetKind:
     'custom'
     """
     text = normalise_header(header)
-    if (scale.min, scale.max) == (0, 10) and _NPS_WORDS.search(text):
+    if (scale.min, scale.max) == (0, 10) and NPS_WORDS.search(text):
         return "nps"
     if "effort" in text or re.search(r"\bces\b", text):
         return "ces"
@@ -397,214 +393,6 @@ KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na",
 KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
 """Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
 an answer on a signed scale such as −2..2)."""
-STANDARD_SCALES = ((0, 10), (1, 10), (1, 7), (1, 6), (1, 5), (1, 3), (0, 1), (-2, 2), (-1, 1),
-                   (0, 5))
-"""The scales inference recognises; a column is put on the narrowest one that holds its
-answers (a scale written in its header wins)."""
-_FEW_ANSWERS = 30
-"""Below this many answers an attribute's own range says little: it takes its siblings' scale."""
-_ID_WORDS = {"id", "respondent", "customer", "code", "identifier"}
-_WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt"}
-_TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
-                 "likelihood", "satisfaction")
-
-
-def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
-    """(integer scores without missing codes, codes seen), or None if the column is not a score.
-
-    A score column: at least 90% of its non-blank, non-code cells are integers in −5..10 spanning
-    at most 10 points (typos, decimals and stray text are tolerated; the importer reports them
-    later). A known numeric code (99, 98, −9, …) is a code only outside that range."""
-    present, is_text_code, numbers, folded = _score_cells(values)
-    if not present.any():
-        return None
-    is_num_code = present & np.isin(numbers, KNOWN_NUMERIC_CODES)
-    is_rest = present & ~is_num_code & ~is_text_code
-    rest = numbers[is_rest]
-    whole = (rest == np.round(rest)) & (rest >= -5) & (rest <= 10)
-    scores = rest[whole]
-    if rest.size == 0 or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
-        return None
-    codes: set = set(map(_text_code_display, set(folded[is_text_code]))) | {
-        int(v) for v in pd.unique(numbers[is_num_code])}
-    index = values.index[np.flatnonzero(is_rest)[whole]]
-    return pd.Series(scores, index=index, name=values.name).astype(int), codes
-
-
-def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell of a column: (present: not blank as text, a known text code, the number read
-    from the trimmed text with a decimal comma allowed (NaN if none), the folded text); float64
-    columns are their own number, other columns are read through their text, each distinct
-    text once (:func:`~cx_app.survey.distinct.on_distinct`)."""
-    n = len(values)
-    if values.dtype == np.float64:
-        numbers = values.to_numpy(dtype=float, copy=True)
-        present = ~np.isnan(numbers)
-        return present, np.zeros(n, dtype=bool), numbers, np.full(n, None, dtype=object)
-    return on_distinct(values, _score_cell_texts)
-
-
-def _score_cell_texts(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                   np.ndarray]:
-    """:func:`_score_cells` through each cell's text."""
-    text = values.astype("string").str.strip()
-    present = (values.notna() & (text != "")).to_numpy(dtype=bool, na_value=False)
-    folded = np.full(len(values), None, dtype=object)
-    folded[present] = (text[present].str.casefold().str.replace("’", "'", regex=False)
-                       .to_numpy(dtype=object))
-    is_text_code = present & pd.Series(folded, dtype=object).isin(KNOWN_TEXT_CODES).to_numpy()
-    numbers = np.full(len(values), np.nan)
-    numbers[present] = pd.to_numeric(text[present].str.replace(",", ".", regex=False),
-                                     errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    return present, is_text_code, numbers, folded
-
-
-def _has_text(column: pd.Series) -> np.ndarray:
-    """Cells that are not missing and whose text is not blank."""
-    keep = np.array(column.notna(), dtype=bool)
-    keep[keep] = (column[keep].astype(str).str.strip() != "").to_numpy(dtype=bool)
-    return keep
-
-
-def _text_code_display(folded: str) -> str:
-    return {"don't know": "Don't know", "n/a": "N/A", "na": "NA"}.get(folded, folded)
-
-
-def _stated_scale(header: str) -> Scale | None:
-    """A scale written in a header, e.g. ``"Likelihood to recommend (0-10)"``."""
-    match = re.search(r"\(\s*(-?\d+)\s*(?:-|–|to)\s*(-?\d+)\s*\)", str(header))
-    if match and int(match.group(2)) > int(match.group(1)):
-        return Scale(min=int(match.group(1)), max=int(match.group(2)))
-    return None
-
-
-def infer_scale(scores: pd.Series, header: str = "") -> Scale:
-    """The scale a column of integer scores is on: from ``(a-b)`` in the header when present,
-    else the smallest standard scale (0–10, 1–5, 1–7, 1–10, ...) that holds the values."""
-    stated = _stated_scale(header)
-    if stated is not None:
-        return stated
-    lo, hi = int(scores.min()), int(scores.max())
-    fitting = [(a, b) for a, b in STANDARD_SCALES if a <= lo and hi <= b]
-    if fitting:
-        a, b = min(fitting, key=lambda s: (s[1] - s[0], s))
-        return Scale(min=a, max=b)
-    return Scale(min=lo, max=max(hi, lo + 1))
-
-
-def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
-    """Propose a layout for a table whose columns are the file's headers (to be confirmed).
-
-    Integer-scored columns with a range of at most 10 (ignoring common missing codes such as
-    99 and "Don't know") are scores; the target is the score whose header names a target
-    question (recommend, NPS, overall satisfaction, effort, ...), else the widest-scaled score
-    in the first column position. Text columns with few distinct values and date columns are
-    segments; a text column with one distinct value per row named like an id is the
-    respondent id; a column named like a weight ("Weight", "wgt") is the survey weight. Missing
-    codes seen in the scores are listed; attribute policy ``impute_indicator`` (the default).
-    """
-    if frame.shape[1] == 0 or frame.shape[0] == 0:
-        raise SchemaError("cannot infer a layout from an empty table")
-    scores: dict[str, tuple[pd.Series, Scale]] = {}
-    codes: set = set()
-    others: list[str] = []
-    for header in frame.columns:
-        column = frame[header]
-        words = set(re.findall(r"[a-z]+", normalise_header(header)))
-        target_like = any(w in normalise_header(header) for w in _TARGET_WORDS)
-        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or bool(words & _ID_WORDS)
-                       or (guess_role(header) != "other" and not target_like))
-        profile = None if not_a_score else _numeric_profile(column)
-        if profile is None:
-            others.append(header)
-            continue
-        values, seen = profile
-        scores[header] = (values, infer_scale(values, header))
-        codes |= seen
-    if len(scores) < 2:
-        raise SchemaError(
-            "could not infer a layout: need a target and at least one attribute scored on an "
-            f"integer scale, found {len(scores)} scored column(s) among {list(frame.columns)}; "
-            "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"
-        )
-    def priority(header: str) -> int:
-        text = normalise_header(header)
-        return min((i for i, w in enumerate(_TARGET_WORDS) if w in text), default=len(_TARGET_WORDS))
-
-    # a target-sounding header first (earlier words win), else the widest scale
-    target = min(scores, key=lambda h: (priority(h), -(scores[h][1].max - scores[h][1].min)))
-    guessed = priority(target) == len(_TARGET_WORDS)
-    target_scale = scores[target][1]
-    kind = guess_kind(target, target_scale)
-    respondent_id = weight = None
-    segments: list[str] = []
-    n = len(frame)
-    for header in others:
-        column = frame[header]
-        keep = _has_text(column)
-        answered = int(keep.sum())
-        if not answered:
-            continue
-        distinct = int(column[keep].nunique())
-        words = set(re.findall(r"[a-z]+", normalise_header(header)))
-        if weight is None and words & _WEIGHT_WORDS:
-            weight = header  # checked when the file is read (positive numbers, none blank)
-        elif respondent_id is None and distinct >= 0.95 * answered and words & _ID_WORDS:
-            respondent_id = header
-        elif (pd.api.types.is_datetime64_any_dtype(column)
-              or distinct <= max(50, int(0.2 * n))):
-            segments.append(header)
-    attributes = [h for h in scores if h != target]
-    # each attribute on its own scale (1–5, 1–10 and −2..2 can sit in one file); one with few
-    # answers, whose range says little, on the scale most of its siblings use
-    usual = Counter(scores[h][1] for h in attributes).most_common(1)[0][0]
-    for h in attributes:
-        own = scores[h][1]
-        if (_stated_scale(h) is None and len(scores[h][0]) < _FEW_ANSWERS
-                and usual.min <= own.min and own.max <= usual.max):
-            scores[h] = (scores[h][0], usual)
-    attr_scales = {scores[h][1] for h in attributes}
-    # gaps ("not used" for roaming) are kept: the fitted models fill them (policy default)
-    incomplete = pd.Series(False, index=frame.index)
-    for h in attributes:
-        incomplete |= ~frame[h].index.isin(scores[h][0].index)
-    share_incomplete = float(incomplete.mean())
-    schema = schema_from_mapping(
-        target=target,
-        scale=target_scale,
-        attributes=attributes,
-        segments=segments,
-        respondent_id=respondent_id,
-        weight=weight,
-        kind=kind,
-        attribute_scale=attr_scales.pop() if len(attr_scales) == 1 else target_scale,
-        missing_codes=sorted(codes, key=lambda c: (isinstance(c, str), str(c))),
-        name=name,
-    )
-    description = "inferred from the data"
-    if guessed:
-        description += (f"; no header names a target question, so {target!r} was taken as the "
-                        "target: check it")
-    zero_to_ten = [h for h in scores if (scores[h][1].min, scores[h][1].max) == (0, 10)]
-    if len(zero_to_ten) > 1 and not any(_NPS_WORDS.search(normalise_header(h))
-                                        for h in zero_to_ten):
-        description += (f"; unsure: {len(zero_to_ten)} columns are on 0–10 and none is a "
-                        "recommend question, so which one is the target must be confirmed")
-    if share_incomplete > 0:
-        description += (f"; {share_incomplete:.0%} of respondents miss an attribute score: "
-                        "they stay in, and the models fill each gap with the training median "
-                        "(svm and ordinal also add a 'was missing' indicator)")
-    schema = schema.model_copy(update={"description": description})
-    if len({scores[h][1] for h in attributes}) > 1:
-        # attributes on different scales: keep each one's own scale
-        updated = tuple(
-            a.model_copy(update={"scale": scores[h][1]})
-            for a, h in zip(schema.attributes, attributes, strict=True)
-        )
-        schema = schema.model_copy(update={"attributes": updated})
-    return schema
-
-
 def describe_schema(schema: SurveySchema) -> str:
     """A short human-readable summary (the proposal shown to the user)."""
     lines = [
@@ -631,7 +419,7 @@ def describe_schema(schema: SurveySchema) -> str:
 
 __all__ = [
     "AttributeSpec", "ColumnSpec", "Scale", "SegmentSpec", "SurveySchema",
-    "TargetSpec", "default_plan", "describe_schema", "infer_scale", "infer_schema",
+    "TargetSpec", "default_plan", "describe_schema",
     "load_schema", "normalise_header", "parse_scale", "parse_schema", "save_schema",
     "schema_from_mapping", "schema_from_yaml_text",
 ]

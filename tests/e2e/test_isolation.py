@@ -31,8 +31,9 @@ from test_app_browser import (  # noqa: F401
 
 from cx_app.models.crossval import cross_validate_model
 from cx_app.survey.importing import SurveyData, load_survey, read_table
+from cx_app.survey.inference import infer_schema
 from cx_app.survey.samples import sample_path
-from cx_app.survey.schema import infer_schema, load_schema
+from cx_app.survey.schema import load_schema
 
 pytestmark = pytest.mark.browser
 

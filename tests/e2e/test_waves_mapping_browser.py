@@ -33,8 +33,8 @@ from test_app_browser import (  # noqa: F401
 from cx_app.estimate.tracker import track_waves, tracker_frame
 from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey, read_table
+from cx_app.survey.inference import infer_schema
 from cx_app.survey.samples import sample_path, simulate_telecom_waves
-from cx_app.survey.schema import infer_schema
 
 pytestmark = pytest.mark.browser
 

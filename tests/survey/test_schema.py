@@ -10,12 +10,11 @@ import pytest
 
 from cx_app.engine.plan import NPS_PLAN
 from cx_app.errors import SchemaError
+from cx_app.survey.inference import infer_scale, infer_schema
 from cx_app.survey.schema import (
     Scale,
     default_plan,
     describe_schema,
-    infer_scale,
-    infer_schema,
     load_schema,
     normalise_header,
     parse_scale,
