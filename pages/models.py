@@ -3,8 +3,6 @@ them on every level of the reduction plan."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from cx_app.app import views
@@ -23,48 +21,18 @@ st.write("Each algorithm is cross-validated once: its out-of-fold predictions an
 
 
 @st.cache_resource(max_entries=1)
-def dask_clients() -> dict[str, Any]:
-    """The server process's Dask client, by scheduler address (one at a time), shared by its
-    sessions."""
-    return {}
-
-
-def dask_client(address: str) -> Any:
-    clients = dask_clients()
-    if address not in clients:  # a new address (CX_APP_DASK_SCHEDULER changed): reconnect
-        for old in clients.values():
-            old.close()
-        clients.clear()
-        with st.spinner("Connecting to the Dask cluster…"):
-            clients[address] = cluster.connect(address)
-    return clients[address]
+def dask_clients() -> cluster.SharedClient:
+    """The server process's Dask client, shared by its sessions."""
+    return cluster.SharedClient()
 
 
 address = cluster.scheduler_address()  # CX_APP_DASK_SCHEDULER; unset: local, dask not imported
-client = (common.run_safely(lambda: dask_client(address), what="Dask cluster") if address
-          else None)
+client = None
+if address:
+    with st.spinner("Connecting to the Dask cluster…"):
+        client = common.run_safely(lambda: dask_clients().get(address), what="Dask cluster")
 if client is not None:
     st.caption(common.md_escape(cluster.cluster_info(client).describe()))
-
-
-def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
-    key = f"set::{preset}::{algorithm_id}::{name}"
-    keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
-    label = common.md_escape(name)
-    if isinstance(default, bool):
-        return st.checkbox(label, value=default, **keep)
-    if isinstance(default, int):
-        return int(st.number_input(label, value=default, step=1, **keep))
-    if isinstance(default, float):
-        return float(st.number_input(label, value=default, format="%g", **keep))
-    if isinstance(default, str):
-        return st.text_input(label, value=default, **keep)
-    text = st.text_input(f"{label} (YAML)", value=views.setting_text(default), **keep)
-    try:
-        return views.parse_setting(text, default)
-    except ValueError as exc:
-        st.error(common.md_escape(f"{name}: {exc}"))
-        return default
 
 
 names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
@@ -94,7 +62,7 @@ for algorithm_id in chosen:
     spec = get_algorithm(algorithm_id, preset)
     with st.expander(common.md_escape(f"{spec.name}: settings ({preset} preset)")):
         st.caption(common.md_escape(spec.description))
-        settings[algorithm_id] = {n: setting_input(algorithm_id, n, v, preset)
+        settings[algorithm_id] = {n: panels.setting_input(algorithm_id, n, v, preset)
                                   for n, v in spec.defaults.items()}
 
 rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)

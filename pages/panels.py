@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -377,3 +378,25 @@ def training_summary(job: TrainingJob) -> None:
         st.warning(common.md_escape(job.message))
     elif job.state == "failed":
         st.error(common.md_escape(job.message))
+
+
+def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:
+    """A widget for one algorithm setting, of its default's type (YAML text for lists and
+    dicts), kept per preset and algorithm across page and file switches."""
+    key = f"set::{preset}::{algorithm_id}::{name}"
+    keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
+    label = common.md_escape(name)
+    if isinstance(default, bool):
+        return st.checkbox(label, value=default, **keep)
+    if isinstance(default, int):
+        return int(st.number_input(label, value=default, step=1, **keep))
+    if isinstance(default, float):
+        return float(st.number_input(label, value=default, format="%g", **keep))
+    if isinstance(default, str):
+        return st.text_input(label, value=default, **keep)
+    text = st.text_input(f"{label} (YAML)", value=views.setting_text(default), **keep)
+    try:
+        return views.parse_setting(text, default)
+    except ValueError as exc:
+        st.error(common.md_escape(f"{name}: {exc}"))
+        return default

@@ -187,6 +187,27 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT, check: bool = Tru
     return client
 
 
+class SharedClient:
+    """The server process's one Dask client, by scheduler address, shared by its sessions: a
+    new address (``CX_APP_DASK_SCHEDULER`` changed) closes the old client before connecting."""
+
+    def __init__(self) -> None:
+        self._address: str | None = None
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def get(self, address: str) -> Any:
+        """The client of ``address`` (:func:`connect`; ClusterError when it cannot be had)."""
+        with self._lock:
+            if address != self._address:
+                old, self._client, self._address = self._client, None, None
+                if old is not None:
+                    old.close()
+                self._client = connect(address)
+                self._address = address
+            return self._client
+
+
 def _reason(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__

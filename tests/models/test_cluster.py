@@ -361,3 +361,25 @@ def test_models_page_with_an_unreachable_scheduler_says_so_and_does_not_train(mo
         f"trying to connect to {address} after 1 s): start it with `dask scheduler`, or fix "
         f"--dask-scheduler / {cluster.SCHEDULER_ENV}")]
     assert at.button(key="train").disabled
+
+
+def test_the_shared_client_reconnects_on_a_new_address_and_closes_the_old_one(monkeypatch):
+    """The server's one client: the same address gives the same client (no reconnect); a new
+    address closes the old client before connecting (the Models page's Dask lifecycle)."""
+
+    class FakeClient:
+        def __init__(self, address: str) -> None:
+            self.address, self.closed = address, False
+
+        def close(self) -> None:
+            self.closed = True
+
+    made: list[FakeClient] = []
+    monkeypatch.setattr(cluster, "connect",
+                        lambda address: made.append(FakeClient(address)) or made[-1])
+    shared = cluster.SharedClient()
+    first = shared.get("tcp://a:8786")
+    assert shared.get("tcp://a:8786") is first and len(made) == 1
+    second = shared.get("tcp://b:8786")
+    assert second.address == "tcp://b:8786" and first.closed and not second.closed
+    assert len(made) == 2
