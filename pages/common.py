@@ -294,3 +294,22 @@ def save_snapshot() -> None:
     if token and OFFERED not in st.session_state and ANALYSIS in st.session_state:
         recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
             k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))
+
+
+def switch_to(fresh: Analysis, filename: str) -> None:
+    """Make ``fresh`` (the file and mapping now chosen) the session's analysis unless it already
+    is: the analysis it replaces is shelved with its models, and one shelved earlier for the
+    same file and mapping comes back with its models (nothing retrained)."""
+    analysis = st.session_state.get(ANALYSIS)
+    if analysis is None or analysis.data_key != fresh.data_key:
+        shelf = analysis_shelf()
+        if analysis is not None:
+            shelf.resume(analysis)  # kept with its models for when the user comes back
+            if analysis.models:
+                st.info(f"The {len(analysis.models)} model(s) trained on "
+                        f"{md_escape(analysis.survey.source.filename)} are kept: they come "
+                        "back when you return to that file and mapping.")
+        st.session_state[ANALYSIS] = analysis = shelf.resume(fresh)
+        if analysis is not fresh and analysis.models:
+            st.success(f"Back to {md_escape(filename)}: its {len(analysis.models)} trained "
+                       "model(s) and results are here again (nothing retrained).")

@@ -118,31 +118,18 @@ file_key = mapping_file_key(data, sheet, base)
 prefix = memory.prefix(file_key)
 editing = any(k == prefix or str(k).startswith(f"{prefix}::") for k in st.session_state)
 seed, seed_table = memory.seed(file_key, base, editing=editing)
-schema = panels.mapping_editor(seed, key=memory.prefix(file_key), table=seed_table,
+schema = panels.mapping_editor(seed, key=prefix, table=seed_table,
                                keep=lambda s, t: memory.keep(file_key, s, t),
                                expanded=source == common.INFER)
 if schema is None:
     st.stop()
 
-analysis = st.session_state.get(common.ANALYSIS)
 try:
     survey = common.cached_survey(data, filename, sheet, schema.to_yaml())
 except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
-fresh = common.new_analysis(survey)
-if analysis is None or analysis.data_key != fresh.data_key:
-    shelf = common.analysis_shelf()
-    if analysis is not None:
-        shelf.resume(analysis)  # kept with its models for when the user comes back
-        if analysis.models:
-            st.info(f"The {len(analysis.models)} model(s) trained on "
-                    f"{common.md_escape(analysis.survey.source.filename)} are kept: they come "
-                    "back when you return to that file and mapping.")
-    st.session_state[common.ANALYSIS] = analysis = shelf.resume(fresh)
-    if analysis is not fresh and analysis.models:
-        st.success(f"Back to {common.md_escape(filename)}: its {len(analysis.models)} trained "
-                   "model(s) and results are here again (nothing retrained).")
+common.switch_to(common.new_analysis(survey), filename)
 
 panels.data_quality(survey)
 

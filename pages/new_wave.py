@@ -8,8 +8,6 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from cx_app.app import views
-from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
 from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
@@ -132,21 +130,7 @@ common.table(common.scale_percent(metrics, value_columns), key="nw_metrics",
              column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
                             for c in value_columns})
 
-st.subheader("Confusion matrix estimated from the model's probabilities (ALP)")
-st.caption("Rows: estimated actual class (each respondent counts with the model's probability "
-           "of every class) · columns: predicted class. Real-valued counts; no scores needed. "
-           "See the Glossary page.")
-original, *reduced = estimate.levels
-grouping = common.run_safely(lambda: views.grouping_by_level(
-    resolve_plan(model.schema.plan_spec, estimate.classes))) or {}
-st.altair_chart(charts.confusion_heatmap(original.to_frame(), count_format=",.1f",
-                                         title="Estimated (ALP), original classes"),
-                width="content")
-for level in reduced:
-    st.altair_chart(charts.confusion_heatmap(
-        level.to_frame(), count_format=",.1f",
-        title=f"Estimated (ALP), {level.name}, {grouping.get(level.name, 'grouping')}"),
-        width="content")
+panels.alp_matrices(estimate, model.schema.plan_spec)
 
 st.subheader("Drift against the training data")
 common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
