@@ -133,17 +133,26 @@ def test_learning_curve_fits_on_the_cluster_give_the_same_curve(survey_file, cli
 
 
 class KillOnce(distributed.WorkerPlugin):
-    """Kill the worker process that starts a joblib batch first; a marker file makes it once."""
+    """Kill the worker process that starts a joblib batch first; a marker file makes it once.
+
+    The marker is created exclusively (``O_EXCL``): with a check-then-write, both workers could
+    start their first batch at the same moment, both see no marker and both die, losing every
+    copy of the scattered data (the run then fails, as it should when all workers are lost)."""
 
     def __init__(self, marker: str):
         self.marker = marker
 
     def transition(self, key, start, finish, **kwargs):
         name = key[0] if isinstance(key, tuple) else str(key)
-        if finish == "executing" and name.startswith("batch_of") and not os.path.exists(
-                self.marker):
-            Path(self.marker).write_text("killed")
-            os._exit(1)
+        if finish != "executing" or not name.startswith("batch_of"):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:  # another worker was the one killed
+            return
+        os.write(fd, b"killed")
+        os.close(fd)
+        os._exit(1)
 
 
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_file, tmp_path):
