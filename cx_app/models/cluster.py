@@ -307,6 +307,9 @@ def _what(exc: BaseException) -> str:
         return "a task killed every worker that ran it"
     if "connection-lost" in str(exc) or name == "CommClosedError":
         return "the scheduler is gone"
+    if name in ("FutureCancelledError", "CancelledError"):
+        # every worker holding the run's scattered data died, or the scheduler dropped the task
+        return "the workers holding the run's data were lost"
     return f"{name}: {_reason(exc)}"
 
 

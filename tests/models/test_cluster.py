@@ -205,6 +205,46 @@ def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file):
         "run it again")
 
 
+class KillBothOnce(distributed.WorkerPlugin):
+    """Both workers die together at their first joblib batch (each waits for the other), so
+    every copy of the data scattered for the run is gone; their restarted successors live."""
+
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+
+    def transition(self, key, start, finish, **kwargs):
+        import time
+
+        name = key[0] if isinstance(key, tuple) else str(key)
+        if finish != "executing" or not name.startswith("batch_of"):
+            return
+        if len(list(self.folder.glob("arrived-*"))) >= 2:  # a restarted worker
+            return
+        (self.folder / f"arrived-{os.getpid()}").write_text("")
+        deadline = time.monotonic() + 20
+        while len(list(self.folder.glob("arrived-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os._exit(1)
+
+
+def test_every_worker_lost_at_once_is_one_sentence(survey_file, tmp_path):
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    survey = _load(survey_file)
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=":0", worker_dashboard_address=None,
+                                  local_directory="/tmp/dask-scratch") as lc, \
+            distributed.Client(lc, set_as_default=False) as c:
+        c.wait_for_workers(2, timeout=60)
+        c.register_plugin(KillBothOnce(str(tmp_path)))
+        with pytest.raises(ClusterError) as caught, cluster.on_cluster(c):
+            cross_validate_model(survey.X, survey.y, survey.classes, "dt", folds=6, seed=2)
+    assert len(list(tmp_path.glob("arrived-*"))) == 2  # both workers did die
+    assert str(caught.value) == (
+        f"the run on the Dask cluster at {lc.scheduler_address} failed (the workers holding the "
+        "run's data were lost): the scheduler or its workers were lost; nothing was written, "
+        "run it again")
+
+
 def test_a_scheduler_lost_mid_run_is_one_sentence(survey_file):
     survey = _load(survey_file)
     port = _free_port()
