@@ -175,16 +175,30 @@ def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_f
     assert np.array_equal(remote.y_pred, local.y_pred)
 
 
-class KillAlways(distributed.WorkerPlugin):
-    """Kill the worker process whenever it starts a joblib batch."""
+class KillOnOneTask(distributed.WorkerPlugin):
+    """Kill every worker that starts one chosen joblib batch: the first batch any worker starts
+    (its key is written to a marker file, created exclusively). Only that task kills, so the
+    other worker and its copy of the scattered data live, and the failure is that task's."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
 
     def transition(self, key, start, finish, **kwargs):
         name = key[0] if isinstance(key, tuple) else str(key)
-        if finish == "executing" and name.startswith("batch_of"):
-            os._exit(1)
+        if finish != "executing" or not name.startswith("batch_of"):
+            return
+        try:
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if Path(self.marker).read_text() == str(key):
+                os._exit(1)
+            return
+        os.write(fd, str(key).encode())
+        os.close(fd)
+        os._exit(1)
 
 
-def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file):
+def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file, tmp_path):
     import dask
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -196,10 +210,10 @@ def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file):
                                      local_directory="/tmp/dask-scratch") as lc, \
             distributed.Client(lc, set_as_default=False) as c:
         c.wait_for_workers(2, timeout=60)
-        c.register_plugin(KillAlways())
+        c.register_plugin(KillOnOneTask(str(tmp_path / "poisoned")))
         with pytest.raises(ClusterError) as caught, cluster.on_cluster(c):
             cross_validate_model(survey.X, survey.y, survey.classes, "dt", folds=4, seed=2)
-    assert str(caught.value).startswith(
+    assert str(caught.value) == (
         f"the run on the Dask cluster at {lc.scheduler_address} failed (a task killed every "
         "worker that ran it): the scheduler or its workers were lost; nothing was written, "
         "run it again")
