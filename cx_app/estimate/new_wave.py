@@ -32,7 +32,9 @@ probabilities and no drift; the held-out ALP gap and the drift checks
 measure its coverage of realized NPS on simulated waves.
 
 When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
-reported beside the estimates.
+reported beside the estimates. Every estimated metric of every level carries its own 95 %
+interval (:mod:`cx_app.estimate.metric_intervals`), and the estimated accuracy and net score
+are checked against alert limits (:mod:`cx_app.estimate.alerts`).
 """
 
 from __future__ import annotations

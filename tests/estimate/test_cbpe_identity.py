@@ -13,7 +13,7 @@ from cx_app.estimate.alp import alp_confusion_matrix
 
 @pytest.fixture(scope="module")
 def nannyml(monkeypatch_module):
-    monkeypatch_module.setenv("NANNYML_DISABLE_USAGE_LOGGING", "1")  # no usage events sent
+    monkeypatch_module.setenv("NML_DISABLE_USAGE_LOGGING", "1")  # no usage events sent
     return pytest.importorskip("nannyml")
 
 
