@@ -11,7 +11,11 @@ it is CBPE's band exactly. Without reference chunks (a model file keeps only its
 held-out accuracy a) the spread is the binomial one, unit_sd = √(a(1−a)), which is what the
 chunk SD estimates when the reference is stable.
 
-The analyst can replace either band by fixed limits (:class:`AlertThresholds`). Accuracy is
+A segment is checked against the whole reference's band at the segment's own size: the model
+file keeps no per-segment reference, so a segment whose customers always score lower than
+the rest (a structurally unhappy region) is flagged on its net score; the alert says "unusual
+against the training data", not "changed since last wave" (the tracker's change test says
+that). The analyst can replace either band by fixed limits (:class:`AlertThresholds`). Accuracy is
 on the 0–1 scale, the net score in points (−100..100).
 """
 
@@ -179,21 +183,33 @@ def parse_limits(text: str | None, what: str) -> tuple[float | None, float | Non
 
 def model_bands(cv: dict) -> dict[str, ReferenceBand]:
     """The default bands of a saved model from its cross-validation metadata: accuracy from
-    its pooled held-out accuracy (binomial spread), the net score from its held-out folds'
-    realized net scores (CBPE's chunk SD; the folds are the reference chunks). A figure the
-    file does not keep gets no band."""
+    its pooled held-out figures (binomial spread), the net score from its held-out folds (the
+    folds' realized SD, CBPE's chunk SD). A figure the file does not keep gets no band.
+
+    Centred on the estimator's own value on the held-out rows (held-out ALP accuracy, mean
+    held-out estimated net score), not on the realized one: CBPE calibrates first, so there
+    the two agree; a saved model may carry a known held-out gap (reported by its own warning),
+    and a band around the realized value would flag every wave for that bias instead of for a
+    change."""
     bands: dict[str, ReferenceBand] = {}
     gap = cv.get("alp_gap") or {}
-    if gap.get("accuracy_cm") is not None and cv.get("n"):
-        bands["accuracy"] = ReferenceBand.binomial(float(gap["accuracy_cm"]), int(cv["n"]))
+    if gap.get("accuracy_alp") is not None and cv.get("n"):
+        held = ReferenceBand.binomial(float(gap["accuracy_cm"]), int(cv["n"]))
+        bands["accuracy"] = ReferenceBand("accuracy", float(gap["accuracy_alp"]), held.unit_sd,
+                                          f"held-out ALP accuracy of {cv['n']} respondents ± "
+                                          f"{DEFAULT_SIGMAS:g} binomial SD at each wave's size")
     net = cv.get("net_score_error") or {}
     if len(net.get("fold_realized") or ()) >= 2:
         # the answers' spread per respondent: fold variance V_f = 100²·ΣVar(s_i)/n_f²
         unit = [v * m for v, m in zip(net.get("fold_outcome_variance") or (), net["fold_n"],
                                       strict=False)]
-        bands["net_score"] = ReferenceBand.from_chunks(
+        realized = ReferenceBand.from_chunks(
             "net_score", net["fold_realized"], net["fold_n"],
             unit_sd_floor=math.sqrt(float(np.mean(unit))) if unit else 0.0)
+        centre = float(np.average(net["fold_estimated"], weights=net["fold_n"]))
+        bands["net_score"] = ReferenceBand("net_score", centre, realized.unit_sd,
+                                           realized.basis.replace("reference:", "held-out "
+                                                                  "estimate:"))
     return bands
 
 

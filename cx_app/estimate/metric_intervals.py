@@ -277,14 +277,15 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
 def errors_from_pooled_gaps(gaps: Mapping[str, Mapping[str, float]], outcome_sd: Mapping[
         str, Mapping[str, float]], n_wave: int, n_heldout: int) -> dict[str, dict[str, float]]:
     """SE_model from pooled held-out gaps ``{level: {metric: ALP − realized}}`` over
-    ``n_heldout`` rows: √max(g², SE_outcome²·n_wave/n_heldout) (module docstring)."""
+    ``n_heldout`` rows: √max(g², SE_outcome²·n_wave/n_heldout) (module docstring), for every
+    metric of ``outcome_sd``. A metric whose gap was not kept (model files keep the macro
+    metrics' gaps only, not the 2×2+IM level's TPR, TNR, PPV and F1) gets the check's noise
+    alone, as if its gap were 0."""
     out: dict[str, dict[str, float]] = {}
     scale = n_wave / max(n_heldout, 1)
-    for level, metrics in gaps.items():
-        for m, g in metrics.items():
-            noise = outcome_sd.get(level, {}).get(m)
-            if g is None or noise is None:
-                continue
+    for level, metrics in outcome_sd.items():
+        for m, noise in metrics.items():
+            g = gaps.get(level, {}).get(m) or 0.0
             out.setdefault(level, {})[m] = math.sqrt(max(g * g, noise * noise * scale))
     return out
 

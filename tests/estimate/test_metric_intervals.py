@@ -95,11 +95,13 @@ def test_model_error_adds_in_quadrature_and_the_interval_is_clipped():
 
 def test_pooled_gap_error_by_hand():
     out = errors_from_pooled_gaps({"original": {"accuracy": 0.05, "f1_macro": 0.001}},
-                                  {"original": {"accuracy": 0.02, "f1_macro": 0.02}},
+                                  {"original": {"accuracy": 0.02, "f1_macro": 0.02},
+                                   "2x2+IM": {"tpr": 0.04}},
                                   n_wave=100, n_heldout=400)
     assert out["original"]["accuracy"] == pytest.approx(0.05)  # the gap itself
     # a gap within its own noise: the noise of the check, 0.02·√(100/400), stays
     assert out["original"]["f1_macro"] == pytest.approx(0.01)
+    assert out["2x2+IM"]["tpr"] == pytest.approx(0.02)  # no gap kept: the check's noise alone
 
 
 def test_heldout_error_is_small_for_calibrated_and_the_bias_for_overconfident_probabilities():
