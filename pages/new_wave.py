@@ -117,6 +117,8 @@ c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
 c3.metric("Respondents", f"{estimate.n:,}")
 st.text(f"Estimated NPS {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
         f"{nps.ci95[1]:+.1f})")
+for alert in estimate.alerts:  # estimated accuracy and net score against their limits
+    (st.warning if alert.alert else st.caption)(common.md_escape(alert.sentence()))
 if estimate.realized_nps is not None:
     r = estimate.realized_nps
     st.text(f"Realized NPS {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to {r.ci95[1]:+.1f}); "

@@ -4,7 +4,10 @@ a wave has the target. One file: the full estimate (``--json``: the document ``c
 --new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
 (``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
 "shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``). A file with a wave column
-holding several waves is tracked wave by wave, like several files."""
+holding several waves is tracked wave by wave, like several files. Every estimated metric has
+its 95% interval (``estimated_ci95`` beside ``estimated``); ``alerts`` list the estimated
+accuracy and net score checked against ``--alert-accuracy`` / ``--alert-nps`` or, by default,
+the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment."""
 
 from __future__ import annotations
 
@@ -27,6 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="read the wave with this schema instead of the model's own (e.g. other "
                         "column headers); its scale and attribute names must match the model's")
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
+    p.add_argument("--alert-accuracy", metavar="LOW[,HIGH]",
+                   help="alert when the estimated accuracy (0-1) is outside these limits "
+                        "(default: the model's held-out 3-sigma band at each wave's size)")
+    p.add_argument("--alert-nps", metavar="LOW[,HIGH]",
+                   help="alert when the estimated net score (points) is outside these limits "
+                        "(default: the 3-sigma band of the model's held-out folds)")
     p.add_argument("--predictions", metavar="OUT.csv",
                    help="write per-respondent predictions and probabilities to this CSV")
     add_cluster_arguments(p)
@@ -56,6 +65,19 @@ def _fmt_ci(ci) -> str:
     return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _fmt_ci3(ci) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _thresholds(args: argparse.Namespace):
+    """The analyst's alert limits from ``--alert-accuracy`` / ``--alert-nps`` (None: defaults)."""
+    from cx_app.estimate.alerts import AlertThresholds, parse_limits
+
+    accuracy = parse_limits(args.alert_accuracy, "--alert-accuracy")
+    net = parse_limits(args.alert_nps, "--alert-nps")
+    return None if accuracy is None and net is None else AlertThresholds(accuracy, net)
+
+
 def _track(model, surveys, args: argparse.Namespace) -> int:
     import json
 
@@ -66,7 +88,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     if args.by:
         by = resolve_segment(model.schema, args.by, surveys[0].frame.columns).name
     with cluster_from_args(args):  # each wave a task
-        tracked = track_waves(model, surveys, by=by)
+        tracked = track_waves(model, surveys, by=by, thresholds=_thresholds(args))
     if args.json:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
@@ -80,11 +102,16 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
         if t.estimate.realized_nps is not None:
             line += f"; realized {t.estimate.realized_nps.value:+.1f}"
         print(line)
+        for a in t.estimate.alerts:
+            if a.alert:
+                print(f"  {a.sentence()}")
         for s in t.segments:
             shown = ("—" if s.estimated_nps is None else
                      f"{s.estimated_nps.value:+.1f} {_fmt_ci(s.estimated_nps.ci95)}")
+            raised = "; ".join(a.short() for a in s.alerts if a.alert)
             print(f"    {by} {s.label}: {s.respondents:,} respondents, {shown}"
-                  + (f" ({s.note})" if s.note else ""))
+                  + (f" ({s.note})" if s.note else "")
+                  + (f" ALERT: {raised}" if raised else ""))
     print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
     for t in tracked:
         for w in t.estimate.warnings:
@@ -111,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if len(surveys) > 1 or args.by:
         return _track(model, surveys, args)
     survey = surveys[0]
-    est = estimate_wave(model, survey)
+    est = estimate_wave(model, survey, thresholds=_thresholds(args))
     if args.predictions:
         write_bytes_atomic(args.predictions, to_safe_csv(est.predictions_frame()))
     if args.json:
@@ -128,14 +155,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"realized  {nps.kind.upper()} {est.realized_nps.value:.1f}")
     for level in est.levels:
         m = level.metrics
-        line = (f"  {level.name:<10} estimated accuracy {m['accuracy']:.3f}, "
-                f"macro F1 {m['f1_macro']:.3f}")
+        ci = est.metric_intervals.ci95(level.name)
+        line = (f"  {level.name:<10} estimated accuracy {m['accuracy']:.3f} "
+                f"{_fmt_ci3(ci['accuracy'])}, macro F1 {m['f1_macro']:.3f} "
+                f"{_fmt_ci3(ci['f1_macro'])}")
         if est.realized_levels is not None:
             r = next(lv for lv in est.realized_levels if lv.name == level.name).metrics
             line += f"   realized accuracy {r['accuracy']:.3f}, macro F1 {r['f1_macro']:.3f}"
         print(line)
     counts = ", ".join(f"{c}: {v:.1f}" for c, v in est.estimated_class_counts.items())
     print(f"estimated class counts: {counts}")
+    for a in est.alerts:
+        print(a.sentence())
     if args.predictions:
         print(f"predictions written to {args.predictions}")
     for w in est.warnings:

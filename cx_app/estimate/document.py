@@ -89,6 +89,21 @@ class MetricComparisonRow(Document):
     metric: str
     estimated: float | None
     realized: float | None = None
+    ci_low: float | None = None
+    """The estimate's 95 % interval (:mod:`cx_app.estimate.metric_intervals`): low end."""
+    ci_high: float | None = None
+
+
+class AlertDoc(Document):
+    """One alert check (:meth:`cx_app.estimate.alerts.Alert.to_dict`)."""
+
+    metric: str
+    value: float
+    lower: float | None = None
+    upper: float | None = None
+    alert: bool
+    direction: str = ""
+    source: str = ""
 
 
 class WaveEstimateDocument(Document):
@@ -98,6 +113,10 @@ class WaveEstimateDocument(Document):
     classes: list[Label]
     alp_matrix: list[list[float]]
     estimated: dict[str, float | None]
+    estimated_ci95: dict[str, list[float]] | None = None
+    """95 % interval of each ``estimated`` metric (same keys)."""
+    metric_intervals: dict[str, Any] | None = None
+    """Every level's metric intervals with their SE parts (``MetricIntervals.to_dict``)."""
     levels: dict[str, LevelDocument]  # real-valued (ALP) matrices; no per-fold values
     estimated_class_counts: dict[str, float]
     estimated_nps: NetScoreFigure | None = None
@@ -110,6 +129,7 @@ class WaveEstimateDocument(Document):
     realized_levels: dict[str, dict[str, Any]] | None = None
     realized_nps: NetScoreFigure | None = None
     provenance: ProvenanceBlock | None = None
+    alerts: list[AlertDoc] = []
 
     @property
     def filename(self) -> str | None:

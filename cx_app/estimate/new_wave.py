@@ -32,7 +32,9 @@ probabilities and no drift; the held-out ALP gap and the drift checks
 measure its coverage of realized NPS on simulated waves.
 
 When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
-reported beside the estimates.
+reported beside the estimates. Every estimated metric of every level carries its own 95 %
+interval (:mod:`cx_app.estimate.metric_intervals`), and the estimated accuracy and net score
+are checked against alert limits (:mod:`cx_app.estimate.alerts`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from cx_app.provenance import provenance_block, sha256_hex
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from cx_app.estimate.alerts import AlertThresholds
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.importing import SurveyData
@@ -202,6 +205,8 @@ class WaveEstimate:
     realized_levels: tuple | None = None
     realized_nps: Any = None  # NpsResult
     provenance: dict = field(default_factory=dict)
+    metric_intervals: Any = None  # MetricIntervals (cx_app.estimate.metric_intervals)
+    alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
 
     def predictions_frame(self) -> pd.DataFrame:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
@@ -219,7 +224,8 @@ class WaveEstimate:
 
     def metric_comparison(self) -> list[dict[str, Any]]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
-        level: ``level``, ``metric``, the ALP ``estimated`` value and, when the wave carries
+        level: ``level``, ``metric``, the ALP ``estimated`` value with its 95 % interval
+        (``ci_low``, ``ci_high``) and, when the wave carries
         its scores, the ``realized`` one. The New wave page and the report show these rows."""
         realized = {lv.name: lv.metrics for lv in self.realized_levels or ()}
         rows = []
@@ -228,6 +234,10 @@ class WaveEstimate:
                 if key not in level.metrics:
                     continue
                 row = {"level": level.name, "metric": key, "estimated": level.metrics[key]}
+                ci = (None if self.metric_intervals is None
+                      else self.metric_intervals.ci95(level.name).get(key))
+                if ci is not None:
+                    row.update(ci_low=ci[0], ci_high=ci[1])
                 if self.realized_levels is not None:
                     row["realized"] = realized.get(level.name, {}).get(key)
                 rows.append(row)
@@ -239,6 +249,9 @@ class WaveEstimate:
             "classes": list(self.classes),
             "alp_matrix": np.asarray(self.alp.counts).tolist(),
             "estimated": dict(self.estimated),
+            **({} if self.metric_intervals is None else {
+                "estimated_ci95": self.metric_intervals.ci95(),
+                "metric_intervals": self.metric_intervals.to_dict()}),
             "levels": {lv.name: {"labels": list(lv.labels), "matrix": lv.matrix.tolist(),
                                  "im": None if lv.im is None else lv.im.tolist(),
                                  "positive": lv.positive, "metrics": lv.metrics}
@@ -251,6 +264,7 @@ class WaveEstimate:
             "source": dict(self.source),
             "metric_comparison": self.metric_comparison(),
             "provenance": dict(self.provenance),
+            "alerts": [a.to_dict() for a in self.alerts],
         }
         if self.realized is not None:
             out["realized"] = dict(self.realized)
@@ -292,20 +306,25 @@ def training_median(counts: Mapping[str, int]) -> float:
     return float((lower + upper) / 2)
 
 
-def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
+def estimate_wave(model: TrainedModel, survey: SurveyData, *,
+                  thresholds: AlertThresholds | None = None) -> WaveEstimate:
     """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
 
     ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
     column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
     require_attributes=False)``). An attribute the wave lacks is filled with its training
-    median and warned about; drift reports it as missing.
+    median and warned about; drift reports it as missing. ``thresholds``: the analyst's alert
+    limits (default: the reference bands of :mod:`cx_app.estimate.alerts`). Every estimated
+    metric gets its interval (:mod:`cx_app.estimate.metric_intervals`).
     """
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
+    from cx_app.estimate.alerts import estimate_alerts, model_bands
     from cx_app.estimate.alp import alp_confusion_matrix
     from cx_app.estimate.calibration import coarse_probability_advice
     from cx_app.estimate.drift import attribute_drift
+    from cx_app.estimate.metric_intervals import level_values, wave_metric_intervals
     from cx_app.survey.nps import groups_for_schema, nps_summary
 
     schema = model.schema
@@ -347,6 +366,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     resolved = resolve_plan(schema.plan_spec, classes)
     levels = reduce_confusion(alp, resolved)
     estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
+    intervals = wave_metric_intervals(proba, pred_idx, level_values(levels), resolved,
+                                      model.cv or {})
     groups = groups_for_schema(schema)
     weights = survey.model_weights
     est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
@@ -443,4 +464,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
             inputs={survey.source.filename or "wave": survey.source.sha256,
                     "model file": model.file_sha256 or None}),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
+        metric_intervals=intervals,
+        alerts=estimate_alerts(estimated["accuracy"], est_nps.value, n,
+                               model_bands(model.cv or {}), thresholds),
     )

@@ -31,6 +31,7 @@ from cx_app.estimate.new_wave import (
 from cx_app.survey.nps_flags import flag_changes
 
 if TYPE_CHECKING:
+    from cx_app.estimate.alerts import AlertThresholds
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.data import SurveyData
 
@@ -53,6 +54,7 @@ class SegmentEstimate:
     estimated_nps: EstimatedNetScore | None
     note: str = ""
     realized_nps: Any = None  # NpsResult
+    alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy and net score
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"respondents": self.respondents,
@@ -64,6 +66,8 @@ class SegmentEstimate:
             out["realized_nps"] = {"value": self.realized_nps.value,
                                    "ci95": list(self.realized_nps.ci95),
                                    "n": self.realized_nps.n}
+        if self.alerts:
+            out["alerts"] = [a.to_dict() for a in self.alerts]
         return out
 
 
@@ -88,6 +92,7 @@ class TrackedWave:
             "estimated_nps": _brief(nps),
             "shares": dict(nps.shares),
             "warnings": list(self.estimate.warnings),
+            "alerts": [a.to_dict() for a in self.estimate.alerts],
         }
         if self.estimate.realized_nps is not None:
             r = self.estimate.realized_nps
@@ -99,7 +104,9 @@ class TrackedWave:
 
 
 def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
-              by: str) -> tuple[SegmentEstimate, ...]:
+              by: str, thresholds: AlertThresholds | None = None,
+              ) -> tuple[SegmentEstimate, ...]:
+    from cx_app.estimate.alerts import estimate_alerts, model_bands
     from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
 
     frame = survey.model_frame
@@ -132,7 +139,10 @@ def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
             realized = nps_summary(part[target][labeled].to_numpy(dtype=np.int64),
                                    groups=groups,
                                    weights=None if weights is None else weights[labeled])
-        out.append(SegmentEstimate(label, n, nps, note, realized))
+        # the segment's ALP accuracy: its mean top probability (predictions are the arg-max)
+        alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n,
+                                 model_bands(model.cv or {}), thresholds)
+        out.append(SegmentEstimate(label, n, nps, note, realized, alerts))
     return tuple(out)
 
 
@@ -162,9 +172,11 @@ def split_waves(survey: SurveyData) -> list[SurveyData]:
 
 
 def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
-                by: str | None = None) -> list[TrackedWave]:
+                by: str | None = None,
+                thresholds: AlertThresholds | None = None) -> list[TrackedWave]:
     """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
-    ``by`` (a segment name of the model's schema), each of its segments."""
+    ``by`` (a segment name of the model's schema), each of its segments; ``thresholds``: the
+    analyst's alert limits (default: the reference bands, :mod:`cx_app.estimate.alerts`)."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -172,12 +184,13 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
     if not surveys:
         raise AnalysisError("no wave to estimate")
     one_wave = cluster.task(_track_wave)  # one joblib task per wave (on a cluster: a task each)
-    return list(Parallel(n_jobs=1, batch_size=1)(delayed(one_wave)(model, survey, by) for survey in surveys))
+    return list(Parallel(n_jobs=1, batch_size=1)(delayed(one_wave)(model, survey, by, thresholds) for survey in surveys))
 
 
-def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None) -> TrackedWave:
-    estimate = estimate_wave(model, survey)
-    segments = () if by is None else _segments(model, survey, estimate, by)
+def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None,
+                thresholds: AlertThresholds | None = None) -> TrackedWave:
+    estimate = estimate_wave(model, survey, thresholds=thresholds)
+    segments = () if by is None else _segments(model, survey, estimate, by, thresholds)
     return TrackedWave(survey.source.filename, estimate, by, segments)
 
 
@@ -186,11 +199,17 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
     return {"waves": [t.to_dict() for t in tracked]}
 
 
+def _alert_text(alerts: Sequence) -> str:
+    """The raised alerts in a few words ("accuracy below 0.640; net score below +12.0")."""
+    return "; ".join(a.short() for a in alerts if a.alert)
+
+
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     """One row per wave (series "All respondents") and per segment of each wave: ``wave``
     (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
-    ``realized`` (labelled waves), ``note``, and the change from the previous wave of the same
-    series with its test (``change``, ``p``, ``p_holm``, ``flag``:
+    ``realized`` (labelled waves), ``note``, ``alert`` (the raised alerts of
+    :mod:`cx_app.estimate.alerts`, in words; "" for none), and the change from the previous
+    wave of the same series with its test (``change``, ``p``, ``p_holm``, ``flag``:
     :func:`cx_app.survey.nps_flags.flag_changes`) — the tracker chart's and table's data.
 
     The change test treats the two estimates as independent with their whole SE (answers'
@@ -202,7 +221,7 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
         rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
                      "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
                      "se": nps.se, "realized": None if real is None else real.value,
-                     "note": ""})
+                     "note": "", "alert": _alert_text(t.estimate.alerts)})
         for s in t.segments:
             est = s.estimated_nps
             rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
@@ -211,7 +230,7 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
                          "ci_high": None if est is None else est.ci95[1],
                          "se": None if est is None else est.se,
                          "realized": None if s.realized_nps is None else s.realized_nps.value,
-                         "note": s.note})
+                         "note": s.note, "alert": _alert_text(s.alerts)})
     frame = pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high", "se",
-                                        "realized", "note"])
+                                        "realized", "note", "alert"])
     return flag_changes(frame)

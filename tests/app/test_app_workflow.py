@@ -133,6 +133,13 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     held = {m.label: m.value for m in at.metric}["Held-out accuracy"]
     assert held == f"{100 * final.cv['alp_gap']['accuracy_cm']:.1f}%"
     estimated = {m.label: m.value for m in at.metric}["Estimated NPS"]
+    # the alerts on the estimated accuracy and net score, and every metric's interval
+    texts = [c.value for c in at.caption] + [w.value for w in at.warning]
+    assert any("estimated accuracy" in t for t in texts)
+    assert any("estimated net score" in t for t in texts)
+    table = next(df.value for df in at.dataframe if "ci_low" in df.value.columns)
+    assert (table["ci_low"] <= table["estimated (ALP)"]).all()
+    assert (table["estimated (ALP)"] <= table["ci_high"]).all()
 
     at.radio(key="nw_model_source").set_value("Saved model file (.skops)").run()
     at.file_uploader(key="nw_model_file").upload("lr.skops", model_bytes(final),
@@ -197,3 +204,4 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
     np.testing.assert_allclose(shown["nps"].to_numpy(float),
                                expected["nps"].round(2).to_numpy(float))
     assert set(shown["series"]) == {"All respondents", "Operator A", "Operator B", "Operator C"}
+    assert list(shown["alert"]) == list(expected["alert"])  # the alerts column, per series

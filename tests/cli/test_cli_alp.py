@@ -143,3 +143,47 @@ def test_predictions_csv_is_formula_safe(files, model_file, capsys):
     capsys.readouterr()
     first = pd.read_csv(preds, encoding="utf-8-sig").respondent_id.iloc[0]
     assert not first.startswith("=") and first.endswith("=HYPERLINK(\"http://x\")")
+
+
+def test_estimate_json_has_metric_intervals_and_alerts(files, model_file, capsys):
+    assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv"),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["estimated_ci95"]) == set(doc["estimated"])
+    for metric, (low, high) in doc["estimated_ci95"].items():
+        assert 0 <= low < doc["estimated"][metric] < high <= 1
+    for row in doc["metric_comparison"]:
+        assert row["ci_low"] <= row["estimated"] <= row["ci_high"]
+    detail = doc["metric_intervals"]["levels"]["original"]["accuracy"]
+    assert detail["se"] == pytest.approx(np.hypot(detail["se_outcome"], detail["se_model"]))
+    alerts = {a["metric"]: a for a in doc["alerts"]}
+    assert set(alerts) == {"accuracy", "net_score"}
+    acc = alerts["accuracy"]
+    assert acc["value"] == doc["estimated"]["accuracy"]
+    assert acc["alert"] == (not acc["lower"] <= acc["value"] <= acc["upper"])
+
+    assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv"),
+                 "--json", "--alert-accuracy", "0.99", "--alert-nps", ",-50"]) == 0
+    fixed = {a["metric"]: a for a in json.loads(capsys.readouterr().out)["alerts"]}
+    assert fixed["accuracy"]["alert"] and fixed["accuracy"]["direction"] == "below"
+    assert fixed["accuracy"]["source"] == "analyst" and fixed["accuracy"]["lower"] == 0.99
+    assert fixed["net_score"]["alert"] and fixed["net_score"]["direction"] == "above"
+
+    assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv"),
+                 "--alert-accuracy", "0.99"]) == 0
+    text = capsys.readouterr().out
+    assert "ALERT: estimated accuracy" in text and "is below 0.990 (analyst)" in text
+    assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv"),
+                 "--alert-accuracy", "high"]) != 0
+    assert "--alert-accuracy" in capsys.readouterr().err
+
+
+def test_tracker_json_has_alerts_per_wave_and_segment(files, model_file, capsys):
+    assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv"),
+                 "--by", "Operator", "--json", "--alert-accuracy", "0.99"]) == 0
+    wave = json.loads(capsys.readouterr().out)["waves"][0]
+    assert wave["alerts"][0]["alert"] and wave["alerts"][0]["metric"] == "accuracy"
+    for segment in wave["by"].values():
+        if segment["estimated_nps"] is not None:
+            assert segment["alerts"][0]["source"] == "analyst"
+            assert segment["alerts"][0]["alert"]  # no segment reaches 0.99

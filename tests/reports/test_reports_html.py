@@ -279,3 +279,21 @@ def test_new_wave_counts_and_model_check_are_labelled_and_formatted():
     assert ">79.0%<" in section and ">+4.0 pp<" in section  # ALP − real accuracy in points
     assert ">Net score calibration error (NPS points)<" in section and ">3.5<" in section
     assert ">-2.3<" in section and ">1.4%<" in section and ">0.650<" in section
+
+
+def test_new_wave_intervals_and_alerts_are_shown():
+    wave = make_new_wave()
+    wave["metric_comparison"] = [{**row, "ci_low": row["estimated"] - 0.0625,
+                                  "ci_high": min(1.0, row["estimated"] + 0.0625)}
+                                 for row in wave["metric_comparison"]]
+    wave["alerts"] = [
+        {"metric": "accuracy", "value": 0.8125, "lower": 0.85, "upper": 0.95, "alert": True,
+         "direction": "below", "source": "analyst"},
+        {"metric": "net_score", "value": 21.5, "lower": 5.0, "upper": 30.0, "alert": False,
+         "direction": "", "source": "reference band"}]
+    page = render_html(build_report(make_results(), wave), charts=False)
+    section = page[page.index('id="sec-new_wave"'):page.index('id="sec-data_quality"')]
+    assert ">95% low<" in section and ">95% high<" in section
+    assert ">80.6%<" in section and ">93.1%<" in section  # 86.875% ∓ 6.25 points
+    assert "Alerts on the estimates" in section and ">ALERT (below)<" in section
+    assert ">85.0%<" in section and ">30.0<" in section  # accuracy limits as %, net in points

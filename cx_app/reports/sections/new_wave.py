@@ -56,6 +56,9 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
             continue
         rates = kind == "percent"
         columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        intervals = any(r.ci_low is not None for r in chosen)
+        if intervals:
+            columns += [Column("ci_low", "95% low", kind), Column("ci_high", "95% high", kind)]
         if realized:
             columns += [Column("realized", "Realized", kind),
                         Column("difference", "Estimate − realized" + (" (pp)" if rates else ""),
@@ -63,14 +66,39 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
         table_rows = []
         for r in chosen:
             row = [metric_display(r.metric, binary), r.estimated]
+            if intervals:
+                row += [r.ci_low, r.ci_high]
             if realized:
                 diff = (None if r.estimated is None or r.realized is None
                         else (r.estimated - r.realized) * (100 if rates else 1))
                 row += [r.realized, diff]
             table_rows.append(tuple(row))
         blocks.append(Table(f"Estimated metrics — level {level_name} ({title})",
-                            tuple(columns), tuple(table_rows)))
+                            tuple(columns), tuple(table_rows),
+                            note=_INTERVAL_NOTE if intervals else ""))
     return blocks
+
+
+_INTERVAL_NOTE = ("95% interval of this wave's realized value: the spread of its respondents' "
+                  "answers drawn from the model's probabilities plus the model's error on "
+                  "held-out data.")
+
+
+def _alerts(wave: WaveEstimateDocument) -> list[Block]:
+    """The estimated accuracy and net score against their alert limits."""
+    if not wave.alerts:
+        return []
+    return [Table(
+        "Alerts on the estimates",
+        (Column("metric", "Metric"), Column("value", "Estimate", "float"),
+         Column("lower", "Lower limit", "float"), Column("upper", "Upper limit", "float"),
+         Column("alert", "Alert"), Column("source", "Limits from")),
+        tuple((a.metric.replace("_", " "), a.value, a.lower, a.upper,
+               f"ALERT ({a.direction})" if a.alert else "no", a.source) for a in wave.alerts),
+        note="An alert: the estimate is outside the limits (by default the reference's "
+             "3-sigma band at this wave's size, as NannyML's CBPE); net score in points.",
+        cell_kinds=tuple((None, *(("percent" if a.metric == "accuracy" else "score"),) * 3,
+                          None, None) for a in wave.alerts))]
 
 
 def _class_counts(counts: dict[str, float]) -> Table:
@@ -113,6 +141,7 @@ def section(wave: WaveEstimateDocument) -> Section:
     blocks: list[Block] = [facts_table("New wave", [("File", wave.filename, "text"),
                                                     ("Respondents", wave.n, "int")])]
     blocks += _nps_table(wave)
+    blocks += _alerts(wave)
     blocks += [Paragraph(f"Warning: {w}", "warning") for w in wave.warnings]
     blocks += _matrices(wave)
     by_level: dict[str, list[MetricComparisonRow]] = {}

@@ -1,0 +1,319 @@
+"""95 % intervals of the estimated (ALP) metrics: accuracy, macro precision / recall / F1 and
+each reduced level's metrics, from the class probabilities alone.
+
+What the interval describes. Like the net score's (:mod:`cx_app.estimate.new_wave`), it is an
+interval for *this* wave's realized metric — the value the regular confusion matrix would give
+once the wave's answers are known — given its respondents' probabilities. Two independent
+parts, whose variances add:
+
+1. the answers (SE_outcome): even with calibrated probabilities each respondent's actual
+   class is a draw from p̂_i. A parametric bootstrap draws every respondent's class from
+   p̂_i (``n_draws`` times, fixed seed), builds the realized matrix of each draw (actual =
+   drawn class, predicted = the model's class) and computes every metric of every level;
+   SE_outcome is the standard deviation of the draws. Unlike accuracy (a Poisson-binomial
+   sum with a closed-form variance), macro precision / recall / F1 and the reduced levels'
+   rates are ratios of dependent sums, so the bootstrap is the simple exact route; its cost
+   is bounded: at most :data:`LABEL_BUDGET` labels per interval (fewer draws for a very large
+   wave, :func:`effective_draws`), drawn in blocks of :data:`DRAW_BLOCK`.
+2. the model (SE_model): the probabilities' own systematic error, measured on held-out
+   labelled data (:func:`heldout_metric_errors`): the pooled held-out error ê of the
+   interval's centre (size-weighted over the folds: centre − realized) and its own sampling
+   variance V̂ (the folds' bootstrap variances, pooled). SE_model² = max(ê², V̂): the squared
+   error, or — when it is within its own noise — the variance of that check itself. Why not
+   ê² − V̂ (the unbiased estimate of the squared bias, as the net score's held-out error)? In
+   the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of five
+   folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the model's
+   error is known only as well as the reference measures it, and that uncertainty belongs in
+   the interval. Model files that keep only the pooled held-out gap g = ALP − realized over N
+   held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g², SE_outcome²·n/N),
+   the wave's outcome variance rescaled to the held-out size standing for the gap's noise.
+
+The interval's centre is the mean realized metric over the draws: for accuracy it is the ALP
+estimate; for ratios of small counts (a rare class's recall, a macro mean of them) the
+expected ratio differs slightly from the ratio of expected counts that ALP reports.
+SE = √(SE_outcome² + SE_model²); interval = centre ± 1.96·SE, clipped to [0, 1]. The
+metrics of the draws are computed here on stacks of matrices (:func:`stacked_level_metrics`,
+vectorised over draws); the tests check them against the engine's
+:func:`cx_app.engine.levels.level_metrics`, matrix by matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cx_app.engine.catalogue import WAVE_SUMMARY
+
+if TYPE_CHECKING:
+    from cx_app.engine.grouping import ResolvedPlan
+
+__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
+           "MetricIntervals", "draw_realized_matrices", "effective_draws",
+           "errors_from_pooled_gaps", "heldout_metric_errors", "level_values",
+           "metric_intervals", "stacked_level_metrics", "wave_metric_intervals"]
+
+INTERVAL_DRAWS = 400
+"""Bootstrap draws per interval: the SD of 400 draws is within ±7 % of the true SD (95 %)."""
+LABEL_BUDGET = 4_000_000
+"""Labels drawn per interval (draws × respondents) before the draws are cut down: about 1.5 s
+on one core. A wave of n > 10,000 gets LABEL_BUDGET // n draws, at least :data:`MIN_DRAWS`."""
+MIN_DRAWS = 100
+"""Fewest draws (the SD within ±14 %, 95 %); a 100,000-respondent wave costs ~4 s."""
+DRAW_BLOCK = 1_000_000
+"""Respondent labels drawn at once (draws × respondents): bounds memory to ~K·8 MB."""
+Z95 = 1.959963984540054
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den, 0 where den is 0 (the engine's ``zero_division=0``)."""
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den > 0)
+
+
+def _multiclass(matrix: np.ndarray, im: np.ndarray | None) -> dict[str, np.ndarray]:
+    tp = np.diagonal(matrix, axis1=-2, axis2=-1)
+    extra = 0.0 if im is None else im
+    n_actual = matrix.sum(axis=-1) + extra
+    n_pred = matrix.sum(axis=-2) + extra
+    total = matrix.sum(axis=(-2, -1)) + (0.0 if im is None else im.sum(axis=-1))
+    return {"accuracy": _ratio(tp.sum(axis=-1), total),
+            "precision_macro": _ratio(tp, n_pred).mean(axis=-1),
+            "recall_macro": _ratio(tp, n_actual).mean(axis=-1),
+            "f1_macro": _ratio(2 * tp, n_actual + n_pred).mean(axis=-1)}
+
+
+def _binary(matrix: np.ndarray, im: np.ndarray, p: int) -> dict[str, np.ndarray]:
+    q = 1 - p
+    tp, fn = matrix[..., p, p], matrix[..., p, q]
+    fp, tn = matrix[..., q, p], matrix[..., q, q]
+    p_actual, p_pred = tp + fn + im[..., p], tp + fp + im[..., p]
+    n_actual = tn + fp + im[..., q]
+    return {"tpr": _ratio(tp, p_actual), "tnr": _ratio(tn, n_actual),
+            "ppv": _ratio(tp, p_pred), "f1": _ratio(2 * tp, p_actual + p_pred)}
+
+
+def stacked_level_metrics(counts: np.ndarray, resolved_plan: ResolvedPlan | None = None,
+                          ) -> dict[str, dict[str, np.ndarray]]:
+    """The wave metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) of a stack of K×K
+    matrices ``(B, K, K)`` (rows actual, columns predicted) at every level of the plan:
+    ``{level: {metric: array (B,)}}``. Same definitions as the engine (reduced levels with
+    their IM counts; a 2×2+IM level also gets TPR, TNR, PPV and F1 of its positive group)."""
+    c = np.asarray(counts, dtype=float)
+    out = {"original": _multiclass(c, None)}
+    for step in () if resolved_plan is None else resolved_plan.steps:
+        matrix, im = step.reduce(c)
+        metrics = _multiclass(matrix, im)
+        if step.positive is not None and len(step.labels) == 2:
+            metrics.update(_binary(matrix, im, step.positive_index))
+        out[step.name] = {k: metrics[k] for k in WAVE_SUMMARY if k in metrics}
+    return out
+
+
+def draw_realized_matrices(proba: np.ndarray, pred_idx: np.ndarray, *,
+                           n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> np.ndarray:
+    """``n_draws`` realized confusion matrices ``(n_draws, K, K)``: each respondent's actual
+    class drawn from its probabilities (inverse CDF of one uniform), predicted = ``pred_idx``."""
+    p = np.asarray(proba, dtype=float)
+    n, k = p.shape
+    cum = np.cumsum(p, axis=1)
+    cum[:, -1] = np.inf  # a row summing to 1 − 1e-16 never draws past the last class
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_draws, k, k))
+    block = max(1, DRAW_BLOCK // max(n, 1))
+    cell = pred_idx[None, :]
+    for start in range(0, n_draws, block):
+        b = min(block, n_draws - start)
+        u = rng.random((b, n))
+        drawn = np.empty((b, n), dtype=np.int64)
+        for i in range(b):  # per draw: (n, K) comparisons, no (b, n, K) temporary
+            drawn[i] = (u[i][:, None] >= cum).sum(axis=1)
+        idx = (np.arange(b)[:, None] * k + drawn) * k + cell
+        out[start:start + b] = np.bincount(idx.ravel(), minlength=b * k * k).reshape(b, k, k)
+    return out
+
+
+@dataclass(frozen=True)
+class MetricInterval:
+    """One estimated metric with its 95 % interval and the two SE parts."""
+
+    value: float
+    ci95: tuple[float, float]
+    se: float
+    se_outcome: float
+    se_model: float
+    centre: float
+    """The interval's centre: the mean realized metric over the draws (module docstring)."""
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "ci95": list(self.ci95), "centre": self.centre,
+                "se": self.se, "se_outcome": self.se_outcome, "se_model": self.se_model}
+
+
+@dataclass(frozen=True)
+class MetricIntervals:
+    """Every estimated metric's interval: ``levels[level][metric]``."""
+
+    levels: Mapping[str, Mapping[str, MetricInterval]]
+    n_draws: int
+    seed: int
+    model_error: str
+    """Where SE_model came from: "held-out folds", "pooled held-out gap" or "none"."""
+
+    def ci95(self, level: str = "original") -> dict[str, list[float]]:
+        """``{metric: [low, high]}`` of one level (the JSON's ``estimated_ci95`` for the
+        original level)."""
+        return {m: list(iv.ci95) for m, iv in self.levels.get(level, {}).items()}
+
+    def to_dict(self) -> dict:
+        return {"n_draws": self.n_draws, "seed": self.seed, "model_error": self.model_error,
+                "levels": {lv: {m: iv.to_dict() for m, iv in metrics.items()}
+                           for lv, metrics in self.levels.items()}}
+
+
+def effective_draws(n: int, n_draws: int = INTERVAL_DRAWS) -> int:
+    """The draws an interval of ``n`` respondents gets: ``n_draws`` within the label budget
+    (:data:`LABEL_BUDGET`), never fewer than :data:`MIN_DRAWS` (nor more than asked).
+
+    >>> effective_draws(1_200), effective_draws(20_000), effective_draws(1_000_000)
+    (400, 200, 100)
+    """
+    return min(n_draws, max(MIN_DRAWS, LABEL_BUDGET // max(n, 1)))
+
+
+def _outcome_draws(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan, n_draws: int,
+                   seed: int) -> dict[str, dict[str, tuple[float, float]]]:
+    """``{level: {metric: (mean, SD) of the realized metric over the draws}}``."""
+    draws = stacked_level_metrics(draw_realized_matrices(proba, pred_idx, n_draws=n_draws,
+                                                         seed=seed), resolved_plan)
+    return {lv: {m: (float(v.mean()), float(v.std(ddof=1)) if n_draws > 1 else 0.0)
+                 for m, v in ms.items()} for lv, ms in draws.items()}
+
+
+def metric_intervals(proba: np.ndarray, estimates: Mapping[str, Mapping[str, float]], *,
+                     y_pred_idx: np.ndarray | None = None,
+                     resolved_plan: ResolvedPlan | None = None,
+                     model_error: Mapping[str, Mapping[str, float]] | None = None,
+                     model_error_source: str | None = None,
+                     n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> MetricIntervals:
+    """Intervals of the ALP ``estimates`` (``{level: {metric: value}}``, e.g. the levels of
+    :func:`cx_app.engine.levels.reduce_confusion` of the ALP matrix) — see the module
+    docstring. ``y_pred_idx``: the predicted class positions (default: arg-max of ``proba``);
+    ``model_error``: SE_model per level and metric (:func:`heldout_metric_errors` or
+    :func:`errors_from_pooled_gaps`; a callable is not accepted, missing entries are 0).
+
+    >>> import numpy as np
+    >>> p = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.4, 0.6]] * 50)
+    >>> iv = metric_intervals(p, {"original": {"accuracy": 0.75}}, n_draws=200)
+    >>> a = iv.levels["original"]["accuracy"]
+    >>> round(a.se_outcome, 2), a.ci95[0] < 0.75 < a.ci95[1]
+    (0.03, True)
+    """
+    p = np.asarray(proba, dtype=float)
+    pred = p.argmax(axis=1) if y_pred_idx is None else np.asarray(y_pred_idx, dtype=np.int64)
+    n_draws = effective_draws(len(p), n_draws)
+    stats = _outcome_draws(p, pred, resolved_plan, n_draws, seed)
+    source = model_error_source or ("none" if model_error is None else "given")
+    return _intervals(estimates, stats, model_error, source, n_draws, seed)
+
+
+def _intervals(estimates: Mapping[str, Mapping[str, float]],
+               stats: Mapping[str, Mapping[str, tuple[float, float]]],
+               model_error: Mapping[str, Mapping[str, float]] | None, source: str,
+               n_draws: int, seed: int) -> MetricIntervals:
+    errors = model_error or {}
+    levels: dict[str, dict[str, MetricInterval]] = {}
+    for level, metrics in estimates.items():
+        row = {}
+        for metric, value in metrics.items():
+            if value is None or metric not in stats.get(level, {}):
+                continue
+            centre, so = stats[level][metric]
+            sm = float(errors.get(level, {}).get(metric, 0.0))
+            se = math.hypot(so, sm)
+            row[metric] = MetricInterval(float(value), (max(0.0, centre - Z95 * se),
+                                                        min(1.0, centre + Z95 * se)),
+                                         se, so, sm, centre)
+        levels[level] = row
+    return MetricIntervals(levels, n_draws, seed, source)
+
+
+def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.ndarray, *,
+                          y_pred_idx: np.ndarray | None = None,
+                          resolved_plan: ResolvedPlan | None = None, n_draws: int = 200,
+                          seed: int = 0) -> dict[str, dict[str, float]]:
+    """SE_model of every wave metric from held-out folds (module docstring, part 2):
+    ``{level: {metric: SE_model}}``. ``y_true_idx``: the actual class positions; ``proba``:
+    held-out (out-of-fold) probabilities; ``fold``: each row's fold; ``y_pred_idx``: the
+    predicted class positions (default: arg-max of ``proba``)."""
+    p = np.asarray(proba, dtype=float)
+    y = np.asarray(y_true_idx, dtype=np.int64)
+    k = p.shape[1]
+    pred = p.argmax(axis=1) if y_pred_idx is None else np.asarray(y_pred_idx, dtype=np.int64)
+    parts: dict[str, dict[str, list[tuple[int, float, float]]]] = {}
+    for i, f in enumerate(np.unique(fold)):
+        rows = np.asarray(fold) == f
+        real = np.bincount(y[rows] * k + pred[rows], minlength=k * k).reshape(1, k, k)
+        rea = stacked_level_metrics(real, resolved_plan)
+        stats = _outcome_draws(p[rows], pred[rows], resolved_plan,
+                               effective_draws(int(rows.sum()), n_draws), seed + i)
+        for level, metrics in stats.items():
+            for m, (centre, sd) in metrics.items():
+                # the error of the interval's centre on this fold, and its answers' variance
+                parts.setdefault(level, {}).setdefault(m, []).append(
+                    (int(rows.sum()), centre - float(rea[level][m][0]), sd * sd))
+    out: dict[str, dict[str, float]] = {}
+    for level, metrics in parts.items():
+        for m, rows in metrics.items():
+            n = np.array([r[0] for r in rows], dtype=float)
+            error = float(np.sum(n * [r[1] for r in rows]) / n.sum())
+            variance = float(np.sum(n**2 * [r[2] for r in rows]) / n.sum() ** 2)
+            out.setdefault(level, {})[m] = math.sqrt(max(error * error, variance))
+    return out
+
+
+def errors_from_pooled_gaps(gaps: Mapping[str, Mapping[str, float]], outcome_sd: Mapping[
+        str, Mapping[str, float]], n_wave: int, n_heldout: int) -> dict[str, dict[str, float]]:
+    """SE_model from pooled held-out gaps ``{level: {metric: ALP − realized}}`` over
+    ``n_heldout`` rows: √max(g², SE_outcome²·n_wave/n_heldout) (module docstring), for every
+    metric of ``outcome_sd``. A metric whose gap was not kept (model files keep the macro
+    metrics' gaps only, not the 2×2+IM level's TPR, TNR, PPV and F1) gets the check's noise
+    alone, as if its gap were 0."""
+    out: dict[str, dict[str, float]] = {}
+    scale = n_wave / max(n_heldout, 1)
+    for level, metrics in outcome_sd.items():
+        for m, noise in metrics.items():
+            g = gaps.get(level, {}).get(m) or 0.0
+            out.setdefault(level, {})[m] = math.sqrt(max(g * g, noise * noise * scale))
+    return out
+
+
+def wave_metric_intervals(proba: np.ndarray, pred_idx: np.ndarray,
+                          estimates: Mapping[str, Mapping[str, float]],
+                          resolved_plan: ResolvedPlan | None, cv: Mapping, *,
+                          n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> MetricIntervals:
+    """:func:`metric_intervals` of a wave scored by a saved model, SE_model from the model's
+    cross-validation metadata ``cv``: its per-fold errors (``metric_error``) when the file has
+    them, else its pooled held-out ALP-vs-CM gaps (``alp_vs_cm.heldout``), else none."""
+    n_draws = effective_draws(len(pred_idx), n_draws)
+    stats = _outcome_draws(np.asarray(proba, dtype=float), pred_idx, resolved_plan, n_draws,
+                           seed)
+    sd = {lv: {m: v[1] for m, v in ms.items()} for lv, ms in stats.items()}
+    folds_error = cv.get("metric_error")
+    if folds_error:
+        return _intervals(estimates, stats, folds_error, "held-out folds", n_draws, seed)
+    heldout = (cv.get("alp_vs_cm") or {}).get("heldout") or {}
+    gaps = {lv: {m: row["gap"] for m, row in ms.items()} for lv, ms in heldout.items()}
+    n_heldout = int(cv.get("n") or 0)
+    if not gaps or not n_heldout:
+        return _intervals(estimates, stats, None, "none", n_draws, seed)
+    errors = errors_from_pooled_gaps(gaps, sd, len(pred_idx), n_heldout)
+    return _intervals(estimates, stats, errors, "pooled held-out gap", n_draws, seed)
+
+
+def level_values(levels: Sequence) -> dict[str, dict[str, float]]:
+    """``{level name: {metric: value}}`` of the wave metrics of engine levels."""
+    return {lv.name: {m: float(lv.metrics[m]) for m in WAVE_SUMMARY if m in lv.metrics}
+            for lv in levels}
