@@ -19,12 +19,12 @@ is upgraded to the newest revision, under the write lock (SQLite) or an advisory
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -193,6 +193,7 @@ def _alembic_config(connection: Connection | None = None) -> Any:
     return config
 
 
+@cache
 def _scripts() -> Any:
     from alembic.script import ScriptDirectory
 
@@ -224,6 +225,8 @@ def migrate(database: Database, revision: str = "head") -> None:
         raise WorkspaceError(
             f"the workspace database {database.shown_url} was written by a newer cx-app (schema "
             f"revision {current}); update cx-app to open it.")
+    if current is not None and current == (head_revision() if revision == "head" else revision):
+        return  # nothing to do: no write lock taken
 
     def upgrade() -> None:
         with database.writer.begin() as connection:
@@ -256,13 +259,3 @@ def open_database(url: str | None = None, *, migrate_schema: bool = True) -> Dat
     if migrate_schema:
         migrate(database)
     return database
-
-
-@contextlib.contextmanager
-def opened(url: str | None = None) -> Iterator[Database]:
-    """:func:`open_database` for a ``with`` block (the pool closed at its end)."""
-    database = open_database(url)
-    try:
-        yield database
-    finally:
-        database.dispose()

@@ -15,14 +15,14 @@ import openpyxl
 import pandas as pd
 import pytest
 from conftest import ATTRIBUTES, BACKENDS, new_database, telecom_mapping
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from cx_app.cli import main
 from cx_app.estimate.tracker import track_waves
 from cx_app.estimate.training import train_model
 from cx_app.survey.importing import load_survey
 from cx_app.workspace.programs import Workspace
-from cx_app.workspace.tables import Report
+from cx_app.workspace.tables import Estimate, Report
 from cx_app.workspace.transfer import export_program, import_program
 
 MAPPING = ["--target", "Likelihood to recommend (0-10)", "--scale", "0-10",
@@ -122,6 +122,8 @@ def test_remove_a_wave_and_add_it_again(program, survey_files):
     ok("program", "remove-wave", "telecom", "W02", *program.db)
     after = json.loads(ok("program", "show", "telecom", "--json", *program.db))
     assert [w["label"] for w in after["waves"]] == ["W01", "W03", "W10"]
+    with Workspace.open(program.url) as ws:  # its estimate went with it (foreign keys cascade)
+        assert ws.database.read(lambda s: s.scalar(select(func.count(Estimate.id)))) == 3
     again = ok("program", "add-wave", "telecom", str(survey_files["W02"]), *program.db)
     assert "wave W02, 180 respondents, added" in again
     restored = json.loads(ok("program", "show", "telecom", "--json", *program.db))
