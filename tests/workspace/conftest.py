@@ -10,7 +10,6 @@ they are skipped with the reason when the binaries or the driver are absent.
 
 from __future__ import annotations
 
-import itertools
 import os
 import pwd
 import shutil
@@ -22,9 +21,6 @@ from pathlib import Path
 import pytest
 
 from cx_app.survey.samples import simulate_telecom_waves
-
-BACKENDS = ("sqlite", "postgresql")
-_databases = itertools.count()
 
 
 def _postgres_bin() -> Path | None:
@@ -87,24 +83,6 @@ def postgres_server():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def new_postgres_database(server_url: str) -> str:
-    """A new, empty database on the session's server; its URL."""
-    import psycopg
-
-    name = f"cx_app_test_{os.getpid()}_{next(_databases)}"
-    with psycopg.connect(server_url.replace("postgresql+psycopg", "postgresql") + "postgres",
-                         autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    return server_url + name
-
-
-def new_database(backend: str, tmp_dir: Path, request: pytest.FixtureRequest) -> str:
-    """The URL of a new, empty workspace database of ``backend``."""
-    if backend == "sqlite":
-        return f"sqlite:///{tmp_dir / f'workspace-{next(_databases)}.db'}"
-    return new_postgres_database(request.getfixturevalue("postgres_server"))
-
-
 @pytest.fixture(scope="session")
 def survey_files(tmp_path_factory) -> dict[str, Path]:
     """A labelled reference survey (two months, 600 respondents) and small waves: ``W10``,
@@ -121,17 +99,3 @@ def survey_files(tmp_path_factory) -> dict[str, Path]:
                                include_target=labelled).to_csv(files[label], index=False)
     return files
 
-
-ATTRIBUTES = ("Tariff plan", "Network - voice", "Network - data", "Shops", "Call center",
-              "Website", "Mobile app", "Billing", "Roaming")
-
-
-def telecom_mapping():
-    """The programs' mapping: the telecom survey's target, attributes, operator and region
-    (the wave and date columns left out: waves are then labelled by their file names)."""
-    from cx_app.survey.schema import schema_from_mapping
-
-    return schema_from_mapping(
-        target="Likelihood to recommend (0-10)", scale="0-10", attributes=list(ATTRIBUTES),
-        attribute_scale="1-10", segments=["Operator", "Region"], respondent_id="Respondent ID",
-        missing_codes=[99, "Don't know"])

@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from conftest import telecom_mapping
 from sqlalchemy import func, select
+from workspace_helpers import telecom_mapping
 
 from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.workspace.programs import Workspace

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from conftest import BACKENDS, new_database, telecom_mapping
 from sqlalchemy import MetaData, insert, inspect, select, text
+from workspace_helpers import BACKENDS, new_database, telecom_mapping
 
 from cx_app.errors import WorkspaceError
 from cx_app.workspace.database import current_revision, head_revision, migrate, open_database

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import openpyxl
 import pandas as pd
 import pytest
-from conftest import ATTRIBUTES, BACKENDS, new_database, telecom_mapping
 from sqlalchemy import func, select
+from workspace_helpers import ATTRIBUTES, BACKENDS, new_database, telecom_mapping
 
 from cx_app.cli import main
 from cx_app.estimate.tracker import track_waves
