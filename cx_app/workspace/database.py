@@ -166,7 +166,7 @@ def _engine(url: str) -> Engine:
     sqlite = parsed.get_backend_name() == "sqlite"
     if sqlite and parsed.database and parsed.database != ":memory:":
         try:
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise WorkspaceError(f"cannot create the folder of the workspace database "
                                  f"{parsed.database}: {exc.strerror or exc}") from None

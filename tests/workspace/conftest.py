@@ -99,3 +99,19 @@ def survey_files(tmp_path_factory) -> dict[str, Path]:
                                include_target=labelled).to_csv(files[label], index=False)
     return files
 
+
+
+@pytest.fixture(scope="session")
+def program_file(tmp_path_factory, survey_files) -> Path:
+    """A SQLite workspace file with the program "telecom" (the reference survey, an lr model
+    of 3 folds) and no wave: tests copy it instead of training again."""
+    from workspace_helpers import telecom_mapping
+
+    from cx_app.workspace.programs import Workspace
+
+    path = tmp_path_factory.mktemp("program") / "telecom.db"
+    with Workspace.open(f"sqlite:///{path}") as ws:
+        ws.create_program("telecom", survey_files["reference"], schema=telecom_mapping(),
+                          algorithm="lr", folds=3, calibration="none")
+    return path
+

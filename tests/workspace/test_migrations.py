@@ -9,7 +9,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import MetaData, insert, inspect, select, text
-from workspace_helpers import BACKENDS, new_database, telecom_mapping
+from workspace_helpers import BACKENDS, copy_of, new_database
 
 from cx_app.errors import WorkspaceError
 from cx_app.workspace.database import current_revision, head_revision, migrate, open_database
@@ -20,13 +20,11 @@ TABLES_0001 = ("programs", "models", "crossval", "waves", "estimates")
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory, survey_files):
+def written(tmp_path_factory, program_file, survey_files):
     """A SQLite workspace at the newest revision with a program and two waves (the rows the
     first-revision database is filled with)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('head') / 'head.db'}"
+    url = copy_of(program_file, tmp_path_factory.mktemp("head"))
     with Workspace.open(url) as ws:
-        ws.create_program("telecom", survey_files["reference"], schema=telecom_mapping(),
-                          algorithm="lr", folds=3, calibration="none")
         ws.add_waves("telecom", [survey_files["W03"], survey_files["W01"]])
         return url, ws.show("telecom")
 

@@ -31,6 +31,8 @@ MAPPING = ["--target", "Likelihood to recommend (0-10)", "--scale", "0-10",
            "--missing-codes", "99,Don't know"]
 TRAINING = ["--algorithm", "lr", "--folds", "5", "--calibration", "none", "--seed", "0"]
 WAVE_ORDER = ["W01", "W02", "W03", "W10"]
+SHOWN: dict[str, dict] = {}
+"""``show --json`` of each backend's program, as made (the second compares with the first)."""
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -59,6 +61,7 @@ def program(request, tmp_path_factory, survey_files):
     second = ok("program", "add-wave", "telecom", *(str(survey_files[w])
                                                     for w in ("W02", "W01", "W03")), *db)
     shown = json.loads(ok("program", "show", "telecom", "--json", *db))
+    SHOWN[request.param] = shown
     return SimpleNamespace(url=url, db=db, created=created, added=first + second, shown=shown,
                            backend=request.param)
 
@@ -108,6 +111,25 @@ def test_cli_numbers_are_the_library_path(program, library):
                     seg.estimated_nps.value, abs=1e-9)
                 assert figure["estimated_nps"]["ci95"] == pytest.approx(
                     list(seg.estimated_nps.ci95), abs=1e-9)
+
+
+def _numbers(shown: dict) -> list:
+    return [(w["label"], w["respondents"], w["estimated_nps"]["value"],
+             *w["estimated_nps"]["ci95"], w.get("realized_nps", {}).get("value"),
+             sorted((by, v, f["respondents"], f["estimated_nps"] and f["estimated_nps"]["value"])
+                    for by, values in w["segments"].items() for v, f in values.items()))
+            for w in shown["waves"]]
+
+
+def test_postgresql_gives_what_sqlite_gives(program):
+    other = next((SHOWN[b] for b in BACKENDS if b != program.backend and b in SHOWN), None)
+    if other is None:
+        pytest.skip("the other backend's program is made in its own run of this module")
+    for mine, theirs in zip(_numbers(program.shown), _numbers(other), strict=True):
+        assert mine[:2] == theirs[:2] and mine[5] == theirs[5]
+        assert mine[2:5] == pytest.approx(theirs[2:5], abs=1e-9)
+        assert [m[:3] for m in mine[6]] == [t[:3] for t in theirs[6]]
+        assert [m[3] for m in mine[6]] == pytest.approx([t[3] for t in theirs[6]], abs=1e-9)
 
 
 def test_labelled_wave_realized_is_its_own_score(program, survey_files):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,10 @@ def telecom_mapping():
         target="Likelihood to recommend (0-10)", scale="0-10", attributes=list(ATTRIBUTES),
         attribute_scale="1-10", segments=["Operator", "Region"], respondent_id="Respondent ID",
         missing_codes=[99, "Don't know"])
+
+
+def copy_of(program_file: Path, folder: Path) -> str:
+    """The URL of a copy of the workspace file ``program_file`` in ``folder``."""
+    target = folder / program_file.name
+    shutil.copyfile(program_file, target)
+    return f"sqlite:///{target}"
