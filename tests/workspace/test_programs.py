@@ -7,6 +7,7 @@ they were added in, the same file twice one wave, removal, reports with the trac
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 from types import SimpleNamespace
@@ -20,6 +21,7 @@ from workspace_helpers import ATTRIBUTES, BACKENDS, new_database, telecom_mappin
 from cx_app.cli import main
 from cx_app.estimate.tracker import track_waves
 from cx_app.estimate.training import train_model
+from cx_app.project import project_bytes, read_project
 from cx_app.survey.importing import load_survey
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.tables import Estimate, Report
@@ -176,17 +178,30 @@ def test_report_carries_the_tracker_of_every_wave(program, tmp_path):
 
 def test_export_and_import_give_the_same_program(program, tmp_path):
     with Workspace.open(program.url) as ws:
-        export_program(ws, "telecom", tmp_path / "telecom.cxproj")
+        exported = export_program(ws, "telecom", tmp_path / "telecom.cxproj")
         name = import_program(ws, tmp_path / "telecom.cxproj", name="telecom copy")
         original, copy = ws.show("telecom").to_dict(), ws.show(name).to_dict()
+        # a project saved by the app has no program part: its estimates become waves
+        # labelled from their files, without segment estimates
+        project = read_project(exported)
+        plain = {k: v for k, v in project.settings.items() if k != "program"}
+        app_saved = project_bytes(dataclasses.replace(project, settings=plain))
+        from_app = ws.show(import_program(ws, app_saved, name="from the app")).to_dict()
+        listed = ok("program", "list", *program.db)
     assert copy["waves"] == original["waves"]
     assert copy["models"][0]["file_sha256"] == original["models"][0]["file_sha256"]
+    assert [w["label"] for w in from_app["waves"]] == WAVE_ORDER
+    assert [w["estimated_nps"] for w in from_app["waves"]] == \
+        [w["estimated_nps"] for w in original["waves"]]
+    assert all(w["segments"] == {} for w in from_app["waves"])
+    assert "telecom: telecom_reference.csv" in listed and "4 wave(s)" in listed
+    assert "from the app:" in listed and "telecom copy:" in listed
 
 
 def test_mistakes_are_one_sentence(program, survey_files):
     code, _, err = cli("program", "show", "nope", *program.db)
     assert code == 2 and err.count("\n") == 1
-    assert "no program named 'nope'" in err and "its programs are telecom" in err
+    assert "no program named 'nope'" in err and "its programs are " in err and "telecom" in err
     code, _, err = cli("program", "create", "telecom", str(survey_files["reference"]), *MAPPING,
                        *TRAINING, *program.db)
     assert code == 2 and "already has a program named 'telecom'" in err
