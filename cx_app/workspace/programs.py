@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Workspace", "segment_names"]
 
+NAME_LENGTH = TEXT_LENGTH = 200
+"""The longest program name, wave label and wave part the tables hold (longer labels are cut)."""
+FILE_LENGTH = 500
+"""The longest file and sheet name the tables hold (longer ones are cut)."""
 NOT_SEGMENTED = ("wave", "date")
 """Segment roles that are not estimated by segment (one value per wave, or one per day)."""
 
@@ -60,6 +64,10 @@ def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
     except its wave and date columns."""
     return [s.name for s in schema.segments
             if s.role not in NOT_SEGMENTED and s.name in survey.model_frame.columns]
+
+
+def _cut(text: str | None, length: int) -> str | None:
+    return None if text is None else text[:length]
 
 
 def _read(source: Any, filename: str | None) -> tuple[bytes, str]:
@@ -139,8 +147,9 @@ class Workspace:
         from cx_app.survey.importing import load_survey
 
         name = plain_text(name).strip()
-        if not name:
-            raise WorkspaceError("a program needs a name (e.g. 'bank-nps')")
+        if not name or len(name) > NAME_LENGTH:
+            raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
+                                 "(e.g. 'bank-nps')")
         self._refuse_taken(name)
         data, shown = _read(source, filename)
         survey = load_survey(data, schema=schema, sheet=sheet, filename=shown,
@@ -160,7 +169,8 @@ class Workspace:
             session.add(Program(
                 name=name, schema_yaml=survey.schema.to_yaml(),
                 plan=survey.schema.plan_spec.model_dump(mode="json"), settings=settings,
-                survey_filename=survey.source.filename, survey_sheet=survey.source.sheet,
+                survey_filename=_cut(survey.source.filename, FILE_LENGTH),
+                survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
                 survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
                 results_json=results.to_json(),
                 models=[model_rows(model, cv, model_id=model_id, skops=skops)]))
@@ -250,9 +260,11 @@ class Workspace:
                 segments = {by: segment_estimates(model, part, estimate, by)
                             for by in segment_names(schema, part)}
                 rows.append(estimate_row(row_id, estimate, segments))
-            waves.append(Wave(file_sha256=sha256, part=part_key, filename=filename,
-                              sheet=survey.source.sheet, label=named.label,
-                              wave_date=named.date, respondents=estimate.n, estimates=rows))
+            waves.append(Wave(file_sha256=sha256, part=part_key[:TEXT_LENGTH],
+                              filename=filename[:FILE_LENGTH],
+                              sheet=_cut(survey.source.sheet, FILE_LENGTH),
+                              label=named.label[:TEXT_LENGTH], wave_date=named.date,
+                              respondents=estimate.n, estimates=rows))
 
         def work(session: Session) -> list[AddedWave]:
             program = self._program(session, name)
@@ -345,7 +357,8 @@ class Workspace:
 
         def work(session: Session) -> None:
             session.add(Report(program_id=self._program(session, name).id, kind=kind,
-                               filename=str(path), sha256=sha256_hex(data), size=len(data),
+                               filename=_cut(str(path), FILE_LENGTH), sha256=sha256_hex(data),
+                               size=len(data),
                                waves=waves))
 
         self.database.write(work)

@@ -19,10 +19,12 @@ from sqlalchemy import func, select
 from workspace_helpers import ATTRIBUTES, BACKENDS, new_database, telecom_mapping
 
 from cx_app.cli import main
+from cx_app.errors import WorkspaceError
 from cx_app.estimate.tracker import track_waves
 from cx_app.estimate.training import train_model
 from cx_app.project import project_bytes, read_project
 from cx_app.survey.importing import load_survey
+from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.tables import Estimate, Report
 from cx_app.workspace.transfer import export_program, import_program
@@ -210,3 +212,17 @@ def test_mistakes_are_one_sentence(program, survey_files):
     assert code == 2 and "a label names one wave" in err
     code, _, err = cli("program", "remove-wave", "telecom", "W99", *program.db)
     assert code == 2 and "has no wave labelled 'W99'" in err
+
+
+def test_long_names_are_cut_to_what_the_tables_hold(program, survey_files):
+    data = simulate_telecom_waves([6], respondents_per_operator=20, seed=2,
+                                  include_target=False).to_csv(index=False).encode()
+    name = "region north " * 30 + ".csv"  # 390 characters, no wave named in it
+    with Workspace.open(program.url) as ws:
+        added = ws.add_waves("telecom", [(data, name)])
+        assert [(a.label, a.status) for a in added] == [(name[:-4][:200], "added")]
+        assert ws.show("telecom").wave(name[:-4][:200]).filename == name
+        ws.remove_wave("telecom", name[:-4][:200])
+        with pytest.raises(WorkspaceError, match="a program needs a name of 1 to 200 "
+                                                 "characters"):
+            ws.create_program("x" * 201, survey_files["reference"])
