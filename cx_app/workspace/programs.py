@@ -326,8 +326,8 @@ class Workspace:
             return ProgramView(
                 name=program.name, created=as_utc(program.created),
                 survey=survey_identity(program),
-                survey_included=session.scalar(select(Program.survey_bytes.is_not(None))
-                                               .where(Program.id == program.id)) or False,
+                survey_included=bool(session.scalar(select(Program.survey_bytes.is_not(None))
+                                                    .where(Program.id == program.id))),
                 models=tuple(model_summary(r) for r in rows),
                 waves=tuple(wave_view(w, e, chosen.model_id) for w, e in pairs))
 

@@ -8,13 +8,16 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from workspace_helpers import copy_of
 
 from cx_app.errors import WorkspaceError
+from cx_app.project import read_project
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.survey.schema import load_schema
 from cx_app.workspace.labels import label_from_text, wave_label, wave_order_key
 from cx_app.workspace.programs import Workspace
+from cx_app.workspace.transfer import export_program
 
 ROOT = Path(__file__).resolve().parents[2]
 TELECOM = load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml")  # wave and date columns
@@ -82,7 +85,7 @@ def telecom_program(tmp_path_factory):
     reference, _ = _wave(folder, [1, 2], "reference.csv")
     ws = Workspace.open(f"sqlite:///{folder / 'w.db'}")
     ws.create_program("telecom", reference, schema=TELECOM, algorithm="lr", folds=3,
-                      calibration="none")
+                      calibration="none", keep_survey=True)
     yield ws, folder
     ws.close()
 
@@ -108,3 +111,13 @@ def test_a_file_of_several_waves_gives_one_wave_each(telecom_program):
         ws.add_waves("telecom", [other], label="May")
     assert ws.remove_wave("telecom", "2021-03") == 1
     assert [w.label for w in ws.show("telecom").waves] == ["2021-02", "2021-04"]
+
+
+def test_the_survey_itself_is_kept_only_when_allowed(telecom_program, program_file, tmp_path):
+    ws, folder = telecom_program
+    assert ws.show("telecom").survey_included is True
+    exported = read_project(export_program(ws, "telecom"))
+    assert exported.survey_bytes == (folder / "reference.csv").read_bytes()
+    with Workspace.open(copy_of(program_file, tmp_path)) as default:  # made without keep_survey
+        assert default.show("telecom").survey_included is False
+        assert read_project(export_program(default, "telecom")).survey_bytes is None
