@@ -2,8 +2,8 @@
 through ``CX_APP_DATABASE_URL``; migrations with Alembic). See ``docs/workspace.md``.
 
 Public API: :class:`~cx_app.workspace.programs.Workspace` (``open(url)``, ``create_program``,
-``add_waves``, ``remove_wave``, ``show``, ``list_programs``, ``program_model``, ``results``),
-returning the typed views of :mod:`~cx_app.workspace.views` (``ProgramView``, ``WaveView``
+``add_wave``/``add_waves``, ``remove_wave``, ``show``, ``list_programs``, ``program_model``,
+``results``), returning the typed views of :mod:`~cx_app.workspace.views` (``ProgramView``, ``WaveView``
 with the wave's :class:`~cx_app.estimate.document.WaveEstimateDocument`); the database itself
 in :mod:`~cx_app.workspace.database` (``open_database``, ``database_url``, ``migrate``), its
 tables in :mod:`~cx_app.workspace.tables`, wave labels and order in

@@ -210,6 +210,13 @@ class Workspace:
             added.extend(self._add_file(name, models, data, filename, label, sheet))
         return added
 
+    def add_wave(self, name: str, source: Any, *, filename: str | None = None,
+                 label: str | None = None, sheet: str | int | None = None) -> list[AddedWave]:
+        """Add one wave file (a path, or its bytes with ``filename``) to the program ``name``:
+        :meth:`add_waves` of one file (a file of several waves gives several)."""
+        item = (source, filename) if isinstance(source, bytes | bytearray) else source
+        return self.add_waves(name, [item], label=label, sheet=sheet)
+
     def _models(self, name: str) -> list[tuple[int, str, TrainedModel]]:
         def work(session: Session) -> list[tuple[int, str, Model]]:
             program = self._program(session, name)

@@ -219,7 +219,7 @@ def test_long_names_are_cut_to_what_the_tables_hold(program, survey_files):
                                   include_target=False).to_csv(index=False).encode()
     name = "region north " * 30 + ".csv"  # 390 characters, no wave named in it
     with Workspace.open(program.url) as ws:
-        added = ws.add_waves("telecom", [(data, name)])
+        added = ws.add_wave("telecom", data, filename=name)
         assert [(a.label, a.status) for a in added] == [(name[:-4][:200], "added")]
         assert ws.show("telecom").wave(name[:-4][:200]).filename == name
         ws.remove_wave("telecom", name[:-4][:200])
