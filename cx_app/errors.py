@@ -34,3 +34,8 @@ class AnalysisError(CxAppError):
 class ClusterError(CxAppError):
     """The Dask cluster cannot be used: unreachable or lost scheduler, no workers, workers
     whose package versions differ from this machine's."""
+
+
+class WorkspaceError(CxAppError):
+    """The workspace database cannot be used as asked: unreachable or locked database, an
+    unknown program, a program name taken, a database written by a newer cx-app."""

@@ -46,7 +46,8 @@ from cx_app.safe_text import plain_text
 from cx_app.survey.archive_limits import InflationBudget, read_members
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
-           "SurveyIdentity", "project_bytes", "read_project", "write_project"]
+           "SurveyIdentity", "crossval_arrays", "crossval_fields", "crossval_from",
+           "project_bytes", "read_project", "write_project"]
 
 FORMAT = "cx-app-project"
 FORMAT_VERSION = 1
@@ -164,22 +165,61 @@ def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
+def crossval_fields(cv: Any) -> dict[str, Any]:
+    """A cross-validation's recipe and summary without its per-respondent arrays (JSON-ready):
+    what a project's ``models/NNN.json`` and the workspace keep beside the arrays."""
+    return {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
+            "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
+            "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
+            "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
+            "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy,
+            "preset": cv.preset,
+            "fold_fit_seconds": [float(s) for s in cv.fold_fit_seconds]}
+
+
+def crossval_arrays(cv: Any) -> dict[str, np.ndarray]:
+    """A cross-validation's per-respondent arrays (text labels as fixed-width unicode, never
+    pickled objects)."""
+    arrays = {"y_true": np.asarray(cv.y_true), "y_pred": np.asarray(cv.y_pred),
+              "proba": np.asarray(cv.proba, dtype=float), "fold": np.asarray(cv.fold)}
+    return {k: a.astype(str) if a.dtype == object else a for k, a in arrays.items()}
+
+
+def crossval_from(fields: Mapping[str, Any], arrays: Mapping[str, np.ndarray], *,
+                  where: str) -> Any:
+    """The :class:`cx_app.models.crossval.CrossValResult` of :func:`crossval_fields` and
+    :func:`crossval_arrays` (``fold_fit_seconds`` from ``fields`` or ``arrays``); ValueError
+    naming ``where`` when the arrays do not fit together."""
+    from cx_app.models.crossval import CrossValResult
+
+    c = fields
+    cv_classes = tuple(c["classes"])
+    n, k = len(arrays["y_true"]), len(cv_classes)
+    if arrays["proba"].shape != (n, k) or len(arrays["y_pred"]) != n or len(arrays["fold"]) != n:
+        raise ValueError(f"{where}: its arrays do not fit together")
+    seconds = c["fold_fit_seconds"] if "fold_fit_seconds" in c else arrays["fold_fit_seconds"]
+    return CrossValResult(
+        y_true=arrays["y_true"], y_pred=arrays["y_pred"], proba=arrays["proba"],
+        fold=arrays["fold"], classes=cv_classes, algorithm_id=str(c["algorithm_id"]),
+        settings=dict(c["settings"]), calibration=str(c["calibration"]), folds=int(c["folds"]),
+        seed=int(c["seed"]), fit_seconds=float(c["fit_seconds"]),
+        fold_fit_seconds=tuple(float(s) for s in seconds),
+        warnings=tuple(c["warnings"]), feature_names=tuple(c["feature_names"]),
+        fold_method=str(c["fold_method"]), provenance=dict(c["provenance"]),
+        missing_policy=str(c["missing_policy"]),
+        preset=str(c.get("preset", "papers")))  # projects written before presets: papers
+
+
 def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
     cv = model.cv
+    fields = crossval_fields(cv)
+    arrays = crossval_arrays(cv)
+    arrays["fold_fit_seconds"] = np.asarray(fields.pop("fold_fit_seconds"), dtype=float)
     meta = {
         "model_id": model.model_id, "algorithm_id": model.algorithm_id,
         "settings": dict(model.settings), "folds": model.folds, "seed": model.seed,
-        "key": model.key,
-        "cv": {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
-               "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
-               "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
-               "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
-               "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy,
-               "preset": cv.preset},
+        "key": model.key, "cv": fields,
     }
-    arrays = {"y_true": np.asarray(cv.y_true), "y_pred": np.asarray(cv.y_pred),
-              "proba": np.asarray(cv.proba, dtype=float), "fold": np.asarray(cv.fold),
-              "fold_fit_seconds": np.asarray(cv.fold_fit_seconds, dtype=float)}
     perm = model.permutation
     if perm is not None:
         meta["permutation"] = {"algorithm_id": perm.algorithm_id,
@@ -340,30 +380,16 @@ def _load_json(members: Mapping[str, bytes], name: str) -> Any:
 
 def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequence) -> ProjectModel:
     from cx_app.estimate.model_file import load_model
-    from cx_app.models.crossval import CrossValResult
     from cx_app.models.drivers import PermutationImportance
 
     meta = _load_json(members, f"{stem}.json")
     with np.load(io.BytesIO(members[f"{stem}.npz"]), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    c = meta["cv"]
-    cv_classes = tuple(c["classes"])
-    if list(cv_classes) != list(classes):
-        raise ValueError(f"{stem}: its classes {list(cv_classes)} are not the schema's "
+    cv_classes = list(meta["cv"]["classes"])
+    if cv_classes != list(classes):
+        raise ValueError(f"{stem}: its classes {cv_classes} are not the schema's "
                          f"{list(classes)}")
-    n, k = len(arrays["y_true"]), len(cv_classes)
-    if arrays["proba"].shape != (n, k) or len(arrays["y_pred"]) != n or len(arrays["fold"]) != n:
-        raise ValueError(f"{stem}: its arrays do not fit together")
-    cv = CrossValResult(
-        y_true=arrays["y_true"], y_pred=arrays["y_pred"], proba=arrays["proba"],
-        fold=arrays["fold"], classes=cv_classes, algorithm_id=str(c["algorithm_id"]),
-        settings=dict(c["settings"]), calibration=str(c["calibration"]), folds=int(c["folds"]),
-        seed=int(c["seed"]), fit_seconds=float(c["fit_seconds"]),
-        fold_fit_seconds=tuple(float(s) for s in arrays["fold_fit_seconds"]),
-        warnings=tuple(c["warnings"]), feature_names=tuple(c["feature_names"]),
-        fold_method=str(c["fold_method"]), provenance=dict(c["provenance"]),
-        missing_policy=str(c["missing_policy"]),
-        preset=str(c.get("preset", "papers")))  # projects written before presets: papers
+    cv = crossval_from(meta["cv"], arrays, where=stem)
     permutation = None
     if "permutation" in meta:
         p = meta["permutation"]
@@ -371,14 +397,15 @@ def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequenc
             algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
             per_fold=arrays["permutation_per_fold"], scoring=str(p["scoring"]),
             n_repeats=int(p["n_repeats"]))
-    final = None
+    final = final_bytes = None
     if f"{stem}.skops" in members:
-        final = load_model(members[f"{stem}.skops"], name=f"{label}: {stem}.skops")
+        final_bytes = members[f"{stem}.skops"]  # kept as is: its SHA-256 stays the file's
+        final = load_model(final_bytes, name=f"{label}: {stem}.skops")
     return ProjectModel(model_id=plain_text(str(meta["model_id"])),  # text as data
                         algorithm_id=str(meta["algorithm_id"]),
                         settings=dict(meta["settings"]), folds=int(meta["folds"]),
                         seed=int(meta["seed"]), key=str(meta["key"]), cv=cv,
-                        permutation=permutation, final=final)
+                        permutation=permutation, final=final, final_bytes=final_bytes)
 
 
 def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = None) -> Project:

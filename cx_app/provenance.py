@@ -1,10 +1,12 @@
 """Which software, data and settings produced a number: the provenance block recorded with
-results, estimates, models, project files and reports (:func:`provenance_block`)."""
+results, estimates, models, project files and reports (:func:`provenance_block`), and the
+content keys of a survey as analysed and of one training (:func:`survey_key`, :func:`training_key`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import platform
 from collections.abc import Mapping
 from functools import cache
@@ -52,6 +54,28 @@ def sha256_hex(data: bytes | str) -> str:
     'e3b0c44298fc1c14'
     """
     return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def digest(payload: object) -> str:
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def survey_key(sha256: str, sheet: str | None, schema_yaml: str, filename: str | None = None) -> str:
+    """A short key for one survey as analysed: file content, sheet, schema and file name.
+
+    The file name is part of the key because results derived from the survey carry it (a final
+    model records the file it was trained on): a user who uploads the same bytes under another
+    name must not see the first user's file name."""
+    return digest({"sha256": sha256, "sheet": sheet, "schema": schema_yaml,
+                    "filename": filename})
+
+
+def training_key(data_key: str, algorithm_id: str, settings: Mapping[str, Any], folds: int,
+                 seed: int) -> str:
+    """The content key of one cross-validation run."""
+    return digest({"data": data_key, "algorithm": algorithm_id, "settings": dict(settings),
+                    "folds": folds, "seed": seed})
 
 
 def utc_timestamp() -> str:

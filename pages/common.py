@@ -24,10 +24,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from cx_app.app.file_memory import AnalysisShelf, MappingMemory
 from cx_app.app.recovery import RecoveryStore, Snapshot
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.app.training import TrainingJob
-from cx_app.app.workspace import AnalysisShelf, MappingMemory
 from cx_app.errors import CxAppError
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
-from cx_app.app.workspace import mapping_file_key
+from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
 from cx_app.survey.schema import SurveySchema, schema_from_yaml_text

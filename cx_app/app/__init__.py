@@ -5,7 +5,7 @@ their derived, memoised views; a grouping change never retrains), ``CrossValidat
 cross-validated model of the session), ``train_lean``, and the process-wide bounded
 ``ResultStore`` with its content keys (``survey_key``, ``training_key``) and ``cache_limits``
 in :mod:`~cx_app.app.store` (re-exported by ``session``); :mod:`~cx_app.app.views` builds the
-tables the pages show (leaderboard, metric tables); :mod:`~cx_app.app.workspace` keeps, per
+tables the pages show (leaderboard, metric tables); :mod:`~cx_app.app.file_memory` keeps, per
 session, each file's mapping edits (``MappingMemory``) and analyses (``AnalysisShelf``);
 :mod:`~cx_app.app.training` trains in the background (``TrainingJob``, cancellable between
 folds, ``TrainingCancelled``).

@@ -14,41 +14,19 @@ results), ``CX_APP_CACHE_TTL_MINUTES`` (60: also the TTL of the app's Streamlit 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import pickle
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cx_app.provenance import digest, survey_key, training_key
+
 __all__ = ["CacheLimits", "ResultStore", "approximate_nbytes", "cache_limits", "digest",
            "survey_key", "training_key"]
-
-
-def digest(payload: object) -> str:
-    text = json.dumps(payload, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def survey_key(sha256: str, sheet: str | None, schema_yaml: str, filename: str | None = None) -> str:
-    """A short key for one survey as analysed: file content, sheet, schema and file name.
-
-    The file name is part of the key because results derived from the survey carry it (a final
-    model records the file it was trained on): a user who uploads the same bytes under another
-    name must not see the first user's file name."""
-    return digest({"sha256": sha256, "sheet": sheet, "schema": schema_yaml,
-                    "filename": filename})
-
-
-def training_key(data_key: str, algorithm_id: str, settings: Mapping[str, Any], folds: int,
-                 seed: int) -> str:
-    """The content key of one cross-validation run."""
-    return digest({"data": data_key, "algorithm": algorithm_id, "settings": dict(settings),
-                    "folds": folds, "seed": seed})
 
 
 @dataclass(frozen=True)

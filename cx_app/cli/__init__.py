@@ -15,7 +15,8 @@ import sys
 from cx_app import __version__
 from cx_app.errors import CxAppError
 
-SUBCOMMANDS = ("validate", "nps", "reduce", "evaluate", "train", "estimate", "report", "app")
+SUBCOMMANDS = ("validate", "nps", "reduce", "evaluate", "train", "estimate", "report", "program",
+               "app")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

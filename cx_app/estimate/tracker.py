@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.data import SurveyData
 
-__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave", "split_waves",
-           "track_waves", "tracker_document", "tracker_frame"]
+__all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave",
+           "segment_estimates", "split_waves", "track_waves", "tracker_document",
+           "tracker_frame"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
@@ -103,9 +104,11 @@ class TrackedWave:
         return out
 
 
-def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
-              by: str, thresholds: AlertThresholds | None = None,
-              ) -> tuple[SegmentEstimate, ...]:
+def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
+                      by: str, thresholds: AlertThresholds | None = None,
+                      ) -> tuple[SegmentEstimate, ...]:
+    """The estimate of each value of the segment ``by`` of a wave already estimated
+    (``estimate``, of ``survey`` by ``model``): what :func:`track_waves` adds with ``by``."""
     from cx_app.estimate.alerts import estimate_alerts, model_bands
     from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
 
@@ -190,7 +193,7 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
 def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None,
                 thresholds: AlertThresholds | None = None) -> TrackedWave:
     estimate = estimate_wave(model, survey, thresholds=thresholds)
-    segments = () if by is None else _segments(model, survey, estimate, by, thresholds)
+    segments = () if by is None else segment_estimates(model, survey, estimate, by, thresholds)
     return TrackedWave(survey.source.filename, estimate, by, segments)
 
 

@@ -1,0 +1,201 @@
+"""``cx-app program ...``: CX programs kept in the workspace database, for monthly automation.
+
+``create NAME FILE [mapping flags] --algorithm A`` trains the program's model on its reference
+survey; ``add-wave NAME FILE...`` estimates and stores each wave (the same file twice is one
+wave); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
+``respondents``, ``estimated_nps`` {``value``, ``ci95``} and ``segments``); ``report NAME --out
+DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves); ``list``;
+``export NAME FILE.cxproj`` and ``import FILE.cxproj``. The database: ``--db URL``, else
+``CX_APP_DATABASE_URL``, else the user's SQLite file (``docs/workspace.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cx_app.cli._common import add_survey_arguments, schema_from_args
+
+
+def _add_db(parser: argparse.ArgumentParser) -> None:
+    from cx_app.workspace.database import ENV_URL, default_database_path
+
+    parser.add_argument("--db", metavar="URL",
+                        help=f"workspace database URL (default: ${ENV_URL}, else "
+                             f"sqlite:///{default_database_path()})")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+    from cx_app.models.algorithms import ALGORITHMS, PRESETS
+
+    p = sub.add_parser("program", help="CX programs in the workspace database: reference "
+                                       "survey, model, waves, tracker and reports")
+    commands = p.add_subparsers(dest="program_command", required=True, metavar="ACTION")
+
+    c = commands.add_parser("create", help="a new program: its reference survey and model")
+    c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
+    add_survey_arguments(c)
+    c.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
+                   help=f"algorithm id: {', '.join(ALGORITHMS)}")
+    c.add_argument("--preset", choices=PRESETS, default=None,
+                   help="fast or papers (default: the algorithm's default preset)")
+    c.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
+                   help="probability calibration (default auto: smallest held-out ALP gap)")
+    c.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
+    c.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    c.add_argument("--keep-survey", action="store_true",
+                   help="store the survey file itself in the workspace (default: only its "
+                        "name, sheet and SHA-256; respondent data stays out)")
+    c.set_defaults(func=_create)
+
+    a = commands.add_parser("add-wave", help="estimate and store new waves (the same file "
+                                             "twice is one wave)")
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("files", metavar="FILE", nargs="+", help="wave files (.xlsx, .csv, ...)")
+    a.add_argument("--label", help="the wave's label (one file; default: its wave column, "
+                                   "else a wave or date in its file name)")
+    a.add_argument("--sheet", metavar="NAME", help="sheet name or number (default: the first "
+                                                   "sheet matching the program's mapping)")
+    a.set_defaults(func=_add_wave)
+
+    r = commands.add_parser("remove-wave", help="remove a wave and its estimates")
+    r.add_argument("name", metavar="NAME")
+    r.add_argument("label", metavar="LABEL")
+    r.add_argument("--sha256", help="the wave file's SHA-256 (or its start), when two files "
+                                    "carry the same label")
+    r.set_defaults(func=_remove_wave)
+
+    s = commands.add_parser("show", help="the program's waves in wave order with their "
+                                         "estimated (and realized) net scores by segment")
+    s.add_argument("name", metavar="NAME")
+    s.add_argument("--model", help="the model whose estimates to show (default: the first)")
+    s.add_argument("--json", action="store_true", help="print the program as JSON")
+    s.set_defaults(func=_show)
+
+    rep = commands.add_parser("report", help="report.xlsx and report.html of the program, "
+                                             "with the tracker over all waves")
+    rep.add_argument("name", metavar="NAME")
+    rep.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    rep.set_defaults(func=_report)
+
+    ls = commands.add_parser("list", help="the programs of the workspace")
+    ls.set_defaults(func=_list)
+
+    e = commands.add_parser("export", help="write one program as a project file (.cxproj)")
+    e.add_argument("name", metavar="NAME")
+    e.add_argument("out", metavar="FILE.cxproj")
+    e.set_defaults(func=_export)
+
+    i = commands.add_parser("import", help="add the program of a project file (.cxproj)")
+    i.add_argument("file", metavar="FILE.cxproj")
+    i.add_argument("--name", help="the program's name (default: the exported one)")
+    i.set_defaults(func=_import)
+
+    for parser in (c, a, r, s, rep, ls, e, i):
+        _add_db(parser)
+
+
+def _workspace(args: argparse.Namespace):
+    from cx_app.workspace.programs import Workspace
+
+    return Workspace.open(args.db)
+
+
+def _ci(ci: list[float]) -> str:
+    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
+def _create(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        view = ws.create_program(
+            args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
+            algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
+            folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
+            missing_policy=args.missing_policy)
+        model = view.models[0]
+        print(f"created program {view.name} in {ws.database.shown_url}: "
+              f"{view.survey.describe()}, model {model.model_id} (calibration "
+              f"{model.calibration}) trained on {model.training_n:,} respondents")
+    return 0
+
+
+def _add_wave(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        for added in ws.add_waves(args.name, args.files, label=args.label, sheet=args.sheet):
+            print(added.describe())
+    return 0
+
+
+def _remove_wave(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        ws.remove_wave(args.name, args.label, sha256=args.sha256)
+        print(f"removed wave {args.label} from {args.name}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        view = ws.show(args.name, model=args.model)
+    if args.json:
+        print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
+        return 0
+    models = ", ".join(m.model_id for m in view.models)
+    print(f"program {view.name}: {view.survey.describe()}; models {models}; "
+          f"{len(view.waves)} wave(s)")
+    for wave in view.waves:
+        est, real = wave.estimated_nps, wave.realized_nps
+        line = (f"{wave.label}: {wave.respondents:,} respondents, estimated NPS "
+                f"{est.value:+.1f} {_ci(est.ci95)}")
+        if real is not None:
+            line += f"; realized {real.value:+.1f}"
+        print(line + f"  ({wave.filename})")
+        for by, values in wave.segments.items():
+            for value, figure in values.items():
+                seg = figure.estimated_nps
+                shown = "—" if seg is None else f"{seg.value:+.1f} {_ci(seg.ci95)}"
+                print(f"    {by} {value}: {figure.respondents:,} respondents, {shown}"
+                      + (f" ({figure.note})" if figure.note else ""))
+    for wave in view.waves:
+        for warning in wave.estimate.warnings:
+            print(f"warning: {wave.label}: {warning}", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from cx_app.workspace.reporting import write_program_reports
+
+    with _workspace(args) as ws:
+        for path in write_program_reports(ws, args.name, args.out).values():
+            print(f"wrote {path}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        programs = ws.list_programs()
+        if not programs:
+            print(f"no program in {ws.database.shown_url} yet (cx-app program create)")
+    for p in programs:
+        print(f"{p.name}: {p.survey.describe()}; models {', '.join(p.models)}; "
+              f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from cx_app.workspace.transfer import export_program
+
+    with _workspace(args) as ws:
+        export_program(ws, args.name, args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from cx_app.workspace.transfer import import_program
+
+    with _workspace(args) as ws:
+        name = import_program(ws, args.file, name=args.name)
+        print(f"imported program {name} into {ws.database.shown_url}")
+    return 0

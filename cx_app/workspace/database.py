@@ -1,0 +1,261 @@
+"""Opening the workspace database: its URL, the engine, sessions with retries, migrations.
+
+The URL is the one given (``--db URL``), else ``CX_APP_DATABASE_URL``, else a SQLite file in the
+user's data directory (``$XDG_DATA_HOME/cx-app/workspace.db``, by default
+``~/.local/share/cx-app/workspace.db``). Any SQLAlchemy URL works; PostgreSQL needs the
+``psycopg`` driver (``pip install 'cx-app[postgresql]'``; ``postgresql://`` uses it).
+
+SQLite is made fit for several processes at once: write-ahead logging (readers never wait for
+the writer), a busy timeout, foreign keys on, and every write transaction opened with ``BEGIN
+IMMEDIATE`` (it waits for the write lock up front instead of failing half-way when another
+process wrote in between). A transaction that still meets "database is locked" is run again
+from the start, with a growing pause, for up to :data:`RETRY_SECONDS`.
+
+Schema migrations (Alembic, ``cx_app/workspace/migrations``) run when a database is opened
+(:func:`open_database`, ``migrate=True``): a new database gets the whole schema, an older one
+is upgraded to the newest revision, under the write lock (SQLite) or an advisory lock
+(PostgreSQL) so that two processes opening it at once do not both migrate.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.orm import Session
+
+from cx_app.errors import WorkspaceError
+
+__all__ = ["ENV_URL", "RETRY_SECONDS", "Database", "current_revision", "database_url",
+           "default_database_path", "head_revision", "migrate", "open_database"]
+
+ENV_URL = "CX_APP_DATABASE_URL"
+BUSY_TIMEOUT_MS = 30_000
+"""How long SQLite itself waits for a lock before it answers "database is locked"."""
+RETRY_SECONDS = 60.0
+"""How long a transaction that met "database is locked" is retried before giving up."""
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_PG_MIGRATION_LOCK = 0x6378_6170_7077  # an arbitrary, fixed advisory-lock key ("cxappw")
+
+T = TypeVar("T")
+
+
+def default_database_path() -> Path:
+    """``$XDG_DATA_HOME/cx-app/workspace.db`` (``~/.local/share`` when it is not set)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cx-app" / "workspace.db"
+
+
+def database_url(url: str | None = None) -> str:
+    """The workspace URL: ``url``, else ``$CX_APP_DATABASE_URL``, else the default SQLite
+    file (:func:`default_database_path`)."""
+    chosen = url or os.environ.get(ENV_URL)
+    return chosen if chosen else f"sqlite:///{default_database_path()}"
+
+
+def _shown(url: str) -> str:
+    """The URL as it may be printed: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(not a database URL)"
+
+
+def _is_locked(exc: BaseException) -> bool:
+    message = str(getattr(exc, "orig", exc)).lower()
+    return isinstance(exc, OperationalError) and ("database is locked" in message
+                                                  or "database table is locked" in message
+                                                  or "database is busy" in message)
+
+
+@dataclass(frozen=True, eq=False)
+class Database:
+    """An opened workspace database: ``read`` and ``write`` run a unit of work in one
+    transaction, retried while SQLite says the database is locked."""
+
+    url: str
+    engine: Engine
+    writer: Engine
+    """The same engine whose transactions take the write lock first (SQLite)."""
+
+    @property
+    def shown_url(self) -> str:
+        return _shown(self.url)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def read(self, work: Callable[[Session], T]) -> T:
+        """``work(session)`` in a read transaction; its return value."""
+        return self._run(self.engine, work)
+
+    def write(self, work: Callable[[Session], T]) -> T:
+        """``work(session)`` in a write transaction, committed when it returns; run again
+        from the start while the database is locked (at most :data:`RETRY_SECONDS`)."""
+        return self._run(self.writer, work)
+
+    def _run(self, engine: Engine, work: Callable[[Session], T]) -> T:
+        def once() -> T:
+            with Session(engine, expire_on_commit=False) as session, session.begin():
+                return work(session)
+
+        return _with_retries(self.shown_url, once)
+
+    def dispose(self) -> None:
+        """Close every pooled connection (a test or a process that is done)."""
+        self.engine.dispose()
+
+
+def _first_line(exc: BaseException) -> str:
+    text_ = str(getattr(exc, "orig", None) or exc).strip()
+    return text_.splitlines()[0] if text_ else type(exc).__name__
+
+
+def _with_retries(shown_url: str, work: Callable[[], T]) -> T:
+    """``work()``, run again from the start while the database is locked (a growing pause,
+    at most :data:`RETRY_SECONDS` in all); any other database failure is one sentence."""
+    deadline = time.monotonic() + RETRY_SECONDS
+    pause = 0.05
+    while True:
+        try:
+            return work()
+        except OperationalError as exc:
+            if not _is_locked(exc):
+                raise WorkspaceError(f"the workspace database {shown_url} failed: "
+                                     f"{_first_line(exc)}") from None
+            if time.monotonic() > deadline:
+                raise WorkspaceError(
+                    f"the workspace database {shown_url} stayed locked by another process for "
+                    f"{RETRY_SECONDS:.0f} s; try again when it has finished") from None
+        time.sleep(pause * (1 + random.random()))
+        pause = min(pause * 2, 1.0)
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get("cx_app_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise WorkspaceError(f"{url!r} is not a database URL (e.g. sqlite:///path/workspace.db "
+                             "or postgresql://user@host/db)") from None
+    sqlite = parsed.get_backend_name() == "sqlite"
+    if sqlite and parsed.database and parsed.database != ":memory:":
+        try:
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot create the folder of the workspace database "
+                                 f"{parsed.database}: {exc.strerror or exc}") from None
+    try:
+        engine = create_engine(parsed, pool_pre_ping=not sqlite)
+    except (NoSuchModuleError, ModuleNotFoundError) as exc:
+        extra = (" (pip install 'cx-app[postgresql]')"
+                 if parsed.get_backend_name() == "postgresql" else "")
+        raise WorkspaceError(f"the workspace URL {_shown(url)} needs a database driver that is "
+                             f"not installed{extra}: {exc}") from None
+    if sqlite:
+        _sqlite_setup(engine)
+    return engine
+
+
+def _alembic_config(connection: Connection | None = None) -> Any:
+    """Alembic's configuration without an ``alembic.ini``: the shipped scripts, and the
+    connection the migrations run on (``env.py`` takes it from ``attributes``)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS).replace("%", "%%"))
+    config.attributes["connection"] = connection
+    return config
+
+
+@cache
+def _scripts() -> Any:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config())
+
+
+def head_revision() -> str:
+    """The newest schema revision shipped with this cx-app."""
+    return str(_scripts().get_current_head())
+
+
+def current_revision(database: Database) -> str | None:
+    """The schema revision the database is at (None: an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with database.engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def migrate(database: Database, revision: str = "head") -> None:
+    """Upgrade the database's schema to ``revision`` (Alembic, programmatically: no
+    ``alembic.ini``), under a lock so that concurrent openers migrate once."""
+    from alembic import command
+    from alembic.util import CommandError
+
+    current = current_revision(database)
+    known = {script.revision for script in _scripts().walk_revisions()}
+    if current is not None and current not in known:
+        raise WorkspaceError(
+            f"the workspace database {database.shown_url} was written by a newer cx-app (schema "
+            f"revision {current}); update cx-app to open it.")
+    if current is not None and current == (head_revision() if revision == "head" else revision):
+        return  # nothing to do: no write lock taken
+
+    def upgrade() -> None:
+        with database.writer.begin() as connection:
+            if database.dialect == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
+                                   {"key": _PG_MIGRATION_LOCK})
+            command.upgrade(_alembic_config(connection), revision)
+
+    try:
+        _with_retries(database.shown_url, upgrade)
+    except CommandError as exc:
+        raise WorkspaceError(f"cannot migrate the workspace database {database.shown_url}: "
+                             f"{exc}") from None
+
+
+def open_database(url: str | None = None, *, migrate_schema: bool = True) -> Database:
+    """Open the workspace at ``url`` (:func:`database_url`), upgrading its schema to the
+    newest revision unless ``migrate_schema=False``; :class:`WorkspaceError` (one sentence)
+    when it cannot be reached."""
+    chosen = database_url(url)
+    engine = _engine(chosen)
+    database = Database(chosen, engine, engine.execution_options(cx_app_write=True))
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except DBAPIError as exc:
+        engine.dispose()
+        raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
+                             f"{_first_line(exc)}") from None
+    if migrate_schema:
+        migrate(database)
+    return database

@@ -1,0 +1,2 @@
+"""The workspace's schema migrations (Alembic): ``env.py`` and one script per revision in
+``versions/``, run by :func:`cx_app.workspace.database.migrate` (no ``alembic.ini``)."""

@@ -1,0 +1,1 @@
+"""One Alembic script per schema revision of the workspace (``NNNN_what.py``)."""

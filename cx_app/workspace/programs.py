@@ -1,0 +1,376 @@
+"""Programs in the workspace: create one from a reference survey, add and remove waves, show it.
+
+:class:`Workspace` is the API the CLI (and later the app) calls; it returns the library's typed
+documents (:class:`cx_app.estimate.model_file.TrainedModel`, the views of
+:mod:`cx_app.workspace.views` built on :class:`cx_app.estimate.document.WaveEstimateDocument`),
+never database rows.
+
+- :meth:`Workspace.create_program` reads the reference survey with its mapping, trains the
+  model with the library's training path (:func:`cx_app.estimate.training.train_model`), builds
+  the results document (:func:`cx_app.models.analysis.finish_evaluation`) and stores the model
+  file, its cross-validation arrays, the mapping and the survey's SHA-256 (its bytes only when
+  the analyst allows).
+- :meth:`Workspace.add_waves` is content-addressed: a file whose SHA-256 the program has
+  already is one wave, reported as such, not read again. A file whose wave column holds several
+  waves gives one wave per value. Each wave is estimated by every model of the program
+  (:func:`cx_app.estimate.new_wave.estimate_wave`) and by every segment of the mapping
+  (:func:`cx_app.estimate.tracker.segment_estimates`), and stored at once.
+- Waves are labelled by :mod:`cx_app.workspace.labels` and shown in wave order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload, undefer
+
+from cx_app.errors import WorkspaceError
+from cx_app.workspace.database import Database, open_database
+from cx_app.workspace.labels import wave_label, wave_order_key
+from cx_app.workspace.records import (
+    as_utc,
+    estimate_row,
+    model_file,
+    model_rows,
+    model_summary,
+    survey_identity,
+    wave_view,
+)
+from cx_app.workspace.tables import Estimate, Model, Program, Report, Wave
+from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView
+
+if TYPE_CHECKING:
+    from cx_app.estimate.model_file import TrainedModel
+    from cx_app.models.results import Results
+    from cx_app.survey.data import SurveyData
+    from cx_app.survey.schema import SurveySchema
+
+__all__ = ["Workspace", "segment_names"]
+
+NAME_LENGTH = TEXT_LENGTH = 200
+"""The longest program name, wave label and wave part the tables hold (longer labels are cut)."""
+FILE_LENGTH = 500
+"""The longest file and sheet name the tables hold (longer ones are cut)."""
+NOT_SEGMENTED = ("wave", "date")
+"""Segment roles that are not estimated by segment (one value per wave, or one per day)."""
+
+
+def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
+    """The segments each wave is estimated by: the mapping's segments present in the wave,
+    except its wave and date columns."""
+    return [s.name for s in schema.segments
+            if s.role not in NOT_SEGMENTED and s.name in survey.model_frame.columns]
+
+
+def _cut(text: str | None, length: int) -> str | None:
+    return None if text is None else text[:length]
+
+
+def _read(source: Any, filename: str | None) -> tuple[bytes, str]:
+    from cx_app.survey.limits import limits_from_env
+    from cx_app.survey.reading import read_source
+
+    return read_source(source, filename, limits_from_env())
+
+
+class Workspace:
+    """A workspace database (:func:`cx_app.workspace.database.open_database`) and its programs."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Workspace:
+        """The workspace at ``url`` (else ``CX_APP_DATABASE_URL``, else the user's SQLite
+        file), its schema upgraded to this cx-app's."""
+        return cls(open_database(url))
+
+    def close(self) -> None:
+        self.database.dispose()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ finding programs
+
+    def _program(self, session: Session, name: str) -> Program:
+        program = session.scalar(select(Program).where(Program.name == name))
+        if program is None:
+            names = session.scalars(select(Program.name).order_by(Program.name).limit(11)).all()
+            known = (f"its programs are {', '.join(names[:10])}" + (", ..." if len(names) > 10
+                                                                     else "")
+                     if names else "it holds no program yet (cx-app program create)")
+            raise WorkspaceError(f"no program named {name!r} in the workspace "
+                                 f"{self.database.shown_url}: {known}.")
+        return program
+
+    def list_programs(self) -> list[ProgramSummary]:
+        """Every program, by name."""
+
+        def work(session: Session) -> list[ProgramSummary]:
+            counts = dict(session.execute(select(Wave.program_id, func.count(Wave.id))
+                                          .group_by(Wave.program_id)).all())
+            programs = session.scalars(select(Program).options(selectinload(Program.models))
+                                       .order_by(Program.name)).all()
+            return [ProgramSummary(p.name, as_utc(p.created),
+                                   tuple(m.model_id for m in p.models), counts.get(p.id, 0),
+                                   survey_identity(p)) for p in programs]
+
+        return self.database.read(work)
+
+    # ------------------------------------------------------------------ creating
+
+    def create_program(self, name: str, source: Any, *, schema: SurveySchema | None = None,
+                       sheet: str | int | None = None, filename: str | None = None,
+                       algorithm: str = "lr", preset: str | None = None,
+                       calibration: str = "auto", folds: int = 10, seed: int = 0,
+                       keep_survey: bool = False, missing_policy: str | None = None
+                       ) -> ProgramView:
+        """A new program ``name`` from its reference survey ``source`` (a path or bytes;
+        ``schema``: the mapping, None to infer it) and a model of ``algorithm`` trained on it.
+        ``keep_survey``: store the survey file itself (default: its SHA-256, name and sheet
+        only). :class:`WorkspaceError` if the name is taken."""
+        from cx_app.engine.grouping import resolve_plan
+        from cx_app.estimate.model_file import model_bytes
+        from cx_app.estimate.training import train_model
+        from cx_app.models.algorithms import preset_label
+        from cx_app.models.analysis import finish_evaluation
+        from cx_app.models.evaluation import evaluate_result
+        from cx_app.safe_text import plain_text
+        from cx_app.survey.importing import load_survey
+
+        name = plain_text(name).strip()
+        if not name or len(name) > NAME_LENGTH:
+            raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
+                                 "(e.g. 'bank-nps')")
+        self._refuse_taken(name)
+        data, shown = _read(source, filename)
+        survey = load_survey(data, schema=schema, sheet=sheet, filename=shown,
+                             missing_policy=missing_policy)
+        outcome = train_model(survey, algorithm, calibration=calibration, folds=folds,
+                              seed=seed, preset=preset)
+        model, cv = outcome.model, outcome.cv
+        plan = resolve_plan(survey.schema.plan_spec, survey.classes)
+        model_id = preset_label(model.algorithm_id, model.preset)
+        results = finish_evaluation(survey, {model_id: evaluate_result(cv, plan)}, plan, None,
+                                    seed=seed, calibration=model.calibration)
+        skops = model_bytes(model)
+        settings = {"algorithm": algorithm, "preset": model.preset, "calibration": calibration,
+                    "folds": folds, "seed": seed}
+
+        def work(session: Session) -> None:
+            session.add(Program(
+                name=name, schema_yaml=survey.schema.to_yaml(),
+                plan=survey.schema.plan_spec.model_dump(mode="json"), settings=settings,
+                survey_filename=_cut(survey.source.filename, FILE_LENGTH),
+                survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
+                survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
+                results_json=results.to_json(),
+                models=[model_rows(model, cv, model_id=model_id, skops=skops)]))
+
+        self._write_new_program(name, work)
+        return self.show(name)
+
+    def _refuse_taken(self, name: str) -> None:
+        taken = self.database.read(
+            lambda s: s.scalar(select(Program.id).where(Program.name == name)))
+        if taken is not None:
+            raise WorkspaceError(f"the workspace {self.database.shown_url} already has a program "
+                                 f"named {name!r}: choose another name, or add waves to it "
+                                 "(cx-app program add-wave).")
+
+    def _write_new_program(self, name: str, work: Any) -> None:
+        try:
+            self.database.write(work)
+        except IntegrityError:  # created by another process in the meantime
+            self._refuse_taken(name)
+            raise
+
+    # ------------------------------------------------------------------ waves
+
+    def add_waves(self, name: str, sources: Sequence[Any], *, label: str | None = None,
+                  sheet: str | int | None = None) -> list[AddedWave]:
+        """Add each file of ``sources`` (paths, or ``(bytes, file name)`` pairs) as a wave of
+        the program ``name``; ``label``: the wave's label (one file of one wave only)."""
+        if label is not None and len(sources) > 1:
+            raise WorkspaceError("a label names one wave: give one file with --label, or let "
+                                 "each file's wave column or name label it")
+        models = self._models(name)
+        added: list[AddedWave] = []
+        for source in sources:
+            data, filename = (_read(*source) if isinstance(source, tuple)
+                              else _read(source, None))
+            added.extend(self._add_file(name, models, data, filename, label, sheet))
+        return added
+
+    def add_wave(self, name: str, source: Any, *, filename: str | None = None,
+                 label: str | None = None, sheet: str | int | None = None) -> list[AddedWave]:
+        """Add one wave file (a path, or its bytes with ``filename``) to the program ``name``:
+        :meth:`add_waves` of one file (a file of several waves gives several)."""
+        item = (source, filename) if isinstance(source, bytes | bytearray) else source
+        return self.add_waves(name, [item], label=label, sheet=sheet)
+
+    def _models(self, name: str) -> list[tuple[int, str, TrainedModel]]:
+        def work(session: Session) -> list[tuple[int, str, Model]]:
+            program = self._program(session, name)
+            rows = session.scalars(select(Model).options(undefer(Model.skops))
+                                   .where(Model.program_id == program.id)
+                                   .order_by(Model.id)).all()
+            return [(row.id, row.model_id, row) for row in rows]
+
+        return [(row_id, model_id, model_file(row, name))
+                for row_id, model_id, row in self.database.read(work)]
+
+    def _existing(self, name: str, sha256: str) -> list[AddedWave]:
+        def work(session: Session) -> list[AddedWave]:
+            program = self._program(session, name)
+            waves = session.scalars(select(Wave).where(Wave.program_id == program.id,
+                                                       Wave.file_sha256 == sha256)).all()
+            return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
+                              "already") for w in waves]
+
+        return self.database.read(work)
+
+    def _add_file(self, name: str, models: list[tuple[int, str, TrainedModel]], data: bytes,
+                  filename: str, label: str | None, sheet: str | int | None
+                  ) -> list[AddedWave]:
+        from cx_app.estimate.new_wave import estimate_wave
+        from cx_app.estimate.tracker import segment_estimates, split_waves
+        from cx_app.provenance import sha256_hex
+        from cx_app.survey.importing import load_survey
+
+        sha256 = sha256_hex(data)
+        existing = self._existing(name, sha256)
+        if existing:
+            return existing
+        schema = models[0][2].schema
+        survey = load_survey(data, schema=schema, sheet=sheet, filename=filename,
+                             require_target=False, scoring=True, require_attributes=False)
+        parts = split_waves(survey)
+        if label is not None and len(parts) > 1:
+            raise WorkspaceError(f"{filename} holds {len(parts)} waves in its wave column, "
+                                 "which label them: leave out the label")
+        waves = []
+        for part in parts:
+            part_key = "" if len(parts) == 1 else part.source.filename.split(" · ", 1)[1]
+            named = wave_label(part, filename=filename, given=label)
+            rows = []
+            for row_id, _model_id, model in models:
+                estimate = estimate_wave(model, part)
+                segments = {by: segment_estimates(model, part, estimate, by)
+                            for by in segment_names(schema, part)}
+                rows.append(estimate_row(row_id, estimate, segments))
+            waves.append(Wave(file_sha256=sha256, part=part_key[:TEXT_LENGTH],
+                              filename=filename[:FILE_LENGTH],
+                              sheet=_cut(survey.source.sheet, FILE_LENGTH),
+                              label=named.label[:TEXT_LENGTH], wave_date=named.date,
+                              respondents=estimate.n, estimates=rows))
+
+        def work(session: Session) -> list[AddedWave]:
+            program = self._program(session, name)
+            if session.scalar(select(Wave.id).where(Wave.program_id == program.id,
+                                                    Wave.file_sha256 == sha256).limit(1)):
+                return []  # added by another process meanwhile
+            for wave in waves:
+                wave.program_id = program.id
+                session.add(wave)
+            return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
+                              "added") for w in waves]
+
+        try:
+            added = self.database.write(work)
+        except IntegrityError:  # the same file, added by another process at the same moment
+            added = []
+        return added or self._existing(name, sha256)
+
+    def remove_wave(self, name: str, label: str, *, sha256: str | None = None) -> int:
+        """Remove the wave labelled ``label`` (with ``sha256``: the one of that file, when two
+        files carry the same label) and its estimates; the number of waves removed."""
+
+        def work(session: Session) -> int:
+            program = self._program(session, name)
+            where = [Wave.program_id == program.id, Wave.label == label]
+            if sha256:
+                where.append(Wave.file_sha256.startswith(sha256.lower()))
+            found = session.execute(select(Wave.id, Wave.filename).where(*where)).all()
+            if not found:
+                raise WorkspaceError(f"the program {name!r} has no wave labelled {label!r}.")
+            if len(found) > 1:
+                files = ", ".join(sorted({str(f) for _, f in found}))
+                raise WorkspaceError(f"the program {name!r} has {len(found)} waves labelled "
+                                     f"{label!r} ({files}): name the file's SHA-256 too.")
+            session.execute(delete(Wave).where(Wave.id.in_([i for i, _ in found])))
+            return len(found)
+
+        return self.database.write(work)
+
+    # ------------------------------------------------------------------ reading
+
+    def show(self, name: str, *, model: str | None = None) -> ProgramView:
+        """The program ``name`` with its waves in wave order, each estimated by ``model`` (a
+        model id of the program; default its first model)."""
+
+        def work(session: Session) -> ProgramView:
+            program = self._program(session, name)
+            rows = session.scalars(select(Model).where(Model.program_id == program.id)
+                                   .order_by(Model.id)).all()
+            chosen = rows[0] if model is None else next(
+                (r for r in rows if r.model_id == model), None)
+            if chosen is None:
+                raise WorkspaceError(f"the program {name!r} has no model {model!r}; its models: "
+                                     f"{', '.join(r.model_id for r in rows)}.")
+            pairs = session.execute(
+                select(Wave, Estimate).join(Estimate, Estimate.wave_id == Wave.id)
+                .where(Wave.program_id == program.id, Estimate.model_id == chosen.id)).all()
+            pairs = sorted(pairs, key=lambda p: wave_order_key(p[0].label, p[0].wave_date))
+            return ProgramView(
+                name=program.name, created=as_utc(program.created),
+                survey=survey_identity(program),
+                survey_included=bool(session.scalar(select(Program.survey_bytes.is_not(None))
+                                                    .where(Program.id == program.id))),
+                models=tuple(model_summary(r) for r in rows),
+                waves=tuple(wave_view(w, e, chosen.model_id) for w, e in pairs))
+
+        return self.database.read(work)
+
+    def program_model(self, name: str, model: str | None = None) -> TrainedModel:
+        """The program's model ``model`` (default its first) as a checked
+        :class:`cx_app.estimate.model_file.TrainedModel`."""
+        for _row_id, model_id, trained in self._models(name):
+            if model is None or model_id == model:
+                return trained
+        raise WorkspaceError(f"the program {name!r} has no model {model!r}.")
+
+    def results(self, name: str) -> Results:
+        """The results document of the program's models (what its reports show)."""
+        import json
+
+        from cx_app.models.results import Results
+
+        text = self.database.read(lambda s: s.scalar(
+            select(Program.results_json).where(Program.id == self._program(s, name).id)))
+        return Results.from_dict(json.loads(text), source=f"program {name}")
+
+    def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
+        """Note a report made of the program: its file, SHA-256, size and waves covered."""
+        from cx_app.provenance import sha256_hex
+
+        def work(session: Session) -> None:
+            session.add(Report(program_id=self._program(session, name).id, kind=kind,
+                               filename=_cut(str(path), FILE_LENGTH), sha256=sha256_hex(data),
+                               size=len(data),
+                               waves=waves))
+
+        self.database.write(work)
+
+    def delete_program(self, name: str) -> None:
+        """Remove the program and everything stored with it."""
+        self.database.write(lambda s: s.execute(
+            delete(Program).where(Program.id == self._program(s, name).id)))

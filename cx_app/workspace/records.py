@@ -1,0 +1,113 @@
+"""Rows from the library's objects and back: a trained model and its cross-validation, a
+wave's estimate with its segments, and the typed views (:mod:`cx_app.workspace.views`) read
+from them. Arrays are stored as ``.npy`` bytes and read back with ``allow_pickle=False``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
+from cx_app.provenance import sha256_hex
+from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
+from cx_app.workspace.views import ModelSummary, SegmentFigure, WaveView
+
+if TYPE_CHECKING:
+    from cx_app.estimate.model_file import TrainedModel
+    from cx_app.estimate.new_wave import WaveEstimate
+    from cx_app.estimate.tracker import SegmentEstimate
+    from cx_app.models.crossval import CrossValResult
+
+__all__ = ["as_utc", "crossval_result", "estimate_row", "model_rows", "model_summary",
+           "npy_array", "npy_bytes", "survey_identity", "wave_view"]
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    """``array`` in numpy's ``.npy`` format (object arrays refused: never pickled)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def npy_array(data: bytes) -> np.ndarray:
+    """The array of :func:`npy_bytes` (``allow_pickle=False``)."""
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+def as_utc(value: dt.datetime) -> dt.datetime:
+    """A stored time as an aware UTC time (SQLite gives it back without its zone)."""
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def model_rows(model: TrainedModel, cv: CrossValResult, *, model_id: str, skops: bytes
+               ) -> Model:
+    """A :class:`Model` row (with its :class:`CrossValidation`) of a trained model, its
+    model file's bytes ``skops`` and its cross-validation ``cv``."""
+    arrays = crossval_arrays(cv)
+    return Model(model_id=model_id, algorithm=model.algorithm_id, preset=model.preset,
+                 calibration=model.calibration, file_sha256=sha256_hex(skops), skops=skops,
+                 model_metadata=json.loads(json.dumps(model.metadata(), default=str)),
+                 fit_seconds=float(cv.fit_seconds),
+                 crossval=CrossValidation(fields=crossval_fields(cv),
+                                          **{k: npy_bytes(a) for k, a in arrays.items()}))
+
+
+def crossval_result(row: CrossValidation) -> CrossValResult:
+    """The :class:`cx_app.models.crossval.CrossValResult` stored in ``row``."""
+    arrays = {name: npy_array(getattr(row, name)) for name in ("y_true", "y_pred", "proba",
+                                                                "fold")}
+    return crossval_from(row.fields, arrays, where=f"model {row.model_id}'s cross-validation")
+
+
+def model_summary(row: Model) -> ModelSummary:
+    training = row.model_metadata.get("training", {})
+    n = training.get("n")
+    return ModelSummary(model_id=row.model_id, algorithm=row.algorithm, preset=row.preset,
+                        calibration=row.calibration, file_sha256=row.file_sha256,
+                        training_n=None if n is None else int(n), created=as_utc(row.created))
+
+
+def survey_identity(program: Program) -> SurveyIdentity:
+    return SurveyIdentity(sha256=program.survey_sha256, filename=program.survey_filename,
+                          sheet=program.survey_sheet)
+
+
+def estimate_row(model_row_id: int, estimate: WaveEstimate,
+                 segments: Mapping[str, Sequence[SegmentEstimate]]) -> Estimate:
+    """An :class:`Estimate` row: the estimate document (``cx-app estimate --json``'s JSON),
+    every segment's estimates and the headline numbers."""
+    document = json.loads(estimate.to_json())
+    nps = estimate.estimated_nps
+    realized = estimate.realized_nps
+    return Estimate(model_id=model_row_id, document=document,
+                    segments={by: {s.label: s.to_dict() for s in values}
+                              for by, values in segments.items()},
+                    estimated_nps=float(nps.value), ci_low=float(nps.ci95[0]),
+                    ci_high=float(nps.ci95[1]),
+                    realized_nps=None if realized is None else float(realized.value))
+
+
+def wave_view(wave: Wave, estimate: Estimate, model_id: str) -> WaveView:
+    """The typed view of a stored wave and its estimate by the model ``model_id``."""
+    where = f"wave {wave.label}"
+    return WaveView(
+        label=wave.label, date=wave.wave_date, filename=wave.filename, sha256=wave.file_sha256,
+        part=wave.part, respondents=wave.respondents, model_id=model_id,
+        estimate=WaveEstimateDocument.from_dict(estimate.document, source=where),
+        segments={by: {value: SegmentFigure.from_dict(figure, source=f"{where}, {by} {value}")
+                       for value, figure in values.items()}
+                  for by, values in estimate.segments.items()})
+
+
+def model_file(row: Model, program_name: str) -> Any:
+    """The stored model opened as a :class:`cx_app.estimate.model_file.TrainedModel` (every
+    check of :func:`cx_app.estimate.model_file.load_model`, as for any model file)."""
+    from cx_app.estimate.model_file import load_model
+
+    return load_model(row.skops, name=f"program {program_name}: model {row.model_id}")

@@ -1,0 +1,212 @@
+"""The workspace's tables (SQLAlchemy 2 declarative, typed ``Mapped[...]``).
+
+One program is a reference survey with its mapping (``programs``), the driver models trained on
+it (``models``, each with its cross-validation arrays in ``crossval``), the waves added to it
+(``waves``, content-addressed: one row per file SHA-256 and wave of the file) and each wave's
+estimate by each model (``estimates``), plus the reports made of it (``reports``).
+
+These classes describe the schema at the newest migration (``migrations/versions``); the
+migrations, not :meth:`Base.metadata.create_all`, create and upgrade real databases, and a test
+checks that both agree. Rows never leave :mod:`cx_app.workspace`: the programs API returns the
+library's typed documents instead.
+
+JSON values are stored as text (:class:`JsonText`): Python's own encoding round-trips NaN (an
+undefined metric), which PostgreSQL's ``json`` type would refuse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from sqlalchemy import (
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+from cx_app.json_values import json_default
+
+__all__ = ["Base", "CrossValidation", "Estimate", "JsonText", "Model", "Program", "Report",
+           "Wave"]
+
+NAMING = {"ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",
+          "ck": "ck_%(table_name)s_%(constraint_name)s",
+          "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+          "pk": "pk_%(table_name)s"}
+"""Constraint names fixed by convention, so that migrations (SQLite's batch mode rebuilds
+tables) can name them."""
+
+
+class JsonText(TypeDecorator):
+    """A JSON value stored as text (numpy values as plain numbers, NaN kept)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        return None if value is None else json.dumps(value, default=json_default,
+                                                      ensure_ascii=False, sort_keys=True)
+
+    def process_result_value(self, value: str | None, dialect: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dict[str, Any]: JsonText, bytes: LargeBinary,
+                           dt.datetime: DateTime(timezone=True)}
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+class Program(Base):
+    """A CX program: its reference survey (identity always, bytes only when allowed), mapping
+    and the settings its models were trained with."""
+
+    __tablename__ = "programs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+    schema_yaml: Mapped[str] = mapped_column(Text)
+    plan: Mapped[dict[str, Any]]
+    settings: Mapped[dict[str, Any]]
+    survey_filename: Mapped[str | None] = mapped_column(String(500))
+    survey_sheet: Mapped[str | None] = mapped_column(String(500))
+    survey_sha256: Mapped[str] = mapped_column(String(64))
+    survey_bytes: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    results_json: Mapped[str | None] = mapped_column(Text, deferred=True)
+    """The results document (``results.json``) of the program's models."""
+
+    models: Mapped[list[Model]] = relationship(back_populates="program",
+                                               cascade="all, delete-orphan",
+                                               passive_deletes=True, order_by="Model.id")
+    waves: Mapped[list[Wave]] = relationship(back_populates="program",
+                                             cascade="all, delete-orphan",
+                                             passive_deletes=True)
+
+
+class Model(Base):
+    """A trained driver model: the skops model file's bytes, its SHA-256 and metadata."""
+
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
+                                            index=True)
+    model_id: Mapped[str] = mapped_column(String(100))
+    """The model's label (:func:`cx_app.models.algorithms.preset_label`: ``lr``, ``svm papers``)."""
+    algorithm: Mapped[str] = mapped_column(String(50))
+    preset: Mapped[str] = mapped_column(String(20))
+    calibration: Mapped[str] = mapped_column(String(50))
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    skops: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    model_metadata: Mapped[dict[str, Any]]
+    """:meth:`cx_app.estimate.model_file.TrainedModel.metadata` (everything but the estimator)."""
+    fit_seconds: Mapped[float] = mapped_column(Float)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+    program: Mapped[Program] = relationship(back_populates="models")
+    crossval: Mapped[CrossValidation | None] = relationship(
+        back_populates="model", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class CrossValidation(Base):
+    """A model's cross-validation: out-of-fold class, probabilities and fold per respondent
+    (``.npy`` bytes, read back with ``allow_pickle=False``) and its recipe."""
+
+    __tablename__ = "crossval"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
+                                          unique=True)
+    fields: Mapped[dict[str, Any]]
+    """Everything but the arrays (:func:`cx_app.project.crossval_fields`)."""
+    y_true: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    y_pred: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    proba: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    fold: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+
+    model: Mapped[Model] = relationship(back_populates="crossval")
+
+
+class Wave(Base):
+    """One wave of a program. Content-addressed: a file (its SHA-256) gives one wave, or one
+    per value of its wave column (``part``); adding it again finds the same row."""
+
+    __tablename__ = "waves"
+    __table_args__ = (UniqueConstraint("program_id", "file_sha256", "part",
+                                       name="uq_waves_content"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
+                                            index=True)
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    part: Mapped[str] = mapped_column(String(200), default="")
+    """The value of the file's wave column when the file holds several waves, else ""."""
+    filename: Mapped[str | None] = mapped_column(String(500))
+    sheet: Mapped[str | None] = mapped_column(String(500))
+    """The sheet the wave was read from (migration 0002; None for waves added before it)."""
+    label: Mapped[str] = mapped_column(String(200))
+    wave_date: Mapped[dt.date | None] = mapped_column(Date)
+    respondents: Mapped[int] = mapped_column(Integer)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+    program: Mapped[Program] = relationship(back_populates="waves")
+    estimates: Mapped[list[Estimate]] = relationship(
+        back_populates="wave", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Estimate(Base):
+    """A wave's estimate by one model: the estimate document (``cx-app estimate --json`` of
+    the wave), the per-segment estimates of every segment of the mapping, and the headline
+    numbers as columns."""
+
+    __tablename__ = "estimates"
+    __table_args__ = (UniqueConstraint("wave_id", "model_id", name="uq_estimates_wave_model"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    wave_id: Mapped[int] = mapped_column(ForeignKey("waves.id", ondelete="CASCADE"),
+                                         index=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
+                                          index=True)
+    document: Mapped[dict[str, Any]]
+    segments: Mapped[dict[str, Any]]
+    """``{segment name: {value: SegmentEstimate.to_dict()}}``."""
+    estimated_nps: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    realized_nps: Mapped[float | None] = mapped_column(Float)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+    wave: Mapped[Wave] = relationship(back_populates="estimates")
+
+
+class Report(Base):
+    """A report made of a program (migration 0002): which file, its SHA-256 and size, and
+    how many waves it covered."""
+
+    __tablename__ = "reports"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
+                                            index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    filename: Mapped[str] = mapped_column(String(500))
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer)
+    waves: Mapped[int] = mapped_column(Integer)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)

@@ -1,0 +1,172 @@
+"""What the workspace returns: typed views of a program built from the library's documents.
+
+:class:`ProgramView` is one program as the tracker reads it: the reference survey's identity
+(:class:`cx_app.project.SurveyIdentity`), its models (:class:`ModelSummary`) and its waves in
+wave order (:class:`WaveView`), each with the wave's full estimate document
+(:class:`cx_app.estimate.document.WaveEstimateDocument`) and the estimate of every segment
+(:class:`SegmentFigure`, what :class:`cx_app.estimate.tracker.SegmentEstimate` writes).
+``to_dict`` gives ``cx-app program show --json``. No database row leaves the workspace.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.models.results import Document
+from cx_app.project import SurveyIdentity
+
+__all__ = ["AddedWave", "EstimateBrief", "ModelSummary", "ProgramSummary", "ProgramView",
+           "RealizedBrief", "SegmentFigure", "WaveView"]
+
+
+class EstimateBrief(Document):
+    """An estimated net score in brief: value, 95% interval, SE and what the interval covers."""
+
+    value: float
+    ci95: list[float]
+    se: float | None = None
+    covers: str | None = None
+
+
+class RealizedBrief(Document):
+    """A realized net score (a labelled wave's own scores) with its interval."""
+
+    value: float
+    ci95: list[float]
+    n: int | float
+
+
+class SegmentFigure(Document):
+    """One segment value of one wave (:meth:`cx_app.estimate.tracker.SegmentEstimate.to_dict`):
+    its respondents, estimate (None when too few to estimate), note and realized score."""
+
+    respondents: int
+    estimated_nps: EstimateBrief | None
+    note: str | None = None
+    realized_nps: RealizedBrief | None = None
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """A model of the program (its file is in the workspace; ``Workspace.program_model``
+    opens it as a :class:`cx_app.estimate.model_file.TrainedModel`)."""
+
+    model_id: str
+    algorithm: str
+    preset: str
+    calibration: str
+    file_sha256: str
+    training_n: int | None
+    created: dt.datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model_id, "algorithm": self.algorithm, "preset": self.preset,
+                "calibration": self.calibration, "file_sha256": self.file_sha256,
+                "training_n": self.training_n, "created": self.created.isoformat()}
+
+
+@dataclass(frozen=True)
+class WaveView:
+    """One wave of a program, as estimated by one of its models."""
+
+    label: str
+    date: dt.date | None
+    filename: str | None
+    sha256: str
+    part: str
+    """The value of the file's wave column when the file holds several waves, else ""."""
+    respondents: int
+    model_id: str
+    estimate: WaveEstimateDocument
+    segments: Mapping[str, Mapping[str, SegmentFigure]]
+    """``{segment name: {value: figure}}`` for every segment of the mapping (not the wave and
+    date columns)."""
+
+    @property
+    def estimated_nps(self) -> EstimateBrief:
+        figure = self.estimate.estimated_nps
+        assert figure is not None  # every stored estimate has one (estimate_wave)
+        return EstimateBrief(value=figure.value, ci95=list(figure.ci95), se=figure.se,
+                             covers=figure.covers)
+
+    @property
+    def realized_nps(self) -> RealizedBrief | None:
+        figure = self.estimate.realized_nps
+        return None if figure is None else RealizedBrief(value=figure.value,
+                                                         ci95=list(figure.ci95), n=figure.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "label": self.label, "date": None if self.date is None else self.date.isoformat(),
+            "file": self.filename, "sha256": self.sha256, "respondents": self.respondents,
+            "model": self.model_id, "estimated_nps": self.estimated_nps.to_dict(),
+        }
+        if self.part:
+            out["part"] = self.part
+        if (realized := self.realized_nps) is not None:
+            out["realized_nps"] = realized.to_dict()
+        out["segments"] = {by: {value: figure.to_dict() for value, figure in values.items()}
+                           for by, values in self.segments.items()}
+        out["warnings"] = list(self.estimate.warnings)
+        return out
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """A program: its reference survey, models and waves (in wave order)."""
+
+    name: str
+    created: dt.datetime
+    survey: SurveyIdentity
+    survey_included: bool
+    models: tuple[ModelSummary, ...]
+    waves: tuple[WaveView, ...]
+
+    def wave(self, label: str) -> WaveView:
+        """The wave labelled ``label`` (the first of that label); KeyError otherwise."""
+        for wave in self.waves:
+            if wave.label == label:
+                return wave
+        raise KeyError(label)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"program": self.name, "created": self.created.isoformat(),
+                "survey": {"file": self.survey.filename, "sheet": self.survey.sheet,
+                           "sha256": self.survey.sha256, "included": self.survey_included},
+                "models": [m.to_dict() for m in self.models],
+                "waves": [w.to_dict() for w in self.waves]}
+
+
+@dataclass(frozen=True)
+class ProgramSummary:
+    """One line of ``cx-app program list``."""
+
+    name: str
+    created: dt.datetime
+    models: tuple[str, ...]
+    waves: int
+    survey: SurveyIdentity
+
+
+@dataclass(frozen=True)
+class AddedWave:
+    """What adding one wave did: ``added``, or ``already`` (the same file content was added
+    before: one wave, not two)."""
+
+    label: str
+    filename: str | None
+    sha256: str
+    part: str
+    respondents: int
+    status: str
+
+    def describe(self) -> str:
+        what = ("added" if self.status == "added" else
+                "already in the program (the same file content), not added again")
+        part = f" ({self.part})" if self.part else ""
+        return (f"{self.filename or 'wave'}{part}: wave {self.label}, "
+                f"{self.respondents:,} respondents, {what}")
