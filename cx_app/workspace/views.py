@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
 from cx_app.models.results import Document
 from cx_app.project import SurveyIdentity
 
@@ -42,12 +42,14 @@ class RealizedBrief(Document):
 
 class SegmentFigure(Document):
     """One segment value of one wave (:meth:`cx_app.estimate.tracker.SegmentEstimate.to_dict`):
-    its respondents, estimate (None when too few to estimate), note and realized score."""
+    its respondents, estimate (None when too few to estimate), note, realized score and the
+    alert checks of its estimated accuracy and net score."""
 
     respondents: int
     estimated_nps: EstimateBrief | None
     note: str | None = None
     realized_nps: RealizedBrief | None = None
+    alerts: list[AlertDoc] = []
 
 
 @dataclass(frozen=True)
