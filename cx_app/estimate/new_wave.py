@@ -23,13 +23,23 @@ another sample of customers). Two parts, independent, so variances add:
    and realized net score, minus the part the answers' spread explains, is the squared
    systematic error SE_model² — it does not shrink with the wave's size.
 
-SE = √(SE_outcome² + SE_model²); interval = estimate ± 1.96·SE, clipped to [−100, 100]. A segment
-of the wave gets its own SE_outcome (a small segment: a wide interval) and the same SE_model.
+SE = √(SE_outcome² + SE_model²); interval = estimate ± 1.96·SE, clipped to [−100, 100].
+
+A segment of the wave (the tracker's ``--by``) gets its own SE_outcome (a small segment: a wide
+interval), the same SE_model, and a third part: segments may differ in ways the attributes do
+not explain, which biases a pooled model's estimate of each segment. The segment's held-out
+error, kept per segment at training, corrects its estimate (shrunken towards 0 by the
+segments' spread) and the error of that correction, SE_segment, is added:
+SE = √(SE_outcome² + SE_model² + SE_segment²) (:mod:`cx_app.estimate.segment_error`).
+
 Model files written before the held-out error was kept fall back to the earlier, wider interval
-(the adjusted-Wald sampling SE of a fresh sample added). The interval assumes calibrated
-probabilities and no drift; the held-out ALP gap and the drift checks
-(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_alp.py`` and the tests
-measure its coverage of realized NPS on simulated waves.
+(the adjusted-Wald sampling SE of a fresh sample added); files that keep the held-out error but
+not its per-segment part add that fresh-sample SE to a segment's interval instead of
+SE_segment (``covers`` says so). The interval assumes calibrated probabilities and a
+segment's effect as in the training data; the held-out ALP gap and the drift checks
+(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_intervals.py`` measures
+coverage of the realized NPS of waves and segments on drifting waves with a known truth
+(:mod:`cx_app.simulation.drift_waves`), ``bench/bench_alp.py`` per algorithm.
 
 When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
 reported beside the estimates.
@@ -55,11 +65,12 @@ if TYPE_CHECKING:
 
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
+    from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
-           "heldout_net_score_error", "model_net_score_se"]
+           "heldout_net_score_error", "model_net_score_se", "model_segment_errors"]
 
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
@@ -87,12 +98,19 @@ class EstimatedNetScore:
     """The spread of these respondents' answers under the model's probabilities."""
     covers: str = ""
     """What the interval describes, in one sentence for the output."""
+    se_segment: float = 0.0
+    """A segment's own held-out error after its correction (0 for a whole wave)."""
+    segment_correction: float = 0.0
+    """Points subtracted from a segment's probability mean: its shrunken held-out error."""
 
     def to_dict(self) -> dict:
         out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
                "se_sampling": self.se_sampling, "se_model": self.se_model,
                "se_outcome": self.se_outcome, "covers": self.covers, "n": self.n,
                "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
+        if self.se_segment or self.segment_correction:
+            out.update({"se_segment": self.se_segment,
+                        "segment_correction": self.segment_correction})
         if self.n_effective is not None:
             out.update({"weighted": True, "n_effective": self.n_effective})
         return out
@@ -102,17 +120,25 @@ COVERS_WAVE = ("this wave's realized score: the spread of its respondents' answe
                "model's probabilities plus the model's error on held-out folds")
 COVERS_SAMPLE = ("a new sample's score (fresh-sample error included: the model file has no "
                  "held-out error)")
+COVERS_SEGMENT = ("this segment's realized score: its respondents' answers under the model's "
+                  "probabilities, the model's error on held-out folds, and the segment's own "
+                  "held-out error after its correction")
+COVERS_SEGMENT_SAMPLE = ("this segment's realized score, with a fresh-sample error for the "
+                         "segment's unknown own error (the model file keeps no held-out error "
+                         "per segment)")
 
 
 def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups, *,
                         kind: str = "nps", weights: np.ndarray | None = None,
-                        model_se: float | None = None) -> EstimatedNetScore:
+                        model_se: float | None = None,
+                        segment: SegmentCorrection | None = None) -> EstimatedNetScore:
     """Net score from class probabilities and its interval (module docstring).
 
     ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
     ``weights``: survey weights (weighted mean probabilities). ``model_se``: the model's
     held-out systematic error in points (:func:`heldout_net_score_error`); None falls back to
-    the wider fresh-sample interval.
+    the wider fresh-sample interval. ``segment``: the respondents are one segment of a wave;
+    its correction and own SE (:func:`cx_app.estimate.segment_error.segment_correction`).
     """
     from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
@@ -141,11 +167,21 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
         se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se), 0.0,
                                              float(model_se), COVERS_WAVE)
         centre = value
+    se_segment = correction = 0.0
+    if segment is not None and model_se is not None:
+        if segment.fresh_sample:  # an older model file: the segment's own error is unknown
+            se_segment, se_sampling, covers = 0.0, wald.se, COVERS_SEGMENT_SAMPLE
+            se = math.hypot(se, wald.se)
+        else:
+            se_segment, correction, covers = segment.se, segment.correction, COVERS_SEGMENT
+            se = math.hypot(se, se_segment)
+            value = centre = float(np.clip(value - correction, -100.0, 100.0))
     ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
     counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
     return EstimatedNetScore(value, ci, se, se_sampling, se_model, n, counts, dict(wald.shares),
                              kind, n_effective=None if weights is None else n_eff,
-                             se_outcome=se_outcome, covers=covers)
+                             se_outcome=se_outcome, covers=covers, se_segment=se_segment,
+                             segment_correction=correction)
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
@@ -257,6 +293,12 @@ class WaveEstimate:
             out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
             out["realized_nps"] = self.realized_nps.to_dict()
         return out
+
+
+def model_segment_errors(model: TrainedModel) -> dict | None:
+    """The model's held-out net-score error per segment (``segment_error`` module), None for
+    model files written before it was kept."""
+    return (model.cv.get("net_score_error") or {}).get("segments")
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
