@@ -24,11 +24,13 @@ import pandas as pd
 
 from cx_app.errors import AnalysisError
 from cx_app.estimate.new_wave import (
+    COVERS_SEGMENT,
     EstimatedNetScore,
     WaveEstimate,
     estimate_wave,
     estimated_net_score,
     model_net_score_se,
+    model_reference_se,
     model_segment_errors,
 )
 from cx_app.estimate.segment_error import segment_correction
@@ -73,7 +75,7 @@ class SegmentEstimate:
 
 def _brief(nps: EstimatedNetScore) -> dict:
     out = {"value": nps.value, "ci95": list(nps.ci95), "se": nps.se, "covers": nps.covers}
-    if nps.se_segment or nps.segment_correction:
+    if nps.covers == COVERS_SEGMENT:
         out.update({"se_segment": nps.se_segment, "segment_correction": nps.segment_correction})
     return out
 
@@ -133,7 +135,8 @@ def _segments(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
         correction = segment_correction(model_segment_errors(model), by, label)
         nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
-                                  model_se=model_net_score_se(model), segment=correction)
+                                  model_se=model_net_score_se(model),
+                                  reference_se=model_reference_se(model), segment=correction)
         note = "; ".join(t for t in (note, correction.note) if t)
         realized = None
         if target in part.columns and part[target].notna().any():
