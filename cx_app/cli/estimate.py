@@ -113,6 +113,10 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
                   + (f" ({s.note})" if s.note else "")
                   + (f" ALERT: {raised}" if raised else ""))
     print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
+    segment = next((s.estimated_nps for t in tracked for s in t.segments
+                    if s.estimated_nps is not None), None)
+    if segment is not None:
+        print(f"a segment's interval covers {segment.covers}")
     for t in tracked:
         for w in t.estimate.warnings:
             print(f"warning: {t.file}: {w}", file=sys.stderr)

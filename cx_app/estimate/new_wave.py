@@ -23,13 +23,33 @@ another sample of customers). Two parts, independent, so variances add:
    and realized net score, minus the part the answers' spread explains, is the squared
    systematic error SE_model² — it does not shrink with the wave's size.
 
-SE = √(SE_outcome² + SE_model²); interval = estimate ± 1.96·SE, clipped to [−100, 100]. A segment
-of the wave gets its own SE_outcome (a small segment: a wide interval) and the same SE_model.
+3. the reference survey's own sampling error, which the model carries into every wave: a
+   model fitted on the reference reproduces the reference's realized class shares (its
+   calibration-in-the-large is learned there), so the reference's chance deviation from its
+   expected net score, SE_reference = 100·√(Σ_i Var(s_i))/n over its out-of-fold
+   probabilities, is an offset shared by every wave. The folds cannot see it (each fold's own
+   answers' spread drowns it), and without it the waves' intervals covered 85 % in
+   ``bench/bench_intervals.py``. Older model files get it from the training class counts
+   (the unconditional spread: a little wider).
+
+SE = √(SE_outcome² + SE_model² + SE_reference²); interval = estimate ± 1.96·SE, clipped to
+[−100, 100].
+
+A segment of the wave (the tracker's ``--by``) gets its own SE_outcome (a small segment: a wide
+interval), the same SE_model, and a third part: segments may differ in ways the attributes do
+not explain, which biases a pooled model's estimate of each segment. The segment's held-out
+error, kept per segment at training, corrects its estimate (shrunken towards 0 by the
+segments' spread) and the error of that correction, SE_segment, is added:
+SE = √(SE_outcome² + SE_model² + SE_segment²) (:mod:`cx_app.estimate.segment_error`).
+
 Model files written before the held-out error was kept fall back to the earlier, wider interval
-(the adjusted-Wald sampling SE of a fresh sample added). The interval assumes calibrated
-probabilities and no drift; the held-out ALP gap and the drift checks
-(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_alp.py`` and the tests
-measure its coverage of realized NPS on simulated waves.
+(the adjusted-Wald sampling SE of a fresh sample added); files that keep the held-out error but
+not its per-segment part add that fresh-sample SE to a segment's interval instead of
+SE_segment (``covers`` says so). The interval assumes calibrated probabilities and a
+segment's effect as in the training data; the held-out ALP gap and the drift checks
+(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_intervals.py`` measures
+coverage of the realized NPS of waves and segments on drifting waves with a known truth
+(:mod:`cx_app.simulation.drift_waves`), ``bench/bench_alp.py`` per algorithm.
 
 When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
 reported beside the estimates. Every estimated metric of every level carries its own 95 %
@@ -58,11 +78,13 @@ if TYPE_CHECKING:
     from cx_app.estimate.alerts import AlertThresholds
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
+    from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
-           "heldout_net_score_error", "model_net_score_se"]
+           "heldout_net_score_error", "model_net_score_se", "model_reference_se",
+           "model_segment_errors"]
 
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
@@ -90,32 +112,53 @@ class EstimatedNetScore:
     """The spread of these respondents' answers under the model's probabilities."""
     covers: str = ""
     """What the interval describes, in one sentence for the output."""
+    se_reference: float = 0.0
+    """The reference survey's own sampling error of its net score, carried by the model."""
+    se_segment: float = 0.0
+    """A segment's own held-out error after its correction (0 for a whole wave)."""
+    segment_correction: float = 0.0
+    """Points subtracted from a segment's probability mean: its shrunken held-out error."""
 
     def to_dict(self) -> dict:
         out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
                "se_sampling": self.se_sampling, "se_model": self.se_model,
-               "se_outcome": self.se_outcome, "covers": self.covers, "n": self.n,
+               "se_outcome": self.se_outcome, "se_reference": self.se_reference,
+               "covers": self.covers, "n": self.n,
                "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
+        if self.covers == COVERS_SEGMENT:
+            out.update({"se_segment": self.se_segment,
+                        "segment_correction": self.segment_correction})
         if self.n_effective is not None:
             out.update({"weighted": True, "n_effective": self.n_effective})
         return out
 
 
 COVERS_WAVE = ("this wave's realized score: the spread of its respondents' answers under the "
-               "model's probabilities plus the model's error on held-out folds")
+               "model's probabilities plus the model's error on held-out folds and the "
+               "training survey's own sampling error")
 COVERS_SAMPLE = ("a new sample's score (fresh-sample error included: the model file has no "
                  "held-out error)")
+COVERS_SEGMENT = ("this segment's realized score: its respondents' answers under the model's "
+                  "probabilities, the model's error on held-out folds, and the segment's own "
+                  "held-out error after its correction")
+COVERS_SEGMENT_SAMPLE = ("this segment's realized score, with a fresh-sample error for the "
+                         "segment's unknown own error (the model file keeps no held-out error "
+                         "per segment)")
 
 
 def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups, *,
                         kind: str = "nps", weights: np.ndarray | None = None,
-                        model_se: float | None = None) -> EstimatedNetScore:
+                        model_se: float | None = None, reference_se: float = 0.0,
+                        segment: SegmentCorrection | None = None) -> EstimatedNetScore:
     """Net score from class probabilities and its interval (module docstring).
 
     ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
     ``weights``: survey weights (weighted mean probabilities). ``model_se``: the model's
     held-out systematic error in points (:func:`heldout_net_score_error`); None falls back to
-    the wider fresh-sample interval.
+    the wider fresh-sample interval. ``reference_se``: the training survey's own sampling
+    error of its net score (:func:`model_reference_se`; with ``model_se`` only).
+    ``segment``: the respondents are one segment of a wave;
+    its correction and own SE (:func:`cx_app.estimate.segment_error.segment_correction`).
     """
     from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
@@ -141,14 +184,26 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                                              COVERS_SAMPLE)
         centre = 100.0 * ((shares[2] * n_eff + 0.75) - (shares[0] * n_eff + 0.75)) / (n_eff + 3)
     else:
-        se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se), 0.0,
+        se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se, reference_se), 0.0,
                                              float(model_se), COVERS_WAVE)
         centre = value
+    se_segment = correction = 0.0
+    if segment is not None and model_se is not None:
+        if segment.fresh_sample:  # an older model file: the segment's own error is unknown
+            se_segment, se_sampling, covers = 0.0, wald.se, COVERS_SEGMENT_SAMPLE
+            se = math.hypot(se, wald.se)
+        else:
+            se_segment, correction, covers = segment.se, segment.correction, COVERS_SEGMENT
+            se = math.hypot(se, se_segment)
+            value = centre = float(np.clip(value - correction, -100.0, 100.0))
     ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
     counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
     return EstimatedNetScore(value, ci, se, se_sampling, se_model, n, counts, dict(wald.shares),
                              kind, n_effective=None if weights is None else n_eff,
-                             se_outcome=se_outcome, covers=covers)
+                             se_outcome=se_outcome, covers=covers,
+                             se_reference=0.0 if model_se is None else float(reference_se),
+                             se_segment=se_segment,
+                             segment_correction=correction)
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
@@ -158,7 +213,9 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     For each fold f: the estimated net score E_f = 100·mean(p̂_P − p̂_D), the realized one R_f,
     and the answers' variance V_f = 100²·Σ Var(s_i)/n_f². The model's squared error beyond the
     answers' spread is SE_model² = max(0, mean_f((E_f − R_f)² − V_f)); with fewer than 3 folds
-    it is not estimable and the mean squared error itself is used.
+    it is not estimable and the mean squared error itself is used. ``reference_se``: the
+    training survey's own sampling error of its net score given its answers,
+    100·√(Σ_i Var(s_i))/n over every out-of-fold probability (module docstring, part 3).
     """
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
@@ -180,9 +237,11 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     errors = np.array(estimated) - np.array(realized)
     excess = errors**2 - np.array(variance)
     squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
+    spread = pos + neg - (pos - neg) ** 2
     return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
             "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
-            "model_se": math.sqrt(max(squared, 0.0))}
+            "model_se": math.sqrt(max(squared, 0.0)),
+            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,6 +330,33 @@ class WaveEstimate:
             out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
             out["realized_nps"] = self.realized_nps.to_dict()
         return out
+
+
+def model_segment_errors(model: TrainedModel) -> dict | None:
+    """The model's held-out net-score error per segment (``segment_error`` module), None for
+    model files written before it was kept."""
+    return (model.cv.get("net_score_error") or {}).get("segments")
+
+
+def model_reference_se(model: TrainedModel) -> float:
+    """The training survey's own sampling error of its net score (points): kept at training,
+    or for older model files the adjusted-Wald SE of its class counts (a little wider)."""
+    from cx_app.survey.nps import groups_for_schema, net_score_from_counts
+
+    kept = (model.cv.get("net_score_error") or {}).get("reference_se")
+    if kept is not None:
+        return float(kept)
+    counts = model.training.get("class_counts") or {}
+    if not counts:
+        return 0.0
+    groups = groups_for_schema(model.schema)
+    n = {name: 0 for name in ("negative", "neutral", "positive")}
+    positive, negative = {str(c) for c in groups.positive}, {str(c) for c in groups.negative}
+    for c, v in counts.items():
+        key = "positive" if c in positive else "negative" if c in negative else "neutral"
+        n[key] += int(v)
+    return float(net_score_from_counts(n["negative"], n["neutral"], n["positive"],
+                                       groups=groups).se)
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
@@ -371,7 +457,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     groups = groups_for_schema(schema)
     weights = survey.model_weights
     est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
-                                  weights=weights, model_se=model_net_score_se(model))
+                                  weights=weights, model_se=model_net_score_se(model),
+                                  reference_se=model_reference_se(model))
 
     def group_of(c):
         if c in groups.positive:

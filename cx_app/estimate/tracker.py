@@ -3,9 +3,11 @@
 A CX team follows monthly waves by segment (bank, region, channel). :func:`track_waves` applies
 one saved model to several waves (:func:`cx_app.estimate.new_wave.estimate_wave` each) and, with
 ``by``, splits every wave by a segment column. A segment's estimate is the (weighted) mean of
-its respondents' probabilities; its interval has the segment's own answer spread — a small
-segment gets a wide interval — plus the model's held-out error (the module docstring of
-:mod:`cx_app.estimate.new_wave`). Below :data:`MIN_SEGMENT` respondents a segment gets no
+its respondents' probabilities, corrected by the segment's own held-out error (shrunken;
+:mod:`cx_app.estimate.segment_error`); its interval has the segment's own answer spread — a
+small segment gets a wide interval — plus the model's held-out error and the error of that
+correction (the module docstring of :mod:`cx_app.estimate.new_wave`). A model file without the
+per-segment errors gets a wider, fresh-sample interval and a note. Below :data:`MIN_SEGMENT` respondents a segment gets no
 estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
 wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
 """
@@ -22,12 +24,16 @@ import pandas as pd
 
 from cx_app.errors import AnalysisError
 from cx_app.estimate.new_wave import (
+    COVERS_SEGMENT,
     EstimatedNetScore,
     WaveEstimate,
     estimate_wave,
     estimated_net_score,
     model_net_score_se,
+    model_reference_se,
+    model_segment_errors,
 )
+from cx_app.estimate.segment_error import segment_correction
 from cx_app.survey.nps_flags import flag_changes
 
 if TYPE_CHECKING:
@@ -73,7 +79,10 @@ class SegmentEstimate:
 
 
 def _brief(nps: EstimatedNetScore) -> dict:
-    return {"value": nps.value, "ci95": list(nps.ci95), "se": nps.se, "covers": nps.covers}
+    out = {"value": nps.value, "ci95": list(nps.ci95), "se": nps.se, "covers": nps.covers}
+    if nps.covers == COVERS_SEGMENT:
+        out.update({"se_segment": nps.se_segment, "segment_correction": nps.segment_correction})
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,8 +143,11 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
                                                         "estimate"))
             continue
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
+        correction = segment_correction(model_segment_errors(model), by, label)
         nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
-                                  model_se=model_net_score_se(model))
+                                  model_se=model_net_score_se(model),
+                                  reference_se=model_reference_se(model), segment=correction)
+        note = "; ".join(t for t in (note, correction.note) if t)
         realized = None
         if target in part.columns and part[target].notna().any():
             labeled = part[target].notna().to_numpy()

@@ -48,10 +48,11 @@ class TrainingOutcome:
 
 
 def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoice,
-                groups: Any) -> dict:
+                groups: Any, segments: Mapping[str, Any] | None = None) -> dict:
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
     from cx_app.estimate.new_wave import heldout_net_score_error
+    from cx_app.estimate.segment_error import heldout_segment_errors
 
     regular = confusion_matrix(list(cv.y_true), list(cv.y_pred), labels=cv.classes)
     levels = level_metrics(regular, resolved_plan)
@@ -74,10 +75,28 @@ def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoic
         "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
-        **({"net_score_error": heldout_net_score_error(cv.y_true, cv.proba, cv.fold,
-                                                       cv.classes, groups)}
+        **({"net_score_error": {
+            **heldout_net_score_error(cv.y_true, cv.proba, cv.fold, cv.classes, groups),
+            "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
+                                               segments or {})}}
            if groups is not None else {}),
     }
+
+
+def _segment_labels(survey: Any) -> dict[str, list[str]]:
+    """Each segment column's label per model-base respondent (as the tracker labels them)."""
+    from cx_app.survey.nps import segment_frames
+
+    frame = survey.model_frame
+    out = {}
+    for seg in survey.schema.segments:
+        if seg.name not in frame.columns:
+            continue
+        labels = np.empty(len(frame), dtype=object)
+        for label, part in segment_frames(frame, seg.name):
+            labels[frame.index.get_indexer(part.index)] = label
+        out[seg.name] = labels.tolist()
+    return out
 
 
 def _net_groups(schema: Any) -> Any:
@@ -197,7 +216,7 @@ def train_model(
     fit_weighted(estimator, Xa, codes, survey.model_weights)
     resolved = resolve_plan(survey.schema.plan_spec, classes)
     cv = results[chosen]
-    summary = _cv_summary(cv, resolved, choice, groups)
+    summary = _cv_summary(cv, resolved, choice, groups, _segment_labels(survey))
     positions = tuple(range(len(classes)))
     summary["full_training_check"] = full_training_alp_check(
         Xa, codes, positions, estimator, heldout_y_true=cv.class_positions(),

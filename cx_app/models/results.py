@@ -86,6 +86,9 @@ class NetScoreFigure(Document):
     se_sampling: float | None = None
     se_model: float | None = None
     se_outcome: float | None = None
+    se_reference: float | None = None
+    se_segment: float | None = None
+    segment_correction: float | None = None
     covers: str | None = None
     kind: str | None = None
 

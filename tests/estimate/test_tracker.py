@@ -13,7 +13,12 @@ from scipy.stats import norm
 
 from cx_app.cli import main
 from cx_app.estimate.model_file import save_model
-from cx_app.estimate.new_wave import COVERS_WAVE, estimated_net_score, heldout_net_score_error
+from cx_app.estimate.new_wave import (
+    COVERS_SEGMENT,
+    COVERS_WAVE,
+    estimated_net_score,
+    heldout_net_score_error,
+)
 from cx_app.estimate.tracker import (
     MIN_SEGMENT,
     split_waves,
@@ -140,9 +145,15 @@ def test_cli_estimate_with_several_waves_and_by(model, tmp_path, capsys):
         assert set(w["by"]) == {"Operator A", "Operator B", "Operator C"}
         assert sum(s["respondents"] for s in w["by"].values()) == 300
         assert sum(w["shares"].values()) == pytest.approx(1.0)
+        for s in w["by"].values():  # each operator's held-out error corrects its estimate
+            assert s["estimated_nps"]["covers"] == COVERS_SEGMENT
+            assert s["estimated_nps"]["se_segment"] >= 0.0
     assert main(["estimate", "--model", str(path), *map(str, files)]) == 0
     out = capsys.readouterr().out
     assert "wave10.csv: 300 respondents" in out and "the intervals cover" in out
+    assert "a segment's interval" not in out
+    assert main(["estimate", "--model", str(path), *map(str, files), "--by", "Operator"]) == 0
+    assert f"a segment's interval covers {COVERS_SEGMENT}" in capsys.readouterr().out
 
 
 def test_tracker_flags_a_real_shift_and_not_a_steady_wave(model):

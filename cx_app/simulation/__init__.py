@@ -1,0 +1,1 @@
+"""Survey simulators with a known true model (tests, backtests and benchmarks)."""
