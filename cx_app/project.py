@@ -44,6 +44,7 @@ from cx_app.json_values import json_default
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
 from cx_app.survey.archive_limits import InflationBudget, read_members
+from cx_app.survey.data import SurveyData
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
            "SurveyIdentity", "project_bytes", "read_project", "write_project"]
@@ -144,7 +145,7 @@ class Manifest(_Strict):
     members: list[Member]
 
 
-def survey_identity(survey: Any) -> SurveyIdentity:
+def survey_identity(survey: SurveyData) -> SurveyIdentity:
     """The identity of a loaded survey (:class:`cx_app.survey.data.SurveyData`)."""
     return SurveyIdentity(sha256=survey.source.sha256, filename=survey.source.filename,
                           sheet=survey.source.sheet)

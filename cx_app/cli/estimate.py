@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
-          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.get('n')} respondents")
+          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.n} respondents")
     print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")

@@ -38,6 +38,7 @@ from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
 from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
+from cx_app.survey.data import SurveyData
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_project(survey: Any, cvs: Sequence[Any], results: Any, *,
+def evaluation_project(survey: SurveyData, cvs: Sequence[Any], results: Any, *,
                        settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
     """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
     dropped), its results document and settings; the survey file only when given."""

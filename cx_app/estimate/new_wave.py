@@ -262,9 +262,8 @@ class WaveEstimate:
 def model_net_score_se(model: TrainedModel) -> float | None:
     """The model's held-out systematic net-score error (points), None for model files
     written before it was kept."""
-    error = model.cv.get("net_score_error") or {}
-    value = error.get("model_se")
-    return None if value is None else float(value)
+    error = model.cv.net_score_error
+    return None if error is None or error.model_se is None else float(error.model_se)
 
 
 def _algorithm_name(algorithm_id: str) -> str:
@@ -317,7 +316,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
     drift = attribute_drift(
         model.attribute_distributions, survey.X[present],
         scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
-        reference_gaps=model.attribute_gaps, reference_n=model.training.get("n"))
+        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "
@@ -371,7 +370,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         pred_frame[f"p_{c}"] = proba[:, j]
 
     warnings = list(model.load_warnings)
-    warnings.extend(model.cv.get("calibration_choice", {}).get("warnings", []))
+    warnings.extend(model.cv.calibration_warnings)
     coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
                                        model.calibration)
     if coarse and coarse not in warnings:  # files saved before the warning existed
@@ -428,18 +427,19 @@ def estimate_wave(model: TrainedModel, survey: SurveyData) -> WaveEstimate:
         estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
         model_summary={"algorithm": model.algorithm_id, "preset": model.preset,
                        "calibration": model.calibration,
-                       "training_sha256": model.training.get("sha256"),
-                       "training_n": model.training.get("n"),
-                       "heldout_alp_gap": model.cv.get("alp_gap"),
+                       "training_sha256": model.training.sha256,
+                       "training_n": model.training.n,
+                       "heldout_alp_gap": (None if model.cv.alp_gap is None
+                                           else model.cv.alp_gap.to_dict()),
                        "file_sha256": model.file_sha256 or None,
-                       "training_file": model.training.get("filename"),
-                       "training_sheet": model.training.get("sheet"),
+                       "training_file": model.training.filename,
+                       "training_sheet": model.training.sheet,
                        "attributes": list(model.attribute_names),
                        "schema_sha256": sha256_hex(model.schema_yaml)},
         source=survey.source.to_dict(),
         provenance=provenance_block(
-            seed=model.cv.get("seed"), folds=model.cv.get("folds"),
-            preset=model.settings.get("preset"), schema_yaml=survey.schema.to_yaml(),
+            seed=model.cv.seed, folds=model.cv.folds,
+            preset=model.preset, schema_yaml=survey.schema.to_yaml(),
             inputs={survey.source.filename or "wave": survey.source.sha256,
                     "model file": model.file_sha256 or None}),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,

@@ -28,6 +28,7 @@ from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_im
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.results import Results
 from cx_app.provenance import provenance_block
+from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
 COMPARISON_METHOD = (
@@ -60,7 +61,7 @@ def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str
 
 
 def results_document(
-    survey: Any,
+    survey: SurveyData,
     evaluations: Mapping[str, ModelEvaluation],
     plan: ResolvedPlan,
     *,
@@ -159,7 +160,7 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 
 
 def five_by_two_comparisons(
-    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
+    survey: SurveyData, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
     preset: str | None = None,
 ) -> list[dict[str, Any]]:
     """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
@@ -177,7 +178,7 @@ def five_by_two_comparisons(
 
 
 def evaluate_algorithm(
-    survey: Any,
+    survey: SurveyData,
     algorithm_id: str,
     plan: ResolvedPlan,
     *,
@@ -201,7 +202,7 @@ def evaluate_algorithm(
 
 
 def finish_evaluation(
-    survey: Any,
+    survey: SurveyData,
     evaluations: Mapping[str, ModelEvaluation],
     plan: ResolvedPlan,
     best_cv: CrossValResult | None,
@@ -262,7 +263,7 @@ def best_model(evaluations: Mapping[str, ModelEvaluation]) -> str:
 
 
 def evaluate_survey(
-    survey: Any,
+    survey: SurveyData,
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
     *,
     folds: int = 10,

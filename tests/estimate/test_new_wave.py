@@ -90,9 +90,9 @@ def test_unlabelled_wave(model):
     # provenance: the model's identity and the common block, kept by the typed document
     doc = est.document()
     assert doc.model.attributes == list(model.attribute_names)
-    assert doc.model.training_sha256 == model.training["sha256"]
+    assert doc.model.training_sha256 == model.training.sha256
     assert doc.provenance.inputs[wave.source.filename] == wave.source.sha256
-    assert doc.provenance.seed == model.cv["seed"] and doc.provenance.versions["cx_app"]
+    assert doc.provenance.seed == model.cv.seed and doc.provenance.versions["cx_app"]
     assert doc.to_dict()["provenance"] == d["provenance"]
 
 

@@ -61,10 +61,10 @@ def test_a_given_cross_validation_is_reused_and_only_the_final_model_is_fitted(
     # the held-out figures are those of the same cross-validation (same folds and seed)
     meta, ref = outcome.model.cv, reference.model.cv
     for key in ("levels", "alp_gap", "full_training_check", "folds", "seed", "n"):
-        assert meta[key] == ref[key], key
-    assert meta["alp_vs_cm"]["heldout"] == ref["alp_vs_cm"]["heldout"]
+        assert getattr(meta, key) == getattr(ref, key), key
+    assert meta.alp_vs_cm["heldout"] == ref.alp_vs_cm["heldout"]
     # this lean cross-validation kept no training-fold probabilities: that side is absent
-    assert "training" not in meta["alp_vs_cm"] and "training" in ref["alp_vs_cm"]
+    assert "training" not in meta.alp_vs_cm and "training" in ref.alp_vs_cm
 
 
 def test_a_cross_validation_of_another_model_is_refused():
