@@ -20,6 +20,7 @@ from cx_app.atomic_files import write_text_atomic
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
+from cx_app.json_values import json_default
 from cx_app.models import cluster
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.comparison import compare_models, five_by_two_cv
@@ -128,7 +129,7 @@ def results_document(
         document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
-    return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
+    return Results.from_dict(json.loads(json.dumps(document, default=json_default)))
 
 
 def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
@@ -339,16 +340,6 @@ def evaluate_survey(
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,
     )  # fmt: skip
     return document, evaluations
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    raise TypeError(f"{type(value).__name__} cannot be written to results.json")
 
 
 def write_results(results: Results, out_dir: str | Path) -> Path:

@@ -24,6 +24,7 @@ from openpyxl.styles import Font
 
 from cx_app.atomic_files import write_bytes_atomic, write_text_atomic
 from cx_app.errors import SurveyFileError
+from cx_app.json_values import plain
 from cx_app.survey.simulate import (
     CSAT_ATTRIBUTES,
     NPS_COLUMN,
@@ -86,9 +87,7 @@ def sample_path(name: str) -> Path:
 def _cell(value: object) -> object:
     if isinstance(value, pd.Timestamp):
         return value.date()
-    if hasattr(value, "item"):  # numpy scalars → Python
-        return value.item()
-    return value
+    return plain(value)  # numpy scalars → Python
 
 
 def _normalise_xlsx(data: bytes) -> bytes:
