@@ -28,7 +28,7 @@ _SERIAL_DATES = (18264, 73050)
 
 
 @dataclass(frozen=True)
-class Column:
+class ColumnCells:
     """One column of cells below the header: their texts (``<NA>`` for an empty cell; index:
     sheet rows), which are blank (empty or whitespace only), which are Excel error cells
     (their text is the error, ``#N/A``), and whether a workbook's reader printed them
@@ -94,7 +94,7 @@ class Scored:
 _KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
 
 
-def clean_scores(column: Column, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
+def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
     """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
     schema says — the usual "no answer" codes that cannot be answers on this column's scale
     (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
@@ -152,7 +152,7 @@ def date_text(text: str) -> str:
     return _MIDNIGHT.sub("", text.strip())
 
 
-def text_column(column: Column) -> pd.Series:
+def text_column(column: ColumnCells) -> pd.Series:
     """Segment or id cells as trimmed text; date cells as ISO dates (time only when not
     midnight); blank and Excel error cells empty."""
     out = column.texts.str.strip()
@@ -162,7 +162,7 @@ def text_column(column: Column) -> pd.Series:
     return out.mask(column.blank | column.errors)
 
 
-def date_column(column: Column) -> tuple[pd.Series, int, int]:
+def date_column(column: ColumnCells) -> tuple[pd.Series, int, int]:
     """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
     (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials
     converted). Each distinct text is parsed once."""
@@ -187,7 +187,7 @@ def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
 
 
 def first_reasons(
-    n: int, checks: list[tuple[pd.Series, str, str, Column]]
+    n: int, checks: list[tuple[pd.Series, str, str, ColumnCells]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row, the first check (in order) that fails: reason, column header, the cell as
     shown (:meth:`Column.display`)."""

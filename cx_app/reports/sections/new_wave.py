@@ -6,7 +6,15 @@ from __future__ import annotations
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
 from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
 from cx_app.models.results import finite
-from cx_app.reports.blocks import Block, Column, ColumnKind, MatrixBlock, Paragraph, Section, Table
+from cx_app.reports.blocks import (
+    Block,
+    ColumnKind,
+    MatrixBlock,
+    Paragraph,
+    Section,
+    Table,
+    TableColumn,
+)
 from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
 
@@ -24,9 +32,9 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
         return []
     return [Table(
         "Net score (NPS) of the new wave",
-        (Column("figure", "Figure"), Column("nps", "Net score", "score"),
-         Column("low", "95% low", "score"), Column("high", "95% high", "score"),
-         Column("n", "Respondents", "int")), tuple(rows),
+        (TableColumn("figure", "Figure"), TableColumn("nps", "Net score", "score"),
+         TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
+         TableColumn("n", "Respondents", "int")), tuple(rows),
         note="The estimate sums each respondent's predicted promoter and detractor "
              "probabilities; its interval adds the model's uncertainty to the sampling one.")]
 
@@ -55,10 +63,10 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
         if not chosen:
             continue
         rates = kind == "percent"
-        columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        columns = [TableColumn("metric", "Metric"), TableColumn("estimate", "Estimate", kind)]
         if realized:
-            columns += [Column("realized", "Realized", kind),
-                        Column("difference", "Estimate − realized" + (" (pp)" if rates else ""),
+            columns += [TableColumn("realized", "Realized", kind),
+                        TableColumn("difference", "Estimate − realized" + (" (pp)" if rates else ""),
                                "pp" if rates else kind)]
         table_rows = []
         for r in chosen:
@@ -76,10 +84,10 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
 def _class_counts(counts: dict[str, float]) -> Table:
     total = sum(counts.values())
     return Table("Estimated class counts",
-                 (Column("class", LABEL["class"]),
+                 (TableColumn("class", LABEL["class"]),
                   # real-valued (ALP) counts: one decimal, the writers' "score" format
-                  Column("count", LABEL["estimated_count"], "score"),
-                  Column("share", LABEL["estimated_share"], "percent")),
+                  TableColumn("count", LABEL["estimated_count"], "score"),
+                  TableColumn("share", LABEL["estimated_share"], "percent")),
                  tuple((k, v, v / total if total else None) for k, v in counts.items()),
                  note="The sum of the respondents' predicted probabilities of each class "
                       "(ALP): real-valued, so shown with one decimal.")
@@ -125,8 +133,8 @@ def section(wave: WaveEstimateDocument) -> Section:
     if wave.drift:
         blocks.append(Table(
             "Drift",
-            (Column("attribute", "Attribute"),
-             *(Column(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
+            (TableColumn("attribute", "Attribute"),
+             *(TableColumn(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
             tuple((name, *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
                   for name, d in wave.drift.items())))
     blocks += _model(wave)
