@@ -287,7 +287,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     ``name``: the file name to use in messages (default: the path's or file object's name).
 
     In order: the file's size, its kind (pickle and joblib refused), every member of the
-    archive within the unpacking limits (:mod:`cx_app.survey.archive_limits`), the types it
+    archive within the unpacking limits (:mod:`cx_app.archive_limits`), the types it
     names against the trusted list (nothing built yet), then its first
     opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
     once per file and process), and only then :func:`open_checked_model` here.
@@ -308,15 +308,15 @@ def check_model_files(files: Sequence[tuple[bytes, str]], *, trusted: Sequence[s
     (``(bytes, name)``; a project's final models): each one's kind, archive members and types,
     then their first opening and prediction in one child process for all (those already
     checked in this process skipped). :class:`ModelFileError` for the first refused."""
+    from cx_app.archive_limits import read_members
     from cx_app.estimate.model_sandbox import check_files_in_child
-    from cx_app.survey.archive_limits import InflationBudget, read_members
     from cx_app.survey.limits import limits_from_env
 
     limits = limits_from_env()
     for data, label in files:
         _refuse_non_skops(data, label)
         read_members(data, label=label, error=ModelFileError,
-                     budget=InflationBudget.from_limits(limits), keep=False)
+                     budget=limits.inflation_budget(), keep=False)
         _audited_types(data, label, trusted)
     check_files_in_child(files, trusted)
 

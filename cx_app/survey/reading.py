@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from cx_app.archive_limits import megabytes
 from cx_app.errors import CxAppError, SurveyFileError
-from cx_app.survey.limits import ImportLimits, megabytes
+from cx_app.survey.limits import ImportLimits
 from cx_app.survey.reader_process import SheetRead, read_in_child, shape_error
 from cx_app.survey.xml_safety import check_workbook_archive
 

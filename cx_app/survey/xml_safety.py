@@ -35,8 +35,9 @@ import re
 import zipfile
 from dataclasses import dataclass
 
+from cx_app.archive_limits import megabytes
 from cx_app.errors import SurveyFileError
-from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
+from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits
 
 CHUNK = 1024 * 1024
 CHECKED_BYTES = 4 * CHUNK

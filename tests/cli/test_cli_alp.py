@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from cx_app.cli import main
-from cx_app.survey.simulate import simulate_telecom_waves
+from cx_app.simulation.waves import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "survey_schemas" / "telecom_nps.yaml")

@@ -12,10 +12,10 @@ import pytest
 
 from cx_app.estimate.new_wave import estimate_wave, estimated_net_score
 from cx_app.estimate.training import train_model
+from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import CSAT_GROUPS, NPS_GROUPS, nps_summary
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml")

@@ -12,9 +12,9 @@ from cx_app.estimate import training
 from cx_app.estimate.model_file import load_model, save_model
 from cx_app.estimate.training import train_model
 from cx_app.models.crossval import cross_validate_model
+from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 
