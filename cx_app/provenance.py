@@ -1,5 +1,8 @@
-"""Which software, data and settings produced a number: the provenance block recorded with
-results, estimates, models, project files and reports (:func:`provenance_block`)."""
+"""The provenance block: which software, data and settings produced a number.
+
+Which software, data and settings produced a number: the provenance block recorded with
+results, estimates, models, project files and reports (:func:`provenance_block`).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Survey text kept plain and written out safely: no control characters, never a live formula
+"""Survey text kept plain and written out safely (no control characters, formulas or markup).
+
+Survey text kept plain and written out safely: no control characters, never a live formula
 in Excel or CSV, never markup in HTML, labels of a sane length in charts.
 
 Column names, labels, segment values and comments come from the survey file, i.e. from whoever

@@ -1,10 +1,13 @@
-"""``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
+"""``cx-app estimate``: estimated performance and NPS of new, unlabelled waves with a saved model.
+
+``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
 performance and net score of new (unlabelled) waves with a saved model; realized values too when
 a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
 --new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
 (``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
 "shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``). A file with a wave column
-holding several waves is tracked wave by wave, like several files."""
+holding several waves is tracked wave by wave, like several files.
+"""
 
 from __future__ import annotations
 

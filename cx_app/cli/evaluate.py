@@ -1,4 +1,6 @@
-"""``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
+"""``cx-app evaluate``: cross-validate the driver models, write results and reports.
+
+``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
 ``results.json``, ``report.xlsx`` and ``report.html``.
 
 The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cross-validated once

@@ -1,4 +1,6 @@
-"""How the reports show numbers and names: cells, intervals in sentences, metric kinds,
+"""How the reports show numbers and names: cells, intervals, metric kinds, labels.
+
+How the reports show numbers and names: cells, intervals in sentences, metric kinds,
 attribute labels.
 
 >>> format_value(0.4567, "percent"), format_value(-3.25, "pp"), format_value(1200, "count")

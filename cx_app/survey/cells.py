@@ -1,4 +1,6 @@
-"""Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
+"""Cleaning one column of survey cells: codes, scores on a scale, texts and dates.
+
+Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
 scale (with the reason a cell is not one), text and date segments, and the first reason that
 excludes each respondent. :mod:`cx_app.survey.importing` assembles them.
 

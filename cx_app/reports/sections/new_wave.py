@@ -1,5 +1,8 @@
-"""New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
-wave has its scores, with the model's held-out check and the drift of each attribute."""
+"""New wave: a wave's estimated NPS and performance (ALP) beside the realized values.
+
+New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
+wave has its scores, with the model's held-out check and the drift of each attribute.
+"""
 
 from __future__ import annotations
 
