@@ -44,7 +44,7 @@ def backtest(algorithm_id: str, train, waves, *, folds: int = 3) -> dict:
     outcome = train_model(train, algorithm_id, calibration="auto", folds=folds, seed=0)
     fit_s = time.perf_counter() - start
     model = outcome.model
-    heldout_acc = model.cv["levels"]["original"]["accuracy"]
+    heldout_acc = model.cv.levels["original"]["accuracy"]
     train_nps = nps_summary(train.y).value
     err_acc, err_nps, base_acc, base_nps, covered, err_acc3 = [], [], [], [], 0, []
     for wave in waves:
@@ -60,8 +60,8 @@ def backtest(algorithm_id: str, train, waves, *, folds: int = 3) -> dict:
         covered += int(low <= real_nps <= high)
     return {
         "algorithm": algorithm_id, "calibration": model.calibration,
-        "heldout_gap": model.cv["alp_gap"]["accuracy_gap"],
-        "heldout_net_err": model.cv["alp_gap"]["net_calibration_error"],
+        "heldout_gap": model.cv.alp_gap.accuracy_gap,
+        "heldout_net_err": model.cv.alp_gap.net_calibration_error,
         "mae_acc": float(np.mean(err_acc)), "base_acc": float(np.mean(base_acc)),
         "mae_acc3": float(np.mean(err_acc3)),
         "mae_nps": float(np.mean(err_nps)), "base_nps": float(np.mean(base_nps)),

@@ -1,5 +1,5 @@
 """ALP backtest on an n/a-heavy survey: the messy bank export of
-:mod:`cx_app.survey.simulate_bank`, whose true model is known.
+:mod:`cx_app.simulation.bank_export`, whose true model is known.
 
 For each generator seed, waves 1–3 are written as one export file and read back *without a
 schema* (what a new user gets: inferred layout, default gap policy), a model is trained on
@@ -35,9 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from cx_app.estimate.new_wave import estimate_wave, estimated_net_score  # noqa: E402
 from cx_app.estimate.training import train_model  # noqa: E402
-from cx_app.survey.importing import load_survey  # noqa: E402
-from cx_app.survey.nps import NPS_GROUPS  # noqa: E402
-from cx_app.survey.simulate_bank import (  # noqa: E402
+from cx_app.simulation.bank_export import (  # noqa: E402
     BANK_ATTRIBUTES,
     DROPPED_IN_LAST_WAVE,
     TARGET_COLUMN,
@@ -46,6 +44,8 @@ from cx_app.survey.simulate_bank import (  # noqa: E402
     simulate_bank_waves,
     write_bank_export,
 )
+from cx_app.survey.importing import load_survey  # noqa: E402
+from cx_app.survey.nps import NPS_GROUPS  # noqa: E402
 
 SEEDS = (7, 8, 9)  # three independent replications (own training data and waves)
 N_PER_WAVE = 1200
@@ -248,7 +248,7 @@ def run(algorithms=ALGORITHMS) -> str:
     lines = [
         "## ALP backtest on an n/a-heavy survey (bank generator with a known true model)",
         "",
-        f"Method. Generator `cx_app.survey.simulate_bank`: \"not applicable\" as 99 on 25 % and "
+        f"Method. Generator `cx_app.simulation.bank_export`: \"not applicable\" as 99 on 25 % and "
         f"58 % of two 1–10 attributes, \"N/A\"/\"Don't know\" on 12 % of a 1–5 one, routing "
         f"blanks on 35 % of a −2..2 one (n/a is random: independent of satisfaction). For each "
         f"of {len(SEEDS)} seeds {SEEDS}: waves 1–{TRAIN_WAVES} ({TRAIN_WAVES} × {N_PER_WAVE} "

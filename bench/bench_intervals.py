@@ -47,6 +47,7 @@ from cx_app.estimate.training import train_model  # noqa: E402
 from cx_app.simulation import drift_waves  # noqa: E402
 from cx_app.survey.importing import load_survey  # noqa: E402
 from cx_app.survey.nps import NPS_GROUPS  # noqa: E402
+from cx_app.survey.schema import schema_from_yaml_text  # noqa: E402
 
 SEEDS = tuple(range(10))
 N_REFERENCE = 2400
@@ -54,7 +55,7 @@ N_PER_WAVE = 1200
 WAVES = 10
 FOLDS = 10
 ALGORITHM = "lr"
-SCHEMA = drift_waves.drift_schema()
+SCHEMA = schema_from_yaml_text(drift_waves.drift_schema_yaml(), name="drift_waves")
 OLD_FILE = segment_error.SegmentCorrection(0.0, 0.0, fresh_sample=True)
 
 
@@ -82,9 +83,9 @@ def _replicate(seed: int) -> tuple[list[dict], float, str]:
     tracked = track_waves(model, [_survey(w.unlabeled(), f"{w.label}.csv", scoring=True)
                                   for w in sim.waves], by="bank")
     classes, model_se = model.classes, new_wave.model_net_score_se(model)
-    error = {k: v for k, v in model.cv["net_score_error"].items() if k != "reference_se"}
+    error = model.cv.net_score_error.model_copy(update={"reference_se": None})
     old_se = new_wave.model_reference_se(
-        dataclasses.replace(model, cv={**model.cv, "net_score_error": error}))
+        dataclasses.replace(model, cv=model.cv.model_copy(update={"net_score_error": error})))
 
     def before_and_old(proba, segment=None):
         """The interval before issue 25, and the one an older model file gets now."""

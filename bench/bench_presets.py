@@ -10,7 +10,7 @@ survey must not be its algorithm's default (``PAPERS_BY_DEFAULT`` in
 
 Surveys: the bundled sample (``sample_surveys/telecom_nps.xlsx``, 7,506 respondents, no gaps)
 and a generated one of another shape: two waves of the messy bank tracker
-(``cx_app.survey.simulate_bank``, seed 11, 2,500 respondents per wave; 25 % "not applicable"
+(``cx_app.simulation.bank_export``, seed 11, 2,500 respondents per wave; 25 % "not applicable"
 on one attribute, "don't know" answers, survey weights), written as an Excel export and read
 back without a schema, as a new user would.
 
@@ -32,9 +32,9 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import class_positions, cross_validate_model, make_folds
+from cx_app.simulation.bank_export import simulate_bank_waves, write_bank_export
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
-from cx_app.survey.simulate_bank import simulate_bank_waves, write_bank_export
 
 FOLDS, SEED, N_JOBS = 10, 0, 2
 TOLERANCE = 0.01

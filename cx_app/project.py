@@ -21,7 +21,7 @@ is missing or holds a member whose hash does not match is refused with one
 :class:`ProjectFileError` sentence, and nothing is half-loaded. Sizes are bounded by the
 survey-upload limits (:mod:`cx_app.survey.limits`) at every level: the ``.npz`` and ``.skops``
 members are unpacked too, chunk by chunk, and every ``.npy`` header is checked before numpy
-allocates its array (:mod:`cx_app.survey.archive_limits`), so a small project cannot hide a
+allocates its array (:mod:`cx_app.archive_limits`), so a small project cannot hide a
 huge array.
 """
 
@@ -38,12 +38,13 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cx_app.archive_limits import read_members
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.json_values import json_default
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
-from cx_app.survey.archive_limits import InflationBudget, read_members
+from cx_app.survey.data import SurveyData
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
            "SurveyIdentity", "crossval_arrays", "crossval_fields", "crossval_from",
@@ -145,7 +146,7 @@ class Manifest(_Strict):
     members: list[Member]
 
 
-def survey_identity(survey: Any) -> SurveyIdentity:
+def survey_identity(survey: SurveyData) -> SurveyIdentity:
     """The identity of a loaded survey (:class:`cx_app.survey.data.SurveyData`)."""
     return SurveyIdentity(sha256=survey.source.sha256, filename=survey.source.filename,
                           sheet=survey.source.sheet)
@@ -321,7 +322,7 @@ def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, 
                         "a member appears twice")
                 raise ProjectFileError(f"{label} is damaged: {what}.")
         contents = read_members(data, label=label, error=ProjectFileError,
-                                budget=InflationBudget.from_limits(limits))
+                                budget=limits.inflation_budget())
         members = {}
         for member in manifest.members:
             content = contents[member.name]

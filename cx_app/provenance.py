@@ -1,6 +1,9 @@
-"""Which software, data and settings produced a number: the provenance block recorded with
-results, estimates, models, project files and reports (:func:`provenance_block`), and the
-content keys of a survey as analysed and of one training (:func:`survey_key`, :func:`training_key`)."""
+"""The provenance block: which software, data and settings produced a number.
+
+The provenance block is recorded with results, estimates, models, project files and reports
+(:func:`provenance_block`); the content keys of a survey as analysed and of one training are
+:func:`survey_key` and :func:`training_key`.
+"""
 
 from __future__ import annotations
 

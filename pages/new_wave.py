@@ -34,10 +34,10 @@ if model is None:
 for warning in model.load_warnings:
     st.warning(common.md_escape(warning))
 st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained on "
-        f"{model.training.get('n', '?')} respondents of {model.training.get('filename', '?')}")
+        f"{model.training.n or '?'} respondents of {model.training.filename or '?'}")
 
 
-panels.calibration_checks(dict(model.cv or {}))
+panels.calibration_checks(model.cv)
 
 # --------------------------------------------------------------------------- the waves
 st.subheader("2. Waves")

@@ -16,6 +16,7 @@ from cx_app.app.training import TrainingJob
 from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
+from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.reports import charts
 from cx_app.reports.definitions import GROUPING_OPTIONS
 from cx_app.survey.importing import SurveyData
@@ -31,44 +32,43 @@ from cx_app.survey.schema import MISSING_POLICIES, SurveySchema
 from pages import common
 
 
-def calibration_checks(cv: dict) -> None:
+def calibration_checks(cv: HeldOutFigures) -> None:
     """The model's held-out gap between estimates from its probabilities (ALP) and the truth,
     its warning, and the fit-on-all-respondents check (ALP paper, Section 5), from the model
     file's metadata."""
-    gap = cv.get("alp_gap") or {}
-    if gap:
+    gap = cv.alp_gap
+    if gap is not None:
         st.markdown("**Held-out calibration gap**: how far the estimates from the model's "
                     "probabilities (ALP) were from the truth on the cross-validation folds; the "
                     "estimates below inherit it.")
         c1, c2, c3, c4 = st.columns(4)
-        c1.metric("Held-out accuracy", common.pct(gap.get("accuracy_cm")))
-        c2.metric("Estimated from probabilities (ALP)", common.pct(gap.get("accuracy_alp")),
-                  delta=f"{100 * gap['accuracy_gap']:+.1f} points"
-                  if gap.get("accuracy_gap") is not None else None, delta_color="off")
-        c3.metric("Class-share gap", common.pct(gap.get("share_gap")),
+        c1.metric("Held-out accuracy", common.pct(gap.accuracy_cm))
+        c2.metric("Estimated from probabilities (ALP)", common.pct(gap.accuracy_alp),
+                  delta=f"{100 * gap.accuracy_gap:+.1f} points"
+                  if gap.accuracy_gap is not None else None, delta_color="off")
+        c3.metric("Class-share gap", common.pct(gap.share_gap),
                   help="Half the summed absolute difference between estimated and actual class "
                        "shares")
-        if gap.get("net_gap") is not None:
-            c4.metric("NPS gap (points)", f"{gap['net_gap']:+.1f}",
+        if gap.net_gap is not None:
+            c4.metric("NPS gap (points)", f"{gap.net_gap:+.1f}",
                       help=f"Estimated − actual NPS on the held-out folds; calibration error "
-                           f"across similar respondents {gap.get('net_calibration_error', 0):.1f}"
+                           f"across similar respondents {gap.net_calibration_error or 0:.1f}"
                            " points (RMS)")
-    choice = cv.get("calibration_choice") or {}
-    for text in choice.get("warnings", []):
+    for text in cv.calibration_warnings:
         st.warning(common.md_escape(text))
-    if gap and not choice.get("warnings"):
+    if gap is not None and not cv.calibration_warnings:
         st.success("The held-out gap is small: this model's estimates from its probabilities "
                    "can be trusted "
                    "as far as the new wave resembles the training data (see drift below).")
-    check = cv.get("full_training_check")
-    if check:
+    check = cv.full_training_check
+    if check is not None:
         with st.expander("Check: the model fitted on all respondents, its accuracy estimated "
                          "from its probabilities"):
             frame = pd.DataFrame([
-                {"model": "cross-validated (held-out folds)", "accuracy": check["heldout_cm"],
-                 "ALP accuracy": check["heldout_alp"]},
+                {"model": "cross-validated (held-out folds)", "accuracy": check.heldout_cm,
+                 "ALP accuracy": check.heldout_alp},
                 {"model": "fit on all respondents (resubstitution)",
-                 "accuracy": check["full_train_cm"], "ALP accuracy": check["full_train_alp"]}])
+                 "accuracy": check.full_train_cm, "ALP accuracy": check.full_train_alp}])
             common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
                          key="nw_full_check", file_name="full_training_check.csv",
                          csv_frame=frame, column_config=common.percent_columns(
@@ -78,7 +78,7 @@ def calibration_checks(cv: dict) -> None:
                        "full-data model is the estimate "
                        "of its accuracy; it should sit near the held-out accuracy. A "
                        "resubstitution accuracy far above both means the model over-fits.")
-            for note in check.get("notes", []):
+            for note in check.notes:
                 st.warning(common.md_escape(note))
 
 

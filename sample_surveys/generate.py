@@ -3,7 +3,7 @@
     python sample_surveys/generate.py            # rewrite every file in sample_surveys/
     python sample_surveys/generate.py --check    # also print the difficulty figures of README.md
 
-The simulation itself (the true model, documented) lives in ``cx_app/survey/simulate.py`` so that the
+The simulation itself (the true model, documented) lives in ``cx_app/simulation/waves.py`` so that the
 app, the benchmarks and the tests can simulate more waves from the same model; this script only
 writes the files (``cx_app.survey.samples.write_sample_files``) and measures their difficulty.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cx_app.simulation.waves import DONT_KNOW, NOT_USED, NPS_COLUMN
 from cx_app.survey.samples import SAMPLE_SEED, TELECOM_ATTRIBUTES, write_sample_files
-from cx_app.survey.simulate import DONT_KNOW, NOT_USED, NPS_COLUMN
 
 
 def difficulty(frame: pd.DataFrame, *, folds: int = 10, seed: int = 0) -> dict[str, float]:

@@ -1,5 +1,6 @@
-"""What one user's session keeps per survey file while they switch files and pages (no
-streamlit import).
+"""What one user's session keeps per survey file while they switch files and pages.
+
+No streamlit import.
 
 Switching from file A to file B and back must not lose work: :class:`MappingMemory` keeps the
 column-mapping edits per file (its SHA-256, sheet and the layout the edits started from), and

@@ -10,7 +10,7 @@ the restored out-of-fold arrays, as after a training.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from cx_app.project import (
     read_project,
     survey_identity,
 )
+from cx_app.survey.data import SurveyData
 
 __all__ = ["OpenedProject", "open_analysis", "save_analysis"]
 
@@ -73,7 +74,8 @@ class OpenedProject:
 
 
 def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | None = None,
-                  memo_items: int = 256, load_survey: Any = None) -> OpenedProject:
+                  memo_items: int = 256,
+                  load_survey: Callable[..., SurveyData] | None = None) -> OpenedProject:
     """Open the project file ``data`` (named ``name``) as an :class:`Analysis`.
 
     The survey comes from the project when it holds it, else from ``survey_files`` (the

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.models.drivers import DriverAnalysis
     from cx_app.models.evaluation import ModelEvaluation
+    from cx_app.survey.data import SurveyData
 
 __all__ = [
     "Analysis",
@@ -64,7 +65,7 @@ def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mappin
     return " ".join([algorithm_id, *changed])
 
 
-def train_lean(survey: Any, algorithm_id: str, *, folds: int, seed: int,
+def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                settings: Mapping[str, Any], calibration: str,
                progress: Callable[[int, int, str], None] | None = None,
                preset: str | None = None) -> tuple[Any, Any]:
@@ -136,7 +137,7 @@ class Analysis:
     never asked for is shown exactly like a fresh training, so it reveals no other user).
     """
 
-    survey: Any  # cx_app.survey.importing.SurveyData
+    survey: SurveyData
     data_key: str
     plan: PlanSpec
     models: dict[str, CrossValidatedModel] = field(default_factory=dict)

@@ -1,5 +1,6 @@
-"""Tables the pages show, built from an :class:`~cx_app.app.session.Analysis` (no widgets here):
-the pages render them, the tests check them. Also the grouping editor's plan check.
+"""Tables the pages show, built from an :class:`~cx_app.app.session.Analysis` (no widgets).
+
+The pages render them, the tests check them. Also the grouping editor's plan check.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
+"""``cx-app estimate``: estimated performance and NPS of new, unlabelled waves with a saved model.
+
+``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
 performance and net score of new (unlabelled) waves with a saved model; realized values too when
 a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
 --new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
@@ -150,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
-          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.get('n')} respondents")
+          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.n} respondents")
     print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")

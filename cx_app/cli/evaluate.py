@@ -1,4 +1,6 @@
-"""``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
+"""``cx-app evaluate``: cross-validate the driver models, write results and reports.
+
+``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
 ``results.json``, ``report.xlsx`` and ``report.html``.
 
 The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cross-validated once
@@ -38,6 +40,7 @@ from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
 from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
+from cx_app.survey.data import SurveyData
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -173,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_project(survey: Any, cvs: Sequence[Any], results: Any, *,
+def evaluation_project(survey: SurveyData, cvs: Sequence[Any], results: Any, *,
                        settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
     """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
     dropped), its results document and settings; the survey file only when given."""

@@ -1,4 +1,6 @@
-"""``cx-app report RESULTS.json [--new-wave ESTIMATE.json] --out FILE.xlsx|FILE.html`` and
+"""``cx-app report``: the Excel or HTML report of saved results, an estimate or a project.
+
+``cx-app report RESULTS.json [--new-wave ESTIMATE.json] --out FILE.xlsx|FILE.html`` and
 ``cx-app report --project FILE.cxproj --out DIR``.
 
 Re-renders a report from saved results without retraining anything. A new-wave estimate must

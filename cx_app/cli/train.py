@@ -80,11 +80,11 @@ def run(args: argparse.Namespace) -> int:
                               folds=args.folds, seed=args.seed, learning_curve=args.report_gaps, preset=args.preset)
     path = save_model(outcome.model, args.out)
     choice = outcome.choice
-    cv = outcome.model.cv
-    check = cv["full_training_check"]
+    cv = outcome.model.cv.to_dict()
+    check = outcome.model.cv.full_training_check
     if args.json:
         doc = {"model": str(path), "preset": outcome.model.preset, "calibration": choice.to_dict(), "cv": cv["levels"],
-               "alp_gap": cv["alp_gap"], "full_training_check": check,
+               "alp_gap": cv["alp_gap"], "full_training_check": cv["full_training_check"],
                "alp_vs_cm": cv["alp_vs_cm"], "warnings": list(choice.warnings)}
         if "learning_curve" in cv:
             doc["learning_curve"] = cv["learning_curve"]
@@ -107,10 +107,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"  held-out {level}: accuracy {metrics['accuracy']:.3f}, "
                   f"macro F1 {metrics['f1_macro']:.3f}")
         print(f"trained on 100% and validated with ALP (paper Section 5): held-out accuracy "
-              f"{check['heldout_cm']:.3f} (ALP {check['heldout_alp']:.3f}); full-data model: "
-              f"ALP accuracy {check['full_train_alp']:.3f}, resubstitution accuracy "
-              f"{check['full_train_cm']:.3f}")
-        for note in check["notes"]:
+              f"{check.heldout_cm:.3f} (ALP {check.heldout_alp:.3f}); full-data model: "
+              f"ALP accuracy {check.full_train_alp:.3f}, resubstitution accuracy "
+              f"{check.full_train_cm:.3f}")
+        for note in check.notes:
             print(f"  note: {note}")
         if args.report_gaps:
             _print_side_by_side(cv["alp_vs_cm"])

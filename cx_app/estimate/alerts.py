@@ -1,5 +1,7 @@
-"""Alerts on estimated performance: is a wave's (or segment's) estimated accuracy or net score
-outside what the reference data makes normal?
+"""Alerts on estimated performance: estimated accuracy or net score outside the normal band.
+
+Is a wave's (or segment's) estimated accuracy or net score outside what the reference data
+makes normal?
 
 Default band, as NannyML's CBPE: CBPE computes the *realized* metric on chunks of the
 reference data and alerts when a chunk's *estimated* metric leaves mean ± 3·SD of those
@@ -24,10 +26,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cx_app.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from cx_app.estimate.model_metadata import HeldOutFigures
 
 __all__ = ["DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand", "check_alert",
            "estimate_alerts", "model_bands", "parse_limits"]
@@ -181,7 +187,7 @@ def parse_limits(text: str | None, what: str) -> tuple[float | None, float | Non
     return lower, upper
 
 
-def model_bands(cv: dict) -> dict[str, ReferenceBand]:
+def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     """The default bands of a saved model from its cross-validation metadata: accuracy from
     its pooled held-out figures (binomial spread), the net score from its held-out folds (the
     folds' realized SD, CBPE's chunk SD). A figure the file does not keep gets no band.
@@ -192,21 +198,23 @@ def model_bands(cv: dict) -> dict[str, ReferenceBand]:
     and a band around the realized value would flag every wave for that bias instead of for a
     change."""
     bands: dict[str, ReferenceBand] = {}
-    gap = cv.get("alp_gap") or {}
-    if gap.get("accuracy_alp") is not None and cv.get("n"):
-        held = ReferenceBand.binomial(float(gap["accuracy_cm"]), int(cv["n"]))
-        bands["accuracy"] = ReferenceBand("accuracy", float(gap["accuracy_alp"]), held.unit_sd,
-                                          f"held-out ALP accuracy of {cv['n']} respondents ± "
+    gap = cv.alp_gap
+    if gap is not None and gap.accuracy_alp is not None and gap.accuracy_cm is not None \
+            and cv.n:
+        held = ReferenceBand.binomial(float(gap.accuracy_cm), int(cv.n))
+        bands["accuracy"] = ReferenceBand("accuracy", float(gap.accuracy_alp), held.unit_sd,
+                                          f"held-out ALP accuracy of {cv.n} respondents ± "
                                           f"{DEFAULT_SIGMAS:g} binomial SD at each wave's size")
-    net = cv.get("net_score_error") or {}
-    if len(net.get("fold_realized") or ()) >= 2:
+    net = cv.net_score_error
+    if net is not None and len(net.fold_realized) >= 2 \
+            and None not in (*net.fold_realized, *net.fold_estimated):
         # the answers' spread per respondent: fold variance V_f = 100²·ΣVar(s_i)/n_f²
-        unit = [v * m for v, m in zip(net.get("fold_outcome_variance") or (), net["fold_n"],
-                                      strict=False)]
+        unit = [v * m for v, m in zip(net.fold_outcome_variance, net.fold_n, strict=False)
+                if v is not None]
         realized = ReferenceBand.from_chunks(
-            "net_score", net["fold_realized"], net["fold_n"],
+            "net_score", net.fold_realized, net.fold_n,
             unit_sd_floor=math.sqrt(float(np.mean(unit))) if unit else 0.0)
-        centre = float(np.average(net["fold_estimated"], weights=net["fold_n"]))
+        centre = float(np.average(net.fold_estimated, weights=net.fold_n))
         bands["net_score"] = ReferenceBand("net_score", centre, realized.unit_sd,
                                            realized.basis.replace("reference:", "held-out "
                                                                   "estimate:"))

@@ -26,6 +26,7 @@ import pandas as pd
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
+from cx_app.json_values import plain
 from cx_app.models.crossval import aligned_proba
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def _label_index(labels: Sequence, classes: Sequence, what: str) -> np.ndarray:
     position = {c: i for i, c in enumerate(classes)}
     out = np.empty(len(labels), dtype=int)
     for i, lab in enumerate(labels):
-        key = lab.item() if isinstance(lab, np.generic) else lab
+        key = plain(lab)
         if key not in position:
             raise AnalysisError(f"{what} label {key!r} (row {i}) is not one of the classes {list(classes)}")
         out[i] = position[key]

@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2_contingency
 
+from cx_app.json_values import plain
+
 __all__ = [
     "AttributeDrift",
     "DriftReport",
@@ -52,9 +54,7 @@ def _key(value) -> str:
     """Values as stable JSON keys: 7.0 and 7 are the same score."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
-    if isinstance(value, np.generic):
-        value = value.item()
-    return str(value)
+    return str(plain(value))
 
 
 def value_counts_by_attribute(frame: pd.DataFrame) -> dict[str, dict[str, int]]:

@@ -1,5 +1,6 @@
-"""95 % intervals of the estimated (ALP) metrics: accuracy, macro precision / recall / F1 and
-each reduced level's metrics, from the class probabilities alone.
+"""95 % intervals of the estimated (ALP) metrics, from the class probabilities alone.
+
+The metrics: accuracy, macro precision / recall / F1 and each reduced level's metrics.
 
 What the interval describes. Like the net score's (:mod:`cx_app.estimate.new_wave`), it is an
 interval for *this* wave's realized metric — the value the regular confusion matrix would give
@@ -50,6 +51,7 @@ from cx_app.engine.catalogue import WAVE_SUMMARY
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
+    from cx_app.estimate.model_metadata import HeldOutFigures
 
 __all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
            "MetricIntervals", "draw_realized_matrices", "effective_draws",
@@ -292,24 +294,20 @@ def errors_from_pooled_gaps(gaps: Mapping[str, Mapping[str, float]], outcome_sd:
 
 def wave_metric_intervals(proba: np.ndarray, pred_idx: np.ndarray,
                           estimates: Mapping[str, Mapping[str, float]],
-                          resolved_plan: ResolvedPlan | None, cv: Mapping, *,
+                          resolved_plan: ResolvedPlan | None, cv: HeldOutFigures, *,
                           n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> MetricIntervals:
     """:func:`metric_intervals` of a wave scored by a saved model, SE_model from the model's
-    cross-validation metadata ``cv``: its per-fold errors (``metric_error``) when the file has
-    them, else its pooled held-out ALP-vs-CM gaps (``alp_vs_cm.heldout``), else none."""
+    cross-validation metadata ``cv``: its pooled held-out ALP-vs-CM gaps
+    (``alp_vs_cm["heldout"]``) when the file has them, else none."""
     n_draws = effective_draws(len(pred_idx), n_draws)
     stats = _outcome_draws(np.asarray(proba, dtype=float), pred_idx, resolved_plan, n_draws,
                            seed)
     sd = {lv: {m: v[1] for m, v in ms.items()} for lv, ms in stats.items()}
-    folds_error = cv.get("metric_error")
-    if folds_error:
-        return _intervals(estimates, stats, folds_error, "held-out folds", n_draws, seed)
-    heldout = (cv.get("alp_vs_cm") or {}).get("heldout") or {}
+    heldout = cv.alp_vs_cm.get("heldout", {})
     gaps = {lv: {m: row["gap"] for m, row in ms.items()} for lv, ms in heldout.items()}
-    n_heldout = int(cv.get("n") or 0)
-    if not gaps or not n_heldout:
+    if not gaps or not cv.n:
         return _intervals(estimates, stats, None, "none", n_draws, seed)
-    errors = errors_from_pooled_gaps(gaps, sd, len(pred_idx), n_heldout)
+    errors = errors_from_pooled_gaps(gaps, sd, len(pred_idx), int(cv.n))
     return _intervals(estimates, stats, errors, "pooled held-out gap", n_draws, seed)
 
 

@@ -34,6 +34,8 @@ import numpy as np
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import ModelFileError
+from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
+from cx_app.json_values import plain_document
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 
 __all__ = [
@@ -117,12 +119,12 @@ class TrainedModel:
     algorithm_id: str
     settings: Mapping[str, Any]
     calibration: str
-    training: Mapping[str, Any]
-    cv: Mapping[str, Any]
+    training: TrainingData
+    cv: HeldOutFigures
     attribute_distributions: Mapping[str, Mapping[str, int]]
     versions: Mapping[str, str] = field(default_factory=library_versions)
     attribute_gaps: Mapping[str, int] = field(default_factory=dict)
-    """Unanswered scores per attribute among the training respondents (``training["n"]``):
+    """Unanswered scores per attribute among the training respondents (``training.n``):
     the reference for the change of a wave's n/a share."""
     created: str = ""
     load_warnings: tuple[str, ...] = ()
@@ -168,13 +170,13 @@ class TrainedModel:
             "attribute_names": list(self.attribute_names),
             "schema_yaml": self.schema_yaml,
             "algorithm_id": self.algorithm_id,
-            "settings": _jsonable(dict(self.settings)),
+            "settings": plain_document(dict(self.settings)),
             "preset": self.preset,
             "calibration": self.calibration,
-            "training": _jsonable(dict(self.training)),
-            "cv": _jsonable(dict(self.cv)),
-            "attribute_distributions": _jsonable(dict(self.attribute_distributions)),
-            "attribute_gaps": _jsonable(dict(self.attribute_gaps)),
+            "training": plain_document(self.training.to_dict()),
+            "cv": plain_document(self.cv.to_dict()),
+            "attribute_distributions": plain_document(dict(self.attribute_distributions)),
+            "attribute_gaps": plain_document(dict(self.attribute_gaps)),
             "versions": dict(self.versions),
             "created": self.created,
             "provenance": self.provenance(),
@@ -183,11 +185,11 @@ class TrainedModel:
     def provenance(self) -> dict:
         """The common provenance block (:func:`cx_app.provenance.provenance_block`) of the
         training: its seed, folds, preset, schema hash, training file and time."""
-        name = self.training.get("filename") or "training data"
+        name = self.training.filename or "training data"
         return provenance_block(
-            seed=self.cv.get("seed"), folds=self.cv.get("folds"),
-            preset=self.settings.get("preset"), schema_yaml=self.schema_yaml,
-            inputs={str(name): self.training.get("sha256")}, created=self.created)
+            seed=self.cv.seed, folds=self.cv.folds, preset=self.preset,
+            schema_yaml=self.schema_yaml, inputs={str(name): self.training.sha256},
+            created=self.created)
 
 
 def _has_gap_step(estimator: Any) -> bool:
@@ -197,19 +199,6 @@ def _has_gap_step(estimator: Any) -> bool:
     inner = getattr(estimator, "estimator", None)
     return inner is not None and _has_gap_step(inner)
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
 
 
 def _payload(model: TrainedModel) -> dict:
@@ -298,7 +287,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     ``name``: the file name to use in messages (default: the path's or file object's name).
 
     In order: the file's size, its kind (pickle and joblib refused), every member of the
-    archive within the unpacking limits (:mod:`cx_app.survey.archive_limits`), the types it
+    archive within the unpacking limits (:mod:`cx_app.archive_limits`), the types it
     names against the trusted list (nothing built yet), then its first
     opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
     once per file and process), and only then :func:`open_checked_model` here.
@@ -319,15 +308,15 @@ def check_model_files(files: Sequence[tuple[bytes, str]], *, trusted: Sequence[s
     (``(bytes, name)``; a project's final models): each one's kind, archive members and types,
     then their first opening and prediction in one child process for all (those already
     checked in this process skipped). :class:`ModelFileError` for the first refused."""
+    from cx_app.archive_limits import read_members
     from cx_app.estimate.model_sandbox import check_files_in_child
-    from cx_app.survey.archive_limits import InflationBudget, read_members
     from cx_app.survey.limits import limits_from_env
 
     limits = limits_from_env()
     for data, label in files:
         _refuse_non_skops(data, label)
         read_members(data, label=label, error=ModelFileError,
-                     budget=InflationBudget.from_limits(limits), keep=False)
+                     budget=limits.inflation_budget(), keep=False)
         _audited_types(data, label, trusted)
     check_files_in_child(files, trusted)
 
@@ -406,8 +395,8 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
         algorithm_id=meta["algorithm_id"],
         settings=meta["settings"],
         calibration=meta["calibration"],
-        training=meta["training"],
-        cv=meta["cv"],
+        training=TrainingData.from_dict(meta["training"], source=label),
+        cv=HeldOutFigures.from_dict(meta["cv"], source=label),
         attribute_distributions=meta["attribute_distributions"],
         attribute_gaps=meta.get("attribute_gaps", {}),
         versions=saved,

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.alerts import AlertThresholds
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
+    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.nps import NetScoreGroups
@@ -332,10 +333,11 @@ class WaveEstimate:
         return out
 
 
-def model_segment_errors(model: TrainedModel) -> dict | None:
+def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
     """The model's held-out net-score error per segment (``segment_error`` module), None for
     model files written before it was kept."""
-    return (model.cv.get("net_score_error") or {}).get("segments")
+    error = model.cv.net_score_error
+    return None if error is None else error.segments
 
 
 def model_reference_se(model: TrainedModel) -> float:
@@ -343,10 +345,10 @@ def model_reference_se(model: TrainedModel) -> float:
     or for older model files the adjusted-Wald SE of its class counts (a little wider)."""
     from cx_app.survey.nps import groups_for_schema, net_score_from_counts
 
-    kept = (model.cv.get("net_score_error") or {}).get("reference_se")
-    if kept is not None:
-        return float(kept)
-    counts = model.training.get("class_counts") or {}
+    error = model.cv.net_score_error
+    if error is not None and error.reference_se is not None:
+        return float(error.reference_se)
+    counts = model.training.class_counts or {}
     if not counts:
         return 0.0
     groups = groups_for_schema(model.schema)
@@ -362,9 +364,8 @@ def model_reference_se(model: TrainedModel) -> float:
 def model_net_score_se(model: TrainedModel) -> float | None:
     """The model's held-out systematic net-score error (points), None for model files
     written before it was kept."""
-    error = model.cv.get("net_score_error") or {}
-    value = error.get("model_se")
-    return None if value is None else float(value)
+    error = model.cv.net_score_error
+    return None if error is None or error.model_se is None else float(error.model_se)
 
 
 def _algorithm_name(algorithm_id: str) -> str:
@@ -422,7 +423,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     drift = attribute_drift(
         model.attribute_distributions, survey.X[present],
         scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
-        reference_gaps=model.attribute_gaps, reference_n=model.training.get("n"))
+        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "
@@ -453,7 +454,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     levels = reduce_confusion(alp, resolved)
     estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
     intervals = wave_metric_intervals(proba, pred_idx, level_values(levels), resolved,
-                                      model.cv or {})
+                                      model.cv)
     groups = groups_for_schema(schema)
     weights = survey.model_weights
     est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
@@ -479,7 +480,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
         pred_frame[f"p_{c}"] = proba[:, j]
 
     warnings = list(model.load_warnings)
-    warnings.extend(model.cv.get("calibration_choice", {}).get("warnings", []))
+    warnings.extend(model.cv.calibration_warnings)
     coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
                                        model.calibration)
     if coarse and coarse not in warnings:  # files saved before the warning existed
@@ -536,22 +537,23 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
         estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
         model_summary={"algorithm": model.algorithm_id, "preset": model.preset,
                        "calibration": model.calibration,
-                       "training_sha256": model.training.get("sha256"),
-                       "training_n": model.training.get("n"),
-                       "heldout_alp_gap": model.cv.get("alp_gap"),
+                       "training_sha256": model.training.sha256,
+                       "training_n": model.training.n,
+                       "heldout_alp_gap": (None if model.cv.alp_gap is None
+                                           else model.cv.alp_gap.to_dict()),
                        "file_sha256": model.file_sha256 or None,
-                       "training_file": model.training.get("filename"),
-                       "training_sheet": model.training.get("sheet"),
+                       "training_file": model.training.filename,
+                       "training_sheet": model.training.sheet,
                        "attributes": list(model.attribute_names),
                        "schema_sha256": sha256_hex(model.schema_yaml)},
         source=survey.source.to_dict(),
         provenance=provenance_block(
-            seed=model.cv.get("seed"), folds=model.cv.get("folds"),
-            preset=model.settings.get("preset"), schema_yaml=survey.schema.to_yaml(),
+            seed=model.cv.seed, folds=model.cv.folds,
+            preset=model.preset, schema_yaml=survey.schema.to_yaml(),
             inputs={survey.source.filename or "wave": survey.source.sha256,
                     "model file": model.file_sha256 or None}),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
         metric_intervals=intervals,
         alerts=estimate_alerts(estimated["accuracy"], est_nps.value, n,
-                               model_bands(model.cv or {}), thresholds),
+                               model_bands(model.cv), thresholds),
     )

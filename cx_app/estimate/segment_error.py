@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["MAX_SEGMENT_LABELS", "SegmentCorrection", "heldout_segment_errors",
@@ -95,24 +96,24 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     return out
 
 
-def segment_correction(kept: Mapping[str, Any] | None, by: str,
+def segment_correction(kept: Mapping[str, SegmentErrorsDoc] | None, by: str,
                        label: str) -> SegmentCorrection:
     """The correction and added SE of segment ``label`` of column ``by`` (module docstring),
-    from a model's kept held-out segment errors (``kept``: ``cv["net_score_error"]
-    ["segments"]``; None or without ``by``: the fresh-sample fallback)."""
+    from a model's kept held-out segment errors (``kept``: ``model.cv.net_score_error
+    .segments``; None or without ``by``: the fresh-sample fallback)."""
     column = None if kept is None else kept.get(by)
     if column is None:
         return SegmentCorrection(0.0, 0.0, "the model file keeps no held-out error for the "
                                  f"segments of {by!r} (trained before they were kept): the "
                                  "interval adds a fresh-sample error instead (wider); retrain "
                                  "the model for a segment's own correction", fresh_sample=True)
-    tau2 = float(column["between_sd"]) ** 2
-    stored = column["labels"].get(str(label))
-    if stored is None:
+    tau2 = float(column.between_sd or 0.0) ** 2
+    stored = column.labels.get(str(label))
+    if stored is None or stored.error is None or stored.variance is None:
         return SegmentCorrection(0.0, math.sqrt(tau2), f"segment {label!r} was not in the "
                                  "training data: no correction, the segments' spread is added "
                                  "to its interval")
-    error, variance = float(stored["error"]), float(stored["variance"])
+    error, variance = float(stored.error), float(stored.variance)
     w = tau2 / (tau2 + variance) if tau2 + variance > 0 else 0.0
     effect2 = max(error**2 - variance, tau2)
     se = math.sqrt((1 - w) ** 2 * effect2 + w**2 * variance)

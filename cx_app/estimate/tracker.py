@@ -156,7 +156,7 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
                                    weights=None if weights is None else weights[labeled])
         # the segment's ALP accuracy: its mean top probability (predictions are the arg-max)
         alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n,
-                                 model_bands(model.cv or {}), thresholds)
+                                 model_bands(model.cv), thresholds)
         out.append(SegmentEstimate(label, n, nps, note, realized, alerts))
     return tuple(out)
 

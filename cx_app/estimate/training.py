@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,8 +27,16 @@ from cx_app.estimate.calibration import (
     compare_calibrations,
 )
 from cx_app.estimate.model_file import TrainedModel
+from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
+from cx_app.json_values import plain_document
 from cx_app.models.algorithms import fit_weighted
 from cx_app.models.crossval import CrossValResult, build_model, class_positions
+from cx_app.survey.data import SurveyData
+
+if TYPE_CHECKING:
+    from cx_app.engine.grouping import ResolvedPlan
+    from cx_app.survey.nps import NetScoreGroups
+    from cx_app.survey.schema import SurveySchema
 
 __all__ = ["TrainingOutcome", "train_model"]
 
@@ -47,8 +55,8 @@ class TrainingOutcome:
         return self.cv_results[self.model.calibration]
 
 
-def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoice,
-                groups: Any, segments: Mapping[str, Any] | None = None) -> dict:
+def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: CalibrationChoice,
+                groups: NetScoreGroups | None, segments: Mapping[str, Any] | None = None) -> dict:
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
     from cx_app.estimate.new_wave import heldout_net_score_error
@@ -83,7 +91,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: Any, choice: CalibrationChoic
     }
 
 
-def _segment_labels(survey: Any) -> dict[str, list[str]]:
+def _segment_labels(survey: SurveyData) -> dict[str, list[str]]:
     """Each segment column's label per model-base respondent (as the tracker labels them)."""
     from cx_app.survey.nps import segment_frames
 
@@ -99,7 +107,7 @@ def _segment_labels(survey: Any) -> dict[str, list[str]]:
     return out
 
 
-def _net_groups(schema: Any) -> Any:
+def _net_groups(schema: SurveySchema) -> NetScoreGroups | None:
     from cx_app.errors import PlanError
     from cx_app.survey.nps import groups_for_schema
 
@@ -109,7 +117,7 @@ def _net_groups(schema: Any) -> Any:
         return None  # no net-score groups: the gap has no NPS term
 
 
-def _check_reusable(cv: CrossValResult, survey: Any, algorithm_id: str, classes: tuple,
+def _check_reusable(cv: CrossValResult, survey: SurveyData, algorithm_id: str, classes: tuple,
                     settings: Mapping[str, Any], calibration: str, preset: str) -> None:
     """Refuse a cross-validation that is not of this algorithm, settings, classes and
     respondents (its held-out figures would then describe another model)."""
@@ -139,7 +147,7 @@ def _check_reusable(cv: CrossValResult, survey: Any, algorithm_id: str, classes:
 
 
 def train_model(
-    survey: Any,
+    survey: SurveyData,
     algorithm_id: str,
     *,
     calibration: str = "auto",
@@ -237,15 +245,15 @@ def train_model(
         settings=spec.settings(settings),
         preset=preset,
         calibration=chosen,
-        training={
-            "filename": survey.source.filename,
-            "sheet": survey.source.sheet,
-            "sha256": survey.source.sha256,
-            "n": int(len(codes)),
-            "class_counts": {str(c): int(v) for c, v in
-                             zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
-        },
-        cv=summary,
+        training=TrainingData(
+            filename=survey.source.filename,
+            sheet=survey.source.sheet,
+            sha256=survey.source.sha256,
+            n=int(len(codes)),
+            class_counts={str(c): int(v) for c, v in
+                          zip(classes, np.bincount(codes, minlength=len(classes)), strict=True)},
+        ),
+        cv=HeldOutFigures.from_dict(plain_document(summary), source="the cross-validation"),
         attribute_distributions=value_counts_by_attribute(survey.X),
         attribute_gaps={a: int(v) for a, v in survey.X.isna().sum().items()},
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -20,6 +20,7 @@ from cx_app.atomic_files import write_text_atomic
 from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
+from cx_app.json_values import json_default
 from cx_app.models import cluster
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.comparison import compare_models, five_by_two_cv
@@ -28,6 +29,7 @@ from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_im
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.results import Results
 from cx_app.provenance import provenance_block
+from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
 COMPARISON_METHOD = (
@@ -60,7 +62,7 @@ def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str
 
 
 def results_document(
-    survey: Any,
+    survey: SurveyData,
     evaluations: Mapping[str, ModelEvaluation],
     plan: ResolvedPlan,
     *,
@@ -127,7 +129,7 @@ def results_document(
         document["drivers"] = {"permutation_model": permutation_model, **drivers.to_dict()}
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
-    return Results.from_dict(json.loads(json.dumps(document, default=_plain)))
+    return Results.from_dict(json.loads(json.dumps(document, default=json_default)))
 
 
 def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
@@ -159,7 +161,7 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 
 
 def five_by_two_comparisons(
-    survey: Any, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
+    survey: SurveyData, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
     preset: str | None = None,
 ) -> list[dict[str, Any]]:
     """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
@@ -177,7 +179,7 @@ def five_by_two_comparisons(
 
 
 def evaluate_algorithm(
-    survey: Any,
+    survey: SurveyData,
     algorithm_id: str,
     plan: ResolvedPlan,
     *,
@@ -201,7 +203,7 @@ def evaluate_algorithm(
 
 
 def finish_evaluation(
-    survey: Any,
+    survey: SurveyData,
     evaluations: Mapping[str, ModelEvaluation],
     plan: ResolvedPlan,
     best_cv: CrossValResult | None,
@@ -262,7 +264,7 @@ def best_model(evaluations: Mapping[str, ModelEvaluation]) -> str:
 
 
 def evaluate_survey(
-    survey: Any,
+    survey: SurveyData,
     algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
     *,
     folds: int = 10,
@@ -338,16 +340,6 @@ def evaluate_survey(
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,
     )  # fmt: skip
     return document, evaluations
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    raise TypeError(f"{type(value).__name__} cannot be written to results.json")
 
 
 def write_results(results: Results, out_dir: str | Path) -> Path:

@@ -18,7 +18,10 @@ one decimal."""
 
 
 @dataclass(frozen=True)
-class Column:
+class TableColumn:
+    """One column of a report table: its key in the rows, its title, how its values are
+    written (:data:`ColumnKind`)."""
+
     key: str
     title: str
     kind: ColumnKind = "text"
@@ -41,7 +44,7 @@ class NativeChart:
 @dataclass(frozen=True)
 class Table:
     title: str
-    columns: tuple[Column, ...]
+    columns: tuple[TableColumn, ...]
     rows: tuple[tuple[Any, ...], ...]
     note: str = ""
     native_chart: NativeChart | None = None

@@ -1,4 +1,6 @@
-"""What the reports explain besides the metrics: the grouping options, the papers the method
+"""What the reports explain besides the metrics: grouping options, papers, field labels.
+
+What the reports explain besides the metrics: the grouping options, the papers the method
 comes from, and readable labels of the results' driver and new-wave fields.
 
 The metrics themselves (names, words, formulas, formats, directions) are in the engine's

@@ -1,4 +1,6 @@
-"""How the reports show numbers and names: cells, intervals in sentences, metric kinds,
+"""How the reports show numbers and names: cells, intervals, metric kinds, labels.
+
+How the reports show numbers and names: cells, intervals in sentences, metric kinds,
 attribute labels.
 
 >>> format_value(0.4567, "percent"), format_value(-3.25, "pp"), format_value(1200, "count")
@@ -14,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cx_app.engine.catalogue import metric_definition
-from cx_app.reports.blocks import Column, ColumnKind, Table
+from cx_app.reports.blocks import ColumnKind, Table, TableColumn
 
 
 def is_number(value: Any) -> bool:
@@ -89,12 +91,12 @@ def metric_display(key: str, binary: bool) -> str:
     return found.name if found else key
 
 
-def attribute_columns(labels: Mapping[str, str]) -> tuple[Column, ...]:
+def attribute_columns(labels: Mapping[str, str]) -> tuple[TableColumn, ...]:
     """The attribute column(s) of a driver table: the label, and the survey column when the
     results carry labels."""
     if labels:
-        return Column("attribute", "Attribute"), Column("column", "Survey column")
-    return (Column("attribute", "Attribute"),)
+        return TableColumn("attribute", "Attribute"), TableColumn("column", "Survey column")
+    return (TableColumn("attribute", "Attribute"),)
 
 
 def attribute_cells(name: str, labels: Mapping[str, str]) -> tuple[str, ...]:
@@ -106,7 +108,7 @@ def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,
     """Item / value rows, each value in its own kind (R² as a number, a method as text);
     facts without a value are left out."""
     kept = [(k, cell(v), kind) for k, v, kind in facts if v is not None and v != ""]
-    return Table(title, (Column("item", "Item"), Column("value", "Value")),
+    return Table(title, (TableColumn("item", "Item"), TableColumn("value", "Value")),
                  tuple((k, v) for k, v, _ in kept), note=note,
                  cell_kinds=tuple((None, kind if is_number(v) else "text")
                                   for _, v, kind in kept))

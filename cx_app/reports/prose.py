@@ -1,4 +1,6 @@
-"""The readings in plain words: which model is best (and whether its lead is significant),
+"""The readings in plain words: the best model, the drivers, the NPS.
+
+The readings in plain words: which model is best (and whether its lead is significant),
 what drives the score, what the NPS is. The report's Summary and the app's pages say the same
 sentences because both call these functions.
 """

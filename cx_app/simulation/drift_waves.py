@@ -13,7 +13,7 @@ respondent of wave ``w`` (the reference is wave 0) in segment ``s`` ("Bank A", "
    ``effect_s ~ N(0, segment_effect_sd)`` drawn per seed, plus a random walk of
    ``segment_drift_sd`` per wave (the segment effects drift too);
 4. the recommend score 0–10 is ``U`` cut at the sample generator's thresholds
-   (:data:`cx_app.survey.simulate.NPS_THRESHOLDS`).
+   (:data:`cx_app.simulation.waves.NPS_THRESHOLDS`).
 
 So a respondent's true class probabilities given the answers and segment are closed-form
 (:attr:`SimulatedWave.true_proba`), and the realized NPS of a wave (or of one segment of it),
@@ -33,11 +33,10 @@ import pandas as pd
 from scipy.stats import norm
 
 from cx_app.errors import AnalysisError
-from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
-from cx_app.survey.simulate import NPS_THRESHOLDS, UTILITY_NOISE
+from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
 
 __all__ = ["DriftScenario", "DriftSimulation", "OracleNetScore", "SimulatedWave",
-           "drift_schema", "simulate_drift_waves"]
+           "drift_schema_yaml", "simulate_drift_waves"]
 
 ID_COLUMN = "Respondent ID"
 WAVE_COLUMN = "Wave"
@@ -139,12 +138,13 @@ def segment_names(count: int) -> tuple[str, ...]:
     return tuple(f"Bank {chr(ord('A') + i)}" for i in range(count))
 
 
-def drift_schema() -> SurveySchema:
-    """The schema of the simulated files (NPS target, five attributes, bank and wave)."""
+def drift_schema_yaml() -> str:
+    """The schema of the simulated files as YAML (NPS target, five attributes, bank and wave;
+    ``cx_app.survey.schema.schema_from_yaml_text`` reads it: this layer is below survey)."""
     attributes = "\n".join(
         f"  - {{name: {name}, column: \"{name.capitalize()}\", scale: {{min: 1, max: 10}}}}"
         for name, *_ in ATTRIBUTES)
-    return schema_from_yaml_text(f"""
+    return f"""
 name: drift_waves
 target: {{name: nps, column: "{TARGET_COLUMN}", kind: nps, scale: {{min: 0, max: 10}}}}
 attributes:
@@ -153,7 +153,7 @@ respondent_id: {{name: respondent_id, column: "{ID_COLUMN}"}}
 segments:
   - {{name: bank, column: "{SEGMENT_COLUMN}", role: brand}}
   - {{name: wave, column: "{WAVE_COLUMN}", role: wave}}
-""", name="drift_waves")
+"""
 
 
 def _true_proba(mean_utility: np.ndarray) -> np.ndarray:

@@ -7,8 +7,7 @@ Public API: :mod:`~cx_app.survey.schema` (``SurveySchema``, ``load_schema``, ``s
 :mod:`~cx_app.survey.limits` (``ImportLimits``) and :mod:`~cx_app.survey.xml_safety` (archive and
 XML checks run before any parser sees a file), :mod:`~cx_app.survey.quality`
 (``DataQualityReport``: every row used or excluded with its reason), :mod:`~cx_app.survey.nps`
-(``nps_summary``, ``nps_by``, ``nps_change``: net scores with adjusted-Wald intervals) and the
-seeded generators :mod:`~cx_app.survey.simulate`, :mod:`~cx_app.survey.simulate_bank` (a messy
-real-looking export with its true model) and :mod:`~cx_app.survey.samples` (the bundled files).
-Imports: the engine (plans) and :mod:`cx_app.errors` only.
+(``nps_summary``, ``nps_by``, ``nps_change``: net scores with adjusted-Wald intervals) and
+:mod:`~cx_app.survey.samples` (the bundled sample files, written from :mod:`cx_app.simulation`).
+Imports: the engine (plans), :mod:`cx_app.simulation` and the foundation modules only.
 """

@@ -1,4 +1,6 @@
-"""Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
+"""Cleaning one column of survey cells: codes, scores on a scale, texts and dates.
+
+Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
 scale (with the reason a cell is not one), text and date segments, and the first reason that
 excludes each respondent. :mod:`cx_app.survey.importing` assembles them.
 
@@ -28,7 +30,7 @@ _SERIAL_DATES = (18264, 73050)
 
 
 @dataclass(frozen=True)
-class Column:
+class ColumnCells:
     """One column of cells below the header: their texts (``<NA>`` for an empty cell; index:
     sheet rows), which are blank (empty or whitespace only), which are Excel error cells
     (their text is the error, ``#N/A``), and whether a workbook's reader printed them
@@ -94,7 +96,7 @@ class Scored:
 _KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
 
 
-def clean_scores(column: Column, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
+def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
     """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
     schema says — the usual "no answer" codes that cannot be answers on this column's scale
     (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
@@ -152,7 +154,7 @@ def date_text(text: str) -> str:
     return _MIDNIGHT.sub("", text.strip())
 
 
-def text_column(column: Column) -> pd.Series:
+def text_column(column: ColumnCells) -> pd.Series:
     """Segment or id cells as trimmed text; date cells as ISO dates (time only when not
     midnight); blank and Excel error cells empty."""
     out = column.texts.str.strip()
@@ -162,7 +164,7 @@ def text_column(column: Column) -> pd.Series:
     return out.mask(column.blank | column.errors)
 
 
-def date_column(column: Column) -> tuple[pd.Series, int, int]:
+def date_column(column: ColumnCells) -> tuple[pd.Series, int, int]:
     """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
     (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials
     converted). Each distinct text is parsed once."""
@@ -187,7 +189,7 @@ def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
 
 
 def first_reasons(
-    n: int, checks: list[tuple[pd.Series, str, str, Column]]
+    n: int, checks: list[tuple[pd.Series, str, str, ColumnCells]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row, the first check (in order) that fails: reason, column header, the cell as
     shown (:meth:`Column.display`)."""

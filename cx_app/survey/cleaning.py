@@ -1,10 +1,13 @@
-"""Cleaning the mapped columns of a survey file into its two bases and the quality report:
+"""Cleaning the mapped columns of a survey file into its two bases and the quality report.
+
+Cleaning the mapped columns of a survey file into its two bases and the quality report:
 :func:`clean_columns` runs the per-column cleaning of :mod:`cx_app.survey.cells` on every
 mapped column, gives each row its first exclusion reason (survey base: a valid target and a
 first respondent id; model base: also valid attribute cells, and under policy ``exclude`` no
 unanswered attribute) and assembles the respondents' frame and the
 :class:`~cx_app.survey.quality.DataQualityReport`. :mod:`cx_app.survey.importing` reads,
-finds the header and maps the columns before."""
+finds the header and maps the columns before.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import pandas as pd
 
 from cx_app.safe_text import describe_removed, plain_text_column
 from cx_app.survey.cells import (
-    Column,
+    ColumnCells,
     Scored,
     clean_scores,
     code_sets,
@@ -42,7 +45,7 @@ from cx_app.survey.schema import SurveySchema
 from cx_app.survey.weights import clean_weights
 
 
-def _invalid(s: Scored, header: str, cells: Column) -> list[tuple[Any, str, str, Column]]:
+def _invalid(s: Scored, header: str, cells: ColumnCells) -> list[tuple[Any, str, str, ColumnCells]]:
     """The checks of a score column's invalid cells, in the order their reasons win."""
     return [(s.error, EXCEL_ERROR, header, cells), (s.date, DATE_IN_SCORE, header, cells),
             (s.non_numeric, NON_NUMERIC, header, cells), (s.decimal, DECIMAL, header, cells),
@@ -50,7 +53,7 @@ def _invalid(s: Scored, header: str, cells: Column) -> list[tuple[Any, str, str,
 
 
 def clean_columns(
-    raw: dict[str, Column], column_of: dict[str, str], schema: SurveySchema,
+    raw: dict[str, ColumnCells], column_of: dict[str, str], schema: SurveySchema,
     index: pd.Index, notes: list[str], blank_rows: int, scoring: bool = False,
     where: str = "", check_nul: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray, DataQualityReport]:
@@ -64,9 +67,9 @@ def clean_columns(
     nul = {key: cells.texts.str.contains("\x00", regex=False).to_numpy(dtype=bool,
                                                                        na_value=False)
            for key, cells in raw.items()} if check_nul else {}
-    survey_checks: list[tuple[Any, str, str, Column]] = [
+    survey_checks: list[tuple[Any, str, str, ColumnCells]] = [
         (mask, NUL_BYTE, column_of[key], raw[key]) for key, mask in nul.items() if mask.any()]
-    model_checks: list[tuple[Any, str, str, Column]] = []
+    model_checks: list[tuple[Any, str, str, ColumnCells]] = []
     out: dict[str, pd.Series] = {}
     id_spec = schema.respondent_id
     if id_spec is not None and id_spec.name in raw:

@@ -1,5 +1,7 @@
-"""A loaded survey: its respondents, schema, data-quality report and source
-(:func:`cx_app.survey.importing.load_survey` makes it)."""
+"""A loaded survey: its respondents, schema, data-quality report and source.
+
+:func:`cx_app.survey.importing.load_survey` makes it.
+"""
 
 from __future__ import annotations
 

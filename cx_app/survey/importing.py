@@ -41,7 +41,7 @@ from cx_app.errors import SchemaError, SurveyFileError
 from cx_app.safe_text import control_characters, describe_removed, plain_text
 from cx_app.survey.cells import (
     DATE_TEXT,
-    Column,
+    ColumnCells,
     blank_mask,
     date_text,
 )
@@ -169,11 +169,11 @@ class _Table:
     typed: bool
     blank_rows: int
 
-    def column(self, j: int) -> Column:
+    def column(self, j: int) -> ColumnCells:
         header = self.frame.columns[j]
-        return Column(self.frame.iloc[:, j], self.blank.iloc[:, j].to_numpy(),
-                      self.errors.get(header, np.zeros(len(self.frame), dtype=bool)),
-                      self.typed)
+        return ColumnCells(self.frame.iloc[:, j], self.blank.iloc[:, j].to_numpy(),
+                           self.errors.get(header, np.zeros(len(self.frame), dtype=bool)),
+                           self.typed)
 
 
 def _table_from_grid(grid: Grid, header: int) -> _Table:

@@ -33,7 +33,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-MB = 1024 * 1024
+from cx_app.archive_limits import MB, InflationBudget
+
 RATIO_FLOOR_BYTES = 1 * MB
 """Parts smaller than this (unzipped) are not subject to the compression-ratio limit."""
 
@@ -73,6 +74,12 @@ class ImportLimits:
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def inflation_budget(self) -> InflationBudget:
+        """What one archive (a project or model file, with the archives nested in it) may
+        unpack to: the decompressed size and entry limits of a workbook."""
+        return InflationBudget(max_bytes=self.max_decompressed_bytes,
+                               max_entries=self.max_zip_entries)
+
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
     """The default limits with any ``CX_APP_MAX_*`` environment variable applied.
@@ -100,11 +107,4 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
     return ImportLimits(**values)
 
 
-def megabytes(n: float) -> str:
-    """``n`` bytes as a short MB figure for messages."""
-    if n < MB:
-        return f"{n / 1024:,.1f} KB"
-    return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
-
-
-__all__ = ["ENV_VARS", "ImportLimits", "RATIO_FLOOR_BYTES", "limits_from_env", "megabytes"]
+__all__ = ["ENV_VARS", "ImportLimits", "RATIO_FLOOR_BYTES", "limits_from_env"]

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from cx_app.archive_limits import megabytes
 from cx_app.errors import SurveyFileError
-from cx_app.survey.limits import ImportLimits, megabytes
+from cx_app.survey.limits import ImportLimits
 from cx_app.survey.sheet_reader import FAILED, OUT_OF_MEMORY
 
 _CHILD = [sys.executable, "-m", "cx_app.survey.sheet_reader"]

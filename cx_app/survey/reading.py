@@ -1,9 +1,12 @@
-"""Raw reading of survey files: bytes from a path, upload or file object within the import
+"""Raw reading of survey files: bytes, pre-checks, workbook sheets and CSV text as grids.
+
+Raw reading of survey files: bytes from a path, upload or file object within the import
 limits, the checks that run before any parser sees a workbook (foreign formats, encryption,
 archive and XML safety), workbook sheets read by fastexcel in a child process with limits
 (:mod:`cx_app.survey.reader_process`), and CSV decoding and delimiter sniffing. Every sheet
 becomes a :class:`Grid` of cell texts; :mod:`cx_app.survey.importing` turns it into
-respondents."""
+respondents.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from cx_app.archive_limits import megabytes
 from cx_app.errors import CxAppError, SurveyFileError
-from cx_app.survey.limits import ImportLimits, megabytes
+from cx_app.survey.limits import ImportLimits
 from cx_app.survey.reader_process import SheetRead, read_in_child, shape_error
 from cx_app.survey.xml_safety import check_workbook_archive
 

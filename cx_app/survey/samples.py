@@ -2,7 +2,7 @@
 
 The files in ``sample_surveys/`` (beside the package in a source checkout) are written by
 ``python sample_surveys/generate.py``, which calls :func:`write_sample_files`. Their rows come
-from the simulations in :mod:`cx_app.survey.simulate` (re-exported here), so the app, the benchmarks
+from the simulations in :mod:`cx_app.simulation.waves` (re-exported here), so the app, the benchmarks
 and the tests can simulate further waves from the same true model.
 
 Workbooks are written with openpyxl and then normalised (fixed document dates, fixed zip entry
@@ -24,7 +24,8 @@ from openpyxl.styles import Font
 
 from cx_app.atomic_files import write_bytes_atomic, write_text_atomic
 from cx_app.errors import SurveyFileError
-from cx_app.survey.simulate import (
+from cx_app.json_values import plain
+from cx_app.simulation.waves import (
     CSAT_ATTRIBUTES,
     NPS_COLUMN,
     TELECOM_ATTRIBUTES,
@@ -86,9 +87,7 @@ def sample_path(name: str) -> Path:
 def _cell(value: object) -> object:
     if isinstance(value, pd.Timestamp):
         return value.date()
-    if hasattr(value, "item"):  # numpy scalars → Python
-        return value.item()
-    return value
+    return plain(value)  # numpy scalars → Python
 
 
 def _normalise_xlsx(data: bytes) -> bytes:

@@ -1,4 +1,6 @@
-"""The child process that parses one untrusted workbook: ``python -m cx_app.survey.sheet_reader
+"""The child process that parses one untrusted workbook with fastexcel, within limits.
+
+The child process that parses one untrusted workbook: ``python -m cx_app.survey.sheet_reader
 MEMORY_BYTES CPU_SECONDS REQUEST`` with the file's bytes on standard input.
 
 It limits itself first (``RLIMIT_AS``, ``RLIMIT_CPU``), then reads the workbook with fastexcel

@@ -9,7 +9,7 @@ A workbook is a zip archive of XML parts. :func:`check_workbook_archive` uses on
 2. the *declared* sizes in the central directory must stay under ``max_decompressed_bytes``
    in total, and a part larger than :data:`~cx_app.survey.limits.RATIO_FLOOR_BYTES` must not
    compress better than ``max_compression_ratio``: a zip bomb is refused without inflating;
-3. the first :data:`CHECKED_BYTES` of every part are inflated in 1 MB chunks, counting the
+3. the first :data:`CHECKED_BYTES` of every part are inflated in one read, counting the
    bytes produced (zipfile stops at the declared size and checks the CRC: a part that lies
    about its small size is refused); the checks are bounded, the reader's child process
    (:mod:`cx_app.survey.reader_process`, ``CX_APP_READER_MEMORY_MB``) bounds the rest;
@@ -33,15 +33,13 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from dataclasses import dataclass
 
+from cx_app.archive_limits import megabytes
 from cx_app.errors import SurveyFileError
-from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits, megabytes
+from cx_app.survey.limits import RATIO_FLOOR_BYTES, ImportLimits
 
-CHUNK = 1024 * 1024
-CHECKED_BYTES = 4 * CHUNK
-"""How much of each part the checks inflate and read."""
-_OVERLAP = 64
+CHECKED_BYTES = 4 * 1024 * 1024
+"""How much of each part the checks inflate (in one read) and scan."""
 _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _DIMENSION = re.compile(rb'dimension\s+ref="[^":]*:?([^"]*)"')  # a literal start: fast
 _REFERENCE = re.compile(rb"\$?([A-Za-z]*)\$?([0-9]*)")
@@ -65,10 +63,6 @@ def column_letters(n: int) -> str:
         n, r = divmod(n - 1, 26)
         letters = chr(65 + r) + letters
     return letters
-
-
-def _is_worksheet(part: str) -> bool:
-    return part.startswith("xl/worksheets/") and part.endswith(".xml")
 
 
 def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> None:
@@ -109,8 +103,29 @@ def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> None
                     "unzipping")
     inflated = 0
     for info in infos:
-        if not info.is_dir():
-            inflated += _scan_part(archive, info, name, limits, inflated)
+        if info.is_dir():
+            continue
+        head = _inflate_head(archive, info, name)
+        inflated += len(head)
+        if inflated > limits.max_decompressed_bytes:
+            raise SurveyFileError(
+                f"{name}: the workbook unzips to more than the limit of "
+                f"{megabytes(limits.max_decompressed_bytes)} (CX_APP_MAX_DECOMPRESSED_MB); "
+                "refused")
+        if info.filename.endswith((".xml", ".rels")):
+            _check_xml(head, info.filename, name, limits)
+
+
+def _inflate_head(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> bytes:
+    """The first :data:`CHECKED_BYTES` of one part, inflated in one bounded read."""
+    try:
+        with archive.open(info) as part:
+            return part.read(CHECKED_BYTES)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
+            NotImplementedError) as exc:
+        raise SurveyFileError(
+            f"{name}: the workbook is damaged, truncated or encrypted (part "
+            f"'{info.filename}': {exc}); save it again from Excel and re-upload") from None
 
 
 def _long_references(limits: ImportLimits) -> re.Pattern[bytes]:
@@ -122,93 +137,41 @@ def _long_references(limits: ImportLimits) -> re.Pattern[bytes]:
                       % (letters, letters - 1, digits))
 
 
-def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
-               limits: ImportLimits, inflated_before: int) -> int:
-    """Inflate one part chunk by chunk, checking what the module docstring lists; its
-    size."""
-    is_xml = info.filename.endswith((".xml", ".rels"))
-    sheet = _is_worksheet(info.filename)
-    long_references = _long_references(limits)
-    size, tail = 0, b""
-    extent = _Extent(name, info.filename, limits)
-    try:
-        with archive.open(info) as part:
-            while size < CHECKED_BYTES and (chunk := part.read(CHUNK)):
-                size += len(chunk)
-                if inflated_before + size > limits.max_decompressed_bytes:
-                    raise SurveyFileError(
-                        f"{name}: the workbook unzips to more than the limit of "
-                        f"{megabytes(limits.max_decompressed_bytes)} "
-                        "(CX_APP_MAX_DECOMPRESSED_MB); refused")
-                if not is_xml:
-                    continue
-                # the seam between two chunks, then the chunk: nothing is copied twice
-                for window in (tail + chunk[:_OVERLAP], chunk):
-                    _scan_window(window, info.filename, name, extent if sheet else None,
-                                 long_references)
-                tail = chunk[-_OVERLAP:]
-    except SurveyFileError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError,
-            NotImplementedError) as exc:
-        raise SurveyFileError(
-            f"{name}: the workbook is damaged, truncated or encrypted (part "
-            f"'{info.filename}': {exc}); save it again from Excel and re-upload") from None
-    return size
-
-
-def _scan_window(window: bytes, part: str, name: str, extent: _Extent | None,
-                 long_references: re.Pattern[bytes]) -> None:
-    if _DTD.search(window):
+def _check_xml(xml: bytes, part: str, name: str, limits: ImportLimits) -> None:
+    """Refuse a DTD in an XML part and, in a worksheet, a declared dimension (before the
+    cells) or a long cell reference beyond the row, column or cell limits, the first one
+    that passes them."""
+    if _DTD.search(xml):
         raise SurveyFileError(
             f"{name}: part '{part}' contains an XML document type declaration "
             "(<!DOCTYPE/<!ENTITY), which Excel never writes; refused as potentially hostile "
             "(entity expansion or external entities)")
-    if extent is None:
+    if not (part.startswith("xl/worksheets/") and part.endswith(".xml")):
         return
-    if not extent.in_data:  # the dimension comes before the cells
-        for found in _DIMENSION.finditer(window):
-            extent.add(found.group(1), 0, "declares a dimension")
-        extent.in_data = b"<sheetData" in window
-    for found in long_references.finditer(window):
-        at = found.start()
-        # an attribute named r (not xmlns:r="http..."); one at the start of a window is seen
-        # whole in the seam before it
-        if at and window[at - 1] in _BEFORE_ATTRIBUTE:
-            extent.add(window, at + 3, "has cells")
-
-
-@dataclass
-class _Extent:
-    """The largest row and column a worksheet's long references reach; refuses as soon as
-    they pass a limit."""
-
-    name: str
-    part: str
-    limits: ImportLimits
-    rows: int = 0
-    columns: int = 0
-    in_data: bool = False
-
-    def add(self, text: bytes, start: int, what: str) -> None:
+    cells_at = xml.find(b"<sheetData")
+    found = [(m.group(1), 0, "declares a dimension")
+             for m in _DIMENSION.finditer(xml, 0, len(xml) if cells_at < 0 else cells_at)]
+    # an attribute named r (not xmlns:r="http...")
+    found += [(xml, m.start() + 3, "has cells") for m in _long_references(limits).finditer(xml)
+              if m.start() and xml[m.start() - 1] in _BEFORE_ATTRIBUTE]
+    rows = columns = 0
+    for text, start, what in found:
         letters, digits = _REFERENCE.match(text, start).groups()
-        # a reference cut by the end of a chunk is read whole from the next one
-        self.rows = max(self.rows, _HUGE if len(digits) > 12 else int(digits or 0))
-        self.columns = max(self.columns, _HUGE if len(letters) > 7 else column_number(letters))
-        where = f"{self.name}: worksheet part '{self.part}' {what}"
-        limits = self.limits
-        if self.rows > limits.max_rows:
+        rows = max(rows, _HUGE if len(digits) > 12 else int(digits or 0))
+        columns = max(columns, _HUGE if len(letters) > 7 else column_number(letters))
+        where = f"{name}: worksheet part '{part}' {what}"
+        if rows > limits.max_rows:
             raise SurveyFileError(
-                f"{where} down to row {self.rows:,}, more than the limit of "
+                f"{where} down to row {rows:,}, more than the limit of "
                 f"{limits.max_rows:,} rows (CX_APP_MAX_ROWS); refused")
-        if self.columns > limits.max_columns:
+        if columns > limits.max_columns:
             raise SurveyFileError(
-                f"{where} out to column {self.columns:,}, more than the limit of "
+                f"{where} out to column {columns:,}, more than the limit of "
                 f"{limits.max_columns:,} columns (CX_APP_MAX_COLUMNS); refused")
-        if self.rows * self.columns > limits.max_cells:
+        if rows * columns > limits.max_cells:
             raise SurveyFileError(
-                f"{where} spanning {self.rows:,} rows × {self.columns:,} columns = "
-                f"{self.rows * self.columns:,} cells, more than the limit of "
+                f"{where} spanning {rows:,} rows × {columns:,} columns = "
+                f"{rows * columns:,} cells, more than the limit of "
                 f"{limits.max_cells:,} (CX_APP_MAX_CELLS); refused")
 
 

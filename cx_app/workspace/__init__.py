@@ -1,5 +1,7 @@
-"""The workspace: CX programs kept in a database (SQLAlchemy 2; SQLite by default, any URL
-through ``CX_APP_DATABASE_URL``; migrations with Alembic). See ``docs/workspace.md``.
+"""The workspace: CX programs kept in a database (waves, models and estimates).
+
+SQLAlchemy 2; SQLite by default, any URL through ``CX_APP_DATABASE_URL``; migrations with
+Alembic. See ``docs/workspace.md``.
 
 Public API: :class:`~cx_app.workspace.programs.Workspace` (``open(url)``, ``create_program``,
 ``add_wave``/``add_waves``, ``remove_wave``, ``show``, ``list_programs``, ``program_model``,

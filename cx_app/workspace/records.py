@@ -1,6 +1,7 @@
-"""Rows from the library's objects and back: a trained model and its cross-validation, a
-wave's estimate with its segments, and the typed views (:mod:`cx_app.workspace.views`) read
-from them. Arrays are stored as ``.npy`` bytes and read back with ``allow_pickle=False``."""
+"""Rows from the library's objects and back, and the typed views read from them.
+
+A trained model and its cross-validation, a wave's estimate with its segments, and the typed
+views (:mod:`cx_app.workspace.views`) read from them. Arrays are stored as ``.npy`` bytes and read back with ``allow_pickle=False``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.estimate.model_metadata import TrainingData
 from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
 from cx_app.provenance import sha256_hex
 from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
@@ -66,8 +68,7 @@ def crossval_result(row: CrossValidation) -> CrossValResult:
 
 
 def model_summary(row: Model) -> ModelSummary:
-    training = row.model_metadata.get("training", {})
-    n = training.get("n")
+    n = TrainingData.from_dict(row.model_metadata["training"]).n
     return ModelSummary(model_id=row.model_id, algorithm=row.algorithm, preset=row.preset,
                         calibration=row.calibration, file_sha256=row.file_sha256,
                         training_n=None if n is None else int(n), created=as_utc(row.created))

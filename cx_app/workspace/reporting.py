@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
-from cx_app.reports.blocks import Column, Paragraph, Report, Section, Table
+from cx_app.reports.blocks import Paragraph, Report, Section, Table, TableColumn
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.views import ProgramView
 
@@ -42,10 +42,10 @@ def tracker_table(view: ProgramView) -> Table:
                              None if seg_real is None else seg_real.value, figure.note or ""))
     return Table(
         "Net score by wave and segment",
-        (Column("wave", "Wave"), Column("date", "Date"), Column("series", "Respondents"),
-         Column("n", "Number", "int"), Column("nps", "Estimated net score", "score"),
-         Column("low", "95% low", "score"), Column("high", "95% high", "score"),
-         Column("realized", "Realized net score", "score"), Column("note", "Note")),
+        (TableColumn("wave", "Wave"), TableColumn("date", "Date"), TableColumn("series", "Respondents"),
+         TableColumn("n", "Number", "int"), TableColumn("nps", "Estimated net score", "score"),
+         TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
+         TableColumn("realized", "Realized net score", "score"), TableColumn("note", "Note")),
         tuple(rows),
         note="Waves in wave order (by date, then label). The estimate uses no scores of the "
              "wave; the realized net score is shown when the wave has its scores.")

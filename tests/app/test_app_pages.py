@@ -90,7 +90,7 @@ def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, 
     import json
 
     from cx_app.cli import main
-    from cx_app.survey.simulate_bank import simulate_bank_waves, write_bank_export
+    from cx_app.simulation.bank_export import simulate_bank_waves, write_bank_export
 
     path = write_bank_export(simulate_bank_waves(150, waves=2, seed=4), tmp_path / "bank.xlsx")
     expected = load_survey(path)

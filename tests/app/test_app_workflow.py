@@ -131,7 +131,7 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     assert {"Held-out accuracy", "Estimated from probabilities (ALP)", "Class-share gap"} <= labels
     final = next(iter(at.session_state["analysis"].finals.values()))
     held = {m.label: m.value for m in at.metric}["Held-out accuracy"]
-    assert held == f"{100 * final.cv['alp_gap']['accuracy_cm']:.1f}%"
+    assert held == f"{100 * final.cv.alp_gap.accuracy_cm:.1f}%"
     estimated = {m.label: m.value for m in at.metric}["Estimated NPS"]
     # the alerts on the estimated accuracy and net score, and every metric's interval
     texts = [c.value for c in at.caption] + [w.value for w in at.warning]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from cx_app.cli import main
-from cx_app.survey.simulate import simulate_telecom_waves
+from cx_app.simulation.waves import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "survey_schemas" / "telecom_nps.yaml")
@@ -102,7 +102,7 @@ def test_train_report_gaps_and_full_training_check(files, capsys):
     assert doc["alp_gap"]["net_calibration_error"] is not None
     from cx_app.estimate.model_file import load_model
 
-    assert load_model(out).cv["full_training_check"] == check  # the app can show it too
+    assert load_model(out).cv.to_dict()["full_training_check"] == check  # the app can show it too
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "trained on 100% and validated with ALP" in text

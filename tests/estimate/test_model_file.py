@@ -22,12 +22,13 @@ from cx_app.estimate.model_file import (
     model_bytes,
     save_model,
 )
+from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.estimate.training import train_model
 from cx_app.models.algorithms import ALGORITHMS, FAST, PRESETS
 from cx_app.models.crossval import build_model
+from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +43,8 @@ def _model(estimator, classes=(0, 1, 2), names=("a", "b")):
     return TrainedModel(
         estimator=estimator, classes=classes, attribute_names=names, schema_yaml="name: x\n",
         algorithm_id="lr", settings={}, calibration="none",
-        training={"sha256": "0" * 64, "n": 60}, cv={}, attribute_distributions={"a": {"1": 3}},
+        training=TrainingData(sha256="0" * 64, n=60), cv=HeldOutFigures(),
+        attribute_distributions={"a": {"1": 3}},
     )
 
 
@@ -154,8 +156,8 @@ def test_train_model_records_provenance_and_refits(tmp_path):
     survey = _survey()
     outcome = train_model(survey, "lr", calibration="none", folds=3)
     model = outcome.model
-    assert model.training["sha256"] == survey.source.sha256
-    assert model.training["n"] == len(survey.y) == sum(model.training["class_counts"].values())
+    assert model.training.sha256 == survey.source.sha256
+    assert model.training.n == len(survey.y) == sum(model.training.class_counts.values())
     # the answered scores only: the cells imputed by the median are not part of the
     # distribution a new wave's drift is compared with
     assert survey.quality.gaps["shops"] > 0
@@ -163,9 +165,9 @@ def test_train_model_records_provenance_and_refits(tmp_path):
         str(int(k)): int(v) for k, v in survey.X["shops"].value_counts().items()}
     assert model.attribute_gaps["shops"] == survey.quality.gaps["shops"]
     cv = outcome.cv
-    assert model.cv["levels"]["original"]["accuracy"] == pytest.approx(
+    assert model.cv.levels["original"]["accuracy"] == pytest.approx(
         np.mean(cv.y_pred == cv.y_true))
-    assert set(model.cv["levels"]) == {"original", "3x3+IM", "2x2+IM"}
+    assert set(model.cv.levels) == {"original", "3x3+IM", "2x2+IM"}
     back = load_model(save_model(model, tmp_path / "m.skops"))
     assert back.schema.target.column == survey.schema.target.column
     import hashlib
@@ -218,33 +220,33 @@ def test_training_records_the_gap_report_and_the_full_training_check():
     y_tr = np.concatenate([cv.y_true[t.index] for t in cv.train_predictions])
     p_tr = np.vstack([t.proba for t in cv.train_predictions])
     assert len(y_tr) == 2 * len(survey.y)
-    train_acc = meta["alp_vs_cm"]["training"]["original"]["accuracy"]
+    train_acc = meta.alp_vs_cm["training"]["original"]["accuracy"]
     assert train_acc["cm"] == pytest.approx(np.mean(p_tr.argmax(1) == cv.class_positions(y_tr)))
     assert train_acc["alp"] == pytest.approx(p_tr.max(axis=1).mean())
     held = compare_alp_cm(cv.y_true, cv.proba, cv.classes).to_dict()["levels"]["original"]
-    assert meta["alp_vs_cm"]["heldout"]["original"] == held
-    assert set(meta["alp_vs_cm"]["heldout"]) == {"original", "3x3+IM", "2x2+IM"}
+    assert meta.alp_vs_cm["heldout"]["original"] == held
+    assert set(meta.alp_vs_cm["heldout"]) == {"original", "3x3+IM", "2x2+IM"}
     # Section 5: the model fit on 100 % validated with ALP, beside the held-out figures
-    check = meta["full_training_check"]
+    check = meta.full_training_check
     p_full = model.predict_proba(survey.X)
     codes = cv.class_positions()
-    assert check["full_train_cm"] == pytest.approx(np.mean(p_full.argmax(1) == codes))
-    assert check["full_train_alp"] == pytest.approx(p_full.max(axis=1).mean())
-    assert check["heldout_cm"] == pytest.approx(np.mean(cv.proba.argmax(1) == codes))
-    assert check["heldout_alp"] == pytest.approx(cv.proba.max(axis=1).mean())
+    assert check.full_train_cm == pytest.approx(np.mean(p_full.argmax(1) == codes))
+    assert check.full_train_alp == pytest.approx(p_full.max(axis=1).mean())
+    assert check.heldout_cm == pytest.approx(np.mean(cv.proba.argmax(1) == codes))
+    assert check.heldout_alp == pytest.approx(cv.proba.max(axis=1).mean())
     # the held-out gap carries the NPS terms of the schema's groups
     p = cv.proba
     est_nps = 100 * (p[:, 9:].sum(axis=1) - p[:, :7].sum(axis=1)).mean()
     y = np.asarray(cv.y_true)
     act_nps = 100 * (np.mean(y >= 9) - np.mean(y <= 6))
-    assert meta["alp_gap"]["net_gap"] == pytest.approx(est_nps - act_nps)
-    assert meta["alp_gap"]["net_calibration_error"] >= 0
-    curve = meta["learning_curve"]
+    assert meta.alp_gap.net_gap == pytest.approx(est_nps - act_nps)
+    assert meta.alp_gap.net_calibration_error >= 0
+    curve = meta.learning_curve
     assert [r["train_share"] for r in curve] == [0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6,
                                                  0.7, 0.78]
     assert {"cm_train", "alp_train", "cm_test", "alp_test"} <= set(curve[0])
     # all of it survives the model file
-    assert load_model(model_bytes(model)).cv == json.loads(json.dumps(meta))
+    assert load_model(model_bytes(model)).cv.to_dict() == meta.to_dict()
 
 
 def _cnn_file(tmp_path):

@@ -12,10 +12,10 @@ import pytest
 
 from cx_app.estimate.new_wave import estimate_wave, estimated_net_score
 from cx_app.estimate.training import train_model
+from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import CSAT_GROUPS, NPS_GROUPS, nps_summary
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml")
@@ -90,9 +90,9 @@ def test_unlabelled_wave(model):
     # provenance: the model's identity and the common block, kept by the typed document
     doc = est.document()
     assert doc.model.attributes == list(model.attribute_names)
-    assert doc.model.training_sha256 == model.training["sha256"]
+    assert doc.model.training_sha256 == model.training.sha256
     assert doc.provenance.inputs[wave.source.filename] == wave.source.sha256
-    assert doc.provenance.seed == model.cv["seed"] and doc.provenance.versions["cx_app"]
+    assert doc.provenance.seed == model.cv.seed and doc.provenance.versions["cx_app"]
     assert doc.to_dict()["provenance"] == d["provenance"]
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from cx_app.estimate.model_metadata import SegmentErrorsDoc
 from cx_app.estimate.new_wave import (
     COVERS_SEGMENT,
     COVERS_SEGMENT_SAMPLE,
@@ -26,13 +27,14 @@ from cx_app.estimate.training import train_model
 from cx_app.simulation.drift_waves import (
     SEGMENT_COLUMN,
     TARGET_COLUMN,
-    drift_schema,
+    drift_schema_yaml,
     simulate_drift_waves,
 )
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import NPS_GROUPS, net_score_from_counts
+from cx_app.survey.schema import schema_from_yaml_text
 
-SCHEMA = drift_schema()
+SCHEMA = schema_from_yaml_text(drift_schema_yaml(), name="drift_waves")
 SEEDS = (11, 12)
 WAVES = 6
 NOMINAL_FLOOR = 0.90  # the acceptance rate of 95 % intervals (issue 25)
@@ -60,8 +62,8 @@ def test_heldout_segment_errors_by_hand():
 
 
 def test_segment_correction_by_hand():
-    kept = {"bank": {"between_sd": 4.0, "labels": {"A": {"n": 500, "error": 6.0,
-                                                         "variance": 9.0}}}}
+    kept = {"bank": SegmentErrorsDoc.from_dict(
+        {"between_sd": 4.0, "labels": {"A": {"n": 500, "error": 6.0, "variance": 9.0}}})}
     c = segment_correction(kept, "bank", "A")
     w = 16.0 / (16.0 + 9.0)
     assert c.correction == pytest.approx(w * 6.0)
@@ -94,7 +96,7 @@ def test_reference_se_by_hand_and_for_older_model_files(simulated):
     _, model, _ = simulated[0]
     kept = model_reference_se(model)
     old = _older(model, "reference_se")
-    counts = model.training["class_counts"]
+    counts = model.training.class_counts
     groups = [sum(counts[str(c)] for c in range(a, b)) for a, b in ((0, 7), (7, 9), (9, 11))]
     assert model_reference_se(old) == pytest.approx(
         net_score_from_counts(*groups, groups=NPS_GROUPS).se)
@@ -174,8 +176,8 @@ def test_wave_intervals_cover(simulated):
 
 def _older(model, key):
     """The model as a file written before ``net_score_error[key]`` was kept."""
-    error = {k: v for k, v in model.cv["net_score_error"].items() if k != key}
-    return dataclasses.replace(model, cv={**model.cv, "net_score_error": error})
+    error = model.cv.net_score_error.model_copy(update={key: None})
+    return dataclasses.replace(model, cv=model.cv.model_copy(update={"net_score_error": error}))
 
 
 def test_older_model_file_falls_back_to_a_wider_segment_interval(simulated):

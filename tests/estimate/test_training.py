@@ -12,9 +12,9 @@ from cx_app.estimate import training
 from cx_app.estimate.model_file import load_model, save_model
 from cx_app.estimate.training import train_model
 from cx_app.models.crossval import cross_validate_model
+from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import simulate_telecom_waves
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,10 +61,10 @@ def test_a_given_cross_validation_is_reused_and_only_the_final_model_is_fitted(
     # the held-out figures are those of the same cross-validation (same folds and seed)
     meta, ref = outcome.model.cv, reference.model.cv
     for key in ("levels", "alp_gap", "full_training_check", "folds", "seed", "n"):
-        assert meta[key] == ref[key], key
-    assert meta["alp_vs_cm"]["heldout"] == ref["alp_vs_cm"]["heldout"]
+        assert getattr(meta, key) == getattr(ref, key), key
+    assert meta.alp_vs_cm["heldout"] == ref.alp_vs_cm["heldout"]
     # this lean cross-validation kept no training-fold probabilities: that side is absent
-    assert "training" not in meta["alp_vs_cm"] and "training" in ref["alp_vs_cm"]
+    assert "training" not in meta.alp_vs_cm and "training" in ref.alp_vs_cm
 
 
 def test_a_cross_validation_of_another_model_is_refused():

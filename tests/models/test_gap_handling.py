@@ -10,6 +10,7 @@ import pytest
 from sklearn.impute import SimpleImputer
 
 from cx_app.estimate.model_file import TrainedModel, load_model, save_model
+from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.models.algorithms import ALGORITHMS, build_algorithm
 from cx_app.models.crossval import build_model
 
@@ -69,7 +70,8 @@ def test_models_fitted_on_gaps_save_and_load(tmp_path, gappy, algorithm_id):
             model = TrainedModel(
                 estimator=estimator, classes=(0, 1, 2), attribute_names=("a", "b", "c"),
                 schema_yaml="name: x\n", algorithm_id=algorithm_id, settings={},
-                calibration=calibration, training={"sha256": "0" * 64, "n": len(X)}, cv={},
+                calibration=calibration, training=TrainingData(sha256="0" * 64, n=len(X)),
+                cv=HeldOutFigures(),
                 attribute_distributions={"a": {"1": 3}})
             assert model.fills_gaps
             proba = model.predict_proba(X)

@@ -6,9 +6,9 @@ schema, as a new user would (inferred layout, default gap policy ``impute_indica
 - ``sample``: the bundled telecom sample, a fixed random subset of :data:`SAMPLE_ROWS` of its
   7,506 respondents (attribute gaps: roaming about half, shops, call centre and mobile app
   15–21 %);
-- ``bank``: the messy bank export of :mod:`cx_app.survey.simulate_bank` (two waves, survey
+- ``bank``: the messy bank export of :mod:`cx_app.simulation.bank_export` (two waves, survey
   weights, 99 / "N/A" / "Don't know" / routing blanks, scales 1–10, 1–5 and −2..2);
-- ``skewed_six`` and ``signed``: :mod:`cx_app.survey.simulate_shapes` (a 1–6 scale skewed to
+- ``skewed_six`` and ``signed``: :mod:`cx_app.simulation.shapes` (a 1–6 scale skewed to
   the top with blanks; signed −2..2 statements with "n/a" on half of one).
 
 The reference of an algorithm is written here from the libraries alone, not from
@@ -49,10 +49,10 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import has_fit_parameter
 
+from cx_app.simulation.bank_export import simulate_bank_waves, write_bank_export
+from cx_app.simulation.shapes import simulate_signed_agreement, simulate_skewed_six
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
-from cx_app.survey.simulate_bank import simulate_bank_waves, write_bank_export
-from cx_app.survey.simulate_shapes import simulate_signed_agreement, simulate_skewed_six
 
 SURVEYS = ("sample", "bank", "skewed_six", "signed")
 SAMPLE_ROWS = 2500

@@ -4,7 +4,7 @@ Before, the size limits counted the outer zip only: a 4 MB project hiding a 3 GB
 compressed ``.npz`` member was accepted at 2.3–3.3 GiB peak, a 3 MB ``.skops`` whose array
 inflates to 3 GB reached 6.3 GiB over 117 s, and an ``.npz`` header claiming 745 GiB gave a
 traceback. Now every member at every level counts against ``CX_APP_MAX_DECOMPRESSED_MB``
-(:mod:`cx_app.survey.archive_limits`): each is refused in one sentence, within 20 s and 1 GB of
+(:mod:`cx_app.archive_limits`): each is refused in one sentence, within 20 s and 1 GB of
 peak memory of the ``cx-app`` process that read it (measured from outside: :mod:`tests.security.peak_memory`).
 """
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from cx_app.archive_limits import InflationBudget, read_members
 from cx_app.errors import ModelFileError
 from cx_app.estimate.model_file import load_model
 from cx_app.project import ProjectFileError, read_project
-from cx_app.survey.archive_limits import InflationBudget, read_members
 from tests.data.bad import crafted
 from tests.security.peak_memory import run_measured
 

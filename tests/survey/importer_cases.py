@@ -97,7 +97,7 @@ def _bank(kind: str) -> Callable[[Path], Path]:
     attribute, and as a semicolon CSV in cp1252."""
 
     def make(folder: Path) -> Path:
-        from cx_app.survey.simulate_bank import simulate_bank_waves, write_bank_export
+        from cx_app.simulation.bank_export import simulate_bank_waves, write_bank_export
 
         waves = simulate_bank_waves(400, waves=3, seed=12)
         labels = list(waves)

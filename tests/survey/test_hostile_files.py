@@ -12,10 +12,11 @@ import openpyxl
 import pytest
 import python_calamine
 
+from cx_app.archive_limits import MB
 from cx_app.errors import ModelFileError, SurveyFileError
 from cx_app.estimate.model_file import load_model
 from cx_app.survey.importing import load_survey, read_table, sheet_names
-from cx_app.survey.limits import MB, ImportLimits, limits_from_env
+from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.quality import (
     DATE_IN_SCORE,
     DECIMAL,

@@ -19,10 +19,7 @@ from cx_app.cli import main
 from cx_app.estimate.new_wave import estimate_wave, training_median
 from cx_app.estimate.training import train_model
 from cx_app.models.drivers import driver_importance
-from cx_app.survey.importing import load_survey
-from cx_app.survey.nps import groups_for_schema, nps_summary
-from cx_app.survey.schema import save_schema
-from cx_app.survey.simulate_bank import (
+from cx_app.simulation.bank_export import (
     BANK_ATTRIBUTES,
     DROPPED_IN_LAST_WAVE,
     TARGET_COLUMN,
@@ -30,6 +27,9 @@ from cx_app.survey.simulate_bank import (
     simulate_bank_waves,
     write_bank_export,
 )
+from cx_app.survey.importing import load_survey
+from cx_app.survey.nps import groups_for_schema, nps_summary
+from cx_app.survey.schema import save_schema
 
 N_PER_WAVE = 400
 

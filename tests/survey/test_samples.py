@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from cx_app.errors import AnalysisError, SurveyFileError
+from cx_app.simulation.waves import wave_label
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import nps_change, nps_summary
 from cx_app.survey.samples import (
@@ -21,7 +22,6 @@ from cx_app.survey.samples import (
     write_sample_files,
 )
 from cx_app.survey.schema import load_schema
-from cx_app.survey.simulate import wave_label
 
 SCHEMAS = SAMPLE_DIR.parent / "survey_schemas"
 NPS = "Likelihood to recommend (0-10)"

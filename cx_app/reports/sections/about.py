@@ -1,5 +1,8 @@
-"""About: where the numbers come from (input file, sheet, SHA-256, schema, plan, folds, seed,
-settings of every model) and the library versions."""
+"""About: where the numbers come from (inputs, schema, plan, settings, versions).
+
+About: where the numbers come from (input file, sheet, SHA-256, schema, plan, folds, seed,
+settings of every model) and the library versions.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import json
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
 from cx_app.provenance import library_versions
-from cx_app.reports.blocks import Block, Column, Section, Table
+from cx_app.reports.blocks import Block, Section, Table, TableColumn
 from cx_app.reports.formatting import facts_table
 
 
@@ -43,10 +46,10 @@ def section(results: Results, new_wave: WaveEstimateDocument | None, created: st
          model.fit_seconds) for m, model in results.models.items())
     if settings:
         blocks.append(Table("Models and settings",
-                            (Column("model", "Model"), Column("settings", "Algorithm and settings"),
-                             Column("fit_seconds", "Fit seconds", "float")), settings))
+                            (TableColumn("model", "Model"), TableColumn("settings", "Algorithm and settings"),
+                             TableColumn("fit_seconds", "Fit seconds", "float")), settings))
     versions = {**library_versions(), **prov.versions}
     blocks.append(Table("Versions (of this report; the results' own where recorded)",
-                        (Column("item", "Item"), Column("value", "Value")),
+                        (TableColumn("item", "Item"), TableColumn("value", "Value")),
                         tuple(versions.items())))
     return Section("about", "About", tuple(blocks))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
 from cx_app.models.results import Results
-from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 
 
 def section(results: Results) -> Section:
@@ -16,15 +16,15 @@ def section(results: Results) -> Section:
     if results.comparisons:
         blocks.append(Table(
             "Paired t-tests over the cross-validation folds",
-            (Column("level", "Level"), Column("metric", "Metric"), Column("a", "Model A"),
-             Column("b", "Model B"), Column("folds", "Folds", "int"),
-             Column("mean_a", "Mean A", "float"), Column("mean_b", "Mean B", "float"),
-             Column("mean_diff", "Mean A − B", "float"), Column("t", "t (plain)", "float"),
-             Column("df", "df", "int"), Column("p", "p (plain)", "pvalue"),
-             Column("t_corrected", "t (corrected)", "float"),
-             Column("p_corrected", "p (corrected)", "pvalue"),
-             Column("p_holm", "p (Holm)", "pvalue"), Column("alpha", "α", "float"),
-             Column("verdict", "Verdict")),
+            (TableColumn("level", "Level"), TableColumn("metric", "Metric"), TableColumn("a", "Model A"),
+             TableColumn("b", "Model B"), TableColumn("folds", "Folds", "int"),
+             TableColumn("mean_a", "Mean A", "float"), TableColumn("mean_b", "Mean B", "float"),
+             TableColumn("mean_diff", "Mean A − B", "float"), TableColumn("t", "t (plain)", "float"),
+             TableColumn("df", "df", "int"), TableColumn("p", "p (plain)", "pvalue"),
+             TableColumn("t_corrected", "t (corrected)", "float"),
+             TableColumn("p_corrected", "p (corrected)", "pvalue"),
+             TableColumn("p_holm", "p (Holm)", "pvalue"), TableColumn("alpha", "α", "float"),
+             TableColumn("verdict", "Verdict")),
             tuple((c.level, c.metric, c.a, c.b, c.folds, c.mean_a, c.mean_b, c.mean_diff, c.t,
                    c.df, c.p, c.t_corrected, c.p_corrected, c.p_holm, c.alpha, c.verdict)
                   for c in results.comparisons),
@@ -33,10 +33,10 @@ def section(results: Results) -> Section:
     if results.comparisons_5x2cv:
         blocks.append(Table(
             "5×2cv tests (Dietterich's t, Alpaydin's combined F)",
-            (Column("level", "Level"), Column("metric", "Metric"), Column("a", "Model A"),
-             Column("b", "Model B"), Column("t", "t (5 df)", "float"),
-             Column("t_p", "p of t", "pvalue"), Column("f", "F (10, 5 df)", "float"),
-             Column("f_p", "p of F", "pvalue")),
+            (TableColumn("level", "Level"), TableColumn("metric", "Metric"), TableColumn("a", "Model A"),
+             TableColumn("b", "Model B"), TableColumn("t", "t (5 df)", "float"),
+             TableColumn("t_p", "p of t", "pvalue"), TableColumn("f", "F (10, 5 df)", "float"),
+             TableColumn("f_p", "p of F", "pvalue")),
             tuple((c.level, c.metric, c.a, c.b, c.t, c.t_p, c.f, c.f_p)
                   for c in results.comparisons_5x2cv),
             note="Five replications of a stratified 2-fold split, both models on the same "

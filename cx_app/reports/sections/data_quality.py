@@ -1,10 +1,13 @@
-"""Data quality: the two bases (survey: NPS; models), exclusions with reasons and scope,
-unanswered attribute scores per attribute, notes."""
+"""Data quality: the two bases, the exclusions with their reasons, the gaps, the notes.
+
+Data quality: the two bases (survey: NPS; models), exclusions with reasons and scope,
+unanswered attribute scores per attribute, notes.
+"""
 
 from __future__ import annotations
 
 from cx_app.models.results import Results
-from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.formatting import cell
 from cx_app.survey.quality import bases_rows
 
@@ -16,17 +19,17 @@ def section(results: Results, respondent_data: bool) -> Section:
     quality = results.quality
     respondents = quality.respondents if quality.respondents is not None else quality.rows_used
     blocks: list[Block] = [Table(
-        "Bases", (Column("base", "Base"), Column("n", "Respondents", "int"),
-                  Column("why", "Why it differs")),
+        "Bases", (TableColumn("base", "Base"), TableColumn("n", "Respondents", "int"),
+                  TableColumn("why", "Why it differs")),
         tuple(bases_rows(quality.rows_read, respondents, quality.rows_used,
                          quality.out_of_survey, quality.out_of_models, quality.gaps,
                          results.dataset.missing_policy)),
         note=f"Blank rows skipped: {quality.blank_rows:,}." if quality.blank_rows else "")]
     if quality.excluded:
-        columns = (Column("row", "Row", "int"), Column("column", "Column"),
-                   Column("reason", "Reason"), Column("scope", "Left out of"))
+        columns = (TableColumn("row", "Row", "int"), TableColumn("column", "Column"),
+                   TableColumn("reason", "Reason"), TableColumn("scope", "Left out of"))
         if respondent_data:
-            columns += (Column("value", "Value"),)
+            columns += (TableColumn("value", "Value"),)
         blocks.append(Table(
             "Excluded rows", columns,
             tuple((e.row, e.column, e.reason, _SCOPE.get(e.scope or "", e.scope or ""),
@@ -39,8 +42,8 @@ def section(results: Results, respondent_data: bool) -> Section:
         base = max(quality.rows_used, 1)
         blocks.append(Table(
             "Unanswered attribute scores (n/a, blank, code) in the model base",
-            (Column("attribute", "Attribute"), Column("cells", "Unanswered", "int"),
-             Column("share", "Share", "percent")),
+            (TableColumn("attribute", "Attribute"), TableColumn("cells", "Unanswered", "int"),
+             TableColumn("share", "Share", "percent")),
             tuple((k, v, v / base) for k, v in gaps.items())))
     blocks += [Paragraph(note, "note") for note in quality.notes]
     return Section("data_quality", "Data quality", tuple(blocks))

@@ -12,11 +12,11 @@ from cx_app.engine.catalogue import (
     PER_CLASS_METRICS,
     MetricDefinition,
 )
-from cx_app.reports.blocks import Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import GROUPING_OPTIONS, PAPERS
 
-_COLUMNS = (Column("key", "Key"), Column("name", "Metric"), Column("words", "Meaning"),
-            Column("formula", "Formula"), Column("source", "Source"))
+_COLUMNS = (TableColumn("key", "Key"), TableColumn("name", "Metric"), TableColumn("words", "Meaning"),
+            TableColumn("formula", "Formula"), TableColumn("source", "Source"))
 
 
 def _rows(definitions: Iterable[MetricDefinition]) -> tuple[tuple[str, ...], ...]:
@@ -33,9 +33,9 @@ def section() -> Section:
               _rows(PER_CLASS_METRICS.values())),
         Table("Other figures", _COLUMNS, _rows(OTHER_DEFINITIONS.values())),
         Table("Drivers and drift", _COLUMNS, _rows(DRIVER_DEFINITIONS.values())),
-        Table("Grouping options", (Column("code", "Option"), Column("name", "Name"),
-                                   Column("words", "Meaning")),
+        Table("Grouping options", (TableColumn("code", "Option"), TableColumn("name", "Name"),
+                                   TableColumn("words", "Meaning")),
               tuple((o.code, o.name, o.words) for o in GROUPING_OPTIONS.values())),
-        Table("Papers cited", (Column("citation", "Paper"), Column("used_for", "Used for")),
+        Table("Papers cited", (TableColumn("citation", "Paper"), TableColumn("used_for", "Used for")),
               tuple((p.citation, p.used_for) for p in PAPERS)),
     ))

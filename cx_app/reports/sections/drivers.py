@@ -1,5 +1,8 @@
-"""Drivers: relative weights, ordinal coefficients, permutation importance, the
-importance–performance map and the top-box δ/φ of each attribute."""
+"""Drivers: every importance measure of each attribute, and the importance–performance map.
+
+Drivers: relative weights, ordinal coefficients, permutation importance, the
+importance–performance map and the top-box δ/φ of each attribute.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from cx_app.models.results import (
     Results,
     TopBoxRow,
 )
-from cx_app.reports.blocks import Block, ChartBlock, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import importance_bars, quadrant_chart, rhombus_chart
 from cx_app.reports.definitions import DRIVER_FIELD_LABELS as LABEL
 from cx_app.reports.formatting import attribute_cells, attribute_columns, facts_table
@@ -49,8 +52,8 @@ def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
                  f"(R² = {r2:.3f}); " if r2 is not None else "")
     return [
         Table("Relative weights (Johnson 2000): share of the explained variance",
-              (*attribute_columns(labels), Column("share", LABEL["percent"], "percent"),
-               Column("raw", LABEL["raw"], "float")), rows,
+              (*attribute_columns(labels), TableColumn("share", LABEL["percent"], "percent"),
+               TableColumn("raw", LABEL["raw"], "float")), rows,
               note=explained + "each attribute's share splits that explained variance fairly "
                    "between correlated attributes; the shares add up to 100%."),
         facts_table("About the relative weights", [(LABEL["r_squared"], r2, "float"),
@@ -67,10 +70,10 @@ def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
                   r["se"], r["ci_low"], r["ci_high"], r["p"]) for r in records)
     return [
         Table("Ordinal logistic regression: effect of each attribute on the score",
-              (*attribute_columns(labels), Column("coef", LABEL["coef"], "float"),
-               Column("odds_ratio", LABEL["odds_ratio"], "float"), Column("se", "SE", "float"),
-               Column("ci_low", "95% low", "float"), Column("ci_high", "95% high", "float"),
-               Column("p", "p", "pvalue")), rows,
+              (*attribute_columns(labels), TableColumn("coef", LABEL["coef"], "float"),
+               TableColumn("odds_ratio", LABEL["odds_ratio"], "float"), TableColumn("se", "SE", "float"),
+               TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float"),
+               TableColumn("p", "p", "pvalue")), rows,
               note=f"{value.model[:1].upper()}{value.model[1:]}. One standard deviation more "
                    "of the attribute multiplies the odds of a higher score by the odds ratio; "
                    "p below 0.05: unlikely to be chance."),
@@ -89,8 +92,8 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
     blocks: list[Block] = [
         Table(f"Permutation importance ({model_id}): drop in {value.scoring} when the "
               "attribute is shuffled",
-              (*attribute_columns(labels), Column("mean", LABEL["mean"], "float"),
-               Column("ci_low", "95% low", "float"), Column("ci_high", "95% high", "float")),
+              (*attribute_columns(labels), TableColumn("mean", LABEL["mean"], "float"),
+               TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float")),
               rows,
               note=f"How much the model's {value.scoring} on the held-out folds drops when the "
                    "attribute's values are shuffled; the interval is over the folds. Near zero: "
@@ -108,7 +111,7 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
     if value.per_fold:
         blocks.append(Table(
             f"Permutation importance per fold ({model_id})",
-            (Column("row", "Fold", "int"), *(Column(f"a{i}", n, "float")
+            (TableColumn("row", "Fold", "int"), *(TableColumn(f"a{i}", n, "float")
                                              for i, n in enumerate(names))),
             tuple((i + 1, *r) for i, r in enumerate(value.per_fold))))
     return blocks
@@ -128,13 +131,13 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     blocks: list[Block] = [Table(
         "Importance–performance: where to act",
         (*attribute_columns(labels),
-         Column("importance", title, "percent" if as_share else "float"),
-         Column("direction", "Direction", "float"),
-         Column("performance", LABEL["performance"], "float"),
-         Column("performance_pct", "Performance (% of its scale)", "percent"),
-         Column("base", "Answered (base)", "int"),
-         Column("na_share", "Not answered", "percent"),
-         Column("quadrant", LABEL["quadrant"])), rows,
+         TableColumn("importance", title, "percent" if as_share else "float"),
+         TableColumn("direction", "Direction", "float"),
+         TableColumn("performance", LABEL["performance"], "float"),
+         TableColumn("performance_pct", "Performance (% of its scale)", "percent"),
+         TableColumn("base", "Answered (base)", "int"),
+         TableColumn("na_share", "Not answered", "percent"),
+         TableColumn("quadrant", LABEL["quadrant"])), rows,
         note="Performance is the mean rating over the respondents who answered (n/a answers are "
              "not ratings), placed on the attribute's own scale; the quadrants split importance "
              "and that placement at their means: 'concentrate here' = important and rated "
@@ -158,10 +161,10 @@ def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
                   r.delta, r.phi) for r in rows_in)
     blocks: list[Block] = [Table(
         "Top box as a signal: does a top rating mark the target group?",
-        (*attribute_columns(labels), Column("target", LABEL["target"]),
-         Column("top_box_share", LABEL["top_box_share"], "percent"),
-         Column("tpr", "TPR", "percent"), Column("fpr", "FPR", "percent"),
-         Column("delta", "δ", "float"), Column("phi", "φ", "float")), rows,
+        (*attribute_columns(labels), TableColumn("target", LABEL["target"]),
+         TableColumn("top_box_share", LABEL["top_box_share"], "percent"),
+         TableColumn("tpr", "TPR", "percent"), TableColumn("fpr", "FPR", "percent"),
+         TableColumn("delta", "δ", "float"), TableColumn("phi", "φ", "float")), rows,
         note="'Attribute rated in its top box' used as a predictor of the target group: TPR = "
              "share of the group who gave a top rating, FPR = share of everyone else who did; "
              "δ = TPR − FPR (how well it separates), φ = TPR + FPR − 1 (its bias).")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS
 from cx_app.models.results import LevelDocument, Results, finite
-from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.formatting import metric_display, metric_kind
 
 
@@ -24,8 +24,8 @@ def section(results: Results) -> Section:
         positive = next((lv.positive for lv in levels.values() if lv.positive), None)
         blocks.append(Table(
             f"Level {level_name}",
-            (Column("model", "Model"),
-             *(Column(k, metric_display(k, binary), metric_kind(k, binary)) for k in keys)),
+            (TableColumn("model", "Model"),
+             *(TableColumn(k, metric_display(k, binary), metric_kind(k, binary)) for k in keys)),
             tuple((m, *(lv.metric(k) for k in keys)) for m, lv in levels.items()),
             note=f"Positive group: {positive}." if positive else ""))
         if binary:
@@ -36,10 +36,10 @@ def section(results: Results) -> Section:
         if rows:
             blocks.append(Table(
                 f"Per-class metrics — level {level_name}",
-                (Column("model", "Model"), Column("class", "Class"),
-                 Column("precision", "Precision", "percent"),
-                 Column("recall", "Recall", "percent"), Column("f1", "F1", "percent"),
-                 Column("support", "Support (actual)", "count"), Column("im", "IM", "count")),
+                (TableColumn("model", "Model"), TableColumn("class", "Class"),
+                 TableColumn("precision", "Precision", "percent"),
+                 TableColumn("recall", "Recall", "percent"), TableColumn("f1", "F1", "percent"),
+                 TableColumn("support", "Support (actual)", "count"), TableColumn("im", "IM", "count")),
                 rows))
     if not blocks:
         blocks.append(Paragraph("The results hold no model metrics.", "note"))

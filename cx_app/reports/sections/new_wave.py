@@ -1,12 +1,23 @@
-"""New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
-wave has its scores, with the model's held-out check and the drift of each attribute."""
+"""New wave: a wave's estimated NPS and performance (ALP) beside the realized values.
+
+New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
+wave has its scores, with the model's held-out check and the drift of each attribute.
+"""
 
 from __future__ import annotations
 
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
 from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
 from cx_app.models.results import finite
-from cx_app.reports.blocks import Block, Column, ColumnKind, MatrixBlock, Paragraph, Section, Table
+from cx_app.reports.blocks import (
+    Block,
+    ColumnKind,
+    MatrixBlock,
+    Paragraph,
+    Section,
+    Table,
+    TableColumn,
+)
 from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
 
@@ -24,9 +35,9 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
         return []
     return [Table(
         "Net score (NPS) of the new wave",
-        (Column("figure", "Figure"), Column("nps", "Net score", "score"),
-         Column("low", "95% low", "score"), Column("high", "95% high", "score"),
-         Column("n", "Respondents", "int")), tuple(rows),
+        (TableColumn("figure", "Figure"), TableColumn("nps", "Net score", "score"),
+         TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
+         TableColumn("n", "Respondents", "int")), tuple(rows),
         note="The estimate sums each respondent's predicted promoter and detractor "
              "probabilities; its interval adds the model's uncertainty to the sampling one.")]
 
@@ -55,13 +66,13 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
         if not chosen:
             continue
         rates = kind == "percent"
-        columns = [Column("metric", "Metric"), Column("estimate", "Estimate", kind)]
+        columns = [TableColumn("metric", "Metric"), TableColumn("estimate", "Estimate", kind)]
         intervals = any(r.ci_low is not None for r in chosen)
         if intervals:
-            columns += [Column("ci_low", "95% low", kind), Column("ci_high", "95% high", kind)]
+            columns += [TableColumn("ci_low", "95% low", kind), TableColumn("ci_high", "95% high", kind)]
         if realized:
-            columns += [Column("realized", "Realized", kind),
-                        Column("difference", "Estimate − realized" + (" (pp)" if rates else ""),
+            columns += [TableColumn("realized", "Realized", kind),
+                        TableColumn("difference", "Estimate − realized" + (" (pp)" if rates else ""),
                                "pp" if rates else kind)]
         table_rows = []
         for r in chosen:
@@ -90,9 +101,9 @@ def _alerts(wave: WaveEstimateDocument) -> list[Block]:
         return []
     return [Table(
         "Alerts on the estimates",
-        (Column("metric", "Metric"), Column("value", "Estimate", "float"),
-         Column("lower", "Lower limit", "float"), Column("upper", "Upper limit", "float"),
-         Column("alert", "Alert"), Column("source", "Limits from")),
+        (TableColumn("metric", "Metric"), TableColumn("value", "Estimate", "float"),
+         TableColumn("lower", "Lower limit", "float"), TableColumn("upper", "Upper limit", "float"),
+         TableColumn("alert", "Alert"), TableColumn("source", "Limits from")),
         tuple((a.metric.replace("_", " "), a.value, a.lower, a.upper,
                f"ALERT ({a.direction})" if a.alert else "no", a.source) for a in wave.alerts),
         note="An alert: the estimate is outside the limits (by default the reference's "
@@ -104,10 +115,10 @@ def _alerts(wave: WaveEstimateDocument) -> list[Block]:
 def _class_counts(counts: dict[str, float]) -> Table:
     total = sum(counts.values())
     return Table("Estimated class counts",
-                 (Column("class", LABEL["class"]),
+                 (TableColumn("class", LABEL["class"]),
                   # real-valued (ALP) counts: one decimal, the writers' "score" format
-                  Column("count", LABEL["estimated_count"], "score"),
-                  Column("share", LABEL["estimated_share"], "percent")),
+                  TableColumn("count", LABEL["estimated_count"], "score"),
+                  TableColumn("share", LABEL["estimated_share"], "percent")),
                  tuple((k, v, v / total if total else None) for k, v in counts.items()),
                  note="The sum of the respondents' predicted probabilities of each class "
                       "(ALP): real-valued, so shown with one decimal.")
@@ -154,8 +165,8 @@ def section(wave: WaveEstimateDocument) -> Section:
     if wave.drift:
         blocks.append(Table(
             "Drift",
-            (Column("attribute", "Attribute"),
-             *(Column(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
+            (TableColumn("attribute", "Attribute"),
+             *(TableColumn(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
             tuple((name, *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
                   for name, d in wave.drift.items())))
     blocks += _model(wave)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cx_app.models.results import Results, finite
-from cx_app.reports.blocks import Block, ChartBlock, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import rhombus_chart
 from cx_app.reports.formatting import metric_display
 
@@ -28,8 +28,8 @@ def section(results: Results) -> Section:
         width = max(len(r) - 2 for r in rows)
         blocks.append(Table(
             f"Level {level_name}",
-            (Column("model", "Model"), Column("metric", "Metric"),
-             *(Column(f"fold_{i + 1}", f"Fold {i + 1}", "float") for i in range(width))),
+            (TableColumn("model", "Model"), TableColumn("metric", "Metric"),
+             *(TableColumn(f"fold_{i + 1}", f"Fold {i + 1}", "float") for i in range(width))),
             tuple(r + (None,) * (width + 2 - len(r)) for r in rows),
             note=f"One value per cross-validation fold ({results.folds or width} folds)."))
         if rhombus:

@@ -6,7 +6,15 @@ import pandas as pd
 
 from cx_app.engine.roc import thin_curve
 from cx_app.models.results import Results
-from cx_app.reports.blocks import Block, ChartBlock, Column, NativeChart, Paragraph, Section, Table
+from cx_app.reports.blocks import (
+    Block,
+    ChartBlock,
+    NativeChart,
+    Paragraph,
+    Section,
+    Table,
+    TableColumn,
+)
 from cx_app.reports.charts import auc_bars, random_selection_lines, roc_chart
 
 CHART_POINTS = 250
@@ -21,8 +29,8 @@ def section(results: Results) -> Section:
         auc_rows = tuple((m, c.auc, c.random_auc) for m, c in curves.items())
         blocks.append(Table(
             f"AUC — level {level_name}",
-            (Column("model", "Model"), Column("auc", "AUC", "float"),
-             Column("random_auc", "Random-selection area", "float")), auc_rows,
+            (TableColumn("model", "Model"), TableColumn("auc", "AUC", "float"),
+             TableColumn("random_auc", "Random-selection area", "float")), auc_rows,
             native_chart=NativeChart("bar", f"AUC — level {level_name}", "model",
                                      ("auc", "random_auc"), y_title="Area")))
         points = tuple((m, x, y) for m, c in curves.items()
@@ -41,8 +49,8 @@ def section(results: Results) -> Section:
                 pd.DataFrame(auc_rows, columns=["model", "auc", "random_auc"]).fillna(0.0)
             ).to_dict()),
             Table(f"ROC points — level {level_name}",
-                  (Column("model", "Model"), Column("fpr", "FPR", "float"),
-                   Column("tpr", "TPR", "float")), points,
+                  (TableColumn("model", "Model"), TableColumn("fpr", "FPR", "float"),
+                   TableColumn("tpr", "TPR", "float")), points,
                   native_chart=NativeChart("scatter", f"ROC — level {level_name}", "fpr",
                                            ("tpr",), series="model",
                                            x_title="False positive rate",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
-from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
+from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import DRIVER_FIELD_LABELS
 from cx_app.reports.formatting import facts_table
 from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading, nps_reading
@@ -21,8 +21,8 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
     nps = dataset.nps
     blocks.append(Table(
         "Net score (NPS) of the analysed respondents",
-        (Column("nps", "Net score", "score"), Column("low", "95% low", "score"),
-         Column("high", "95% high", "score"), Column("n", "Respondents", "int")),
+        (TableColumn("nps", "Net score", "score"), TableColumn("low", "95% low", "score"),
+         TableColumn("high", "95% high", "score"), TableColumn("n", "Respondents", "int")),
         ((nps.value, *nps.ci95[:2], nps.n),), note="Adjusted Wald interval (Rocks 2016)."))
 
     picks = {name: best_picks(results, name) for name in results.level_names()}
@@ -37,8 +37,8 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
         top = sorted(weights.records("percent"), key=lambda r: -(r["percent"] or 0.0))[:5]
         blocks.append(Table(
             "Top drivers",
-            (Column("attribute", "Attribute"),
-             Column("share", DRIVER_FIELD_LABELS["percent"], "percent")),
+            (TableColumn("attribute", "Attribute"),
+             TableColumn("share", DRIVER_FIELD_LABELS["percent"], "percent")),
             tuple((labels.get(r["attribute"], r["attribute"]),
                    None if r["percent"] is None else r["percent"] / 100) for r in top),
             note="Johnson's relative weights: each attribute's share of the variance of the "
@@ -64,11 +64,11 @@ def _best_table(picks: dict[str, list[BestPick]]) -> Table:
             kinds.append((None, None, None, p.kind, None, p.kind, None, None))
     return Table(
         "Best model per level, by each compared metric",
-        (Column("level", "Level"), Column("metric", "Metric"), Column("model", "Best model"),
-         Column("value", "Value", "float"), Column("runner_up", "Runner-up"),
-         Column("runner_up_value", "Runner-up value", "float"),
-         Column("p", "p (Holm), best vs runner-up", "pvalue"),
-         Column("significant", "Difference significant?")),
+        (TableColumn("level", "Level"), TableColumn("metric", "Metric"), TableColumn("model", "Best model"),
+         TableColumn("value", "Value", "float"), TableColumn("runner_up", "Runner-up"),
+         TableColumn("runner_up_value", "Runner-up value", "float"),
+         TableColumn("p", "p (Holm), best vs runner-up", "pvalue"),
+         TableColumn("significant", "Difference significant?")),
         tuple(rows), cell_kinds=tuple(kinds),
         note="Values are the means over the cross-validation folds (the values the paired "
              "tests compare; the best model is chosen by this rule everywhere). The test is the "

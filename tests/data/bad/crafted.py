@@ -134,6 +134,7 @@ def tiny_model(algorithm_id: str):
     import warnings
 
     from cx_app.estimate.model_file import TrainedModel
+    from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
     from cx_app.models.crossval import build_model
 
     rng = np.random.default_rng(0)
@@ -146,7 +147,7 @@ def tiny_model(algorithm_id: str):
     return TrainedModel(
         estimator=estimator, classes=classes, attribute_names=("price", "speed"),
         schema_yaml=SCHEMA, algorithm_id=algorithm_id, settings={}, calibration="none",
-        training={"sha256": "0" * 64, "n": 90, "filename": "crafted.csv"}, cv={},
+        training=TrainingData(sha256="0" * 64, n=90, filename="crafted.csv"), cv=HeldOutFigures(),
         attribute_distributions={}, created=CREATED)
 
 

@@ -1,5 +1,7 @@
-"""The workspace schema: programs, their models with the cross-validation arrays, waves and
-the estimate of each wave by each model.
+"""Revision 0001, the workspace schema: programs, models, waves and estimates.
+
+Programs, their models with the cross-validation arrays, waves and the estimate of each wave
+by each model.
 
 Revision ID: 0001
 Revises:

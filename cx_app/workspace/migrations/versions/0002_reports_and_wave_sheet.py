@@ -1,5 +1,7 @@
-"""Reports made of a program (a new table) and the sheet each wave was read from (a new
-column of ``waves``; None for the waves added before it).
+"""Revision 0002: the reports made of a program and the sheet each wave was read from.
+
+Reports are a new table; the sheet is a new column of ``waves`` (None for the waves added
+before it).
 
 Revision ID: 0002
 Revises: 0001

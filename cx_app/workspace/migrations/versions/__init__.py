@@ -1,1 +1,1 @@
-"""One Alembic script per schema revision of the workspace (``NNNN_what.py``)."""
+"""One Alembic script per schema revision of the workspace, named by its number and change."""

@@ -19,8 +19,9 @@ nested in it:
 4. checks the ``.npz``/``.skops`` members of an archive the same way, one level down.
 
 The limit is ``CX_APP_MAX_DECOMPRESSED_MB`` and ``CX_APP_MAX_ZIP_ENTRIES`` of
-:mod:`cx_app.survey.limits`, the limits survey workbooks have. Every refusal is one sentence of
-the caller's error type naming the file (and member).
+:mod:`cx_app.survey.limits`, the limits survey workbooks have
+(``ImportLimits.inflation_budget()``). Every refusal is one sentence of the caller's error type
+naming the file (and member); sizes in it are written by :func:`megabytes`.
 """
 
 from __future__ import annotations
@@ -32,14 +33,24 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib import format as npy_format
 
-from cx_app.survey.limits import ImportLimits, megabytes
+__all__ = ["CHUNK", "NESTED_ARCHIVES", "InflationBudget", "megabytes", "read_members"]
 
-__all__ = ["CHUNK", "NESTED_ARCHIVES", "InflationBudget", "read_members"]
-
-CHUNK = 1024 * 1024
+MB = 1024 * 1024
+CHUNK = MB
 NESTED_ARCHIVES = (".npz", ".skops")
 """Members that are zip archives themselves, checked one level down."""
 _MAX_DEPTH = 2  # a project's models/NNN.skops holds .npy arrays: nothing deeper is ours
+
+
+def megabytes(n: float) -> str:
+    """``n`` bytes as a short KB/MB figure for messages.
+
+    >>> megabytes(512 * 1024), megabytes(3.25 * MB), megabytes(1500 * MB)
+    ('512.0 KB', '3.2 MB', '1,500 MB')
+    """
+    if n < MB:
+        return f"{n / 1024:,.1f} KB"
+    return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
 
 
 @dataclass
@@ -49,10 +60,6 @@ class InflationBudget:
     max_bytes: int
     max_entries: int
     used: int = 0
-
-    @classmethod
-    def from_limits(cls, limits: ImportLimits) -> InflationBudget:
-        return cls(max_bytes=limits.max_decompressed_bytes, max_entries=limits.max_zip_entries)
 
     @property
     def left(self) -> int:

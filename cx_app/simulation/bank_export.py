@@ -16,7 +16,7 @@ survey platforms do, so that the defaults of the app can be judged on it:
   wave (:func:`simulate_bank_waves` leaves it blank; write that wave alone to get a file without
   the column).
 
-The true model is the sample's (:mod:`cx_app.survey.simulate`): a latent satisfaction factor
+The true model is the sample's (:mod:`cx_app.simulation.waves`): a latent satisfaction factor
 ``F ~ N(brand mean + trend·(wave − 1), 1)``; attribute answers ``mean + loading·F + noise·e``
 rounded to each attribute's own scale; the utility ``U = Σ_j w_j·z_j + brand effect + σ·e`` with
 ``z_j`` the standardised answer, ``z_j = 0`` for a service the respondent did not use (99,
@@ -38,7 +38,7 @@ from scipy.stats import norm
 
 from cx_app.atomic_files import atomic_path
 from cx_app.errors import AnalysisError
-from cx_app.survey.simulate import NPS_THRESHOLDS
+from cx_app.simulation.waves import NPS_THRESHOLDS
 
 NOT_APPLICABLE = 99
 NA_TEXT = "N/A"

@@ -1,11 +1,11 @@
-"""The two survey shapes of ``simulate_shapes`` look like ``shared/SURVEYS.md`` says."""
+"""The two survey shapes of ``cx_app.simulation.shapes`` look like ``shared/SURVEYS.md`` says."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from cx_app.survey.simulate_shapes import (
+from cx_app.simulation.shapes import (
     NA_TEXT,
     SIGNED_ATTRIBUTES,
     SIGNED_TARGET,

@@ -6,7 +6,7 @@
 - :func:`simulate_signed_agreement`: agreement statements on signed −2..2 scales (−1 is a real
   answer), the text "n/a" on half of one statement, and the overall satisfaction on 1–5.
 
-Both follow the model of :mod:`cx_app.survey.simulate`: a latent satisfaction factor
+Both follow the model of :mod:`cx_app.simulation.waves`: a latent satisfaction factor
 ``F ~ N(0, 1)``; each answer ``mean + loading·F + noise·e`` rounded and clipped to its scale; a
 utility ``U = Σ_j w_j·z_j + u_j·[j unanswered] + σ·e`` cut at fixed thresholds into the target's
 scores, with ``z_j`` the standardised answer (0 when unanswered). The ``u_j`` make some gaps

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from openpyxl import load_workbook
 
-from cx_app.survey.simulate_bank import (
+from cx_app.simulation.bank_export import (
     BANK_ATTRIBUTES,
     DROPPED_IN_LAST_WAVE,
     TARGET_COLUMN,

@@ -1,0 +1,150 @@
+"""The typed metadata of a model file: what it was trained on and its held-out figures.
+
+:class:`TrainingData` (``TrainedModel.training``) names the training file and counts its
+respondents per class; :class:`HeldOutFigures` (``TrainedModel.cv``) holds what the
+cross-validation of :func:`cx_app.estimate.training.train_model` measured: metrics per level,
+the ALP gap, the calibration choice, the fit-on-all check, the NPS error, the learning curve.
+
+Both are read from the model file's JSON with ``from_dict`` and written back with ``to_dict``,
+which gives exactly the document it was made from, so model files written before these types
+existed still open (a part they lack is None; a key this cx-app does not know is kept).
+
+>>> doc = {"folds": 5, "seed": 0, "n": 120, "levels": {"original": {"accuracy": 0.5}},
+...        "warnings": [], "alp_gap": {"n": 120, "accuracy_cm": 0.5, "accuracy_alp": 0.52,
+...        "accuracy_gap": 0.02, "share_gap": 0.01, "net_gap": None,
+...        "net_calibration_error": None, "score": 0.4}}
+>>> figures = HeldOutFigures.from_dict(doc)
+>>> figures.alp_gap.accuracy_gap, figures.net_score_error, figures.to_dict() == doc
+(0.02, None, True)
+>>> TrainingData.from_dict({"sha256": "ab", "n": 60}).filename is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from pydantic import ConfigDict
+
+from cx_app.errors import ModelFileError
+from cx_app.estimate.document import AlpGapDoc
+from cx_app.models.results import Document, ResultsError
+
+__all__ = [
+    "CalibrationChoiceDoc",
+    "FullTrainingCheckDoc",
+    "HeldOutFigures",
+    "NetScoreErrorDoc",
+    "SegmentErrorsDoc",
+    "SegmentHeldOutDoc",
+    "TrainingData",
+]
+
+Figure = float | None
+"""A figure of the metadata: None where it was not finite (NaN is not JSON)."""
+
+
+class MetadataDocument(Document):
+    """A part of a model file's metadata: :class:`ModelFileError` when it is malformed."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "model file") -> Self:
+        """Validate ``data``; :class:`ModelFileError` naming ``source`` and the first bad field."""
+        try:
+            return super().from_dict(data, source=source)
+        except ResultsError as exc:
+            raise ModelFileError(str(exc)) from None
+
+
+class TrainingData(MetadataDocument):
+    """The respondents a model was fitted on (``TrainedModel.training``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    filename: str | None = None
+    sheet: str | int | None = None
+    sha256: str | None = None
+    n: int | None = None
+    class_counts: dict[str, int] | None = None
+
+
+class CalibrationChoiceDoc(MetadataDocument):
+    """The calibration chosen and why (``cx_app.estimate.calibration.CalibrationChoice.to_dict``)."""
+
+    chosen: str
+    reports: list[dict[str, Any]] = []
+    warnings: list[str] = []
+
+
+class FullTrainingCheckDoc(MetadataDocument):
+    """The fit-on-all-respondents check (``cx_app.estimate.alp.FullTrainingCheck.to_dict``)."""
+
+    n: int
+    heldout_cm: Figure
+    heldout_alp: Figure
+    full_train_cm: Figure
+    full_train_alp: Figure
+    notes: list[str] = []
+
+
+class SegmentHeldOutDoc(MetadataDocument):
+    """One segment's held-out net-score error: its respondents, estimated minus realized net
+    score and the answers' variance of that estimate (points, points²)."""
+
+    n: int
+    error: Figure
+    variance: Figure
+
+
+class SegmentErrorsDoc(MetadataDocument):
+    """The held-out errors of the segments of one column and the spread between segments."""
+
+    labels: dict[str, SegmentHeldOutDoc]
+    between_sd: Figure
+
+
+class NetScoreErrorDoc(MetadataDocument):
+    """The held-out systematic net-score error
+    (:func:`cx_app.estimate.new_wave.heldout_net_score_error`)."""
+
+    fold_estimated: list[Figure]
+    fold_realized: list[Figure]
+    fold_n: list[int]
+    fold_outcome_variance: list[Figure]
+    bias: Figure
+    model_se: Figure
+    reference_se: Figure = None
+    """The training survey's own sampling error of its net score (points); absent in files
+    written before it was kept."""
+    segments: dict[str, SegmentErrorsDoc] | None = None
+    """Per segment column, each segment's held-out error
+    (:func:`cx_app.estimate.segment_error.heldout_segment_errors`); absent in older files."""
+
+
+class HeldOutFigures(MetadataDocument):
+    """What the model's cross-validation measured on its held-out folds (``TrainedModel.cv``).
+
+    ``levels``: level → metric → value; ``alp_vs_cm``: side (``heldout``, ``training``) →
+    level → metric → ``{"cm", "alp", "gap"}``; ``learning_curve``: the rows of
+    :func:`cx_app.estimate.alp.alp_learning_curve`, when it was asked for.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    folds: int | None = None
+    seed: int | None = None
+    n: int | None = None
+    levels: dict[str, dict[str, Figure]] = {}
+    alp_gap: AlpGapDoc | None = None
+    alp_vs_cm: dict[str, dict[str, dict[str, dict[str, Figure]]]] = {}
+    calibration_choice: CalibrationChoiceDoc | None = None
+    warnings: list[str] = []
+    net_score_error: NetScoreErrorDoc | None = None
+    full_training_check: FullTrainingCheckDoc | None = None
+    learning_curve: list[dict[str, int | Figure]] | None = None
+
+    @property
+    def calibration_warnings(self) -> list[str]:
+        """The warnings of the calibration choice (none for files saved without it)."""
+        return [] if self.calibration_choice is None else list(self.calibration_choice.warnings)
