@@ -30,6 +30,10 @@ class EstimateBrief(Document):
     ci95: list[float]
     se: float | None = None
     covers: str | None = None
+    se_segment: float | None = None
+    """A segment's own added SE (its held-out error, :mod:`cx_app.estimate.segment_error`)."""
+    segment_correction: float | None = None
+    """The shrunken held-out error subtracted from a segment's estimate (points)."""
 
 
 class RealizedBrief(Document):
