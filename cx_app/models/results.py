@@ -340,11 +340,21 @@ class ImportancePerformanceRow(Document):
     na_share: float | None = None
     direction: float | None = None
     performance_pct: float | None = None
+    importance_low: float | None = None
+    importance_high: float | None = None
+    performance_low: float | None = None
+    performance_high: float | None = None
+    importance_vs_others: str | None = None
+    """above / below / like the others (``cx_app.models.importance_performance``); None in
+    results written before the quadrant had intervals."""
+    performance_vs_others: str | None = None
     quadrant: str
 
 
 class ImportancePerformanceDoc(Document):
     importance: str
+    method: str | None = None
+    """How an attribute comes to stand out (the bootstrap rule in words)."""
     rows: list[ImportancePerformanceRow]
 
 

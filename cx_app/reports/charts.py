@@ -551,26 +551,45 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
-                   performance_title: str = "Mean score") -> alt.LayerChart:
+                   performance_title: str = "Mean score",
+                   importance_domain: tuple[float, float] | None = None,
+                   performance_domain: tuple[float, float] | None = None) -> alt.LayerChart:
     """Importance–performance quadrant: performance on x, importance on y, lines at the means.
 
-    Columns: ``attribute``, ``importance``, ``performance``. Top-left (important, weak) is
-    where to act first.
+    Columns: ``attribute``, ``importance``, ``performance``; optional ``importance_low/high``
+    and ``performance_low/high`` (95% intervals, drawn as error bars) and ``quadrant`` (the
+    colour). ``importance_domain`` / ``performance_domain``: the axes' full range (e.g. 0–100%
+    of R² and of each scale), so that attributes close together look close together; without
+    them the axes fit the data. Top-left (important, weak) is where to act first.
     """
     data = frame.assign(attribute=_labels(frame["attribute"]))
     means = pd.DataFrame({"importance": [data["importance"].mean()],
                           "performance": [data["performance"].mean()]})
-    x = alt.X("performance:Q", title=performance_title, scale=alt.Scale(zero=False, padding=20))
-    y = alt.Y("importance:Q", title=importance_title, scale=alt.Scale(zero=False, padding=20))
-    points = alt.Chart(data).mark_circle(size=90, color=CATEGORY_COLOURS[3]).encode(
-        x=x, y=y,
-        tooltip=[alt.Tooltip("attribute:N", title="Attribute"),
-                 alt.Tooltip("importance:Q", title=importance_title, format=".4f"),
-                 alt.Tooltip("performance:Q", title=performance_title, format=".2f")],
-    )
-    labels = alt.Chart(data).mark_text(align="left", dx=7, fontSize=11).encode(
-        x=x, y=y, text="attribute:N"
-    )
-    vline = alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(x="performance:Q")
-    hline = alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(y="importance:Q")
-    return alt.layer(vline, hline, points, labels).properties(height=380)
+
+    def scale(domain: tuple[float, float] | None) -> alt.Scale:
+        return (alt.Scale(zero=False, padding=20) if domain is None
+                else alt.Scale(domain=list(domain), nice=False))
+
+    x = alt.X("performance:Q", title=performance_title, scale=scale(performance_domain))
+    y = alt.Y("importance:Q", title=importance_title, scale=scale(importance_domain))
+    colour = (alt.Color("quadrant:N", title="Quadrant", legend=alt.Legend(orient="bottom"))
+              if "quadrant" in data else alt.value(CATEGORY_COLOURS[3]))
+    tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
+               alt.Tooltip("importance:Q", title=importance_title, format=".4f"),
+               alt.Tooltip("performance:Q", title=performance_title, format=".2f")]
+    if "quadrant" in data:
+        tooltip.append(alt.Tooltip("quadrant:N", title="Quadrant"))
+    layers: list[alt.Chart] = [
+        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(x="performance:Q"),
+        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(y="importance:Q")]
+    if {"performance_low", "performance_high"} <= set(data):
+        layers.append(alt.Chart(data).mark_rule(color="#9aa5ab").encode(
+            x="performance_low:Q", x2="performance_high:Q", y=y))
+    if {"importance_low", "importance_high"} <= set(data):
+        layers.append(alt.Chart(data).mark_rule(color="#9aa5ab").encode(
+            y="importance_low:Q", y2="importance_high:Q", x=x))
+    layers.append(alt.Chart(data).mark_circle(size=90).encode(x=x, y=y, color=colour,
+                                                              tooltip=tooltip))
+    layers.append(alt.Chart(data).mark_text(align="left", dx=7, fontSize=11).encode(
+        x=x, y=y, text="attribute:N"))
+    return alt.layer(*layers).properties(height=380)

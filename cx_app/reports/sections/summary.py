@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Column, Paragraph, Section, Table
@@ -43,8 +45,10 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
                    None if r["percent"] is None else r["percent"] / 100) for r in top),
             note="Johnson's relative weights: each attribute's share of the variance of the "
                  "score that the attributes explain together (see Drivers)."))
-        reading.append(drivers_reading(
-            [(labels.get(r["attribute"], r["attribute"]), r["percent"]) for r in top]))
+    quadrant = results.drivers.importance_performance if results.drivers else None
+    if quadrant is not None:
+        reading.append(drivers_reading(pd.DataFrame([r.model_dump() for r in quadrant.rows]),
+                                       labels=labels))
     reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None))
     if new_wave and new_wave.warnings:
         reading.append(f"The new-wave estimate comes with {len(new_wave.warnings)} warning(s): "
