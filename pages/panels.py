@@ -281,7 +281,7 @@ def data_quality(survey: SurveyData) -> None:
                 st.text(note)
     if q.rows_excluded:
         st.write("Every excluded row (sheet row as Excel shows it; scope: out of the survey, "
-                 "or in the NPS but not used by the models):")
+                 "or in the net score but not used by the models):")
         common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
     else:
         st.success("Every row read is used: no respondent was excluded.")

@@ -113,7 +113,7 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
-                     "NPS gap (points)": gap.net_gap})
+                     "Net score gap (points)": gap.net_gap})
         text = gap_advice(gap, f"{name} ({m.model_id})", m.cv.calibration)
         if text:
             advice.append(text)

@@ -20,6 +20,9 @@ from cx_app.models.importance_performance import (
 from cx_app.models.results import NetScoreFigure, Results
 from cx_app.reports.blocks import ColumnKind
 from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
+from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
+
+NPS_WORDS = vocabulary_for(nps=True)
 
 
 @dataclass(frozen=True)
@@ -166,14 +169,16 @@ Network.'
     return " ".join(sentences)
 
 
-def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None) -> str:
-    """The data set's NPS with its interval, and a new wave's estimated NPS."""
+def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None, *,
+                words: ScoreVocabulary = NPS_WORDS) -> str:
+    """The data set's net score with its interval, and a new wave's estimated one, in
+    ``words`` ("NPS" only for an NPS)."""
     parts = []
     if nps is not None:
-        parts.append(f"The NPS of the {nps.n:,} analysed respondents is {nps.value:.1f}"
-                     f"{interval_text(nps.ci95)}")
+        parts.append(f"The {words.score_name} of the {nps.n:,} analysed respondents is "
+                     f"{nps.value:.1f}{interval_text(nps.ci95)}")
     if estimated is not None:
-        parts.append(f"the new wave's estimated NPS is {estimated.value:.1f}"
+        parts.append(f"the new wave's estimated {words.short_name} is {estimated.value:.1f}"
                      + interval_text(estimated.ci95).replace("95% interval ", ""))
     if not parts:
         return ""

@@ -279,5 +279,5 @@ def test_new_wave_counts_and_model_check_are_labelled_and_formatted():
     assert "Held-out check of the ALP estimate" in section
     assert ">Accuracy (real, held-out)<" in section and ">75.0%<" in section
     assert ">79.0%<" in section and ">+4.0 pp<" in section  # ALP − real accuracy in points
-    assert ">Net score calibration error (NPS points)<" in section and ">3.5<" in section
+    assert ">Net score calibration error (score points)<" in section and ">3.5<" in section
     assert ">-2.3<" in section and ">1.4%<" in section and ">0.650<" in section

@@ -1,4 +1,5 @@
-"""Summary: the data set, its NPS, the best model per level, the top drivers, a reading."""
+"""Summary: the data set, its net score (NPS or top box − bottom box), the best model per level,
+the top drivers, a reading."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
         ("Rows used", dataset.rows_used, "int"), ("Rows read", dataset.rows_read, "int"),
         ("Classes", dataset.classes, "text"), ("Cross-validation folds", results.folds, "int"),
         ("Seed", results.seed, "int")]))
-    nps = dataset.nps
+    nps, words = dataset.nps, dataset.vocabulary
     blocks.append(Table(
-        "Net score (NPS) of the analysed respondents",
-        (Column("nps", "Net score", "score"), Column("low", "95% low", "score"),
+        f"{words.title} of the analysed respondents",
+        (Column("nps", words.title, "score"), Column("low", "95% low", "score"),
          Column("high", "95% high", "score"), Column("n", "Respondents", "int")),
         ((nps.value, *nps.ci95[:2], nps.n),), note="Adjusted Wald interval (Rocks 2016)."))
 
@@ -49,7 +50,7 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
     if quadrant is not None:
         reading.append(drivers_reading(pd.DataFrame([r.model_dump() for r in quadrant.rows]),
                                        labels=labels))
-    reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None))
+    reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None, words=words))
     if new_wave and new_wave.warnings:
         reading.append(f"The new-wave estimate comes with {len(new_wave.warnings)} warning(s): "
                        "see the New wave section.")
