@@ -94,8 +94,10 @@ FLAG_COLOURS: dict[str, str] = {
 }
 
 
-def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerChart:
-    """NPS per group with its 95% interval, on an axis fitted to the intervals.
+def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
+             score_title: str = "NPS") -> alt.LayerChart:
+    """NPS (or another net score: ``score_title``) per group with its 95% interval, on an axis
+    fitted to the intervals.
 
     Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag`` (see
     :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
@@ -106,7 +108,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
     y = alt.Y("group:N", sort=order, title=group_title, axis=_BAND_AXIS)
     tooltip = [
         alt.Tooltip("group:N", title=group_title),
-        alt.Tooltip("nps:Q", title="NPS", format=".1f"),
+        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
         alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
@@ -120,7 +122,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
                            legend=alt.Legend(orient="bottom", direction="vertical"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
-    x = alt.X("nps:Q", title="NPS (95% interval)",
+    x = alt.X("nps:Q", title=f"{score_title} (95% interval)",
               scale=alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"])))
     bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
                                                          tooltip=tooltip)
@@ -133,8 +135,9 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
 
 
-def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.LayerChart:
-    """NPS per wave, one line per series, with a 95% interval band, on an axis fitted to the
+def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
+                    score_title: str = "NPS") -> alt.LayerChart:
+    """NPS (or another net score: ``score_title``) per wave, one line per series, with a 95% interval band, on an axis fitted to the
     intervals.
 
     Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``, and
@@ -154,7 +157,7 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     tooltip = [
         alt.Tooltip("series:N", title="Series"),
         alt.Tooltip("wave:O", title=wave_title),
-        alt.Tooltip("nps:Q", title="NPS", format=".1f"),
+        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
         alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
@@ -162,10 +165,10 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     if "flag" in data:
         tooltip.append(alt.Tooltip("flag:N", title="Since the previous wave"))
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
-        x=x, y=alt.Y("ci_low:Q", title="NPS", scale=scale), y2="ci_high:Q", color=colour
+        x=x, y=alt.Y("ci_low:Q", title=score_title, scale=scale), y2="ci_high:Q", color=colour
     )
     line = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=alt.Y("nps:Q", title="NPS", scale=scale), color=colour, tooltip=tooltip
+        x=x, y=alt.Y("nps:Q", title=score_title, scale=scale), color=colour, tooltip=tooltip
     )
     layers = [band, line]
     if "flag" in data:

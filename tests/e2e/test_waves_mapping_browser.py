@@ -175,7 +175,7 @@ def test_a_tracker_of_two_uploaded_waves_with_intervals_and_segments(pg, url, fi
 def test_b_schema_yaml_downloads_and_uploads_back(pg, url, tmp_path):
     _go(pg, url, "")  # the Data page is the root
     _visible(pg.get_by_text(f"File: {SURVEY}"))
-    respondents = pg.locator('[data-testid="stMetric"]', has_text="Respondents (NPS base)")
+    respondents = pg.locator('[data-testid="stMetric"]', has_text="Respondents (survey base)")
     before = respondents.text_content()
     yaml_bytes = _download(pg, "dl_schema", tmp_path)
     assert b"Likelihood to recommend (0-10)" in yaml_bytes
