@@ -199,7 +199,7 @@ def test_c_switching_files_and_back_keeps_the_mapping_and_the_models(pg, url):
     _go(pg, url, "")  # the Data page is the root
     # a mapping edit on the survey: respondents with a gap leave the models
     _choose(pg, "Unanswered attribute scores", "Leave respondents with a gap out of the models "
-                                               "(not out of the NPS)")
+                                               "(not out of the net score)")
     used = pg.locator('[data-testid="stMetric"]', has_text="Used by the models")
     used_after_edit = used.text_content()
     _train(pg, url)  # lr on the edited mapping
@@ -215,7 +215,7 @@ def test_c_switching_files_and_back_keeps_the_mapping_and_the_models(pg, url):
     _expect()(used).to_have_text(used_after_edit, timeout=WAIT)
     policy = pg.locator('[data-testid="stSelectbox"]', has_text="Unanswered attribute scores")
     _expect()(policy.get_by_role("combobox")).to_have_value(
-        "Leave respondents with a gap out of the models (not out of the NPS)", timeout=WAIT)
+        "Leave respondents with a gap out of the models (not out of the net score)", timeout=WAIT)
 
     # the Models page lists the model again without a new training
     _go(pg, url, "models")
