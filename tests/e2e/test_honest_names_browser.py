@@ -14,13 +14,7 @@ from pathlib import Path
 import pytest
 
 # the server and page fixtures of the workflow test: one streamlit server, one session
-from test_app_browser import (  # noqa: F401
-    _go,
-    _settle,
-    _visible,
-    app_url,
-    page,
-)
+from test_app_browser import _go, _settle, _visible, app_url, page  # noqa: F401
 
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import groups_for_schema, nps_summary
@@ -34,24 +28,14 @@ NPS_WORDS = re.compile(r"nps|promoter|detractor", re.IGNORECASE)
 QUESTION = "Is this an NPS (recommend) question?"
 
 
-def _metric(pg, label: str) -> str:
-    box = pg.locator('[data-testid="stMetric"]', has_text=label).first
+def _metric(window, label: str) -> str:
+    box = window.locator('[data-testid="stMetric"]', has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
-@pytest.fixture(scope="module")
-def url(request) -> str:
-    return request.getfixturevalue("app_url")
-
-
-@pytest.fixture(scope="module")
-def pg(request):
-    """The one browser page (one user session) of the module."""
-    return request.getfixturevalue("page")
-
-
-def test_a_non_recommend_item_reads_as_a_net_score_until_the_analyst_says_yes(pg, url,
+def test_a_non_recommend_item_reads_as_a_net_score_until_the_analyst_says_yes(request,
                                                                             tmp_path):
+    pg, url = request.getfixturevalue("page"), request.getfixturevalue("app_url")
     path = Path(survey_file(tmp_path, ATTITUDE, (0, 10)))
     expected = load_survey(path)
     net = nps_summary(expected.scores, groups=groups_for_schema(expected.schema))
