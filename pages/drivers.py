@@ -65,7 +65,8 @@ st.caption("Importance: relative weight (% of R²), on its full 0–100% axis; d
            "higher ratings go with a higher score. Performance: mean rating over the "
            "respondents who answered (base; n/a answers are not ratings), placed on its own "
            "scale (0% = bottom, 100% = top). Bars: 95% intervals. A quadrant label only for an "
-           f"attribute that stands apart from the others on both axes — {IPA_METHOD}. "
+           f"attribute that stands apart from the others on both axes — "
+           f"{common.md_escape(IPA_METHOD)}. "
            "Top-left (important, rated below the others): act here first.")
 ipa = drivers.importance_performance.assign(
     attribute=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))

@@ -87,7 +87,7 @@ except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
 covers = tracked[0].estimate.estimated_nps.covers
-SCORE = vocabulary(model.schema).title  # "NPS" only for a recommend question on 0–10
+SCORE = common.md_escape(vocabulary(model.schema).title)  # "NPS" only for an NPS
 if len(tracked) > 1 or by is not None:
     st.subheader(f"Tracker: estimated {SCORE} by wave")
     table = tracker_frame(tracked)

@@ -19,7 +19,7 @@ survey = a.survey
 schema = survey.schema
 target = schema.target.name
 words = vocabulary(schema)  # "NPS", promoters, detractors only for an NPS
-SCORE = words.title
+SCORE = common.md_escape(words.title)
 st.title(f"{SCORE} overview")
 common.survey_caption(a)
 
@@ -136,7 +136,8 @@ common.table(common.scale_percent(distribution, ["share"]), key="distribution",
 
 st.subheader("Attribute score profiles")
 st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
-           f"answers are not scores): where {words.positive} and {words.negative} differ most.")
+           f"answers are not scores): where {common.md_escape(words.positive)} and "
+           f"{common.md_escape(words.negative)} differ most.")
 labels = {a_.name: a_.display for a_ in schema.attributes}
 profile = net_score.attribute_profiles(survey.frame[list(survey.attribute_names)],
                                        survey.scores, groups).rename(index=labels)

@@ -393,7 +393,6 @@ def schema_from_mapping(
             "column": target,
             "kind": target_kind,
             "scale": {"min": target_scale.min, "max": target_scale.max},
-            "recommend": target_kind == "nps" or guess_recommend(target),
         },
         "attributes": [
             {"name": n, "column": c, "scale": _scale_dict(own.get(normalise_header(c), attr_scale))}

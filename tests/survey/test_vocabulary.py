@@ -36,7 +36,8 @@ def table(target: str, lo: int = 0, hi: int = 10) -> pd.DataFrame:
 ])
 def test_inference_records_the_answer_and_the_words_follow(header, lo, hi, nps, names):
     schema = infer_schema(table(header, lo, hi))
-    assert schema.target.recommend is (nps or "recommend" in header.lower())
+    assert schema.target.recommend is None  # not asked: inferred from kind and header
+    assert schema.target.is_recommend is (nps or "recommend" in header.lower())
     assert schema.is_nps is nps
     words = vocabulary(schema)
     assert (words.is_nps, words.group_names) == (nps, names)
