@@ -94,3 +94,23 @@ def test_without_a_bootstrap_the_reading_claims_nothing():
                                    {"a": 70.0, "b": 30.0})
     assert drivers_reading(table, r_squared=0.5, target="Score") == (
         "The attributes together explain R² = 0.50 of the variance of Score.")
+
+
+def test_a_large_survey_is_resampled_at_bounded_size_with_the_full_surveys_spread():
+    """Above RESAMPLE_ROWS respondents each resample holds RESAMPLE_ROWS of them and its
+    deviation is scaled by √(m/n): the performance interval is then as wide as the normal
+    interval of a mean over all n respondents, 2·1.96·sd/√n (as % of the 1–10 scale)."""
+    from cx_app.models.importance_performance import RESAMPLE_ROWS
+
+    rng = np.random.default_rng(8)
+    n = 4 * RESAMPLE_ROWS
+    X = pd.DataFrame({f"a{j}": np.clip(np.rint(rng.normal(5 + j, 2, n)), 1, 10)
+                      for j in range(3)})
+    y = np.clip(np.rint(X.mean(axis=1) + rng.normal(0, 1, n)), 0, 10).astype(int)
+    table = driver_importance(X, y, tuple(range(11)), ordinal=False,
+                              attribute_max={c: 10 for c in X},
+                              attribute_min={c: 1 for c in X}).importance_performance
+    width = (table["performance_high"] - table["performance_low"]).to_numpy()
+    normal = 100 * 2 * 1.959964 * X.std().to_numpy() / np.sqrt(n) / 9
+    np.testing.assert_allclose(width, normal, rtol=0.25)
+    assert list(table["performance_vs_others"]) == ["below", "like the others", "above"]
