@@ -17,7 +17,7 @@ st.set_page_config(page_title="CX driver analytics",
 PAGES = {
     "Survey": [
         st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
-        st.Page("pages/nps.py", title="NPS overview", icon=":material/speed:"),
+        st.Page("pages/nps.py", title="Net score", icon=":material/speed:"),
     ],
     "Models": [
         st.Page("pages/models.py", title="Models", icon=":material/model_training:"),

@@ -134,7 +134,7 @@ common.switch_to(common.new_analysis(survey), filename)
 panels.data_quality(survey)
 
 st.subheader("Respondents")
-st.caption("Every respondent with a valid answer to the target question (the NPS base); "
+st.caption("Every respondent with a valid answer to the target question (the survey base); "
            "empty cells are unanswered scores (n/a), never filled here.")
 preview = survey.frame.head(500)
 common.table(preview.reset_index(), key="preview", file_name="respondents_preview.csv",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from cx_app.models.drivers import importance_frame
+from cx_app.models.importance_performance import METHOD as IPA_METHOD
+from cx_app.models.importance_performance import NO_STANDOUT
 from cx_app.reports import charts
 from cx_app.reports.prose import drivers_reading
 from pages import common
@@ -59,17 +61,25 @@ common.table(shown.round(3), key="importance", file_name="driver_importance.csv"
              csv_frame=shown)
 
 st.subheader("Importance–performance quadrant")
-st.caption("Importance: relative weight (% of R²); direction +1: higher ratings go with a "
-           "higher score. Performance: mean rating over the respondents who answered (base; "
-           "n/a answers are not ratings), placed on its own scale (0% = bottom, 100% = top). "
-           "Top-left (important, rated below average): act here first.")
+st.caption("Importance: relative weight (% of R²), on its full 0–100% axis; direction +1: "
+           "higher ratings go with a higher score. Performance: mean rating over the "
+           "respondents who answered (base; n/a answers are not ratings), placed on its own "
+           "scale (0% = bottom, 100% = top). Bars: 95% intervals. A quadrant label only for an "
+           f"attribute that stands apart from the others on both axes — "
+           f"{common.md_escape(IPA_METHOD)}. "
+           "Top-left (important, rated below the others): act here first.")
 ipa = drivers.importance_performance.assign(
     attribute=lambda f: f["attribute"].map(lambda n: labels.get(n, n)))
-placed = ipa.assign(performance=ipa["performance_pct"]) if "performance_pct" in ipa else ipa
+scaled = "performance_pct" in ipa
+placed = ipa.assign(performance=ipa["performance_pct"]) if scaled else ipa
 st.altair_chart(charts.quadrant_chart(placed, importance_title="Importance (% of R²)",
                                       performance_title="Performance (% of its scale)"
-                                      if "performance_pct" in ipa else "Mean score"),
+                                      if scaled else "Mean score", importance_domain=(0, 100),
+                                      performance_domain=(0, 100) if scaled else None),
                 width="stretch")
+if (ipa["quadrant"] == NO_STANDOUT).all():
+    st.info("No attribute stands out: on importance and performance together, every attribute "
+            "is within the uncertainty of the others, so none is labelled.")
 common.table(ipa.round(3), key="quadrant", file_name="importance_performance.csv")
 
 if drivers.capability is not None and len(drivers.capability):
@@ -88,11 +98,8 @@ if drivers.capability is not None and len(drivers.capability):
                  csv_frame=table)
 
 st.subheader("Reading")
-shares = drivers.relative_weights.to_frame()["percent_of_r2"]
-quadrants = drivers.importance_performance
-st.markdown(drivers_reading(  # plain: every text it is given is md_escape'd below
-    [(common.md_escape(labels.get(n, n)), float(shares[n])) for n in drivers.ranking()[:3]],
+st.markdown(drivers_reading(  # plain: every text it is given is md_escape'd
+    drivers.importance_performance,
+    labels={n: common.md_escape(labels.get(n, n)) for n in survey.attribute_names},
     r_squared=drivers.relative_weights.r_squared,
-    target=common.md_escape(survey.schema.target.column),
-    concentrate=[common.md_escape(labels.get(n, n)) for n in
-                 quadrants.loc[quadrants["quadrant"] == "concentrate here", "attribute"]]))
+    target=common.md_escape(survey.schema.target.column)))

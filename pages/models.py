@@ -106,9 +106,9 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
                                 help="Held-out calibration gap: how far the ALP estimate of a "
                                 "new wave would be from the truth, measured on the "
                                 "cross-validation folds") for c in gap_columns},
-                            "NPS gap (points)": st.column_config.NumberColumn(
-                                format="%+.1f", help="Estimated − actual NPS on the held-out "
-                                "folds")})
+                            "Net score gap (points)": st.column_config.NumberColumn(
+                                format="%+.1f", help="Estimated − actual net score on the "
+                                "held-out folds")})
 for text in advice:
     st.warning(common.md_escape(text))
 remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models")

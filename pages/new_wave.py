@@ -12,6 +12,7 @@ from cx_app.errors import CxAppError
 from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
 from cx_app.safe_text import to_safe_csv
+from cx_app.survey.vocabulary import vocabulary
 from pages import common, panels
 
 WAVES = {
@@ -22,8 +23,8 @@ WAVES = {
 a = common.analysis()
 st.title("New wave")
 st.write("Estimate how well a model does on a new survey wave without its scores — estimated "
-         "from the model's probabilities (ALP, see the Glossary page) — and the wave's NPS with "
-         "an interval. With a labeled wave, the realized values are shown beside the "
+         "from the model's probabilities (ALP, see the Glossary page) — and the wave's net score "
+         "with an interval. With a labeled wave, the realized values are shown beside the "
          "estimates.")
 
 # --------------------------------------------------------------------------- the model
@@ -86,11 +87,13 @@ except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
 covers = tracked[0].estimate.estimated_nps.covers
+SCORE = common.md_escape(vocabulary(model.schema).title)  # "NPS" only for an NPS
 if len(tracked) > 1 or by is not None:
-    st.subheader("Tracker: estimated NPS by wave")
+    st.subheader(f"Tracker: estimated {SCORE} by wave")
     table = tracker_frame(tracked)
     shown = table.dropna(subset=["nps"])
-    st.altair_chart(charts.nps_trend_chart(shown, wave_title="Wave"), width="stretch")
+    st.altair_chart(charts.nps_trend_chart(shown, wave_title="Wave", score_title=SCORE),
+                    width="stretch")
     st.caption(f"Estimated from the model's probabilities (ALP). 95% intervals cover "
                f"{common.md_escape(covers)}. "
                "▲ / ▼: a significant change from the previous wave of the same line (z test "
@@ -110,18 +113,18 @@ for warning in estimate.warnings:
     st.warning(common.md_escape(warning))
 nps = estimate.estimated_nps
 c1, c2, c3 = st.columns(3)
-c1.metric("Estimated NPS", f"{nps.value:+.1f}",
+c1.metric(f"Estimated {SCORE}", f"{nps.value:+.1f}",
           help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
                f"{common.md_escape(nps.covers)}")
 c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
 c3.metric("Respondents", f"{estimate.n:,}")
-st.text(f"Estimated NPS {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
+st.text(f"Estimated {SCORE} {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
         f"{nps.ci95[1]:+.1f})")
 for alert in estimate.alerts:  # estimated accuracy and net score against their limits
     (st.warning if alert.alert else st.caption)(common.md_escape(alert.sentence()))
 if estimate.realized_nps is not None:
     r = estimate.realized_nps
-    st.text(f"Realized NPS {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to {r.ci95[1]:+.1f}); "
+    st.text(f"Realized {SCORE} {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to {r.ci95[1]:+.1f}); "
             f"realized accuracy {common.pct(estimate.realized['accuracy'])}")
 
 metrics = pd.DataFrame(estimate.metric_comparison()).rename(

@@ -1,22 +1,26 @@
-"""NPS overview: the net score with its interval, per segment and per wave, the score
-distribution by group, and attribute profiles."""
+"""Net score overview (NPS only for a recommend question on 0–10): the net score with its
+interval, per segment and per wave, the score distribution by group, attribute profiles."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from cx_app.app import views
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
 from cx_app.survey import nps as net_score
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
+from cx_app.survey.vocabulary import vocabulary
 from pages import common
 
 a = common.analysis()
 survey = a.survey
 schema = survey.schema
 target = schema.target.name
-st.title("NPS overview" if schema.target.kind == "nps" else "Net score overview")
+words = vocabulary(schema)  # "NPS", promoters, detractors only for an NPS
+SCORE = common.md_escape(words.title)
+st.title(f"{SCORE} overview")
 common.survey_caption(a)
 
 if not survey.has_target:
@@ -34,18 +38,19 @@ names = list(groups.names)  # negative, neutral, positive
 
 st.subheader("Overall")
 cols = st.columns(1 + len(names))
-cols[0].metric("Net score (NPS)", f"{overall.value:+.1f}",
+cols[0].metric(words.title if words.is_nps else "Net score (top box − bottom box)",
+               f"{overall.value:+.1f}",
                help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f} "
                     "(adjusted Wald, Rocks 2016)")
 for col, name in zip(cols[1:], names, strict=True):
     col.metric(common.md_escape(name.capitalize()), common.pct(overall.shares[name]),
                help=f"{overall.counts[name]:,} of {overall.n:,} respondents")
-st.text(f"NPS {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
+st.text(f"{SCORE} {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
         f"{overall.ci95[1]:+.1f}) on {overall.n:,} respondents"
         + (f", weighted by {schema.weight.column!r} (effective sample size "
            f"{overall.n_effective:,.0f})" if overall.weighted else ""))
 
-SHOWN = {"n": "respondents", "nps": "NPS", "ci_low": "95% low", "ci_high": "95% high"}
+SHOWN = {"n": "respondents", "nps": SCORE, "ci_low": "95% low", "ci_high": "95% high"}
 
 
 def nps_table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -55,7 +60,7 @@ def nps_table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
 
 def nps_config() -> dict:
     return {c: st.column_config.NumberColumn(c, format="%+.1f")
-            for c in ("NPS", "95% low", "95% high")}
+            for c in (SCORE, "95% low", "95% high")}
 
 
 segments = [s for s in schema.segments if s.name in survey.frame.columns and s.role != "date"]
@@ -73,7 +78,8 @@ if split_specs:
         flags = flags.set_index("segment").reindex(by_segment[spec.name].astype(str))
         chart_data = by_segment.rename(columns={spec.name: "group"}).assign(
             flag=flags["flag"].to_numpy())
-        st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column), width="stretch")
+        st.altair_chart(charts.nps_bars(chart_data, group_title=spec.column, score_title=SCORE),
+                        width="stretch")
         st.caption(f"n = {int(by_segment['n'].sum()):,} respondents. Colour: each "
                    f"{common.md_escape(spec.column)} "
                    "against all other respondents (two-sided z test, Holm-adjusted over the "
@@ -82,7 +88,7 @@ if split_specs:
             **{"vs rest": flags["difference"].to_numpy(), "p (Holm)": flags["p_holm"].to_numpy(),
                "flag": flags["flag"].to_numpy()})
         common.table(table, key="nps_segment_table",
-                     file_name=f"nps_by_{spec.name}.csv",
+                     file_name=f"net_score_by_{spec.name}.csv",
                      column_config={**nps_config(),
                                     "vs rest": st.column_config.NumberColumn("vs rest",
                                                                              format="%+.1f"),
@@ -100,7 +106,8 @@ if wave_specs:
         survey.respondents, target, wave.name, split=None if split is None else split.name,
         groups=groups, weight=weight))
     if waves is not None:
-        st.altair_chart(charts.nps_trend_chart(waves, wave_title=wave.column), width="stretch")
+        st.altair_chart(charts.nps_trend_chart(waves, wave_title=wave.column, score_title=SCORE),
+                        width="stretch")
         st.caption(f"n = {int(waves['n'].sum()):,} respondents. ▲ / ▼: a significant change "
                    "from the previous wave of the same line (two-sided z test, Holm-adjusted "
                    f"over the {int(waves['p'].notna().sum())} changes shown, 5%); bands: 95% "
@@ -110,22 +117,13 @@ if wave_specs:
         overall = waves if split is None else common.run_safely(lambda: wave_trend(
             survey.respondents, target, wave.name, groups=groups, weight=weight))
         if whole and overall is not None:
-            changes = net_score.nps_changes(whole).assign(
-                p_holm=overall["p_holm"].to_numpy()[1:])
-            changes = changes.rename(columns={
-                "a_label": "from", "b_label": "to", "a_value": "NPS from", "b_value": "NPS to",
-                "delta": "change", "ci_low": "95% low", "ci_high": "95% high"})
+            changes = views.wave_changes_table(whole, overall["p_holm"].to_numpy()[1:], SCORE)
             st.write("Wave-on-wave change (all respondents; two-sided z test; Holm-adjusted p "
                      "over the changes):")
-            common.table(
-                changes[["from", "to", "NPS from", "NPS to", "change", "95% low", "95% high",
-                         "p", "p_holm"]].rename(columns={"p_holm": "p (Holm)"}),
-                key="nps_changes", file_name="nps_wave_changes.csv",
-                column_config={**{c: st.column_config.NumberColumn(c, format="%+.1f") for c in
-                                  ("NPS from", "NPS to", "change", "95% low", "95% high")},
-                               "p": st.column_config.NumberColumn("p", format="%.3f"),
-                               "p (Holm)": st.column_config.NumberColumn("p (Holm)",
-                                                                         format="%.3f")})
+            common.table(changes, key="nps_changes", file_name="net_score_wave_changes.csv",
+                         column_config={c: st.column_config.NumberColumn(
+                             c, format="%.3f" if c.startswith("p") else "%+.1f")
+                             for c in changes.columns[2:]})
 
 st.subheader("Score distribution")
 distribution = net_score.score_distribution(survey.scores, groups)
@@ -138,7 +136,8 @@ common.table(common.scale_percent(distribution, ["share"]), key="distribution",
 
 st.subheader("Attribute score profiles")
 st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
-           "answers are not scores): where promoters and detractors differ most.")
+           f"answers are not scores): where {common.md_escape(words.positive)} and "
+           f"{common.md_escape(words.negative)} differ most.")
 labels = {a_.name: a_.display for a_ in schema.attributes}
 profile = net_score.attribute_profiles(survey.frame[list(survey.attribute_names)],
                                        survey.scores, groups).rename(index=labels)

@@ -28,7 +28,7 @@ from cx_app.survey.mapping import (
     target_is_unsure,
     with_target,
 )
-from cx_app.survey.schema import MISSING_POLICIES, SurveySchema
+from cx_app.survey.schema import MISSING_POLICIES, SurveySchema, with_recommend
 from pages import common
 
 
@@ -50,10 +50,10 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                   help="Half the summed absolute difference between estimated and actual class "
                        "shares")
         if gap.net_gap is not None:
-            c4.metric("NPS gap (points)", f"{gap.net_gap:+.1f}",
-                      help=f"Estimated − actual NPS on the held-out folds; calibration error "
-                           f"across similar respondents {gap.net_calibration_error or 0:.1f}"
-                           " points (RMS)")
+            c4.metric("Net score gap (points)", f"{gap.net_gap:+.1f}",
+                      help="Estimated − actual net score on the held-out folds; calibration "
+                           "error across similar respondents "
+                           f"{gap.net_calibration_error or 0:.1f} points (RMS)")
     for text in cv.calibration_warnings:
         st.warning(common.md_escape(text))
     if gap is not None and not cv.calibration_warnings:
@@ -187,7 +187,7 @@ def grouping_editor(a: Analysis) -> None:
 POLICY_LABELS = {
     "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
     "impute_median": "Keep; models fill with the training median",
-    "exclude": "Leave respondents with a gap out of the models (not out of the NPS)",
+    "exclude": "Leave respondents with a gap out of the models (not out of the net score)",
 }
 
 
@@ -218,11 +218,12 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
         "Unanswered attribute scores (n/a, blank, codes)", MISSING_POLICIES,
         index=MISSING_POLICIES.index(base.missing_attributes), key=f"{key}::policy",
         format_func=POLICY_LABELS.get,
-        help="Never out of the NPS. For the models: keep the respondent and fill the gap inside "
-             "each model from its training data (with or without a 'was missing' indicator), "
-             "or leave such respondents out of the models.")
+        help="Never out of the net score. For the models: keep the respondent and fill the gap "
+             "inside each model from its training data (with or without a 'was missing' "
+             "indicator), or leave such respondents out of the models.")
     if policy != base.missing_attributes:
         base = base.model_copy(update={"missing_attributes": policy})
+    base = recommend_question(base, key)
     with st.expander("Column mapping (check it, edit it, download it as a schema file)",
                      expanded=expanded):
         st.caption("One row per column used. Roles: target (the score the models predict), "
@@ -259,6 +260,23 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
     return schema
 
 
+def recommend_question(base: SurveySchema, key: str) -> SurveySchema:
+    """"Is this an NPS (recommend) question?" with the inferred answer; the analyst's other
+    answer is recorded in the schema (:func:`~cx_app.survey.schema.with_recommend`: kind and
+    default plan follow). Only a 0–10 target can be an NPS."""
+    zero_to_ten = (base.target.scale.min, base.target.scale.max) == (0, 10)
+    answer = st.radio(
+        "Is this an NPS (recommend) question?", ("Yes", "No"), index=0 if base.is_nps else 1,
+        horizontal=True, key=f"{key}::recommend", disabled=not zero_to_ten,
+        help=f"Inferred: {'yes' if base.is_nps else 'no'}. Only a 'How likely are you to "
+             "recommend …?' question on 0–10 is an NPS (promoters, passives, detractors); any "
+             "other target gets a net score, top box − bottom box, with neutral group names."
+             + ("" if zero_to_ten else " This target is not on 0–10."))
+    if zero_to_ten and (answer == "Yes") != base.is_nps:
+        return with_recommend(base, answer == "Yes")
+    return base
+
+
 def data_quality(survey: SurveyData) -> None:
     """The two bases (survey: NPS; models), excluded rows with reason and scope, and the
     unanswered attribute scores of a survey."""
@@ -266,7 +284,7 @@ def data_quality(survey: SurveyData) -> None:
     st.subheader("Data quality")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Rows read", f"{q.rows_read:,}")
-    c2.metric("Respondents (NPS base)", f"{q.respondents:,}")
+    c2.metric("Respondents (survey base)", f"{q.respondents:,}")
     c3.metric("Used by the models", f"{q.rows_used:,}")
     c4.metric("Unanswered attribute scores", f"{sum(q.gaps.values()):,}")
     src = survey.source
@@ -281,7 +299,7 @@ def data_quality(survey: SurveyData) -> None:
                 st.text(note)
     if q.rows_excluded:
         st.write("Every excluded row (sheet row as Excel shows it; scope: out of the survey, "
-                 "or in the NPS but not used by the models):")
+                 "or in the net score but not used by the models):")
         common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
     else:
         st.success("Every row read is used: no respondent was excluded.")

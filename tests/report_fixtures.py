@@ -158,11 +158,19 @@ def make_drivers() -> dict:
                                "ci_low": [0.0031, 0.0318], "ci_high": [0.0215, 0.0596],
                                "per_fold": [[0.011, 0.044], [0.0152, 0.0503],
                                             [0.0107, 0.0428]]}},
-        "importance_performance": {"importance": "relative weight (% of R²)", "rows": [
-            {"attribute": "-price", "importance": percent[0], "performance": 6.1,
-             "quadrant": "low priority"},
-            {"attribute": HOSTILE_ATTRIBUTE, "importance": percent[1], "performance": 7.2,
-             "quadrant": "keep up the good work"}]},
+        "importance_performance": {
+            "importance": "relative weight (% of R²)",
+            "method": "bootstrap over respondents (200 resamples, seeded): ...", "rows": [
+                {"attribute": "-price", "importance": percent[0], "performance": 6.1,
+                 "importance_low": percent[0] - 9, "importance_high": percent[0] + 9,
+                 "performance_low": 5.8, "performance_high": 6.4,
+                 "importance_vs_others": "below", "performance_vs_others": "below",
+                 "quadrant": "low priority"},
+                {"attribute": HOSTILE_ATTRIBUTE, "importance": percent[1], "performance": 7.2,
+                 "importance_low": percent[1] - 9, "importance_high": percent[1] + 9,
+                 "performance_low": 6.9, "performance_high": 7.5,
+                 "importance_vs_others": "above", "performance_vs_others": "above",
+                 "quadrant": "keep up the good work"}]},
         "top_box": [
             {"attribute": "-price", "target": "passives_promoters", "top_box_share": 0.2222,
              "tpr": 0.2963, "fpr": 0.1481, "delta": 0.1482, "phi": -0.5556},

@@ -114,7 +114,7 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
-                     "NPS gap (points)": gap.net_gap})
+                     "Net score gap (points)": gap.net_gap})
         text = gap_advice(gap, f"{name} ({m.model_id})", m.cv.calibration)
         if text:
             advice.append(text)
@@ -168,3 +168,17 @@ def grouping_by_level(resolved_plan: Any) -> dict[str, str]:
     return {step.name: grouping_name([g.option for g in step.groups],
                                      [g.name for g in step.groups])
             for step in resolved_plan.steps}
+
+
+def wave_changes_table(results: Sequence, p_holm: Sequence[float], score: str) -> pd.DataFrame:
+    """The NPS page's wave-on-wave changes: from, to, "{score} from", "{score} to", change, its
+    95% interval, p and the Holm-adjusted p (``p_holm``, one per change) under the net score's
+    name ``score`` (:mod:`cx_app.survey.vocabulary`)."""
+    from cx_app.survey.nps import nps_changes
+
+    changes = nps_changes(list(results)).assign(p_holm=list(p_holm))
+    return changes.rename(columns={
+        "a_label": "from", "b_label": "to", "a_value": f"{score} from", "b_value": f"{score} to",
+        "delta": "change", "ci_low": "95% low", "ci_high": "95% high", "p_holm": "p (Holm)"})[
+        ["from", "to", f"{score} from", f"{score} to", "change", "95% low", "95% high", "p",
+         "p (Holm)"]]

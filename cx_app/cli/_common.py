@@ -52,7 +52,8 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
                        help="survey-weight column (non-negative numbers): weighted NPS, shares "
                             "and estimates; intervals on the effective sample size")
     group.add_argument("--kind", choices=("nps", "csat", "ces", "custom"),
-                       help="target kind (default: nps for 0-10, else guessed from the header)")
+                       help="target kind (default: guessed from the header; nps only for a "
+                            "0-10 recommend question)")
     group.add_argument("--missing-codes", metavar="C,D",
                        help="values meaning 'no answer', e.g. 99,Don't know")
     parser.add_argument("--missing-policy", choices=MISSING_POLICIES, default=None,

@@ -20,7 +20,8 @@ from cx_app.cli._common import add_cluster_arguments, cluster_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("estimate", help="estimate performance and NPS of a new survey wave")
+    p = sub.add_parser("estimate", help="estimate performance and net score (NPS) of a new "
+                                        "survey wave")
     p.add_argument("files", metavar="WAVE_FILE", nargs="+",
                    help="the new wave(s) (.xlsx, .csv, ...), in time order")
     p.add_argument("--by", metavar="SEGMENT",
@@ -94,7 +95,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
-    kind = tracked[0].estimate.estimated_nps.kind.upper()
+    kind = _score_word(tracked[0].estimate.estimated_nps.kind)
     print(f"model {model.algorithm_id} ({model.preset} preset, calibration "
           f"{model.calibration}); estimated {kind} "
           "with 95% intervals")
@@ -125,6 +126,11 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_word(kind: str) -> str:
+    """"NPS" for an NPS (a recommend question on 0–10), else "net score" (issue 25)."""
+    return "NPS" if kind == "nps" else "net score"
+
+
 def run(args: argparse.Namespace) -> int:
     from cx_app.atomic_files import write_bytes_atomic
     from cx_app.estimate.model_file import load_model
@@ -153,12 +159,12 @@ def run(args: argparse.Namespace) -> int:
     nps = est.estimated_nps
     print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
           f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.n} respondents")
-    print(f"estimated {nps.kind.upper()} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
+    print(f"estimated {_score_word(nps.kind)} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")
     print(f"  the interval covers {nps.covers}")
     if est.realized_nps is not None:
-        print(f"realized  {nps.kind.upper()} {est.realized_nps.value:.1f}")
+        print(f"realized  {_score_word(nps.kind)} {est.realized_nps.value:.1f}")
     for level in est.levels:
         m = level.metrics
         ci = est.metric_intervals.ci95(level.name)

@@ -1,5 +1,9 @@
 """``cx-app nps FILE``: the net score (NPS, or CSAT net and top-2-box) with 95% intervals.
 
+The words follow :func:`cx_app.survey.vocabulary.vocabulary`: "NPS", promoters and detractors
+only for a recommend question on 0–10; any other target prints a "net score (top box − bottom
+box)" with neutral group names (the JSON's ``score`` says which; its keys stay as they are).
+
 Overall, and per segment with ``--by COL`` (a segment's name, header or alias; may be given
 several times). When the segment has the role ``wave``, the changes between consecutive waves
 follow, with their interval and two-sided p-value. ``--compare A B`` adds the change from
@@ -28,10 +32,12 @@ from cx_app.survey.nps import (
     segment_frames,
 )
 from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
+from cx_app.survey.vocabulary import vocabulary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("nps", help="net score (NPS or CSAT) with 95%% intervals, overall and "
+    p = sub.add_parser("nps", help="net score (NPS for a recommend question, else top box − "
+                                   "bottom box) with 95%% intervals, overall and "
                                    "by segment; wave-on-wave changes and --compare A B, with "
                                    "interval and z test")
     add_survey_arguments(p)
@@ -68,7 +74,7 @@ def _members(members: frozenset[int]) -> str:
     return ", ".join(str(m) for m in ordered)
 
 
-def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None) -> dict:
+def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None, score: str) -> dict:
     row = {"segment": result.label, "n": result.n}
     if result.weighted:
         row["effective n"] = f"{result.n_effective:,.0f}"
@@ -77,7 +83,7 @@ def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None) -> dic
         low, high = top_box["top_box_ci95"]
         row["top-2-box"] = f"{100 * top_box['top_box']:.1f}%"
         row["top-2-box 95% CI"] = f"[{100 * low:.1f}, {100 * high:.1f}]"
-    row["net score" if top_box is not None else "NPS"] = f"{result.value:+.1f}"
+    row[score] = f"{result.value:+.1f}"
     row["95% CI"] = f"[{result.ci95[0]:+.1f}, {result.ci95[1]:+.1f}]"
     return row
 
@@ -134,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
     schema, frame = survey.schema, survey.frame
     target = schema.target.name
     groups = groups_for_schema(schema)
+    words = vocabulary(schema)
     csat = schema.target.kind == "csat"
     segments = [resolve_segment(schema, text, frame.columns) for text in args.by]
 
@@ -158,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
             "sheet": survey.source.sheet,
             "schema": schema.name,
             "kind": schema.target.kind,
+            "score": {"name": words.score_name, "recommend_question": words.is_nps},
             "weight": schema.weight.column if weight is not None else None,
             "groups": {
                 "positive": {"name": groups.positive_name, "scores": sorted(groups.positive)},
@@ -187,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{where}: {survey.quality.respondents:,} respondents with a valid answer"
           + (f" ({excluded:,} rows without one left out: see cx-app validate)"
              if excluded else ""))
-    score = "Net score" if csat else "NPS"
+    score = words.title
     if weight is not None:
         print(f"weighted by {schema.weight.column!r}: shares and {score} weighted, intervals on "
               "Kish's effective sample size")
@@ -195,10 +203,10 @@ def run(args: argparse.Namespace) -> int:
           f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"
           + ("; top-2-box with a Wilson interval" if csat else ""))
     print()
-    print(_table([_row(overall[0], groups, overall[1])]))
+    print(_table([_row(overall[0], groups, overall[1], score)]))
     for (segment, results, changes), pairs in zip(tables, compared, strict=True):
         print(f"\nBy {segment.name} ({segment.column!r})")
-        print(_table([_row(r, groups, t) for r, t in results], segment.name))
+        print(_table([_row(r, groups, t, score) for r, t in results], segment.name))
         if changes:
             print(f"\nChanges between consecutive {segment.name} values (two-sided z test)")
             print(_table(_change_rows(changes)))

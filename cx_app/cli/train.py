@@ -92,14 +92,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{survey.source.filename}: {len(survey.y)} respondents, algorithm "
               f"{args.algorithm} ({outcome.model.preset} preset), {args.folds}-fold cross-validation (seed {args.seed})")
-        print("held-out ALP gap per calibration (gap = ALP accuracy - accuracy; NPS = estimated "
-              "- actual net score; NPS err = net-score calibration error, points; "
-              "score = |gap| + class-share distance + NPS err/100):")
+        print("held-out ALP gap per calibration (gap = ALP accuracy - accuracy; net = estimated "
+              "- actual net score; net err = net-score calibration error, points; "
+              "score = |gap| + class-share distance + net err/100):")
         for r in choice.reports:
             mark = "  <- chosen" if r.method == choice.chosen else ""
             g = r.gap
             net = ("" if g.net_gap is None else
-                   f"  NPS {g.net_gap:+.1f}  NPS err {g.net_calibration_error:.1f}")
+                   f"  net {g.net_gap:+.1f}  net err {g.net_calibration_error:.1f}")
             print(f"  {r.method:<12} accuracy {g.accuracy_cm:.3f}  ALP {g.accuracy_alp:.3f}"
                   f"  gap {g.accuracy_gap:+.3f}  shares {g.share_gap:.3f}{net}"
                   f"  score {g.score:.3f}  Brier {r.brier:.3f}  ECE {r.ece:.3f}{mark}")

@@ -223,9 +223,11 @@ _DRIVERS = (
                      "accuracy(original) − accuracy(attribute shuffled), mean over repeats",
                      "scikit-learn permutation_importance", percent=False),
     MetricDefinition("performance", "Performance (mean score)",
-                     "The attribute's mean rating; with importance it places the attribute in a "
-                     "quadrant (concentrate here, keep up the good work, low priority, "
-                     "possible overkill) split at the means.", "mean of the attribute's scores",
+                     "The attribute's mean rating over those who answered; with importance it "
+                     "places the attribute in a quadrant (concentrate here, keep up the good "
+                     "work, low priority, possible overkill) only when a bootstrap over "
+                     "respondents shows it apart from the others on both axes.",
+                     "mean of the attribute's scores",
                      "importance–performance analysis", percent=False),
     MetricDefinition("top_box", "Top-box δ/φ of an attribute",
                      "'Attribute scored in its top box' used as a predictor of the positive "

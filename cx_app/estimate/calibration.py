@@ -231,9 +231,9 @@ def coarse_probability_advice(algorithm_id: str, algorithm_name: str = "this mod
         return None
     return (
         f"{algorithm_name} (calibration: {method}) gives coarse probabilities (neighbour votes "
-        "j/k take only a few values), so its ALP estimates and estimated NPS are unreliable even "
-        "after calibration (in our backtest the estimated NPS missed by about 9 points). For "
-        "estimating unlabeled waves use logistic regression or the ordinal model; if you keep "
+        "j/k take only a few values), so its ALP estimates and estimated net score are unreliable "
+        "even after calibration (in our backtest the estimated net score missed by about 9 "
+        "points). For estimating unlabeled waves use logistic regression or the ordinal model; if you keep "
         "k-NN, use many more neighbours with distance weighting."
     )
 

@@ -376,7 +376,10 @@ def _algorithm_name(algorithm_id: str) -> str:
 
 
 def _net_kind(schema) -> str:
-    return schema.target.kind if schema.target.kind in ("nps", "csat") else "net"
+    """"nps" only for an NPS (a recommend question on 0–10), else "csat" or "net"."""
+    if schema.is_nps:
+        return "nps"
+    return "csat" if schema.target.kind == "csat" else "net"
 
 
 def training_median(counts: Mapping[str, int]) -> float:

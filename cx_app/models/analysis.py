@@ -98,6 +98,7 @@ def results_document(
             "attributes": list(survey.attribute_names),
             "attribute_labels": {a.name: a.display for a in survey.schema.attributes},
             "target_kind": survey.schema.target.kind,
+            "recommend_question": survey.schema.is_nps,
             "nps": net.to_dict(),
         },
         "folds": first.cv_summary.get("folds"),

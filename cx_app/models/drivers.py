@@ -16,9 +16,9 @@ Four views, each a frozen result with ``to_frame()`` / ``to_dict()``:
 - :func:`top_box_capability`: δ/φ (MATH.md §9) of each attribute's top-2-box ("scored in the top
   two scale points") against a target group such as "promoters" or "not a detractor".
 
-:func:`importance_performance` joins an importance with the attributes' mean scores for the
-quadrant chart CX teams use (Martilla & James 1977); performance is the mean over the respondents
-who answered (never an imputed value), with that base and the n/a share per attribute.
+:func:`~cx_app.models.importance_performance.importance_performance` joins the relative weights
+with the attributes' mean scores for the quadrant chart CX teams use (Martilla & James 1977),
+labelling an attribute only where a bootstrap over respondents says it stands apart.
 :func:`driver_importance` runs them all.
 """
 
@@ -34,6 +34,9 @@ import pandas as pd
 from scipy import stats
 
 from cx_app.errors import AnalysisError
+from cx_app.models.importance_performance import METHOD as IPA_METHOD
+from cx_app.models.importance_performance import QUADRANTS as QUADRANTS  # re-exported
+from cx_app.models.importance_performance import importance_performance
 
 
 def _frame(X: Any) -> pd.DataFrame:
@@ -355,50 +358,6 @@ def top_box_capability(
     return pd.DataFrame(rows)
 
 
-# ------------------------------------------------------------------ importance–performance
-
-
-QUADRANTS = {
-    (True, False): "concentrate here",
-    (True, True): "keep up the good work",
-    (False, False): "low priority",
-    (False, True): "possible overkill",
-}
-"""(importance above its mean, performance above its mean) → Martilla & James's quadrant."""
-
-
-def importance_performance(X: Any, importance: Mapping[str, float],
-                           direction: Mapping[str, float] | None = None,
-                           scales: Mapping[str, tuple[float, float]] | None = None
-                           ) -> pd.DataFrame:
-    """Importance vs performance (mean attribute score over the respondents who answered it:
-    never an imputed value), with the quadrant split at the two means; ``base`` and
-    ``na_share`` say over how many respondents each mean is and how many did not answer;
-    ``direction`` (when given) is the sign of the attribute's link with the score.
-
-    ``scales`` (attribute → (min, max)) adds ``performance_pct``, the mean as a percentage of
-    the attribute's own scale (0 = bottom, 100 = top), and the quadrant is then split on it:
-    means of a 1–5 and a 1–10 question cannot be compared, their place on their scales can."""
-    frame = _frame(X)
-    names = [str(c) for c in frame.columns]
-    imp = np.array([float(importance[n]) for n in names])
-    perf = frame.mean(skipna=True).to_numpy()
-    base = frame.notna().sum().to_numpy()
-    out = pd.DataFrame({"attribute": names, "importance": imp, "performance": perf,
-                        "base": base.astype(int),
-                        "na_share": 1 - base / max(len(frame), 1)})
-    if direction is not None:
-        out["direction"] = [float(direction[n]) for n in names]
-    if scales is not None:
-        low = np.array([float(scales[n][0]) for n in names])
-        high = np.array([float(scales[n][1]) for n in names])
-        out["performance_pct"] = 100 * (perf - low) / np.where(high > low, high - low, 1.0)
-        perf = out["performance_pct"].to_numpy()
-    hi_imp, hi_perf = imp > imp.mean(), perf > perf.mean()
-    out["quadrant"] = [QUADRANTS[(bool(a), bool(b))] for a, b in zip(hi_imp, hi_perf, strict=True)]
-    return out
-
-
 # ---------------------------------------------------------------------------- all of it
 
 
@@ -426,6 +385,7 @@ class DriverAnalysis:
             "permutation": {p.algorithm_id: p.to_dict() for p in self.permutation},
             "importance_performance": {
                 "importance": "relative weight (% of R²)",
+                "method": IPA_METHOD,
                 "rows": self.importance_performance.to_dict(orient="records"),
             },
             "top_box": None
@@ -501,8 +461,14 @@ def driver_importance(
     scales = None
     if isinstance(attribute_max, Mapping) and attribute_min is not None:
         scales = {a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
+    score = np.asarray(y)
+
+    def importance_on(rows: np.ndarray) -> np.ndarray:
+        return relative_weights(frame.iloc[rows], score[rows], classes).percent
+
     ipa = importance_performance(frame, dict(zip(rw.attributes, rw.percent, strict=True)),
-                                 dict(zip(rw.attributes, rw.direction, strict=True)), scales)
+                                 dict(zip(rw.attributes, rw.direction, strict=True)), scales,
+                                 importance_on=importance_on, seed=seed)
     targets = target_groups(resolved_plan)
     capability = None
     if targets:

@@ -23,6 +23,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cx_app.errors import CxAppError
+from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
 Number = int | float
 Label = int | float | str
@@ -105,7 +106,18 @@ class Dataset(Document):
     attributes: list[str]
     attribute_labels: dict[str, str] = {}
     target_kind: str | None = None
+    recommend_question: bool | None = None
+    """Whether the target is a recommend question on 0–10, i.e. an NPS (issue 25); None in
+    results written before: then kind ``nps`` says it."""
     nps: NetScoreFigure
+    """The net score (an NPS only when :attr:`vocabulary` says so; the key is kept)."""
+
+    @property
+    def vocabulary(self) -> ScoreVocabulary:
+        """The words of this data set's net score (:mod:`cx_app.survey.vocabulary`)."""
+        nps = (self.recommend_question if self.recommend_question is not None
+               else self.target_kind == "nps")
+        return vocabulary_for(nps=nps, satisfaction=self.target_kind == "csat")
 
 
 class ExcludedRowDocument(Document):
@@ -343,11 +355,21 @@ class ImportancePerformanceRow(Document):
     na_share: float | None = None
     direction: float | None = None
     performance_pct: float | None = None
+    importance_low: float | None = None
+    importance_high: float | None = None
+    performance_low: float | None = None
+    performance_high: float | None = None
+    importance_vs_others: str | None = None
+    """above / below / like the others (``cx_app.models.importance_performance``); None in
+    results written before the quadrant had intervals."""
+    performance_vs_others: str | None = None
     quadrant: str
 
 
 class ImportancePerformanceDoc(Document):
     importance: str
+    method: str | None = None
+    """How an attribute comes to stand out (the bootstrap rule in words)."""
     rows: list[ImportancePerformanceRow]
 
 

@@ -94,8 +94,10 @@ FLAG_COLOURS: dict[str, str] = {
 }
 
 
-def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerChart:
-    """NPS per group with its 95% interval, on an axis fitted to the intervals.
+def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
+             score_title: str = "NPS") -> alt.LayerChart:
+    """NPS (or another net score: ``score_title``) per group with its 95% interval, on an axis
+    fitted to the intervals.
 
     Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag`` (see
     :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
@@ -106,7 +108,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
     y = alt.Y("group:N", sort=order, title=group_title, axis=_BAND_AXIS)
     tooltip = [
         alt.Tooltip("group:N", title=group_title),
-        alt.Tooltip("nps:Q", title="NPS", format=".1f"),
+        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
         alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
@@ -120,7 +122,7 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
                            legend=alt.Legend(orient="bottom", direction="vertical"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
-    x = alt.X("nps:Q", title="NPS (95% interval)",
+    x = alt.X("nps:Q", title=f"{score_title} (95% interval)",
               scale=alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"])))
     bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
                                                          tooltip=tooltip)
@@ -133,8 +135,9 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group") -> alt.LayerCha
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
 
 
-def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.LayerChart:
-    """NPS per wave, one line per series, with a 95% interval band, on an axis fitted to the
+def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
+                    score_title: str = "NPS") -> alt.LayerChart:
+    """NPS (or another net score: ``score_title``) per wave, one line per series, with a 95% interval band, on an axis fitted to the
     intervals.
 
     Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``, and
@@ -154,7 +157,7 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     tooltip = [
         alt.Tooltip("series:N", title="Series"),
         alt.Tooltip("wave:O", title=wave_title),
-        alt.Tooltip("nps:Q", title="NPS", format=".1f"),
+        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
         alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
         alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
         alt.Tooltip("n:Q", title="Respondents", format=","),
@@ -162,10 +165,10 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave") -> alt.Lay
     if "flag" in data:
         tooltip.append(alt.Tooltip("flag:N", title="Since the previous wave"))
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
-        x=x, y=alt.Y("ci_low:Q", title="NPS", scale=scale), y2="ci_high:Q", color=colour
+        x=x, y=alt.Y("ci_low:Q", title=score_title, scale=scale), y2="ci_high:Q", color=colour
     )
     line = alt.Chart(data).mark_line(point=True).encode(
-        x=x, y=alt.Y("nps:Q", title="NPS", scale=scale), color=colour, tooltip=tooltip
+        x=x, y=alt.Y("nps:Q", title=score_title, scale=scale), color=colour, tooltip=tooltip
     )
     layers = [band, line]
     if "flag" in data:
@@ -551,26 +554,45 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
-                   performance_title: str = "Mean score") -> alt.LayerChart:
+                   performance_title: str = "Mean score",
+                   importance_domain: tuple[float, float] | None = None,
+                   performance_domain: tuple[float, float] | None = None) -> alt.LayerChart:
     """Importance–performance quadrant: performance on x, importance on y, lines at the means.
 
-    Columns: ``attribute``, ``importance``, ``performance``. Top-left (important, weak) is
-    where to act first.
+    Columns: ``attribute``, ``importance``, ``performance``; optional ``importance_low/high``
+    and ``performance_low/high`` (95% intervals, drawn as error bars) and ``quadrant`` (the
+    colour). ``importance_domain`` / ``performance_domain``: the axes' full range (e.g. 0–100%
+    of R² and of each scale), so that attributes close together look close together; without
+    them the axes fit the data. Top-left (important, weak) is where to act first.
     """
     data = frame.assign(attribute=_labels(frame["attribute"]))
     means = pd.DataFrame({"importance": [data["importance"].mean()],
                           "performance": [data["performance"].mean()]})
-    x = alt.X("performance:Q", title=performance_title, scale=alt.Scale(zero=False, padding=20))
-    y = alt.Y("importance:Q", title=importance_title, scale=alt.Scale(zero=False, padding=20))
-    points = alt.Chart(data).mark_circle(size=90, color=CATEGORY_COLOURS[3]).encode(
-        x=x, y=y,
-        tooltip=[alt.Tooltip("attribute:N", title="Attribute"),
-                 alt.Tooltip("importance:Q", title=importance_title, format=".4f"),
-                 alt.Tooltip("performance:Q", title=performance_title, format=".2f")],
-    )
-    labels = alt.Chart(data).mark_text(align="left", dx=7, fontSize=11).encode(
-        x=x, y=y, text="attribute:N"
-    )
-    vline = alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(x="performance:Q")
-    hline = alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(y="importance:Q")
-    return alt.layer(vline, hline, points, labels).properties(height=380)
+
+    def scale(domain: tuple[float, float] | None) -> alt.Scale:
+        return (alt.Scale(zero=False, padding=20) if domain is None
+                else alt.Scale(domain=list(domain), nice=False))
+
+    x = alt.X("performance:Q", title=performance_title, scale=scale(performance_domain))
+    y = alt.Y("importance:Q", title=importance_title, scale=scale(importance_domain))
+    colour = (alt.Color("quadrant:N", title="Quadrant", legend=alt.Legend(orient="bottom"))
+              if "quadrant" in data else alt.value(CATEGORY_COLOURS[3]))
+    tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
+               alt.Tooltip("importance:Q", title=importance_title, format=".4f"),
+               alt.Tooltip("performance:Q", title=performance_title, format=".2f")]
+    if "quadrant" in data:
+        tooltip.append(alt.Tooltip("quadrant:N", title="Quadrant"))
+    layers: list[alt.Chart] = [
+        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(x="performance:Q"),
+        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(y="importance:Q")]
+    if {"performance_low", "performance_high"} <= set(data):
+        layers.append(alt.Chart(data).mark_rule(color="#9aa5ab").encode(
+            x="performance_low:Q", x2="performance_high:Q", y=y))
+    if {"importance_low", "importance_high"} <= set(data):
+        layers.append(alt.Chart(data).mark_rule(color="#9aa5ab").encode(
+            y="importance_low:Q", y2="importance_high:Q", x=x))
+    layers.append(alt.Chart(data).mark_circle(size=90).encode(x=x, y=y, color=colour,
+                                                              tooltip=tooltip))
+    layers.append(alt.Chart(data).mark_text(align="left", dx=7, fontSize=11).encode(
+        x=x, y=y, text="attribute:N"))
+    return alt.layer(*layers).properties(height=380)

@@ -55,7 +55,8 @@ def build_report(results: Results | Mapping[str, Any],
                 comparisons.section(results), roc.section(results), drivers.section(results)]
     if new_wave is not None:
         sections.append(new_wave_section.section(new_wave))
-    sections += [data_quality.section(results, respondent_data), definitions.section(),
+    sections += [data_quality.section(results, respondent_data),
+                 definitions.section(results.dataset.vocabulary),
                  about.section(results, new_wave, created, source_name)]
     name = results.provenance.file
     title = f"CX driver analysis — {name}" if name else "CX driver analysis"

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from cx_app.engine.catalogue import MetricDefinition
+
 
 @dataclass(frozen=True)
 class GroupingOption:
@@ -40,7 +42,7 @@ class Paper:
 GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
     GroupingOption("R", "Relaxed",
                    "Every prediction inside the right group counts as correct: a 7 predicted "
-                   "as 8 is a correct 'passive'. No intragroup mismatch (IM = 0)."),
+                   "as 8 is correct when 7 and 8 are one group. No intragroup mismatch (IM = 0)."),
     GroupingOption("S", "Strict",
                    "Only the exact class counts as correct; other predictions inside the group "
                    "are intragroup mismatch (IM), kept apart from errors."),
@@ -102,8 +104,16 @@ PAPERS: tuple[Paper, ...] = (
           "Relative Weight of Predictor Variables in Multiple Regression. Multivariate "
           "Behavioral Research 35(1), 1–19.", "driver importance as relative weights"),
     Paper("nps-interval", "Rocks, B. (2016). Interval Estimation for the 'Net Promoter Score'. "
-          "The American Statistician 70(4), 365–372.", "the adjusted Wald interval of an NPS"),
+          "The American Statistician 70(4), 365–372.", "the adjusted Wald interval of a net score"),
 )
+
+
+NET_SCORE_DEFINITION = MetricDefinition(
+    "net_score", "Net score (top box − bottom box)",
+    "Share of the top group minus share of the bottom group, in points; 95% interval by the "
+    "adjusted Wald method. (The target is not a recommend question on 0–10.)",
+    "100·(p_top − p_bottom)", "Rocks 2016 (MATH.md §11)", percent=False)
+"""The definition the reports show in place of the catalogue's ``nps`` for any other target."""
 
 
 DRIVER_FIELD_LABELS: dict[str, str] = {
@@ -148,8 +158,8 @@ NEW_WAVE_FIELD_LABELS: dict[str, str] = {
     "accuracy_alp": "Accuracy (ALP estimate, held-out)",
     "accuracy_gap": "Accuracy gap (ALP − real)",
     "share_gap": "Class-share gap (total variation)",
-    "net_gap": "Net score gap, estimated − actual (NPS points)",
-    "net_calibration_error": "Net score calibration error (NPS points)",
+    "net_gap": "Net score gap, estimated − actual (score points)",
+    "net_calibration_error": "Net score calibration error (score points)",
     "score": "Gap score (1 or less: no warning)",
     # drift of each attribute
     "present": "In the wave",

@@ -10,11 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from cx_app.engine.catalogue import compared_metrics, short_name
 from cx_app.models.analysis import rank_models
+from cx_app.models.importance_performance import (
+    NO_STANDOUT,
+    important_above_others,
+    standing_out,
+)
 from cx_app.models.results import NetScoreFigure, Results
 from cx_app.reports.blocks import ColumnKind
 from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
+from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
+
+NPS_WORDS = vocabulary_for(nps=True)
 
 
 @dataclass(frozen=True)
@@ -110,43 +120,67 @@ def models_reading(picks: Mapping[str, Sequence[BestPick]]) -> str:
     return " ".join(sentences)
 
 
-def drivers_reading(top: Sequence[tuple[str, float | None]], *, r_squared: float | None = None,
-                    target: str | None = None, concentrate: Sequence[str] | None = None) -> str:
-    """The drivers in words: ``top`` (attribute label, % of the explained variance), best
-    first; with ``r_squared`` and ``target`` the variance explained; with ``concentrate`` the
-    important attributes scored below average (an empty list says there are none).
+def drivers_reading(quadrant: pd.DataFrame, *, labels: Mapping[str, str] | None = None,
+                    r_squared: float | None = None, target: str | None = None) -> str:
+    """The drivers in words, claiming only what the bootstrap supports
+    (:mod:`cx_app.models.importance_performance`): ``quadrant`` is an importance–performance
+    table (``attribute``, ``importance`` as % of R², ``importance_vs_others``, ``quadrant``);
+    ``labels`` shows attribute names as labels; with ``r_squared`` and ``target`` the variance
+    explained. Attributes are named as the strongest drivers only when their importance stands
+    above the others', and as where to concentrate only when the quadrant labels them so.
 
-    >>> drivers_reading([("Network", 31.0), ("Billing", 12.5)])
-    'The strongest drivers are Network (31% of the explained variance) and Billing (12%).'
+    >>> table = pd.DataFrame({"attribute": ["net", "bill", "shop"], "importance": [61.0, 30, 9],
+    ...                       "importance_vs_others": ["above", "like the others", "below"],
+    ...                       "quadrant": ["concentrate here", "does not stand out",
+    ...                                    "does not stand out"]})
+    >>> drivers_reading(table, labels={"net": "Network"})
+    'The strongest driver, above the others beyond its uncertainty, is Network (61% of the \
+explained variance). Important but rated below the others — where improvement should pay most: \
+Network.'
     """
+    def name(attribute: str) -> str:
+        return (labels or {}).get(attribute, attribute)
+
     sentences = []
     if r_squared is not None and target:
         sentences.append(f"The attributes together explain R² = {r_squared:.2f} of the "
                          f"variance of {target}.")
-    names = []
-    for i, (name, share) in enumerate(top[:3]):
-        if share is not None:
-            name += (f" ({share / 100:.0%} of the explained variance)" if i == 0
-                     else f" ({share / 100:.0%})")
-        names.append(name)
-    if names:
-        sentences.append(f"The strongest drivers are {join(names)}.")
-    if concentrate is not None:
-        sentences.append("Important but scored below average — where improvement should pay "
-                         f"most: {', '.join(concentrate)}." if concentrate else
-                         "No attribute is both above-average important and below-average "
-                         "scored.")
+    if "importance_vs_others" not in quadrant or quadrant["importance_vs_others"].isna().all():
+        return " ".join(sentences)  # results without intervals: no claim either way
+    share = dict(zip(quadrant["attribute"], quadrant["importance"], strict=True))
+    top = important_above_others(quadrant)
+    named = [f"{name(a)} ({share[a] / 100:.0%}" + (" of the explained variance)" if i == 0
+                                                    else ")") for i, a in enumerate(top)]
+    if named:
+        sentences.append(f"The strongest driver{'s' if len(named) > 1 else ''}, above the others "
+                         f"beyond {'their' if len(named) > 1 else 'its'} uncertainty, "
+                         f"{'are' if len(named) > 1 else 'is'} {join(named)}.")
+    else:
+        sentences.append("No attribute's importance stands out from the others beyond its "
+                         "uncertainty.")
+    concentrate = standing_out(quadrant, "concentrate here")
+    if concentrate:
+        sentences.append("Important but rated below the others — where improvement should pay "
+                         f"most: {join([name(a) for a in concentrate])}.")
+    elif (quadrant["quadrant"] == NO_STANDOUT).all():
+        sentences.append("No attribute stands out from the others on both importance and "
+                         "performance, so the quadrant labels none.")
+    else:
+        sentences.append("No attribute is both more important and rated lower than the others "
+                         "beyond their uncertainty.")
     return " ".join(sentences)
 
 
-def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None) -> str:
-    """The data set's NPS with its interval, and a new wave's estimated NPS."""
+def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None, *,
+                words: ScoreVocabulary = NPS_WORDS) -> str:
+    """The data set's net score with its interval, and a new wave's estimated one, in
+    ``words`` ("NPS" only for an NPS)."""
     parts = []
     if nps is not None:
-        parts.append(f"The NPS of the {nps.n:,} analysed respondents is {nps.value:.1f}"
-                     f"{interval_text(nps.ci95)}")
+        parts.append(f"The {words.score_name} of the {nps.n:,} analysed respondents is "
+                     f"{nps.value:.1f}{interval_text(nps.ci95)}")
     if estimated is not None:
-        parts.append(f"the new wave's estimated NPS is {estimated.value:.1f}"
+        parts.append(f"the new wave's estimated {words.short_name} is {estimated.value:.1f}"
                      + interval_text(estimated.ci95).replace("95% interval ", ""))
     if not parts:
         return ""

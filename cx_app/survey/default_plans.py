@@ -1,7 +1,9 @@
 """The default reduction plan of every target scale (the convention is in ``docs/scales.md``).
 
-- NPS 0–10: the papers' plan — relaxed detractors {0..6} / passives {7, 8} / promoters {9, 10},
-  then strict detractors vs passives and promoters.
+- NPS 0–10 (a recommend question, kind ``nps``): the papers' plan — relaxed detractors {0..6} /
+  passives {7, 8} / promoters {9, 10}, then strict detractors vs passives and promoters.
+- Any other 0–10 target (kind ``custom``): the same boxes named low / middle / high (it is no
+  NPS: issue 25), then strict low vs middle and high.
 - 1–5: dissatisfied {1, 2} / neutral {3} / satisfied {4, 5}; 1–7: low {1, 2, 3} / neutral {4} /
   high {5, 6, 7} (the usual CSAT and CES top-2 / top-3 boxes).
 - Any other scale of k ≥ 3 points: bottom box / middle / top box. With k odd the middle is the
@@ -60,17 +62,28 @@ def boxes(lo: int, hi: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
 
 
 def default_plan(kind: str, scale: object) -> tuple[StepSpec, ...]:
-    """The default reduction plan for a target scale (a ``Scale`` or a (min, max) pair)."""
+    """The default reduction plan for a target scale (a ``Scale`` or a (min, max) pair).
+
+    >>> [g.name for g in default_plan("custom", (0, 10))[0].groups]
+    ['low', 'middle', 'high']
+    """
     lo, hi = (scale.min, scale.max) if hasattr(scale, "min") else scale  # type: ignore[union-attr]
-    if (lo, hi) == (0, 10) and kind in ("nps", "custom"):
+    if (lo, hi) == (0, 10) and kind == "nps":
         return NPS_PLAN.plan
     if hi - lo + 1 < 3:
         return ()
-    names, members = _NAMED.get((lo, hi), (("bottom_box", "middle", "top_box"), boxes(lo, hi)))
+    fallback = (("bottom_box", "middle", "top_box"), boxes(lo, hi))
+    if (lo, hi) == (0, 10) and kind == "custom":  # the NPS boxes, without the NPS names
+        fallback = (("low", "middle", "high"), (tuple(range(7)), (7, 8), (9, 10)))
+    names, members = _NAMED.get((lo, hi), fallback)
     three = list(zip(names, members, strict=True))
     two = [(f"{names[0]}_{names[1]}", [names[0], names[1]]), (names[2], [names[2]])]
+    positive = names[2]
+    if names[0] == "low" and (lo, hi) == (0, 10):  # as the NPS plan: low against the rest
+        positive = f"{names[1]}_{names[2]}"
+        two = [(names[0], [names[0]]), (positive, [names[1], names[2]])]
     spec = parse_plan(
-        [_groups_step("3x3+IM", three, "R"), _groups_step("2x2+IM", two, "S", names[2])],
+        [_groups_step("3x3+IM", three, "R"), _groups_step("2x2+IM", two, "S", positive)],
         source=f"default plan for scale {lo}-{hi}",
     )
     return spec.plan

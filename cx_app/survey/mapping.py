@@ -127,6 +127,9 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
     kind = base.target.kind if same_scale else guess_kind(t["column"], Scale(min=bounds[0],
                                                                              max=bounds[1]))
     plan = base.plan if same_scale else default_plan(kind, bounds)
+    # the analyst's answer to "is this an NPS question?" holds for the same question only
+    recommend = (base.target.recommend if same_scale and t["column"] == base.target.column
+                 else None)
 
     def spec(r: dict, **extra: Any) -> dict:
         return {"name": r["name"], "column": r["column"], "aliases": aliases.get(r["name"], []),
@@ -134,7 +137,7 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
 
     data: dict = {
         "name": base.name,
-        "target": spec(t, kind=kind, scale=target_scale),
+        "target": spec(t, kind=kind, scale=target_scale, recommend=recommend),
         "attributes": [spec(r, label=_text(r.get("label")), scale=scale(r))
                        for r in records if r["role"] == "attribute"],
         "segments": [spec(r, role=_text(r.get("segment_role")) or guess_role(r["column"]))

@@ -161,15 +161,21 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
 
 
 def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
-    """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: from its plan when it has
-    one, else the NPS default for kind ``nps`` and the CSAT default for a 1–5 CSAT."""
+    """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: their scores from
+    its plan when it has one, else the 0–10 default ({0..6} / {7, 8} / {9, 10}) or the 1–5 one;
+    their names always from :func:`cx_app.survey.vocabulary.vocabulary` (promoters and
+    detractors only for an NPS)."""
+    from cx_app.survey.vocabulary import vocabulary
+
+    negative, neutral, positive = vocabulary(schema).group_names
+    named = {"negative_name": negative, "neutral_name": neutral, "positive_name": positive}
     classes = tuple(schema.classes)
     if schema.plan:
-        return groups_from_plan(schema.plan_spec, classes)
+        return replace(groups_from_plan(schema.plan_spec, classes), **named)
     if classes == NPS_GROUPS.classes:
-        return NPS_GROUPS
+        return replace(NPS_GROUPS, **named)
     if classes == CSAT_GROUPS.classes:
-        return CSAT_GROUPS
+        return replace(CSAT_GROUPS, **named)
     raise PlanError(
         f"schema '{schema.name}' has no plan and its scale {classes[0]}–{classes[-1]} has no "
         "default net-score groups: add a plan step with promoters/detractors (or "

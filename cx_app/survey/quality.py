@@ -80,7 +80,7 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
                         f"each model from its training data ({how})")
     return [
         ("Rows read", rows_read, "respondent rows in the file (blank rows not counted)"),
-        ("Survey base: NPS, shares, segments, waves", respondents,
+        ("Survey base: net score, shares, segments, waves", respondents,
          _why(out_of_survey) or "every row read has a valid answer"),
         ("Model base: training and evaluation", rows_used, models_note),
     ]
@@ -165,11 +165,11 @@ class DataQualityReport:
     def to_text(self, limit: int = 5) -> str:
         """A plain-text report for the CLI."""
         lines = [f"rows read: {self.rows_read}",
-                 f"respondents (survey base: NPS, shares, segments): {self.respondents}",
+                 f"respondents (survey base: net score, shares, segments): {self.respondents}",
                  f"used by the models (model base): {self.rows_used}",
                  f"rows excluded: {self.rows_excluded}"]
         for scope, title in ((SURVEY, "out of the survey"),
-                             (MODEL, "in the NPS, not used by the models")):
+                             (MODEL, "in the net score, not used by the models")):
             counts = self.counts_by_reason(scope)
             for reason, rows in self.first_rows(limit, scope).items():
                 lines.append(f"  {reason}, {title}: {counts[reason]}")

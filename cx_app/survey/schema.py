@@ -100,6 +100,19 @@ class TargetSpec(ColumnSpec):
 
     kind: TargetKind = "custom"
     scale: Scale
+    recommend: bool | None = None
+    """Is the target a recommend question ("How likely are you to recommend ...?")? Only a
+    recommend question on 0–10 is an NPS (:attr:`SurveySchema.is_nps`); any other target has
+    a net score with neutral group names (:mod:`cx_app.survey.vocabulary`). None (e.g. a YAML
+    schema written before this field): inferred by :attr:`is_recommend`."""
+
+    @property
+    def is_recommend(self) -> bool:
+        """The ``recommend`` answer, or when it is not given: kind ``nps``, or a header that
+        says recommend / NPS / promoter (:func:`guess_recommend`)."""
+        if self.recommend is not None:
+            return self.recommend
+        return self.kind == "nps" or guess_recommend(self.column)
 
 
 class AttributeSpec(ColumnSpec):
@@ -168,6 +181,12 @@ class SurveySchema(BaseModel):
     @property
     def attribute_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attributes)
+
+    @property
+    def is_nps(self) -> bool:
+        """Whether the target is an NPS: a recommend question on 0–10."""
+        return self.target.is_recommend and (self.target.scale.min, self.target.scale.max) == (
+            0, 10)
 
     @property
     def plan_spec(self) -> PlanSpec:
@@ -281,6 +300,16 @@ def _unique_names(headers: Iterable[str], taken: set[str] | None = None) -> list
 NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
 
 
+def guess_recommend(header: str) -> bool:
+    """Whether a header reads as a recommend question (recommend, NPS, net promoter,
+    promoter). "Likely" alone is not enough: "How likely are you to renew?" is no NPS.
+
+    >>> guess_recommend("Q1. How likely are you to recommend Bank X?"), guess_recommend("Overall")
+    (True, False)
+    """
+    return bool(NPS_WORDS.search(normalise_header(header)))
+
+
 def guess_kind(header: str, scale: Scale) -> TargetKind:
     """NPS for a 0–10 recommend question (the header says recommend, NPS or promoter); CES /
     CSAT by name; otherwise custom (a 0–10 score that is not a recommend question is not an
@@ -292,7 +321,7 @@ def guess_kind(header: str, scale: Scale) -> TargetKind:
     'custom'
     """
     text = normalise_header(header)
-    if (scale.min, scale.max) == (0, 10) and NPS_WORDS.search(text):
+    if (scale.min, scale.max) == (0, 10) and guess_recommend(text):
         return "nps"
     if "effort" in text or re.search(r"\bces\b", text):
         return "ces"
@@ -386,6 +415,31 @@ def schema_from_mapping(
     return parse_schema(data, source="mapping")
 
 
+def with_recommend(schema: SurveySchema, recommend: bool) -> SurveySchema:
+    """The schema with the analyst's answer to "is this an NPS (recommend) question?".
+
+    The answer is recorded (``target.recommend``); the kind follows it on a 0–10 target (yes:
+    ``nps``; no: ``custom`` where it was ``nps``) and so does a default plan (the NPS groups
+    named detractors / passives / promoters, or low / middle / high); a plan the analyst
+    wrote is kept.
+
+    >>> s = schema_from_mapping(target="Overall rating", scale="0-10", attributes=["Price"])
+    >>> s.is_nps, with_recommend(s, True).is_nps, with_recommend(s, True).plan[0].groups[0].name
+    (False, True, 'detractors')
+    """
+    target = schema.target
+    zero_to_ten = (target.scale.min, target.scale.max) == (0, 10)
+    kind = target.kind
+    if zero_to_ten:
+        kind = "nps" if recommend else ("custom" if kind == "nps" else kind)
+    plan = schema.plan
+    if tuple(plan) == tuple(default_plan(target.kind, target.scale)):
+        plan = default_plan(kind, target.scale)
+    return schema.model_copy(update={
+        "target": target.model_copy(update={"recommend": recommend, "kind": kind}),
+        "plan": tuple(plan)})
+
+
 # --------------------------------------------------------------------------- inference
 
 KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na", "not applicable",
@@ -398,7 +452,8 @@ def describe_schema(schema: SurveySchema) -> str:
     lines = [
         f"schema '{schema.name}'" + (f" ({schema.description})" if schema.description else ""),
         f"  target: {schema.target.column!r} → {schema.target.name} "
-        f"({schema.target.kind}, scale {schema.target.scale})",
+        f"({schema.target.kind}, scale {schema.target.scale}; "
+        f"recommend question: {'yes' if schema.target.is_recommend else 'no'})",
         "  attributes: " + ", ".join(
             f"{a.column!r} ({a.scale})" for a in schema.attributes),
     ]
@@ -421,5 +476,5 @@ __all__ = [
     "AttributeSpec", "ColumnSpec", "Scale", "SegmentSpec", "SurveySchema",
     "TargetSpec", "default_plan", "describe_schema",
     "load_schema", "normalise_header", "parse_scale", "parse_schema", "save_schema",
-    "schema_from_mapping", "schema_from_yaml_text",
+    "schema_from_mapping", "schema_from_yaml_text", "with_recommend",
 ]

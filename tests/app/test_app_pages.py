@@ -56,7 +56,7 @@ def test_data_page_shows_the_sample_and_its_quality_report(sample):
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rows read"] == f"{sample.quality.rows_read:,}"
-    assert metrics["Respondents (NPS base)"] == f"{sample.quality.respondents:,}"
+    assert metrics["Respondents (survey base)"] == f"{sample.quality.respondents:,}"
     assert metrics["Used by the models"] == f"{sample.quality.rows_used:,}"
     assert metrics["Unanswered attribute scores"] == f"{sum(sample.quality.gaps.values()):,}"
     analysis = at.session_state["analysis"]
@@ -78,7 +78,7 @@ def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
     assert analysis.survey.quality.rows_used == expected.quality.rows_used
     assert analysis.survey.schema.target.column == expected.schema.target.column
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Respondents (NPS base)"] == f"{expected.quality.respondents:,}"
+    assert metrics["Respondents (survey base)"] == f"{expected.quality.respondents:,}"
     assert metrics["Used by the models"] == f"{expected.quality.rows_used:,}"
     assert any(d.label == "Download schema (YAML)" for d in at.download_button)
 
@@ -109,7 +109,7 @@ def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, 
     cli = json.loads(capsys.readouterr().out)["overall"]
     assert cli["weighted"] and cli["n"] == expected.quality.respondents
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Net score (NPS)"] == f"{cli['value']:+.1f}"
+    assert metrics["NPS"] == f"{cli['value']:+.1f}"
 
 
 def test_an_unsure_layout_asks_for_the_target_instead_of_guessing():
@@ -138,7 +138,7 @@ def test_nps_page_shows_the_library_nps(sample):
     at.switch_page("pages/nps.py").run()
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Net score (NPS)"] == f"{expected.value:+.1f}"
+    assert metrics["NPS"] == f"{expected.value:+.1f}"
     assert metrics["Promoters"] == f"{100 * expected.shares['promoters']:.1f}%"
     texts = [t.value for t in at.text]
     assert (f"NPS {expected.value:+.1f} (95% interval {expected.ci95[0]:+.1f} to "

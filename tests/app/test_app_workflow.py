@@ -78,7 +78,7 @@ def test_the_models_page_shows_the_held_out_calibration_gap(trained, sample):
     recipes = next(df.value for df in trained.dataframe if "class-share gap" in df.value.columns)
     row = recipes.set_index("model").loc[LR]
     assert row["ALP − real accuracy"] == pytest.approx(100 * gap.accuracy_gap)
-    assert row["NPS gap (points)"] == pytest.approx(gap.net_gap)
+    assert row["Net score gap (points)"] == pytest.approx(gap.net_gap)
 
 
 def test_the_cache_never_says_another_session_trained_the_same_recipe(trained):

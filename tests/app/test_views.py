@@ -106,7 +106,7 @@ def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
     frame, advice = views.trained_models_table(analysis)
     assert list(frame.columns) == ["model", "algorithm", "preset", "calibration", "folds", "seed",
                                    "fit seconds", "respondents", *views.GAP_COLUMNS,
-                                   "NPS gap (points)"]
+                                   "Net score gap (points)"]
     assert list(frame["model"]) == ["nb", "lr", "dt"]
     lr = frame.set_index("model").loc["lr"]
     assert lr["algorithm"] == "Logistic regression"
@@ -114,7 +114,7 @@ def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
     gap = analysis.held_out_gap("lr")
     assert lr["ALP − real accuracy"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
     assert lr["class-share gap"] == gap.share_gap
-    assert lr["NPS gap (points)"] == gap.net_gap
+    assert lr["Net score gap (points)"] == gap.net_gap
     assert all(isinstance(text, str) and "on held-out respondents" in text for text in advice)
     assert not any(t.startswith("Logistic regression") and "use logistic regression" in t
                    for t in advice)

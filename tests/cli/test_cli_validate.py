@@ -61,7 +61,7 @@ def test_text_report(tmp_path, capsys):
     survey, schema = files(tmp_path)
     assert main(["validate", survey, "--schema", schema]) == 0
     out = capsys.readouterr().out
-    assert ("rows read: 5\nrespondents (survey base: NPS, shares, segments): 3\n"
+    assert ("rows read: 5\nrespondents (survey base: net score, shares, segments): 3\n"
             "used by the models (model base): 3\nrows excluded: 2\n") in out
     assert "  out-of-scale score, out of the survey: 1\n    row 3, column 'NPS': '11'" in out
     assert "unanswered attribute scores used by the models (filled inside each model): price 1" in out
@@ -93,7 +93,8 @@ def test_inferred_layout_is_printed_and_used(tmp_path, capsys):
     assert main(["validate", survey]) == 0
     out = capsys.readouterr().out
     assert "no schema given: using the inferred layout below" in out
-    assert "target: 'Likelihood to recommend' → nps (nps, scale 0-10)" in out
+    assert ("target: 'Likelihood to recommend' → nps (nps, scale 0-10; recommend question: "
+            "yes)") in out
     assert "used by the models (model base): 30" in out
 
 

@@ -140,7 +140,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     _visible(pg.get_by_text(f"File: {workbook.name}"))
     _settle(pg)
     # the inferred layout is used for an upload; the respondent count is the library's
-    used = pg.locator('[data-testid="stMetric"]', has_text="Respondents (NPS base)")
+    used = pg.locator('[data-testid="stMetric"]', has_text="Respondents (survey base)")
     expect(used).to_contain_text(f"{expected.quality.respondents:,}", timeout=WAIT)
     models = pg.locator('[data-testid="stMetric"]', has_text="Used by the models")
     expect(models).to_contain_text(f"{expected.quality.rows_used:,}", timeout=WAIT)

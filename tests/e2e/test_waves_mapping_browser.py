@@ -175,7 +175,7 @@ def test_a_tracker_of_two_uploaded_waves_with_intervals_and_segments(pg, url, fi
 def test_b_schema_yaml_downloads_and_uploads_back(pg, url, tmp_path):
     _go(pg, url, "")  # the Data page is the root
     _visible(pg.get_by_text(f"File: {SURVEY}"))
-    respondents = pg.locator('[data-testid="stMetric"]', has_text="Respondents (NPS base)")
+    respondents = pg.locator('[data-testid="stMetric"]', has_text="Respondents (survey base)")
     before = respondents.text_content()
     yaml_bytes = _download(pg, "dl_schema", tmp_path)
     assert b"Likelihood to recommend (0-10)" in yaml_bytes
@@ -199,7 +199,7 @@ def test_c_switching_files_and_back_keeps_the_mapping_and_the_models(pg, url):
     _go(pg, url, "")  # the Data page is the root
     # a mapping edit on the survey: respondents with a gap leave the models
     _choose(pg, "Unanswered attribute scores", "Leave respondents with a gap out of the models "
-                                               "(not out of the NPS)")
+                                               "(not out of the net score)")
     used = pg.locator('[data-testid="stMetric"]', has_text="Used by the models")
     used_after_edit = used.text_content()
     _train(pg, url)  # lr on the edited mapping
@@ -215,7 +215,7 @@ def test_c_switching_files_and_back_keeps_the_mapping_and_the_models(pg, url):
     _expect()(used).to_have_text(used_after_edit, timeout=WAIT)
     policy = pg.locator('[data-testid="stSelectbox"]', has_text="Unanswered attribute scores")
     _expect()(policy.get_by_role("combobox")).to_have_value(
-        "Leave respondents with a gap out of the models (not out of the NPS)", timeout=WAIT)
+        "Leave respondents with a gap out of the models (not out of the net score)", timeout=WAIT)
 
     # the Models page lists the model again without a new training
     _go(pg, url, "models")

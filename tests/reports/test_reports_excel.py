@@ -276,8 +276,8 @@ def test_workbook_parts_hold_native_charts_and_png_images(tmp_path):
 
 def test_summary_nps_best_model_and_new_wave(workbook):
     results = make_results()
-    (nps,) = _table(workbook["Summary"], "Net score (NPS) of the analysed respondents")
-    assert nps["Net score"].value == 12.345
+    (nps,) = _table(workbook["Summary"], "NPS of the analysed respondents")
+    assert nps["NPS"].value == 12.345
     assert (nps["95% low"].value, nps["95% high"].value) == (-8.5, 31.2)
     best = {(r["Level"].value, r["Metric"].value): r for r in _table(
         workbook["Summary"], "Best model per level, by each compared metric")}
@@ -390,12 +390,12 @@ def test_new_wave_estimates_stand_beside_realized_values(tmp_path):
     (other,) = _table(ws, "Estimated metrics — level 2x2+IM (other metrics)")
     assert other["Metric"].value == "MCC (Matthews correlation)"
     assert other["Estimate − realized"].value == pytest.approx(0.61 - 0.6)  # not a rate: as is
-    nps = {r["Figure"].value: r for r in _table(ws, "Net score (NPS) of the new wave")}
+    nps = {r["Figure"].value: r for r in _table(ws, "NPS of the new wave")}
     estimated, realized = (nps[k] for k in sorted(nps))
-    assert [estimated[h].value for h in ("Net score", "95% low", "95% high")] == [21.5, 3.0, 40.0]
-    assert [realized[h].value for h in ("Net score", "95% low", "95% high", "Respondents")] == [
+    assert [estimated[h].value for h in ("NPS", "95% low", "95% high")] == [21.5, 3.0, 40.0]
+    assert [realized[h].value for h in ("NPS", "95% low", "95% high", "Respondents")] == [
         20.0, 1.0, 39.0, 40]
-    assert realized["Net score"].number_format == "0.0"
+    assert realized["NPS"].number_format == "0.0"
 
 
 def test_new_wave_counts_and_model_check_are_labelled_and_formatted(tmp_path):
@@ -422,8 +422,8 @@ def test_new_wave_counts_and_model_check_are_labelled_and_formatted(tmp_path):
     assert gap["Accuracy gap (ALP − real)"].value == pytest.approx(4.0)  # percentage points
     assert '" pp"' in gap["Accuracy gap (ALP − real)"].number_format
     assert gap["Class-share gap (total variation)"].number_format == "0.0%"
-    assert gap["Net score calibration error (NPS points)"].value == 3.456
-    assert gap["Net score calibration error (NPS points)"].number_format == "0.0"
-    assert gap["Net score gap, estimated − actual (NPS points)"].number_format == "0.0"
+    assert gap["Net score calibration error (score points)"].value == 3.456
+    assert gap["Net score calibration error (score points)"].number_format == "0.0"
+    assert gap["Net score gap, estimated − actual (score points)"].number_format == "0.0"
     assert gap["Held-out respondents"].number_format == "0"
     assert gap["Gap score (1 or less: no warning)"].number_format == "0.000"

@@ -242,10 +242,12 @@ def test_summary_reading_is_one_plain_paragraph():
     assert f"At level original, {HOSTILE_MODEL} is best by accuracy and lr by macro F1" in text
     assert "significant after Holm's correction at 3x3+IM (accuracy)" in text
     assert "2x2+IM (MCC) the difference could be chance" in text
-    # the top drivers with their shares, largest first, labels where the results carry them
+    # the top driver with its share, only because its interval sets it above the other one
     share = RAW_WEIGHTS[1] / R_SQUARED
-    assert (f"The strongest drivers are {HOSTILE_ATTRIBUTE} ({share:.0%} of the explained "
-            f"variance) and Price perception ({1 - share:.0%})") in text
+    assert (f"The strongest driver, above the others beyond its uncertainty, is "
+            f"{HOSTILE_ATTRIBUTE} ({share:.0%} of the explained variance).") in text
+    assert ("No attribute is both more important and rated lower than the others beyond "
+            "their uncertainty.") in text
     # the NPS of the data set and of the new wave, with their intervals
     assert "The NPS of the 54 analysed respondents is 12.3 (95% interval -8.5 to 31.2)" in text
     assert "the new wave's estimated NPS is 21.5 (3.0 to 40.0)" in text
@@ -277,7 +279,7 @@ def test_new_wave_counts_and_model_check_are_labelled_and_formatted():
     assert "Held-out check of the ALP estimate" in section
     assert ">Accuracy (real, held-out)<" in section and ">75.0%<" in section
     assert ">79.0%<" in section and ">+4.0 pp<" in section  # ALP − real accuracy in points
-    assert ">Net score calibration error (NPS points)<" in section and ">3.5<" in section
+    assert ">Net score calibration error (score points)<" in section and ">3.5<" in section
     assert ">-2.3<" in section and ">1.4%<" in section and ">0.650<" in section
 
 

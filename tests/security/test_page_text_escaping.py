@@ -306,7 +306,10 @@ def test_the_pages_render_markdown_from_the_file_and_the_schema_as_text():
         assert not at.exception, [e.value for e in at.exception]
         sources += _markdown_sources(at)
     shown = [re.sub(r"\\(.)", r"\1", s) for s in sources]
-    for text in ("Store ![p](http://host/a.png)", "Pro ![g](http://host/g.png)",
+    # (the plan's group names are no longer shown on these pages: since issue 25 the NPS page
+    # names its groups with the survey's vocabulary, and the Drivers page has too few
+    # respondents here; no active markup anywhere is still checked below)
+    for text in ("Store ![p](http://host/a.png)",
                  "hostile ![s](http://host/s.png)"):
         assert any(text in s for s in shown), text  # shown, as text
     assert [m for s in sources for m in _active_markup(s)] == []

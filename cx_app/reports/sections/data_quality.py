@@ -11,8 +11,8 @@ from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.formatting import cell
 from cx_app.survey.quality import bases_rows
 
-_SCOPE = {"survey": "out of the survey (not in the NPS)",
-          "model": "in the NPS, not in the models"}
+_SCOPE = {"survey": "out of the survey (not in the net score)",
+          "model": "in the net score, not in the models"}
 
 
 def section(results: Results, respondent_data: bool) -> Section:

@@ -13,7 +13,8 @@ from cx_app.engine.catalogue import (
     MetricDefinition,
 )
 from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
-from cx_app.reports.definitions import GROUPING_OPTIONS, PAPERS
+from cx_app.reports.definitions import GROUPING_OPTIONS, NET_SCORE_DEFINITION, PAPERS
+from cx_app.survey.vocabulary import ScoreVocabulary
 
 _COLUMNS = (TableColumn("key", "Key"), TableColumn("name", "Metric"), TableColumn("words", "Meaning"),
             TableColumn("formula", "Formula"), TableColumn("source", "Source"))
@@ -23,7 +24,10 @@ def _rows(definitions: Iterable[MetricDefinition]) -> tuple[tuple[str, ...], ...
     return tuple((d.key, d.name, d.words, d.formula, d.source) for d in definitions)
 
 
-def section() -> Section:
+def section(words: ScoreVocabulary) -> Section:
+    """The definitions; the net score's is the NPS one only for an NPS (``words``)."""
+    others = [d if d.key != "nps" or words.is_nps else NET_SCORE_DEFINITION
+              for d in OTHER_DEFINITIONS.values()]
     return Section("definitions", "Definitions", (
         Paragraph("Confusion matrices: rows = actual class, columns = predicted class.", "note"),
         Table("Multiclass metrics (original and M×M+IM levels)", _COLUMNS,
@@ -31,7 +35,7 @@ def section() -> Section:
         Table("2×2+IM metrics", _COLUMNS, _rows(BINARY_METRICS.values())),
         Table("Per-class values (multiclass levels)", _COLUMNS,
               _rows(PER_CLASS_METRICS.values())),
-        Table("Other figures", _COLUMNS, _rows(OTHER_DEFINITIONS.values())),
+        Table("Other figures", _COLUMNS, _rows(others)),
         Table("Drivers and drift", _COLUMNS, _rows(DRIVER_DEFINITIONS.values())),
         Table("Grouping options", (TableColumn("code", "Option"), TableColumn("name", "Name"),
                                    TableColumn("words", "Meaning")),

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from cx_app.models.importance_performance import NO_STANDOUT
 from cx_app.models.results import (
     ImportancePerformanceDoc,
     OrdinalDoc,
@@ -123,36 +124,68 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     records = sorted(value.rows, key=lambda r: -r.importance if r.importance is not None
                      else math.inf)
     placed = all(r.performance_pct is not None for r in records)
-    rows = tuple((*attribute_cells(r.attribute, labels),
-                  None if r.importance is None else r.importance * (0.01 if as_share else 1.0),
-                  r.direction, r.performance,
-                  None if r.performance_pct is None else r.performance_pct / 100,
+    share = 0.01 if as_share else 1.0
+
+    def scaled(v: float | None, factor: float) -> float | None:
+        return None if v is None else v * factor
+
+    rows = tuple((*attribute_cells(r.attribute, labels), scaled(r.importance, share),
+                  scaled(r.importance_low, share), scaled(r.importance_high, share),
+                  r.importance_vs_others, r.direction, r.performance,
+                  scaled(r.performance_pct, 0.01), scaled(r.performance_low, 0.01 if placed
+                                                           else 1.0),
+                  scaled(r.performance_high, 0.01 if placed else 1.0), r.performance_vs_others,
                   r.base, r.na_share, r.quadrant) for r in records)
+    kind = "percent" if as_share else "float"
+    perf_kind = "percent" if placed else "float"
+    rule = (f"An attribute gets a quadrant label only when it stands apart from the others on "
+            f"both axes: {value.method}." if value.method else
+            "These results hold no intervals: the quadrant labels are the classic split at the "
+            "means, with no check that the attributes really differ.")
     blocks: list[Block] = [Table(
         "Importance–performance: where to act",
-        (*attribute_columns(labels),
-         TableColumn("importance", title, "percent" if as_share else "float"),
+        (*attribute_columns(labels), TableColumn("importance", title, kind),
+         TableColumn("importance_low", "Importance 95% low", kind),
+         TableColumn("importance_high", "Importance 95% high", kind),
+         TableColumn("importance_vs_others", "Importance vs the others"),
          TableColumn("direction", "Direction", "float"),
          TableColumn("performance", LABEL["performance"], "float"),
          TableColumn("performance_pct", "Performance (% of its scale)", "percent"),
+         TableColumn("performance_low", "Performance 95% low", perf_kind),
+         TableColumn("performance_high", "Performance 95% high", perf_kind),
+         TableColumn("performance_vs_others", "Performance vs the others"),
          TableColumn("base", "Answered (base)", "int"),
          TableColumn("na_share", "Not answered", "percent"),
          TableColumn("quadrant", LABEL["quadrant"])), rows,
         note="Performance is the mean rating over the respondents who answered (n/a answers are "
-             "not ratings), placed on the attribute's own scale; the quadrants split importance "
-             "and that placement at their means: 'concentrate here' = important and rated "
-             "below average. Direction +1: higher ratings go with a higher score.")]
+             "not ratings), placed on the attribute's own scale. " + rule + " 'concentrate "
+             "here' = more important and rated lower than the others. Direction +1: higher "
+             "ratings go with a higher score.")]
+    if value.method and all(r.quadrant == NO_STANDOUT for r in records):
+        blocks.append(Paragraph("No attribute stands out: on importance and performance "
+                                "together, every attribute is within the uncertainty of the "
+                                "others, so none is labelled."))
     frame = pd.DataFrame({"attribute": [r[0] for r in rows],
                           "importance": [r.importance for r in records],
                           "performance": [r.performance_pct if placed else r.performance
-                                          for r in records]}).dropna()
+                                          for r in records],
+                          "quadrant": [r.quadrant for r in records]}).dropna()
+    if value.method:
+        frame = frame.assign(
+            importance_low=[r.importance_low for r in records],
+            importance_high=[r.importance_high for r in records],
+            performance_low=[r.performance_low for r in records],
+            performance_high=[r.performance_high for r in records])
     if not frame.empty:
         blocks.append(ChartBlock(
             "Importance–performance map",
             quadrant_chart(frame, importance_title=title + (" (%)" if as_share else ""),
                            performance_title="Performance (% of its scale)" if placed
-                           else "Mean score").to_dict(),
-            note="Top left: important and weak — act there first."))
+                           else "Mean score",
+                           importance_domain=(0, 100) if as_share else None,
+                           performance_domain=(0, 100) if placed else None).to_dict(),
+            note="Both axes span their full range; bars: 95% intervals. Top left: important "
+                 "and weak — act there first."))
     return blocks
 
 

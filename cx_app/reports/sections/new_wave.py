@@ -1,7 +1,8 @@
-"""New wave: a wave's estimated NPS and performance (ALP) beside the realized values.
+"""New wave: a wave's estimated net score and performance (ALP) beside the realized values.
 
-New wave: a wave's estimated NPS and performance (ALP), beside the realized values when the
-wave has its scores, with the model's held-out check and the drift of each attribute.
+New wave: a wave's estimated net score (NPS for a recommend question) and performance (ALP),
+beside the realized values when the wave has its scores, with the model's held-out check and
+the drift of each attribute.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from cx_app.reports.blocks import (
 )
 from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
+from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
 _DRIFT_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
     ("present", "text"), ("psi", "float"), ("level", "text"), ("chi2", "float"), ("dof", "int"),
@@ -33,13 +35,22 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
         ("Realized (the wave's own scores)", wave.realized_nps)) if f is not None]
     if not rows:
         return []
+    words = wave_vocabulary(wave)
     return [Table(
-        "Net score (NPS) of the new wave",
-        (TableColumn("figure", "Figure"), TableColumn("nps", "Net score", "score"),
+        f"{words.title} of the new wave",
+        (TableColumn("figure", "Figure"), TableColumn("nps", words.title, "score"),
          TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
          TableColumn("n", "Respondents", "int")), tuple(rows),
-        note="The estimate sums each respondent's predicted promoter and detractor "
-             "probabilities; its interval adds the model's uncertainty to the sampling one.")]
+        note=f"The estimate sums each respondent's predicted probabilities of being in the "
+             f"{words.positive} and the {words.negative} groups; its interval adds the model's "
+             "uncertainty to the sampling one.")]
+
+
+def wave_vocabulary(wave: WaveEstimateDocument) -> ScoreVocabulary:
+    """The words of a wave estimate's net score: its ``kind`` is "nps" only for an NPS (an
+    estimate written without a kind was one)."""
+    kind = wave.estimated_nps.kind
+    return vocabulary_for(nps=kind in (None, "nps"), satisfaction=kind == "csat")
 
 
 def _matrices(wave: WaveEstimateDocument) -> list[Block]:

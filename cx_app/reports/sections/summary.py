@@ -1,6 +1,9 @@
-"""Summary: the data set, its NPS, the best model per level, the top drivers, a reading."""
+"""Summary: the data set, its net score (NPS or top box − bottom box), the best model per level,
+the top drivers, a reading."""
 
 from __future__ import annotations
+
+import pandas as pd
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
@@ -18,10 +21,10 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
         ("Rows used", dataset.rows_used, "int"), ("Rows read", dataset.rows_read, "int"),
         ("Classes", dataset.classes, "text"), ("Cross-validation folds", results.folds, "int"),
         ("Seed", results.seed, "int")]))
-    nps = dataset.nps
+    nps, words = dataset.nps, dataset.vocabulary
     blocks.append(Table(
-        "Net score (NPS) of the analysed respondents",
-        (TableColumn("nps", "Net score", "score"), TableColumn("low", "95% low", "score"),
+        f"{words.title} of the analysed respondents",
+        (TableColumn("nps", words.title, "score"), TableColumn("low", "95% low", "score"),
          TableColumn("high", "95% high", "score"), TableColumn("n", "Respondents", "int")),
         ((nps.value, *nps.ci95[:2], nps.n),), note="Adjusted Wald interval (Rocks 2016)."))
 
@@ -43,9 +46,11 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
                    None if r["percent"] is None else r["percent"] / 100) for r in top),
             note="Johnson's relative weights: each attribute's share of the variance of the "
                  "score that the attributes explain together (see Drivers)."))
-        reading.append(drivers_reading(
-            [(labels.get(r["attribute"], r["attribute"]), r["percent"]) for r in top]))
-    reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None))
+    quadrant = results.drivers.importance_performance if results.drivers else None
+    if quadrant is not None:
+        reading.append(drivers_reading(pd.DataFrame([r.model_dump() for r in quadrant.rows]),
+                                       labels=labels))
+    reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None, words=words))
     if new_wave and new_wave.warnings:
         reading.append(f"The new-wave estimate comes with {len(new_wave.warnings)} warning(s): "
                        "see the New wave section.")

@@ -1,0 +1,64 @@
+"""The words of a survey's net score: "NPS" with promoters and detractors only for an NPS.
+
+Only a recommend question on 0–10 is an NPS (:attr:`cx_app.survey.schema.SurveySchema.is_nps`).
+Any other target has a "net score (top box − bottom box)" with neutral group names:
+dissatisfied / neutral / satisfied on a satisfaction (CSAT) target, low / middle / high
+otherwise. :func:`vocabulary` is the one place the app, the CLI and the reports take these
+words from, so they cannot disagree; :func:`vocabulary_for` gives them from the two facts a
+results file records (the report's side).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cx_app.survey.schema import SurveySchema
+
+NPS_GROUP_NAMES = ("detractors", "passives", "promoters")
+SATISFACTION_GROUP_NAMES = ("dissatisfied", "neutral", "satisfied")
+NEUTRAL_GROUP_NAMES = ("low", "middle", "high")
+
+
+@dataclass(frozen=True)
+class ScoreVocabulary:
+    """The name of the net score and of its three groups (negative, neutral, positive)."""
+
+    is_nps: bool
+    score_name: str
+    """In a sentence: "NPS" or "net score (top box − bottom box)"."""
+    short_name: str
+    """In a column header or a chart axis: "NPS" or "net score"."""
+    group_names: tuple[str, str, str]
+
+    @property
+    def title(self) -> str:
+        """The short name capitalised ("NPS", "Net score")."""
+        return self.short_name[:1].upper() + self.short_name[1:]
+
+    @property
+    def negative(self) -> str:
+        return self.group_names[0]
+
+    @property
+    def positive(self) -> str:
+        return self.group_names[2]
+
+
+def vocabulary_for(*, nps: bool, satisfaction: bool = False) -> ScoreVocabulary:
+    """The words for an NPS (``nps``: a recommend question on 0–10) or for another target
+    (``satisfaction``: a satisfaction scale, kind ``csat``).
+
+    >>> vocabulary_for(nps=False).score_name, vocabulary_for(nps=False).group_names
+    ('net score (top box − bottom box)', ('low', 'middle', 'high'))
+    """
+    if nps:
+        return ScoreVocabulary(True, "NPS", "NPS", NPS_GROUP_NAMES)
+    return ScoreVocabulary(False, "net score (top box − bottom box)", "net score",
+                           SATISFACTION_GROUP_NAMES if satisfaction else NEUTRAL_GROUP_NAMES)
+
+
+def vocabulary(schema: SurveySchema) -> ScoreVocabulary:
+    """The words of ``schema``'s net score (see the module docstring)."""
+    return vocabulary_for(nps=schema.is_nps, satisfaction=schema.target.kind == "csat")
