@@ -1,5 +1,7 @@
-"""Summary: the data set, its net score (NPS or top box − bottom box), the best model per level,
-the top drivers, a reading."""
+"""Summary: the data set, its net score, the best model per level, the top drivers, a reading.
+
+The net score is the NPS for a recommend question on 0–10, else top box − bottom box.
+"""
 
 from __future__ import annotations
 
