@@ -21,6 +21,7 @@ own sizes (:mod:`cx_app.estimate.model_checks`) before the model is returned.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import warnings
@@ -135,9 +136,10 @@ class TrainedModel:
     """The algorithm's preset (``fast`` or ``papers``); files written before presets existed
     used the papers' settings."""
 
-    @property
+    @functools.cached_property
     def schema(self) -> SurveySchema:
-        """The survey schema the model was trained with (:class:`SurveySchema`)."""
+        """The survey schema the model was trained with (:class:`SurveySchema`; parsed once
+        per model: a wave's estimate reads it several times)."""
         import yaml
 
         from cx_app.survey.schema import parse_schema
