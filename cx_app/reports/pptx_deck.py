@@ -420,8 +420,8 @@ def _models_slide(results: Results) -> DeckSlide:
 
 def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
     if words.is_nps:
-        score = ("NPS: the share of promoters (9–10) minus the share of detractors (0–6), in "
-                 "points from −100 to 100.")
+        score = (f"{words.title}: the share of promoters (9–10) minus the share of detractors "
+                 "(0–6), in points from −100 to 100.")
     else:
         score = (f"{words.title}: the share of the {words.positive} group minus the share of "
                  f"the {words.negative} group, in points from −100 to 100.")
