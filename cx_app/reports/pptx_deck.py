@@ -258,16 +258,12 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
                          {FLAG_UP: "yes, a rise", FLAG_DOWN: "yes, a fall"}.get(r.flag, "no"))
                         for g, r in zip(labels, changes.itertuples(), strict=True)))
     bars = changes.dropna(subset=["nps"]).rename(columns={"respondents": "n"})
-    spec = None
-    if len(bars):
-        spec = nps_bars(bars[["group", "nps", "ci_low", "ci_high", "n", "flag"]],
-                        group_title=name, score_title=words.title,
-                        flag_title=f"Since {_label(previous.label)}" if previous is not None
-                        else "Change").to_dict()
+    spec = nps_bars(bars[["group", "nps", "ci_low", "ci_high", "n", "flag"]], group_title=name,
+                    score_title=words.title, flag_title=since).to_dict() if len(bars) else None
     notes = (f"Each value of {name} in the wave {_label(latest.label)}: the estimated "
              f"{words.short_name} with its 95% interval (bars and whiskers). Green: a "
-             "significant rise, red: a significant fall since the previous wave; a value "
-             f"compared only with itself. {CHANGE_TEST} Values with fewer than 10 respondents "
+             "significant rise, red: a significant fall since the previous wave, each value "
+             f"compared with itself in that wave. {CHANGE_TEST} Values with fewer than 10 respondents "
              "get no estimate.")
     return DeckSlide(title, table=table, chart=spec, notes=notes)
 
@@ -528,8 +524,13 @@ def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
     slide = prs.slides.add_slide(prs.slide_layouts[0 if first else 5])
     title = slide.shapes.title
     title.text = plain_text(doc.title)
-    if first:
-        slide.placeholders[1].text = plain_text(doc.subtitle)
+    if first:  # the template's placeholders are laid out for 4:3: placed again for 16:9
+        subtitle = slide.placeholders[1]
+        subtitle.text = plain_text(doc.subtitle)
+        title.left, title.top, title.width, title.height = (Inches(0.8), Inches(2.2),
+                                                            Inches(11.7), Inches(1.6))
+        subtitle.left, subtitle.top, subtitle.width, subtitle.height = (
+            Inches(0.8), Inches(4.0), Inches(11.7), Inches(1.2))
     else:
         title.left, title.top, title.width, title.height = (Inches(0.5), Inches(0.3),
                                                             Inches(12.3), Inches(1.2))
@@ -540,8 +541,7 @@ def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
         slide.notes_slide.notes_text_frame.text = plain_text(doc.notes)
     if first:
         return
-    top, bottom = 1.6, 7.2
-    side_left = 0.5
+    top, bottom, side_left = 1.6, 7.2, 0.5
     if doc.chart is not None:
         try:
             png = _png(doc.chart)

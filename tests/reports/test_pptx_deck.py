@@ -21,6 +21,7 @@ from workspace.workspace_helpers import telecom_mapping
 
 from cx_app.estimate.document import AlertDoc
 from cx_app.reports.pptx_deck import deck_bytes, program_slides, write_program_deck
+from cx_app.survey.schema import with_recommend
 from cx_app.workspace.programs import Workspace
 
 WAVES = ("W10", "W01", "W02", "W03")
@@ -38,7 +39,13 @@ def program(tmp_path_factory, survey_files):  # noqa: F811
         ws.add_waves("telecom", [survey_files[w] for w in WAVES])
         view, results = ws.show("telecom"), ws.results("telecom")
         titles = {s.name: s.column for s in ws.program_model("telecom").schema.segments}
-    return SimpleNamespace(view=view, results=results, titles=titles)
+        # the same surveys, the target read as a 0–10 rating that is not a recommend question
+        ws.create_program("rating", survey_files["reference"],
+                          schema=with_recommend(telecom_mapping(), False), algorithm="lr",
+                          calibration="none", folds=5, seed=0)
+        ws.add_waves("rating", [survey_files[w] for w in WAVES[:2]])
+        rating = SimpleNamespace(view=ws.show("rating"), results=ws.results("rating"))
+    return SimpleNamespace(view=view, results=results, titles=titles, rating=rating)
 
 
 def _open(data_or_path):
@@ -161,16 +168,16 @@ def test_titles_in_plain_words_and_the_scores_words(program, deck):
     assert not [t for t in titles if SNAKE_CASE.search(t)]
     assert "NPS" in titles[1]
     assert "promoters" in shown_text(deck.slides[-1])
-    # the same program read as a satisfaction score (not a recommend question): no NPS words
-    dataset = program.results.dataset.model_copy(update={"recommend_question": False,
-                                                         "target_kind": "csat"})
-    plain = program.results.model_copy(update={"dataset": dataset})
-    prs = _open(deck_bytes(program_slides(program.view, plain,
+    # a program whose target is not a recommend question: a net score, no NPS words
+    rating = program.rating
+    assert not rating.results.dataset.vocabulary.is_nps
+    prs = _open(deck_bytes(program_slides(rating.view, rating.results,
                                           segment_titles=program.titles)))
-    words = "\n".join(shown_text(s) for s in prs.slides)
+    words = "\n".join(shown_text(s) + s.notes_slide.notes_text_frame.text for s in prs.slides)
     assert not re.search(r"NPS|promoter|detractor", words, re.IGNORECASE)
     assert prs.slides[1].shapes.title.text.startswith("The net score ")
-    assert "satisfied group minus the share of the dissatisfied group" in words
+    assert table_rows(prs.slides[1])[0][2] == "Estimated net score"
+    assert "the share of the high group minus the share of the low group" in words
     assert not [t for t in titles_of(prs) if SNAKE_CASE.search(t)]
 
 
