@@ -33,7 +33,7 @@ import pandas as pd
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.engine.catalogue import short_name
 from cx_app.errors import CxAppError
-from cx_app.models.importance_performance import METHOD, important_above_others, standing_out
+from cx_app.models.importance_performance import METHOD, important_above_others
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
 from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
@@ -337,11 +337,7 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
                  "uncertainty")
     else:
         title = f"No attribute drives the {words.short_name} clearly more than the others"
-    concentrate = [labels.get(a, _label(a)) for a in standing_out(table, "concentrate here")]
     bullets = [drivers_reading(table, labels=labels)]
-    if concentrate:
-        bullets.append(f"Act first on {_named(concentrate)}: important and rated lower than "
-                       "the other attributes.")
     frame = pd.DataFrame({"attribute": [labels.get(a, _label(a)) for a in table["attribute"]],
                           "importance": table["importance"],
                           "ci_low": table["importance_low"].fillna(table["importance"]),

@@ -96,8 +96,16 @@ def test_every_wave_and_segment_appears(program, deck):
                 assert value in text
     assert "Operator" in text and "Region" in text
     # one slide per wave, in wave order
-    per_wave = [t.split(":")[0] for t in titles_of(deck) if re.match(r"W\d\d:", t)]
-    assert per_wave == ["W01", "W02", "W03", "W10"]
+    per_wave = [t for t in titles_of(deck) if re.match(r"W\d\d:", t)]
+    assert [t.split(":")[0] for t in per_wave] == ["W01", "W02", "W03", "W10"]
+    # a wave's title says "no alert" exactly when neither it nor a segment raised one
+    for title, wave in zip(per_wave, program.view.waves, strict=True):
+        raised = [a for a in wave.estimate.alerts if a.alert] + [
+            a for values in wave.segments.values() for f in values.values()
+            for a in f.alerts if a.alert]
+        assert title.endswith("no alert") == (not raised)
+        assert title.startswith(f"{wave.label}: estimated NPS {wave.estimated_nps.value:.1f}") \
+            if not raised else "usual range" in title
 
 
 def test_tracker_numbers_are_the_programs(program, deck):
