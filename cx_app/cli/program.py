@@ -4,7 +4,8 @@
 survey; ``add-wave NAME FILE...`` estimates and stores each wave (the same file twice is one
 wave); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
 ``respondents``, ``estimated_nps`` {``value``, ``ci95``} and ``segments``); ``report NAME --out
-DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves); ``list``;
+DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves, and the deck
+``NAME.pptx``); ``list``;
 ``export NAME FILE.cxproj`` and ``import FILE.cxproj``. The database: ``--db URL``, else
 ``CX_APP_DATABASE_URL``, else the user's SQLite file (``docs/workspace.md``).
 """
@@ -75,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=_show)
 
     rep = commands.add_parser("report", help="report.xlsx and report.html of the program, "
-                                             "with the tracker over all waves")
+                                             "with the tracker over all waves, and its deck "
+                                             "NAME.pptx")
     rep.add_argument("name", metavar="NAME")
     rep.add_argument("--out", required=True, metavar="DIR", help="output folder")
     rep.set_defaults(func=_report)

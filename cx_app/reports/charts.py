@@ -90,18 +90,25 @@ def _fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True
 FLAG_COLOURS: dict[str, str] = {
     "significantly above the rest": CATEGORY_COLOURS[2],
     "significantly below the rest": CATEGORY_COLOURS[0],
+    "significant rise": CATEGORY_COLOURS[2],
+    "significant fall": CATEGORY_COLOURS[0],
     "no significant difference": "#8fb3c4",
 }
+"""Bar colours by flag (:mod:`cx_app.survey.nps_flags`): the direction, better green and
+worse red, never good/bad."""
 
 
 def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
-             score_title: str = "NPS") -> alt.LayerChart:
+             score_title: str = "NPS",
+             flag_title: str = "Against the other respondents (Holm, 5%)") -> alt.LayerChart:
     """NPS (or another net score: ``score_title``) per group with its 95% interval, on an axis
     fitted to the intervals.
 
     Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag`` (see
     :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
-    significantly above or below the other respondents.
+    significantly above or below the other respondents — or, with the flags of
+    :func:`cx_app.survey.nps_flags.flag_changes` and ``flag_title`` saying so, whether it rose
+    or fell significantly since the previous wave.
     """
     data = frame.assign(group=_labels(frame["group"]))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
@@ -114,9 +121,9 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
         alt.Tooltip("n:Q", title="Respondents", format=","),
     ]
     if "flag" in data:
-        tooltip.append(alt.Tooltip("flag:N", title="Against the rest"))
+        tooltip.append(alt.Tooltip("flag:N", title=flag_title))
         domain = [f for f in FLAG_COLOURS if f in set(data["flag"])]
-        colour = alt.Color("flag:N", title="Against the other respondents (Holm, 5%)",
+        colour = alt.Color("flag:N", title=flag_title,
                            scale=alt.Scale(domain=domain,
                                            range=[FLAG_COLOURS[f] for f in domain]),
                            legend=alt.Legend(orient="bottom", direction="vertical"))

@@ -1,10 +1,11 @@
-"""A program's reports: the Excel and HTML reports of its model with a tracker over all waves.
+"""A program's reports: the Excel and HTML reports with a tracker over all waves, and a deck.
 
 :func:`write_program_reports` builds the report of the program's results document
 (:func:`cx_app.reports.build_report`, with the latest wave in wave order as its new wave) and
 adds a "Tracker" section: one row per wave and per segment value, with the estimated net score,
-its 95% interval and, for a labelled wave, the realized one. Each file written is recorded in
-the workspace (``reports``: file, SHA-256, size, waves covered).
+its 95% interval and, for a labelled wave, the realized one. Beside them it writes the
+program's PowerPoint deck (:mod:`cx_app.reports.pptx_deck`: one message per slide). Each file
+written is recorded in the workspace (``reports``: file, SHA-256, size, waves covered).
 """
 
 from __future__ import annotations
@@ -69,18 +70,26 @@ def _with_tracker(report: Report, section: Section) -> Report:
 
 def write_program_reports(workspace: Workspace, name: str, out_dir: str | Path
                           ) -> dict[str, Path]:
-    """Write ``out_dir/report.xlsx`` and ``out_dir/report.html`` of the program ``name``."""
+    """Write ``out_dir/report.xlsx``, ``out_dir/report.html`` and the deck
+    ``out_dir/NAME.pptx`` of the program ``name``."""
     from cx_app.reports import build_report
     from cx_app.reports.excel import excel_bytes
     from cx_app.reports.html import render_html
+    from cx_app.reports.pptx_deck import deck_bytes, deck_filename, program_slides
 
     view = workspace.show(name)
+    results = workspace.results(name)
     latest = view.waves[-1].estimate if view.waves else None
-    report = _with_tracker(build_report(workspace.results(name), latest,
-                                        source_name=f"program {name}"), tracker_section(view))
-    contents = {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8")}
+    report = _with_tracker(build_report(results, latest, source_name=f"program {name}"),
+                           tracker_section(view))
+    segment_titles = {s.name: s.column for s in workspace.program_model(name).schema.segments}
+    deck = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
+                                     created=report.created[:10]))
+    contents = {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8"),
+                "pptx": deck}
     out = Path(out_dir)
     paths = {kind: out / f"report.{kind}" for kind in contents}
+    paths["pptx"] = out / deck_filename(view.name)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for kind, data in contents.items():

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import openpyxl
 import pandas as pd
 import pytest
+from pptx import Presentation
 from sqlalchemy import func, select
 from workspace_helpers import ATTRIBUTES, BACKENDS, new_database, telecom_mapping
 
@@ -159,7 +160,7 @@ def test_remove_a_wave_and_add_it_again(program, survey_files):
 
 def test_report_carries_the_tracker_of_every_wave(program, tmp_path):
     out = ok("program", "report", "telecom", "--out", str(tmp_path), *program.db)
-    assert "report.xlsx" in out and "report.html" in out
+    assert "report.xlsx" in out and "report.html" in out and "telecom.pptx" in out
     sheet = openpyxl.load_workbook(tmp_path / "report.xlsx")["Tracker"]
     rows = [tuple(c.value for c in row) for row in sheet.iter_rows()]
     header = next(i for i, r in enumerate(rows) if r[:3] == ("Wave", "Date", "Respondents"))
@@ -173,9 +174,19 @@ def test_report_carries_the_tracker_of_every_wave(program, tmp_path):
     assert len(segment_rows) == len(w01["operator"]) + len(w01["region"])
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert all(label in html for label in WAVE_ORDER)
+    deck = Presentation(tmp_path / "telecom.pptx")
+    tracker = next(s for s in deck.slides if any(
+        shape.has_table and shape.table.cell(0, 0).text == "Wave" for shape in s.shapes))
+    table = next(shape.table for shape in tracker.shapes if shape.has_table)
+    assert [row.cells[0].text for row in list(table.rows)[1:]] == WAVE_ORDER
+    assert [row.cells[2].text for row in list(table.rows)[1:]] == \
+        [f"{w['estimated_nps']['value']:.1f}" for w in program.shown["waves"]]
+    wave_titles = [s.shapes.title.text.split(":")[0] for s in deck.slides]
+    assert [t for t in wave_titles if t in WAVE_ORDER] == WAVE_ORDER
     with Workspace.open(program.url) as ws:
         made = ws.database.read(lambda s: s.scalars(select(Report)).all())
-    assert sorted(r.kind for r in made) == ["html", "xlsx"] and {r.waves for r in made} == {4}
+    assert sorted(r.kind for r in made) == ["html", "pptx", "xlsx"]
+    assert {r.waves for r in made} == {4}
 
 
 def test_export_and_import_give_the_same_program(program, tmp_path):

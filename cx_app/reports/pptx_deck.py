@@ -1,0 +1,595 @@
+"""The PowerPoint deck of a CX program: one message per slide, each title stating it.
+
+:func:`program_slides` reads a program's typed view (:class:`cx_app.workspace.views.ProgramView`
+is passed in; this module does not import the workspace) and its results document
+(:class:`cx_app.models.results.Results`) and decides every slide's title, bullets, table, chart
+and speaker notes (:class:`DeckSlide`); :func:`deck_bytes` lays them out with python-pptx, the
+charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`.
+
+The slides: the program; the tracker over all waves (estimated, with its 95% interval, and
+realized where the wave has its scores); the latest wave by segment, flagged where a segment
+moved beyond its uncertainty since the previous wave (:func:`cx_app.survey.nps_flags.flag_changes`:
+two-sided z test of the difference, Holm's adjustment); each wave's estimate and alerts
+(:mod:`cx_app.estimate.alerts`, as the estimate documents hold them); the drivers, named only
+when they stand out (:mod:`cx_app.models.importance_performance`); the best model per level;
+the definitions. The score's words come from :mod:`cx_app.survey.vocabulary` ("NPS" only for a
+recommend question). Survey text (wave labels, segment values) is made plain and cut to a
+label's length before it reaches a slide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pandas as pd
+
+from cx_app.atomic_files import write_bytes_atomic
+from cx_app.engine.catalogue import short_name
+from cx_app.errors import CxAppError
+from cx_app.models.importance_performance import METHOD, important_above_others
+from cx_app.models.results import Results
+from cx_app.reports.blocks import Table, TableColumn
+from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
+from cx_app.reports.formatting import format_value, join
+from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading
+from cx_app.safe_text import plain_spec, plain_text, short_label
+from cx_app.survey.nps_flags import FLAG_DOWN, FLAG_NONE, FLAG_UP, flag_changes
+from cx_app.survey.vocabulary import ScoreVocabulary
+
+if TYPE_CHECKING:
+    from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
+
+__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "write_program_deck"]
+
+
+class WaveView(Protocol):
+    """What the deck reads of a wave (:class:`cx_app.workspace.views.WaveView`; the workspace
+    is a layer above the reports, so it is not imported here)."""
+
+    label: str
+    filename: str | None
+    respondents: int
+    estimate: WaveEstimateDocument
+    segments: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def estimated_nps(self) -> Any: ...
+    @property
+    def realized_nps(self) -> Any: ...
+
+
+class SurveyFile(Protocol):
+    filename: str | None  # the reference survey's (cx_app.project.SurveyIdentity)
+
+
+class ProgramView(Protocol):
+    """What the deck reads of a program (:class:`cx_app.workspace.views.ProgramView`)."""
+
+    name: str
+    survey: SurveyFile
+    waves: Sequence[WaveView]
+
+
+CHANGE_TEST = (
+    "Change test: the difference between two waves' estimates divided by its standard error "
+    "(the two estimates' standard errors combined as independent), a two-sided z test; the "
+    "p-values of the changes shown together are adjusted with Holm's method, and a change is "
+    "called significant (beyond the uncertainty) below 5%.")
+ESTIMATED_SERIES = "Estimated"
+REALIZED_SERIES = "Realized (the wave's own scores)"
+MAX_TABLE_ROWS = 24
+MAX_BULLETS = 9
+NAMED = 3
+"""Segment values or drivers named in a title at most (then "and N more")."""
+
+
+@dataclass(frozen=True)
+class DeckSlide:
+    """One slide: its title (the message), bullets, a table and a chart (a Vega-Lite spec),
+    and speaker notes (how the numbers were made)."""
+
+    title: str
+    bullets: tuple[str, ...] = ()
+    table: Table | None = None
+    chart: dict | None = None
+    notes: str = ""
+    subtitle: str = ""
+    """The title slide's second line (only the first slide has one)."""
+
+
+def _label(text: Any) -> str:
+    """Survey text as a slide shows it: plain, on one line, at most a label's length."""
+    return short_label(" ".join(plain_text(str(text)).split()))
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else format_value(value, "score")
+
+
+def _interval(ci95: Sequence[float] | None) -> str:
+    ci = list(ci95 or [])[:2]
+    return f"{ci[0]:.1f} to {ci[1]:.1f}" if len(ci) == 2 else "—"
+
+
+def _named(names: Sequence[str]) -> str:
+    names = list(names)
+    return join(names if len(names) <= NAMED else [*names[:NAMED], f"{len(names) - NAMED} more"])
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _segment_title(by: str, titles: Mapping[str, str]) -> str:
+    return _label(titles.get(by) or by.replace("_", " ").capitalize())
+
+
+def _segment_value(by: str, value: str, titles: Mapping[str, str]) -> str:
+    """A segment value with its segment when the value does not name it ("Crete (Region)",
+    "Operator B")."""
+    name, shown = _segment_title(by, titles), _label(value)
+    return shown if name.lower() in shown.lower() else f"{shown} ({name})"
+
+
+# ----------------------------------------------------------------------------- tracker
+
+
+def _tracker_frame(view: ProgramView) -> pd.DataFrame:
+    """The estimated series (flagged wave to wave) and the realized one, in wave order."""
+    rows = [{"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
+             "nps": w.estimated_nps.value, "ci_low": w.estimated_nps.ci95[0],
+             "ci_high": w.estimated_nps.ci95[1],
+             "se": math.nan if w.estimated_nps.se is None else w.estimated_nps.se}
+            for w in view.waves]
+    estimated = flag_changes(pd.DataFrame(rows))
+    realized = [{"series": REALIZED_SERIES, "wave": _label(w.label), "n": w.respondents,
+                 "nps": r.value, "ci_low": r.ci95[0], "ci_high": r.ci95[1], "se": math.nan,
+                 "flag": FLAG_NONE}
+                for w in view.waves if (r := w.realized_nps) is not None]
+    return pd.concat([estimated, pd.DataFrame(realized)], ignore_index=True) if realized \
+        else estimated
+
+
+def _change_words(change: float, flag: str) -> tuple[str, str]:
+    verb = "rose" if change > 0 else "fell" if change < 0 else "did not move"
+    amount = f" {abs(change):.1f} points" if change else ""
+    return verb + amount, ("beyond" if flag != FLAG_NONE else "within")
+
+
+def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
+    waves = view.waves
+    if not waves:
+        return DeckSlide(f"The program has no wave yet, so there is no {words.short_name} to "
+                         "track", ("Add waves with cx-app program add-wave.",))
+    frame = _tracker_frame(view)
+    estimated = frame[frame["series"] == ESTIMATED_SERIES]
+    first, last = waves[0], waves[-1]
+    if len(waves) == 1:
+        title = (f"The first wave, {_label(last.label)}, has an estimated {words.short_name} "
+                 f"of {_score(last.estimated_nps.value)}")
+    else:
+        latest = estimated.iloc[-1]
+        moved, where = _change_words(float(latest["change"]), str(latest["flag"]))
+        title = (f"The {words.short_name} {moved} since {_label(waves[-2].label)}, {where} "
+                 "its uncertainty")
+    table = Table("Tracker", (TableColumn("wave", "Wave"), TableColumn("n", "Respondents", "int"),
+                              TableColumn("nps", f"Estimated {words.short_name}", "score"),
+                              TableColumn("ci", "95% interval"),
+                              TableColumn("realized", "Realized", "score")),
+                  tuple((_label(w.label), w.respondents, w.estimated_nps.value,
+                         _interval(w.estimated_nps.ci95),
+                         None if w.realized_nps is None else w.realized_nps.value)
+                        for w in waves))
+    spec = nps_trend_chart(frame[["series", "wave", "nps", "ci_low", "ci_high", "n", "flag"]],
+                           score_title=words.title).to_dict()
+    notes = (f"{len(waves)} waves from {_label(first.label)} to {_label(last.label)}, in wave "
+             "order (by date, then label). Estimated: the driver model's estimate from each "
+             "wave's attribute answers, without its scores; the band is its 95% interval. "
+             "Realized: the wave's own scores, for waves that have them. ▲ / ▼ mark a "
+             f"significant rise or fall since the previous wave. {CHANGE_TEST}")
+    return DeckSlide(title, table=table, chart=spec, notes=notes)
+
+
+# ----------------------------------------------------------------------------- segments
+
+
+def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd.DataFrame:
+    """Every value of segment ``by`` in the latest wave with its estimate, and its change since
+    the previous wave with its flag (Holm over the values of ``by``)."""
+    rows = []
+    before = {} if previous is None else previous.segments.get(by, {})
+    for value, figure in latest.segments[by].items():
+        old = before.get(value)
+        for wave, fig in (("previous", old), ("latest", figure)):
+            est = None if fig is None else fig.estimated_nps
+            if wave == "previous" and est is None:
+                continue
+            rows.append({"series": value, "wave": wave,
+                         "respondents": figure.respondents if fig is figure else None,
+                         "nps": math.nan if est is None else est.value,
+                         "ci_low": math.nan if est is None else est.ci95[0],
+                         "ci_high": math.nan if est is None else est.ci95[1],
+                         "se": math.nan if est is None or est.se is None else est.se,
+                         "note": "" if fig is None else (fig.note or "")})
+    frame = flag_changes(pd.DataFrame(rows, columns=["series", "wave", "respondents", "nps",
+                                                     "ci_low", "ci_high", "se", "note"]))
+    return frame[frame["wave"] == "latest"].reset_index(drop=True)
+
+
+def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
+                   titles: Mapping[str, str]) -> DeckSlide:
+    latest = view.waves[-1]
+    previous = view.waves[-2] if len(view.waves) > 1 else None
+    name = _segment_title(by, titles)
+    changes = _segment_changes(latest, previous, by)
+    labels = [_label(v) for v in changes["series"]]
+    changes = changes.assign(group=labels)
+    rises = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_UP]
+    falls = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_DOWN]
+    head = f"{name} in {_label(latest.label)}"
+    if rises or falls:
+        moved = [f"{_named(rises)} rose" if rises else "", f"{_named(falls)} fell" if falls
+                 else ""]
+        title = (f"{head}: {' and '.join(m for m in moved if m)} since "
+                 f"{_label(previous.label)}, beyond the uncertainty")
+    elif previous is not None:
+        title = (f"{head}: no value moved beyond its uncertainty since "
+                 f"{_label(previous.label)}")
+    else:
+        shown = changes.dropna(subset=["nps"]).sort_values("nps", ascending=False)
+        title = (f"{head}: {shown['group'].iloc[0]} has the highest {words.short_name}"
+                 if len(shown) else f"{head}: every value is too small to estimate")
+    since = f"Since {_label(previous.label)}" if previous is not None else "Change"
+    table = Table(name, (TableColumn("value", name), TableColumn("n", "Respondents", "int"),
+                         TableColumn("nps", f"Estimated {words.short_name}", "score"),
+                         TableColumn("ci", "95% interval"), TableColumn("change", since),
+                         TableColumn("flag", "Beyond the uncertainty?")),
+                  tuple((g, r.respondents, None if math.isnan(r.nps) else r.nps,
+                         "—" if math.isnan(r.nps) else f"{r.ci_low:.1f} to {r.ci_high:.1f}",
+                         "—" if math.isnan(r.change) else f"{r.change:+.1f}",
+                         (r.note or "too few respondents") if math.isnan(r.nps) else
+                         {FLAG_UP: "yes, a rise", FLAG_DOWN: "yes, a fall"}.get(r.flag, "no"))
+                        for g, r in zip(labels, changes.itertuples(), strict=True)))
+    bars = changes.dropna(subset=["nps"]).rename(columns={"respondents": "n"})
+    spec = nps_bars(bars[["group", "nps", "ci_low", "ci_high", "n", "flag"]], group_title=name,
+                    score_title=words.title, flag_title=since).to_dict() if len(bars) else None
+    notes = (f"Each value of {name} in the wave {_label(latest.label)}: the estimated "
+             f"{words.short_name} with its 95% interval (bars and whiskers). Green: a "
+             "significant rise, red: a significant fall since the previous wave, each value "
+             f"compared with itself in that wave. {CHANGE_TEST} Values with fewer than 10 respondents "
+             "get no estimate.")
+    return DeckSlide(title, table=table, chart=spec, notes=notes)
+
+
+# ----------------------------------------------------------------------------- waves
+
+
+def _alert_words(alert: AlertDoc, words: ScoreVocabulary) -> str:
+    what = "accuracy" if alert.metric == "accuracy" else words.short_name
+
+    def shown(x: float | None) -> str:
+        if x is None:
+            return "none"
+        return f"{x:.0%}" if alert.metric == "accuracy" else f"{x:.1f}"
+
+    return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} its usual "
+            f"range ({shown(alert.lower)} to {shown(alert.upper)})")
+
+
+def _wave_slide(wave: WaveView, words: ScoreVocabulary, titles: Mapping[str, str]) -> DeckSlide:
+    label, est = _label(wave.label), wave.estimated_nps
+    raised = [_alert_words(a, words) for a in wave.estimate.alerts if a.alert]
+    raised += [f"{_segment_value(by, value, titles)}: {_alert_words(a, words)}"
+               for by, values in wave.segments.items() for value, figure in values.items()
+               for a in figure.alerts if a.alert]
+    if raised:
+        more = f", and {len(raised) - 1} more alert{'s' if len(raised) > 2 else ''}" \
+            if len(raised) > 1 else ""
+        title = f"{label}: {raised[0]}{more}"
+    else:
+        title = (f"{label}: estimated {words.short_name} {_score(est.value)} "
+                 f"({_interval(est.ci95)}), no alert")
+    bullets = [f"Estimated {words.short_name}: {_score(est.value)}, 95% interval "
+               f"{_interval(est.ci95)}, from {wave.respondents:,} respondents' attribute "
+               "answers."]
+    if (real := wave.realized_nps) is not None:
+        bullets.append(f"Realized {words.short_name} (the wave's own scores): "
+                       f"{_score(real.value)}, 95% interval {_interval(real.ci95)}.")
+    accuracy = wave.estimate.estimated.get("accuracy")
+    if accuracy is not None:
+        bullets.append(f"The model's estimated accuracy on this wave: {accuracy:.0%}.")
+    bullets += [f"Alert: {_capital(text)}." for text in raised]
+    if len(bullets) > MAX_BULLETS:
+        bullets = [*bullets[:MAX_BULLETS - 1], f"… and {len(bullets) - MAX_BULLETS + 1} more "
+                   "alerts (see the Excel report)."]
+    if not raised:
+        bullets.append("No alert: the estimated accuracy and score are within the range usual "
+                       "for the model's training data.")
+    notes = [f"File: {_label(wave.filename or 'not recorded')}."]
+    notes += [plain_text(a.source) for a in wave.estimate.alerts if a.source][:2]
+    notes += [f"Warning: {plain_text(w)}" for w in wave.estimate.warnings]
+    return DeckSlide(title, tuple(bullets), notes="\n".join(notes))
+
+
+# ----------------------------------------------------------------------------- drivers
+
+
+def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
+    drivers = results.drivers
+    quadrant = None if drivers is None else drivers.importance_performance
+    if quadrant is None or not quadrant.rows:
+        return DeckSlide("The program's results hold no driver analysis",
+                         ("Train the program again with a driver analysis to see what moves "
+                          f"the {words.short_name}.",))
+    labels = {a: _label(t) for a, t in results.dataset.attribute_labels.items()}
+    table = pd.DataFrame([r.model_dump() for r in quadrant.rows])
+    top = [labels.get(a, _label(a)) for a in important_above_others(table)]
+    if top:
+        title = (f"{_named(top)} {'drive' if len(top) > 1 else 'drives'} the "
+                 f"{words.short_name} most, beyond {'their' if len(top) > 1 else 'its'} "
+                 "uncertainty")
+    else:
+        title = f"No attribute drives the {words.short_name} clearly more than the others"
+    bullets = [drivers_reading(table, labels=labels)]
+    frame = pd.DataFrame({"attribute": [labels.get(a, _label(a)) for a in table["attribute"]],
+                          "importance": table["importance"],
+                          "ci_low": table["importance_low"].fillna(table["importance"]),
+                          "ci_high": table["importance_high"].fillna(table["importance"]),
+                          "direction": table["direction"]}).dropna(subset=["importance"])
+    spec = (importance_bars(frame, value_title="Importance (% of the explained variance)")
+            .to_dict() if len(frame) else None)
+    notes = ("Importance: each attribute's share of the score's variance that the attributes "
+             "explain together (Johnson's relative weights), with its 95% interval. An "
+             "attribute is named a top driver only when it stands above the others beyond its "
+             f"uncertainty: {METHOD}.")
+    return DeckSlide(title, tuple(bullets), chart=spec, notes=notes)
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def _model_name(results: Results, model_id: str) -> str:
+    from cx_app.models.algorithms import default_preset, get_algorithm
+
+    model = results.models.get(model_id)
+    if model is None:
+        return _label(model_id)
+    cv = model.cross_validation
+    try:
+        name = get_algorithm(cv.algorithm, cv.preset).name
+        preset = "" if cv.preset == default_preset(cv.algorithm) else f" ({cv.preset} settings)"
+    except CxAppError:
+        return _label(model_id)
+    return _label(name + preset)
+
+
+def _level_name(level: str) -> str:
+    return "the original scale" if level == "original" else _label(level)
+
+
+def _models_slide(results: Results) -> DeckSlide:
+    picks = {_level_name(level): [dataclasses.replace(
+        p, best=_model_name(results, p.best),
+        runner_up=None if p.runner_up is None else _model_name(results, p.runner_up))
+        for p in best_picks(results, level)] for level in results.level_names()}
+    picks = {level: p for level, p in picks.items() if p}
+    if not picks:
+        return DeckSlide("The program's results hold no model measures")
+    every: list[BestPick] = [p for level in picks.values() for p in level]
+    bests = list(dict.fromkeys(p.best for p in every))
+    names = [_model_name(results, m) for m in results.models]
+    if len(names) == 1:
+        title = f"{names[0]} is the program's one model, so there is no other to compare"
+    elif len(bests) == 1:
+        title = f"{bests[0]} is the best model at every level"
+    else:
+        title = "The best model depends on the level: " + join(
+            f"{level[0].best} at {name}" for name, level in picks.items())
+    table = Table("Best model per level", (
+        TableColumn("level", "Level"), TableColumn("metric", "Measure"),
+        TableColumn("model", "Best model"), TableColumn("value", "Value"),
+        TableColumn("runner", "Runner-up"), TableColumn("lead", "Lead beyond chance?")),
+        tuple((level, _capital(short_name(p.metric)), p.best, format_value(p.value, p.kind),
+               p.runner_up or "—", p.significant_text) for level, ps in picks.items()
+              for p in ps))
+    notes = ("Values are means over the cross-validation folds. The lead of the best model over "
+             "the runner-up is tested with the corrected (Nadeau–Bengio) paired t-test over the "
+             "folds, Holm-adjusted.")
+    reading = (f"{names[0]}'s measures at each level, as the cross-validation found them; a "
+               "comparison needs a second model." if len(names) == 1 else models_reading(picks))
+    return DeckSlide(title, (reading,), table=table, notes=notes)
+
+
+# ----------------------------------------------------------------------------- definitions
+
+
+def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
+    if words.is_nps:
+        score = (f"{words.title}: the share of promoters (9–10) minus the share of detractors "
+                 "(0–6), in points from −100 to 100.")
+    else:
+        score = (f"{words.title}: the share of the {words.positive} group minus the share of "
+                 f"the {words.negative} group, in points from −100 to 100.")
+    return DeckSlide("What the words in this deck mean", (
+        score,
+        "Estimated: what the driver model infers from a wave's answers to the attribute "
+        "questions, without the wave's own scores.",
+        "Realized: the score computed from a wave's own answers, for waves that have them.",
+        "95% interval: the range the true value lies in with 95% confidence; an estimate's "
+        "interval includes the model's own error.",
+        "Beyond the uncertainty (significant): a change larger than chance would explain, "
+        "tested at 5% with an adjustment when several changes are tested together.",
+        "Alert: an estimated accuracy or score outside the range usual for the model's "
+        "training data at the wave's size.",
+        "Driver: an attribute whose ratings explain a large share of the score's variation.",
+        "Best model: the one with the best average over the cross-validation folds (parts of "
+        "the training survey held out in turn)."))
+
+
+# ----------------------------------------------------------------------------- the deck
+
+
+def program_slides(view: ProgramView, results: Results, *,
+                   segment_titles: Mapping[str, str] | None = None,
+                   created: str = "") -> list[DeckSlide]:
+    """The slides of the program ``view`` with its ``results`` (see the module docstring);
+    ``segment_titles``: a segment's header by its name (the mapping's ``column``)."""
+    titles = dict(segment_titles or {})
+    words = results.dataset.vocabulary
+    waves = view.waves
+    span = (f"{len(waves)} wave{'s' if len(waves) != 1 else ''}, {_label(waves[0].label)} to "
+            f"{_label(waves[-1].label)}" if waves else "no wave yet")
+    slides = [DeckSlide(f"{_label(view.name)}: the customer experience program",
+                        subtitle=f"{words.title} tracker: {span}"
+                                 + (f" · made {created}" if created else ""),
+                        notes=f"Reference survey: {_label(view.survey.filename or '')}.")]
+    slides.append(_tracker_slide(view, words))
+    if waves:
+        slides += [_segment_slide(view, by, words, titles) for by in waves[-1].segments
+                   if waves[-1].segments[by]]
+    slides += [_wave_slide(w, words, titles) for w in waves]
+    slides += [_drivers_slide(results, words), _models_slide(results),
+               _definitions_slide(words)]
+    return slides
+
+
+def _png(spec: dict) -> bytes:
+    import vl_convert
+
+    spec = {**spec, "width": 560}
+    return vl_convert.vegalite_to_png(plain_spec(spec), scale=2)
+
+
+def _fit(png: bytes, width: float, height: float) -> tuple[float, float]:
+    """The largest (width, height) of the PNG's aspect within the box (inches)."""
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    scale = min(width / w, height / h) if w and h else 1.0
+    return w * scale, h * scale
+
+
+def _text_box(slide: Any, text_lines: Sequence[str], box: tuple[float, float, float, float],
+              size: int) -> None:
+    from pptx.util import Inches, Pt
+
+    frame = slide.shapes.add_textbox(*(Inches(v) for v in box)).text_frame
+    frame.word_wrap = True
+    for i, line in enumerate(text_lines):
+        paragraph = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
+        paragraph.text = plain_text(line)
+        paragraph.space_after = Pt(8)
+        for run in paragraph.runs:
+            run.font.size = Pt(size)
+
+
+def _table(slide: Any, table: Table, box: tuple[float, float, float, float]) -> None:
+    from pptx.util import Inches, Pt
+
+    rows = list(table.rows)
+    if len(rows) > MAX_TABLE_ROWS:
+        rows = [*rows[:MAX_TABLE_ROWS - 1],
+                (f"… {len(rows) - MAX_TABLE_ROWS + 1} more rows (see the Excel report)",
+                 *[None] * (len(table.columns) - 1))]
+    size = (12 if len(table.columns) <= 4 else 11) if len(rows) <= 10 else \
+        10 if len(rows) <= 16 else 8
+    left, top, width, _ = box
+    height = 0.3 * (len(rows) + 1) * size / 12
+    shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left),
+                                   Inches(top), Inches(width), Inches(height)).table
+    cells = [[c.title for c in table.columns]]
+    cells += [[format_value(v, table.columns[j].kind) if v is not None else ""
+               for j, v in enumerate(row)] for row in rows]
+    for i, values in enumerate(cells):
+        for j, value in enumerate(values):
+            cell = shape.cell(i, j)
+            cell.text = plain_text(str(value))
+            for paragraph in cell.text_frame.paragraphs:
+                for run in paragraph.runs:
+                    run.font.size = Pt(size)
+
+
+def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
+    from pptx.util import Inches, Pt
+
+    slide = prs.slides.add_slide(prs.slide_layouts[0 if first else 5])
+    title = slide.shapes.title
+    title.text = plain_text(doc.title)
+    if first:  # the template's placeholders are laid out for 4:3: placed again for 16:9
+        subtitle = slide.placeholders[1]
+        subtitle.text = plain_text(doc.subtitle)
+        title.left, title.top, title.width, title.height = (Inches(0.8), Inches(2.2),
+                                                            Inches(11.7), Inches(1.6))
+        subtitle.left, subtitle.top, subtitle.width, subtitle.height = (
+            Inches(0.8), Inches(4.0), Inches(11.7), Inches(1.2))
+    else:
+        title.left, title.top, title.width, title.height = (Inches(0.5), Inches(0.3),
+                                                            Inches(12.3), Inches(1.2))
+        for paragraph in title.text_frame.paragraphs:
+            for run in paragraph.runs:
+                run.font.size = Pt(26 if len(doc.title) < 90 else 20)
+    if doc.notes:
+        slide.notes_slide.notes_text_frame.text = plain_text(doc.notes)
+    if first:
+        return
+    top, bottom, side_left = 1.6, 7.2, 0.5
+    if doc.chart is not None:
+        try:
+            png = _png(doc.chart)
+        except Exception as exc:  # vl-convert errors are plain exceptions; the deck goes on
+            _text_box(slide, [f"(chart not rendered: {exc})"], (0.5, top, 7.4, 1.0), 12)
+        else:
+            width, height = _fit(png, 7.4, bottom - top)
+            slide.shapes.add_picture(io.BytesIO(png), Inches(0.5), Inches(top),
+                                     Inches(width), Inches(height))
+        side_left = 8.1
+    side_width = 13.33 - 0.5 - side_left
+    if doc.bullets:
+        lines = len(doc.bullets) + sum(len(b) // 90 for b in doc.bullets)
+        _text_box(slide, doc.bullets, (side_left, top, side_width, bottom - top),
+                  18 if lines <= 6 and side_left < 1 else 14)
+        top += min(0.45 * lines, 3.0) if doc.table is not None else 0
+    if doc.table is not None:
+        _table(slide, doc.table, (side_left, top, side_width, bottom - top))
+
+
+def deck_bytes(slides: Sequence[DeckSlide]) -> bytes:
+    """The .pptx file of ``slides`` (16:9; a title slide first, then one message each)."""
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    prs = Presentation()
+    prs.slide_width, prs.slide_height = Inches(13.333), Inches(7.5)
+    for i, doc in enumerate(slides):
+        _render(prs, doc, first=i == 0)
+    out = io.BytesIO()
+    prs.save(out)
+    return out.getvalue()
+
+
+def deck_filename(program: str) -> str:
+    """``NAME.pptx`` with the characters a file name cannot hold replaced by ``-``.
+
+    >>> deck_filename("bank/nps: 2026")
+    'bank-nps- 2026.pptx'
+    """
+    stem = re.sub(r"[^\w .()+-]+", "-", plain_text(program)).strip(" .")[:120]
+    return f"{stem or 'program'}.pptx"
+
+
+def write_program_deck(view: ProgramView, results: Results, path: str | Path, *,
+                       segment_titles: Mapping[str, str] | None = None,
+                       created: str = "") -> bytes:
+    """Write the deck of the program ``view`` to ``path`` atomically; its bytes."""
+    data = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
+                                     created=created))
+    try:
+        write_bytes_atomic(path, data)
+    except OSError as exc:
+        raise CxAppError(f"cannot write the deck {path}: {exc.strerror or exc}") from None
+    return data

@@ -1,0 +1,226 @@
+"""The program deck (``cx_app/reports/pptx_deck.py``): a small program in a temporary SQLite
+workspace (the workspace tests' surveys and mapping), its deck written and opened again with
+python-pptx: every wave and segment on it, the tracker's numbers the program's, the segment
+flags a hand-made z test with Holm's adjustment (statsmodels), real PNG charts, plain words
+("NPS" only for a recommend question), and hostile labels that still give a valid deck."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from types import SimpleNamespace
+
+import pytest
+from pptx import Presentation
+from pptx.enum.shapes import MSO_SHAPE_TYPE
+from scipy.stats import norm
+from statsmodels.stats.multitest import multipletests
+from workspace.conftest import survey_files  # noqa: F401  (the workspace tests' surveys)
+from workspace.workspace_helpers import telecom_mapping
+
+from cx_app.estimate.document import AlertDoc
+from cx_app.reports.pptx_deck import deck_bytes, program_slides, write_program_deck
+from cx_app.survey.schema import with_recommend
+from cx_app.workspace.programs import Workspace
+
+WAVES = ("W10", "W01", "W02", "W03")
+SNAKE_CASE = re.compile(r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory, survey_files):  # noqa: F811
+    """The telecom program (an NPS) with four waves added out of order, W03 labelled."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('deck') / 'workspace.db'}"
+    with Workspace.open(url) as ws:
+        ws.create_program("telecom", survey_files["reference"], schema=telecom_mapping(),
+                          algorithm="lr", calibration="none", folds=5, seed=0)
+        ws.add_waves("telecom", [survey_files[w] for w in WAVES])
+        view, results = ws.show("telecom"), ws.results("telecom")
+        titles = {s.name: s.column for s in ws.program_model("telecom").schema.segments}
+        # the same surveys, the target read as a 0–10 rating that is not a recommend question
+        ws.create_program("rating", survey_files["reference"],
+                          schema=with_recommend(telecom_mapping(), False), algorithm="lr",
+                          calibration="none", folds=5, seed=0)
+        ws.add_waves("rating", [survey_files[w] for w in WAVES[:2]])
+        rating = SimpleNamespace(view=ws.show("rating"), results=ws.results("rating"))
+    return SimpleNamespace(view=view, results=results, titles=titles, rating=rating)
+
+
+def _open(data_or_path):
+    import io
+
+    return Presentation(io.BytesIO(data_or_path) if isinstance(data_or_path, bytes)
+                        else data_or_path)
+
+
+@pytest.fixture(scope="module")
+def deck(program, tmp_path_factory):
+    path = tmp_path_factory.mktemp("out") / "telecom.pptx"
+    write_program_deck(program.view, program.results, path, segment_titles=program.titles)
+    return _open(path)
+
+
+def titles_of(prs) -> list[str]:
+    return [slide.shapes.title.text for slide in prs.slides]
+
+
+def shown_text(slide) -> str:
+    """Every text a person sees on the slide (title, text boxes, table cells)."""
+    parts = []
+    for shape in slide.shapes:
+        if shape.has_text_frame:
+            parts.append(shape.text_frame.text)
+        if shape.has_table:
+            parts += [cell.text for row in shape.table.rows for cell in row.cells]
+    return "\n".join(parts)
+
+
+def table_rows(slide) -> list[list[str]]:
+    table = next(s for s in slide.shapes if s.has_table).table
+    return [[cell.text for cell in row.cells] for row in table.rows]
+
+
+def slide_titled(prs, start: str):
+    return next(s for s in prs.slides if s.shapes.title.text.startswith(start))
+
+
+def test_every_wave_and_segment_appears(program, deck):
+    text = "\n".join(shown_text(s) for s in deck.slides)
+    assert [w.label for w in program.view.waves] == ["W01", "W02", "W03", "W10"]
+    for wave in program.view.waves:
+        assert wave.label in text
+        for values in wave.segments.values():
+            for value in values:
+                assert value in text
+    assert "Operator" in text and "Region" in text
+    # one slide per wave, in wave order
+    per_wave = [t for t in titles_of(deck) if re.match(r"W\d\d:", t)]
+    assert [t.split(":")[0] for t in per_wave] == ["W01", "W02", "W03", "W10"]
+    # a wave's title says "no alert" exactly when neither it nor a segment raised one
+    for title, wave in zip(per_wave, program.view.waves, strict=True):
+        raised = [a for a in wave.estimate.alerts if a.alert] + [
+            a for values in wave.segments.values() for f in values.values()
+            for a in f.alerts if a.alert]
+        assert title.endswith("no alert") == (not raised)
+        assert title.startswith(f"{wave.label}: estimated NPS {wave.estimated_nps.value:.1f}") \
+            if not raised else "usual range" in title
+
+
+def test_tracker_numbers_are_the_programs(program, deck):
+    waves = program.view.waves
+    tracker = deck.slides[1]
+    rows = table_rows(tracker)
+    assert rows[0] == ["Wave", "Respondents", "Estimated NPS", "95% interval", "Realized"]
+    for row, wave in zip(rows[1:], waves, strict=True):
+        est = wave.estimated_nps
+        realized = "" if wave.realized_nps is None else f"{wave.realized_nps.value:.1f}"
+        assert row == [wave.label, str(wave.respondents), f"{est.value:.1f}",
+                       f"{est.ci95[0]:.1f} to {est.ci95[1]:.1f}", realized]
+    assert [r[4] != "" for r in rows[1:]] == [False, False, True, False]  # W03 is labelled
+    # the title: the last change, and whether it is beyond the uncertainty (z test, Holm
+    # over the three changes), computed here by hand
+    values = [w.estimated_nps.value for w in waves]
+    ses = [w.estimated_nps.se for w in waves]
+    p = [2 * norm.sf(abs(values[i] - values[i - 1]) / math.hypot(ses[i], ses[i - 1]))
+         for i in range(1, len(waves))]
+    beyond = multipletests(p, method="holm")[1][-1] < 0.05
+    delta = values[-1] - values[-2]
+    verb = "rose" if delta > 0 else "fell"
+    assert tracker.shapes.title.text == (
+        f"The NPS {verb} {abs(delta):.1f} points since W03, "
+        f"{'beyond' if beyond else 'within'} its uncertainty")
+    assert "two-sided z test" in tracker.notes_slide.notes_text_frame.text
+
+
+def test_segment_flags_are_a_z_test_with_holm(program, deck):
+    latest, previous = program.view.waves[-1], program.view.waves[-2]
+    slide = slide_titled(deck, "Region in W10")
+    rows = {r[0]: r for r in table_rows(slide)[1:]}
+    values = list(latest.segments["region"])
+    p, changes = [], []
+    for value in values:
+        now, before = (latest.segments["region"][value].estimated_nps,
+                       previous.segments["region"][value].estimated_nps)
+        changes.append(now.value - before.value)
+        p.append(2 * norm.sf(abs(changes[-1]) / math.hypot(now.se, before.se)))
+    significant = multipletests(p, method="holm")[0]
+    for value, change, flagged in zip(values, changes, significant, strict=True):
+        row = rows[value]
+        assert row[4] == f"{change:+.1f}"
+        assert row[5] == ("no" if not flagged else "yes, a rise" if change > 0
+                          else "yes, a fall")
+    rising = [v for v, c, f in zip(values, changes, significant, strict=True) if f and c > 0]
+    if rising:
+        assert f"{rising[0]}" in slide.shapes.title.text and "rose" in slide.shapes.title.text
+    else:
+        assert "no value moved beyond its uncertainty" in slide.shapes.title.text
+    assert "Holm" in slide.notes_slide.notes_text_frame.text
+
+
+def test_charts_are_real_pngs(deck):
+    pictures = [shape for slide in deck.slides for shape in slide.shapes
+                if shape.shape_type == MSO_SHAPE_TYPE.PICTURE]
+    # the tracker, two segments (operator, region) and the drivers
+    assert len(pictures) == 4
+    for picture in pictures:
+        blob = picture.image.blob
+        assert blob[:8] == PNG_MAGIC and len(blob) > 10_000
+        width, height = int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")
+        assert width > 400 and height > 200
+
+
+def test_titles_in_plain_words_and_the_scores_words(program, deck):
+    titles = titles_of(deck)
+    assert not [t for t in titles if SNAKE_CASE.search(t)]
+    assert "NPS" in titles[1]
+    assert "promoters" in shown_text(deck.slides[-1])
+    # a program whose target is not a recommend question: a net score, no NPS words
+    rating = program.rating
+    assert not rating.results.dataset.vocabulary.is_nps
+    prs = _open(deck_bytes(program_slides(rating.view, rating.results,
+                                          segment_titles=program.titles)))
+    words = "\n".join(shown_text(s) + s.notes_slide.notes_text_frame.text for s in prs.slides)
+    assert not re.search(r"NPS|promoter|detractor", words, re.IGNORECASE)
+    assert prs.slides[1].shapes.title.text.startswith("The net score ")
+    assert table_rows(prs.slides[1])[0][2] == "Estimated net score"
+    assert "the share of the high group minus the share of the low group" in words
+    assert not [t for t in titles_of(prs) if SNAKE_CASE.search(t)]
+
+
+def test_a_raised_alert_titles_its_wave(program):
+    wave = program.view.waves[0]
+    alert = AlertDoc(metric="accuracy", value=0.5, lower=0.6, upper=0.8, alert=True,
+                     direction="below", source="held-out accuracy ± 3 SD")
+    alerted = dataclasses.replace(wave, estimate=wave.estimate.model_copy(
+        update={"alerts": [alert]}), segments={})
+    view = dataclasses.replace(program.view, waves=(alerted,))
+    slides = program_slides(view, program.results)
+    wave_slide = next(s for s in slides if s.title.startswith("W01"))
+    assert wave_slide.title == "W01: estimated accuracy 50% is below its usual range (60% to 80%)"
+    assert "Alert: Estimated accuracy 50% is below its usual range (60% to 80%)." in \
+        wave_slide.bullets
+
+
+def test_hostile_labels_give_a_valid_deck(program, tmp_path):
+    hostile = ["W\x0001 **bold** [link](http://x) <b>", "# " + "x" * 10_000, "W\x1b[31m03"]
+    waves = []
+    for wave, label in zip(program.view.waves, [*hostile, "W10"], strict=True):
+        segments = {by: {f"{value}\x00 _*{'y' * 10_000}": figure
+                         for value, figure in values.items()}
+                    for by, values in wave.segments.items()}
+        waves.append(dataclasses.replace(wave, label=label, segments=segments))
+    view = dataclasses.replace(program.view, name="tel\x00ecom **x**", waves=tuple(waves))
+    path = tmp_path / "hostile.pptx"
+    write_program_deck(view, program.results, path, segment_titles=program.titles)
+    prs = _open(path)
+    text = "\n".join(shown_text(s) for s in prs.slides)
+    assert "\x00" not in text and "\x1b" not in text
+    assert "W01 **bold** [link](http://x) <b>" in text  # shown as it is, without the NUL
+    assert "x" * 10_000 not in text and "# " + "x" * 90 in text  # cut to a label's length
+    assert max(len(t) for t in titles_of(prs)) < 400
+    assert len(prs.slides) == len(program_slides(program.view, program.results))
+    pictures = [shape for slide in prs.slides for shape in slide.shapes
+                if shape.shape_type == MSO_SHAPE_TYPE.PICTURE]
+    assert len(pictures) == 4 and all(p.image.blob[:8] == PNG_MAGIC for p in pictures)
