@@ -29,6 +29,7 @@ from cx_app.app.recovery import RecoveryStore, Snapshot
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.app.training import TrainingJob
 from cx_app.errors import CxAppError
+from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
@@ -191,9 +192,16 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
 
     ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
     numbers while the page shows percentages)."""
-    st.dataframe(frame, hide_index=hide_index, column_config=column_config, height=height,
-                 key=f"df_{key}")
-    out = frame if csv_frame is None else csv_frame
+    labels = survey_labels(analysis().survey.schema)
+    names = {c: column_label(c, labels) for c in frame.columns}
+    config = {names.get(c, c): v for c, v in (column_config or {}).items()}
+    for column, name in names.items():  # each header in plain words, a metric's on hover
+        entry = config.get(name)
+        if entry is None or isinstance(entry, dict):
+            config[name] = {**(entry or {}), "label": str(name), "help": column_help(column)}
+    st.dataframe(frame.rename(columns=names), hide_index=hide_index, column_config=config,
+                 height=height, key=f"df_{key}")
+    out = (frame if csv_frame is None else csv_frame).rename(columns=names)
     data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")

@@ -12,7 +12,7 @@ from cx_app.app import views
 from cx_app.engine.catalogue import metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.reports import charts
-from cx_app.reports.definitions import auc_reading
+from cx_app.reports.definitions import auc_reading, plain_name
 from pages import common
 
 a = common.analysis()
@@ -36,7 +36,7 @@ if binary:
     level = binary[-1]
     grouped = grouping.get(level.name, "grouping")
     st.subheader(f"ROC of the {common.md_escape(level.name)}, {common.md_escape(grouped)} "
-                 f"(positive: {common.md_escape(level.positive)})")
+                 f"(positive: {common.md_escape(plain_name(level.positive))})")
     st.caption("Score = summed probability of the positive group's classes. The curve ends at "
                "TPR = TP/P_actual of the most likely prediction (below 1 when the positive group "
                "has intragroup mismatch); the dashed line is random selection up to that point. "
@@ -124,7 +124,7 @@ else:
                                     for col in table.columns if col not in ("model A",
                                                                             "model B")})
         st.caption("The plain test over k folds is known to be too liberal (the training sets "
-                   "overlap); the corrected test widens the variance by n_test/n_train. "
+                   "overlap); the corrected test widens the variance by the ratio of the test-fold to the training-fold size. "
                    f"Smallest p shown as {common.md_escape(format_p(min(c.p_holm for c in comparisons)))}.")
 
 # --------------------------------------------------------------------------- rhombus

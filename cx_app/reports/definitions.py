@@ -9,10 +9,11 @@ catalogue, :mod:`cx_app.engine.catalogue`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from cx_app.engine.catalogue import MetricDefinition
+from cx_app.engine.catalogue import MetricDefinition, metric_definition
+from cx_app.survey.schema import SurveySchema
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,72 @@ NEW_WAVE_FIELD_LABELS: dict[str, str] = {
 }
 """Readable labels of the keys of a new-wave estimate's ``estimated_class_counts``, ``model``
 (with its ``heldout_alp_gap``) and ``drift`` parts."""
+
+
+PLAIN_NAMES: dict[str, str] = {
+    # how unanswered attribute scores are handled (a schema's ``missing_attributes``)
+    "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
+    "impute_median": "Keep; models fill with the training median",
+    "exclude": "Leave respondents with a gap out of the models (not out of the net score)",
+    # training presets
+    "fast": "fast",
+    "papers": "as in the papers",
+    # the default plans' group codes
+    "passives_promoters": "passives and promoters",
+    "top_box": "top box",
+    # the corrected t-test's quantities
+    "n_test": "test-fold size",
+    "n_train": "training-fold size",
+    # software packages, by their published names
+    "cx_app": "cx-app",
+    "vl_convert": "vl-convert",
+}
+"""The one code → plain-name table: every code the library keeps (a JSON key, a CLI flag value,
+a plan's group code) as a person reads it. Metric keys are named by the engine's catalogue."""
+
+
+def plain_name(code: object) -> str:
+    """A code as a person reads it: its entry in :data:`PLAIN_NAMES`, else the catalogue's
+    metric name, else the code with its underscores as spaces.
+
+    >>> plain_name("impute_indicator"), plain_name("f1_macro"), plain_name("max_iter")
+    ("Keep; models fill with the training median + a 'was missing' flag", 'F1 (macro, mean of per-class F1)', 'max iter')
+    """
+    text = str(code)
+    if text in PLAIN_NAMES:
+        return PLAIN_NAMES[text]
+    metric = metric_definition(text)
+    return metric.name if metric is not None else text.replace("_", " ")
+
+
+def survey_labels(schema: SurveySchema) -> dict[str, str]:
+    """Each column identifier of ``schema`` → what a person reads: an attribute's label (its
+    header by default), any other column's header."""
+    specs = [schema.target, *schema.segments,
+             *(s for s in (schema.respondent_id, schema.weight) if s is not None)]
+    return {**{s.name: s.column for s in specs},
+            **{a.name: a.display for a in schema.attributes}}
+
+
+def column_label(column: object, labels: Mapping[str, str] | None = None) -> object:
+    """A table column's header as a person reads it: the survey's label of one of its columns
+    (``labels``, e.g. :func:`survey_labels`), else :func:`plain_name`; a header that is no text
+    (a score class, 0–10) is kept.
+
+    >>> column_label("call_center", {"call_center": "Call center"}), column_label("n_pred")
+    ('Call center', 'Predicted negatives')
+    >>> column_label(7)
+    7
+    """
+    if not isinstance(column, str):
+        return column
+    return (labels or {}).get(column) or plain_name(column)
+
+
+def column_help(column: object) -> str | None:
+    """The one-line explanation shown on hover over a column holding a metric, else None."""
+    metric = metric_definition(column) if isinstance(column, str) else None
+    return metric.words if metric is not None else None
 
 
 def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) -> str:
