@@ -192,19 +192,29 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
 
     ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
     numbers while the page shows percentages)."""
-    labels = survey_labels(analysis().survey.schema)
-    names = {c: column_label(c, labels) for c in frame.columns}
-    config = {names.get(c, c): v for c, v in (column_config or {}).items()}
-    for column, name in names.items():  # each header in plain words, a metric's on hover
-        entry = config.get(name)
-        if entry is None or isinstance(entry, dict):
-            config[name] = {**(entry or {}), "label": str(name), "help": column_help(column)}
-    st.dataframe(frame.rename(columns=names), hide_index=hide_index, column_config=config,
+    st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
                  height=height, key=f"df_{key}")
+    names = {c: column_label(c, survey_labels(analysis().survey.schema)) for c in frame.columns}
     out = (frame if csv_frame is None else csv_frame).rename(columns=names)
     data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")
+
+
+def plain_config(frame: pd.DataFrame, column_config: dict | None = None) -> dict:
+    """``column_config`` with each column's header in plain words (the survey's label of its
+    columns, :func:`~cx_app.reports.definitions.column_label`) and a metric's meaning on
+    hover; a header the caller gave stays."""
+    labels = survey_labels(analysis().survey.schema)
+    config = dict(column_config or {})
+    for column in frame.columns:
+        entry = config.get(column)
+        if isinstance(column, str) and (entry is None or isinstance(entry, dict)):
+            own = (entry or {}).get("label")
+            config[column] = {**(entry or {}), "help": column_help(column),
+                              "label": own if own and own != column
+                              else str(column_label(column, labels))}
+    return config
 
 
 def percent_columns(columns: list[str], digits: int = 1) -> dict:
@@ -321,3 +331,9 @@ def switch_to(fresh: Analysis, filename: str) -> None:
         if analysis is not fresh and analysis.models:
             st.success(f"Back to {md_escape(filename)}: its {len(analysis.models)} trained "
                        "model(s) and results are here again (nothing retrained).")
+
+
+def warnings(texts: list[str] | tuple[str, ...]) -> None:
+    """Each text as a warning (markdown escaped)."""
+    for text in texts:
+        st.warning(md_escape(text))

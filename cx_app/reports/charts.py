@@ -87,10 +87,15 @@ def _fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True
     return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
 
 
+HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR = "#2166ac", "#e08214", "#b8bec2"
+"""Significance colours say direction, not good or bad: blue = significantly higher (or the
+row model better), orange = significantly lower (the column model better), grey = no
+significant difference. Red / green would read as good / bad."""
+
 FLAG_COLOURS: dict[str, str] = {
-    "significantly above the rest": CATEGORY_COLOURS[2],
-    "significantly below the rest": CATEGORY_COLOURS[0],
-    "no significant difference": "#8fb3c4",
+    "significantly above the rest": HIGHER_COLOUR,
+    "significantly below the rest": LOWER_COLOUR,
+    "no significant difference": NO_DIFFERENCE_COLOUR,
 }
 
 
@@ -434,30 +439,43 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
     return chart.properties(title=title) if title else chart
 
 
-def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05) -> alt.FacetChart:
-    """Pairwise test matrix: one panel per ``test``; cells coloured by the adjusted p-value,
-    significant cells (p < ``alpha``) outlined.
+PAIR_VERDICTS: tuple[str, str, str] = ("row model (A) significantly better",
+                                        "column model (B) significantly better",
+                                        "no significant difference")
+"""The colour legend of :func:`pvalue_heatmap`, in :data:`PAIR_COLOURS`' order."""
+PAIR_COLOURS = (HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR)
+
+
+def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
+                   lower_is_better: bool = False) -> alt.FacetChart:
+    """Pairwise test matrix: one panel per ``test``; a cell coloured by which model is better
+    when the adjusted p-value is below ``alpha`` (blue: the row model A, orange: the column
+    model B; grey: no significant difference), its p-value written in it.
 
     Columns: ``test`` (e.g. "plain t (Holm)", "corrected t (Holm)"), ``model_a``, ``model_b``,
-    ``p_value``, ``mean_difference`` (A − B).
+    ``p_value``, ``mean_difference`` (A − B); ``lower_is_better``: the metric is an error
+    (a negative difference means A is better).
     """
+    a_better = frame["mean_difference"] < 0 if lower_is_better else frame["mean_difference"] > 0
+    significant = frame["p_value"] < alpha
     data = frame.assign(
         model_a=_labels(frame["model_a"]), model_b=_labels(frame["model_b"]),
-        significant=frame["p_value"] < alpha,
+        verdict=np.where(~significant, PAIR_VERDICTS[2],
+                         np.where(a_better, PAIR_VERDICTS[0], PAIR_VERDICTS[1])),
     )
     models = list(dict.fromkeys([*data["model_a"], *data["model_b"]]))
     base = alt.Chart().encode(
-        x=alt.X("model_b:N", sort=models, title="Model B"),
-        y=alt.Y("model_a:N", sort=models, title="Model A"),
+        x=alt.X("model_b:N", sort=models, title="Model B (column)"),
+        y=alt.Y("model_a:N", sort=models, title="Model A (row)"),
     )
-    cells = base.mark_rect(stroke="#1b1f23").encode(
-        color=alt.Color("p_value:Q", title="p (Holm)",
-                        scale=alt.Scale(scheme="redyellowgreen", domain=[0, 0.2], clamp=True,
-                                        reverse=False)),
-        strokeWidth=alt.condition(alt.datum.significant, alt.value(2.5), alt.value(0)),
+    cells = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
+        color=alt.Color("verdict:N", title=f"Adjusted p below {alpha:g}",
+                        scale=alt.Scale(domain=list(PAIR_VERDICTS), range=list(PAIR_COLOURS)),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("model_a:N", title="A"), alt.Tooltip("model_b:N", title="B"),
                  alt.Tooltip("mean_difference:Q", title="mean A − B", format="+.4f"),
-                 alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f")],
+                 alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f"),
+                 alt.Tooltip("verdict:N", title="Reading")],
     )
     n = max(1, len(models))
     # cells shrink with the number of models so that a panel stays under ~480 px; the panels

@@ -19,7 +19,12 @@ import pytest
 from openpyxl import load_workbook
 from streamlit.testing.v1 import AppTest
 
-from cx_app.survey.samples import sample_path
+from cx_app.engine.catalogue import MULTICLASS_METRICS
+from cx_app.reports.definitions import GLOSSARY, glossary_entries
+from cx_app.safe_text import escape_markdown
+from cx_app.survey.samples import sample_path, simulate_telecom_waves
+
+LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (pages/report.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
@@ -34,6 +39,7 @@ INTERNAL_CODES = re.compile(
 """Codes of the library that once reached a reader (issue 27): the missing-answer policy,
 drift statistics' keys, metric keys, the "papers" preset, a plan's group code, data columns."""
 
+ALP = "ALP (estimated from the model's probabilities)"
 ALLOWED = {Path(sample_path("telecom_nps")).stem}
 """The uploaded file's own name (here the bundled sample's), shown as the analyst named it."""
 
@@ -116,12 +122,24 @@ class _Visible(HTMLParser):
 
 @pytest.fixture(scope="module")
 def walked():
-    """Each page's shown strings, after lr and nb are trained (3 folds) on the sample, and the
-    report files the Report page builds."""
+    """Each page's shown strings, after lr and nb are trained (3 folds) on the sample, fitted on
+    every respondent and two unlabelled waves estimated, and the report files (with the last
+    wave's estimate) the Report page builds."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/models.py").run()
     at.number_input(key="folds").set_value(3)
     at.button(key="train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("pages/new_wave.py").run()  # a final fit and two unlabelled waves
+    if any(b.key == "nw_fit" for b in at.button):
+        at.button(key="nw_fit").click().run()
+    for k in (8, 9):
+        frame = simulate_telecom_waves([k], respondents_per_operator=60, seed=3,
+                                       include_target=False)
+        at.file_uploader(key="nw_wave_files").upload(f"wave{k}.csv",
+                                                      frame.to_csv(index=False).encode(),
+                                                      "text/csv")
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     texts = {}
     for page in PAGES:
@@ -129,7 +147,9 @@ def walked():
         assert not at.exception, (page, [e.value for e in at.exception])
         texts[page] = shown(at)
     analysis = at.session_state["analysis"]
-    files = analysis.report_files(list(analysis.models), None, build=True)
+    wave = at.session_state[LAST_WAVE]
+    assert wave is not None  # the reports carry the new-wave section and its drift table
+    files = analysis.report_files(list(analysis.models), wave, build=True)
     return texts, files
 
 
@@ -160,6 +180,21 @@ def test_the_html_report_shows_no_internal_word(walked):
                        files["html"].decode("utf-8"), re.DOTALL)
     texts = parser.texts + chart_titles(json.loads(island.group(1)))
     assert internal_words(texts) == []
+
+
+def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover(walked):
+    """The Glossary page's entries are the library's (every glossary word and every metric of
+    the catalogue); a metric column's hover help is the catalogue's one line on it."""
+    texts, _ = walked
+    glossary = " ".join(texts["glossary"])
+    entries = glossary_entries()
+    assert len(entries) > len(GLOSSARY) + 40  # the method's words and the catalogue's metrics
+    for term, meaning in entries:
+        assert f"**{escape_markdown(term)}** — {escape_markdown(meaning)}" in glossary, term
+    for key in ("accuracy", "f1_macro", "recall_macro"):
+        metric = MULTICLASS_METRICS[key]
+        assert f"{metric.name} {metric.words}" in texts["confusion"], key
+    assert f"Estimated accuracy {GLOSSARY[ALP]}" in texts["new_wave"]  # a metric's hover
 
 
 def test_the_allow_list_and_the_codes_are_caught():
