@@ -194,8 +194,7 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
     numbers while the page shows percentages)."""
     st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
                  height=height, key=f"df_{key}")
-    names = {c: column_label(c, survey_labels(analysis().survey.schema)) for c in frame.columns}
-    out = (frame if csv_frame is None else csv_frame).rename(columns=names)
+    out = frame if csv_frame is None else csv_frame  # the CSV keeps the data's column names
     data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")

@@ -85,7 +85,7 @@ GLOSSARY: dict[str, str] = {
         "The range that holds the true value in 95 of 100 surveys like this one; it narrows "
         "as respondents are added.",
     "Adjusted Wald interval":
-        "The 95% interval of a net score (NPS) used here: it stays sensible for small groups "
+        "The 95% interval of a net score used here: it stays sensible for small groups "
         "and scores near ±100 (Rocks 2016).",
     "p-value (p)":
         "How likely a difference at least this large would be if there were really none; "
