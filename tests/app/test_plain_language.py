@@ -20,7 +20,6 @@ from openpyxl import load_workbook
 from streamlit.testing.v1 import AppTest
 
 from cx_app.engine.catalogue import MULTICLASS_METRICS
-from cx_app.reports.definitions import GLOSSARY, glossary_entries
 from cx_app.safe_text import escape_markdown
 from cx_app.survey.samples import sample_path, simulate_telecom_waves
 
@@ -185,6 +184,8 @@ def test_the_html_report_shows_no_internal_word(walked):
 def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover(walked):
     """The Glossary page's entries are the library's (every glossary word and every metric of
     the catalogue); a metric column's hover help is the catalogue's one line on it."""
+    from cx_app.reports.definitions import GLOSSARY, glossary_entries
+
     texts, _ = walked
     glossary = " ".join(texts["glossary"])
     entries = glossary_entries()
