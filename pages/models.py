@@ -11,7 +11,7 @@ from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.timing import COSTS, expected_seconds, format_duration
-from cx_app.reports.definitions import plain_name
+from cx_app.reports.definitions import explain, plain_name
 from pages import common, panels
 
 a = common.analysis()
@@ -41,7 +41,8 @@ chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
                         format_func=names.get, key="algorithms", persist_state="session")
 c1, c2, c3 = st.columns(3)
 folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds",
-                            persist_state="session"))
+                            persist_state="session",
+                            help=common.md_escape(explain("Cross-validation folds"))))
 seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed",
                            persist_state="session"))
 calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibration",

@@ -11,7 +11,7 @@ import streamlit as st
 from cx_app.errors import CxAppError
 from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
-from cx_app.reports.definitions import explain
+from cx_app.reports.definitions import ALP, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
 from pages import common, panels
@@ -117,7 +117,7 @@ c1.metric(f"Estimated {SCORE}", f"{nps.value:+.1f}",
           help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
                f"{common.md_escape(nps.covers)}")
 c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]),
-          help=explain("ALP (estimated from the model's probabilities)"))
+          help=common.md_escape(explain(ALP)))
 c3.metric("Respondents", f"{estimate.n:,}")
 st.text(f"Estimated {SCORE} {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
         f"{nps.ci95[1]:+.1f})")

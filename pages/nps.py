@@ -42,7 +42,7 @@ cols = st.columns(1 + len(names))
 cols[0].metric(words.title if words.is_nps else "Net score (top box − bottom box)",
                f"{overall.value:+.1f}",
                help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f}. "
-                    + explain("Adjusted Wald interval"))
+                    + common.md_escape(explain("Adjusted Wald interval")))
 for col, name in zip(cols[1:], names, strict=True):
     col.metric(common.md_escape(name.capitalize()), common.pct(overall.shares[name]),
                help=f"{overall.counts[name]:,} of {overall.n:,} respondents")

@@ -18,7 +18,7 @@ from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.reports import charts
-from cx_app.reports.definitions import GROUPING_OPTIONS, explain, plain_name
+from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
     ROLES,
@@ -43,13 +43,13 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                     "estimates below inherit it.")
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("Held-out accuracy", common.pct(gap.accuracy_cm),
-                  help=explain("Held-out calibration gap"))
+                  help=common.md_escape(explain("Held-out calibration gap")))
         c2.metric("Estimated from probabilities (ALP)", common.pct(gap.accuracy_alp),
-                  help=explain("ALP (estimated from the model's probabilities)"),
+                  help=common.md_escape(explain(ALP)),
                   delta=f"{100 * gap.accuracy_gap:+.1f} points"
                   if gap.accuracy_gap is not None else None, delta_color="off")
         c3.metric("Class-share gap", common.pct(gap.share_gap),
-                  help=explain("Class-share gap"))
+                  help=common.md_escape(explain("Class-share gap")))
         if gap.net_gap is not None:
             c4.metric("Net score gap (points)", f"{gap.net_gap:+.1f}",
                       help="Estimated − actual net score on the held-out folds; calibration "
@@ -279,8 +279,9 @@ def data_quality(survey: SurveyData) -> None:
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Rows read", f"{q.rows_read:,}")
     c2.metric("Respondents (survey base)", f"{q.respondents:,}",
-              help=explain("Survey base and model base"))
-    c3.metric("Used by the models", f"{q.rows_used:,}", help=explain("Survey base and model base"))
+              help=common.md_escape(explain("Survey base and model base")))
+    c3.metric("Used by the models", f"{q.rows_used:,}",
+              help=common.md_escape(explain("Survey base and model base")))
     c4.metric("Unanswered attribute scores", f"{sum(q.gaps.values()):,}")
     src = survey.source
     st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")

@@ -54,8 +54,11 @@ GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
                    "rest is IM."),
 )}
 
+ALP = "ALP (estimated from the model's probabilities)"
+"""The glossary's term for the ALP estimates (hover help of every ALP figure)."""
+
 GLOSSARY: dict[str, str] = {
-    "ALP (estimated from the model's probabilities)":
+    ALP:
         "The actual-label-probabilistic confusion matrix: each respondent's predicted class "
         "counts with the model's probability of every actual class, so a wave without its "
         "scores still gets an estimated confusion matrix, accuracy and NPS.",
