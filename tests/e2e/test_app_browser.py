@@ -152,7 +152,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
 
     # train lr and nb (the defaults) with 3 folds
     _go(pg, app_url, "models")
-    folds = pg.get_by_label("Folds")
+    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
     folds.fill("3")
     folds.press("Enter")
     _settle(pg)

@@ -111,7 +111,7 @@ def _no_traceback(pg) -> None:
 
 def _train(pg, url) -> None:
     _go(pg, url, "models")
-    folds = pg.get_by_label("Folds")
+    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
     folds.fill(str(FOLDS))
     folds.press("Enter")
     _settle(pg)
