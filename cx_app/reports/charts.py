@@ -87,10 +87,8 @@ def _fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True
     return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
 
 
+# significance colours say direction (blue higher or better, orange lower or worse), not good/bad
 HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR = "#2166ac", "#e08214", "#b8bec2"
-"""Significance colours say direction, not good or bad: blue = significantly higher (or the
-row model better), orange = significantly lower (the column model better), grey = no
-significant difference. Red / green would read as good / bad."""
 
 FLAG_COLOURS: dict[str, str] = {
     "significantly above the rest": HIGHER_COLOUR,
@@ -439,35 +437,25 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
     return chart.properties(title=title) if title else chart
 
 
-PAIR_VERDICTS: tuple[str, str, str] = ("row model (A) significantly better",
-                                        "column model (B) significantly better",
-                                        "no significant difference")
-"""The colour legend of :func:`pvalue_heatmap`, in :data:`PAIR_COLOURS`' order."""
+PAIR_VERDICTS = ("row model (A) significantly better", "column model (B) significantly better",
+                 "no significant difference")  # pvalue_heatmap's legend, in PAIR_COLOURS' order
 PAIR_COLOURS = (HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR)
 
 
 def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
                    lower_is_better: bool = False) -> alt.FacetChart:
-    """Pairwise test matrix: one panel per ``test``; a cell coloured by which model is better
-    when the adjusted p-value is below ``alpha`` (blue: the row model A, orange: the column
-    model B; grey: no significant difference), its p-value written in it.
-
-    Columns: ``test`` (e.g. "plain t (Holm)", "corrected t (Holm)"), ``model_a``, ``model_b``,
-    ``p_value``, ``mean_difference`` (A − B); ``lower_is_better``: the metric is an error
-    (a negative difference means A is better).
-    """
+    """Pairwise test matrix, one panel per ``test``: a cell coloured by the better model when
+    its adjusted p-value is below ``alpha`` (blue the row model A, orange the column model B,
+    grey no significant difference), its p-value written in it. Columns: ``test``,
+    ``model_a``, ``model_b``, ``p_value``, ``mean_difference`` (A − B; ``lower_is_better``:
+    the metric is an error, a negative difference means A is better)."""
     a_better = frame["mean_difference"] < 0 if lower_is_better else frame["mean_difference"] > 0
-    significant = frame["p_value"] < alpha
-    data = frame.assign(
-        model_a=_labels(frame["model_a"]), model_b=_labels(frame["model_b"]),
-        verdict=np.where(~significant, PAIR_VERDICTS[2],
-                         np.where(a_better, PAIR_VERDICTS[0], PAIR_VERDICTS[1])),
-    )
+    data = frame.assign(model_a=_labels(frame["model_a"]), model_b=_labels(frame["model_b"]),
+                        verdict=np.where(~(frame["p_value"] < alpha), PAIR_VERDICTS[2], np.where(
+                            a_better, PAIR_VERDICTS[0], PAIR_VERDICTS[1])))
     models = list(dict.fromkeys([*data["model_a"], *data["model_b"]]))
-    base = alt.Chart().encode(
-        x=alt.X("model_b:N", sort=models, title="Model B (column)"),
-        y=alt.Y("model_a:N", sort=models, title="Model A (row)"),
-    )
+    base = alt.Chart().encode(x=alt.X("model_b:N", sort=models, title="Model B (column)"),
+                              y=alt.Y("model_a:N", sort=models, title="Model A (row)"))
     cells = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
         color=alt.Color("verdict:N", title=f"Adjusted p below {alpha:g}",
                         scale=alt.Scale(domain=list(PAIR_VERDICTS), range=list(PAIR_COLOURS)),
@@ -477,17 +465,13 @@ def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
                  alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f"),
                  alt.Tooltip("verdict:N", title="Reading")],
     )
-    n = max(1, len(models))
-    # cells shrink with the number of models so that a panel stays under ~480 px; the panels
-    # stack (one per row) so that nine or more models never run off the page
+    n = max(1, len(models))  # cells shrink so that a panel stays under ~480 px; panels stack
     size = max(24, min(60, 480 // n))
     text = base.mark_text(fontSize=12 if size >= 45 else 9).encode(
         text=alt.Text("p_value:Q", format=".3f" if size >= 45 else ".2f"))
-    return alt.layer(cells, text, data=data).properties(
-        width=size * n, height=size * n
-    ).facet(row=alt.Row("test:N", title=None, header=alt.Header(labelAngle=0,
-                                                                 labelAlign="left",
-                                                                 labelOrient="top")))
+    return alt.layer(cells, text, data=data).properties(width=size * n, height=size * n).facet(
+        row=alt.Row("test:N", title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top")))
 
 
 def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.LayerChart:
