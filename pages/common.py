@@ -29,6 +29,7 @@ from cx_app.app.recovery import RecoveryStore, Snapshot
 from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
 from cx_app.app.training import TrainingJob
 from cx_app.errors import CxAppError
+from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
@@ -191,12 +192,28 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
 
     ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
     numbers while the page shows percentages)."""
-    st.dataframe(frame, hide_index=hide_index, column_config=column_config, height=height,
-                 key=f"df_{key}")
-    out = frame if csv_frame is None else csv_frame
+    st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
+                 height=height, key=f"df_{key}")
+    out = frame if csv_frame is None else csv_frame  # the CSV keeps the data's column names
     data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")
+
+
+def plain_config(frame: pd.DataFrame, column_config: dict | None = None) -> dict:
+    """``column_config`` with each column's header in plain words (the survey's label of its
+    columns, :func:`~cx_app.reports.definitions.column_label`) and a metric's meaning on
+    hover; a header the caller gave stays."""
+    labels = survey_labels(analysis().survey.schema)
+    config = dict(column_config or {})
+    for column in frame.columns:
+        entry = config.get(column)
+        if isinstance(column, str) and (entry is None or isinstance(entry, dict)):
+            own = (entry or {}).get("label")
+            config[column] = {**(entry or {}), "help": column_help(column),
+                              "label": own if own and own != column
+                              else str(column_label(column, labels))}
+    return config
 
 
 def percent_columns(columns: list[str], digits: int = 1) -> dict:
@@ -313,3 +330,9 @@ def switch_to(fresh: Analysis, filename: str) -> None:
         if analysis is not fresh and analysis.models:
             st.success(f"Back to {md_escape(filename)}: its {len(analysis.models)} trained "
                        "model(s) and results are here again (nothing retrained).")
+
+
+def warnings(texts: list[str] | tuple[str, ...]) -> None:
+    """Each text as a warning (markdown escaped)."""
+    for text in texts:
+        st.warning(md_escape(text))

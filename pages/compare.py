@@ -9,10 +9,10 @@ import pandas as pd
 import streamlit as st
 
 from cx_app.app import views
-from cx_app.engine.catalogue import metric_name
+from cx_app.engine.catalogue import lower_is_better, metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.reports import charts
-from cx_app.reports.definitions import auc_reading
+from cx_app.reports.definitions import auc_reading, plain_name
 from pages import common
 
 a = common.analysis()
@@ -36,7 +36,7 @@ if binary:
     level = binary[-1]
     grouped = grouping.get(level.name, "grouping")
     st.subheader(f"ROC of the {common.md_escape(level.name)}, {common.md_escape(grouped)} "
-                 f"(positive: {common.md_escape(level.positive)})")
+                 f"(positive: {common.md_escape(plain_name(level.positive))})")
     st.caption("Score = summed probability of the positive group's classes. The curve ends at "
                "TPR = TP/P_actual of the most likely prediction (below 1 when the positive group "
                "has intragroup mismatch); the dashed line is random selection up to that point. "
@@ -96,7 +96,7 @@ else:
     metric_keys = list(evals[chosen[0]].per_fold[test_level])
     preferred = "f1" if "f1" in metric_keys else "f1_macro"
     metric = c2.selectbox("Metric", metric_keys, index=metric_keys.index(preferred),
-                          format_func=lambda k: f"{metric_name(k)} ({k})", key="t_metric")
+                          format_func=metric_name, key="t_metric")
     comparisons = common.run_safely(lambda: compare_models(evals, test_level, metric))
     if comparisons:
         plain_holm = holm([c.p for c in comparisons])
@@ -108,7 +108,8 @@ else:
                              "mean_difference": c.mean_diff})
                 rows.append({"test": test, "model_a": c.b, "model_b": c.a, "p_value": p,
                              "mean_difference": -c.mean_diff})
-        st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows)), width="content")
+        st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows), lower_is_better=(
+            lower_is_better(metric))), width="content")
         st.write("**Reading** (corrected test, Holm-adjusted over "
                  f"{len(comparisons)} pair(s)):")
         for c in comparisons:
@@ -121,10 +122,9 @@ else:
                                                              strict=True)])
         common.table(table, key="ttests", file_name=f"ttests_{test_level}_{metric}.csv",
                      column_config={col: st.column_config.NumberColumn(col, format="%.4f")
-                                    for col in table.columns if col not in ("model A",
-                                                                            "model B")})
+                                    for col in table.columns[2:]})  # after model A, model B
         st.caption("The plain test over k folds is known to be too liberal (the training sets "
-                   "overlap); the corrected test widens the variance by n_test/n_train. "
+                   "overlap); the corrected test widens the variance by the ratio of the test-fold to the training-fold size. "
                    f"Smallest p shown as {common.md_escape(format_p(min(c.p_holm for c in comparisons)))}.")
 
 # --------------------------------------------------------------------------- rhombus

@@ -11,6 +11,7 @@ import streamlit as st
 from cx_app.app import views
 from cx_app.engine.catalogue import metric_definition
 from cx_app.reports import charts
+from cx_app.reports.definitions import plain_name
 from pages import common, panels
 
 a = common.analysis()
@@ -43,7 +44,7 @@ st.altair_chart(charts.confusion_heatmap(original.to_frame(),
 for level in reduced:
     title = f"{model_id}: {level.name}, {grouping.get(level.name, 'grouping')}"
     if level.positive:
-        title += f" (positive: {level.positive})"
+        title += f" (positive: {plain_name(level.positive)})"
     st.altair_chart(charts.confusion_heatmap(level.to_frame(), title=title), width="content")
     if level.note:
         st.text(level.note)
@@ -77,7 +78,7 @@ for index, level in enumerate(levels):
     st.markdown(f"**{common.md_escape(level.name)}**"
                 + (f" · {common.md_escape(grouping[level.name])}" if level.name in grouping
                    else "")
-                + (f" · positive group: {common.md_escape(level.positive)}"
+                + (f" · positive group: {common.md_escape(plain_name(level.positive))}"
                    if level.positive else ""))
     common.table(common.scale_percent(table.frame, list(table.percent_columns)),
                  key=f"metrics_{index}", file_name=f"metrics_{level.name}.csv",

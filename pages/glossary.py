@@ -1,15 +1,17 @@
-"""Glossary: the method's words in one line each (from ``cx_app.reports.definitions``)."""
+"""Glossary: the method's words and every metric in one line each (from
+``cx_app.reports.definitions``, the same words the pages show on hover)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from cx_app.reports.definitions import GLOSSARY, PAPERS
+from cx_app.reports.definitions import PAPERS, glossary_entries
 from pages.common import md_escape
 
 st.title("Glossary")
-st.write("The words the app borrows from the papers it is built on, in plain language.")
-for term, meaning in GLOSSARY.items():
+st.write("The words the app borrows from statistics and from the papers it is built on, in "
+         "plain language (the same lines appear when you hover over a figure).")
+for term, meaning in glossary_entries():
     st.markdown(f"**{md_escape(term)}** — {md_escape(meaning)}")
 st.subheader("Where the method comes from")
 for paper in PAPERS:

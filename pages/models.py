@@ -11,6 +11,7 @@ from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.timing import COSTS, expected_seconds, format_duration
+from cx_app.reports.definitions import explain, plain_name
 from pages import common, panels
 
 a = common.analysis()
@@ -40,7 +41,8 @@ chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
                         format_func=names.get, key="algorithms", persist_state="session")
 c1, c2, c3 = st.columns(3)
 folds = int(c1.number_input("Folds", min_value=2, max_value=20, value=10, step=1, key="folds",
-                            persist_state="session"))
+                            persist_state="session",
+                            help=common.md_escape(explain("Cross-validation folds"))))
 seed = int(c2.number_input("Seed", min_value=0, value=0, step=1, key="seed",
                            persist_state="session"))
 calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibration",
@@ -49,13 +51,13 @@ calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibra
                                 "trustworthy (NB, RF and boosted trees usually need it).")
 
 preset = st.radio("Preset", PRESETS, horizontal=True, key="preset", persist_state="session",
-                  format_func={"fast": "fast (default)", "papers": "papers"}.get,
+                  format_func=lambda p: plain_name(p) + (" (default)" if p == "fast" else ""),
                   help="fast: the same models with a faster solver or stopping rule (linear "
                        "SVM by liblinear, the MLP stopped early, trees on every free core, "
                        "the CNN for 30 epochs), measured as accurate as the papers' settings "
-                       "(bench/RESULTS.md); papers: exactly the papers' settings. Models of "
-                       "the papers preset are labelled with it (svm papers), so both can be "
-                       "compared.")
+                       "(bench/RESULTS.md); as in the papers: exactly the papers' settings. "
+                       "Models trained as in the papers are labelled with it (svm papers), so "
+                       "both can be compared.")
 
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
@@ -130,7 +132,8 @@ for i, tab in enumerate(tabs):
     with tab:
         board = views.leaderboard(a, i)
         if i > 0 and resolved.steps[i - 1].positive:
-            st.caption(f"Positive group: {common.md_escape(resolved.steps[i - 1].positive)}")
+            st.caption("Positive group: "
+                       f"{common.md_escape(plain_name(resolved.steps[i - 1].positive))}")
         config = {c: st.column_config.NumberColumn(c, format="%.1f%%")
                   for c in board.percent_columns}
         config.update({c: st.column_config.NumberColumn(c, format="%.3f")

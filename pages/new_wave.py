@@ -11,6 +11,7 @@ import streamlit as st
 from cx_app.errors import CxAppError
 from cx_app.estimate.tracker import split_waves, track_waves, tracker_frame
 from cx_app.reports import charts
+from cx_app.reports.definitions import ALP, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
 from pages import common, panels
@@ -109,14 +110,14 @@ filename = tracked[files.index(detail)].file
 # --------------------------------------------------------------------------- results
 st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)  # for the Report
 st.subheader("3. Estimates")
-for warning in estimate.warnings:
-    st.warning(common.md_escape(warning))
+common.warnings(estimate.warnings)
 nps = estimate.estimated_nps
 c1, c2, c3 = st.columns(3)
 c1.metric(f"Estimated {SCORE}", f"{nps.value:+.1f}",
           help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
                f"{common.md_escape(nps.covers)}")
-c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]))
+c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]),
+          help=common.md_escape(explain(ALP)))
 c3.metric("Respondents", f"{estimate.n:,}")
 st.text(f"Estimated {SCORE} {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
         f"{nps.ci95[1]:+.1f})")
@@ -142,8 +143,8 @@ common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.cs
 
 st.subheader("Per-respondent predictions")
 predictions = estimate.predictions_frame()
-st.dataframe(predictions.head(200), hide_index=True, key="df_predictions")
-st.download_button("Download all predictions (CSV)",
-                   data=to_safe_csv(predictions),
+st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",
+             column_config=common.plain_config(predictions))
+st.download_button("Download all predictions (CSV)", data=to_safe_csv(predictions),
                    file_name=f"predictions_{Path(filename).stem}.csv", mime="text/csv",
                    key="dl_predictions", on_click="ignore")

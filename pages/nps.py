@@ -9,6 +9,7 @@ import streamlit as st
 from cx_app.app import views
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
+from cx_app.reports.definitions import explain
 from cx_app.survey import nps as net_score
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 from cx_app.survey.vocabulary import vocabulary
@@ -40,8 +41,8 @@ st.subheader("Overall")
 cols = st.columns(1 + len(names))
 cols[0].metric(words.title if words.is_nps else "Net score (top box − bottom box)",
                f"{overall.value:+.1f}",
-               help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f} "
-                    "(adjusted Wald, Rocks 2016)")
+               help=f"95% interval {overall.ci95[0]:+.1f} to {overall.ci95[1]:+.1f}. "
+                    + common.md_escape(explain("Adjusted Wald interval")))
 for col, name in zip(cols[1:], names, strict=True):
     col.metric(common.md_escape(name.capitalize()), common.pct(overall.shares[name]),
                help=f"{overall.counts[name]:,} of {overall.n:,} respondents")

@@ -18,7 +18,7 @@ from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.reports import charts
-from cx_app.reports.definitions import GROUPING_OPTIONS
+from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
     ROLES,
@@ -42,13 +42,14 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                     "probabilities (ALP) were from the truth on the cross-validation folds; the "
                     "estimates below inherit it.")
         c1, c2, c3, c4 = st.columns(4)
-        c1.metric("Held-out accuracy", common.pct(gap.accuracy_cm))
+        c1.metric("Held-out accuracy", common.pct(gap.accuracy_cm),
+                  help=common.md_escape(explain("Held-out calibration gap")))
         c2.metric("Estimated from probabilities (ALP)", common.pct(gap.accuracy_alp),
+                  help=common.md_escape(explain(ALP)),
                   delta=f"{100 * gap.accuracy_gap:+.1f} points"
                   if gap.accuracy_gap is not None else None, delta_color="off")
         c3.metric("Class-share gap", common.pct(gap.share_gap),
-                  help="Half the summed absolute difference between estimated and actual class "
-                       "shares")
+                  help=common.md_escape(explain("Class-share gap")))
         if gap.net_gap is not None:
             c4.metric("Net score gap (points)", f"{gap.net_gap:+.1f}",
                       help="Estimated − actual net score on the held-out folds; calibration "
@@ -184,13 +185,6 @@ def grouping_editor(a: Analysis) -> None:
                            mime="application/x-yaml", key="dl_plan", on_click="ignore")
 
 
-POLICY_LABELS = {
-    "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
-    "impute_median": "Keep; models fill with the training median",
-    "exclude": "Leave respondents with a gap out of the models (not out of the net score)",
-}
-
-
 def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
                    table: pd.DataFrame | None = None,
                    keep: Callable[[SurveySchema, pd.DataFrame | None], None] | None = None,
@@ -217,7 +211,7 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
     policy = st.selectbox(
         "Unanswered attribute scores (n/a, blank, codes)", MISSING_POLICIES,
         index=MISSING_POLICIES.index(base.missing_attributes), key=f"{key}::policy",
-        format_func=POLICY_LABELS.get,
+        format_func=plain_name,
         help="Never out of the net score. For the models: keep the respondent and fill the gap "
              "inside each model from its training data (with or without a 'was missing' "
              "indicator), or leave such respondents out of the models.")
@@ -284,8 +278,10 @@ def data_quality(survey: SurveyData) -> None:
     st.subheader("Data quality")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Rows read", f"{q.rows_read:,}")
-    c2.metric("Respondents (survey base)", f"{q.respondents:,}")
-    c3.metric("Used by the models", f"{q.rows_used:,}")
+    c2.metric("Respondents (survey base)", f"{q.respondents:,}",
+              help=common.md_escape(explain("Survey base and model base")))
+    c3.metric("Used by the models", f"{q.rows_used:,}",
+              help=common.md_escape(explain("Survey base and model base")))
     c4.metric("Unanswered attribute scores", f"{sum(q.gaps.values()):,}")
     src = survey.source
     st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
@@ -306,8 +302,8 @@ def data_quality(survey: SurveyData) -> None:
     gaps = {k: v for k, v in q.gaps.items() if v}
     if gaps:
         st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
-                 "from its training data (policy "
-                 f"{common.md_escape(survey.schema.missing_attributes)}):")
+                 "from its training data ("
+                 f"{common.md_escape(plain_name(survey.schema.missing_attributes))}):")
         common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
                      key="gaps", file_name="unanswered_scores.csv")
@@ -405,7 +401,7 @@ def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> An
     dicts), kept per preset and algorithm across page and file switches."""
     key = f"set::{preset}::{algorithm_id}::{name}"
     keep = {"key": key, "persist_state": "session"}  # kept across page and file switches
-    label = common.md_escape(name)
+    label = common.md_escape(plain_name(name).capitalize())  # "max_iter" → "Max iter"
     if isinstance(default, bool):
         return st.checkbox(label, value=default, **keep)
     if isinstance(default, int):

@@ -221,7 +221,7 @@ _DRIVERS = (
                      "How much the best model's accuracy on held-out folds drops when the "
                      "attribute's values are shuffled; interval over the folds.",
                      "accuracy(original) − accuracy(attribute shuffled), mean over repeats",
-                     "scikit-learn permutation_importance", percent=False),
+                     "scikit-learn's permutation importance", percent=False),
     MetricDefinition("performance", "Performance (mean score)",
                      "The attribute's mean rating over those who answered; with importance it "
                      "places the attribute in a quadrant (concentrate here, keep up the good "
@@ -250,7 +250,7 @@ _OTHER = (
                      "reduced-matrix paper, Section 4.3", percent=False),
     MetricDefinition("nps", "NPS (Net Promoter Score)",
                      "Share of promoters minus share of detractors, in points; 95% interval by "
-                     "the adjusted Wald method.", "100·(p_promoters − p_detractors)",
+                     "the adjusted Wald method.", "100·(share of promoters − share of detractors)",
                      "Rocks 2016 (MATH.md §11)", percent=False),
     MetricDefinition("t_test", "Paired t-test over folds",
                      "Whether two algorithms differ on a metric over the same folds. The plain "
@@ -346,5 +346,6 @@ def lower_is_better(key: str) -> bool:
 
 
 def short_name(key: str) -> str:
-    """The metric's name inside a sentence ("lr is best by macro F1"); the key otherwise."""
-    return SHORT_METRIC_NAMES.get(key, key)
+    """The metric's name inside a sentence ("lr is best by macro F1"); its display name
+    otherwise (the key when it is no metric of the catalogue)."""
+    return SHORT_METRIC_NAMES.get(key) or metric_name(key)

@@ -489,9 +489,10 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)
     warnings.extend(drift.warnings)
+    shown = {a.name: a.display for a in schema.attributes}  # each attribute by its label
     for name in absent:
         warnings.append(
-            f"attribute '{name}' is not in this wave: every respondent was given its training "
+            f"attribute '{shown.get(name, name)}' is not in this wave: every respondent was given its training "
             f"median ({medians[name]:g}), so the model cannot see differences in it and the "
             "estimate leans on the other attributes; a model trained without it estimates "
             "such a wave more closely (in the n/a backtest of bench/RESULTS.md the error "
@@ -500,7 +501,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     if filled:
         warnings.append(
             "unanswered attribute scores filled with the training data's median (not this "
-            "wave's): " + ", ".join(f"{a} {g} ({medians[a]:g})" for a, g in filled.items()))
+            "wave's): " + ", ".join(f"{shown.get(a, a)} {g} ({medians[a]:g})"
+                                   for a, g in filled.items()))
     if n < SMALL_WAVE:
         warnings.append(
             f"only {n} respondents: the estimated metrics of one wave this small vary a lot "

@@ -33,8 +33,8 @@ from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_summary
 
 COMPARISON_METHOD = (
-    "k-fold paired t-test (p), Nadeau–Bengio corrected (p_corrected), Holm over the pairs of "
-    "each level and metric applied to p_corrected (p_holm)"
+    "k-fold paired t-test (p plain), Nadeau–Bengio corrected (p corrected), Holm over the "
+    "pairs of each level and metric applied to the corrected p (p Holm)"
 )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from cx_app.engine.catalogue import lower_is_better
+from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
 from cx_app.multiple_testing import holm
 
@@ -113,7 +113,7 @@ class Comparison:
 
 
 def _verdict(level, metric, a, b, k, diff, p_holm, alpha, pairs) -> str:
-    where = f"{level} {metric}"
+    where = f"{level} {short_name(metric)}"
     if math.isnan(p_holm):
         if diff == 0:
             return f"{a} and {b} score the same on {where} in every one of the {k} folds"

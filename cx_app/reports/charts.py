@@ -19,7 +19,19 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.roc import thin_curve as roc_thin_curve
-from cx_app.safe_text import plain_text, short_labels
+from cx_app.reports.chart_style import (
+    BAND_AXIS,
+    CATEGORY_COLOURS,
+    CELL_COLOUR_SCHEME,
+    HIGHER_COLOUR,
+    IM_COLOUR_SCHEME,
+    LOWER_COLOUR,
+    NO_DIFFERENCE_COLOUR,
+    band_height,
+    chart_labels,
+    fitted_domain,
+    labels_as_text,
+)
 
 __all__ = [
     "CATEGORY_COLOURS",
@@ -39,63 +51,15 @@ __all__ = [
     "thin_curve",
 ]
 
-CATEGORY_COLOURS: tuple[str, ...] = ("#c0392b", "#9aa5ab", "#2e8b57", "#1f6f8b", "#8e6c8a")
-"""Colours for the first-step groups in scale order: detractors red, passives grey, promoters
-green (and two more for plans with more groups)."""
-
-_IM_COLOUR_SCHEME = "oranges"
-_CELL_COLOUR_SCHEME = "blues"
-
-
-def _labels_as_text(values: Sequence[object]) -> list[str]:
-    """Labels as chart text: without control characters, at most
-    :data:`~cx_app.safe_text.LABEL_LIMIT` characters each (distinct values stay distinct; the
-    data behind the chart keeps the full text)."""
-    return short_labels(plain_text(str(v)) for v in values)
-
-
-def _labels(column: pd.Series) -> pd.Series:
-    """A column of labels as :func:`_labels_as_text` makes them."""
-    return pd.Series(_labels_as_text(column), index=column.index, name=column.name)
-
-
-# --------------------------------------------------------------------------- NPS
-
-
-def _band_height(chart, n: int, step: int = 34, minimum: int = 90):
-    """A chart with one band per category on y: ``step`` pixels per band, whatever the host does
-    with the width. ``fit-x``: the width follows the page (Streamlit's ``width="stretch"``)
-    while the height is the plot's own, so the bands are never squeezed into a fixed total
-    height together with the axis and its title."""
-    return chart.properties(height=max(minimum, step * n),
-                            autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
-
-
-_BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
-
-
-def _fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True,
-                   pad: float = 5.0, bounds: tuple[float, float] = (-100.0, 100.0)) -> list[float]:
-    """An axis domain that fits the data (the intervals' extent plus ``pad`` points, zero
-    included when bars start at it), inside ``bounds``: a fixed −100..100 axis squeezes a
-    ten-point gap between segments into a few pixels."""
-    values = pd.concat([low, high]).astype(float)
-    values = values[np.isfinite(values)]
-    lo, hi = (float(values.min()), float(values.max())) if len(values) else (-10.0, 10.0)
-    if include_zero:
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
-    return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
-
-
 FLAG_COLOURS: dict[str, str] = {
-    "significantly above the rest": CATEGORY_COLOURS[2],
-    "significantly below the rest": CATEGORY_COLOURS[0],
-    "significant rise": CATEGORY_COLOURS[2],
-    "significant fall": CATEGORY_COLOURS[0],
-    "no significant difference": "#8fb3c4",
+    "significantly above the rest": HIGHER_COLOUR,
+    "significantly below the rest": LOWER_COLOUR,
+    "significant rise": HIGHER_COLOUR,
+    "significant fall": LOWER_COLOUR,
+    "no significant difference": NO_DIFFERENCE_COLOUR,
 }
-"""Bar colours by flag (:mod:`cx_app.survey.nps_flags`): the direction, better green and
-worse red, never good/bad."""
+"""Bar colours by flag (:mod:`cx_app.survey.nps_flags`, the deck's wave-on-wave flags): the
+direction (blue higher, orange lower), never good/bad."""
 
 
 def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
@@ -110,9 +74,9 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
     :func:`cx_app.survey.nps_flags.flag_changes` and ``flag_title`` saying so, whether it rose
     or fell significantly since the previous wave.
     """
-    data = frame.assign(group=_labels(frame["group"]))
+    data = frame.assign(group=chart_labels(frame["group"]))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
-    y = alt.Y("group:N", sort=order, title=group_title, axis=_BAND_AXIS)
+    y = alt.Y("group:N", sort=order, title=group_title, axis=BAND_AXIS)
     tooltip = [
         alt.Tooltip("group:N", title=group_title),
         alt.Tooltip("nps:Q", title=score_title, format=".1f"),
@@ -130,13 +94,13 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
     x = alt.X("nps:Q", title=f"{score_title} (95% interval)",
-              scale=alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"])))
+              scale=alt.Scale(domain=fitted_domain(data["ci_low"], data["ci_high"])))
     bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
                                                          tooltip=tooltip)
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=1.5).encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
     )
-    return _band_height(alt.layer(bars, whiskers), len(order))
+    return band_height(alt.layer(bars, whiskers), len(order))
 
 
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
@@ -155,12 +119,12 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
     data = frame.copy()
     if "series" not in data:
         data["series"] = "All respondents"
-    data["wave"] = _labels(data["wave"])
-    data["series"] = _labels(data["series"])
+    data["wave"] = chart_labels(data["wave"])
+    data["series"] = chart_labels(data["series"])
     order = list(dict.fromkeys(data["wave"]))
     x = alt.X("wave:O", sort=order, title=wave_title)
     colour = alt.Color("series:N", title=None)
-    scale = alt.Scale(domain=_fitted_domain(data["ci_low"], data["ci_high"], include_zero=False))
+    scale = alt.Scale(domain=fitted_domain(data["ci_low"], data["ci_high"], include_zero=False))
     tooltip = [
         alt.Tooltip("series:N", title="Series"),
         alt.Tooltip("wave:O", title=wave_title),
@@ -197,12 +161,12 @@ def score_distribution_chart(
     fixes the colour order (default: order of appearance).
     """
     data = frame.copy()
-    data["score"] = _labels(data["score"])
-    data["category"] = _labels(data["category"])
+    data["score"] = chart_labels(data["score"])
+    data["category"] = chart_labels(data["category"])
     if "share" not in data:
         total = data["count"].sum()
         data["share"] = data["count"] / total if total else 0.0
-    domain = (_labels_as_text(categories) if categories is not None
+    domain = (labels_as_text(categories) if categories is not None
               else list(dict.fromkeys(data["category"])))
     colours = list(CATEGORY_COLOURS[: len(domain)])
     if len(domain) > len(colours):
@@ -230,12 +194,12 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
     Columns: ``attribute``, ``mean``, ``series``; attributes and series keep their order of
     appearance.
     """
-    data = frame.assign(attribute=_labels(frame["attribute"]), series=_labels(frame["series"]))
+    data = frame.assign(attribute=chart_labels(frame["attribute"]), series=chart_labels(frame["series"]))
     order = list(dict.fromkeys(data["attribute"]))
     series = list(dict.fromkeys(data["series"]))
     colours = list(CATEGORY_COLOURS[: len(series)]) if len(series) <= len(CATEGORY_COLOURS) else None
     scale = alt.Scale(domain=series, range=colours) if colours else alt.Scale(domain=series)
-    y = alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS)
+    y = alt.Y("attribute:N", sort=order, title=None, axis=BAND_AXIS)
     x_scale = alt.Scale(zero=False, padding=12)
     spans = (data.groupby("attribute", sort=False)["mean"].agg(["min", "max"])
              .reset_index().rename(columns={"min": "low", "max": "high"}))
@@ -252,7 +216,7 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
             alt.Tooltip("mean:Q", title=value_title, format=".2f"),
         ],
     )
-    return _band_height(alt.layer(span, points), len(order), 30, 120)
+    return band_height(alt.layer(span, points), len(order), 30, 120)
 
 
 # --------------------------------------------------------------------------- confusion matrices
@@ -266,8 +230,8 @@ def matrix_to_long(matrix: pd.DataFrame, *, im_label: str = "IM") -> pd.DataFram
     and column; ``row_share`` is the count over its row total (IM column included). Empty
     (NaN) cells, such as the IM × IM corner, are left out.
     """
-    actual = _labels_as_text(matrix.index)
-    predicted = _labels_as_text(matrix.columns)
+    actual = labels_as_text(matrix.index)
+    predicted = labels_as_text(matrix.columns)
     values = matrix.to_numpy(dtype=float)
     rows = []
     for i, a in enumerate(actual):
@@ -301,8 +265,8 @@ def confusion_heatmap(
     cells (real-valued ALP matrices: pass ``count_format=",.1f"``).
     """
     data = matrix_to_long(matrix, im_label=im_label)
-    actual_order = _labels_as_text(matrix.index)
-    predicted_order = _labels_as_text(matrix.columns)
+    actual_order = labels_as_text(matrix.index)
+    predicted_order = labels_as_text(matrix.columns)
     size = cell_size or (34 if len(predicted_order) > 6 else 72)
     short = max(len(p) for p in predicted_order) <= 3
     x = alt.X("predicted:N", sort=predicted_order, title="Predicted",
@@ -321,7 +285,7 @@ def confusion_heatmap(
     cells = base.transform_filter(alt.datum.kind != "IM").mark_rect().encode(
         x=x, y=y, tooltip=tooltip,
         color=alt.Color("row_share:Q", title="Share of row",
-                        scale=alt.Scale(scheme=_CELL_COLOUR_SCHEME, domain=[0, 1]),
+                        scale=alt.Scale(scheme=CELL_COLOUR_SCHEME, domain=[0, 1]),
                         legend=alt.Legend(format=".0%")),
     )
     diagonal = base.transform_filter(alt.datum.kind == "correct").mark_rect(
@@ -335,7 +299,7 @@ def confusion_heatmap(
         x=x, y=y, tooltip=tooltip,
         # from 0, so that an empty IM row is pale, never mid-orange; no legend when it is empty
         color=alt.Color("count:Q", title="IM count",
-                        scale=alt.Scale(scheme=_IM_COLOUR_SCHEME, domain=[0, max(im_max, 1.0)]),
+                        scale=alt.Scale(scheme=IM_COLOUR_SCHEME, domain=[0, max(im_max, 1.0)]),
                         legend=alt.Legend(format=count_format, tickCount=4)
                         if im_max > 0 else None),
     )
@@ -392,14 +356,14 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
     at most ``max_points`` points (:func:`thin_curve`). ``random_lines`` columns: ``model``,
     ``fpr``, ``tpr`` (two points each: (0,0) and (1, TP_ML/P_actual)).
     """
-    data = curves.assign(model=_labels(curves["model"]))
+    data = curves.assign(model=chart_labels(curves["model"]))
     data = pd.concat([thin_curve(part, max_points) for _, part in
                       data.groupby("model", sort=False)], ignore_index=True)
     data = data.assign(step=range(len(data)))
     # legend in the order given (class 0, 1, …, 10), not alphabetical (0, 1, 10, 2, …)
     names = list(dict.fromkeys(data["model"]))
     if random_lines is not None:
-        names += [m for m in dict.fromkeys(_labels(random_lines["model"])) if m not in names]
+        names += [m for m in dict.fromkeys(chart_labels(random_lines["model"])) if m not in names]
     colour = alt.Color("model:N", title="Model", sort=names, scale=alt.Scale(domain=names))
     x = alt.X("fpr:Q", title="False positive rate", scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("tpr:Q", title="True positive rate", scale=alt.Scale(domain=[0, 1]))
@@ -409,7 +373,7 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
                  alt.Tooltip("tpr:Q", format=".3f")],
     )]
     if random_lines is not None and len(random_lines):
-        rnd = random_lines.assign(model=_labels(random_lines["model"]))
+        rnd = random_lines.assign(model=chart_labels(random_lines["model"]))
         layers.append(alt.Chart(rnd).mark_line(strokeDash=[6, 4], opacity=0.7).encode(
             x=x, y=y, color=colour, detail="model:N",
             tooltip=[alt.Tooltip("model:N", title="Random selection for")],
@@ -423,12 +387,12 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
 
     Columns: ``model``, ``auc``, ``random_auc``.
     """
-    data = frame.assign(model=_labels(frame["model"]))
+    data = frame.assign(model=chart_labels(frame["model"]))
     long = data.melt(id_vars="model", value_vars=["auc", "random_auc"],
                      var_name="curve", value_name="area")
     long["curve"] = long["curve"].map({"auc": "model ROC", "random_auc": "random selection"})
     bars = alt.Chart(long).mark_bar().encode(
-        y=alt.Y("model:N", title=None, axis=_BAND_AXIS,
+        y=alt.Y("model:N", title=None, axis=BAND_AXIS,
                 sort=data.sort_values("auc", ascending=False)["model"].tolist()),
         yOffset=alt.YOffset("curve:N", sort=["model ROC", "random selection"]),
         x=alt.X("area:Q", title="Area under the curve", scale=alt.Scale(domain=[0, 1])),
@@ -437,46 +401,45 @@ def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart
                                         range=[CATEGORY_COLOURS[3], "#c9d1d6"])),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("curve:N"), alt.Tooltip("area:Q", format=".3f")],
     )
-    chart = _band_height(bars, len(data), 44, 90)
+    chart = band_height(bars, len(data), 44, 90)
     return chart.properties(title=title) if title else chart
 
 
-def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05) -> alt.FacetChart:
-    """Pairwise test matrix: one panel per ``test``; cells coloured by the adjusted p-value,
-    significant cells (p < ``alpha``) outlined.
+PAIR_VERDICTS = ("row model (A) significantly better", "column model (B) significantly better",
+                 "no significant difference")  # pvalue_heatmap's legend, in PAIR_COLOURS' order
+PAIR_COLOURS = (HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR)
 
-    Columns: ``test`` (e.g. "plain t (Holm)", "corrected t (Holm)"), ``model_a``, ``model_b``,
-    ``p_value``, ``mean_difference`` (A − B).
-    """
-    data = frame.assign(
-        model_a=_labels(frame["model_a"]), model_b=_labels(frame["model_b"]),
-        significant=frame["p_value"] < alpha,
-    )
+
+def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
+                   lower_is_better: bool = False) -> alt.FacetChart:
+    """Pairwise test matrix, one panel per ``test``: a cell coloured by the better model when
+    its adjusted p-value is below ``alpha`` (blue the row model A, orange the column model B,
+    grey no significant difference), its p-value written in it. Columns: ``test``,
+    ``model_a``, ``model_b``, ``p_value``, ``mean_difference`` (A − B; ``lower_is_better``:
+    the metric is an error, a negative difference means A is better)."""
+    a_better = frame["mean_difference"] < 0 if lower_is_better else frame["mean_difference"] > 0
+    data = frame.assign(model_a=chart_labels(frame["model_a"]), model_b=chart_labels(frame["model_b"]),
+                        verdict=np.where(~(frame["p_value"] < alpha), PAIR_VERDICTS[2], np.where(
+                            a_better, PAIR_VERDICTS[0], PAIR_VERDICTS[1])))
     models = list(dict.fromkeys([*data["model_a"], *data["model_b"]]))
-    base = alt.Chart().encode(
-        x=alt.X("model_b:N", sort=models, title="Model B"),
-        y=alt.Y("model_a:N", sort=models, title="Model A"),
-    )
-    cells = base.mark_rect(stroke="#1b1f23").encode(
-        color=alt.Color("p_value:Q", title="p (Holm)",
-                        scale=alt.Scale(scheme="redyellowgreen", domain=[0, 0.2], clamp=True,
-                                        reverse=False)),
-        strokeWidth=alt.condition(alt.datum.significant, alt.value(2.5), alt.value(0)),
+    base = alt.Chart().encode(x=alt.X("model_b:N", sort=models, title="Model B (column)"),
+                              y=alt.Y("model_a:N", sort=models, title="Model A (row)"))
+    cells = base.mark_rect(stroke="#ffffff", strokeWidth=1).encode(
+        color=alt.Color("verdict:N", title=f"Adjusted p below {alpha:g}",
+                        scale=alt.Scale(domain=list(PAIR_VERDICTS), range=list(PAIR_COLOURS)),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=[alt.Tooltip("model_a:N", title="A"), alt.Tooltip("model_b:N", title="B"),
                  alt.Tooltip("mean_difference:Q", title="mean A − B", format="+.4f"),
-                 alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f")],
+                 alt.Tooltip("p_value:Q", title="p (Holm)", format=".4f"),
+                 alt.Tooltip("verdict:N", title="Reading")],
     )
-    n = max(1, len(models))
-    # cells shrink with the number of models so that a panel stays under ~480 px; the panels
-    # stack (one per row) so that nine or more models never run off the page
+    n = max(1, len(models))  # cells shrink so that a panel stays under ~480 px; panels stack
     size = max(24, min(60, 480 // n))
     text = base.mark_text(fontSize=12 if size >= 45 else 9).encode(
         text=alt.Text("p_value:Q", format=".3f" if size >= 45 else ".2f"))
-    return alt.layer(cells, text, data=data).properties(
-        width=size * n, height=size * n
-    ).facet(row=alt.Row("test:N", title=None, header=alt.Header(labelAngle=0,
-                                                                 labelAlign="left",
-                                                                 labelOrient="top")))
+    return alt.layer(cells, text, data=data).properties(width=size * n, height=size * n).facet(
+        row=alt.Row("test:N", title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top")))
 
 
 def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.LayerChart:
@@ -485,7 +448,7 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
     Columns: ``phi``, ``delta``, ``series`` (colour: the model or attribute) and optionally
     ``label`` (tooltip, e.g. "fold 3").
     """
-    data = frame.assign(series=_labels(frame["series"]))
+    data = frame.assign(series=chart_labels(frame["series"]))
     if "label" not in data:
         data["label"] = data["series"]
     border = pd.DataFrame({"phi": [0, 1, 0, -1, 0], "delta": [1, 0, -1, 0, 1],
@@ -533,9 +496,9 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     (+1 / −1 / 0: the sign of the attribute's relation with the score): bars coloured by it,
     so that an attribute whose higher ratings go with *lower* scores is not read as a lever.
     """
-    data = frame.assign(attribute=_labels(frame["attribute"]))
+    data = frame.assign(attribute=chart_labels(frame["attribute"]))
     order = data.sort_values("importance", ascending=False)["attribute"].tolist()
-    y = alt.Y("attribute:N", sort=order, title=None, axis=_BAND_AXIS)
+    y = alt.Y("attribute:N", sort=order, title=None, axis=BAND_AXIS)
     tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
                alt.Tooltip("importance:Q", title=value_title, format=".4f"),
                alt.Tooltip("ci_low:Q", title="low", format=".4f"),
@@ -557,7 +520,7 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     whiskers = alt.Chart(data).mark_rule(color="#1b1f23").encode(
         x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
     )
-    return _band_height(alt.layer(bars, whiskers), len(order), 30)
+    return band_height(alt.layer(bars, whiskers), len(order), 30)
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
@@ -572,7 +535,7 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
     of R² and of each scale), so that attributes close together look close together; without
     them the axes fit the data. Top-left (important, weak) is where to act first.
     """
-    data = frame.assign(attribute=_labels(frame["attribute"]))
+    data = frame.assign(attribute=chart_labels(frame["attribute"]))
     means = pd.DataFrame({"importance": [data["importance"].mean()],
                           "performance": [data["performance"].mean()]})
 

@@ -54,7 +54,7 @@ def build_report(results: Results | Mapping[str, Any],
                 confusion.section(results), per_fold.section(results),
                 comparisons.section(results), roc.section(results), drivers.section(results)]
     if new_wave is not None:
-        sections.append(new_wave_section.section(new_wave))
+        sections.append(new_wave_section.section(new_wave, results.dataset.attribute_labels))
     sections += [data_quality.section(results, respondent_data),
                  definitions.section(results.dataset.vocabulary),
                  about.section(results, new_wave, created, source_name)]

@@ -9,10 +9,12 @@ catalogue, :mod:`cx_app.engine.catalogue`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from cx_app.engine.catalogue import MetricDefinition
+from cx_app.engine import catalogue
+from cx_app.engine.catalogue import MetricDefinition, metric_definition
+from cx_app.survey.schema import SurveySchema
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,11 @@ GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
                    "rest is IM."),
 )}
 
+ALP = "ALP (estimated from the model's probabilities)"
+"""The glossary's term for the ALP estimates (hover help of every ALP figure)."""
+
 GLOSSARY: dict[str, str] = {
-    "ALP (estimated from the model's probabilities)":
+    ALP:
         "The actual-label-probabilistic confusion matrix: each respondent's predicted class "
         "counts with the model's probability of every actual class, so a wave without its "
         "scores still gets an estimated confusion matrix, accuracy and NPS.",
@@ -79,6 +84,37 @@ GLOSSARY: dict[str, str] = {
     "Survey base and model base":
         "The NPS is over every respondent with a valid answer; the models train on those of "
         "them whose attribute answers can be used (docs/bases-and-gaps.md).",
+    "95% interval":
+        "The range that holds the true value in 95 of 100 surveys like this one; it narrows "
+        "as respondents are added.",
+    "Adjusted Wald interval":
+        "The 95% interval of a net score used here: it stays sensible for small groups "
+        "and scores near ±100 (Rocks 2016).",
+    "p-value (p)":
+        "How likely a difference at least this large would be if there were really none; "
+        "below 0.05 it is called significant.",
+    "Holm adjustment":
+        "p-values raised to allow for testing many pairs at once, so that 'significant' keeps "
+        "its 5% risk over all of them.",
+    "Significant difference":
+        "A difference too large to be chance at the 5% level; colours show its direction "
+        "(blue higher or better, orange lower or worse), never good or bad.",
+    "Cross-validation folds":
+        "The survey split into k parts: each model is trained k times, each time scored on "
+        "the part it did not see, so every respondent is predicted once by a model that did "
+        "not train on them.",
+    "Held-out calibration gap":
+        "How far the estimates from the model's probabilities (ALP) were from the truth on "
+        "respondents the model did not train on; a new wave's estimates inherit it.",
+    "Class-share gap":
+        "Half the summed absolute difference between estimated and actual class shares "
+        "(0 = the same shares).",
+    "χ² test (chi-square) and df":
+        "Tests whether an attribute's answers are spread differently in the new wave than "
+        "in training; df (degrees of freedom) is the number of answer categories minus one.",
+    "Drift":
+        "A change in who answers or how they answer between the training survey and a new "
+        "wave; large drift makes the model's estimates less reliable.",
 }
 """One-line explanations of the method's words, shown by the app's Glossary page."""
 
@@ -176,6 +212,119 @@ NEW_WAVE_FIELD_LABELS: dict[str, str] = {
 }
 """Readable labels of the keys of a new-wave estimate's ``estimated_class_counts``, ``model``
 (with its ``heldout_alp_gap``) and ``drift`` parts."""
+
+
+PLAIN_NAMES: dict[str, str] = {
+    # how unanswered attribute scores are handled (a schema's ``missing_attributes``)
+    "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
+    "impute_median": "Keep; models fill with the training median",
+    "exclude": "Leave respondents with a gap out of the models (not out of the net score)",
+    # training presets
+    "fast": "fast",
+    "papers": "as in the papers",
+    # the default plans' group codes
+    "passives_promoters": "passives and promoters",
+    "top_box": "top box",
+    # the corrected t-test's quantities
+    "n_test": "test-fold size",
+    "n_train": "training-fold size",
+    # per-respondent tables
+    "sheet_row": "Row in the sheet",
+    "respondent_id": "Respondent ID",
+    # software packages, by their published names
+    "cx_app": "cx-app",
+    "vl_convert": "vl-convert",
+}
+"""The one code → plain-name table: every code the library keeps (a JSON key, a CLI flag value,
+a plan's group code) as a person reads it. Metric keys are named by the engine's catalogue."""
+
+
+def explain(term: str) -> str:
+    """The glossary's one-line explanation of ``term``: a :data:`GLOSSARY` entry or a metric
+    key of the catalogue (for hover help)."""
+    if term in GLOSSARY:
+        return GLOSSARY[term]
+    metric = metric_definition(term)
+    if metric is None:
+        raise KeyError(f"no glossary entry for {term!r}")
+    return metric.words
+
+
+def glossary_entries() -> list[tuple[str, str]]:
+    """The Glossary page's entries: the method's words, then every metric of the catalogue
+    (its name and meaning), each name once."""
+    metrics = [d for table in (catalogue.MULTICLASS_METRICS, catalogue.BINARY_METRICS,
+                               catalogue.PER_CLASS_METRICS, catalogue.OTHER_DEFINITIONS,
+                               catalogue.DRIVER_DEFINITIONS) for d in table.values()]
+    entries = dict(GLOSSARY)
+    for metric in metrics:
+        entries.setdefault(metric.name, metric.words)
+    return list(entries.items())
+
+
+COLUMN_TERMS: dict[str, str] = {"chi2": "χ² test (chi-square) and df",
+                                "dof": "χ² test (chi-square) and df", "p_value": "p-value (p)",
+                                "ci_low": "95% interval", "ci_high": "95% interval",
+                                "level": "Drift"}
+"""Data columns whose hover help is a glossary entry (metric keys explain themselves)."""
+
+
+def plain_name(code: object) -> str:
+    """A code as a person reads it: its entry in :data:`PLAIN_NAMES`, else the catalogue's
+    metric name, else the code with its underscores as spaces.
+
+    >>> plain_name("impute_indicator"), plain_name("f1_macro"), plain_name("max_iter")
+    ("Keep; models fill with the training median + a 'was missing' flag", 'F1 (macro, mean of per-class F1)', 'max iter')
+    """
+    text = str(code)
+    if text in PLAIN_NAMES:
+        return PLAIN_NAMES[text]
+    metric = metric_definition(text)
+    return metric.name if metric is not None else text.replace("_", " ")
+
+
+def survey_labels(schema: SurveySchema) -> dict[str, str]:
+    """Each column identifier of ``schema`` → what a person reads: an attribute's label (its
+    header by default), any other column's header."""
+    specs = [schema.target, *schema.segments,
+             *(s for s in (schema.respondent_id, schema.weight) if s is not None)]
+    return {**{s.name: s.column for s in specs},
+            **{a.name: a.display for a in schema.attributes}}
+
+
+def column_label(column: object, labels: Mapping[str, str] | None = None) -> object:
+    """A table column's header as a person reads it: the survey's label of one of its columns
+    (``labels``, e.g. :func:`survey_labels`), else :func:`plain_name`; a header that is no text
+    (a score class, 0–10) is kept.
+
+    >>> column_label("call_center", {"call_center": "Call center"}), column_label("n_pred")
+    ('Call center', 'Predicted negatives')
+    >>> column_label(7)
+    7
+    """
+    if not isinstance(column, str):
+        return column
+    if column in (labels or {}):
+        return (labels or {})[column]
+    if column in PLAIN_NAMES or metric_definition(column) is not None:
+        return plain_name(column)
+    fields = {**DRIVER_FIELD_LABELS, **NEW_WAVE_FIELD_LABELS}  # e.g. chi2 → χ², dof → df
+    if column in fields:
+        return fields[column]
+    if column.startswith("p_"):  # a predicted class probability: p_7 → "Probability of 7"
+        return f"Probability of {column[2:]}"
+    return plain_name(column)
+
+
+def column_help(column: object) -> str | None:
+    """The one-line explanation shown on hover over a column holding a metric or another
+    glossary term (:data:`COLUMN_TERMS`), else None."""
+    if not isinstance(column, str):
+        return None
+    if column in COLUMN_TERMS:
+        return GLOSSARY[COLUMN_TERMS[column]]
+    metric = metric_definition(column)
+    return metric.words if metric is not None else None
 
 
 def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) -> str:

@@ -92,15 +92,13 @@ def metric_display(key: str, binary: bool) -> str:
 
 
 def attribute_columns(labels: Mapping[str, str]) -> tuple[TableColumn, ...]:
-    """The attribute column(s) of a driver table: the label, and the survey column when the
-    results carry labels."""
-    if labels:
-        return TableColumn("attribute", "Attribute"), TableColumn("column", "Survey column")
+    """The attribute column of a driver table: the attribute as the survey labels it (its
+    header by default; the identifier is no reader's word)."""
     return (TableColumn("attribute", "Attribute"),)
 
 
 def attribute_cells(name: str, labels: Mapping[str, str]) -> tuple[str, ...]:
-    return (labels.get(name, name), name) if labels else (name,)
+    return (labels.get(name) or name,)
 
 
 def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,

@@ -36,7 +36,7 @@ def test_preset_selector_defaults_to_fast_and_labels_the_papers_model():
     at.switch_page("pages/models.py").run()
     _ok(at)
     assert at.radio(key="preset").value == "fast"
-    assert list(at.radio(key="preset").options) == ["fast (default)", "papers"]
+    assert list(at.radio(key="preset").options) == ["fast (default)", "as in the papers"]
     at.multiselect(key="algorithms").set_value(["ann"]).run()
     assert at.number_input(key="set::fast::ann::batch_size").value == 200
     at.number_input(key="folds").set_value(3)

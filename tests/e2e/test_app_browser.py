@@ -152,7 +152,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
 
     # train lr and nb (the defaults) with 3 folds
     _go(pg, app_url, "models")
-    folds = pg.get_by_label("Folds")
+    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
     folds.fill("3")
     folds.press("Enter")
     _settle(pg)
@@ -166,7 +166,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     _go(pg, app_url, "confusion")
     charts = pg.locator('[data-testid="stVegaLiteChart"]')
     expect(charts).to_have_count(3, timeout=WAIT)
-    _visible(pg.get_by_text("positive group: passives_promoters").first)
+    _visible(pg.get_by_text("positive group: passives and promoters").first)
     pg.screenshot(path=str(shots / "03_confusion.png"), full_page=True)
 
     _go(pg, app_url, "new_wave")

@@ -86,7 +86,7 @@ def _upload(pg, path: Path) -> None:
 
 
 def _set_number(pg, label: str, value: int) -> None:
-    box = pg.get_by_label(label)
+    box = pg.get_by_label(label, exact=True)  # not the "Help for ..." button
     box.fill(str(value))
     box.press("Enter")
     _settle(pg)

@@ -38,7 +38,7 @@ def test_save_reload_and_open_a_project(app_url, tmp_path):  # noqa: F811
             pg.goto(app_url)
             _settle(pg)
             _go(pg, "models")
-            folds = pg.get_by_label("Folds")
+            folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
             folds.fill("3")
             folds.press("Enter")
             _settle(pg)

@@ -111,7 +111,7 @@ def _no_traceback(pg) -> None:
 
 def _train(pg, url) -> None:
     _go(pg, url, "models")
-    folds = pg.get_by_label("Folds")
+    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
     folds.fill(str(FOLDS))
     folds.press("Enter")
     _settle(pg)
@@ -237,7 +237,7 @@ def test_d_cancel_stops_a_slow_training_cleanly(pg, url, tmp_path):
     pg.keyboard.press("Escape")
     _settle(pg)
     # the papers' MLP (batches of 10) is the slow one; the fast preset's takes seconds
-    pg.locator(".st-key-preset").get_by_text("papers", exact=True).click()
+    pg.locator(".st-key-preset").get_by_text("as in the papers", exact=True).click()
     _settle(pg)
     caption = pg.get_by_text("Expected time:", exact=False)
     _expect()(caption).to_contain_text("ann about", timeout=WAIT)  # the slow one is named

@@ -175,9 +175,9 @@ def test_nps_bars_colour_segments_by_their_significance_flag():
     colour = charts.nps_bars(frame).to_dict()["layer"][0]["encoding"]["color"]
     assert colour["field"] == "flag"
     assert dict(zip(colour["scale"]["domain"], colour["scale"]["range"], strict=True)) == {
-        "significantly above the rest": charts.CATEGORY_COLOURS[2],
-        "significantly below the rest": charts.CATEGORY_COLOURS[0],
-        "no significant difference": "#8fb3c4"}
+        "significantly above the rest": "#2166ac",  # blue / orange: direction, not red / green
+        "significantly below the rest": "#e08214",
+        "no significant difference": "#b8bec2"}
 
 
 def test_trend_marks_only_significant_changes_and_fits_its_axis():
@@ -235,3 +235,26 @@ def test_random_selection_lines_end_at_each_curves_last_tpr():
                                             "fpr": [0.0, 1.0, 0.0, 1.0],
                                             "tpr": [0.0, 0.75, 0.0, 1.0]}
     assert charts.random_selection_lines({}).columns.tolist() == ["model", "fpr", "tpr"]
+
+
+def test_the_t_test_heatmap_colours_a_significant_pair_by_the_better_model():
+    """Blue: the row model is better; orange: the column model; grey: no significant
+    difference (not red / green, which read as bad / good); an error metric flips it."""
+    rows = pd.DataFrame({"test": ["corrected"] * 4, "model_a": ["lr", "nb", "lr", "rf"],
+                         "model_b": ["nb", "lr", "rf", "lr"], "p_value": [0.01, 0.01, 0.3, 0.3],
+                         "mean_difference": [0.05, -0.05, 0.01, -0.01]})
+
+    def colours(spec: dict) -> dict[tuple[str, str], str]:
+        encoding = spec["spec"]["layer"][0]["encoding"]["color"]
+        assert encoding["legend"] is not None and "p below 0.05" in encoding["title"]
+        palette = dict(zip(encoding["scale"]["domain"], encoding["scale"]["range"], strict=True))
+        assert set(palette.values()) == {"#2166ac", "#e08214", "#b8bec2"}
+        values = next(iter(spec["datasets"].values()))
+        return {(v["model_a"], v["model_b"]): palette[v["verdict"]] for v in values}
+
+    shown = colours(charts.pvalue_heatmap(rows).to_dict())
+    assert shown == {("lr", "nb"): "#2166ac", ("nb", "lr"): "#e08214",
+                     ("lr", "rf"): "#b8bec2", ("rf", "lr"): "#b8bec2"}
+    flipped = colours(charts.pvalue_heatmap(rows, lower_is_better=True).to_dict())
+    assert flipped[("lr", "nb")] == "#e08214" and flipped[("nb", "lr")] == "#2166ac"
+    assert charts.PAIR_VERDICTS[0].startswith("row model")

@@ -18,6 +18,7 @@ from report_fixtures import (
 
 from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS, metric_name
 from cx_app.reports.content import build_report
+from cx_app.reports.definitions import plain_name
 from cx_app.reports.excel import write_excel
 
 SHEETS = ["Summary", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
@@ -78,7 +79,7 @@ def test_no_cell_is_a_formula_and_hostile_text_is_verbatim(workbook):
                     strings.add(cell.value)
                     if cell.value.startswith(("=", "+", "-", "@")):
                         assert cell.quotePrefix, (ws.title, cell.coordinate)
-    for text in (HOSTILE_MODEL, *HOSTILE_CLASSES, "+passives", "-price"):
+    for text in (HOSTILE_MODEL, *HOSTILE_CLASSES, "+passives", "Price perception"):
         assert text in strings
 
 
@@ -131,7 +132,7 @@ def test_confusion_matrices_equal_the_results_with_labels_and_im(workbook):
     ws = workbook["Confusion matrices"]
     for model_id in MODELS:
         for level_name, level in results["models"][model_id]["levels"].items():
-            labels = [str(x) for x in level["labels"]]
+            labels = [plain_name(x) for x in level["labels"]]  # passives_promoters: words
             im = level["im"]
             header, rows = _matrix(ws, f"{model_id} — level {level_name}", len(labels),
                                    im is not None)
@@ -186,6 +187,9 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
 
 
 
+ATTRIBUTE_OF = {label: name for name, label in
+                make_results()["dataset"]["attribute_labels"].items()}
+"""An attribute's label in the report → its name in the results."""
 RELATIVE_WEIGHTS = "Relative weights (Johnson 2000): share of the explained variance"
 
 
@@ -194,11 +198,11 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
     ws = workbook["Drivers"]
     weights = drivers["relative_weights"]
     rows = _table(ws, RELATIVE_WEIGHTS)
-    # largest share first; labelled attributes show their label beside the survey column
-    assert [r["Survey column"].value for r in rows] == [HOSTILE_ATTRIBUTE, "-price"]
+    # largest share first; attributes are shown by their label only (no identifier)
     assert [r["Attribute"].value for r in rows] == [HOSTILE_ATTRIBUTE, "Price perception"]
+    assert all("Survey column" not in r for r in rows)
     for row in rows:
-        i = weights["attributes"].index(row["Survey column"].value)
+        i = weights["attributes"].index(ATTRIBUTE_OF[row["Attribute"].value])
         share = row["Share of R²"]
         assert share.value == pytest.approx(weights["percent"][i] / 100)
         assert share.value == pytest.approx(weights["raw"][i] / weights["r_squared"])
@@ -210,7 +214,7 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
     assert about["Method"].value == weights["method"]
 
     ordinal = drivers["ordinal"]
-    rows = {r["Survey column"].value: r for r in _table(
+    rows = {ATTRIBUTE_OF[r["Attribute"].value]: r for r in _table(
         ws, "Ordinal logistic regression: effect of each attribute on the score")}
     for i, name in enumerate(ordinal["attributes"]):
         row = rows[name]
@@ -220,7 +224,7 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
         assert row["Odds ratio per SD"].value == pytest.approx(math.exp(ordinal["coef"][i]))
 
     permutation = drivers["permutation"]["lr"]
-    rows = {r["Survey column"].value: r for r in _table(
+    rows = {ATTRIBUTE_OF[r["Attribute"].value]: r for r in _table(
         ws, "Permutation importance (lr): drop in accuracy when the attribute is shuffled")}
     for i, name in enumerate(permutation["attributes"]):
         assert [rows[name][h].value for h in ("Mean drop", "95% low", "95% high")] == [
@@ -230,7 +234,7 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
     assert about["Shuffles per attribute and fold"] == permutation["n_repeats"]
     assert about["Score that drops when shuffled"] == "accuracy"
 
-    rows = {r["Survey column"].value: r for r in _table(
+    rows = {ATTRIBUTE_OF[r["Attribute"].value]: r for r in _table(
         ws, "Importance–performance: where to act")}
     for record in drivers["importance_performance"]["rows"]:
         row = rows[record["attribute"]]
@@ -239,7 +243,7 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
         assert row["Performance (mean score)"].value == record["performance"]
         assert row["Quadrant"].value == record["quadrant"]
 
-    rows = {r["Survey column"].value: r for r in _table(
+    rows = {ATTRIBUTE_OF[r["Attribute"].value]: r for r in _table(
         ws, "Top box as a signal: does a top rating mark the target group?")}
     for record in drivers["top_box"]:
         row = rows[record["attribute"]]
@@ -326,8 +330,8 @@ def test_data_quality_leaves_out_respondent_values_unless_asked(tmp_path):
 def test_definitions_and_about(workbook):
     ws = workbook["Definitions"]
     rows = _table(ws, "2×2+IM metrics")
-    assert {r["Key"].value for r in rows} == set(BINARY_METRICS)
-    mcc = next(r for r in rows if r["Key"].value == "mcc")
+    assert [r["Metric"].value for r in rows] == [d.name for d in BINARY_METRICS.values()]
+    mcc = next(r for r in rows if r["Metric"].value == BINARY_METRICS["mcc"].name)
     assert "(TP+IMP)(TN+IMN)" in mcc["Formula"].value
     assert {r["Option"].value for r in _table(ws, "Grouping options")} == {"R", "S", "RS"}
     about = {r["Item"].value: r["Value"].value for r in _table(workbook["About"], "Provenance")}
@@ -359,9 +363,11 @@ def test_every_metric_key_of_the_engine_has_a_definition_in_the_report(workbook)
         (k, False) for k in [*multiclass, *per_class] if k not in ("per_class", "undefined")]
     assert [k for k, binary in keys if metric_definition(k, binary=binary) is None] == []
     ws = workbook["Definitions"]
-    shown = {ws.cell(r, 1).value for r in range(1, ws.max_row + 1)}
-    assert {k for k, _ in keys} - {"tp", "fn", "fp", "tn"} <= shown | {"tp", "fn", "fp", "tn"}
-    assert {"tpr", "n_actual", "precision", "support", "im", "psi", "relative_weight"} <= shown
+    shown = {ws.cell(r, 1).value for r in range(1, ws.max_row + 1)}  # by name, not key
+    assert {metric_definition(k, binary=binary).name for k, binary in keys
+            if k not in ("tp", "fn", "fp", "tn")} <= shown
+    assert {metric_definition(k).name for k in ("tpr", "n_actual", "precision", "support",
+                                                 "im", "psi", "relative_weight")} <= shown
 
 
 def test_new_wave_estimates_stand_beside_realized_values(tmp_path):

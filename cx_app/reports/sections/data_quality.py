@@ -44,6 +44,7 @@ def section(results: Results, respondent_data: bool) -> Section:
             "Unanswered attribute scores (n/a, blank, code) in the model base",
             (TableColumn("attribute", "Attribute"), TableColumn("cells", "Unanswered", "int"),
              TableColumn("share", "Share", "percent")),
-            tuple((k, v, v / base) for k, v in gaps.items())))
+            tuple((results.dataset.attribute_labels.get(k) or k, v, v / base)
+                  for k, v in gaps.items())))
     blocks += [Paragraph(note, "note") for note in quality.notes]
     return Section("data_quality", "Data quality", tuple(blocks))

@@ -16,12 +16,12 @@ from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import GROUPING_OPTIONS, NET_SCORE_DEFINITION, PAPERS
 from cx_app.survey.vocabulary import ScoreVocabulary
 
-_COLUMNS = (TableColumn("key", "Key"), TableColumn("name", "Metric"), TableColumn("words", "Meaning"),
+_COLUMNS = (TableColumn("name", "Metric"), TableColumn("words", "Meaning"),
             TableColumn("formula", "Formula"), TableColumn("source", "Source"))
 
 
 def _rows(definitions: Iterable[MetricDefinition]) -> tuple[tuple[str, ...], ...]:
-    return tuple((d.key, d.name, d.words, d.formula, d.source) for d in definitions)
+    return tuple((d.name, d.words, d.formula, d.source) for d in definitions)
 
 
 def section(words: ScoreVocabulary) -> Section:

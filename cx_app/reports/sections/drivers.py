@@ -23,6 +23,7 @@ from cx_app.models.results import (
 from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import importance_bars, quadrant_chart, rhombus_chart
 from cx_app.reports.definitions import DRIVER_FIELD_LABELS as LABEL
+from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import attribute_cells, attribute_columns, facts_table
 
 Labels = Mapping[str, str]
@@ -190,8 +191,8 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
 
 
 def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
-    rows = tuple((*attribute_cells(r.attribute, labels), r.target, r.top_box_share, r.tpr, r.fpr,
-                  r.delta, r.phi) for r in rows_in)
+    rows = tuple((*attribute_cells(r.attribute, labels), plain_name(r.target), r.top_box_share,
+                  r.tpr, r.fpr, r.delta, r.phi) for r in rows_in)
     blocks: list[Block] = [Table(
         "Top box as a signal: does a top rating mark the target group?",
         (*attribute_columns(labels), TableColumn("target", LABEL["target"]),
@@ -202,11 +203,11 @@ def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
              "share of the group who gave a top rating, FPR = share of everyone else who did; "
              "δ = TPR − FPR (how well it separates), φ = TPR + FPR − 1 (its bias).")]
     for target in dict.fromkeys(r.target for r in rows_in):
-        frame = pd.DataFrame([{"series": row[0], "label": target, "delta": r.delta, "phi": r.phi}
+        frame = pd.DataFrame([{"series": row[0], "label": plain_name(target), "delta": r.delta, "phi": r.phi}
                               for row, r in zip(rows, rows_in, strict=True)
                               if r.target == target]).dropna(subset=["delta", "phi"])
         if not frame.empty:
-            blocks.append(ChartBlock(f"Top box δ/φ — target {target}",
+            blocks.append(ChartBlock(f"Top box δ/φ — target {plain_name(target)}",
                                      rhombus_chart(frame, colour_title="Attribute").to_dict(),
                                      note="Higher up: the top box separates the group better."))
     return blocks

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS
 from cx_app.models.results import LevelDocument, Results, finite
 from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
+from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import metric_display, metric_kind
 
 
@@ -27,7 +28,7 @@ def section(results: Results) -> Section:
             (TableColumn("model", "Model"),
              *(TableColumn(k, metric_display(k, binary), metric_kind(k, binary)) for k in keys)),
             tuple((m, *(lv.metric(k) for k in keys)) for m, lv in levels.items()),
-            note=f"Positive group: {positive}." if positive else ""))
+            note=f"Positive group: {plain_name(positive)}." if positive else ""))
         if binary:
             continue
         rows = tuple((m, str(label), finite(v.get("precision")), finite(v.get("recall")),

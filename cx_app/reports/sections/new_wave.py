@@ -7,6 +7,8 @@ the drift of each attribute.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
 from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
 from cx_app.models.results import finite
@@ -20,6 +22,7 @@ from cx_app.reports.blocks import (
     TableColumn,
 )
 from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
+from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
 from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
@@ -61,9 +64,10 @@ def _matrices(wave: WaveEstimateDocument) -> list[Block]:
     for name, level in wave.levels.items():
         if level.matrix != wave.alp_matrix:  # the original level is the ALP matrix itself
             blocks.append(MatrixBlock(
-                f"Estimated level {name}", tuple(map(str, level.labels)),
+                f"Estimated level {name}", tuple(map(plain_name, level.labels)),
                 tuple(tuple(finite(x) for x in row) for row in level.matrix),
-                None if level.im is None else tuple(level.im), level.positive, real_valued=True))
+                None if level.im is None else tuple(level.im),
+                None if level.positive is None else plain_name(level.positive), real_valued=True))
     return blocks
 
 
@@ -159,7 +163,8 @@ def _model(wave: WaveEstimateDocument) -> list[Block]:
     return blocks
 
 
-def section(wave: WaveEstimateDocument) -> Section:
+def section(wave: WaveEstimateDocument,
+            labels: Mapping[str, str] | None = None) -> Section:
     blocks: list[Block] = [facts_table("New wave", [("File", wave.filename, "text"),
                                                     ("Respondents", wave.n, "int")])]
     blocks += _nps_table(wave)
@@ -178,7 +183,8 @@ def section(wave: WaveEstimateDocument) -> Section:
             "Drift",
             (TableColumn("attribute", "Attribute"),
              *(TableColumn(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
-            tuple((name, *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
+            tuple(((labels or {}).get(name) or name,
+                   *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
                   for name, d in wave.drift.items())))
     blocks += _model(wave)
     return Section("new_wave", "New wave", tuple(blocks))

@@ -1,0 +1,64 @@
+"""Chart style shared by every chart builder: colours, label text, band heights, axis domains.
+
+Labels are shown without control characters and cut to
+:data:`~cx_app.safe_text.LABEL_LIMIT` characters (:func:`labels_as_text`); significance colours
+say direction (blue higher or better, orange lower or worse), never good/bad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from cx_app.safe_text import plain_text, short_labels
+
+CATEGORY_COLOURS: tuple[str, ...] = ("#c0392b", "#9aa5ab", "#2e8b57", "#1f6f8b", "#8e6c8a")
+"""Colours for the first-step groups in scale order: detractors red, passives grey, promoters
+green (and two more for plans with more groups)."""
+
+IM_COLOUR_SCHEME = "oranges"
+CELL_COLOUR_SCHEME = "blues"
+
+
+def labels_as_text(values: Sequence[object]) -> list[str]:
+    """Labels as chart text: without control characters, at most
+    :data:`~cx_app.safe_text.LABEL_LIMIT` characters each (distinct values stay distinct; the
+    data behind the chart keeps the full text)."""
+    return short_labels(plain_text(str(v)) for v in values)
+
+
+def chart_labels(column: pd.Series) -> pd.Series:
+    """A column of labels as `labels_as_text` makes them."""
+    return pd.Series(labels_as_text(column), index=column.index, name=column.name)
+
+
+def band_height(chart, n: int, step: int = 34, minimum: int = 90):
+    """A chart with one band per category on y: ``step`` pixels per band, whatever the host does
+    with the width. ``fit-x``: the width follows the page (Streamlit's ``width="stretch"``)
+    while the height is the plot's own, so the bands are never squeezed into a fixed total
+    height together with the axis and its title."""
+    return chart.properties(height=max(minimum, step * n),
+                            autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
+
+
+def fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True,
+                   pad: float = 5.0, bounds: tuple[float, float] = (-100.0, 100.0)) -> list[float]:
+    """An axis domain that fits the data (the intervals' extent plus ``pad`` points, zero
+    included when bars start at it), inside ``bounds``: a fixed −100..100 axis squeezes a
+    ten-point gap between segments into a few pixels."""
+    values = pd.concat([low, high]).astype(float)
+    values = values[np.isfinite(values)]
+    lo, hi = (float(values.min()), float(values.max())) if len(values) else (-10.0, 10.0)
+    if include_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
+
+
+# significance colours say direction (blue higher or better, orange lower or worse), not good/bad
+HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR = "#2166ac", "#e08214", "#b8bec2"

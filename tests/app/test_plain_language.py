@@ -1,0 +1,204 @@
+"""Issue 27 point 7: a CX analyst's language. Every page of the app (on the bundled sample, with
+two trained models) and the Excel and HTML reports show no internal code and no snake_case name:
+titles, texts, captions, metric labels and their hover help, widget labels, table headers and
+the charts' axis and legend titles are all read.
+
+The allow-list is small and explicit: the name of the file the analyst uploaded (its report
+file names are built from it) is the analyst's own word, not ours.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from streamlit.testing.v1 import AppTest
+
+from cx_app.engine.catalogue import MULTICLASS_METRICS
+from cx_app.safe_text import escape_markdown
+from cx_app.survey.samples import sample_path, simulate_telecom_waves
+
+LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (pages/report.py)
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "streamlit_app.py")
+TIMEOUT = 120
+PAGES = ("data", "nps", "models", "confusion", "compare", "drivers", "new_wave", "report",
+         "project", "glossary")
+
+SNAKE = re.compile(r"\b[a-z]+_[a-z0-9_]+\b")
+INTERNAL_CODES = re.compile(
+    r"\b(impute_indicator|psi|chi2|dof|f1_macro|papers preset|preset papers|p_value|"
+    r"passives_promoters|ci_low|ci_high|mean_difference|model_a|model_b)\b")
+"""Codes of the library that once reached a reader (issue 27): the missing-answer policy,
+drift statistics' keys, metric keys, the "papers" preset, a plan's group code, data columns."""
+
+ALLOWED = {Path(sample_path("telecom_nps")).stem}
+"""The uploaded file's own name (here the bundled sample's), shown as the analyst named it."""
+
+
+def internal_words(texts: list[str]) -> list[str]:
+    """The snake_case tokens and internal codes in ``texts`` (outside the allow-list)."""
+    found = []
+    for text in texts:
+        for allowed in ALLOWED:
+            text = text.replace(allowed, "")
+        found += SNAKE.findall(text) + INTERNAL_CODES.findall(text)
+    return sorted(set(found))
+
+
+def chart_titles(spec: object) -> list[str]:
+    """The titles a Vega-Lite spec shows (axes, legends, headers, the chart's own)."""
+    if isinstance(spec, dict):
+        found = []
+        for key, value in spec.items():
+            if key == "title" and isinstance(value, dict):  # {"text": ..., "subtitle": ...}
+                value = [value.get("text", ""), value.get("subtitle", "")]
+            if key == "title" and isinstance(value, str | list):
+                found += [value] if isinstance(value, str) else [str(v) for v in value]
+            elif key not in ("data", "datasets", "$schema"):
+                found += chart_titles(value)
+        return found
+    if isinstance(spec, list):
+        return [t for v in spec for t in chart_titles(v)]
+    return []
+
+
+def table_headers(frame) -> list[str]:
+    """A table's column headers as shown: a column's configured label and help where it has
+    them (hidden columns are not shown), else its name; the index's names."""
+    config = json.loads(frame.proto.columns or "{}")
+    value = frame.value
+    headers = [str(i) for i in value.index.names if i]
+    for column in value.columns:
+        entry = config.get(str(column), {})
+        if not entry.get("hidden"):
+            headers.append(f"{entry.get('label') or column} {entry.get('help') or ''}")
+    return headers
+
+
+def shown(at: AppTest) -> list[str]:
+    """Every string a page shows a person, hover help included."""
+    texts: list[str] = []
+    for kind in ("title", "header", "subheader", "caption", "text", "markdown", "info",
+                 "warning", "success"):
+        texts += [str(e.value) for e in getattr(at, kind)]
+    texts += [f"{m.label} {m.proto.help}" for m in at.metric]
+    for kind in ("selectbox", "multiselect", "radio", "checkbox", "toggle", "number_input",
+                 "slider", "select_slider", "text_input", "button"):
+        texts += [f"{w.label} {w.help or ''}" for w in getattr(at, kind)]
+    for frame in [*at.dataframe, *at.get("arrow_data_frame")]:
+        texts += table_headers(frame)
+    for chart in at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart"):
+        texts += chart_titles(json.loads(chart.proto.spec))
+    return texts
+
+
+class _Visible(HTMLParser):
+    """The text of an HTML page a reader sees (not scripts, styles or attributes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._hidden and data.strip():
+            self.texts.append(data)
+
+
+@pytest.fixture(scope="module")
+def walked():
+    """Each page's shown strings, after lr and nb are trained (4 folds) on the sample, fitted on
+    every respondent and two unlabelled waves estimated, and the report files (with the last
+    wave's estimate) the Report page builds."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/models.py").run()
+    at.number_input(key="folds").set_value(4)  # a recipe of its own: the process-wide store
+    # would otherwise hand test_app_pages its lr and nb (3 folds) already trained
+    at.button(key="train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("pages/new_wave.py").run()  # a final fit and two unlabelled waves
+    if any(b.key == "nw_fit" for b in at.button):
+        at.button(key="nw_fit").click().run()
+    for k in (8, 9):
+        frame = simulate_telecom_waves([k], respondents_per_operator=60, seed=3,
+                                       include_target=False)
+        at.file_uploader(key="nw_wave_files").upload(f"wave{k}.csv",
+                                                      frame.to_csv(index=False).encode(),
+                                                      "text/csv")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = {}
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        texts[page] = shown(at)
+    analysis = at.session_state["analysis"]
+    wave = at.session_state[LAST_WAVE]
+    assert wave is not None  # the reports carry the new-wave section and its drift table
+    files = analysis.report_files(list(analysis.models), wave, build=True)
+    return texts, files
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_shows_no_internal_word(walked, page):
+    texts, _ = walked
+    assert texts[page], page  # the walk read the page
+    assert internal_words(texts[page]) == []
+
+
+def test_the_excel_report_shows_no_internal_word(walked):
+    _, files = walked
+    book = load_workbook(io.BytesIO(files["xlsx"]), read_only=True)
+    texts = list(book.sheetnames)
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows(values_only=True):
+            texts += [v for v in row if isinstance(v, str)]
+    assert len(texts) > 50
+    assert internal_words(texts) == []
+
+
+def test_the_html_report_shows_no_internal_word(walked):
+    _, files = walked
+    parser = _Visible()
+    parser.feed(files["html"].decode("utf-8"))
+    assert len(parser.texts) > 50
+    island = re.search(r'<script type="application/json" id="chart-specs">(.*?)</script>',
+                       files["html"].decode("utf-8"), re.DOTALL)
+    texts = parser.texts + chart_titles(json.loads(island.group(1)))
+    assert internal_words(texts) == []
+
+
+def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover(walked):
+    """The Glossary page's entries are the library's (every glossary word and every metric of
+    the catalogue); a metric column's hover help is the catalogue's one line on it."""
+    from cx_app.reports.definitions import ALP, GLOSSARY, glossary_entries
+
+    texts, _ = walked
+    glossary = " ".join(texts["glossary"])
+    entries = glossary_entries()
+    assert len(entries) > len(GLOSSARY) + 40  # the method's words and the catalogue's metrics
+    for term, meaning in entries:
+        assert f"**{escape_markdown(term)}** — {escape_markdown(meaning)}" in glossary, term
+    for key in ("accuracy", "f1_macro", "recall_macro"):
+        metric = MULTICLASS_METRICS[key]
+        assert f"{metric.name} {metric.words}" in texts["confusion"], key
+    assert f"Estimated accuracy {GLOSSARY[ALP]}" in texts["new_wave"]  # a metric's hover
+
+
+def test_the_allow_list_and_the_codes_are_caught():
+    assert internal_words(["Missing answers: impute_indicator", "PSI 0.3", "psi"]) == [
+        "impute_indicator", "psi"]
+    assert internal_words([f"Report of {next(iter(ALLOWED))}.xlsx"]) == []
