@@ -161,7 +161,8 @@ def test_cli_evaluate_preset_flag_is_recorded_in_results_json(survey_csv, tmp_pa
     header = stdout.splitlines()[[i for i, line in enumerate(stdout.splitlines())
                                   if line.startswith("model ")][0]]
     assert "preset" in header.split()
-    assert f"svm ({preset} preset)" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    shown = {"fast": "fast", "papers": "as in the papers"}[preset]  # the preset in words
+    assert f"svm (preset: {shown})" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
 def test_cli_train_records_the_preset_in_the_model_file(survey_csv, tmp_path):

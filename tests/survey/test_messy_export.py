@@ -178,7 +178,8 @@ def test_the_wave_is_estimated_over_every_respondent_with_training_statistics(ex
     online = model.attribute_names[[b.name for b in BANK_ATTRIBUTES].index(DROPPED_IN_LAST_WAVE)]
     median = training_median(model.attribute_distributions[online])
     assert median == expected[[b.name for b in BANK_ATTRIBUTES].index(DROPPED_IN_LAST_WAVE)]
-    named = [w for w in estimate.warnings if online in w]
+    shown = next(a.display for a in model.schema.attributes if a.name == online)
+    named = [w for w in estimate.warnings if shown in w]  # warnings name it by its label
     assert len(named) == 1 and f"({median:g})" in named[0]  # named once, with its filler
     # drift: answered scores only and the n/a shares of the same design: no alarm
     drift = {a.name: a for a in estimate.drift.attributes}
