@@ -132,6 +132,23 @@ def test_learning_curve_fits_on_the_cluster_give_the_same_curve(survey_file, cli
     pd.testing.assert_frame_equal(remote, local)
 
 
+def _starts_a_batch(key, finish: str) -> bool:
+    """Whether a worker's task transition is the start of a joblib batch."""
+    name = key[0] if isinstance(key, tuple) else str(key)
+    return finish == "executing" and name.startswith("batch_of")
+
+
+def _claim(marker: str, text: str) -> bool:
+    """Create ``marker`` holding ``text`` if no worker did (``O_EXCL``: one winner)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(fd, text.encode())
+    os.close(fd)
+    return True
+
+
 class KillOnce(distributed.WorkerPlugin):
     """Kill the worker process that starts a joblib batch first; a marker file makes it once.
 
@@ -143,16 +160,8 @@ class KillOnce(distributed.WorkerPlugin):
         self.marker = marker
 
     def transition(self, key, start, finish, **kwargs):
-        name = key[0] if isinstance(key, tuple) else str(key)
-        if finish != "executing" or not name.startswith("batch_of"):
-            return
-        try:
-            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:  # another worker was the one killed
-            return
-        os.write(fd, b"killed")
-        os.close(fd)
-        os._exit(1)
+        if _starts_a_batch(key, finish) and _claim(self.marker, "killed"):
+            os._exit(1)  # the first batch of the run; every other worker lives
 
 
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_file, tmp_path):
@@ -184,18 +193,10 @@ class KillOnOneTask(distributed.WorkerPlugin):
         self.marker = marker
 
     def transition(self, key, start, finish, **kwargs):
-        name = key[0] if isinstance(key, tuple) else str(key)
-        if finish != "executing" or not name.startswith("batch_of"):
+        if not _starts_a_batch(key, finish):
             return
-        try:
-            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            if Path(self.marker).read_text() == str(key):
-                os._exit(1)
-            return
-        os.write(fd, str(key).encode())
-        os.close(fd)
-        os._exit(1)
+        if _claim(self.marker, str(key)) or Path(self.marker).read_text() == str(key):
+            os._exit(1)  # the chosen batch, wherever it runs
 
 
 def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file, tmp_path):
@@ -229,8 +230,7 @@ class KillBothOnce(distributed.WorkerPlugin):
     def transition(self, key, start, finish, **kwargs):
         import time
 
-        name = key[0] if isinstance(key, tuple) else str(key)
-        if finish != "executing" or not name.startswith("batch_of"):
+        if not _starts_a_batch(key, finish):
             return
         if len(list(self.folder.glob("arrived-*"))) >= 2:  # a restarted worker
             return
