@@ -32,11 +32,13 @@ from cx_app.reports.chart_style import (
     fitted_domain,
     labels_as_text,
 )
+from cx_app.safe_text import plain_spec
 
 __all__ = [
     "CATEGORY_COLOURS",
     "attribute_profile_chart",
     "auc_bars",
+    "chart_png",
     "confusion_heatmap",
     "importance_bars",
     "matrix_to_long",
@@ -566,3 +568,12 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
     layers.append(alt.Chart(data).mark_text(align="left", dx=7, fontSize=11).encode(
         x=x, y=y, text="attribute:N"))
     return alt.layer(*layers).properties(height=380)
+
+
+def chart_png(spec: dict, scale: float = 2.0) -> bytes:
+    """A chart spec as PNG (vl-convert), for the Excel report and the deck. vl-convert aborts
+    the whole process (a Rust panic) on a string that is not valid XML, e.g. one holding NUL:
+    every string of the spec is made plain first (:func:`~cx_app.safe_text.plain_spec`)."""
+    import vl_convert
+
+    return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)

@@ -33,7 +33,8 @@ from cx_app.reports.blocks import (
     Section,
     Table,
 )
-from cx_app.safe_text import is_formula_like, plain_spec, plain_text, short_label
+from cx_app.reports.charts import chart_png
+from cx_app.safe_text import is_formula_like, plain_text, short_label
 
 NUMBER_FORMATS = {"int": "0", "count": "#,##0", "float": "0.000", "percent": "0.0%",
                   "pvalue": "0.0000", "score": "0.0",
@@ -240,7 +241,7 @@ class _SheetWriter:
         _put(self.ws, self.row, 1, block.title, font=_BLOCK_FONT)
         self.row += 1
         try:
-            png = _render_png(block.spec, self.image_scale)
+            png = chart_png(block.spec, self.image_scale)
         except Exception as exc:  # vl-convert errors are plain exceptions; the report goes on
             _put(self.ws, self.row, 1, f"(chart not rendered: {exc})", font=_WARNING_FONT)
             self.row += 2
@@ -257,14 +258,6 @@ class _SheetWriter:
             self.ws.column_dimensions[get_column_letter(column)].width = width
         self.ws.freeze_panes = self.freeze or "A3"
 
-
-def _render_png(spec: dict, scale: float) -> bytes:
-    """The chart as PNG. vl-convert aborts the whole process (a Rust panic) on a string that
-    is not valid XML, e.g. one holding NUL: every string of the spec is made plain first
-    (:func:`~cx_app.safe_text.plain_spec`)."""
-    import vl_convert
-
-    return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)
 
 
 def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,

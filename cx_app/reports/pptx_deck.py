@@ -36,10 +36,10 @@ from cx_app.errors import CxAppError
 from cx_app.models.importance_performance import METHOD, important_above_others
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
-from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
+from cx_app.reports.charts import chart_png, importance_bars, nps_bars, nps_trend_chart
 from cx_app.reports.formatting import format_value, join
 from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading
-from cx_app.safe_text import plain_spec, plain_text, short_label
+from cx_app.safe_text import plain_text, short_label
 from cx_app.survey.nps_flags import FLAG_DOWN, FLAG_NONE, FLAG_UP, flag_changes
 from cx_app.survey.vocabulary import ScoreVocabulary
 
@@ -461,10 +461,7 @@ def program_slides(view: ProgramView, results: Results, *,
 
 
 def _png(spec: dict) -> bytes:
-    import vl_convert
-
-    spec = {**spec, "width": 560}
-    return vl_convert.vegalite_to_png(plain_spec(spec), scale=2)
+    return chart_png({**spec, "width": 560})
 
 
 def _fit(png: bytes, width: float, height: float) -> tuple[float, float]:

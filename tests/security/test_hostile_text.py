@@ -219,7 +219,7 @@ import json, sys
 import pandas as pd
 import vl_convert
 from cx_app.reports import charts
-from cx_app.reports.excel import _render_png
+from cx_app.reports.charts import chart_png
 from cx_app.safe_text import plain_spec
 
 bad = ["Pri\\x00ce", "Sto\\x1bre ![p](http://host/a.png)", "<img src=x onerror=alert(1)>",
@@ -238,7 +238,7 @@ specs = [
 ]
 if "--raw" in sys.argv:
     vl_convert.vegalite_to_png(specs[0].to_dict())
-png = sum(_render_png(s.to_dict(), 1.0).startswith(b"\\x89PNG") for s in specs)
+png = sum(chart_png(s.to_dict(), 1.0).startswith(b"\\x89PNG") for s in specs)
 svg = sum(vl_convert.vegalite_to_svg(plain_spec(s.to_dict())).startswith("<svg") for s in specs)
 print(json.dumps({"charts": len(specs), "png": png, "svg": svg}))
 '''
