@@ -213,6 +213,25 @@ def current_revision(database: Database) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+def _upgrade_sqlite(database: Database, run: Callable[[Connection], None]) -> None:
+    """Run a migration on SQLite the way its manual prescribes for table rebuilds (Alembic's
+    batch mode): foreign keys off for the connection (a rebuilt parent table would otherwise
+    cascade its drop to every child row), the migration in one write transaction, then
+    ``PRAGMA foreign_key_check`` before it commits."""
+    with database.writer.connect() as connection:
+        raw = connection.connection.driver_connection
+        raw.execute("PRAGMA foreign_keys = OFF")  # outside a transaction, as it must be
+        try:
+            with connection.begin():
+                run(connection)
+                broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise WorkspaceError(f"the migration of {database.shown_url} would leave "
+                                         f"{len(broken)} row(s) pointing nowhere; nothing changed")
+        finally:
+            raw.execute("PRAGMA foreign_keys = ON")
+
+
 def migrate(database: Database, revision: str = "head") -> None:
     """Upgrade the database's schema to ``revision`` (Alembic, programmatically: no
     ``alembic.ini``), under a lock so that concurrent openers migrate once."""
@@ -229,6 +248,9 @@ def migrate(database: Database, revision: str = "head") -> None:
         return  # nothing to do: no write lock taken
 
     def upgrade() -> None:
+        if database.dialect == "sqlite":
+            _upgrade_sqlite(database, lambda c: command.upgrade(_alembic_config(c), revision))
+            return
         with database.writer.begin() as connection:
             if database.dialect == "postgresql":
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"),
@@ -249,13 +271,24 @@ def open_database(url: str | None = None, *, migrate_schema: bool = True) -> Dat
     chosen = database_url(url)
     engine = _engine(chosen)
     database = Database(chosen, engine, engine.execution_options(cx_app_write=True))
-    try:
-        with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except DBAPIError as exc:
-        engine.dispose()
-        raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
-                             f"{_first_line(exc)}") from None
+    deadline = time.monotonic() + RETRY_SECONDS
+    while True:
+        try:
+            with engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+            break
+        except OperationalError as exc:
+            # a new SQLite file switching to WAL in another process answers "locked": wait
+            if _is_locked(exc) and time.monotonic() < deadline:
+                time.sleep(0.05 + 0.1 * random.random())
+                continue
+            engine.dispose()
+            raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
+                                 f"{_first_line(exc)}") from None
+        except DBAPIError as exc:
+            engine.dispose()
+            raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
+                                 f"{_first_line(exc)}") from None
     if migrate_schema:
         migrate(database)
     return database

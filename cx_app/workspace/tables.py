@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from sqlalchemy import (
+    Boolean,
     Date,
     DateTime,
     Float,
@@ -31,14 +32,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
 from cx_app.json_values import json_default
 
-__all__ = ["Base", "CrossValidation", "Estimate", "JsonText", "Model", "Program", "Report",
-           "Wave"]
+__all__ = ["AuditEvent", "Base", "CrossValidation", "Estimate", "Fit", "JsonText", "Model",
+           "Program", "Report", "StoredFile", "Wave"]
 
 NAMING = {"ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",
           "ck": "ck_%(table_name)s_%(constraint_name)s",
@@ -64,7 +66,7 @@ class JsonText(TypeDecorator):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {dict[str, Any]: JsonText, bytes: LargeBinary,
+    type_annotation_map = {dict[str, Any]: JsonText, dict[str, Any] | None: JsonText, bytes: LargeBinary,
                            dt.datetime: DateTime(timezone=True)}
 
 
@@ -90,6 +92,13 @@ class Program(Base):
     survey_bytes: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     results_json: Mapped[str | None] = mapped_column(Text, deferred=True)
     """The results document (``results.json``) of the program's models."""
+    data_key: Mapped[str | None] = mapped_column(String(64))
+    """The training data key of the mapping in use (:func:`cx_app.provenance.training_data_key`;
+    migration 0003): the models of another key were trained on an earlier mapping."""
+    keep_files: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Whether the survey and wave files are kept in ``files`` (the analyst allowed it)."""
+    team: Mapped[str | None] = mapped_column(String(200))
+    """The team the program belongs to (team mode; None in single-user mode)."""
 
     models: Mapped[list[Model]] = relationship(back_populates="program",
                                                cascade="all, delete-orphan",
@@ -112,12 +121,23 @@ class Model(Base):
     algorithm: Mapped[str] = mapped_column(String(50))
     preset: Mapped[str] = mapped_column(String(20))
     calibration: Mapped[str] = mapped_column(String(50))
-    file_sha256: Mapped[str] = mapped_column(String(64))
-    skops: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    file_sha256: Mapped[str | None] = mapped_column(String(64))
+    skops: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    """The model fitted on all respondents (None until it is fitted: the app stores a model as
+    soon as its cross-validation ends)."""
     model_metadata: Mapped[dict[str, Any]]
     """:meth:`cx_app.estimate.model_file.TrainedModel.metadata` (everything but the estimator)."""
     fit_seconds: Mapped[float] = mapped_column(Float)
     created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+    training_key: Mapped[str | None] = mapped_column(String(64))
+    """The content key of the cross-validation run (:func:`cx_app.provenance.training_key`)."""
+    data_key: Mapped[str | None] = mapped_column(String(64))
+    """The training data key of the mapping the model was trained on."""
+    recipe: Mapped[dict[str, Any] | None]
+    """Settings, folds, seed, preset and calibration of the training."""
+    permutation: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    """The permutation importance per fold (``.npy``, folds × attributes)."""
+    respondents: Mapped[int | None] = mapped_column(Integer)
 
     program: Mapped[Program] = relationship(back_populates="models")
     crossval: Mapped[CrossValidation | None] = relationship(
@@ -193,6 +213,51 @@ class Estimate(Base):
     created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
     wave: Mapped[Wave] = relationship(back_populates="estimates")
+
+
+class StoredFile(Base):
+    """A survey or wave file kept with its program (migration 0003; only when the analyst
+    allows it), by SHA-256: one row per content."""
+
+    __tablename__ = "files"
+    __table_args__ = (UniqueConstraint("program_id", "sha256", name="uq_files_content"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"))
+    sha256: Mapped[str] = mapped_column(String(64))
+    filename: Mapped[str | None] = mapped_column(String(500))
+    size: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+
+class Fit(Base):
+    """One measured training (migration 0003): expected times are learned from these."""
+
+    __tablename__ = "fits"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    algorithm: Mapped[str] = mapped_column(String(50), index=True)
+    preset: Mapped[str] = mapped_column(String(20))
+    respondents: Mapped[int] = mapped_column(Integer)
+    attributes: Mapped[int] = mapped_column(Integer)
+    folds: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+
+class AuditEvent(Base):
+    """One change made to a program (migration 0003): who, when, what. Kept when the program
+    is deleted (it names the program, it does not point at its row)."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+    user: Mapped[str] = mapped_column(String(320))
+    action: Mapped[str] = mapped_column(String(50))
+    program: Mapped[str | None] = mapped_column(String(200), index=True)
+    detail: Mapped[str | None] = mapped_column(Text)
 
 
 class Report(Base):
