@@ -33,6 +33,8 @@ from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
+from cx_app.workspace.database import database_url
+from cx_app.workspace.programs import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "survey_schemas"
@@ -66,6 +68,17 @@ def result_store() -> ResultStore:
     """The process-wide store of cross-validation results (frozen, safe to share; bounded in
     entries, bytes and age by ``LIMITS``)."""
     return ResultStore.from_limits(LIMITS)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _workspace_at(url: str) -> Workspace:
+    return Workspace.open(url)
+
+
+def workspace() -> Workspace:
+    """The workspace database of this server (``CX_APP_DATABASE_URL``, else the user's SQLite
+    file): one engine per URL for the whole process, migrated when first opened."""
+    return _workspace_at(database_url())
 
 
 def bundled_schemas() -> dict[str, Path]:

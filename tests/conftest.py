@@ -2,3 +2,16 @@
 ``cx_app/engine`` ...). This file's folder is on ``sys.path`` (pytest's rootdir-relative
 ``prepend`` import mode), so helpers shared across folders, e.g. ``report_fixtures``, import
 by their plain module name from any test folder."""
+
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _own_workspace(tmp_path_factory, monkeypatch):
+    """Every test (and every server or CLI process it starts) gets a workspace database of its
+    own, never the user's ``~/.local/share/cx-app/workspace.db`` nor one named by the
+    developer's ``CX_APP_DATABASE_URL``. A test that needs another (PostgreSQL) sets it itself."""
+    path = tmp_path_factory.mktemp("workspace") / "workspace.db"
+    monkeypatch.setenv("CX_APP_DATABASE_URL", f"sqlite:///{path}")
