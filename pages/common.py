@@ -125,9 +125,7 @@ def sample_bytes(name: str) -> tuple[str, bytes]:
 
 
 def new_analysis(survey: SurveyData) -> Analysis:
-    key = survey_key(survey.source.sha256, survey.source.sheet, survey.schema.to_yaml(),
-                     survey.source.filename)
-    return Analysis(survey=survey, data_key=key, plan=survey.schema.plan_spec,
+    return Analysis(survey=survey, data_key=survey.data_key, plan=survey.schema.plan_spec,
                     memo_items=LIMITS.memo_items)
 
 

@@ -111,8 +111,7 @@ def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | No
                                  filename=project.survey.filename)
     except CxAppError as exc:
         raise ProjectFileError(f"{name}: its survey cannot be read with its schema: {exc}") from None
-    analysis = Analysis(survey=survey, data_key=survey_key(survey.source.sha256,
-                        survey.source.sheet, schema.to_yaml(), survey.source.filename),
+    analysis = Analysis(survey=survey, data_key=survey.data_key,
                         plan=PlanSpec.model_validate(project.plan), memo_items=memo_items)
     import numpy as np
 

@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
     c.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     c.add_argument("--keep-survey", action="store_true",
-                   help="store the survey file itself in the workspace (default: only its "
-                        "name, sheet and SHA-256; respondent data stays out)")
+                   help="store the survey file and the wave files themselves in the "
+                        "workspace (default: only their names, sheets and SHA-256; respondent "
+                        "data stays out)")
     c.set_defaults(func=_create)
 
     a = commands.add_parser("add-wave", help="estimate and store new waves (the same file "

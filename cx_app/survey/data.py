@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,18 @@ class SurveyData:
     their column in ``frame`` is all missing, for the scorer to fill and to warn about."""
     in_model: np.ndarray | None = field(default=None, repr=False)
     """True for the rows of ``frame`` in the model base; None: every row."""
+
+    @property
+    def data_key(self) -> str:
+        """The content key of this survey as the models see it: the file's SHA-256, sheet and
+        name, and the schema's :meth:`~cx_app.survey.schema.SurveySchema.training_fields`
+        (a label edit keeps the key, so trained models stay; a new target, attribute or scale
+        changes it)."""
+        from cx_app.provenance import survey_key
+
+        return survey_key(self.source.sha256, self.source.sheet,
+                          json.dumps(self.schema.training_fields(), sort_keys=True),
+                          self.source.filename)
 
     @property
     def model_frame(self) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -192,6 +192,19 @@ class SurveySchema(BaseModel):
     def plan_spec(self) -> PlanSpec:
         """The reduction plan with ``classes`` filled in from the target scale."""
         return PlanSpec(classes=self.classes, plan=self.plan)
+
+    def training_fields(self) -> dict[str, Any]:
+        """What of the schema changes what a model sees: the target (column, kind, scale),
+        the attributes (name, column, aliases, scale), the respondent id, the weight, missing
+        codes and the gap policy. Not the display words (the schema's name and description,
+        attribute labels, whether the target is the recommend question), the segments or the
+        reduction plan: editing those never retrains a model (the app's data key,
+        :attr:`cx_app.survey.data.SurveyData.data_key`, is built from these fields)."""
+        data = self.model_dump(mode="json", exclude={"name", "description", "segments", "plan"})
+        data["target"].pop("recommend", None)
+        for attribute in data["attributes"]:
+            attribute.pop("label", None)
+        return data
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)

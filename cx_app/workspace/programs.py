@@ -20,6 +20,7 @@ never database rows.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from cx_app.workspace.records import (
     survey_identity,
     wave_view,
 )
-from cx_app.workspace.tables import Estimate, Model, Program, Report, Wave
+from cx_app.workspace.tables import Estimate, Model, Program, Report, StoredFile, Wave
 from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView
 
 if TYPE_CHECKING:
@@ -75,6 +76,25 @@ def _read(source: Any, filename: str | None) -> tuple[bytes, str]:
     from cx_app.survey.reading import read_source
 
     return read_source(source, filename, limits_from_env())
+
+
+def _part_key(part: SurveyData, parts: int) -> str:
+    """The wave column's value of one part of a file (:func:`cx_app.estimate.tracker.split_waves`
+    names a part ``file · value``); "" for a file of one wave."""
+    return "" if parts == 1 else part.source.filename.split(" · ", 1)[1][:TEXT_LENGTH]
+
+
+def _segments(model: TrainedModel, part: SurveyData, estimate: Any) -> dict[str, Any]:
+    from cx_app.estimate.tracker import segment_estimates
+
+    return {by: segment_estimates(model, part, estimate, by)
+            for by in segment_names(model.schema, part)}
+
+
+def _current(program: Program) -> Any:
+    """Models of the program's mapping in use (a model the CLI made has no data key)."""
+    return (Model.data_key.is_(None) if program.data_key is None
+            else Model.data_key.is_(None) | (Model.data_key == program.data_key))
 
 
 class Workspace:
@@ -165,6 +185,9 @@ class Workspace:
         settings = {"algorithm": algorithm, "preset": model.preset, "calibration": calibration,
                     "folds": folds, "seed": seed}
 
+        row = model_rows(model, cv, model_id=model_id, skops=skops)
+        row.data_key, row.respondents = survey.data_key, len(survey.y)
+
         def work(session: Session) -> None:
             session.add(Program(
                 name=name, schema_yaml=survey.schema.to_yaml(),
@@ -172,8 +195,8 @@ class Workspace:
                 survey_filename=_cut(survey.source.filename, FILE_LENGTH),
                 survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
                 survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
-                results_json=results.to_json(),
-                models=[model_rows(model, cv, model_id=model_id, skops=skops)]))
+                results_json=results.to_json(), data_key=survey.data_key,
+                keep_files=keep_survey, models=[row]))
 
         self._write_new_program(name, work)
         return self.show(name)
@@ -203,6 +226,10 @@ class Workspace:
             raise WorkspaceError("a label names one wave: give one file with --label, or let "
                                  "each file's wave column or name label it")
         models = self._models(name)
+        if not models:
+            raise WorkspaceError(f"the program {name!r} has no model fitted on all respondents "
+                                 "yet, so its waves cannot be estimated: fit one first (the "
+                                 "New wave page's 'Fit on all respondents').")
         added: list[AddedWave] = []
         for source in sources:
             data, filename = (_read(*source) if isinstance(source, tuple)
@@ -218,10 +245,13 @@ class Workspace:
         return self.add_waves(name, [item], label=label, sheet=sheet)
 
     def _models(self, name: str) -> list[tuple[int, str, TrainedModel]]:
+        """The program's models fitted on all respondents, of the mapping in use."""
+
         def work(session: Session) -> list[tuple[int, str, Model]]:
             program = self._program(session, name)
             rows = session.scalars(select(Model).options(undefer(Model.skops))
-                                   .where(Model.program_id == program.id)
+                                   .where(Model.program_id == program.id,
+                                          Model.skops.is_not(None), _current(program))
                                    .order_by(Model.id)).all()
             return [(row.id, row.model_id, row) for row in rows]
 
@@ -242,7 +272,7 @@ class Workspace:
                   filename: str, label: str | None, sheet: str | int | None
                   ) -> list[AddedWave]:
         from cx_app.estimate.new_wave import estimate_wave
-        from cx_app.estimate.tracker import segment_estimates, split_waves
+        from cx_app.estimate.tracker import split_waves
         from cx_app.provenance import sha256_hex
         from cx_app.survey.importing import load_survey
 
@@ -259,14 +289,12 @@ class Workspace:
                                  "which label them: leave out the label")
         waves = []
         for part in parts:
-            part_key = "" if len(parts) == 1 else part.source.filename.split(" · ", 1)[1]
+            part_key = _part_key(part, len(parts))
             named = wave_label(part, filename=filename, given=label)
             rows = []
             for row_id, _model_id, model in models:
                 estimate = estimate_wave(model, part)
-                segments = {by: segment_estimates(model, part, estimate, by)
-                            for by in segment_names(schema, part)}
-                rows.append(estimate_row(row_id, estimate, segments))
+                rows.append(estimate_row(row_id, estimate, _segments(model, part, estimate)))
             waves.append(Wave(file_sha256=sha256, part=part_key[:TEXT_LENGTH],
                               filename=filename[:FILE_LENGTH],
                               sheet=_cut(survey.source.sheet, FILE_LENGTH),
@@ -281,6 +309,11 @@ class Workspace:
             for wave in waves:
                 wave.program_id = program.id
                 session.add(wave)
+            if program.keep_files and not session.scalar(select(StoredFile.id).where(
+                    StoredFile.program_id == program.id, StoredFile.sha256 == sha256)):
+                session.add(StoredFile(program_id=program.id, sha256=sha256,
+                                       filename=filename[:FILE_LENGTH], size=len(data),
+                                       data=data))
             return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
                               "added") for w in waves]
 
@@ -289,6 +322,63 @@ class Workspace:
         except IntegrityError:  # the same file, added by another process at the same moment
             added = []
         return added or self._existing(name, sha256)
+
+    def estimate_waves(self, name: str, model: str) -> list[str]:
+        """Estimate by the model ``model`` (a model id of the program, fitted on all
+        respondents) every wave it has not estimated yet, from the files the program keeps;
+        the labels of the waves whose file is not kept (they cannot be estimated)."""
+        from cx_app.estimate.new_wave import estimate_wave
+        from cx_app.estimate.tracker import split_waves
+        from cx_app.survey.importing import load_survey
+
+        found = [(row_id, trained) for row_id, model_id, trained in self._models(name)
+                 if model_id == model]
+        if not found:
+            raise WorkspaceError(f"the program {name!r} has no model {model!r} fitted on all "
+                                 "respondents.")
+        row_id, trained = found[0]
+
+        def missing(session: Session) -> list[tuple[int, str, str, str | None, str | None,
+                                                    str, bytes | None]]:
+            program = self._program(session, name)
+            done = select(Estimate.wave_id).where(Estimate.model_id == row_id)
+            waves = session.scalars(select(Wave).where(Wave.program_id == program.id,
+                                                       Wave.id.not_in(done))).all()
+            files = dict(session.execute(select(StoredFile.sha256, StoredFile.data).where(
+                StoredFile.program_id == program.id,
+                StoredFile.sha256.in_({w.file_sha256 for w in waves}))).all())
+            return [(w.id, w.file_sha256, w.part, w.filename, w.sheet, w.label,
+                     files.get(w.file_sha256)) for w in waves]
+
+        todo = self.database.read(missing)
+        not_kept = [label for *_, label, data in todo if data is None]
+        rows: list[Estimate] = []
+        for sha256 in sorted({t[1] for t in todo if t[6] is not None}):
+            waves = [t for t in todo if t[1] == sha256]
+            _id, _sha, _part, filename, sheet, _label, data = waves[0]
+            survey = load_survey(data, schema=trained.schema, sheet=sheet,
+                                 filename=filename or "wave", require_target=False,
+                                 scoring=True, require_attributes=False)
+            parts = split_waves(survey)
+            by_key = {_part_key(p, len(parts)): p for p in parts}
+            for wave_id, _sha, part_key, *_rest in waves:
+                if part_key not in by_key:
+                    not_kept.append(_rest[2])
+                    continue
+                part = by_key[part_key]
+                estimate = estimate_wave(trained, part)
+                row = estimate_row(row_id, estimate, _segments(trained, part, estimate))
+                row.wave_id = wave_id
+                rows.append(row)
+
+        def work(session: Session) -> None:
+            for row in rows:
+                session.add(row)
+
+        if rows:
+            with contextlib.suppress(IntegrityError):  # estimated by another process meanwhile
+                self.database.write(work)
+        return not_kept
 
     def remove_wave(self, name: str, label: str, *, sha256: str | None = None) -> int:
         """Remove the wave labelled ``label`` (with ``sha256``: the one of that file, when two
@@ -319,8 +409,11 @@ class Workspace:
 
         def work(session: Session) -> ProgramView:
             program = self._program(session, name)
-            rows = session.scalars(select(Model).where(Model.program_id == program.id)
+            rows = session.scalars(select(Model).where(Model.program_id == program.id,
+                                                       _current(program))
                                    .order_by(Model.id)).all()
+            if not rows:
+                raise WorkspaceError(f"the program {name!r} has no model yet.")
             chosen = rows[0] if model is None else next(
                 (r for r in rows if r.model_id == model), None)
             if chosen is None:

@@ -68,7 +68,8 @@ def crossval_result(row: CrossValidation) -> CrossValResult:
 
 
 def model_summary(row: Model) -> ModelSummary:
-    n = TrainingData.from_dict(row.model_metadata["training"]).n
+    n = (TrainingData.from_dict(row.model_metadata["training"]).n
+         if "training" in row.model_metadata else row.respondents)
     return ModelSummary(model_id=row.model_id, algorithm=row.algorithm, preset=row.preset,
                         calibration=row.calibration, file_sha256=row.file_sha256,
                         training_n=None if n is None else int(n), created=as_utc(row.created))

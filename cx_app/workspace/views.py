@@ -65,7 +65,8 @@ class ModelSummary:
     algorithm: str
     preset: str
     calibration: str
-    file_sha256: str
+    file_sha256: str | None
+    """The SHA-256 of its model file (None until it is fitted on all respondents)."""
     training_n: int | None
     created: dt.datetime
 

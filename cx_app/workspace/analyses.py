@@ -1,0 +1,328 @@
+"""The app's analyses kept in the workspace: one program per survey file, stored as it is made.
+
+The app works on an analysis (a survey, its mapping, the reduction plan and cross-validated
+models); :class:`AnalysisStore` keeps it in a program of the workspace so that a reload, a
+second tab or a restarted server shows the same work:
+
+- :meth:`AnalysisStore.program_for` finds the program of a survey file (its SHA-256, sheet and
+  file name) or creates one, named after the file; the file itself is kept in ``files`` when
+  the analyst allows it (needed to reopen the analysis after a restart).
+- :meth:`AnalysisStore.store_model` writes a model the moment its cross-validation ends (the
+  arrays, permutation importance and recipe; no model fitted on all respondents yet);
+  :meth:`AnalysisStore.store_final` adds that fit when it is made.
+- Models remember the data key of the mapping they were trained on
+  (:attr:`cx_app.survey.data.SurveyData.data_key`): a label edit keeps the key and the models;
+  a new target, attribute or scale gives another key, and the models of the old one stay in the
+  program (they come back when the analyst returns to that mapping).
+- :meth:`AnalysisStore.reopen` gives everything back as the library's documents
+  (:class:`cx_app.project.ProjectModel`), never rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, undefer
+
+from cx_app.errors import WorkspaceError
+from cx_app.project import ProjectModel, crossval_arrays, crossval_fields
+from cx_app.provenance import sha256_hex
+from cx_app.workspace.records import crossval_result, npy_array, npy_bytes
+from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile, Wave
+
+if TYPE_CHECKING:
+    from cx_app.estimate.model_file import TrainedModel
+    from cx_app.survey.data import SurveyData
+    from cx_app.workspace.programs import Workspace
+
+__all__ = ["AnalysisStore", "ReopenedProgram"]
+
+NAME_LENGTH = 200
+
+
+@dataclass(frozen=True, eq=False)
+class ReopenedProgram:
+    """A program as the app reopens it: its survey file (``data`` None when it is not kept),
+    mapping, plan and the models of the mapping in use (``models``), plus how many models of
+    earlier mappings it keeps."""
+
+    name: str
+    filename: str | None
+    sheet: str | None
+    sha256: str
+    data: bytes | None
+    schema_yaml: str
+    plan: dict[str, Any]
+    data_key: str | None
+    keep_files: bool
+    models: tuple[ProjectModel, ...]
+    other_models: int
+
+
+def _stem(filename: str | None) -> str:
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", filename or "survey").strip() or "survey"
+    return stem[:NAME_LENGTH - 8]
+
+
+def _model_key(row: Model) -> str:
+    """The app's key of a stored model: its training key, or (a model the CLI trained) one
+    made from its row."""
+    return row.training_key or f"program-model-{row.id}"
+
+
+def _permutation_bytes(permutation: Any) -> tuple[bytes | None, dict[str, Any] | None]:
+    if permutation is None:
+        return None, None
+    return npy_bytes(permutation.per_fold), {
+        "algorithm_id": permutation.algorithm_id, "attributes": list(permutation.attributes),
+        "scoring": permutation.scoring, "n_repeats": int(permutation.n_repeats)}
+
+
+def _project_model(row: Model, program_name: str) -> ProjectModel:
+    from cx_app.models.drivers import PermutationImportance
+
+    cv = crossval_result(row.crossval)
+    recipe = row.recipe or {}
+    permutation = None
+    if row.permutation is not None and recipe.get("permutation"):
+        p = recipe["permutation"]
+        permutation = PermutationImportance(
+            algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
+            per_fold=npy_array(row.permutation), scoring=str(p["scoring"]),
+            n_repeats=int(p["n_repeats"]))
+    final = None
+    if row.skops is not None:
+        from cx_app.workspace.records import model_file
+
+        final = model_file(row, program_name)
+    return ProjectModel(model_id=row.model_id, algorithm_id=row.algorithm,
+                        settings=dict(recipe.get("settings", cv.settings)),
+                        folds=int(recipe.get("folds", cv.folds)),
+                        seed=int(recipe.get("seed", cv.seed)), key=_model_key(row), cv=cv,
+                        permutation=permutation, final=final, final_bytes=row.skops)
+
+
+class AnalysisStore:
+    """The app's analyses in a :class:`~cx_app.workspace.programs.Workspace`."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self.database = workspace.database
+
+    # ------------------------------------------------------------------ programs
+
+    def find_program(self, sha256: str, sheet: str | None, filename: str | None
+                     ) -> str | None:
+        """The newest program of this survey file (content, sheet and name), if any."""
+        return self.database.read(lambda s: s.scalar(
+            select(Program.name).where(Program.survey_sha256 == sha256,
+                                       Program.survey_sheet.is_(None) if sheet is None
+                                       else Program.survey_sheet == sheet,
+                                       Program.survey_filename == filename)
+            .order_by(Program.id.desc()).limit(1)))
+
+    def program_for(self, survey: SurveyData, data: bytes | None, *,
+                    keep_files: bool = True) -> str:
+        """The name of the program of ``survey`` (found by its file, else created and named
+        after the file: ``bank_nps``, ``bank_nps (2)``...), its mapping set to the survey's.
+        ``data``: the file's bytes, kept in the program when ``keep_files``."""
+        source = survey.source
+        name = self.find_program(source.sha256, source.sheet, source.filename)
+        if name is not None:
+            self.set_mapping(name, survey)
+            if keep_files and data is not None:
+                self.keep_file(name, data, source.filename)
+            return name
+
+        def work(session: Session) -> str:
+            taken = set(session.scalars(select(Program.name).where(
+                Program.name.startswith(_stem(source.filename)))).all())
+            stem = _stem(source.filename)
+            chosen = next(candidate for candidate in
+                          (stem if i == 1 else f"{stem} ({i})" for i in range(1, 10_000))
+                          if candidate not in taken)
+            program = Program(
+                name=chosen, schema_yaml=survey.schema.to_yaml(),
+                plan=survey.schema.plan_spec.model_dump(mode="json"), settings={},
+                survey_filename=(source.filename or "")[:500] or None,
+                survey_sheet=None if source.sheet is None else source.sheet[:500],
+                survey_sha256=source.sha256, data_key=survey.data_key,
+                keep_files=keep_files)
+            session.add(program)
+            session.flush()
+            if keep_files and data is not None:
+                session.add(StoredFile(program_id=program.id, sha256=sha256_hex(data),
+                                       filename=(source.filename or "")[:500] or None,
+                                       size=len(data), data=data))
+            return chosen
+
+        return self.database.write(work)
+
+    def _program(self, session: Session, name: str) -> Program:
+        return self.workspace._program(session, name)
+
+    def set_mapping(self, name: str, survey: SurveyData) -> None:
+        """The program's mapping in use becomes the survey's (its models of other data keys
+        stay, see the module docstring)."""
+        yaml_text, data_key = survey.schema.to_yaml(), survey.data_key
+
+        def work(session: Session) -> None:
+            program = self._program(session, name)
+            if program.schema_yaml != yaml_text or program.data_key != data_key:
+                program.schema_yaml, program.data_key = yaml_text, data_key
+
+        self.database.write(work)
+
+    def set_plan(self, name: str, plan: dict[str, Any]) -> None:
+        """The reduction plan in use (a grouping change: nothing is retrained)."""
+        self.database.write(lambda s: s.execute(
+            update(Program).where(Program.id == self._program(s, name).id).values(plan=plan)))
+
+    def keep_file(self, name: str, data: bytes, filename: str | None) -> None:
+        """Keep a file (the survey or a wave) in the program, once per content."""
+        sha256 = sha256_hex(data)
+
+        def work(session: Session) -> None:
+            program = self._program(session, name)
+            if session.scalar(select(StoredFile.id).where(StoredFile.program_id == program.id,
+                                                          StoredFile.sha256 == sha256)):
+                return
+            session.add(StoredFile(program_id=program.id, sha256=sha256,
+                                   filename=None if filename is None else filename[:500],
+                                   size=len(data), data=data))
+
+        self.database.write(work)
+
+    def kept_file(self, name: str, sha256: str) -> bytes | None:
+        """A file kept in the program (None when it is not kept)."""
+        return self.database.read(lambda s: s.scalar(
+            select(StoredFile.data).where(StoredFile.program_id == self._program(s, name).id,
+                                          StoredFile.sha256 == sha256)))
+
+    def keeps_files(self, name: str) -> bool:
+        return bool(self.database.read(lambda s: self._program(s, name).keep_files))
+
+    def set_keep_files(self, name: str, keep: bool) -> None:
+        """Allow or stop keeping files; stopping deletes the files already kept."""
+        from sqlalchemy import delete
+
+        def work(session: Session) -> None:
+            program = self._program(session, name)
+            program.keep_files = keep
+            if not keep:
+                session.execute(delete(StoredFile).where(StoredFile.program_id == program.id))
+
+        self.database.write(work)
+
+    # ------------------------------------------------------------------ models
+
+    def store_model(self, name: str, model: Any, *, data_key: str, respondents: int) -> None:
+        """Store a cross-validated model of the app (a
+        :class:`cx_app.app.session.CrossValidatedModel`) under the mapping ``data_key``; a
+        model of the same training key is stored once."""
+        cv = model.cv
+        permutation, permutation_fields = _permutation_bytes(model.permutation)
+        recipe = {"settings": {k: v if isinstance(v, int | float | str | bool | type(None))
+                               else str(v) for k, v in model.settings.items()},
+                  "folds": model.folds, "seed": model.seed, "permutation": permutation_fields}
+        arrays = crossval_arrays(cv)
+
+        def work(session: Session) -> None:
+            program = self._program(session, name)
+            if session.scalar(select(Model.id).where(Model.program_id == program.id,
+                                                     Model.training_key == model.key)):
+                return
+            session.add(Model(
+                program_id=program.id, model_id=model.model_id[:100],
+                algorithm=model.algorithm_id, preset=str(cv.preset or "default")[:20],
+                calibration=str(cv.calibration)[:50], file_sha256=None, skops=None,
+                model_metadata={}, fit_seconds=float(cv.fit_seconds),
+                training_key=model.key, data_key=data_key,
+                recipe=json.loads(json.dumps(recipe, default=str)), permutation=permutation,
+                respondents=int(respondents),
+                crossval=CrossValidation(fields=crossval_fields(cv),
+                                         **{k: npy_bytes(a) for k, a in arrays.items()})))
+
+        self.database.write(work)
+
+    def store_final(self, name: str, key: str, model: TrainedModel) -> None:
+        """Add the model fitted on all respondents to the stored model of ``key``."""
+        from cx_app.estimate.model_file import model_bytes
+
+        skops = model_bytes(model)
+        metadata = json.loads(json.dumps(model.metadata(), default=str))
+
+        def work(session: Session) -> None:
+            program = self._program(session, name)
+            row = next((r for r in session.scalars(select(Model).where(
+                Model.program_id == program.id)) if _model_key(r) == key), None)
+            if row is None:
+                raise WorkspaceError(f"the program {name!r} has no model {key!r} to add the "
+                                     "fitted model to")
+            row.skops, row.file_sha256, row.model_metadata = skops, sha256_hex(skops), metadata
+
+        self.database.write(work)
+
+    def final(self, name: str, key: str) -> TrainedModel | None:
+        """The stored model of ``key`` fitted on all respondents (None: not fitted yet)."""
+        from cx_app.workspace.records import model_file
+
+        def work(session: Session) -> Model | None:
+            program = self._program(session, name)
+            for row in session.scalars(select(Model).options(undefer(Model.skops)).where(
+                    Model.program_id == program.id, Model.skops.is_not(None))):
+                if _model_key(row) == key:
+                    return row
+            return None
+
+        row = self.database.read(work)
+        return None if row is None else model_file(row, name)
+
+    # ------------------------------------------------------------------ reopening
+
+    def reopen(self, name: str) -> ReopenedProgram:
+        """The program ``name`` as the app reopens it (see :class:`ReopenedProgram`)."""
+
+        def work(session: Session) -> ReopenedProgram:
+            program = self._program(session, name)
+            data = session.scalar(select(StoredFile.data).where(
+                StoredFile.program_id == program.id,
+                StoredFile.sha256 == program.survey_sha256))
+            if data is None:
+                data = session.scalar(select(Program.survey_bytes).where(
+                    Program.id == program.id))
+            rows = session.scalars(
+                select(Model).options(undefer(Model.skops), undefer(Model.permutation))
+                .where(Model.program_id == program.id).order_by(Model.id)).all()
+            current = [r for r in rows if r.data_key in (None, program.data_key)]
+            models = [_project_model(row, name) for row in current]
+            return ReopenedProgram(
+                name=program.name, filename=program.survey_filename,
+                sheet=program.survey_sheet, sha256=program.survey_sha256, data=data,
+                schema_yaml=program.schema_yaml, plan=dict(program.plan),
+                data_key=program.data_key, keep_files=bool(program.keep_files),
+                models=tuple(models), other_models=len(rows) - len(current))
+
+        return self.database.read(work)
+
+    def models_of(self, name: str, data_key: str) -> tuple[ProjectModel, ...]:
+        """The program's models trained on the mapping ``data_key`` (e.g. the analyst went
+        back to a mapping used before)."""
+
+        def work(session: Session) -> tuple[ProjectModel, ...]:
+            program = self._program(session, name)
+            rows = session.scalars(
+                select(Model).options(undefer(Model.skops), undefer(Model.permutation))
+                .where(Model.program_id == program.id, Model.data_key == data_key)
+                .order_by(Model.id)).all()
+            return tuple(_project_model(r, name) for r in rows)
+
+        return self.database.read(work)
+
+    def wave_count(self, name: str) -> int:
+        return int(self.database.read(lambda s: s.scalar(
+            select(func.count(Wave.id)).where(Wave.program_id == self._program(s, name).id))))
