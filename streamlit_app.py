@@ -2,7 +2,9 @@
 
 Every page reads the user's :class:`cx_app.app.session.Analysis` from session state
 (``pages/common.py``); on first start it holds the bundled sample survey, so every page shows
-real content before anything is uploaded.
+real content before anything is uploaded. The analysis lives in a program of the workspace
+database and the address names it (``?program=…``): a reload, a second tab or a restarted
+server reopens it.
 """
 
 from pathlib import Path
@@ -35,8 +37,8 @@ PAGES = {
 
 from pages import common  # noqa: E402  (after set_page_config)
 
-common.recovery_offer()  # a reload offers the analysis from before it back
+common.follow_address()  # an address naming a program (a reload, a restart) reopens it
 try:
     st.navigation(PAGES).run()
-finally:  # also after st.stop() or a rerun: the snapshot holds what the page changed
-    common.save_snapshot()
+finally:  # also after st.stop() or a rerun: the address names the program the page left
+    common.keep_in_address()

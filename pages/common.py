@@ -23,16 +23,19 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+import yaml
 
-from cx_app.app.file_memory import AnalysisShelf, MappingMemory
-from cx_app.app.recovery import RecoveryStore, Snapshot
-from cx_app.app.session import Analysis, ResultStore, cache_limits, survey_key
+from cx_app.app.file_memory import MappingMemory
+from cx_app.app.program_link import add_stored_models, reopened_analysis
+from cx_app.app.session import Analysis, ResultStore, cache_limits
 from cx_app.app.training import TrainingJob
+from cx_app.app.views import mapping_change
 from cx_app.errors import CxAppError
 from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
+from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.database import database_url
 from cx_app.workspace.programs import Workspace
 
@@ -44,10 +47,12 @@ ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"
 PROJECT_SCHEMA = "The opened or restored analysis' schema"  # a schema option, and its key
-TOKEN = "recovery_token"  # this session's own token (server-issued), also in the address
-OFFERED = "recovery_offered"  # the address' token whose snapshot is offered, until chosen
-RECOVERY_STATE = (UPLOADS, "data_choice", "last_wave_estimate", PROJECT_SCHEMA)
-"""Session-state entries a reload snapshot keeps beside the analysis."""
+PROGRAM = "program"  # the workspace program of the analysis (its name), also in the address
+KEEP_FILES = "keep_files"  # whether new programs keep their files (the Project page)
+ADDRESS_READ = "address_read"  # the address' program was looked at (once per session)
+PLAN_KEPT = "plan_kept"  # (program, plan key) last written to the workspace
+CONFIRMED = "mapping_confirmed"  # the data key of a model-changing mapping the analyst accepted
+WORKSPACE_URL = "workspace_url"  # the session's workspace database (fixed when it starts)
 LIMITS = cache_limits()
 TTL = LIMITS.ttl_seconds
 
@@ -70,15 +75,16 @@ def result_store() -> ResultStore:
     return ResultStore.from_limits(LIMITS)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, ttl=TTL, show_spinner=False)
 def _workspace_at(url: str) -> Workspace:
     return Workspace.open(url)
 
 
 def workspace() -> Workspace:
     """The workspace database of this server (``CX_APP_DATABASE_URL``, else the user's SQLite
-    file): one engine per URL for the whole process, migrated when first opened."""
-    return _workspace_at(database_url())
+    file, read when the session starts): one engine per URL for the whole process, migrated
+    when first opened."""
+    return _workspace_at(st.session_state.setdefault(WORKSPACE_URL, database_url()))
 
 
 def bundled_schemas() -> dict[str, Path]:
@@ -135,7 +141,7 @@ def analysis() -> Analysis:
         filename, data = sample_bytes(SAMPLE_NAME)
         schema = schema_from_file(SAMPLE_SCHEMA)
         survey = cached_survey(data, filename, None, schema.to_yaml())
-        st.session_state[ANALYSIS] = new_analysis(survey)
+        switch_to(new_analysis(survey), filename)  # with the sample program's models, if any
     if (job := collect_training()) is not None:  # ended while another page was on screen
         st.toast(md_escape(job.message))
     return st.session_state[ANALYSIS]
@@ -149,10 +155,24 @@ def collect_training() -> TrainingJob | None:
     """A background training that has ended hands its models to its analysis (once, in the
     page's thread) and is kept for the Models page's summary; returns it then."""
     job = st.session_state.get(TRAINING)
-    if job is None or not job.finish():
+    if job is None or not hand_over(job):
         return None
     st.session_state[TRAINING_DONE] = job
     return job
+
+
+def hand_over(job: TrainingJob) -> bool:
+    """Give the analysis the models of an ended job (:meth:`TrainingJob.finish`) and keep
+    them in its program (each once, by training key); True when this call handed them over."""
+    if not job.finish():
+        return False
+    a = job.analysis
+    if a.models and st.session_state.get(ANALYSIS) is a:
+        name = ensure_program(a)
+        store = keep_model(name, a)
+        for model in a.models.values():
+            run_safely(lambda model=model: store(model))
+    return True
 
 
 def uploads() -> dict[str, bytes]:
@@ -162,11 +182,6 @@ def uploads() -> dict[str, bytes]:
 def mapping_memory() -> MappingMemory:
     """The user's column-mapping edits, per file (kept while other files are analysed)."""
     return st.session_state.setdefault("mapping_memory", MappingMemory())
-
-
-def analysis_shelf() -> AnalysisShelf:
-    """The user's analyses by data key: going back to a file brings back its models."""
-    return st.session_state.setdefault("analysis_shelf", AnalysisShelf())
 
 
 # --------------------------------------------------------------------------- display
@@ -257,90 +272,191 @@ def need_models(a: Analysis) -> bool:
     return True
 
 
-# --------------------------------------------------------------------------- reload recovery
+# --------------------------------------------------------------------------- the program
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def recovery_store() -> RecoveryStore:
-    """The process-wide reload snapshots (bounded like the result store; it issues the tokens)."""
-    return RecoveryStore(LIMITS)
+def analysis_store() -> AnalysisStore:
+    """The app's analyses in the server's workspace."""
+    return AnalysisStore(workspace())
 
 
-def _restore(token: str) -> None:
-    snapshot = recovery_store().restore(token)  # a copy: nothing shared with where it came from
-    _dismiss()
-    if snapshot is None:  # forgotten since it was offered (bounds, age)
+def program_name() -> str | None:
+    """The workspace program of the session's analysis (None until it has one)."""
+    return st.session_state.get(PROGRAM)
+
+
+def keep_files() -> bool:
+    """Whether new programs keep their survey and wave files (the Project page's choice)."""
+    return bool(st.session_state.get(KEEP_FILES, True))
+
+
+def survey_file_bytes(a: Analysis) -> bytes | None:
+    """The bytes of the analysis' survey file (an upload of this session, or the sample)."""
+    data = uploads().get(a.survey.source.filename)
+    if data is None:
+        filename, sample = sample_bytes(SAMPLE_NAME)
+        data = sample if filename == a.survey.source.filename else None
+    return data
+
+
+def ensure_program(a: Analysis) -> str:
+    """The analysis' program, created (named after its file) the first time something of it
+    is stored: a trained model, a fitted model, a wave."""
+    name = program_name()
+    if name is None:
+        store = analysis_store()
+        name = store.program_for(a.survey, survey_file_bytes(a), keep_files=keep_files())
+        st.session_state[PROGRAM] = name
+        keep = keep_model(name, a)  # models the analysis has already (e.g. a project opened)
+        for model in list(a.models.values()):
+            run_safely(lambda model=model: keep(model))
+            final = a.finals.get(f"{model.key}:final")
+            if final is not None:
+                run_safely(lambda model=model, final=final: store.store_final(
+                    name, model.key, final))
+    return name
+
+
+def _reopen(name: str) -> Analysis | None:
+    """The analysis of the program ``name`` (from the address), or None (with a note)."""
+    try:
+        program = analysis_store().reopen(name)
+    except CxAppError as exc:
+        st.warning(md_escape(f"The address names a program that cannot be opened: {exc}"))
+        return None
+    if program.data is None:
+        st.warning(md_escape(
+            f"The program {name} does not keep its survey file: upload {program.filename} on "
+            "the Data page and its models come back with it."))
+        return None
+    schema = parse_schema(yaml.safe_load(program.schema_yaml))
+    filename = program.filename or "survey"
+    try:
+        survey = cached_survey(program.data, filename, program.sheet, schema.to_yaml())
+    except CxAppError as exc:
+        st.warning(md_escape(f"The program {name}'s survey cannot be read again: {exc}"))
+        return None
+    if filename != sample_bytes(SAMPLE_NAME)[0]:
+        uploads()[filename] = program.data
+    st.session_state[PROJECT_SCHEMA] = schema
+    st.session_state["data_choice"] = {
+        "file": None if filename == sample_bytes(SAMPLE_NAME)[0] else filename,
+        "sheet": program.sheet, "schema": PROJECT_SCHEMA}
+    st.session_state[PROGRAM] = name
+    return reopened_analysis(program, survey, memo_items=LIMITS.memo_items)
+
+
+def follow_address() -> None:
+    """Run by the entry script before the page: a session opened on an address naming a
+    program (a reload, a second tab, a restarted server) reopens it from the workspace."""
+    if ANALYSIS in st.session_state or st.session_state.get(ADDRESS_READ):
         return
-    for key, value in snapshot.state.items():
-        st.session_state[key] = value
-    # the Data page offers the analysis' own schema, so that it keeps the analysis
-    st.session_state[PROJECT_SCHEMA] = snapshot.analysis.survey.schema
-    choice = dict(snapshot.state.get("data_choice") or {})
-    st.session_state["data_choice"] = {"file": None, "sheet": None, **choice,
-                                       "schema": PROJECT_SCHEMA}
-    st.session_state[ANALYSIS] = snapshot.analysis
-    st.session_state.pop("survey_file", None)  # the Data page's file box: the restored file
+    st.session_state[ADDRESS_READ] = True
+    name = st.query_params.get("program")
+    if name:
+        reopened = _reopen(str(name))
+        if reopened is not None:
+            st.session_state[ANALYSIS] = reopened
 
 
-def _dismiss() -> None:
-    st.session_state.pop(OFFERED, None)
+def keep_in_address() -> None:
+    """Run by the entry script after the page: the address names the session's program (so
+    a reload reopens it) and the program keeps the plan in use."""
+    name = program_name()
+    if name is None:
+        return
+    if st.query_params.get("program") != name:
+        st.query_params["program"] = name
+    a = st.session_state.get(ANALYSIS)
+    if a is not None and st.session_state.get(PLAN_KEPT) != (name, a.plan_key):
+        run_safely(lambda: analysis_store().set_plan(name, a.plan.model_dump(mode="json")))
+        st.session_state[PLAN_KEPT] = (name, a.plan_key)
 
 
-def recovery_offer() -> None:
-    """Run by the entry script before the page: give the session a token of its own (never
-    the one in the address: fixation) and keep it in the address; after a reload, offer the
-    snapshot named by the address' token until the user chooses (the address keeps that token
-    meanwhile, so another reload offers it again). The buttons act through callbacks, which
-    run before whichever script runs next."""
-    store = recovery_store()
-    if TOKEN not in st.session_state:  # the session's first run
-        st.session_state[TOKEN] = store.issue()
-        address = st.query_params.get("session")
-        if store.get(address) is not None:  # a reload (or another tab's address)
-            st.session_state[OFFERED] = address
-    offered = st.session_state.get(OFFERED)
-    snapshot = None if offered is None else store.get(offered)
-    if snapshot is None:
-        _dismiss()
-    shown = st.session_state[TOKEN] if snapshot is None else offered
-    if st.query_params.get("session") != shown:  # also after a page switch cleared it
-        st.query_params["session"] = shown
-    if snapshot is not None:
-        st.info(f"The page was reloaded. Your analysis from before is kept: "
-                f"{md_escape(snapshot.describe())}.")
-        restore, fresh = st.columns(2)
-        restore.button("Restore it", type="primary", key="recovery_restore",
-                       on_click=_restore, args=(offered,))
-        fresh.button("Start afresh", key="recovery_dismiss", on_click=_dismiss)
+def keep_model(name: str, a: Analysis) -> Callable[[Any], None]:
+    """What a training job calls (in its thread) for each model as it is trained: store it
+    in the program at once."""
+    store, data_key, n = analysis_store(), a.data_key, len(a.survey.y)
+    return lambda model: store.store_model(name, model, data_key=data_key, respondents=n)
 
 
-def save_snapshot() -> None:
-    """Keep a copy of the session's analysis under its own token, once the user has chosen
-    whether to restore an earlier one. Run by the entry script at the end of every script run,
-    after the page's change (an upload on the Data page swaps the analysis)."""
-    token = st.session_state.get(TOKEN)
-    if token and OFFERED not in st.session_state and ANALYSIS in st.session_state:
-        recovery_store().save(token, Snapshot(st.session_state[ANALYSIS], {
-            k: st.session_state[k] for k in RECOVERY_STATE if k in st.session_state}))
+def remove_model(a: Analysis, model_id: str) -> None:
+    """Remove a model from the analysis and from its program (it does not come back)."""
+    model = a.models.pop(model_id, None)
+    if model is not None and (name := program_name()) is not None:
+        run_safely(lambda: analysis_store().remove_model(name, model.key))
+
+
+def keep_final(a: Analysis, model_id: str, model: Any) -> None:
+    """Store a model just fitted on all respondents in the analysis' program."""
+    name = ensure_program(a)
+    run_safely(lambda: analysis_store().store_final(name, a.models[model_id].key, model))
+
+
+def invalidating_change(current: Analysis | None, fresh: Analysis) -> str:
+    """What the analyst must confirm before ``fresh`` replaces ``current``: a new mapping of
+    the same file that the trained models do not fit (target, attributes, scales, gap
+    policy), in words; "" when nothing needs confirming."""
+    if (current is None or not current.models or current.data_key == fresh.data_key
+            or st.session_state.get(CONFIRMED) == fresh.data_key):
+        return ""
+    old, new = current.survey.source, fresh.survey.source
+    if (old.sha256, old.sheet, old.filename) != (new.sha256, new.sheet, new.filename):
+        return ""  # another file: its own program, nothing is lost
+    return mapping_change(current.survey.schema, fresh.survey.schema) or "its data"
+
+
+def confirm_new_mapping(fresh: Analysis, undo: Callable[[], None], editor_prefix: str) -> None:
+    """Before a mapping the trained models do not fit replaces the analysis: say so, and
+    offer to use it or undo it (``undo`` puts the analysis' mapping back in the editor's
+    memory; the editor's widgets, keys starting with ``editor_prefix``, start again). The
+    page stops until the analyst chooses; the models stay in the program either way."""
+    current = st.session_state.get(ANALYSIS)
+    change = invalidating_change(current, fresh)
+    if not change:
+        return
+    st.warning(md_escape(
+        f"This mapping changes what the models see ({change}), so the "
+        f"{len(current.models)} trained model(s) do not apply to it. They stay in the "
+        f"program {program_name() or ''} and come back when you return to the previous "
+        "mapping."))
+    apply, back = st.columns(2)
+    if apply.button("Use the new mapping", type="primary", key="mapping_confirm"):
+        st.session_state[CONFIRMED] = fresh.data_key
+        st.rerun()
+    if back.button("Undo the change", key="mapping_undo"):
+        undo()
+        for key in [k for k in st.session_state if str(k).startswith(editor_prefix)]:
+            del st.session_state[key]
+        st.rerun()
+    st.stop()
 
 
 def switch_to(fresh: Analysis, filename: str) -> None:
-    """Make ``fresh`` (the file and mapping now chosen) the session's analysis unless it already
-    is: the analysis it replaces is shelved with its models, and one shelved earlier for the
-    same file and mapping comes back with its models (nothing retrained)."""
-    analysis = st.session_state.get(ANALYSIS)
-    if analysis is None or analysis.data_key != fresh.data_key:
-        shelf = analysis_shelf()
-        if analysis is not None:
-            shelf.resume(analysis)  # kept with its models for when the user comes back
-            if analysis.models:
-                st.info(f"The {len(analysis.models)} model(s) trained on "
-                        f"{md_escape(analysis.survey.source.filename)} are kept: they come "
-                        "back when you return to that file and mapping.")
-        st.session_state[ANALYSIS] = analysis = shelf.resume(fresh)
-        if analysis is not fresh and analysis.models:
-            st.success(f"Back to {md_escape(filename)}: its {len(analysis.models)} trained "
-                       "model(s) and results are here again (nothing retrained).")
+    """Make ``fresh`` (the file and mapping now chosen) the session's analysis unless it
+    already is. A new label or colour (same data key) keeps the models; another file or
+    mapping brings back the models its program holds for it (nothing retrained)."""
+    current = st.session_state.get(ANALYSIS)
+    if current is not None and current.data_key == fresh.data_key:
+        if current.survey.schema != fresh.survey.schema:  # a display edit: models stay
+            current.adopt_survey(fresh.survey)
+            if (name := program_name()) is not None:
+                run_safely(lambda: analysis_store().set_mapping(name, fresh.survey))
+        return
+    source = fresh.survey.source
+    same_file = current is not None and current.survey.source.sha256 == source.sha256
+    name = (program_name() if same_file else
+            analysis_store().find_program(source.sha256, source.sheet, source.filename))
+    st.session_state[PROGRAM] = name
+    st.session_state[ANALYSIS] = fresh
+    if name is None:
+        return
+    run_safely(lambda: analysis_store().set_mapping(name, fresh.survey))
+    back = run_safely(lambda: add_stored_models(
+        fresh, analysis_store().models_of(name, fresh.data_key))) or 0
+    if back:
+        st.success(f"{md_escape(filename)}: {back} model(s) trained earlier on this file and "
+                   "mapping are here again (nothing retrained).")
 
 
 def warnings(texts: list[str] | tuple[str, ...]) -> None:

@@ -129,7 +129,10 @@ try:
 except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
-common.switch_to(common.new_analysis(survey), filename)
+fresh = common.new_analysis(survey)
+common.confirm_new_mapping(fresh, lambda: memory.keep(file_key, st.session_state[
+    common.ANALYSIS].survey.schema), prefix)  # models' mapping changed: asks first
+common.switch_to(fresh, filename)
 
 panels.data_quality(survey)
 

@@ -116,7 +116,7 @@ for text in advice:
 remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models")
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:
-        a.models.pop(model_id, None)
+        common.remove_model(a, model_id)
     st.rerun()
 
 resolved = common.run_safely(a.resolved_plan, what="Reduction plan")

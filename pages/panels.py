@@ -309,13 +309,14 @@ def data_quality(survey: SurveyData) -> None:
                      key="gaps", file_name="unanswered_scores.csv")
 
 
-def model_source(a: Analysis):
-    """The New wave page's model: one trained in this session (fitted on all respondents on
-    request) or an uploaded model file; None until there is one."""
-    source = st.radio("Model source", ["Trained in this session", "Saved model file (.skops)"],
+def model_source(a: Analysis) -> tuple[Any, str | None]:
+    """The New wave page's model and its id: one of the analysis (fitted on all respondents on
+    request, then kept in the program) or an uploaded model file (id None); model None until
+    there is one."""
+    source = st.radio("Model source", ["Trained in this analysis", "Saved model file (.skops)"],
                       horizontal=True, key="nw_model_source")
-    model = None
-    if source == "Trained in this session":
+    model = model_id = None
+    if source == "Trained in this analysis":
         if common.need_models(a):
             st.stop()
         model_id = st.selectbox("Model", list(a.models), key="nw_model")
@@ -334,6 +335,7 @@ def model_source(a: Analysis):
                     model_id, common.result_store(), fit=True, progress=progress))
                 if model is None:
                     st.stop()
+                common.keep_final(a, model_id, model)
                 bar.progress(1.0, text="done")
         if model is not None:
             st.download_button("Download the model file (.skops)",
@@ -345,7 +347,7 @@ def model_source(a: Analysis):
         if upload is not None:  # read from the upload's bytes: nothing is written to disk
             model = common.run_safely(lambda: load_model(upload.getvalue(),
                                                          name=Path(upload.name).name))
-    return model
+    return model, model_id
 
 
 def training_progress(job: TrainingJob) -> None:
@@ -376,7 +378,7 @@ def training_progress(job: TrainingJob) -> None:
     for event in job.events[shown:]:
         status.write(common.md_escape(event.message))
     bar.progress(min(1.0, job.share), text=f"{common.md_escape(job.text)} · {job.elapsed:.0f} s")
-    job.finish()  # the models to the analysis, here in the page's thread
+    common.hand_over(job)  # the models to the analysis and its program, in the page's thread
     status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
                   expanded=job.state != "finished")

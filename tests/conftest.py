@@ -3,9 +3,18 @@
 ``prepend`` import mode), so helpers shared across folders, e.g. ``report_fixtures``, import
 by their plain module name from any test folder."""
 
-import os  # noqa: E402
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_workspace(tmp_path_factory):
+    """A workspace database for each test module, set before the module's own fixtures (an
+    app session started by a module fixture keeps the database it started with)."""
+    with pytest.MonkeyPatch.context() as patch:
+        path = tmp_path_factory.mktemp("module_workspace") / "workspace.db"
+        patch.setenv("CX_APP_DATABASE_URL", f"sqlite:///{path}")
+        yield
 
 
 @pytest.fixture(autouse=True)

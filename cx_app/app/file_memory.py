@@ -3,11 +3,10 @@
 No streamlit import.
 
 Switching from file A to file B and back must not lose work: :class:`MappingMemory` keeps the
-column-mapping edits per file (its SHA-256, sheet and the layout the edits started from), and
-:class:`AnalysisShelf` keeps each :class:`~cx_app.app.session.Analysis` (survey, plan, trained
-models, derived results) by its data key, so going back to A shows A's models again without
-retraining. Both are per session (they live in the page's session state, never shared) and
-bounded: the least recently used file is forgotten first.
+column-mapping edits per file (its SHA-256, sheet and the layout the edits started from), per
+session (in the page's session state, never shared) and bounded: the least recently used file
+is forgotten first. (The trained models of each file and mapping are kept in its workspace
+program: :mod:`cx_app.workspace.analyses`.)
 """
 
 from __future__ import annotations
@@ -20,10 +19,9 @@ from cx_app.app.store import digest
 from cx_app.provenance import sha256_hex
 
 if TYPE_CHECKING:
-    from cx_app.app.session import Analysis
     from cx_app.survey.schema import SurveySchema
 
-__all__ = ["AnalysisShelf", "MappingMemory", "mapping_file_key"]
+__all__ = ["MappingMemory", "mapping_file_key"]
 
 
 def mapping_file_key(content: bytes, sheet: str | None, base: SurveySchema) -> str:
@@ -108,44 +106,3 @@ class MappingMemory:
 
     def __len__(self) -> int:
         return len(self._files)
-
-
-class AnalysisShelf:
-    """The analyses a user has worked on in this session, by data key (file content, sheet,
-    schema and file name: :func:`cx_app.app.store.survey_key`).
-
-    >>> from types import SimpleNamespace
-    >>> shelf = AnalysisShelf(max_items=2)
-    >>> a = SimpleNamespace(data_key="A", models={"lr": 1})
-    >>> shelf.resume(a) is a
-    True
-    >>> shelf.resume(SimpleNamespace(data_key="A", models={})) is a  # back to A: A's models
-    True
-    >>> _ = shelf.resume(SimpleNamespace(data_key="B", models={}))
-    >>> _ = shelf.resume(SimpleNamespace(data_key="C", models={}))
-    >>> sorted(shelf.keys())  # A, the least recently used, is forgotten
-    ['B', 'C']
-    """
-
-    def __init__(self, max_items: int = 8) -> None:
-        if max_items < 1:
-            raise ValueError("max_items must be at least 1")
-        self.max_items = max_items
-        self._items: OrderedDict[str, Analysis] = OrderedDict()
-
-    def resume(self, fresh: Analysis) -> Analysis:
-        """The analysis kept for ``fresh.data_key`` (its models and results), or ``fresh``, now
-        kept, when this data was not analysed in the session yet."""
-        kept = self._items.get(fresh.data_key)
-        if kept is None:
-            kept = self._items[fresh.data_key] = fresh
-        self._items.move_to_end(fresh.data_key)
-        while len(self._items) > self.max_items:
-            self._items.popitem(last=False)
-        return kept
-
-    def keys(self) -> list[str]:
-        return list(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)

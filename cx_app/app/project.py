@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cx_app.app.session import Analysis, CrossValidatedModel
-from cx_app.app.store import survey_key
 from cx_app.errors import AnalysisError, CxAppError
 from cx_app.project import (
     Project,

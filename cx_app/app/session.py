@@ -155,6 +155,15 @@ class Analysis:
     def plan_key(self) -> str:
         return digest(self.plan.model_dump(mode="json"))
 
+    def adopt_survey(self, survey: SurveyData) -> None:
+        """Take ``survey``, the same data under a schema that differs only in display words
+        (labels, names of the schema, segments; the same :attr:`data_key`): the models stay,
+        derived values are recomputed with the new words."""
+        if survey.data_key != self.data_key:
+            raise ValueError("adopt_survey takes the same data only (the same data key)")
+        self.survey = survey
+        self._memo.clear()
+
     def set_plan(self, plan: PlanSpec) -> None:
         """Replace the reduction plan (nothing is retrained; derived results follow)."""
         self.plan = plan

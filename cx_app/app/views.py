@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cx_app.app.session import Analysis
     from cx_app.engine.levels import Level
     from cx_app.engine.plan import PlanSpec
+    from cx_app.survey.schema import SurveySchema
 
 GAP_COLUMNS: tuple[str, str] = ("ALP − real accuracy", "class-share gap")
 """The rate columns (0–1) of :func:`trained_models_table`."""
@@ -182,3 +183,29 @@ def wave_changes_table(results: Sequence, p_holm: Sequence[float], score: str) -
         "delta": "change", "ci_low": "95% low", "ci_high": "95% high", "p_holm": "p (Holm)"})[
         ["from", "to", f"{score} from", f"{score} to", "change", "95% low", "95% high", "p",
          "p (Holm)"]]
+
+
+def mapping_change(old: SurveySchema, new: SurveySchema) -> str:
+    """What of the mapping that the models see changed, in words (``""`` when nothing did):
+    the target, attributes added or left out, scales, the gap policy, the weight, missing
+    codes (:meth:`~cx_app.survey.schema.SurveySchema.training_fields`)."""
+    before, after = old.training_fields(), new.training_fields()
+    parts = []
+    if before["target"] != after["target"]:
+        parts.append(f"the target is now {new.target.column}" if old.target.column
+                     != new.target.column else "the target's scale")
+    old_attributes = {a["column"]: a for a in before["attributes"]}
+    new_attributes = {a["column"]: a for a in after["attributes"]}
+    if added := [c for c in new_attributes if c not in old_attributes]:
+        parts.append(f"attributes added: {', '.join(added)}")
+    if dropped := [c for c in old_attributes if c not in new_attributes]:
+        parts.append(f"attributes left out: {', '.join(dropped)}")
+    if changed := [c for c in new_attributes if c in old_attributes
+                   and new_attributes[c] != old_attributes[c]]:
+        parts.append(f"scale or name of {', '.join(changed)}")
+    for key, words in (("missing_attributes", "how unanswered scores are handled"),
+                       ("weight", "the survey weight"), ("missing_codes", "the missing codes"),
+                       ("respondent_id", "the respondent id")):
+        if before.get(key) != after.get(key):
+            parts.append(words)
+    return "; ".join(parts)

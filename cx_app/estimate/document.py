@@ -105,6 +105,13 @@ class AlertDoc(Document):
     direction: str = ""
     source: str = ""
 
+    def short(self) -> str:
+        """The raised alert in a few words (:meth:`cx_app.estimate.alerts.Alert.short`)."""
+        from cx_app.estimate.alerts import Alert
+
+        return Alert(self.metric, self.value, self.lower, self.upper, self.alert,
+                     self.source).short()
+
 
 class WaveEstimateDocument(Document):
     """A new wave's estimate (and realized values when the wave has its scores)."""

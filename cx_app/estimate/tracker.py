@@ -219,6 +219,11 @@ def _alert_text(alerts: Sequence) -> str:
     return "; ".join(a.short() for a in alerts if a.alert)
 
 
+TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "realized", "note",
+                   "alert")
+"""The columns of a tracker table before its change flags (:func:`tracker_frame`)."""
+
+
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     """One row per wave (series "All respondents") and per segment of each wave: ``wave``
     (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
@@ -246,6 +251,5 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
                          "se": None if est is None else est.se,
                          "realized": None if s.realized_nps is None else s.realized_nps.value,
                          "note": s.note, "alert": _alert_text(s.alerts)})
-    frame = pd.DataFrame(rows, columns=["wave", "series", "n", "nps", "ci_low", "ci_high", "se",
-                                        "realized", "note", "alert"])
+    frame = pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
     return flag_changes(frame)

@@ -116,7 +116,8 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
     Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``, and
     optionally ``series`` (e.g. the operator; absent = one line) and ``flag`` (see
     :func:`cx_app.survey.nps_flags.wave_trend`): a significant change from the previous wave
-    is marked ▲ / ▼ above its point.
+    is marked ▲ / ▼ above its point; ``realized`` (a labelled wave's own score) is drawn as a
+    diamond beside the estimate.
     """
     data = frame.copy()
     if "series" not in data:
@@ -151,6 +152,15 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
             layers.append(alt.Chart(marked).mark_text(dy=-14, fontSize=14).encode(
                 x=x, y=alt.Y("nps:Q", scale=scale), text="mark:N", color=colour,
                 tooltip=tooltip))
+    realized = data[pd.to_numeric(data["realized"], errors="coerce").notna()] if (
+        "realized" in data) else data.iloc[:0]
+    if len(realized):  # a labelled wave: its own score beside the estimate
+        layers.append(alt.Chart(realized).mark_point(shape="diamond", size=90, filled=True,
+                                                     opacity=0.9).encode(
+            x=x, y=alt.Y("realized:Q", scale=scale), color=colour,
+            tooltip=[alt.Tooltip("series:N", title="Series"),
+                     alt.Tooltip("wave:O", title=wave_title),
+                     alt.Tooltip("realized:Q", title=f"Realized {score_title}", format=".1f")]))
     return alt.layer(*layers).properties(height=300)
 
 

@@ -224,6 +224,8 @@ class AnalysisStore:
         """Store a cross-validated model of the app (a
         :class:`cx_app.app.session.CrossValidatedModel`) under the mapping ``data_key``; a
         model of the same training key is stored once."""
+        if model.key.startswith("program-model-"):
+            return  # a model the program holds already (made by the CLI)
         cv = model.cv
         permutation, permutation_fields = _permutation_bytes(model.permutation)
         recipe = {"settings": {k: v if isinstance(v, int | float | str | bool | type(None))
@@ -248,6 +250,20 @@ class AnalysisStore:
                                          **{k: npy_bytes(a) for k, a in arrays.items()})))
 
         self.database.write(work)
+
+    def remove_model(self, name: str, key: str) -> bool:
+        """Remove the stored model of ``key`` (its cross-validation and wave estimates go
+        with it); whether there was one."""
+        from sqlalchemy import delete
+
+        def work(session: Session) -> bool:
+            program = self._program(session, name)
+            ids = [r.id for r in session.scalars(select(Model).where(
+                Model.program_id == program.id)) if _model_key(r) == key]
+            session.execute(delete(Model).where(Model.id.in_(ids)))
+            return bool(ids)
+
+        return self.database.write(work)
 
     def store_final(self, name: str, key: str, model: TrainedModel) -> None:
         """Add the model fitted on all respondents to the stored model of ``key``."""

@@ -422,7 +422,8 @@ class Workspace:
             pairs = session.execute(
                 select(Wave, Estimate).join(Estimate, Estimate.wave_id == Wave.id)
                 .where(Wave.program_id == program.id, Estimate.model_id == chosen.id)).all()
-            pairs = sorted(pairs, key=lambda p: wave_order_key(p[0].label, p[0].wave_date))
+            pairs = sorted(pairs, key=lambda p: (wave_order_key(p[0].label, p[0].wave_date),
+                                                 p[0].id))  # one label: in the order added
             return ProgramView(
                 name=program.name, created=as_utc(program.created),
                 survey=survey_identity(program),

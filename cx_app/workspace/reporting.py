@@ -11,45 +11,117 @@ written is recorded in the workspace (``reports``: file, SHA-256, size, waves co
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.reports.blocks import Paragraph, Report, Section, Table, TableColumn
 from cx_app.workspace.programs import Workspace
-from cx_app.workspace.views import ProgramView
+from cx_app.workspace.views import ProgramView, WaveView
 
-__all__ = ["tracker_section", "tracker_table", "write_program_reports"]
+if TYPE_CHECKING:
+    from cx_app.models.results import Results
+
+__all__ = ["program_report_files", "program_tracker_frame", "tracker_section", "tracker_table",
+           "write_program_reports"]
 
 ALL_RESPONDENTS = "All respondents"
 
 
 def tracker_table(view: ProgramView) -> Table:
     """Every wave (in wave order) and every segment value of it: the estimated net score with
-    its interval, and the realized one when the wave is labelled."""
-    rows = []
-    for wave in view.waves:
-        est, real = wave.estimated_nps, wave.realized_nps
-        date = None if wave.date is None else wave.date.isoformat()
-        rows.append((wave.label, date, ALL_RESPONDENTS, wave.respondents, est.value,
-                     est.ci95[0], est.ci95[1], None if real is None else real.value, ""))
-        for by, values in wave.segments.items():
-            for value, figure in values.items():
-                seg, seg_real = figure.estimated_nps, figure.realized_nps
-                rows.append((wave.label, date, f"{by}: {value}", figure.respondents,
-                             None if seg is None else seg.value,
-                             None if seg is None else seg.ci95[0],
-                             None if seg is None else seg.ci95[1],
-                             None if seg_real is None else seg_real.value, figure.note or ""))
+    its interval, the realized one when the wave is labelled, and the change since the
+    previous wave of the same line with its significance (Holm-adjusted, 5%)."""
+    segments = list(dict.fromkeys(by for wave in view.waves for by in wave.segments))
+    frames = [program_tracker_frame(view)]
+    for by in segments:
+        frame = program_tracker_frame(view, by)
+        frame = frame[frame["series"] != ALL_RESPONDENTS].copy()
+        frame["series"] = [f"{by}: {value}" for value in frame["series"]]
+        frames.append(frame)
+    dates = {w.label: None if w.date is None else w.date.isoformat() for w in view.waves}
+    order = {w.label: i for i, w in enumerate(view.waves)}
+    table = pd.concat(frames, ignore_index=True)
+    table = table.assign(_order=table["wave"].map(order)).sort_values(
+        ["_order"], kind="stable")
+
+    def number(value: object) -> float | None:
+        return None if value is None or pd.isna(value) else float(value)
+
+    rows = tuple((r.wave, dates.get(r.wave), r.series, int(r.n), number(r.nps),
+                  number(r.ci_low), number(r.ci_high), number(r.realized),
+                  "" if pd.isna(r.change) else f"{r.change:+.1f}",
+                   r.flag if isinstance(r.flag, str) else "",
+                   r.note if isinstance(r.note, str) else "")
+                 for r in table.itertuples())
     return Table(
         "Net score by wave and segment",
-        (TableColumn("wave", "Wave"), TableColumn("date", "Date"), TableColumn("series", "Respondents"),
-         TableColumn("n", "Number", "int"), TableColumn("nps", "Estimated net score", "score"),
+        (TableColumn("wave", "Wave"), TableColumn("date", "Date"),
+         TableColumn("series", "Respondents"), TableColumn("n", "Number", "int"),
+         TableColumn("nps", "Estimated net score", "score"),
          TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
-         TableColumn("realized", "Realized net score", "score"), TableColumn("note", "Note")),
-        tuple(rows),
+         TableColumn("realized", "Realized net score", "score"),
+         TableColumn("change", "Change since the previous wave"),
+         TableColumn("flag", "Significance"), TableColumn("note", "Note")),
+        rows,
         note="Waves in wave order (by date, then label). The estimate uses no scores of the "
-             "wave; the realized net score is shown when the wave has its scores.")
+             "wave; the realized net score is shown when the wave has its scores. A change is "
+             "significant when its z test on both estimates with their whole uncertainty "
+             "stays below 5% after Holm's adjustment over the changes of the same table.")
+
+
+def _twins(waves: tuple[WaveView, ...]) -> list[tuple[WaveView, WaveView | None]]:
+    """The waves to show, each with its labelled twin: a wave added twice under one label,
+    once without and once with its scores (the scores arrived later), is one wave — the
+    unlabelled one's estimate with the labelled one's realized score beside it."""
+    shown: list[tuple[WaveView, WaveView | None]] = []
+    for label in dict.fromkeys(w.label for w in waves):
+        same = [w for w in waves if w.label == label]
+        labelled = [w for w in same if w.realized_nps is not None]
+        unlabelled = [w for w in same if w.realized_nps is None]
+        if labelled and unlabelled:
+            shown.extend((w, labelled[0]) for w in unlabelled)
+            shown.extend((w, None) for w in labelled[1:])
+        else:
+            shown.extend((w, None) for w in same)
+    return shown
+
+
+def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFrame:
+    """The tracker chart's and table's data of a program (what the app shows): one row per
+    wave in wave order for all respondents, and per value of the segment ``by``; the columns
+    of :func:`cx_app.estimate.tracker.tracker_frame` (estimated ``nps`` with its interval and
+    SE, ``realized`` for a labelled wave, alerts, and the Holm-adjusted change flags), the wave
+    shown by its label. Labelled twins are one wave (:func:`_twins`)."""
+    from cx_app.estimate.tracker import TRACKER_COLUMNS
+    from cx_app.survey.nps_flags import flag_changes
+
+    def alerts(docs: list) -> str:
+        return "; ".join(a.short() for a in docs if a.alert)
+
+    rows = []
+    for wave, twin in _twins(view.waves):
+        est, real = wave.estimated_nps, (twin or wave).realized_nps
+        rows.append({"wave": wave.label, "series": ALL_RESPONDENTS, "n": wave.respondents,
+                     "nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
+                     "se": est.se, "realized": None if real is None else real.value,
+                     "note": "", "alert": alerts(list(wave.estimate.alerts))})
+        twin_segments = (twin or wave).segments.get(by, {}) if by else {}
+        for value, figure in (wave.segments.get(by, {}) if by else {}).items():
+            seg = figure.estimated_nps
+            seg_real = twin_segments[value].realized_nps if value in twin_segments else None
+            rows.append({"wave": wave.label, "series": value, "n": figure.respondents,
+                         "nps": None if seg is None else seg.value,
+                         "ci_low": None if seg is None else seg.ci95[0],
+                         "ci_high": None if seg is None else seg.ci95[1],
+                         "se": None if seg is None else seg.se,
+                         "realized": None if seg_real is None else seg_real.value,
+                         "note": figure.note or "", "alert": alerts(figure.alerts)})
+    return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 
 def tracker_section(view: ProgramView) -> Section:
@@ -68,25 +140,35 @@ def _with_tracker(report: Report, section: Section) -> Report:
     return dataclasses.replace(report, sections=tuple(sections))
 
 
+def program_report_files(view: ProgramView, results: Results, *, source_name: str,
+                         segment_titles: Mapping[str, str]) -> dict[str, bytes]:
+    """The Excel and HTML reports (``xlsx``, ``html``) of a program's results with its tracker,
+    and its deck (``pptx``): what ``cx-app program report`` writes and the app offers."""
+    from cx_app.reports import build_report
+    from cx_app.reports.excel import excel_bytes
+    from cx_app.reports.html import render_html
+    from cx_app.reports.pptx_deck import deck_bytes, program_slides
+
+    latest = view.waves[-1].estimate if view.waves else None
+    report = _with_tracker(build_report(results, latest, source_name=source_name),
+                           tracker_section(view))
+    deck = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
+                                     created=report.created[:10]))
+    return {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8"),
+            "pptx": deck}
+
+
 def write_program_reports(workspace: Workspace, name: str, out_dir: str | Path
                           ) -> dict[str, Path]:
     """Write ``out_dir/report.xlsx``, ``out_dir/report.html`` and the deck
     ``out_dir/NAME.pptx`` of the program ``name``."""
-    from cx_app.reports import build_report
-    from cx_app.reports.excel import excel_bytes
-    from cx_app.reports.html import render_html
-    from cx_app.reports.pptx_deck import deck_bytes, deck_filename, program_slides
+    from cx_app.reports.pptx_deck import deck_filename
 
     view = workspace.show(name)
-    results = workspace.results(name)
-    latest = view.waves[-1].estimate if view.waves else None
-    report = _with_tracker(build_report(results, latest, source_name=f"program {name}"),
-                           tracker_section(view))
     segment_titles = {s.name: s.column for s in workspace.program_model(name).schema.segments}
-    deck = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
-                                     created=report.created[:10]))
-    contents = {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8"),
-                "pptx": deck}
+    contents = program_report_files(view, workspace.results(name),
+                                    source_name=f"program {name}",
+                                    segment_titles=segment_titles)
     out = Path(out_dir)
     paths = {kind: out / f"report.{kind}" for kind in contents}
     paths["pptx"] = out / deck_filename(view.name)

@@ -234,8 +234,17 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Respondents"] == "1,200"
-    at.multiselect(key="nw_waves").set_value(["Bundled wave 7 (labeled, for a backtest)"]).run()
+    at.button(key="nw_bundled_1").click().run()  # its labelled twin: realized beside it
     _ok(at)
+    twin = next(o for o in at.selectbox(key="nw_detail").options
+                if o.endswith("telecom_nps_wave7_labeled.xlsx"))
+    at.selectbox(key="nw_detail").set_value(twin).run()
+    _ok(at)
+    tracker = next(df.value for df in at.dataframe if "realized" in df.value.columns)
+    assert len(tracker) == 1  # the twins are one wave: the estimate with the realized beside
+    assert tracker["realized"].iloc[0] == pytest.approx(round(nps_summary(load_survey(
+        sample_path("telecom_nps_wave7_labeled"), schema=load_schema(
+            ROOT / "survey_schemas" / "telecom_nps.yaml")).scores).value, 2))
     labeled = load_survey(sample_path("telecom_nps_wave7_labeled"),
                           schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"))
     realized = nps_summary(labeled.scores)

@@ -140,10 +140,9 @@ def test_a_project_without_its_survey_asks_for_it(tmp_path):
     lines = raw.decode("utf-8").splitlines()[:241]
     small = ("\n".join(lines) + "\n").encode("utf-8")
     survey = load_survey(small, filename="small.csv")
-    from cx_app.app.store import ResultStore, survey_key
+    from cx_app.app.store import ResultStore
 
-    analysis = Analysis(survey=survey, plan=survey.schema.plan_spec, data_key=survey_key(
-        survey.source.sha256, None, survey.schema.to_yaml(), "small.csv"))
+    analysis = Analysis(survey=survey, plan=survey.schema.plan_spec, data_key=survey.data_key)
     analysis.train({"nb": {}}, folds=3, seed=0, calibration="none", store=ResultStore())
     data = save_analysis(analysis)
     assert read_project(data).survey_bytes is None

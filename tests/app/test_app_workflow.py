@@ -137,7 +137,7 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     texts = [c.value for c in at.caption] + [w.value for w in at.warning]
     assert any("estimated accuracy" in t for t in texts)
     assert any("estimated net score" in t for t in texts)
-    table = next(df.value for df in at.dataframe if "ci_low" in df.value.columns)
+    table = next(df.value for df in at.dataframe if "estimated (ALP)" in df.value.columns)
     assert (table["ci_low"] <= table["estimated (ALP)"]).all()
     assert (table["estimated (ALP)"] <= table["ci_high"]).all()
 
@@ -176,7 +176,7 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
 
     at = trained
     at.switch_page("pages/new_wave.py").run()
-    at.radio(key="nw_model_source").set_value("Trained in this session").run()
+    at.radio(key="nw_model_source").set_value("Trained in this analysis").run()
     if any(b.key == "nw_fit" for b in at.button):  # not yet fitted on all respondents
         at.button(key="nw_fit").click().run()
     _ok(at)
@@ -186,13 +186,11 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
                                        include_target=False)
         files[f"wave{k}.csv"] = frame.to_csv(index=False).encode()
     uploader = at.file_uploader(key="nw_wave_files")
-    for name, data in files.items():
+    for name, data in reversed(files.items()):  # uploaded out of order
         uploader.upload(name, data, "text/csv")
     at.run()
     _ok(at)
-    assert at.multiselect(key="nw_waves").value == list(files)
-    at.selectbox(key="nw_by").set_value(
-        next(s for s in at.selectbox(key="nw_by").options if s == "Operator")).run()
+    at.selectbox(key="nw_by").set_value("operator").run()
     _ok(at)
     model = next(iter(at.session_state["analysis"].finals.values()))
     surveys = [load_survey(data, schema=model.schema, filename=name, require_target=False,
@@ -200,7 +198,12 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
                for name, data in files.items()]
     expected = tracker_frame(track_waves(model, surveys, by="operator"))
     shown = next(df.value for df in at.dataframe if "series" in df.value.columns)
-    assert list(shown["wave"]) == list(expected["wave"]) and len(shown) == 2 * 4
+    # the program's waves in wave order (the sample's wave 7 was added by itself first), each
+    # labelled by the file's wave column: wave 8 is 2021-08
+    shown = shown[shown["wave"].isin(["2021-08", "2021-09"])]
+    assert list(shown["wave"].unique()) == ["2021-08", "2021-09"] and len(shown) == 2 * 4
+    shown = shown.drop(columns=["change", "p", "p_holm", "flag"]).reset_index(drop=True)
+    expected = expected.drop(columns=["change", "p", "p_holm", "flag"])
     np.testing.assert_allclose(shown["nps"].to_numpy(float),
                                expected["nps"].round(2).to_numpy(float))
     assert set(shown["series"]) == {"All respondents", "Operator A", "Operator B", "Operator C"}

@@ -1,0 +1,192 @@
+"""The New wave page's parts: the program's waves (add, estimate, track, remove) and one
+wave's details. Not a page itself; the waves live in the workspace program."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from cx_app.app.session import Analysis
+from cx_app.estimate.tracker import split_waves
+from cx_app.reports import charts
+from cx_app.reports.definitions import ALP, explain
+from cx_app.safe_text import to_safe_csv
+from cx_app.survey.vocabulary import vocabulary
+from cx_app.workspace.reporting import program_tracker_frame
+from cx_app.workspace.views import ProgramView, WaveView
+from pages import common, panels
+
+BUNDLED = {
+    "Bundled wave 7 (unlabeled)": "telecom_nps_wave7_unlabeled",
+    "Bundled wave 7 (labeled, for a backtest)": "telecom_nps_wave7_labeled",
+}
+ADDED = "nw_added"  # SHA-256 of the uploads already added to the program in this session
+
+
+def add_waves(name: str, files: list, bundled: list[str]) -> None:
+    """Add the uploaded files and the chosen bundled waves to the program (content-addressed:
+    the same file twice is one wave); each file once per session."""
+    from cx_app.provenance import sha256_hex
+
+    added: set = st.session_state.setdefault(ADDED, set())
+    items = [(f.getvalue(), f.name) for f in files or []]
+    items += [tuple(reversed(common.sample_bytes(BUNDLED[b]))) for b in bundled]
+    workspace = common.workspace()
+    for data, filename in items:
+        key = (name, sha256_hex(data))
+        if key in added:
+            continue
+        result = common.run_safely(
+            lambda data=data, filename=filename: workspace.add_wave(name, data,
+                                                                    filename=filename),
+            what=filename)
+        if result is None:
+            continue
+        added.add(key)
+        for wave in result:
+            (st.success if wave.status == "added" else st.info)(common.md_escape(
+                wave.describe()))
+
+
+def bundled_choice(a: Analysis, name: str) -> list[str]:
+    """On the bundled sample: its bundled waves, added by a button each (the unlabelled one
+    added by itself the first time the sample's program has no wave, so that a newcomer sees
+    an estimate at once)."""
+    if a.survey.source.filename != common.sample_bytes(common.SAMPLE_NAME)[0]:
+        return []
+    chosen = [label for i, label in enumerate(BUNDLED)
+              if st.button(f"Add {label[0].lower()}{label[1:]}", key=f"nw_bundled_{i}")]
+    first = ("sample wave", name)
+    if first not in st.session_state.setdefault(ADDED, set()):
+        st.session_state[ADDED].add(first)
+        if common.analysis_store().wave_count(name) == 0:
+            chosen.append(next(iter(BUNDLED)))
+    return chosen
+
+
+def tracker(view: ProgramView, score: str, segments: dict[str, str]) -> None:
+    """The tracker over every wave of the program (wave order), by segment on request, with
+    the realized score of labelled waves beside the estimate."""
+    by = st.selectbox("By segment", [None, *segments], key="nw_by", persist_state="session",
+                      format_func=lambda s: "all respondents only" if s is None
+                      else segments[s])
+    table = program_tracker_frame(view, by)
+    st.altair_chart(charts.nps_trend_chart(table.dropna(subset=["nps"]), wave_title="Wave",
+                                           score_title=score), width="stretch")
+    covers = view.waves[0].estimated_nps.covers
+    st.caption(f"Estimated from the model's probabilities (ALP); ◆ the realized {score} of a "
+               f"labelled wave. 95% intervals cover {common.md_escape(covers)}. ▲ / ▼: a "
+               "significant change from the previous wave of the same line (z test on both "
+               "estimates with their whole uncertainty, Holm-adjusted over the "
+               f"{int(table['p'].notna().sum())} changes, 5%). Waves in wave order (date, "
+               "then label), whenever they were added.")
+    common.table(table.round(2), key="nw_tracker", file_name="tracker.csv")
+
+
+def remove_wave(name: str, view: ProgramView) -> None:
+    """Remove one wave of the program (and its estimates)."""
+    with st.expander("Remove a wave"):
+        labels = [f"{w.label} · {w.filename} · {w.sha256[:12]}" for w in view.waves]
+        chosen = st.selectbox("Wave", labels, index=None, key="nw_remove")
+        if chosen is not None and st.button("Remove this wave", key="nw_remove_go"):
+            wave = view.waves[labels.index(chosen)]
+            if common.run_safely(lambda: common.workspace().remove_wave(
+                    name, wave.label, sha256=wave.sha256)):
+                st.rerun()  # the uploader may still hold its file: not added again
+
+
+def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView):
+    """The full estimate of one stored wave (matrices, drift, predictions), computed again from
+    the file the program keeps; None when the file is not kept."""
+    from cx_app.estimate.new_wave import estimate_wave
+
+    data = common.analysis_store().kept_file(name, wave.sha256)
+    if data is None:
+        return None
+    survey = common.cached_survey(data, wave.filename or "wave", None, model.schema_yaml,
+                                  require_target=False, require_attributes=False,
+                                  scoring=True)
+    parts = split_waves(survey)
+    part = parts[0] if len(parts) == 1 else next(
+        (p for p in parts if p.source.filename.endswith(f" · {wave.part}")), None)
+    if part is None:
+        return None
+    return a.derived(("wave_estimate", model_key, wave.sha256, wave.part),
+                     lambda: estimate_wave(model, part))
+
+
+def adhoc_waves(model) -> None:
+    """Waves scored by an uploaded model file (not a model of this analysis): estimated here
+    for this session only, not kept in a program."""
+    from cx_app.estimate.tracker import track_waves, tracker_frame
+
+    files = st.file_uploader("Upload one or more waves (.xlsx, .xls, .ods, .csv)",
+                             type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_adhoc_files",
+                             accept_multiple_files=True)
+    items = [(f.getvalue(), f.name) for f in files or []]
+    if not items and model.training.filename == common.sample_bytes(common.SAMPLE_NAME)[0]:
+        filename, data = common.sample_bytes(next(iter(BUNDLED.values())))
+        items = [(data, filename)]  # a model of the sample: its bundled wave to start with
+    if not items:
+        st.info("Upload the wave(s) to estimate with this model file. To keep waves in a "
+                "program, estimate them with a model trained in the app.")
+        st.stop()
+    surveys = common.run_safely(lambda: [
+        part for data, filename in items for part in split_waves(common.cached_survey(
+            data, filename, None, model.schema_yaml, require_target=False,
+            require_attributes=False, scoring=True))])
+    tracked = None if surveys is None else common.run_safely(lambda: track_waves(model, surveys))
+    if not tracked:
+        st.stop()
+    score = common.md_escape(vocabulary(model.schema).title)
+    if len(tracked) > 1:
+        table = tracker_frame(tracked)
+        st.altair_chart(charts.nps_trend_chart(table.dropna(subset=["nps"]),
+                                               score_title=score), width="stretch")
+        common.table(table.round(2), key="nw_adhoc_tracker", file_name="tracker.csv")
+    names = [t.file for t in tracked]
+    chosen = st.selectbox("Details of wave", names, index=len(names) - 1, key="nw_adhoc_detail")
+    estimate = tracked[names.index(chosen)].estimate
+    st.session_state["last_wave_estimate"] = common.run_safely(estimate.document)
+    details(estimate, score, chosen, model.schema.plan_spec)
+
+
+def details(estimate, score: str, filename: str, plan_spec) -> None:
+    """One wave's estimates, realized values, metrics, ALP matrices, drift and predictions."""
+    common.warnings(estimate.warnings)
+    nps = estimate.estimated_nps
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"Estimated {score}", f"{nps.value:+.1f}",
+              help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
+                   f"{common.md_escape(nps.covers)}")
+    c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]),
+              help=common.md_escape(explain(ALP)))
+    c3.metric("Respondents", f"{estimate.n:,}")
+    st.text(f"Estimated {score} {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "
+            f"{nps.ci95[1]:+.1f})")
+    for alert in estimate.alerts:  # estimated accuracy and net score against their limits
+        (st.warning if alert.alert else st.caption)(common.md_escape(alert.sentence()))
+    if estimate.realized_nps is not None:
+        r = estimate.realized_nps
+        st.text(f"Realized {score} {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to "
+                f"{r.ci95[1]:+.1f}); realized accuracy "
+                f"{common.pct(estimate.realized['accuracy'])}")
+    metrics = pd.DataFrame(estimate.metric_comparison()).rename(
+        columns={"estimated": "estimated (ALP)"})
+    values = [c for c in metrics.columns if c not in ("level", "metric")]
+    common.table(common.scale_percent(metrics, values), key="nw_metrics",
+                 file_name="wave_metrics.csv", csv_frame=metrics,
+                 column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
+                                for c in values})
+    panels.alp_matrices(estimate, plan_spec)
+    st.subheader("Drift against the training data")
+    common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
+    st.subheader("Per-respondent predictions")
+    predictions = estimate.predictions_frame()
+    st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",
+                 column_config=common.plain_config(predictions))
+    st.download_button("Download all predictions (CSV)", data=to_safe_csv(predictions),
+                       file_name=f"predictions_{Path(filename).stem}.csv", mime="text/csv",
+                       key="dl_predictions", on_click="ignore")

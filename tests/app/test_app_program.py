@@ -1,0 +1,148 @@
+"""The app runs on the workspace (issue 27, point 2): every model is stored as it is made, and a
+reload, a second tab or a restarted server (a new session opening the address) reopens the same
+program with the same models and plan; a label edit keeps the models; a mapping the models do
+not fit asks first and keeps the old models in the program.
+
+Each test drives the app through ``AppTest`` with the entry script on every run (as a server),
+on a workspace database of its own (``tests/conftest.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from app_harness import entry_script_every_run  # noqa: F401  (a fixture)
+from streamlit.testing.v1 import AppTest
+from test_app_pages import _ok
+
+from cx_app.engine.plan import PlanSpec
+from cx_app.workspace.analyses import AnalysisStore
+from cx_app.workspace.programs import Workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "streamlit_app.py")
+TIMEOUT = 240
+PROGRAM = "telecom_nps"  # the sample's file name without its extension
+
+
+def _train(at: AppTest, algorithm: str = "nb", seed: int = 17) -> None:
+    at.switch_page("pages/models.py").run()
+    at.multiselect(key="algorithms").set_value([algorithm])
+    at.number_input(key="folds").set_value(3)
+    at.number_input(key="seed").set_value(seed)
+    at.button(key="train").click().run()
+    _ok(at)
+
+
+def _edit(at: AppTest, column: str, **cells) -> None:
+    editor = at.data_editor[0]
+    row = int(editor.value.index[editor.value["column"] == column][0])
+    at.session_state[editor.key] = {"edited_rows": {row: cells}, "added_rows": [],
+                                    "deleted_rows": []}
+    at.run()
+
+
+def _reopen(name: str = PROGRAM) -> AppTest:
+    """A new session opening the address of the program (a reload, another tab, a browser
+    after the server restarted)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["program"] = name
+    return at.run()
+
+
+def test_a_reload_reopens_the_program_with_its_models_and_plan(entry_script_every_run):  # noqa: F811
+    first = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(first)
+    assert first.query_params["program"] == PROGRAM  # the address names the program
+    before = first.session_state["analysis"]
+    plan = before.plan.model_dump(mode="json")
+    plan["plan"] = plan["plan"][:1]  # a plan of the analyst's own: kept too
+    before.set_plan(PlanSpec.model_validate(plan))
+    first.run()
+
+    reopened = _reopen()
+    _ok(reopened)
+    after = reopened.session_state["analysis"]
+    assert after is not before and list(after.models) == ["nb seed=17"]
+    assert after.trainings == 0 and after.plan == before.plan
+    for name in ("y_true", "y_pred", "proba", "fold"):
+        np.testing.assert_array_equal(getattr(after.models["nb seed=17"].cv, name),
+                                      getattr(before.models["nb seed=17"].cv, name))
+    np.testing.assert_array_equal(after.models["nb seed=17"].permutation.per_fold,
+                                  before.models["nb seed=17"].permutation.per_fold)
+    for page in ("data", "models", "confusion", "compare", "drivers", "report"):
+        reopened.switch_page(f"pages/{page}.py").run()
+        _ok(reopened)
+        assert reopened.query_params["program"] == PROGRAM
+    assert reopened.session_state["analysis"].trainings == 0  # nothing retrained anywhere
+
+
+def test_a_label_edit_keeps_the_models_and_is_kept(entry_script_every_run):  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at)
+    analysis = at.session_state["analysis"]
+    at.switch_page("pages/data.py").run()
+    _edit(at, "Network - data", label="Mobile data quality")
+    _ok(at)
+    assert at.session_state["analysis"] is analysis and list(analysis.models) == ["nb seed=17"]
+    assert analysis.trainings == 1
+    labels = {a.column: a.label for a in analysis.survey.schema.attributes}
+    assert labels["Network - data"] == "Mobile data quality"
+    reopened = _reopen()  # the program keeps the new label with its model
+    _ok(reopened)
+    survey = reopened.session_state["analysis"].survey
+    assert {a.column: a.label for a in survey.schema.attributes}["Network - data"] == \
+        "Mobile data quality"
+    assert list(reopened.session_state["analysis"].models) == ["nb seed=17"]
+
+
+def test_a_mapping_the_models_do_not_fit_asks_first_and_keeps_them(entry_script_every_run):  # noqa: F811,E501
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at)
+    analysis = at.session_state["analysis"]
+    at.switch_page("pages/data.py").run()
+    _edit(at, "Roaming", role="ignore")
+    assert not at.exception
+    assert any("changes what the models see (attributes left out: Roaming)" in w.value
+               and "1 trained model(s) do not apply" in w.value for w in at.warning)
+    assert at.session_state["analysis"] is analysis  # nothing happened yet
+
+    at.button(key="mapping_undo").click().run()  # undo: the mapping and models as they were
+    _ok(at)
+    assert at.session_state["analysis"] is analysis
+    table = at.data_editor[0].value
+    assert table.loc[table["column"] == "Roaming", "role"].item() == "attribute"
+
+    _edit(at, "Roaming", role="ignore")
+    at.button(key="mapping_confirm").click().run()
+    _ok(at)
+    fresh = at.session_state["analysis"]
+    assert "roaming" not in fresh.survey.schema.attribute_names and not fresh.models
+    with Workspace.open() as workspace:  # the old model stays in the program
+        program = AnalysisStore(workspace).reopen(PROGRAM)
+    assert program.other_models == 1 and not program.models
+
+    _edit(at, "Roaming", role="attribute")  # back to the first mapping: its model is back
+    _ok(at)
+    back = at.session_state["analysis"]
+    assert list(back.models) == ["nb seed=17"] and back.trainings == 0
+    assert any("are here again (nothing retrained)" in s.value for s in at.success)
+
+
+def test_an_address_naming_no_program_says_so_and_opens_the_sample(entry_script_every_run):  # noqa: F811,E501
+    at = _reopen("no such program")
+    assert not at.exception
+    assert any("cannot be opened: no program named 'no such program'" in w.value
+               for w in at.warning)
+    assert at.session_state["analysis"].survey.source.filename == "telecom_nps.xlsx"
+
+
+def test_a_removed_model_does_not_come_back(entry_script_every_run):  # noqa: F811
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at, "nb", 17)
+    _train(at, "lr", 17)
+    assert list(at.session_state["analysis"].models) == ["nb seed=17", "lr seed=17"]
+    at.multiselect(key="remove_models").set_value(["nb seed=17"]).run()
+    at.button(key="remove").click().run()
+    _ok(at)
+    assert list(_reopen().session_state["analysis"].models) == ["lr seed=17"]
