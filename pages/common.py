@@ -455,7 +455,7 @@ def switch_to(fresh: Analysis, filename: str) -> None:
     back = run_safely(lambda: add_stored_models(
         fresh, analysis_store().models_of(name, fresh.data_key))) or 0
     if back:
-        st.success(f"{md_escape(filename)}: {back} model(s) trained earlier on this file and "
+        st.success(f"{md_escape(filename)}: {md_escape(back)} model(s) trained earlier on this file and "
                    "mapping are here again (nothing retrained).")
 
 

@@ -26,7 +26,7 @@ for warning in model.load_warnings:
 st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained on "
         f"{model.training.n or '?'} respondents of {model.training.filename or '?'}")
 panels.calibration_checks(model.cv)
-SCORE = common.md_escape(vocabulary(model.schema).title)  # "NPS" only for an NPS
+SCORE = vocabulary(model.schema).title  # "NPS" only for an NPS (escaped where shown)
 
 st.subheader("2. Waves")
 if model_id is None:
@@ -51,7 +51,7 @@ if view is None or not view.waves:
 st.caption(f"Program {common.md_escape(name)}: {len(view.waves)} wave(s), estimated by "
            f"{common.md_escape(model_id)}.")
 segments = {s.name: s.column for s in model.schema.segments if s.role not in ("wave", "date")}
-st.subheader(f"Tracker: estimated {SCORE} by wave")
+st.subheader(f"Tracker: estimated {common.md_escape(SCORE)} by wave")
 wave_panels.tracker(view, SCORE, segments)
 wave_panels.remove_wave(name, view)
 

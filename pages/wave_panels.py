@@ -57,7 +57,8 @@ def bundled_choice(a: Analysis, name: str) -> list[str]:
     if a.survey.source.filename != common.sample_bytes(common.SAMPLE_NAME)[0]:
         return []
     chosen = [label for i, label in enumerate(BUNDLED)
-              if st.button(f"Add {label[0].lower()}{label[1:]}", key=f"nw_bundled_{i}")]
+              if st.button(common.md_escape(f"Add {label[0].lower()}{label[1:]}"),
+                         key=f"nw_bundled_{i}")]
     first = ("sample wave", name)
     if first not in st.session_state.setdefault(ADDED, set()):
         st.session_state[ADDED].add(first)
@@ -76,7 +77,8 @@ def tracker(view: ProgramView, score: str, segments: dict[str, str]) -> None:
     st.altair_chart(charts.nps_trend_chart(table.dropna(subset=["nps"]), wave_title="Wave",
                                            score_title=score), width="stretch")
     covers = view.waves[0].estimated_nps.covers
-    st.caption(f"Estimated from the model's probabilities (ALP); ◆ the realized {score} of a "
+    st.caption("Estimated from the model's probabilities (ALP); ◆ the realized "
+               f"{common.md_escape(score)} of a "
                f"labelled wave. 95% intervals cover {common.md_escape(covers)}. ▲ / ▼: a "
                "significant change from the previous wave of the same line (z test on both "
                "estimates with their whole uncertainty, Holm-adjusted over the "
@@ -158,7 +160,7 @@ def details(estimate, score: str, filename: str, plan_spec) -> None:
     common.warnings(estimate.warnings)
     nps = estimate.estimated_nps
     c1, c2, c3 = st.columns(3)
-    c1.metric(f"Estimated {score}", f"{nps.value:+.1f}",
+    c1.metric(f"Estimated {common.md_escape(score)}", f"{nps.value:+.1f}",
               help=f"95% interval {nps.ci95[0]:+.1f} to {nps.ci95[1]:+.1f}: it covers "
                    f"{common.md_escape(nps.covers)}")
     c2.metric("Estimated accuracy", common.pct(estimate.estimated["accuracy"]),

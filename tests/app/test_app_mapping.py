@@ -130,5 +130,7 @@ def test_new_wave_choices_survive_a_page_switch():
     assert at.selectbox(key="nw_by").value == "operator"  # as left
     tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)
     # both waves of the program in wave order (labelled by the files' wave column: wave 8 is
-    # 2021-08), whatever the upload order; all respondents and the 3 operators each
-    assert list(tracker["wave"].unique()) == ["2021-08", "2021-09"] and len(tracker) == 2 * 4
+    # 2021-08; the sample's own wave 7 was added by itself first), whatever the upload order;
+    # all respondents and the 3 operators each
+    assert list(tracker["wave"].unique()) == ["2021-07", "2021-08", "2021-09"]
+    assert len(tracker[tracker["wave"] != "2021-07"]) == 2 * 4
