@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import getpass
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -98,3 +100,26 @@ def test_the_cli_records_the_operating_system_user(monkeypatch):
 
     monkeypatch.setattr(audit.getpass, "getuser", no_name)
     assert cli_user() == f"uid {os.getuid()}"
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="the sqlite3 command is not installed")
+def test_the_documented_sqlite_backup_keeps_the_trail(tmp_path):
+    """docs/deployment.md, Backups: ``sqlite3 FILE ".backup 'COPY'"`` while the workspace is
+    open (WAL mode), and the copy opens with its audit rows."""
+    live = open_database(f"sqlite:///{tmp_path / 'workspace.db'}")
+    try:
+        record(live, "alice@example.com", AuditAction.PROGRAM_CREATED, "North NPS")
+        record(live, "dana@example.com", AuditAction.MODEL_TRAINED, "North NPS", "lr")
+        copy = tmp_path / "backup" / "workspace-copy.db"
+        copy.parent.mkdir()
+        subprocess.run(["sqlite3", str(tmp_path / "workspace.db"), f".backup '{copy}'"],
+                       check=True, timeout=60)
+        record(live, "alice@example.com", AuditAction.PROGRAM_DELETED, "North NPS")
+    finally:
+        live.dispose()
+    restored = open_database(f"sqlite:///{copy}")
+    try:
+        assert [(r.user, r.action) for r in events(restored)] == [
+            ("dana@example.com", "model trained"), ("alice@example.com", "program created")]
+    finally:
+        restored.dispose()
