@@ -1,4 +1,4 @@
-"""The audit trail (cx_app/workspace/audit.py) on the test's own SQLite workspace."""
+"""The audit trail (cx_app/workspace/audit.py) on a new SQLite and a new PostgreSQL workspace."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import pytest
+from workspace_helpers import BACKENDS, new_database
 
 from cx_app.errors import WorkspaceError
 from cx_app.workspace import audit
@@ -17,9 +18,10 @@ from cx_app.workspace.database import open_database
 from cx_app.workspace.tables import AuditEvent
 
 
-@pytest.fixture
-def database():
-    db = open_database()
+@pytest.fixture(params=BACKENDS)
+def database(request, tmp_path):
+    """A new workspace on SQLite, and on the session's PostgreSQL server."""
+    db = open_database(new_database(request.param, tmp_path, request))
     yield db
     db.dispose()
 
