@@ -6,8 +6,9 @@ all run at once; the others wait in a queue and know their place in it
 least recently among those below their own limit (round-robin between users): one user's ten
 queued jobs do not keep another user's first job waiting behind all ten.
 
-A job is any callable (``work()``), run in one of the pool's threads; its result or error is
-kept on its :class:`PooledJob` (a :class:`concurrent.futures.Future` underneath). A queued job
+A job is any callable (``work()``), run in a thread of its own (a daemon thread, as the app's
+training threads: a server being stopped does not wait for a training to end); its result or
+error is kept on its :class:`PooledJob` (a :class:`concurrent.futures.Future` underneath). A queued job
 can be cancelled; a running one is stopped by its own means (``TrainingJob.cancel``) and frees
 its place when ``work`` returns.
 
@@ -35,7 +36,7 @@ import os
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
@@ -110,6 +111,7 @@ class PooledJob(Generic[T]):
         self.future: Future[T] = Future()
         self._pool = pool
         self._work = work
+        self._thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"PooledJob({self.number}, user={self.user!r}, label={self.label!r}, {self.state})"
@@ -155,8 +157,7 @@ class JobPool:
 
     def __init__(self, limits: PoolLimits | None = None, *, name: str = "cx-app-job") -> None:
         self.limits = limits if limits is not None else limits_from_env()
-        self._executor = ThreadPoolExecutor(max_workers=self.limits.per_server,
-                                            thread_name_prefix=name)
+        self._name = name
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._turns = itertools.count(1)
@@ -194,9 +195,12 @@ class JobPool:
             self._closed = True
             queued = [job for queue in self._queues.values() for job in queue]
             self._queues.clear()
+            threads = [job._thread for job in self._started if job._thread is not None]
         for job in queued:
             job.future.cancel()
-        self._executor.shutdown(wait=wait)
+        if wait:
+            for thread in threads:
+                thread.join()
 
     # ------------------------------------------------------------------ what the pages show
 
@@ -253,7 +257,9 @@ class JobPool:
             self._last_turn[user] = next(self._turns)
             self._running[user] += 1
             self._started.append(job)
-            self._executor.submit(self._run, job)
+            job._thread = threading.Thread(target=self._run, args=(job,), daemon=True,
+                                           name=f"{self._name}-{job.number}")
+            job._thread.start()
 
     def _run(self, job: PooledJob[Any]) -> None:
         try:

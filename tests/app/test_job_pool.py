@@ -177,6 +177,8 @@ def test_shutdown_cancels_the_queue_and_refuses_new_jobs():
     pool, fake = JobPool(PoolLimits(per_user=1, per_server=1)), FakeJobs()
     jobs = {n: fake.submit(pool, n) for n in ("A1", "A2")}
     fake.wait_started("A1")
+    # a daemon thread: a server being stopped does not wait for the training to end
+    assert [t.daemon for t in threading.enumerate() if t.name == "cx-app-job-1"] == [True]
     fake.release("A1")
     pool.shutdown(wait=True)
     assert jobs["A1"].state is JobState.DONE and jobs["A2"].state is JobState.CANCELLED
