@@ -3,7 +3,6 @@
 ``prepend`` import mode), so helpers shared across folders, e.g. ``report_fixtures``, import
 by their plain module name from any test folder."""
 
-import os  # noqa: E402
 
 import pytest  # noqa: E402
 
