@@ -33,6 +33,16 @@ team and allows everything: there is nobody to keep out.
 A bad teams file is refused whole, with one sentence per problem naming the file and the entry
 (:class:`~cx_app.errors.WorkspaceError`); a refused action is an
 :class:`~cx_app.errors.AccessDenied` naming the user, the team and the role it needs.
+
+>>> teams = teams_from_yaml_text("teams: {North: {analyst: [dana@example.com], "
+...                              "viewer: ['@example.org']}}", "teams.yaml")
+>>> teams.teams_of("Dana@Example.com"), teams.role("carol@example.org", "North")
+(('North',), <Role.VIEWER: 1>)
+>>> teams.can("carol@example.org", "North", Action.ANALYSE)
+False
+>>> teams.require("carol@example.org", "North", Action.ANALYSE, doing="training")
+Traceback (most recent call last):
+cx_app.errors.AccessDenied: carol@example.org is a viewer of North: viewers read programs and download reports; training needs the analyst role
 """
 
 from __future__ import annotations
