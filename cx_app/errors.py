@@ -39,3 +39,8 @@ class ClusterError(CxAppError):
 class WorkspaceError(CxAppError):
     """The workspace database cannot be used as asked: unreachable or locked database, an
     unknown program, a program name taken, a database written by a newer cx-app."""
+
+
+class AccessDenied(CxAppError):
+    """A signed-in user may not do this (team mode): not a member of the program's team, or a
+    role below the one the action needs. The message names the user, the team and the role."""

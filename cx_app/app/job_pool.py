@@ -1,0 +1,280 @@
+"""A bounded, fair pool for training jobs on a shared server (no streamlit import).
+
+At most :attr:`PoolLimits.per_user` jobs of one user and :attr:`PoolLimits.per_server` jobs in
+all run at once; the others wait in a queue and know their place in it
+(:attr:`PooledJob.position`). The next job to start is the oldest queued job of the user served
+least recently among those below their own limit (round-robin between users): one user's ten
+queued jobs do not keep another user's first job waiting behind all ten.
+
+A job is any callable (``work()``), run in a thread of its own (a daemon thread, as the app's
+training threads: a server being stopped does not wait for a training to end); its result or
+error is kept on its :class:`PooledJob` (a :class:`concurrent.futures.Future` underneath). A queued job
+can be cancelled; a running one is stopped by its own means (``TrainingJob.cancel``) and frees
+its place when ``work`` returns.
+
+The limits come from the environment (:func:`limits_from_env`):
+
+==========================  ==========================================  ====================
+variable                    limit                                       default
+==========================  ==========================================  ====================
+``CX_APP_JOBS_PER_USER``    jobs of one user running at once            1
+``CX_APP_JOBS_PER_SERVER``  jobs running at once on the server          the CPUs available
+==========================  ==========================================  ====================
+
+Why these defaults: one job trains a user's whole selection of models one after the other, so
+one running job per user is a whole "Train" click, and a second click of the same user waits
+instead of halving everyone else's share. Training is CPU-bound (the folds of a model run in
+series; forests and XGBoost use the cores of the machine, :func:`joblib.cpu_count`, which
+counts the CPUs this process may use, container quotas included), so more jobs than CPUs at
+once would only make each one slower and add their peak memory together: on a 2-CPU server, 2.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+__all__ = ["ENV_PER_SERVER", "ENV_PER_USER", "JobPool", "JobState", "PoolLimits", "PooledJob",
+           "default_jobs_per_server", "limits_from_env"]
+
+ENV_PER_USER = "CX_APP_JOBS_PER_USER"
+ENV_PER_SERVER = "CX_APP_JOBS_PER_SERVER"
+
+T = TypeVar("T")
+
+
+def default_jobs_per_server() -> int:
+    """The CPUs this process may use (:func:`joblib.cpu_count`: affinity and cgroup quotas)."""
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """How many jobs may run at once: of one user, and in all."""
+
+    per_user: int = 1
+    per_server: int = field(default_factory=default_jobs_per_server)
+
+    def __post_init__(self) -> None:
+        if self.per_user < 1 or self.per_server < 1:
+            raise ValueError(f"the job limits must be at least 1 (per user {self.per_user}, "
+                             f"per server {self.per_server})")
+
+
+def limits_from_env(environ: Mapping[str, str] | None = None) -> PoolLimits:
+    """The default limits with ``CX_APP_JOBS_PER_USER`` / ``CX_APP_JOBS_PER_SERVER`` applied;
+    a value that is not a whole number of at least 1 raises ``ValueError`` naming it (a
+    server misconfiguration should not pass silently)."""
+    env = os.environ if environ is None else environ
+    values: dict[str, int] = {}
+    for name, var in (("per_user", ENV_PER_USER), ("per_server", ENV_PER_SERVER)):
+        text = env.get(var, "").strip()
+        if not text:
+            continue
+        try:
+            number = int(text)
+        except ValueError:
+            raise ValueError(f"{var}={text!r} is not a whole number") from None
+        if number < 1:
+            raise ValueError(f"{var}={text!r} must be at least 1")
+        values[name] = number
+    return PoolLimits(**values)
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class PooledJob(Generic[T]):
+    """One job handed to a :class:`JobPool`: who asked for it, its state, its place in the
+    queue, and (once ended) its result or error."""
+
+    def __init__(self, pool: JobPool, number: int, user: str, label: str,
+                 work: Callable[[], T]) -> None:
+        self.number = number
+        """The job's number in the pool (1, 2, ... in the order they were submitted)."""
+        self.user = user
+        self.label = label
+        self.future: Future[T] = Future()
+        self._pool = pool
+        self._work = work
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        return f"PooledJob({self.number}, user={self.user!r}, label={self.label!r}, {self.state})"
+
+    @property
+    def state(self) -> JobState:
+        future = self.future
+        if future.cancelled():
+            return JobState.CANCELLED
+        if future.done():
+            return JobState.FAILED if future.exception() is not None else JobState.DONE
+        return JobState.RUNNING if future.running() else JobState.QUEUED
+
+    @property
+    def position(self) -> int | None:
+        """1 for the next job to start, 2 for the one after, ...; None once it is not queued.
+        Exact while every user with queued jobs is below their limit; a user at their limit
+        lets the next user's job start first."""
+        return self._pool.position(self)
+
+    def cancel(self) -> bool:
+        """Take the job out of the queue (True); False when it already started or ended."""
+        return self._pool.cancel(self)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether the job has ended (done, failed or cancelled), waiting up to ``timeout`` s."""
+        try:
+            self.future.exception(timeout)
+        except TimeoutError:
+            return False
+        except Exception:  # cancelled: concurrent.futures.CancelledError
+            pass
+        return True
+
+    def result(self, timeout: float | None = None) -> T:
+        """What ``work()`` returned; its error re-raised; ``CancelledError`` when cancelled."""
+        return self.future.result(timeout)
+
+
+class JobPool:
+    """Runs submitted jobs within :class:`PoolLimits` (see the module docstring). One per
+    server process; :meth:`shutdown` when the process ends."""
+
+    def __init__(self, limits: PoolLimits | None = None, *, name: str = "cx-app-job") -> None:
+        self.limits = limits if limits is not None else limits_from_env()
+        self._name = name
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._turns = itertools.count(1)
+        self._queues: dict[str, deque[PooledJob[Any]]] = {}
+        self._last_turn: Counter[str] = Counter()  # 0: never served
+        self._running: Counter[str] = Counter()
+        self._started: list[PooledJob[Any]] = []
+        self._closed = False
+
+    # ------------------------------------------------------------------ submitting, cancelling
+
+    def submit(self, user: str, work: Callable[[], T], label: str = "") -> PooledJob[T]:
+        """Queue ``work`` for ``user`` and start it when the limits allow (maybe at once)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the job pool is shut down")
+            job: PooledJob[T] = PooledJob(self, next(self._numbers), user, label, work)
+            self._queues.setdefault(user, deque()).append(job)
+            self._start_what_fits()
+        return job
+
+    def cancel(self, job: PooledJob[Any]) -> bool:
+        with self._lock:
+            queue = self._queues.get(job.user)
+            if queue is None or job not in queue:
+                return False
+            queue.remove(job)
+            if not queue:
+                del self._queues[job.user]
+            return job.future.cancel()
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Cancel the queued jobs and stop; ``wait``: until the running ones have ended."""
+        with self._lock:
+            self._closed = True
+            queued = [job for queue in self._queues.values() for job in queue]
+            self._queues.clear()
+            threads = [job._thread for job in self._started if job._thread is not None]
+        for job in queued:
+            job.future.cancel()
+        if wait:
+            for thread in threads:
+                thread.join()
+
+    # ------------------------------------------------------------------ what the pages show
+
+    def queued(self) -> tuple[PooledJob[Any], ...]:
+        """The queued jobs in the order they will start (see :attr:`PooledJob.position`)."""
+        with self._lock:
+            return self._queue_order()
+
+    def running(self) -> tuple[PooledJob[Any], ...]:
+        with self._lock:
+            return tuple(self._started)
+
+    def position(self, job: PooledJob[Any]) -> int | None:
+        with self._lock:
+            order = self._queue_order()
+        return order.index(job) + 1 if job in order else None
+
+    # ------------------------------------------------------------------ scheduling
+
+    def _queue_order(self) -> tuple[PooledJob[Any], ...]:
+        """The queue as :meth:`_next_user` would empty it, ignoring the per-user limits: each
+        simulated start is a turn after every real one."""
+        queues = {user: list(queue) for user, queue in self._queues.items()}
+        turns = dict(self._last_turn)
+        last_real_turn = max(turns.values(), default=0)
+        order: list[PooledJob[Any]] = []
+        while queues:
+            user = min(queues, key=lambda u: (turns.get(u, 0), queues[u][0].number))
+            order.append(queues[user].pop(0))
+            turns[user] = last_real_turn + len(order)
+            if not queues[user]:
+                del queues[user]
+        return tuple(order)
+
+    def _next_user(self) -> str | None:
+        """The user whose job starts next: below their limit, served least recently (never
+        served first), then the oldest first queued job."""
+        ready = [u for u in self._queues if self._running[u] < self.limits.per_user]
+        if not ready:
+            return None
+        return min(ready, key=lambda u: (self._last_turn[u], self._queues[u][0].number))
+
+    def _start_what_fits(self) -> None:
+        """Start queued jobs while the limits allow (called with the lock held)."""
+        while sum(self._running.values()) < self.limits.per_server:
+            user = self._next_user()
+            if user is None:
+                return
+            job = self._queues[user].popleft()
+            if not self._queues[user]:
+                del self._queues[user]
+            if not job.future.set_running_or_notify_cancel():
+                continue  # its future was cancelled directly
+            self._last_turn[user] = next(self._turns)
+            self._running[user] += 1
+            self._started.append(job)
+            job._thread = threading.Thread(target=self._run, args=(job,), daemon=True,
+                                           name=f"{self._name}-{job.number}")
+            job._thread.start()
+
+    def _run(self, job: PooledJob[Any]) -> None:
+        try:
+            value = job._work()
+        except BaseException as exc:  # the job's error is its result; the pool goes on
+            outcome: tuple[bool, Any] = (False, exc)
+        else:
+            outcome = (True, value)
+        with self._lock:
+            self._running[job.user] -= 1
+            self._started.remove(job)
+            if not self._closed:
+                self._start_what_fits()
+        # set after the next job was started: whoever waits on this one sees the pool moved on
+        if outcome[0]:
+            job.future.set_result(outcome[1])
+        else:
+            job.future.set_exception(outcome[1])

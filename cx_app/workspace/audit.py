@@ -1,0 +1,116 @@
+"""The audit trail: one row per change made to a program, with who made it and when.
+
+Rows go to the ``audit_events`` table (migration 0003, :class:`~cx_app.workspace.tables.AuditEvent`)
+and outlive the program they name (they hold its name, not its row). Who: in the app, the
+signed-in user's e-mail (team mode) or :data:`LOCAL_APP_USER` (single-user mode); in the CLI,
+the operating-system account that ran it (:func:`cli_user`, ``getpass.getuser()``: the
+``LOGNAME``, ``USER``, ``LNAME`` or ``USERNAME`` variable, else the account's name in the
+password database).
+
+>>> AuditAction.MODEL_TRAINED == "model trained"
+True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from cx_app.errors import WorkspaceError
+from cx_app.workspace.database import Database
+from cx_app.workspace.records import as_utc
+from cx_app.workspace.tables import AuditEvent, utc_now
+
+__all__ = ["LOCAL_APP_USER", "AuditAction", "AuditRecord", "cli_user", "events", "record"]
+
+LOCAL_APP_USER = "local user"
+"""Who the app records in single-user mode (nobody signs in)."""
+USER_CHARS = 320
+PROGRAM_CHARS = 200
+DEFAULT_LIMIT = 200
+"""How many rows :func:`events` returns unless told (newest first)."""
+
+
+class AuditAction(StrEnum):
+    """The changes the audit trail records."""
+
+    PROGRAM_CREATED = "program created"
+    PROGRAM_DELETED = "program deleted"
+    PROGRAM_MOVED = "program moved"
+    PROGRAM_IMPORTED = "program imported"
+    PROGRAM_EXPORTED = "program exported"
+    WAVE_ADDED = "wave added"
+    WAVE_REMOVED = "wave removed"
+    MODEL_TRAINED = "model trained"
+    REPORT_EXPORTED = "report exported"
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One row of the audit trail. ``action`` is an :class:`AuditAction` value (kept as text:
+    a row written by a newer cx-app may hold an action this one does not know)."""
+
+    created: dt.datetime
+    user: str
+    action: str
+    program: str | None
+    detail: str | None
+
+
+def _record_of(row: AuditEvent) -> AuditRecord:
+    return AuditRecord(created=as_utc(row.created), user=row.user, action=row.action,
+                       program=row.program, detail=row.detail)
+
+
+def cli_user() -> str:
+    """The operating-system account running the CLI (``getpass.getuser()``); ``uid N`` when
+    it has no name (a container user without a password-database entry)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    return name.strip() or f"uid {os.getuid()}"
+
+
+def record(database: Database, user: str, action: AuditAction, program: str | None = None,
+           detail: str | None = None, *, session: Session | None = None) -> AuditRecord:
+    """Add one row to the audit trail and return it. ``session``: write it in that (open)
+    write transaction, so that the row commits with the change it records; else in a
+    transaction of its own."""
+    user = user.strip()
+    if not user:
+        raise WorkspaceError("an audit record needs the user who made the change")
+    if len(user) > USER_CHARS:
+        raise WorkspaceError(f"the user name {user[:40]!r}... is longer than {USER_CHARS} "
+                             "characters; the audit trail cannot record it")
+    if program is not None and len(program) > PROGRAM_CHARS:
+        raise WorkspaceError(f"the program name {program[:40]!r}... is longer than "
+                             f"{PROGRAM_CHARS} characters")
+    row = AuditEvent(created=utc_now(), user=user, action=AuditAction(action).value,
+                     program=program, detail=detail)
+
+    def add(s: Session) -> AuditRecord:
+        s.add(row)
+        s.flush()
+        return _record_of(row)
+
+    return add(session) if session is not None else database.write(add)
+
+
+def events(database: Database, program: str | None = None, *, user: str | None = None,
+           limit: int = DEFAULT_LIMIT) -> tuple[AuditRecord, ...]:
+    """The audit trail, newest first (at most ``limit`` rows): of one ``program`` (by name)
+    and/or one ``user`` when given, else of the whole workspace."""
+    query = select(AuditEvent).order_by(AuditEvent.created.desc(), AuditEvent.id.desc())
+    if program is not None:
+        query = query.where(AuditEvent.program == program)
+    if user is not None:
+        query = query.where(AuditEvent.user == user)
+    query = query.limit(max(0, int(limit)))
+    return database.read(lambda s: tuple(_record_of(r) for r in s.scalars(query)))
