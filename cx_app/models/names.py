@@ -11,6 +11,7 @@ model (pages, report tables, chart legends, the deck, the CLI's text), it is nam
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from cx_app.models.algorithms import ALGORITHMS, PRESETS
 
@@ -52,3 +53,17 @@ def model_display_name(model_id: object) -> str:
     words += [_setting_words(k, v) for k, v in found]
     return f"{spec.name} ({', '.join(words)})" if words else spec.name
 
+
+
+def names_in_text(text: str, model_ids: Iterable[object]) -> str:
+    """``text`` (a stored sentence that names models by id, e.g. a t-test's verdict in
+    ``results.json``) with each of ``model_ids``, as a whole word, read by its display name.
+
+    >>> names_in_text("lr is better than svm papers on original accuracy", ["svm papers", "lr"])
+    "Logistic regression is better than Support vector machine (papers' settings) on original accuracy"
+    """
+    ids = sorted({str(m) for m in model_ids}, key=len, reverse=True)  # "svm papers" before "svm"
+    if not ids:
+        return text
+    pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ids)) + r")(?!\w)")
+    return pattern.sub(lambda match: model_display_name(match.group(1)), text)

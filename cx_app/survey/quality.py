@@ -74,7 +74,8 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
     filled = sum((gaps or {}).values())
     models_note = _why(out_of_models) or "every respondent"
     if filled and missing_policy in ("impute_indicator", "impute_median"):
-        how = ("median; svm and ordinal also add a 'was missing' indicator"
+        how = ("median; the support vector machine and ordinal logistic regression also add a "
+               "'was missing' indicator"
                if missing_policy == "impute_indicator" else "median")
         models_note += (f"; {filled:,} unanswered attribute score(s) kept and filled inside "
                         f"each model from its training data ({how})")

@@ -38,6 +38,12 @@ INTERNAL_CODES = re.compile(
 """Codes of the library that once reached a reader (issue 27): the missing-answer policy,
 drift statistics' keys, metric keys, the "papers" preset, a plan's group code, data columns."""
 
+MODEL_CODES = re.compile(r"\b(lr|svm|knn|nb|dt|rf|ann|xgb)\b")
+"""Algorithm ids as model names (``lr``, ``svm papers``): a reader sees the algorithm's name
+(:func:`cx_app.models.names.model_display_name`)."""
+MODEL_NAMED_PAGES = ("compare", "confusion", "drivers", "nps", "report")
+"""The pages that name models in words (the others: issue 27's remaining call sites)."""
+
 ALLOWED = {Path(sample_path("telecom_nps")).stem}
 """The uploaded file's own name (here the bundled sample's), shown as the analyst named it."""
 
@@ -179,6 +185,33 @@ def test_the_html_report_shows_no_internal_word(walked):
                        files["html"].decode("utf-8"), re.DOTALL)
     texts = parser.texts + chart_titles(json.loads(island.group(1)))
     assert internal_words(texts) == []
+
+
+def model_codes(texts: list[str]) -> list[str]:
+    """The algorithm ids used as model names in ``texts``."""
+    return sorted({m for text in texts for m in MODEL_CODES.findall(text)})
+
+
+@pytest.mark.parametrize("page", MODEL_NAMED_PAGES)
+def test_a_page_names_models_in_words(walked, page):
+    texts, _ = walked
+    assert model_codes(texts[page]) == []
+    if page in ("compare", "confusion", "report"):  # they name the trained models
+        assert any("Logistic regression" in t for t in texts[page]), page
+
+
+def test_the_reports_name_models_in_words(walked):
+    _, files = walked
+    book = load_workbook(io.BytesIO(files["xlsx"]), read_only=True)
+    cells = [v for sheet in book.worksheets for row in sheet.iter_rows(values_only=True)
+             for v in row if isinstance(v, str)]
+    parser = _Visible()
+    parser.feed(files["html"].decode("utf-8"))
+    for texts in (cells, parser.texts):
+        assert model_codes(texts) == [], [t for t in texts if MODEL_CODES.search(t)][:10]
+        assert any("Naive Bayes" in t for t in texts)
+    assert model_codes(["lr — level original", "Model: svm papers", "Logistic regression"]) == [
+        "lr", "svm"]
 
 
 def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover(walked):
