@@ -167,3 +167,12 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
         if info is not None:
             print(info.describe(), flush=True)
         yield info
+
+
+def model_words(algorithm_id: str, preset: str) -> str:
+    """A trained model as the CLI's text names it: the algorithm's name and its preset in
+    words ("Logistic regression (fast settings)"), not their ids."""
+    from cx_app.models.algorithms import get_algorithm
+    from cx_app.models.names import PRESET_WORDS
+
+    return f"{get_algorithm(algorithm_id).name} ({PRESET_WORDS.get(preset, preset)})"
