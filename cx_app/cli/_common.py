@@ -59,8 +59,9 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--missing-policy", choices=MISSING_POLICIES, default=None,
                         help="how models treat unanswered attribute scores: impute_indicator "
                              "(default: keep the respondent; each model fills the gap with its "
-                             "training median, svm and ordinal also add a 'was missing' "
-                             "indicator), impute_median (the median alone) or exclude (leave such "
+                             "training median, the SVM and ordinal logistic regression also add a "
+                             "'was missing' indicator), impute_median (the median alone) or "
+                             "exclude (leave such "
                              "respondents out of the models; never out of the NPS). With "
                              "--schema it must agree with the schema's missing_attributes")
 
