@@ -11,6 +11,7 @@ import streamlit as st
 from cx_app.app import views
 from cx_app.engine.catalogue import lower_is_better, metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
+from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import auc_reading, plain_name
 from pages import common
@@ -21,13 +22,15 @@ common.survey_caption(a)
 if common.need_models(a):
     st.stop()
 
-chosen = st.multiselect("Models", list(a.models), default=list(a.models), key="cmp_models")
+chosen = st.multiselect("Models", list(a.models), default=list(a.models), key="cmp_models",
+                        format_func=model_display_name)
 if not chosen:
     st.stop()
-evals = common.run_safely(lambda: {m: a.evaluation(m) for m in chosen})
+evals = common.run_safely(lambda: {model_display_name(m): a.evaluation(m) for m in chosen})
 if evals is None:
     st.stop()
-levels = evals[chosen[0]].levels
+first = next(iter(evals.values()))  # evaluations by the models' display names
+levels = first.levels
 binary = [lv for lv in levels if lv.is_binary]
 grouping = common.run_safely(lambda: views.grouping_by_level(a.resolved_plan())) or {}
 
@@ -65,15 +68,14 @@ if binary:
 
 # --------------------------------------------------------------------------- one-vs-rest ROC
 st.subheader("One-vs-rest ROC of the original classes")
-ovr_model = st.selectbox("Model", chosen, key="ovr_model")
+ovr_model = st.selectbox("Model", chosen, key="ovr_model", format_func=model_display_name)
 ovr = a.ovr_roc(ovr_model)
 frames = [pd.DataFrame({"model": f"class {c}", "fpr": curve.fpr, "tpr": curve.tpr})
           for c, curve in ovr.curves.items() if curve is not None]
 if frames:
     diagonal = charts.random_selection_lines({"random": 1})
     st.altair_chart(charts.roc_chart(pd.concat(frames), diagonal,
-                                     title=f"{ovr_model}: one curve per class"),
-                    width="content")
+                                     title=f"{model_display_name(ovr_model)}: one curve per class"), width="content")
 per_class = pd.DataFrame({m: {str(c): v for c, v in ev.roc["original"].per_class_auc.items()}
                           for m, ev in evals.items()})
 per_class.index.name = "class"
@@ -93,7 +95,7 @@ else:
     test_level = c1.selectbox("Level", level_names, index=len(level_names) - 1, key="t_level",
                               format_func=lambda n: f"{n}, {grouping[n]}" if n in grouping
                               else n)
-    metric_keys = list(evals[chosen[0]].per_fold[test_level])
+    metric_keys = list(first.per_fold[test_level])
     preferred = "f1" if "f1" in metric_keys else "f1_macro"
     metric = c2.selectbox("Metric", metric_keys, index=metric_keys.index(preferred),
                           format_func=metric_name, key="t_metric")
@@ -104,10 +106,8 @@ else:
         for c, ph in zip(comparisons, plain_holm, strict=True):
             for test, p in (("plain t-test, Holm-adjusted", ph),
                             ("corrected t-test (Nadeau–Bengio), Holm-adjusted", c.p_holm)):
-                rows.append({"test": test, "model_a": c.a, "model_b": c.b, "p_value": p,
-                             "mean_difference": c.mean_diff})
-                rows.append({"test": test, "model_a": c.b, "model_b": c.a, "p_value": p,
-                             "mean_difference": -c.mean_diff})
+                rows += [{"test": test, "model_a": x, "model_b": y, "p_value": p, "mean_difference": d}
+                         for x, y, d in ((c.a, c.b, c.mean_diff), (c.b, c.a, -c.mean_diff))]
         st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows), lower_is_better=(
             lower_is_better(metric))), width="content")
         st.write("**Reading** (corrected test, Holm-adjusted over "

@@ -10,6 +10,7 @@ import streamlit as st
 
 from cx_app.app import views
 from cx_app.engine.catalogue import metric_definition
+from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import plain_name
 from pages import common, panels
@@ -29,7 +30,8 @@ if resolved is None:
 
 # --------------------------------------------------------------------------- matrices
 
-model_id = st.selectbox("Model", list(a.models), key="cm_model")
+model_id = st.selectbox("Model", list(a.models), key="cm_model", format_func=model_display_name)
+shown = model_display_name(model_id)
 levels = common.run_safely(lambda: a.levels(model_id))
 if levels is None:
     st.stop()
@@ -39,10 +41,10 @@ st.caption("Rows: actual class · columns: predicted class · shading: share of 
 original, *reduced = levels
 grouping = views.grouping_by_level(resolved)
 st.altair_chart(charts.confusion_heatmap(original.to_frame(),
-                                         title=f"{model_id}: original {len(original.labels)}"
+                                         title=f"{shown}: original {len(original.labels)}"
                                                f"×{len(original.labels)}"), width="content")
 for level in reduced:
-    title = f"{model_id}: {level.name}, {grouping.get(level.name, 'grouping')}"
+    title = f"{shown}: {level.name}, {grouping.get(level.name, 'grouping')}"
     if level.positive:
         title += f" (positive: {plain_name(level.positive)})"
     st.altair_chart(charts.confusion_heatmap(level.to_frame(), title=title), width="content")
@@ -80,11 +82,12 @@ for index, level in enumerate(levels):
                    else "")
                 + (f" · positive group: {common.md_escape(plain_name(level.positive))}"
                    if level.positive else ""))
-    common.table(common.scale_percent(table.frame, list(table.percent_columns)),
+    frame = table.frame.assign(model=table.frame["model"].map(model_display_name))
+    common.table(common.scale_percent(frame, list(table.percent_columns)),
                  key=f"metrics_{index}", file_name=f"metrics_{level.name}.csv",
-                 column_config=column_config(table, level.is_binary), csv_frame=table.frame)
+                 column_config=column_config(table, level.is_binary), csv_frame=frame)
 
-with st.expander(f"Per-class metrics of {common.md_escape(model_id)}"):
+with st.expander(f"Per-class metrics of {common.md_escape(shown)}"):
     for level in levels:
         st.text(level.name)
         common.table(views.per_class_table(level), key=f"per_class_{level.name}",

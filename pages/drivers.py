@@ -8,6 +8,7 @@ import streamlit as st
 from cx_app.models.drivers import importance_frame
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import NO_STANDOUT
+from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.prose import drivers_reading
 from pages import common
@@ -29,7 +30,8 @@ for note in drivers.notes:
     st.text(note)
 
 SOURCES = ["Relative weights (% of explained variance)", "Ordinal logit coefficient",
-           *[f"Permutation importance: {m}" for m in a.models]]
+           *[f"Permutation importance: {model_display_name(m)}" for m in a.models]]
+PERMUTATION = dict(zip(SOURCES[2:], a.models, strict=True))  # source → model id
 source = st.selectbox("Importance measure", SOURCES, key="driver_source",
                       help="Relative weights (Johnson 2000) split the R² of the score among the "
                            "attributes. Ordinal logit: effect of one standard deviation on the "
@@ -45,7 +47,7 @@ with st.spinner("Computing…"):
         elif source == SOURCES[1]:
             imp, unit = importance_frame(drivers, "ordinal")
         else:  # computed right after training, with the fold models
-            model = a.models[source.removeprefix("Permutation importance: ")]
+            model = a.models[PERMUTATION[source]]
             imp, unit = importance_frame(drivers, "permutation", model.permutation)
     except Exception as exc:  # noqa: BLE001 - shown to the analyst, e.g. models without fold models
         st.error(common.md_escape(f"{source}: {exc}"))

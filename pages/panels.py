@@ -17,6 +17,7 @@ from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
+from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
@@ -319,7 +320,8 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
     if source == "Trained in this analysis":
         if common.need_models(a):
             st.stop()
-        model_id = st.selectbox("Model", list(a.models), key="nw_model")
+        model_id = st.selectbox("Model", list(a.models), key="nw_model",
+                                format_func=model_display_name)
         model = a.final_model(model_id, common.result_store())
         if model is None:
             st.info("The cross-validated model is fitted once more on all respondents to score new "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from cx_app.errors import CxAppError
+from cx_app.models.names import model_display_name
 from pages import common
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
@@ -23,14 +24,14 @@ if len(comparable) < len(a.models):
                "folds and seed): the report holds the models trained on the folds of the most "
                "accurate one unless you choose otherwise.")
 chosen = st.multiselect("Models in the report", list(a.models), default=comparable,
-                        key="report_models")
+                        key="report_models", format_func=model_display_name)
 if not chosen:
     st.stop()
 wave = st.session_state.get(LAST_WAVE)
 include_wave = wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
 new_wave = wave if include_wave else None
-st.text(f"{len(chosen)} model(s): {', '.join(chosen)} · plan: "
+st.text(f"{len(chosen)} model(s): {', '.join(map(model_display_name, chosen))} · plan: "
         + " → ".join(s.name for s in a.plan.plan))
 stem = f"cx_report_{a.survey.source.filename.rsplit('.', 1)[0]}"
 files = a.report_files(chosen, new_wave)

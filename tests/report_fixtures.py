@@ -12,6 +12,8 @@ HOSTILE_ATTRIBUTE = "@network <img src=x onerror=alert(2)>"
 HOSTILE_TEXTS = [HOSTILE_MODEL, *HOSTILE_CLASSES, HOSTILE_GROUP, HOSTILE_ATTRIBUTE, "\tTAB", "\rCR"]
 
 MODELS = ("lr", HOSTILE_MODEL)
+SHOWN = {"lr": "Logistic regression", HOSTILE_MODEL: HOSTILE_MODEL}
+"""What a reader sees of each model: its display name (a name the analyst gave is kept)."""
 MULTI_KEYS = ("accuracy", "precision_macro", "recall_macro", "f1_macro", "f1_of_macro_pr",
               "precision_micro", "recall_micro")
 BINARY_RATE_KEYS = ("accuracy", "tpr", "tnr", "ppv", "npv", "fnr", "fpr", "fdr", "for", "f1",

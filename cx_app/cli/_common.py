@@ -59,8 +59,9 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--missing-policy", choices=MISSING_POLICIES, default=None,
                         help="how models treat unanswered attribute scores: impute_indicator "
                              "(default: keep the respondent; each model fills the gap with its "
-                             "training median, svm and ordinal also add a 'was missing' "
-                             "indicator), impute_median (the median alone) or exclude (leave such "
+                             "training median, the SVM and ordinal logistic regression also add a "
+                             "'was missing' indicator), impute_median (the median alone) or "
+                             "exclude (leave such "
                              "respondents out of the models; never out of the NPS). With "
                              "--schema it must agree with the schema's missing_attributes")
 
@@ -167,3 +168,12 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
         if info is not None:
             print(info.describe(), flush=True)
         yield info
+
+
+def model_words(algorithm_id: str, preset: str) -> str:
+    """A trained model as the CLI's text names it: the algorithm's name and its preset in
+    words ("Logistic regression (fast settings)"), not their ids."""
+    from cx_app.models.algorithms import get_algorithm
+    from cx_app.models.names import PRESET_WORDS
+
+    return f"{get_algorithm(algorithm_id).name} ({PRESET_WORDS.get(preset, preset)})"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cx_app.cli._common import add_cluster_arguments, cluster_from_args
+from cx_app.cli._common import add_cluster_arguments, cluster_from_args, model_words
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,18 +87,18 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     from cx_app.cli.nps import resolve_segment
     from cx_app.estimate.tracker import track_waves, tracker_document
 
-    by = None
+    by = title = None
     if args.by:
-        by = resolve_segment(model.schema, args.by, surveys[0].frame.columns).name
+        segment = resolve_segment(model.schema, args.by, surveys[0].frame.columns)
+        by, title = segment.name, segment.column
     with cluster_from_args(args):  # each wave a task
         tracked = track_waves(model, surveys, by=by, thresholds=_thresholds(args))
     if args.json:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
     kind = _score_word(tracked[0].estimate.estimated_nps.kind)
-    print(f"model {model.algorithm_id} ({model.preset} preset, calibration "
-          f"{model.calibration}); estimated {kind} "
-          "with 95% intervals")
+    print(f"model {model_words(model.algorithm_id, model.preset)}, calibration "
+          f"{model.calibration}; estimated {kind} with 95% intervals")
     for t in tracked:
         nps = t.estimate.estimated_nps
         line = f"{t.file}: {t.estimate.n:,} respondents, {kind} {nps.value:+.1f} {_fmt_ci(nps.ci95)}"
@@ -112,7 +112,7 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
             shown = ("—" if s.estimated_nps is None else
                      f"{s.estimated_nps.value:+.1f} {_fmt_ci(s.estimated_nps.ci95)}")
             raised = "; ".join(a.short() for a in s.alerts if a.alert)
-            print(f"    {by} {s.label}: {s.respondents:,} respondents, {shown}"
+            print(f"    {title} {s.label}: {s.respondents:,} respondents, {shown}"
                   + (f" ({s.note})" if s.note else "")
                   + (f" ALERT: {raised}" if raised else ""))
     print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
         print(est.to_json())
         return 0
     nps = est.estimated_nps
-    print(f"{survey.source.filename}: {est.n} respondents; model {model.algorithm_id} "
-          f"({model.preset} preset, calibration {model.calibration}), trained on {model.training.n} respondents")
+    print(f"{survey.source.filename}: {est.n} respondents; model "
+          f"{model_words(model.algorithm_id, model.preset)}, calibration {model.calibration}, "
+          f"trained on {model.training.n} respondents")
     print(f"estimated {_score_word(nps.kind)} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")

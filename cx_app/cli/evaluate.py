@@ -38,8 +38,10 @@ from cx_app.models.analysis import (
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
+from cx_app.models.names import model_display_name, names_in_text
 from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
+from cx_app.reports.definitions import plain_name
 from cx_app.survey.data import SurveyData
 
 
@@ -109,8 +111,8 @@ def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
     for a, e in ((m, evaluations[m]) for m in ranked):
         rows.append(
             [
-                a,
-                e.cv_summary.get("preset", "papers"),
+                model_display_name(a),
+                plain_name(e.cv_summary.get("preset", "papers")),
                 *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
@@ -129,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     survey = survey_from_args(args)
 
     def progress(done: int, total: int, message: str) -> None:
+        message = names_in_text(message, algorithms)
         if done:
             print(f"  {message}", flush=True)
         else:
@@ -142,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
             progress=progress, five_by_two=pairs, on_cv=cvs.append if args.project else None,
             preset=args.preset,
         )  # fmt: skip
-    notes = dict.fromkeys(w for ws in document.warnings.values() for w in ws)
+    ids = [*document.warnings, *algorithms]  # a warning may name the algorithm's id alone
+    notes = dict.fromkeys(names_in_text(w, ids) for ws in document.warnings.values() for w in ws)
     for note in notes:  # the same fold-assignment note comes from every model: shown once
         print(f"warning: {note}", flush=True)
     path = write_results(document, args.out)
@@ -155,14 +159,17 @@ def run(args: argparse.Namespace) -> int:
         "after Holm correction"
     )
     for c in document.comparisons_5x2cv or []:
+        a, b = model_display_name(c.a), model_display_name(c.b)
         print(
-            f"5×2cv {c.a} vs {c.b} (accuracy): t = {c.t:.3f}, p = {c.t_p:.3f}; "
+            f"5×2cv {a} vs {b} (accuracy): t = {c.t:.3f}, p = {c.t_p:.3f}; "
             f"combined F = {c.f:.3f}, p = {c.f_p:.3f}"
             if c.t is not None and c.f is not None and c.t_p is not None and c.f_p is not None
-            else f"5×2cv {c.a} vs {c.b}: undefined (identical predictions?)"
+            else f"5×2cv {a} vs {b}: undefined (identical predictions?)"
         )
     if document.drivers is not None:
-        print(f"drivers (relative weights): {', '.join(document.drivers.ranking[:5])}, ...")
+        labels = document.dataset.attribute_labels
+        top = [labels.get(a, a) for a in document.drivers.ranking[:5]]
+        print(f"drivers (relative weights): {', '.join(top)}, ...")
     print(f"wrote {path}")
     for report in reports.values():
         print(f"wrote {report}")

@@ -121,7 +121,7 @@ def _comparisons(pairs: list[list[str]], tables: list) -> list[list[NpsChange]]:
                                          by_label[normalise_header(b)]))
                 found = True
         if not found:
-            known = "; ".join(f"{segment.name}: " + ", ".join(r.label for r, _ in results)
+            known = "; ".join(f"{segment.column}: " + ", ".join(r.label for r, _ in results)
                               for segment, results, _ in tables)
             raise SchemaError(f"--compare {a!r} {b!r}: not two values of one --by segment "
                               f"({known})")
@@ -205,12 +205,13 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(_table([_row(overall[0], groups, overall[1], score)]))
     for (segment, results, changes), pairs in zip(tables, compared, strict=True):
-        print(f"\nBy {segment.name} ({segment.column!r})")
-        print(_table([_row(r, groups, t, score) for r, t in results], segment.name))
+        print(f"\nBy {segment.column!r}")
+        print(_table([_row(r, groups, t, score) for r, t in results], segment.column))
         if changes:
-            print(f"\nChanges between consecutive {segment.name} values (two-sided z test)")
+            print(f"\nChanges between consecutive {segment.column!r} values (two-sided z test)")
             print(_table(_change_rows(changes)))
         if pairs:
-            print(f"\nCompared {segment.name} values (change = to − from; two-sided z test)")
+            print(f"\nCompared {segment.column!r} values (change = to − from; two-sided z "
+                  "test)")
             print(_table(_change_rows(pairs)))
     return 0

@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 
-from cx_app.cli._common import add_survey_arguments, schema_from_args
+from cx_app.cli._common import add_survey_arguments, model_words, schema_from_args
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -119,8 +119,8 @@ def _create(args: argparse.Namespace) -> int:
             missing_policy=args.missing_policy)
         model = view.models[0]
         print(f"created program {view.name} in {ws.database.shown_url}: "
-              f"{view.survey.describe()}, model {model.model_id} (calibration "
-              f"{model.calibration}) trained on {model.training_n:,} respondents")
+              f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "
+              f"calibration {model.calibration}, trained on {model.training_n:,} respondents")
     return 0
 
 
@@ -139,12 +139,15 @@ def _remove_wave(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from cx_app.models.names import model_display_name
+
     with _workspace(args) as ws:
         view = ws.show(args.name, model=args.model)
-    if args.json:
-        print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
-        return 0
-    models = ", ".join(m.model_id for m in view.models)
+        if args.json:
+            print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
+            return 0
+        titles = {s.name: s.column for s in ws.program_model(args.name).schema.segments}
+    models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
           f"{len(view.waves)} wave(s)")
     for wave in view.waves:
@@ -158,7 +161,8 @@ def _show(args: argparse.Namespace) -> int:
             for value, figure in values.items():
                 seg = figure.estimated_nps
                 shown = "—" if seg is None else f"{seg.value:+.1f} {_ci(seg.ci95)}"
-                print(f"    {by} {value}: {figure.respondents:,} respondents, {shown}"
+                print(f"    {titles.get(by, by)} {value}: {figure.respondents:,} respondents, "
+                      f"{shown}"
                       + (f" ({figure.note})" if figure.note else ""))
     for wave in view.waves:
         for warning in wave.estimate.warnings:
@@ -180,8 +184,11 @@ def _list(args: argparse.Namespace) -> int:
         programs = ws.list_programs()
         if not programs:
             print(f"no program in {ws.database.shown_url} yet (cx-app program create)")
+    from cx_app.models.names import model_display_name
+
     for p in programs:
-        print(f"{p.name}: {p.survey.describe()}; models {', '.join(p.models)}; "
+        models = ", ".join(map(model_display_name, p.models))
+        print(f"{p.name}: {p.survey.describe()}; models {models}; "
               f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC")
     return 0
 

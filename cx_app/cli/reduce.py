@@ -28,12 +28,13 @@ import numpy as np
 import pandas as pd
 
 from cx_app.engine.binary import BINARY_KEYS
-from cx_app.engine.catalogue import MULTICLASS_SUMMARY
+from cx_app.engine.catalogue import MULTICLASS_SUMMARY, metric_name, short_name
 from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, format_labels, normalize_labels
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.plan import load_plan_file
 from cx_app.errors import AnalysisError
+from cx_app.reports.definitions import PLAIN_NAMES
 
 _INT = re.compile(r"[+-]?\d+")
 _INTEGRAL_FLOAT = re.compile(r"[+-]?\d+\.0*")
@@ -205,9 +206,15 @@ def read_matrix_csv(path: str | Path, *, classes: Sequence | None = None) -> Con
     return _matrix_and_notes(path, classes)[0]
 
 
+def _group(label: object) -> object:
+    """A class or group label as printed: a default plan's group code in words
+    (``passives_promoters`` → "passives and promoters"), any other label as it is."""
+    return PLAIN_NAMES.get(label, label) if isinstance(label, str) else label
+
+
 def _matrix_text(level: Level) -> str:
     """The level's matrix (IM row and column included) with the IM corner left empty."""
-    frame = level.to_frame()
+    frame = level.to_frame().rename(index=_group, columns=_group)
     if all(str(t) == "Int64" for t in frame.dtypes):  # <NA> ignores na_rep
         frame = frame.astype(object).where(frame.notna(), "")
     return frame.to_string(na_rep="")
@@ -217,17 +224,19 @@ def _metrics_text(level: Level) -> str:
     m = level.metrics
     lines = []
     if level.is_binary:
-        width = max(len(k) for k in BINARY_KEYS)
-        for k in BINARY_KEYS:
+        names = {k: metric_name(k, binary=True) for k in BINARY_KEYS}
+        width = max(map(len, names.values()))
+        for k, name in names.items():
             v = m[k]
-            lines.append(f"{k:<{width}}  {v:.4f}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+            lines.append(f"{name:<{width}}  {v:.4f}" if isinstance(v, float)
+                         else f"{name:<{width}}  {v}")
     summary = {
         k: m[k]
         for k in MULTICLASS_SUMMARY
         if k in m
     }
-    lines.append("  ".join(f"{k} {v:.4f}" for k, v in summary.items()))
-    per_class = pd.DataFrame.from_dict(m["per_class"], orient="index")
+    lines.append("  ".join(f"{short_name(k)} {v:.4f}" for k, v in summary.items()))
+    per_class = pd.DataFrame.from_dict(m["per_class"], orient="index").rename(index=_group)
     per_class.index.name = "class"
     lines.append(per_class.to_string(float_format=lambda v: f"{v:.4f}"))
     undefined = m.get("undefined_per_class", m.get("undefined"))
@@ -259,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
             "+IM" if lv.im is not None else ""
         )
         if lv.positive is not None:
-            title += f", positive group '{lv.positive}'"
+            title += f", positive group '{_group(lv.positive)}'"
         print(title + " ==")
         print(_matrix_text(lv))
         print()

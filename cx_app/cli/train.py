@@ -19,6 +19,7 @@ from cx_app.cli._common import (
     add_cluster_arguments,
     add_survey_arguments,
     cluster_from_args,
+    model_words,
     survey_from_args,
 )
 
@@ -49,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_side_by_side(alp_vs_cm: dict) -> None:
+    from cx_app.engine.catalogue import short_name
+
     sides = [s for s in ("training", "heldout") if s in alp_vs_cm]
     print("regular CM vs ALP CM (gap = ALP - CM), " + " | ".join(
         f"{s} folds" for s in sides) + ":")
@@ -59,7 +62,7 @@ def _print_side_by_side(alp_vs_cm: dict) -> None:
             for side in sides:
                 v = alp_vs_cm[side][level][metric]
                 cells.append(f"CM {v['cm']:.3f}  ALP {v['alp']:.3f}  gap {v['gap']:+.3f}")
-            print(f"  {level:<8} {metric:<16} " + "  |  ".join(cells))
+            print(f"  {level:<8} {short_name(metric):<16} " + "  |  ".join(cells))
 
 
 def _print_learning_curve(rows: list[dict]) -> None:
@@ -90,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
             doc["learning_curve"] = cv["learning_curve"]
         print(json.dumps(doc, indent=2, default=str))
     else:
-        print(f"{survey.source.filename}: {len(survey.y)} respondents, algorithm "
-              f"{args.algorithm} ({outcome.model.preset} preset), {args.folds}-fold cross-validation (seed {args.seed})")
+        print(f"{survey.source.filename}: {len(survey.y)} respondents, "
+              f"{model_words(args.algorithm, outcome.model.preset)}, {args.folds}-fold "
+              f"cross-validation (seed {args.seed})")
         print("held-out ALP gap per calibration (gap = ALP accuracy - accuracy; net = estimated "
               "- actual net score; net err = net-score calibration error, points; "
               "score = |gap| + class-share distance + net err/100):")

@@ -12,6 +12,7 @@ import argparse
 import json
 
 from cx_app.cli._common import add_survey_arguments, survey_from_args
+from cx_app.reports.definitions import PLAIN_NAMES, survey_labels
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.schema import describe_schema, save_schema
 
@@ -72,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if inferred:
         print("no schema given: using the inferred layout below (confirm it with "
               "--save-schema PATH, edit it if needed, then use --schema PATH)")
-    print(describe_schema(survey.schema))
-    print(survey.quality.to_text())
+    print(describe_schema(survey.schema, PLAIN_NAMES))
+    print(survey.quality.to_text(labels=survey_labels(survey.schema)))
     if saved is not None:
         print(f"schema saved to {saved} (use it with --schema {saved})")
     if not usable:

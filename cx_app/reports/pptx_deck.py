@@ -34,6 +34,7 @@ from cx_app.atomic_files import write_bytes_atomic
 from cx_app.engine.catalogue import short_name
 from cx_app.errors import CxAppError
 from cx_app.models.importance_performance import METHOD, important_above_others
+from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
 from cx_app.reports.charts import chart_png, importance_bars, nps_bars, nps_trend_chart
@@ -46,7 +47,8 @@ from cx_app.survey.vocabulary import ScoreVocabulary
 if TYPE_CHECKING:
     from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
 
-__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "write_program_deck"]
+__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracker_frame_of",
+           "write_program_deck"]
 
 
 class WaveView(Protocol):
@@ -141,8 +143,9 @@ def _segment_value(by: str, value: str, titles: Mapping[str, str]) -> str:
 # ----------------------------------------------------------------------------- tracker
 
 
-def _tracker_frame(view: ProgramView) -> pd.DataFrame:
-    """The estimated series (flagged wave to wave) and the realized one, in wave order."""
+def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
+    """The tracker chart's data of a program (:func:`~cx_app.reports.charts.nps_trend_chart`):
+    the estimated series (flagged wave to wave) and the realized one, in wave order."""
     rows = [{"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
              "nps": w.estimated_nps.value, "ci_low": w.estimated_nps.ci95[0],
              "ci_high": w.estimated_nps.ci95[1],
@@ -168,7 +171,7 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
     if not waves:
         return DeckSlide(f"The program has no wave yet, so there is no {words.short_name} to "
                          "track", ("Add waves with cx-app program add-wave.",))
-    frame = _tracker_frame(view)
+    frame = tracker_frame_of(view)
     estimated = frame[frame["series"] == ESTIMATED_SERIES]
     first, last = waves[0], waves[-1]
     if len(waves) == 1:
@@ -355,19 +358,8 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
 # ----------------------------------------------------------------------------- models
 
 
-def _model_name(results: Results, model_id: str) -> str:
-    from cx_app.models.algorithms import default_preset, get_algorithm
-
-    model = results.models.get(model_id)
-    if model is None:
-        return _label(model_id)
-    cv = model.cross_validation
-    try:
-        name = get_algorithm(cv.algorithm, cv.preset).name
-        preset = "" if cv.preset == default_preset(cv.algorithm) else f" ({cv.preset} settings)"
-    except CxAppError:
-        return _label(model_id)
-    return _label(name + preset)
+def _model_name(model_id: str) -> str:
+    return _label(model_display_name(model_id))
 
 
 def _level_name(level: str) -> str:
@@ -376,15 +368,14 @@ def _level_name(level: str) -> str:
 
 def _models_slide(results: Results) -> DeckSlide:
     picks = {_level_name(level): [dataclasses.replace(
-        p, best=_model_name(results, p.best),
-        runner_up=None if p.runner_up is None else _model_name(results, p.runner_up))
+        p, best=_label(p.best), runner_up=None if p.runner_up is None else _label(p.runner_up))
         for p in best_picks(results, level)] for level in results.level_names()}
     picks = {level: p for level, p in picks.items() if p}
     if not picks:
         return DeckSlide("The program's results hold no model measures")
     every: list[BestPick] = [p for level in picks.values() for p in level]
     bests = list(dict.fromkeys(p.best for p in every))
-    names = [_model_name(results, m) for m in results.models]
+    names = [_model_name(m) for m in results.models]
     if len(names) == 1:
         title = f"{names[0]} is the program's one model, so there is no other to compare"
     elif len(bests) == 1:

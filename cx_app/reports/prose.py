@@ -19,6 +19,7 @@ from cx_app.models.importance_performance import (
     important_above_others,
     standing_out,
 )
+from cx_app.models.names import model_display_name
 from cx_app.models.results import NetScoreFigure, Results
 from cx_app.reports.blocks import ColumnKind
 from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
@@ -30,7 +31,8 @@ NPS_WORDS = vocabulary_for(nps=True)
 @dataclass(frozen=True)
 class BestPick:
     """The best model of one level by one metric (mean over the folds, the value the paired
-    tests compare), and how it stands against the runner-up."""
+    tests compare), and how it stands against the runner-up. ``best`` and ``runner_up`` are
+    the models' display names (:func:`~cx_app.models.names.model_display_name`)."""
 
     metric: str
     metric_name: str
@@ -70,7 +72,9 @@ def best_picks(results: Results, level_name: str) -> list[BestPick]:
         test = results.comparison(level_name, metric, best, runner) if runner else None
         p = None if test is None else test.p_holm
         picks.append(BestPick(metric, metric_display(metric, binary), metric_kind(metric, binary),
-                              best, means[best], runner, means[runner] if runner else None, p,
+                              model_display_name(best), means[best],
+                              None if runner is None else model_display_name(runner),
+                              means[runner] if runner else None, p,
                               None if test is None else test.significant))
     return picks
 

@@ -227,7 +227,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if share_incomplete > 0:
         description += (f"; {share_incomplete:.0%} of respondents miss an attribute score: "
                         "they stay in, and the models fill each gap with the training median "
-                        "(svm and ordinal also add a 'was missing' indicator)")
+                        "(the support vector machine and ordinal logistic regression also add "
+                        "a 'was missing' indicator)")
     schema = schema.model_copy(update={"description": description})
     if len({scores[h][1] for h in attributes}) > 1:
         # attributes on different scales: keep each one's own scale

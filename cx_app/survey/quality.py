@@ -15,6 +15,7 @@ respondents: they are skipped before ``rows_read`` and counted in ``blank_rows``
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -74,7 +75,8 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
     filled = sum((gaps or {}).values())
     models_note = _why(out_of_models) or "every respondent"
     if filled and missing_policy in ("impute_indicator", "impute_median"):
-        how = ("median; svm and ordinal also add a 'was missing' indicator"
+        how = ("median; the support vector machine and ordinal logistic regression also add a "
+               "'was missing' indicator"
                if missing_policy == "impute_indicator" else "median")
         models_note += (f"; {filled:,} unanswered attribute score(s) kept and filled inside "
                         f"each model from its training data ({how})")
@@ -162,8 +164,10 @@ class DataQualityReport:
         return pd.DataFrame([e.to_dict() for e in self.excluded],
                             columns=["row", "column", "reason", "value", "scope"])
 
-    def to_text(self, limit: int = 5) -> str:
-        """A plain-text report for the CLI."""
+    def to_text(self, limit: int = 5, labels: Mapping[str, str] | None = None) -> str:
+        """A plain-text report for the CLI; ``labels``: each attribute's label by its name
+        (default: the name)."""
+        labels = labels or {}
         lines = [f"rows read: {self.rows_read}",
                  f"respondents (survey base: net score, shares, segments): {self.respondents}",
                  f"used by the models (model base): {self.rows_used}",
@@ -180,6 +184,7 @@ class DataQualityReport:
         gaps = {k: v for k, v in self.gaps.items() if v}
         if gaps:
             lines.append("unanswered attribute scores used by the models (filled inside each "
-                         "model): " + ", ".join(f"{k} {v}" for k, v in gaps.items()))
+                         "model): " + ", ".join(f"{labels.get(k, k)} {v}"
+                                               for k, v in gaps.items()))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)

@@ -460,13 +460,16 @@ KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na",
 KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
 """Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
 an answer on a signed scale such as −2..2)."""
-def describe_schema(schema: SurveySchema) -> str:
-    """A short human-readable summary (the proposal shown to the user)."""
+def describe_schema(schema: SurveySchema, words: Mapping[str, str] | None = None) -> str:
+    """A short human-readable summary (the proposal shown to the user); ``words``: how a
+    person reads the codes it names (the missing-answer policy), e.g. the reports'
+    ``PLAIN_NAMES``."""
+    words = words or {}
     lines = [
         f"schema '{schema.name}'" + (f" ({schema.description})" if schema.description else ""),
-        f"  target: {schema.target.column!r} → {schema.target.name} "
-        f"({schema.target.kind}, scale {schema.target.scale}; "
-        f"recommend question: {'yes' if schema.target.is_recommend else 'no'})",
+        f"  target: {schema.target.column!r} (kind {schema.target.kind}, scale "
+        f"{schema.target.scale}; recommend question: "
+        f"{'yes' if schema.target.is_recommend else 'no'})",
         "  attributes: " + ", ".join(
             f"{a.column!r} ({a.scale})" for a in schema.attributes),
     ]
@@ -478,8 +481,9 @@ def describe_schema(schema: SurveySchema) -> str:
     if schema.weight:
         lines.append(f"  survey weight: {schema.weight.column!r}")
     codes = ", ".join(repr(c) for c in schema.missing_codes) or "none"
+    policy = schema.missing_attributes
     lines.append(f"  missing codes: {codes}; missing attribute scores: "
-                 f"{schema.missing_attributes}")
+                 f"{words.get(policy, policy)}")
     steps = " → ".join(s.name for s in schema.plan) or "none (original classes)"
     lines.append(f"  plan: {steps}")
     return "\n".join(lines)

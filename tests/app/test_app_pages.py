@@ -218,11 +218,11 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     at = trained
     at.switch_page("pages/compare.py").run()
     _ok(at)
-    assert any(t.value.startswith("Macro-average AUC: lr") for t in at.text)
+    assert any(t.value.startswith("Macro-average AUC: Logistic regression") for t in at.text)
     analysis = at.session_state["analysis"]
     auc = analysis.evaluation("lr").roc["2x2+IM"].auc
     table = next(df.value for df in at.dataframe if "random_auc" in df.value.columns)
-    assert table.set_index("model").loc["lr", "auc"] == pytest.approx(auc)
+    assert table.set_index("model").loc["Logistic regression", "auc"] == pytest.approx(auc)
 
     at.switch_page("pages/drivers.py").run()
     _ok(at)

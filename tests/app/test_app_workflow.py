@@ -28,6 +28,7 @@ from cx_app.estimate.model_file import model_bytes
 from cx_app.models.analysis import results_document
 from cx_app.models.crossval import cross_validate_model
 from cx_app.models.drivers import permutation_importance_cv
+from cx_app.models.names import model_display_name
 from cx_app.survey.nps import groups_for_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,8 @@ def test_training_keeps_the_permutation_importance_not_the_fold_models(trained, 
     assert np.allclose(model.permutation.per_fold, expected.per_fold)
 
     trained.switch_page("pages/drivers.py").run()
-    trained.selectbox(key="driver_source").set_value(f"Permutation importance: {LR}").run()
+    trained.selectbox(key="driver_source").set_value(
+        f"Permutation importance: {model_display_name(LR)}").run()  # Logistic regression (seed 7)
     _ok(trained)
     table = next(df.value for df in trained.dataframe if "importance" in df.value.columns)
     labels = {a.name: a.display for a in sample.schema.attributes}

@@ -3,8 +3,8 @@ two trained models) and the Excel and HTML reports show no internal code and no 
 titles, texts, captions, metric labels and their hover help, widget labels, table headers and
 the charts' axis and legend titles are all read.
 
-The allow-list is small and explicit: the name of the file the analyst uploaded (its report
-file names are built from it) is the analyst's own word, not ours.
+The checker and its small allow-list (the uploaded file's own name) are in
+``tests/plain_words.py``, shared with the CLI's test.
 """
 
 from __future__ import annotations
@@ -17,39 +17,22 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
+from plain_words import ALLOWED, MODEL_CODES, internal_words, model_codes
 from streamlit.testing.v1 import AppTest
 
 from cx_app.engine.catalogue import MULTICLASS_METRICS
 from cx_app.safe_text import escape_markdown
-from cx_app.survey.samples import sample_path, simulate_telecom_waves
+from cx_app.survey.samples import simulate_telecom_waves
 
 LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (pages/report.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 120
+MODEL_NAMED_PAGES = ("compare", "confusion", "drivers", "nps", "report")
+"""The pages that name models in words (the others: issue 27's remaining call sites)."""
 PAGES = ("data", "nps", "models", "confusion", "compare", "drivers", "new_wave", "report",
          "project", "glossary")
-
-SNAKE = re.compile(r"\b[a-z]+_[a-z0-9_]+\b")
-INTERNAL_CODES = re.compile(
-    r"\b(impute_indicator|psi|chi2|dof|f1_macro|papers preset|preset papers|p_value|"
-    r"passives_promoters|ci_low|ci_high|mean_difference|model_a|model_b)\b")
-"""Codes of the library that once reached a reader (issue 27): the missing-answer policy,
-drift statistics' keys, metric keys, the "papers" preset, a plan's group code, data columns."""
-
-ALLOWED = {Path(sample_path("telecom_nps")).stem}
-"""The uploaded file's own name (here the bundled sample's), shown as the analyst named it."""
-
-
-def internal_words(texts: list[str]) -> list[str]:
-    """The snake_case tokens and internal codes in ``texts`` (outside the allow-list)."""
-    found = []
-    for text in texts:
-        for allowed in ALLOWED:
-            text = text.replace(allowed, "")
-        found += SNAKE.findall(text) + INTERNAL_CODES.findall(text)
-    return sorted(set(found))
 
 
 def chart_titles(spec: object) -> list[str]:
@@ -179,6 +162,28 @@ def test_the_html_report_shows_no_internal_word(walked):
                        files["html"].decode("utf-8"), re.DOTALL)
     texts = parser.texts + chart_titles(json.loads(island.group(1)))
     assert internal_words(texts) == []
+
+
+@pytest.mark.parametrize("page", MODEL_NAMED_PAGES)
+def test_a_page_names_models_in_words(walked, page):
+    texts, _ = walked
+    assert model_codes(texts[page]) == []
+    if page in ("compare", "confusion", "report"):  # they name the trained models
+        assert any("Logistic regression" in t for t in texts[page]), page
+
+
+def test_the_reports_name_models_in_words(walked):
+    _, files = walked
+    book = load_workbook(io.BytesIO(files["xlsx"]), read_only=True)
+    cells = [v for sheet in book.worksheets for row in sheet.iter_rows(values_only=True)
+             for v in row if isinstance(v, str)]
+    parser = _Visible()
+    parser.feed(files["html"].decode("utf-8"))
+    for texts in (cells, parser.texts):
+        assert model_codes(texts) == [], [t for t in texts if MODEL_CODES.search(t)][:10]
+        assert any("Naive Bayes" in t for t in texts)
+    assert model_codes(["lr — level original", "Model: svm papers", "Logistic regression"]) == [
+        "lr", "svm"]
 
 
 def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover(walked):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,6 +17,7 @@ from cx_app.cli import main
 from cx_app.models.algorithms import build_algorithm
 from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
 from cx_app.models.crossval import assign_folds, class_positions
+from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 
 
@@ -104,11 +106,12 @@ def test_comparisons_match_scipy_on_the_reported_per_fold_values(results):
 
 
 def _leaderboard_order(stdout: str) -> list[str]:
-    """The model column of the printed leaderboard, top to bottom."""
+    """The model column of the printed leaderboard (models by their display names, columns
+    two spaces apart), top to bottom."""
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "preset"])
     rows = lines[start + 1:lines.index("", start)]
-    return [row.split()[0] for row in rows]
+    return [re.split(r"\s{2,}", row)[0] for row in rows]
 
 
 def test_leaderboard_is_ordered_by_the_best_model_rule(evaluate_run):
@@ -122,7 +125,9 @@ def test_leaderboard_is_ordered_by_the_best_model_rule(evaluate_run):
     assert rank_models(by_rule, metric) == ["lr", "nb"]  # 0.253 vs 0.237
     assert rank_models(by_last, metric) == ["nb", "lr"]  # 0.657 vs 0.647: the rules differ
     assert by_rule["lr"] > by_rule["nb"] and by_last["nb"] > by_last["lr"]
-    assert _leaderboard_order(evaluate_run.stdout) == rank_models(by_rule, metric)
+    assert _leaderboard_order(evaluate_run.stdout) == [
+        model_display_name(m) for m in rank_models(by_rule, metric)]
+    assert _leaderboard_order(evaluate_run.stdout) == ["Logistic regression", "Naive Bayes"]
 
 
 def test_unknown_algorithm_is_a_clear_error(tmp_path, capsys):
@@ -203,7 +208,8 @@ def test_evaluate_runs_the_papers_cnn_and_states_its_adaptation(tmp_path):
                      "Price,Network,Shops", "--algorithms", "cnn", "--folds", "3", "--seed", "0",
                      "--out", str(out), "--permutation-repeats", "1", "--preset", "papers"])
     assert code == 0
-    assert "warning: cnn, fold(s) 1, 2, 3: ArchitectureAdaptationWarning" in stdout.getvalue()
+    assert ("warning: Convolutional neural network, fold(s) 1, 2, 3: "
+            "ArchitectureAdaptationWarning") in stdout.getvalue()
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
     model = doc["models"]["cnn papers"]
     assert model["algorithm"] == "cnn" and model["cross_validation"]["preset"] == "papers"

@@ -78,7 +78,7 @@ def test_text_output_shows_segments_intervals_and_changes(small, capsys):
             lines.setdefault(line.split()[0], line)  # the wave rows come before the changes
     assert "+40.0" in lines["2021-01"] and "[-29.8, +79.8]" in lines["2021-01"]
     assert "+42.9" in lines["2021-02"] and "[-16.4, +76.4]" in lines["2021-02"]
-    assert "Changes between consecutive wave values" in out
+    assert "Changes between consecutive 'Wave' values" in out
     change_line = next(line for line in out.splitlines() if line.startswith("2021-01 2021-02"))
     assert "+2.9" in change_line and "0.938" in change_line
 
@@ -136,7 +136,7 @@ def test_compare_two_segment_values_by_hand(small, capsys):
     assert pair["p"] == pytest.approx(0.9378, abs=1e-4)
     assert main(["nps", small, *MAPPING, "--by", "wave", "--compare", "2021-01", "2021-02"]) == 0
     out = capsys.readouterr().out
-    assert "Compared wave values (change = to − from; two-sided z test)" in out
+    assert "Compared 'Wave' values (change = to − from; two-sided z test)" in out
     assert "2021-01 2021-02   +2.9" in out
 
 
@@ -146,4 +146,4 @@ def test_compare_needs_two_values_of_a_by_segment(small, capsys):
     assert main(["nps", small, *MAPPING, "--by", "Wave", "--compare", "2021-01", "2021-03"]) == 2
     assert capsys.readouterr().err == (
         "error: --compare '2021-01' '2021-03': not two values of one --by segment "
-        "(wave: 2021-01, 2021-02)\n")
+        "(Wave: 2021-01, 2021-02)\n")

@@ -8,6 +8,7 @@ import openpyxl
 from report_fixtures import HOSTILE_MODEL, make_new_wave, make_results
 
 from cx_app.cli import main
+from cx_app.models.names import model_display_name
 from cx_app.reports import write_reports
 
 
@@ -90,7 +91,7 @@ def test_report_from_a_real_evaluate_run(tmp_path):
                   for c in range(1, metrics.max_column + 1)}
         for offset, model_id in enumerate(results["models"]):
             row = title_row + 2 + offset
-            assert metrics.cell(row, 1).value == model_id
+            assert metrics.cell(row, 1).value == model_display_name(model_id)
             values = results["models"][model_id]["levels"][level_name]["metrics"]
             assert metrics.cell(row, header["Accuracy"]).value == values["accuracy"]
             if level_name == "2x2+IM":

@@ -64,7 +64,7 @@ def test_text_report(tmp_path, capsys):
     assert ("rows read: 5\nrespondents (survey base: net score, shares, segments): 3\n"
             "used by the models (model base): 3\nrows excluded: 2\n") in out
     assert "  out-of-scale score, out of the survey: 1\n    row 3, column 'NPS': '11'" in out
-    assert "unanswered attribute scores used by the models (filled inside each model): price 1" in out
+    assert "unanswered attribute scores used by the models (filled inside each model): Price 1" in out
 
 
 def test_mapping_flags(tmp_path, capsys):
@@ -93,7 +93,7 @@ def test_inferred_layout_is_printed_and_used(tmp_path, capsys):
     assert main(["validate", survey]) == 0
     out = capsys.readouterr().out
     assert "no schema given: using the inferred layout below" in out
-    assert ("target: 'Likelihood to recommend' → nps (nps, scale 0-10; recommend question: "
+    assert ("target: 'Likelihood to recommend' (kind nps, scale 0-10; recommend question: "
             "yes)") in out
     assert "used by the models (model base): 30" in out
 
@@ -143,7 +143,7 @@ def test_confirmed_mapping_saved_as_a_schema_reads_back(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"schema saved to {inferred}" in out
     target = load_schema(inferred).target
-    assert f"target: {target.column!r} → {target.name}" in out
+    assert f"target: {target.column!r} (kind {target.kind}" in out
     assert main(["validate", survey, "--json"]) == 0
     as_inferred = json.loads(capsys.readouterr().out)
     assert main(["validate", survey, "--schema", str(inferred), "--json"]) == 0

@@ -12,6 +12,7 @@ from report_fixtures import (
     HOSTILE_CLASSES,
     HOSTILE_MODEL,
     MODELS,
+    SHOWN,
     make_new_wave,
     make_results,
 )
@@ -89,7 +90,7 @@ def test_metric_cells_equal_the_results(workbook):
     checked = 0
     for level_name in ("original", "3x3+IM", "2x2+IM"):
         rows = {r["Model"].value: r for r in _table(ws, f"Level {level_name}")}
-        assert set(rows) == set(MODELS)
+        assert set(rows) == set(SHOWN.values())
         binary = level_name == "2x2+IM"
         defs = {**MULTICLASS_METRICS, **BINARY_METRICS} if binary else MULTICLASS_METRICS
         for model_id in MODELS:
@@ -98,7 +99,7 @@ def test_metric_cells_equal_the_results(workbook):
                 if not isinstance(value, int | float):
                     continue
                 header = (BINARY_METRICS if binary and key in BINARY_METRICS else defs)[key].name
-                cell = rows[model_id][header]
+                cell = rows[SHOWN[model_id]][header]
                 assert cell.value == value, (level_name, model_id, key)
                 assert cell.data_type == "n"
                 checked += 1
@@ -107,10 +108,10 @@ def test_metric_cells_equal_the_results(workbook):
 
 def test_rates_are_percentages_and_counts_whole_numbers(workbook):
     rows = {r["Model"].value: r for r in _table(workbook["Metrics"], "Level 2x2+IM")}
-    assert rows["lr"]["TPR (recall, sensitivity)"].number_format == "0.0%"
-    assert rows["lr"]["TP (true positives)"].number_format == "#,##0"
-    assert rows["lr"]["MCC (Matthews correlation)"].number_format == "0.000"
-    delta = rows["lr"]["δ (discriminant capability)"]
+    assert rows[SHOWN["lr"]]["TPR (recall, sensitivity)"].number_format == "0.0%"
+    assert rows[SHOWN["lr"]]["TP (true positives)"].number_format == "#,##0"
+    assert rows[SHOWN["lr"]]["MCC (Matthews correlation)"].number_format == "0.000"
+    delta = rows[SHOWN["lr"]]["δ (discriminant capability)"]
     assert delta.value == -0.25 and delta.data_type == "n"  # negative numbers stay numbers
 
 
@@ -134,7 +135,7 @@ def test_confusion_matrices_equal_the_results_with_labels_and_im(workbook):
         for level_name, level in results["models"][model_id]["levels"].items():
             labels = [plain_name(x) for x in level["labels"]]  # passives_promoters: words
             im = level["im"]
-            header, rows = _matrix(ws, f"{model_id} — level {level_name}", len(labels),
+            header, rows = _matrix(ws, f"{SHOWN[model_id]} — level {level_name}", len(labels),
                                    im is not None)
             assert header == labels + (["IM"] if im is not None else [])
             for i, label in enumerate(labels):
@@ -151,7 +152,7 @@ def test_confusion_sheet_has_colour_scales_and_a_distinct_im_fill(workbook):
     ws = workbook["Confusion matrices"]
     rules = [rule for cf in ws.conditional_formatting for rule in cf.rules]
     assert len(rules) == 6 and all(rule.type == "colorScale" for rule in rules)
-    r, _ = _find(ws, "lr — level 3x3+IM")
+    r, _ = _find(ws, "Logistic regression — level 3x3+IM")
     header_row = r + 1
     im_header = ws.cell(header_row, 5)
     assert im_header.value == "IM"
@@ -167,7 +168,7 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
              for r in _table(workbook["Per-fold values"], "Level 2x2+IM")}
     for model_id in MODELS:
         for metric, values in results["models"][model_id]["levels"]["2x2+IM"]["per_fold"].items():
-            assert folds[(model_id, metric_name(metric, binary=True))] == values
+            assert folds[(SHOWN[model_id], metric_name(metric, binary=True))] == values
 
     (row,) = _table(workbook["Comparisons"], "Paired t-tests over the cross-validation folds")
     c = results["comparisons"][0]
@@ -181,8 +182,8 @@ def test_per_fold_comparisons_roc_drivers_equal_the_results(workbook):
     points = _table(workbook["ROC"], "ROC points — level 2x2+IM")
     for model_id in MODELS:
         roc = results["models"][model_id]["roc"]["2x2+IM"]
-        assert auc[model_id] == (roc["auc"], roc["random_auc"])
-        mine = [(p["FPR"].value, p["TPR"].value) for p in points if p["Model"].value == model_id]
+        assert auc[SHOWN[model_id]] == (roc["auc"], roc["random_auc"])
+        mine = [(p["FPR"].value, p["TPR"].value) for p in points if p["Model"].value == SHOWN[model_id]]
         assert mine == list(zip(roc["fpr"], roc["tpr"], strict=True))
 
 
@@ -225,12 +226,12 @@ def test_drivers_equal_the_results_with_readable_headings_and_labels(workbook):
 
     permutation = drivers["permutation"]["lr"]
     rows = {ATTRIBUTE_OF[r["Attribute"].value]: r for r in _table(
-        ws, "Permutation importance (lr): drop in accuracy when the attribute is shuffled")}
+        ws, "Permutation importance (Logistic regression): drop in accuracy when the attribute is shuffled")}
     for i, name in enumerate(permutation["attributes"]):
         assert [rows[name][h].value for h in ("Mean drop", "95% low", "95% high")] == [
             permutation[k][i] for k in ("mean", "ci_low", "ci_high")]
     about = {r["Item"].value: r["Value"].value
-             for r in _table(ws, "About the permutation importance (lr)")}
+             for r in _table(ws, "About the permutation importance (Logistic regression)")}
     assert about["Shuffles per attribute and fold"] == permutation["n_repeats"]
     assert about["Score that drops when shuffled"] == "accuracy"
 
@@ -296,7 +297,8 @@ def test_summary_nps_best_model_and_new_wave(workbook):
                   for m in MODELS}
         winner, runner_up = sorted(values, key=values.get, reverse=True)
         row = best[(level, metric_name(key, binary=level == "2x2+IM"))]
-        assert row["Best model"].value == winner and row["Runner-up"].value == runner_up
+        assert row["Best model"].value == SHOWN[winner]
+        assert row["Runner-up"].value == SHOWN[runner_up]
         assert (row["Value"].value, row["Runner-up value"].value) == (
             pytest.approx(values[winner]), pytest.approx(values[runner_up]))
         assert row["Value"].number_format == ("0.000" if key == "mcc" else "0.0%")

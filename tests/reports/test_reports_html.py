@@ -215,7 +215,7 @@ def test_permutation_per_fold_columns_are_named_after_the_attributes():
         "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01], "ci_low": [0.01, 0.0],
         "ci_high": [0.03, 0.02], "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
     table = next(t for t in build_report(results).section("drivers").tables()
-                 if t.title == "Permutation importance per fold (lr)")
+                 if t.title == "Permutation importance per fold (Logistic regression)")
     assert [c.title for c in table.columns] == ["Fold", "billing", "=cmd"]
     assert table.rows == ((1, 0.021, 0.009), (2, 0.019, 0.011), (3, 0.02, 0.01))
 
@@ -239,7 +239,7 @@ def test_summary_reading_is_one_plain_paragraph():
     # the verdict sentences of the t-tests are not repeated
     assert results["comparisons"][0]["verdict"] not in text and "Nadeau" not in text
     # the models win different metrics: named per level, and whether the lead could be chance
-    assert f"At level original, {HOSTILE_MODEL} is best by accuracy and lr by macro F1" in text
+    assert f"At level original, {HOSTILE_MODEL} is best by accuracy and Logistic regression by macro F1" in text
     assert "significant after Holm's correction at 3x3+IM (accuracy)" in text
     assert "2x2+IM (MCC) the difference could be chance" in text
     # the top driver with its share, only because its interval sets it above the other one

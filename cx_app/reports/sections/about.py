@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.models.names import model_display_name
 from cx_app.models.results import PlanDocument, Results
 from cx_app.provenance import library_versions
 from cx_app.reports.blocks import Block, Section, Table, TableColumn
@@ -53,7 +54,8 @@ def section(results: Results, new_wave: WaveEstimateDocument | None, created: st
             ("Training SHA-256", new_wave.model.training_sha256, "text"),
             ("Estimate created (UTC)", wave_prov.created if wave_prov else None, "text")]))
     settings = tuple(
-        (m, f"{model.algorithm} (preset: {plain_name(model.cross_validation.preset)}): "
+        (model_display_name(m), f"{model_display_name(model.algorithm)} (preset: "
+            f"{plain_name(model.cross_validation.preset)}): "
             + ", ".join(f"{plain_name(k)} {json.dumps(v, default=str)}"
                         for k, v in model.cross_validation.settings.items()),
          model.fit_seconds) for m, model in results.models.items())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cx_app.models.names import model_display_name
 from cx_app.models.results import Results, finite
 from cx_app.reports.blocks import Block, MatrixBlock, Paragraph, Section
 from cx_app.reports.definitions import plain_name
@@ -17,7 +18,7 @@ def section(results: Results) -> Section:
             counts = tuple(tuple(finite(x) for x in row) for row in level.matrix)
             real = any(x is not None and not x.is_integer() for row in counts for x in row)
             blocks.append(MatrixBlock(
-                f"{model_id} — level {level_name}", tuple(map(plain_name, level.labels)), counts,
+                f"{model_display_name(model_id)} — level {level_name}", tuple(map(plain_name, level.labels)), counts,
                 None if level.im is None else tuple(level.im),
                 None if level.positive is None else plain_name(level.positive), real))
     return Section("confusion", "Confusion matrices", tuple(blocks))

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cx_app.models.importance_performance import NO_STANDOUT
+from cx_app.models.names import model_display_name
 from cx_app.models.results import (
     ImportancePerformanceDoc,
     OrdinalDoc,
@@ -101,7 +102,7 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
                    "attribute's values are shuffled; the interval is over the folds. Near zero: "
                    "the model does not rely on the attribute."),
         facts_table(f"About the permutation importance ({model_id})", [
-            (LABEL["algorithm"], value.algorithm, "text"),
+            (LABEL["algorithm"], model_display_name(value.algorithm), "text"),
             (LABEL["scoring"], value.scoring, "text"),
             (LABEL["n_repeats"], value.n_repeats, "int"),
             ("Cross-validation folds", folds, "int")]),
@@ -225,7 +226,7 @@ def section(results: Results) -> Section:
     if drivers.ordinal is not None:
         blocks += _ordinal(drivers.ordinal, labels)
     for model_id, value in drivers.permutation.items():
-        blocks += _permutation(model_id, value, labels, results.folds)
+        blocks += _permutation(model_display_name(model_id), value, labels, results.folds)
     if drivers.importance_performance is not None:
         blocks += _importance_performance(drivers.importance_performance, labels)
     if drivers.top_box:

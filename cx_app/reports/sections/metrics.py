@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS
+from cx_app.models.names import model_display_name
 from cx_app.models.results import LevelDocument, Results, finite
 from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import plain_name
@@ -27,11 +28,12 @@ def section(results: Results) -> Section:
             f"Level {level_name}",
             (TableColumn("model", "Model"),
              *(TableColumn(k, metric_display(k, binary), metric_kind(k, binary)) for k in keys)),
-            tuple((m, *(lv.metric(k) for k in keys)) for m, lv in levels.items()),
+            tuple((model_display_name(m), *(lv.metric(k) for k in keys))
+                  for m, lv in levels.items()),
             note=f"Positive group: {plain_name(positive)}." if positive else ""))
         if binary:
             continue
-        rows = tuple((m, str(label), finite(v.get("precision")), finite(v.get("recall")),
+        rows = tuple((model_display_name(m), str(label), finite(v.get("precision")), finite(v.get("recall")),
                       finite(v.get("f1")), finite(v.get("support")), finite(v.get("im")))
                      for m, lv in levels.items() for label, v in lv.per_class().items())
         if rows:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
 from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
+from cx_app.models.names import model_display_name
 from cx_app.models.results import finite
 from cx_app.reports.blocks import (
     Block,
@@ -142,7 +143,7 @@ def _class_counts(counts: dict[str, float]) -> Table:
 def _model(wave: WaveEstimateDocument) -> list[Block]:
     model = wave.model
     blocks: list[Block] = [facts_table("Model", [
-        (LABEL["algorithm"], model.algorithm, "text"),
+        (LABEL["algorithm"], model_display_name(model.algorithm), "text"),
         (LABEL["calibration"], model.calibration, "text"),
         (LABEL["training_sha256"], model.training_sha256, "text"),
         (LABEL["training_n"], model.training_n, "int")])]

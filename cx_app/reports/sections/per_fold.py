@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from cx_app.models.names import model_display_name
 from cx_app.models.results import Results, finite
 from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import rhombus_chart
@@ -17,10 +18,11 @@ def section(results: Results) -> Section:
         binary = any(lv.is_binary for lv in levels.values())
         rows, rhombus = [], []
         for model_id, level in levels.items():
+            name = model_display_name(model_id)
             for metric, values in level.per_fold.items():
-                rows.append((model_id, metric_display(metric, binary), *map(finite, values)))
+                rows.append((name, metric_display(metric, binary), *map(finite, values)))
             deltas, phis = level.per_fold.get("delta", []), level.per_fold.get("phi", [])
-            rhombus += [{"series": model_id, "label": f"fold {i + 1}", "delta": d, "phi": p}
+            rhombus += [{"series": name, "label": f"fold {i + 1}", "delta": d, "phi": p}
                         for i, (d, p) in enumerate(zip(deltas, phis, strict=False))
                         if finite(d) is not None and finite(p) is not None]
         if not rows:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from cx_app.engine.roc import thin_curve
+from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import (
     Block,
@@ -25,7 +26,8 @@ def section(results: Results) -> Section:
     blocks: list[Block] = []
     names = list(dict.fromkeys(n for m in results.models.values() for n in m.roc))
     for level_name in names:
-        curves = {m: r.roc[level_name] for m, r in results.models.items() if level_name in r.roc}
+        curves = {model_display_name(m): r.roc[level_name] for m, r in results.models.items()
+                  if level_name in r.roc}
         auc_rows = tuple((m, c.auc, c.random_auc) for m, c in curves.items())
         blocks.append(Table(
             f"AUC — level {level_name}",
