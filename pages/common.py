@@ -38,6 +38,7 @@ from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.database import database_url
 from cx_app.workspace.programs import Workspace
+from cx_app.workspace.views import ProgramView
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "survey_schemas"
@@ -344,6 +345,34 @@ def _reopen(name: str) -> Analysis | None:
         "sheet": program.sheet, "schema": PROJECT_SCHEMA}
     st.session_state[PROGRAM] = name
     return reopened_analysis(program, survey, memo_items=LIMITS.memo_items)
+
+
+def program_view(model_ids: list[str]) -> ProgramView | None:
+    """The analysis' program with its waves as estimated by the first of ``model_ids`` that
+    estimated any (None: no program, or no wave estimated by these models)."""
+    name = program_name()
+    if name is None:
+        return None
+    a = st.session_state[ANALYSIS]
+    for model_id in model_ids:
+        if a.finals.get(f"{a.models[model_id].key}:final") is None:
+            continue  # not fitted on all respondents: it estimated no wave
+        try:
+            view = workspace().show(name, model=model_id)
+        except CxAppError:
+            continue
+        if view.waves:
+            return view
+    return None
+
+
+def open_program(name: str) -> bool:
+    """Make the program ``name`` the session's analysis (the Project page's "Open")."""
+    reopened = _reopen(name)
+    if reopened is None:
+        return False
+    st.session_state[ANALYSIS] = reopened
+    return True
 
 
 def follow_address() -> None:

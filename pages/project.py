@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from cx_app.app.project import open_analysis, save_analysis
@@ -15,6 +16,35 @@ EDITOR_KEYS = {"ng", "name", "members", "option", "rule", "pairs", "positive"}
 
 a = common.analysis()
 st.title("Project")
+# --------------------------------------------------------------------------- the workspace
+st.subheader("Programs in the workspace")
+workspace = common.workspace()
+st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
+           "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). Every "
+           "model trained, wave added and estimate made is kept there as it is made.")
+current = common.program_name()
+st.text(f"This analysis' program: {current or 'none yet (made when a model is trained)'}")
+keep = st.checkbox("Keep the survey and wave files in the workspace", value=common.keep_files(),
+                   key="project_keep_files",
+                   help="Needed to reopen the analysis after a restart and to show a stored "
+                        "wave's details. Off: only the files' names, sheets and SHA-256 are "
+                        "kept, and the files already kept are deleted.")
+if keep != common.keep_files():
+    st.session_state[common.KEEP_FILES] = keep
+    if current is not None:
+        common.run_safely(lambda: common.analysis_store().set_keep_files(current, keep))
+programs = common.run_safely(workspace.list_programs) or []
+if programs:
+    common.table(pd.DataFrame([{"program": p.name, "survey": p.survey.filename,
+                                "models": len(p.models), "waves": p.waves,
+                                "created": p.created.strftime("%Y-%m-%d %H:%M")}
+                               for p in programs]), key="programs", file_name="programs.csv")
+    chosen = st.selectbox("Open a program", [p.name for p in programs], index=None,
+                          key="project_open_program")
+    if (chosen is not None and chosen != current and st.button("Open", key="project_open")
+            and common.open_program(chosen)):
+        st.rerun()
+st.subheader("Project file")
 st.write("Save this analysis — mapping, plan, trained models with their cross-validation "
          "results, final models and the last new-wave estimate — as one project file, and open "
          "it later here or with `cx-app report --project`. Nothing is retrained when it is "
@@ -87,6 +117,8 @@ if upload is not None:
         else:
             st.session_state.pop(LAST_WAVE, None)
         st.session_state.pop("project_file", None)
+        st.session_state.pop(common.PROGRAM, None)
+        common.ensure_program(new)  # the opened models are kept in the file's program
         st.success(common.md_escape(
             f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} restored "
             f"({', '.join(new.models) or 'none'}); every page shows them."))

@@ -27,18 +27,27 @@ chosen = st.multiselect("Models in the report", list(a.models), default=comparab
                         key="report_models", format_func=model_display_name)
 if not chosen:
     st.stop()
+program = common.program_view(chosen)  # the program's waves, when it has some
 wave = st.session_state.get(LAST_WAVE)
-include_wave = wave is not None and st.checkbox(
+include_wave = program is None and wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
 new_wave = wave if include_wave else None
 st.text(f"{len(chosen)} model(s): {', '.join(map(model_display_name, chosen))} · plan: "
         + " → ".join(s.name for s in a.plan.plan))
+if program is not None:
+    st.caption(common.md_escape(
+        f"With the tracker of the program {program.name}: {len({w.label for w in program.waves})} "
+        "wave(s) in wave "
+        f"order, every segment, estimated by {model_display_name(program.waves[0].model_id)}; "
+        "the latest wave's estimate; and a slide deck for the CX team."))
 stem = f"cx_report_{a.survey.source.filename.rsplit('.', 1)[0]}"
-files = a.report_files(chosen, new_wave)
+titles = {s.name: s.column for s in a.survey.schema.segments}
+files = a.report_files(chosen, new_wave, program=program, segment_titles=titles)
 if files is None and st.button("Build the reports", type="primary", key="build_reports"):
     with st.status("Building the reports (drivers, results, Excel, HTML)…") as status:
         try:
-            files = a.report_files(chosen, new_wave, build=True)
+            files = a.report_files(chosen, new_wave, build=True, program=program,
+                                   segment_titles=titles)
             status.update(label="Reports ready", state="complete")
         except CxAppError as exc:
             status.update(label="Reports failed", state="error")
@@ -54,6 +63,10 @@ c2.download_button("HTML report", data=files["html"], file_name=f"{stem}.html",
                    mime="text/html", key="dl_html", on_click="ignore")
 c3.download_button("Results (JSON)", data=files["json"], file_name=f"{stem}_results.json",
                    mime="application/json", key="dl_json", on_click="ignore")
+if "pptx" in files:
+    st.download_button("Slide deck (.pptx)", data=files["pptx"], file_name=f"{stem}.pptx",
+                       key="dl_pptx", on_click="ignore", mime="application/vnd.openxmlformats-"
+                       "officedocument.presentationml.presentation")
 if new_wave is not None:
     st.download_button("New-wave estimate (JSON)",
                        data=new_wave.to_json().encode("utf-8"),

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from cx_app.models.drivers import DriverAnalysis
     from cx_app.models.evaluation import ModelEvaluation
     from cx_app.survey.data import SurveyData
+    from cx_app.workspace.views import ProgramView
 
 __all__ = [
     "Analysis",
@@ -394,19 +395,37 @@ class Analysis:
         return self.results_document(ids, self.report_drivers(best), permutation_model=best)
 
     def report_files(self, model_ids: list[str], new_wave: WaveEstimateDocument | None = None, *,
-                     build: bool = False) -> dict[str, bytes] | None:
+                     build: bool = False, program: ProgramView | None = None,
+                     segment_titles: Mapping[str, str] | None = None
+                     ) -> dict[str, bytes] | None:
         """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids`` under the
         current plan, with an optional new-wave estimate: built when ``build`` (memoised),
-        else only returned when already built (``None`` otherwise). Nothing is retrained."""
+        else only returned when already built (``None`` otherwise). Nothing is retrained.
+
+        With the analysis' ``program`` (a :class:`cx_app.workspace.views.ProgramView` with
+        waves), the Excel and HTML reports carry its tracker over every wave and segment and
+        its latest wave's estimate, and a deck (``pptx``) is made too: what ``cx-app program
+        report`` writes (:func:`cx_app.workspace.reporting.program_report_files`)."""
         from cx_app.reports import build_report, excel_bytes, render_html
 
+        tracked = None if program is None or not program.waves else program
         key = ("reports", tuple(self.models[m].key for m in model_ids), self.plan_key,
-               new_wave.to_json() if new_wave is not None else None)
+               new_wave.to_json() if new_wave is not None else None,
+               None if tracked is None else (tracked.name, tuple(
+                   (w.label, w.sha256, w.part, w.model_id, w.estimated_nps.value)
+                   for w in tracked.waves)))
         if not build:
             return self.peek(key)
 
         def compute() -> dict[str, bytes]:
             results = self.report_document(model_ids)
+            if tracked is not None:
+                from cx_app.workspace.reporting import program_report_files
+
+                files = program_report_files(tracked, results,
+                                             source_name=self.survey.source.filename,
+                                             segment_titles=dict(segment_titles or {}))
+                return {"json": results.to_json().encode("utf-8"), **files}
             if new_wave is not None:  # e.g. estimated with an uploaded model of another survey
                 from cx_app.estimate.document import check_estimate_belongs
 
