@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -144,6 +144,12 @@ def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
+
+
+def wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:
+    """Wait until the server at ``url`` answers its health check (RuntimeError with the end
+    of its ``log`` when it stops or takes over :data:`START_SECONDS`)."""
+    _wait_healthy(url, process, log)
 
 
 def _wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:

@@ -1,0 +1,199 @@
+"""Issue 27's acceptance in a real browser (Playwright + Debian chromium): a CX program that
+survives the server.
+
+A messy bank-like export (cover sheet, title rows, question headers, 99 / "N/A" codes, three
+scales) → train two models → add three waves (one of them twice, out of order) → edit a label
+(the models stay) → kill -9 the server and start it again on the same workspace database → the
+same models and a three-wave tracker in wave order; the downloaded Excel, HTML and PowerPoint
+reports each contain every wave and every segment value.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import zipfile
+
+import pandas as pd
+import pytest
+from browser_harness import ROOT, free_port, wait_healthy
+from test_app_browser import ARGS, CHROMIUM, WAIT, _expect, _go, _settle, _visible
+
+from cx_app.simulation.bank_export import (
+    BRANDS,
+    REGIONS,
+    simulate_bank_waves,
+    write_bank_export,
+)
+
+pytestmark = pytest.mark.browser
+
+SURVEY = "bank_export.xlsx"
+PROGRAM = "bank_export"
+LABEL = "Fees and charges"
+
+
+def _start(port: int, database: str, log) -> subprocess.Popen:
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+           "CX_APP_DATABASE_URL": database}
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+             "--server.port", str(port), "--server.headless", "true",
+             "--server.address", "127.0.0.1"],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    wait_healthy(f"http://127.0.0.1:{port}", process, log)
+    return process
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The reference export (quarters 2026-Q1..Q3) and three later quarters, one file each."""
+    folder = tmp_path_factory.mktemp("bank")
+    waves = simulate_bank_waves(300, waves=6, seed=7)
+    labels = list(waves)
+    paths = {SURVEY: write_bank_export({k: waves[k] for k in labels[:3]}, folder / SURVEY)}
+    for label in labels[3:]:
+        paths[label] = write_bank_export({label: waves[label]}, folder / f"bank_{label}.xlsx")
+    return paths
+
+
+def _upload(pg, paths, nth: int = 0) -> None:
+    pg.locator('[data-testid="stFileUploader"] input[type="file"]').nth(nth).set_input_files(
+        [str(p) for p in paths])
+    _settle(pg)
+
+
+def _download(pg, key: str, tmp_path) -> bytes:
+    button = pg.locator(f".st-key-{key} button")
+    _expect()(button).to_be_visible(timeout=WAIT)
+    with pg.expect_download(timeout=WAIT) as info:
+        button.click()
+    target = tmp_path / info.value.suggested_filename
+    info.value.save_as(target)
+    return target.read_bytes()
+
+
+def _edit_label(pg, row: int, text: str) -> None:
+    """Type ``text`` into the Label cell of the mapping table's row ``row`` (the grid is a
+    canvas: select its first cell, move with the arrow keys, type, Enter)."""
+    grid = pg.locator('[data-testid="stDataFrame"]').first
+    _expect()(grid).to_be_visible(timeout=WAIT)
+    box = grid.bounding_box()
+    pg.mouse.click(box["x"] + 40, box["y"] + 52)  # the first data row's first cell
+    for _ in range(3):  # column → role → name → label
+        pg.keyboard.press("ArrowRight")
+    for _ in range(row):
+        pg.keyboard.press("ArrowDown")
+    pg.keyboard.type(text)
+    pg.keyboard.press("Enter")
+    _settle(pg)
+
+
+def _tracker(pg, tmp_path) -> pd.DataFrame:
+    _visible(pg.get_by_text("Tracker: estimated NPS by wave"))
+    _settle(pg)
+    return pd.read_csv(io.BytesIO(_download(pg, "dl_nw_tracker", tmp_path)))
+
+
+def test_a_program_survives_a_killed_server(files, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed")
+    expect = sync_api.expect
+    database = f"sqlite:///{tmp_path / 'workspace.db'}"
+    port, log = free_port(), tmp_path / "streamlit.log"
+    url = f"http://127.0.0.1:{port}"
+    server = _start(port, database, log)
+    quarters = [k for k in files if k != SURVEY]  # 2026-Q4, 2027-Q1, 2027-Q2
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            context = browser.new_context(viewport={"width": 1400, "height": 1000},
+                                          accept_downloads=True)
+            pg = context.new_page()
+            pg.set_default_timeout(WAIT)
+            pg.goto(url)
+            _settle(pg)
+            _upload(pg, [files[SURVEY]])
+            _visible(pg.get_by_text(f"File: {SURVEY}"))
+
+            # two models (the defaults: logistic regression and naive Bayes), 3 folds
+            _go(pg, url, "models")
+            folds = pg.get_by_label("Folds", exact=True)
+            folds.fill("3")
+            folds.press("Enter")
+            _settle(pg)
+            pg.get_by_role("button", name="Train and cross-validate").click()
+            _visible(pg.get_by_text("Training finished"))
+            _settle(pg)
+            assert f"program={PROGRAM}" in pg.url
+
+            # three waves, out of order, the first one twice
+            _go(pg, url, "new_wave")
+            pg.get_by_role("button", name="Fit on all respondents").click()
+            _visible(pg.get_by_text("has no wave yet", exact=False))
+            _upload(pg, [files[quarters[2]], files[quarters[0]]])
+            _upload(pg, [files[quarters[0]]])  # the same file again: one wave
+            _upload(pg, [files[quarters[1]]])
+            shown = _tracker(pg, tmp_path)
+            assert list(shown["wave"]) == quarters  # wave order, not upload order
+
+            # a label edit keeps both models
+            _go(pg, url, "")
+            _edit_label(pg, 1, LABEL)
+            _visible(pg.get_by_text(LABEL).first)
+            expect(pg.get_by_text("do not apply to it", exact=False)).to_have_count(0)
+            _go(pg, url, "models")
+            _visible(pg.get_by_text("Leaderboard", exact=True))
+            address = pg.url
+            context.close()
+
+            # kill -9, start again on the same workspace
+            server.send_signal(signal.SIGKILL)
+            server.wait()
+            server = _start(port, database, log)
+            context = browser.new_context(viewport={"width": 1400, "height": 1000},
+                                          accept_downloads=True)
+            pg = context.new_page()
+            pg.set_default_timeout(WAIT)
+            pg.goto(address)
+            _settle(pg)
+            _go(pg, url, "models")
+            _visible(pg.get_by_text("Leaderboard", exact=True))
+            recipes = pd.read_csv(io.BytesIO(_download(pg, "dl_recipes", tmp_path)))
+            assert len(recipes) == 2  # both models, not retrained
+            _go(pg, url, "")
+            _visible(pg.get_by_text(f"File: {SURVEY}"))
+            _visible(pg.get_by_text(LABEL).first)  # the edited label was kept too
+            _go(pg, url, "new_wave")
+            again = _tracker(pg, tmp_path)
+            assert list(again["wave"]) == quarters
+            pd.testing.assert_frame_equal(again, shown)  # the same numbers
+
+            _go(pg, url, "report")
+            pg.get_by_role("button", name="Build the reports").click()
+            _visible(pg.get_by_text("Slide deck (.pptx)"))
+            _settle(pg)
+            xlsx = _download(pg, "dl_xlsx", tmp_path)
+            html = _download(pg, "dl_html", tmp_path).decode("utf-8")
+            pptx = _download(pg, "dl_pptx", tmp_path)
+            context.close()
+            browser.close()
+    finally:
+        server.kill()
+        server.wait()
+
+    sheets = pd.read_excel(io.BytesIO(xlsx), sheet_name=None, header=None)
+    excel_text = " ".join(str(v) for frame in sheets.values() for v in frame.to_numpy().ravel())
+    with zipfile.ZipFile(io.BytesIO(pptx)) as deck:
+        deck_text = " ".join(deck.read(n).decode("utf-8", "replace") for n in deck.namelist()
+                             if n.startswith("ppt/slides/slide") and n.endswith(".xml"))
+    for name, text in (("xlsx", excel_text), ("html", html), ("pptx", deck_text)):
+        for wave in quarters:
+            assert wave in text, (name, wave)
+        for value in (*BRANDS, *REGIONS):
+            assert value in text, (name, value)
