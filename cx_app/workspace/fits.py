@@ -35,7 +35,7 @@ bounded select on the indexed ``algorithm`` column: the Models page runs it on e
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from statistics import median
@@ -50,7 +50,8 @@ from cx_app.workspace.database import Database
 from cx_app.workspace.tables import Fit
 
 __all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "ExpectedTimes",
-           "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "learned_seconds",
+           "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "fit_recorder",
+           "learned_seconds",
            "recent_fits", "recent_query", "record_fit"]
 
 RECENT = 20
@@ -116,6 +117,18 @@ def record_fit(database: Database, *, algorithm: str, preset: str, respondents: 
                         attributes=int(attributes), folds=int(folds), seconds=float(seconds)))
 
     database.write(work)
+
+
+def fit_recorder(database: Database) -> Callable[[str, str, int, int, int, float], None]:
+    """:func:`record_fit` on ``database`` taking its values in order: the ``record_fit``
+    callback of :class:`cx_app.app.training.TrainingJob`."""
+
+    def record(algorithm: str, preset: str, respondents: int, attributes: int, folds: int,
+               seconds: float) -> None:
+        record_fit(database, algorithm=algorithm, preset=preset, respondents=respondents,
+                   attributes=attributes, folds=folds, seconds=seconds)
+
+    return record
 
 
 def recent_query(algorithm: str, preset: str, limit: int = RECENT) -> Select:

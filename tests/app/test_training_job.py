@@ -108,54 +108,6 @@ def test_around_is_entered_in_the_training_thread_and_its_error_is_one_sentence(
 # ---------------------------------------------------------------------- an immediate cancel
 
 
-class Gate:
-    """A step of the training held until the test opens it: ``reached`` is set when the
-    training thread waits at it (a fold, or a permutation importance, that takes forever)."""
-
-    def __init__(self):
-        import threading
-
-        self.reached, self.open = threading.Event(), threading.Event()
-
-    def hold(self):
-        self.reached.set()
-        assert self.open.wait(60), "the test never opened the gate"
-
-
-@pytest.fixture
-def slow_fold(monkeypatch):
-    """lr's first fold never ends until the gate opens (a deliberately slow algorithm)."""
-    from cx_app.app import session
-
-    gate, real = Gate(), session.train_lean
-
-    def train_lean(survey, algorithm_id, *, progress, **kwargs):
-        if algorithm_id == "lr":
-            progress(0, kwargs["folds"], "lr: fitting")
-            gate.hold()  # the fold in training
-            progress(1, kwargs["folds"], "lr: fold 1 done")
-        return real(survey, algorithm_id, progress=progress, **kwargs)
-
-    monkeypatch.setattr(session, "train_lean", train_lean)
-    return gate
-
-
-@pytest.fixture
-def slow_permutation(monkeypatch):
-    """lr's permutation importance (after its folds) never ends until the gate opens."""
-    from cx_app.models import drivers
-
-    gate, real = Gate(), drivers.permutation_importance_cv
-
-    def permutation_importance_cv(cv, X, **kwargs):
-        if cv.algorithm_id == "lr":
-            gate.hold()
-        return real(cv, X, **kwargs)
-
-    monkeypatch.setattr(drivers, "permutation_importance_cv", permutation_importance_cv)
-    return gate
-
-
 def test_cancel_answers_without_waiting_for_the_fold_in_training(analysis, slow_fold):
     job = _job(analysis, ["nb", "lr"]).start()
     assert slow_fold.reached.wait(60)  # nb done, lr stuck in its first fold
