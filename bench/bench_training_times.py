@@ -129,6 +129,16 @@ def run() -> str:
     return _section(rows, algorithms, rounds, attributes)
 
 
+def _repeat_spread(rows: list, algorithm: str) -> str:
+    """max / min of the actual times of the same (respondents, folds) fit, over rounds."""
+    times: dict[tuple, list[float]] = {}
+    for r in rows:
+        if r[0] == algorithm:
+            times.setdefault((r[1], r[2]), []).append(r[3])
+    spreads = [max(t) / min(t) for t in times.values() if len(t) > 1]
+    return f"{max(spreads):.1f}" if spreads else "—"
+
+
 def _section(rows: list, algorithms: tuple, rounds: int, attributes: int) -> str:
     compared = [r for r in rows if r[4].learned]
     learned_ok = [_within(r[4].seconds / r[3]) for r in compared]
@@ -158,8 +168,9 @@ def _section(rows: list, algorithms: tuple, rounds: int, attributes: int) -> str
         f"({100 * constants_shown / max(1, len(compared)):.0f} %).**",
         "",
         "| algorithm | fits compared | learned within 2× | constants within 2× | "
-        "median learned / actual | median constants / actual | actual s (min–max) |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "median learned / actual | median constants / actual | actual s (min–max) | "
+        "same fit again (max / min) |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for algorithm in algorithms:
         mine = [r for r in compared if r[0] == algorithm]
@@ -171,7 +182,10 @@ def _section(rows: list, algorithms: tuple, rounds: int, attributes: int) -> str
             f"{sum(_within(r[5] / r[3]) for r in mine)} | "
             f"{np.median([r[4].seconds / r[3] for r in mine]):.2f} | "
             f"{np.median([r[5] / r[3] for r in mine]):.2f} | "
-            f"{min(everyone):.2f}–{max(everyone):.2f} |")
+            f"{min(everyone):.2f}–{max(everyone):.2f} | {_repeat_spread(rows, algorithm)} |")
+    lines += ["", "Same fit again: the largest ratio between the times of one algorithm on the "
+              "same rows and folds in different rounds — the machine's own variation (load "
+              "from other users), which no estimate made before a fit can follow."]
     lines += ["", "Every fit (learned: from the N fits before it; load: 1-minute load average "
               "after the fit, 2 shared cores):", "",
               "| # | algorithm | respondents × folds | actual s | learned s (N) | ratio | "
