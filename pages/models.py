@@ -10,8 +10,9 @@ from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
-from cx_app.models.timing import COSTS, expected_seconds, format_duration
 from cx_app.reports.definitions import explain, plain_name
+from cx_app.workspace import fits
+from cx_app.workspace.database import Database
 from pages import common, panels
 
 a = common.analysis()
@@ -68,25 +69,29 @@ for algorithm_id in chosen:
                                   for n, v in spec.defaults.items()}
 
 rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
-expected = {k: expected_seconds(k, rows=rows, attributes=attributes, folds=folds,
-                                settings=settings[k], calibration=calibration,
-                                preset=preset)
-            for k in chosen if k in COSTS}
+database = common.run_safely(lambda: common.workspace().database, what="Workspace")
+
+
+def expected(db: Database | None) -> fits.ExpectedTimes:
+    """Learned from this workspace's fits (``db`` None: the constants)."""
+    return fits.expected_times(db, {k: settings[k] for k in chosen}, preset=preset,
+                               respondents=rows, attributes=attributes, folds=folds,
+                               calibration=calibration)
+
+
+times = common.run_safely(lambda: expected(database), what="Expected time") or expected(None)
 job = st.session_state.get(common.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")
 clicked = b1.button("Train and cross-validate", type="primary", key="train",
                     disabled=not chosen or (job is not None and job.running)
                     or (address is not None and client is None))
-slow = ", ".join(f"{k} {format_duration(v)}" for k, v in expected.items() if v >= 10)
-b2.caption(common.md_escape(f"Expected time: {format_duration(sum(expected.values()))}"
-           + (f" ({slow})" if slow else "") + f" for {rows:,} respondents × {attributes} "
-           f"attributes × {folds} folds (measured on a busy 2-core server)."
-           if chosen else "Choose at least one algorithm."))
+b2.caption(common.md_escape(times.sentence() if chosen else "Choose at least one algorithm."))
 if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset,
-        around=(lambda: cluster.on_cluster(client)) if client is not None else None).start()
+        around=(lambda: cluster.on_cluster(client)) if client is not None else None,
+        record_fit=fits.fit_recorder(database) if database is not None else None).start()
 ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
 if job is not None and (job.running or not job.handed_over or ended is job):
     panels.training_progress(job)  # returns when the job has ended

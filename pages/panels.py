@@ -358,17 +358,16 @@ def training_progress(job: TrainingJob) -> None:
 
     The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
     interrupts this script run at the next progress update and the page shows the job again;
-    Cancel's callback asks the job to stop after the current fold."""
+    Cancel's callback ends the job at once (its thread drops the model in training)."""
     status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds:d} folds "
                        f"each, on {common.md_escape(job.analysis.survey.source.filename)}…",
                        expanded=True)
     cancel = status.empty()
-    if job.cancelling:
-        cancel.info("Cancelling: the model in training stops after its current fold…")
-    else:
+    if job.running:
         cancel.button("Cancel training", key="cancel_training", on_click=job.cancel,
-                      help="Stops after the current fold: models already finished are kept, "
-                           "the one in training is dropped.")
+                      help="Stops at once: models already finished are kept (one whose folds "
+                           "are done too, without its permutation importance), the one in "
+                           "training is dropped.")
     bar = status.progress(job.share, text=common.md_escape(job.text))
     shown = 0
     while not job.wait(0.3):

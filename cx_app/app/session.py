@@ -69,8 +69,11 @@ def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mappin
 def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                settings: Mapping[str, Any], calibration: str,
                progress: Callable[[int, int, str], None] | None = None,
-               preset: str | None = None) -> tuple[Any, Any]:
-    """Cross-validate one algorithm for the app and return ``(cv, permutation)``.
+               preset: str | None = None,
+               on_cross_validated: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+    """Cross-validate one algorithm for the app and return ``(cv, permutation)``
+    (``on_cross_validated`` gets the cv, without its fold models, as soon as every fold is
+    done: before the permutation importance).
 
     The fold models are needed only for permutation importance (the Drivers and Report pages),
     and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
@@ -87,6 +90,8 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                               calibration=calibration, progress=progress, keep_models=True,
                               missing_policy=survey.schema.missing_attributes,
                               sample_weight=survey.model_weights, preset=preset)
+    if on_cross_validated is not None:
+        on_cross_validated(dataclasses.replace(cv, models=None))
     if progress is not None:
         progress(folds, folds, f"{algorithm_id}: permutation importance")
     permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
@@ -233,12 +238,16 @@ class Analysis:
               calibration: str, store: ResultStore,
               progress: Callable[[float, str], None] | None = None,
               on_event: Callable[[TrainingEvent], None] | None = None,
-              preset: str | None = None) -> list[TrainingEvent]:
+              preset: str | None = None,
+              on_cross_validated: Callable[[CrossValidatedModel], None] | None = None,
+              ) -> list[TrainingEvent]:
         """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
         trained already; results are shared through ``store`` by content key. ``progress``
         gets (share done 0..1, message); ``on_event`` each model's outcome as it happens.
         ``preset`` (``fast``, ``papers``; ``None``: each algorithm's default) is part of the
-        recipe and of the model id when it is not the default (``svm papers``)."""
+        recipe and of the model id when it is not the default (``svm papers``).
+        ``on_cross_validated``: a fresh model whose folds are all done, before its permutation
+        importance (``permutation`` None; the background job keeps it if cancelled then)."""
         from cx_app.errors import CxAppError
         from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
@@ -272,10 +281,18 @@ class Analysis:
                         if progress is not None:
                             progress(min(1.0, (offset + n_done) / total), text)
 
+                    def cross_validated(cv: Any, model: tuple = (label, algorithm_id,
+                                                                  dict(settings), key)) -> None:
+                        if on_cross_validated is not None:
+                            model_id, algorithm, used, model_key = model
+                            on_cross_validated(CrossValidatedModel(
+                                model_id, algorithm, used, folds, seed, cv, model_key))
+
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
                                             settings=settings, calibration=calibration,
-                                            progress=fold_progress, preset=chosen)
+                                            progress=fold_progress, preset=chosen,
+                                            on_cross_validated=cross_validated)
                     except CxAppError as exc:
                         emit(TrainingEvent(label, "failed", f"{label}: {exc}"))
                         continue

@@ -4,10 +4,24 @@ The Models page starts a :class:`TrainingJob` and shows its progress; the job cr
 the chosen algorithms one after the other with :meth:`cx_app.app.session.Analysis.train` on a
 *shadow* of the user's analysis (so that no page ever reads the analysis' models while another
 thread adds to them), and :meth:`TrainingJob.finish` hands the finished models to the analysis,
-in the page's thread. A cancel is an :class:`threading.Event` checked by the progress callback
-after every fold (and before the permutation importance): it raises :class:`TrainingCancelled`,
-which stops the model being trained; the models finished before it are kept, the partly trained
-one is dropped and named in :attr:`TrainingJob.message`.
+in the page's thread.
+
+Cancel answers at once: :meth:`TrainingJob.cancel` ends the job *for the page* there and then
+(state ``"cancelled"``, :meth:`~TrainingJob.finish` hands over the models kept, Train is usable
+again), under the job's lock. What is kept is decided at that moment and never changes after:
+every model finished before the cancel, and a model whose folds were all done (it was computing
+its permutation importance: kept without it, which the Drivers page reports as not computed).
+The thread learns of the cancel at its next progress update (after the current fold: the
+cancel is an :class:`threading.Event` that makes the progress callback raise
+:class:`TrainingCancelled`) and ends on its own; whatever it finishes after the cancel is
+dropped, never added behind the user's back (a cross-validation it completes still reaches the
+shared result store, so training that recipe again is a store hit).
+
+Two optional callbacks run in the training thread: ``on_model`` with each model trained (to
+keep it in the workspace the moment it is made; a model kept by a cancel without its
+permutation importance is given to it when the thread ends) and ``record_fit`` with each fresh
+fit's size and time (for learned time estimates, :mod:`cx_app.workspace.fits`). An exception
+raised by either does not stop the job: the model stays and its event gets a warning.
 
 Why a thread: Streamlit stops a script run when the user clicks anything (another page, a
 widget). Training in the script run would die with it; a job in its own thread goes on, and the
@@ -16,16 +30,21 @@ page picks it up again (progress, Cancel, result) whenever it is shown.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from cx_app.app.session import Analysis, ResultStore, TrainingEvent
+from cx_app.app.session import Analysis, CrossValidatedModel, ResultStore, TrainingEvent
 from cx_app.errors import CxAppError
 
 __all__ = ["TrainingCancelled", "TrainingJob"]
+
+
+RecordFit = Callable[[str, str, int, int, int, float], None]
+"""``record_fit(algorithm, preset, respondents, attributes, folds, seconds)``."""
 
 
 class TrainingCancelled(Exception):  # noqa: N818 — a request, not an error
@@ -43,15 +62,23 @@ class TrainingJob:
     def __init__(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]], *,
                  folds: int, seed: int, calibration: str, store: ResultStore,
                  around: Callable[[], AbstractContextManager[Any]] | None = None,
-                 preset: str | None = None) -> None:
+                 preset: str | None = None,
+                 on_model: Callable[[CrossValidatedModel], None] | None = None,
+                 record_fit: RecordFit | None = None) -> None:
         """``around``: a context to train inside, entered in the training thread (e.g.
-        :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread)."""
+        :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread).
+        ``on_model(model)``: each model trained (fresh, or a hit in the shared store; not a
+        repeat of this session). ``record_fit(algorithm, preset, respondents, attributes,
+        folds, seconds)``: each fresh fit, ``seconds`` the wall time of its cross-validation
+        and permutation importance in reference seconds (divided by
+        :func:`cx_app.models.timing.settings_factor` of its settings and calibration)."""
         self.analysis = analysis
         self._around = around
         self.preset = preset
         self.algorithms = {k: dict(v) for k, v in algorithms.items()}
         self.folds, self.seed, self.calibration = folds, seed, calibration
         self.store = store
+        self._on_model, self._record_fit = on_model, record_fit
         self.state = "running"
         self.share = 0.0
         self.text = "starting"
@@ -60,8 +87,15 @@ class TrainingJob:
         self.started = time.monotonic()
         self.ended: float | None = None
         self._cancel = threading.Event()
+        self._ended = threading.Event()  # the job's end for the page (a cancel, or the thread's)
         self._lock = threading.Lock()
         self._finished = False
+        self._kept: dict[str, CrossValidatedModel] = {}  # handed over by finish()
+        self._kept_trainings = 0  # cross-validation runs among them
+        self._seen_trainings = 0
+        self._pending: CrossValidatedModel | None = None  # folds done, permutation running
+        self._late: list[tuple[int, CrossValidatedModel]] = []  # kept by the cancel
+        self._mark = time.monotonic()  # when the model in training started
         # trains on a shadow holding the user's survey, plan and trained keys
         self._shadow = Analysis(survey=analysis.survey, data_key=analysis.data_key,
                                 plan=analysis.plan, trained_keys=set(analysis.trained_keys),
@@ -69,6 +103,7 @@ class TrainingJob:
         self._thread = threading.Thread(target=self._run, name="cx-app-training", daemon=True)
 
     def start(self) -> TrainingJob:
+        self._mark = time.monotonic()
         self._thread.start()
         return self
 
@@ -80,9 +115,63 @@ class TrainingJob:
         with self._lock:
             self.share, self.text = share, text
 
+    def _cross_validated(self, model: CrossValidatedModel) -> None:
+        with self._lock:
+            if not self._cancel.is_set():
+                self._pending = model
+
     def _event(self, event: TrainingEvent) -> None:
         with self._lock:
+            if self._cancel.is_set():
+                return  # finished after the cancel: dropped (the page has what it kept)
+            fresh = self._shadow.trainings > self._seen_trainings
+            self._seen_trainings = self._shadow.trainings
             self.events.append(event)
+            index = len(self.events) - 1
+            model = self._shadow.models.get(event.label) if event.status != "failed" else None
+            if model is not None:
+                self._kept[event.label] = model
+                self._kept_trainings += fresh
+            self._pending = None
+        seconds = time.monotonic() - self._mark
+        self._report(index, model if event.status == "trained" else None,
+                     seconds if fresh and model is not None else None)
+        self._mark = time.monotonic()  # after the callbacks: the next model starts now
+
+    def _report(self, index: int, model: CrossValidatedModel | None,
+                seconds: float | None) -> None:
+        """``on_model`` and ``record_fit`` of one model; what they raise is a warning of its
+        event."""
+        problems: list[str] = []
+        if model is not None and self._on_model is not None:
+            try:
+                self._on_model(model)
+            except Exception as exc:  # noqa: BLE001 — the model stays; the page says why
+                problems.append(f"{model.model_id} could not be saved to the workspace: {exc}")
+        if model is not None and seconds is not None and self._record_fit is not None:
+            try:
+                self._record_fit(*self._fit(model, seconds))
+            except Exception as exc:  # noqa: BLE001 — an estimate less; the page says why
+                problems.append(f"{model.model_id}: its training time was not recorded for "
+                                f"the time estimates: {exc}")
+        if problems:
+            with self._lock:
+                event = self.events[index]
+                self.events[index] = dataclasses.replace(
+                    event, warnings=(*event.warnings, *problems))
+
+    def _fit(self, model: CrossValidatedModel, seconds: float) -> tuple:
+        """``record_fit``'s arguments for ``model`` trained in ``seconds``."""
+        from cx_app.models.algorithms import resolve_preset
+        from cx_app.models.timing import COSTS, settings_factor
+
+        preset = resolve_preset(model.algorithm_id, self.preset)
+        factor = settings_factor(model.algorithm_id, settings=model.settings,
+                                 calibration=self.calibration, preset=preset) if (
+            model.algorithm_id in COSTS) else 1.0
+        survey = self._shadow.survey
+        return (model.algorithm_id, preset, len(survey.y), len(survey.schema.attributes),
+                self.folds, seconds / factor)
 
     def _run(self) -> None:
         try:
@@ -90,15 +179,10 @@ class TrainingJob:
                 self._shadow.train(self.algorithms, folds=self.folds, seed=self.seed,
                                    calibration=self.calibration, store=self.store,
                                    preset=self.preset, progress=self._progress,
-                                   on_event=self._event)
+                                   on_event=self._event,
+                                   on_cross_validated=self._cross_validated)
         except TrainingCancelled:
-            done = [e.label for e in self.events if e.status != "failed"]
-            dropped = [a for a in self.algorithms if not any(
-                e.label.split(" ")[0] == a for e in self.events)]
-            kept = (f"kept: {', '.join(done)}" if done else "no model was finished")
-            stopped = f"; {dropped[0]} was stopped during training and dropped" if dropped else ""
-            untouched = (f"; not started: {', '.join(dropped[1:])}" if len(dropped) > 1 else "")
-            state, message = "cancelled", f"Training cancelled ({kept}{stopped}{untouched})."
+            state, message = "cancelled", ""
         except CxAppError as exc:  # e.g. a lost Dask cluster: the library's own sentence
             state, message = "failed", f"Training stopped: {exc}"
         except Exception as exc:  # noqa: BLE001 — shown on the page instead of a dead thread
@@ -108,26 +192,66 @@ class TrainingJob:
             state = "finished"
             message = "Training finished" + (f" ({failed} model(s) failed)" if failed else "")
         with self._lock:
-            self.state, self.message, self.ended = state, message, time.monotonic()
-            if state == "finished":
-                self.share = 1.0
+            if self.state == "running":  # else cancelled already: the page has its models
+                self.state, self.message, self.ended = state, message, time.monotonic()
+                if state == "finished":
+                    self.share = 1.0
+            late, self._late = self._late, []
+        self._ended.set()
+        for index, model in late:
+            self._report(index, model, None)
 
     # ------------------------------------------------------------------ page thread
 
     def cancel(self) -> None:
-        """Ask the job to stop after the current fold."""
-        self._cancel.set()
+        """End the job now: the models finished (and one whose folds are all done, without its
+        permutation importance) are kept and :meth:`finish` hands them over at once; the
+        thread stops after its current fold and whatever it trains from now on is dropped."""
+        with self._lock:
+            self._cancel.set()
+            if self.state != "running":
+                return
+            pending, self._pending = self._pending, None
+            if pending is not None:
+                self._kept[pending.model_id] = pending
+                self._kept_trainings += 1
+                self.events.append(TrainingEvent(
+                    pending.model_id, "trained",
+                    f"{pending.model_id}: cross-validated; cancelled during its permutation "
+                    "importance, kept without it"))
+                self._late.append((len(self.events) - 1, pending))
+            self.state, self.message = "cancelled", self._cancel_message(pending)
+            self.ended = time.monotonic()
+        self._ended.set()
+
+    def _cancel_message(self, pending: CrossValidatedModel | None) -> str:
+        done = [e.label + (" without its permutation importance" if pending is not None
+                           and e.label == pending.model_id else "")
+                for e in self.events if e.status != "failed"]
+        dropped = [a for a in self.algorithms if not any(
+            e.label.split(" ")[0] == a for e in self.events)]
+        kept = (f"kept: {', '.join(done)}" if done else "no model was finished")
+        stopped = f"; {dropped[0]} was stopped during training and dropped" if dropped else ""
+        untouched = (f"; not started: {', '.join(dropped[1:])}" if len(dropped) > 1 else "")
+        return f"Training cancelled ({kept}{stopped}{untouched})."
 
     @property
     def cancelling(self) -> bool:
-        return self._cancel.is_set() and self.running
+        """Whether the thread is still winding down after a cancel (the page need not wait)."""
+        return self._cancel.is_set() and self._thread.is_alive()
 
     @property
     def running(self) -> bool:
         return self.state == "running"
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends (or ``timeout`` seconds); True when it has ended."""
+        """Block until the job ends for the page (it finished, failed, or was cancelled: a
+        cancel ends it at once), or ``timeout`` seconds; True when it has ended."""
+        return self._ended.wait(timeout)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Block until the training thread has stopped (after a cancel it finishes its
+        current fold first), or ``timeout`` seconds; True when it has."""
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
@@ -141,13 +265,15 @@ class TrainingJob:
         return (self.ended or time.monotonic()) - self.started
 
     def finish(self) -> bool:
-        """Give the analysis the models finished by the job (once, when it has ended; a
-        cancelled job's finished models too). True when this call handed them over."""
-        if self.running or self._finished or self._thread.is_alive():
-            return False
-        self._finished = True
-        shadow = self._shadow
-        self.analysis.models.update(shadow.models)
-        self.analysis.trainings += shadow.trainings
-        self.analysis.trained_keys |= shadow.trained_keys
+        """Give the analysis the models kept by the job (once, when it has ended for the page:
+        a cancelled job's at once, while its thread winds down). True when this call handed
+        them over."""
+        with self._lock:
+            if self.state == "running" or self._finished:
+                return False
+            self._finished = True
+            models, trainings = dict(self._kept), self._kept_trainings
+        self.analysis.models.update(models)
+        self.analysis.trainings += trainings
+        self.analysis.trained_keys |= {m.key for m in models.values()}
         return True

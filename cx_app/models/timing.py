@@ -27,7 +27,8 @@ from typing import Any
 
 from cx_app.errors import AnalysisError
 
-__all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration"]
+__all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration",
+           "settings_factor"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,27 @@ def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: in
         k = calibration_folds
         per_fold *= k * ((k - 1) / k) ** cost.b
     return folds * per_fold
+
+
+def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = None,
+                    calibration: str = "none", calibration_folds: int = 3,
+                    preset: str = "papers") -> float:
+    """How many times longer ``settings`` and ``calibration`` make a training of
+    ``algorithm_id`` than its reference settings without calibration, by the cost model (the
+    same at any size): the work setting's ratio times the calibration's factor. Learned
+    estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds with it.
+
+    >>> settings_factor("rf", settings={"n_estimators": 300})  # 300 trees / 100
+    3.0
+    >>> round(settings_factor("lr", calibration="sigmoid"), 6)  # 3 fits on 2/3 of the rows
+    2.0
+    >>> settings_factor("lr", settings={"C": 0.5}, preset="fast")
+    1.0
+    """
+    size = {"rows": 1_000, "attributes": 10, "folds": 10, "preset": preset}
+    return (expected_seconds(algorithm_id, settings=settings, calibration=calibration,
+                             calibration_folds=calibration_folds, **size)
+            / expected_seconds(algorithm_id, **size))
 
 
 def format_duration(seconds: float) -> str:

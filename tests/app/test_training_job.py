@@ -103,3 +103,121 @@ def test_around_is_entered_in_the_training_thread_and_its_error_is_one_sentence(
     assert job.state == "failed"
     assert job.message == ("Training stopped: the run on the Dask cluster at tcp://x:8786 "
                            "failed: run it again")
+
+
+# ---------------------------------------------------------------------- an immediate cancel
+
+
+def test_cancel_answers_without_waiting_for_the_fold_in_training(analysis, slow_fold):
+    job = _job(analysis, ["nb", "lr"]).start()
+    assert slow_fold.reached.wait(60)  # nb done, lr stuck in its first fold
+    job.cancel()
+    # answered at once: the thread is still inside lr's fold, the page has its models
+    assert job.wait(0) and not job.running and job.state == "cancelled"
+    assert job.cancelling and not job.join(0)
+    assert job.message == ("Training cancelled (kept: nb; lr was stopped during training and "
+                           "dropped).")
+    assert job.finish() is True
+    assert list(analysis.models) == ["nb"] and analysis.trainings == 1
+    slow_fold.open.set()  # the fold ends; the thread sees the cancel and stops
+    assert job.join(60) and not job.cancelling
+    assert list(analysis.models) == ["nb"]  # lr never added behind the user's back
+    assert job.state == "cancelled" and [e.label for e in job.events] == ["nb"]
+
+
+def test_a_model_whose_folds_finished_before_the_cancel_is_kept(analysis, slow_permutation):
+    job = _job(analysis, ["nb", "lr"]).start()
+    assert slow_permutation.reached.wait(60)  # lr's 3 folds done, its permutation running
+    job.cancel()
+    assert job.message == ("Training cancelled (kept: nb, lr without its permutation "
+                           "importance).")
+    assert job.finish() is True and list(analysis.models) == ["nb", "lr"]
+    assert analysis.trainings == 2 and analysis.trained_keys == {
+        m.key for m in analysis.models.values()}
+    lr = analysis.models["lr"]
+    assert lr.permutation is None and analysis.models["nb"].permutation is not None
+    slow_permutation.open.set()
+    assert job.join(60)
+    assert analysis.models["lr"] is lr  # the late permutation is not slipped in
+    # the kept cross-validation is the one a full training makes
+    full = Analysis(survey=analysis.survey, plan=analysis.plan, data_key=analysis.data_key)
+    done = _job(full, ["lr"]).start()
+    assert done.wait(60) and done.finish()
+    np.testing.assert_array_equal(lr.cv.y_pred, full.models["lr"].cv.y_pred)
+    np.testing.assert_allclose(lr.cv.proba, full.models["lr"].cv.proba)
+    assert full.models["lr"].permutation is not None
+
+
+# ---------------------------------------------------------------------- callbacks
+
+
+def test_on_model_and_record_fit_are_called_once_per_fresh_model(analysis):
+    import threading
+
+    from cx_app.models.algorithms import resolve_preset
+
+    models, fits = [], []
+    store = ResultStore(8)
+
+    def run(target):
+        job = TrainingJob(target, {"nb": {}, "dt": {}}, folds=3, seed=0, calibration="none",
+                          store=store,
+                          on_model=lambda m: models.append((m, threading.current_thread().name)),
+                          record_fit=lambda *fit: fits.append(fit)).start()
+        assert job.wait(120) and job.finish()
+        return job
+
+    first = run(analysis)
+    assert [(m.model_id, thread) for m, thread in models] == [("nb", "cx-app-training"),
+                                                              ("dt", "cx-app-training")]
+    assert models[0][0] is analysis.models["nb"]
+    assert [f[:5] for f in fits] == [("nb", resolve_preset("nb"), 240, 3, 3),
+                                     ("dt", resolve_preset("dt"), 240, 3, 3)]
+    assert 0 < fits[0][5] + fits[1][5] <= first.elapsed
+    run(analysis)  # repeats of this session: neither stored nor timed again
+    assert len(models) == 2 and len(fits) == 2
+    other = Analysis(survey=analysis.survey, plan=analysis.plan, data_key=analysis.data_key)
+    run(other)  # hits in the shared store: models for this user, but no fit was measured
+    assert [m.model_id for m, _ in models[2:]] == ["nb", "dt"] and len(fits) == 2
+
+
+def test_record_fit_gets_reference_seconds_for_non_default_settings(analysis):
+    from cx_app.models.timing import settings_factor
+
+    fits = []
+    job = TrainingJob(analysis, {"rf": {"n_estimators": 20}}, folds=3, seed=0,
+                      calibration="sigmoid", store=ResultStore(8),
+                      record_fit=lambda *fit: fits.append(fit)).start()
+    assert job.wait(120) and job.finish()
+    factor = settings_factor("rf", settings={"n_estimators": 20}, calibration="sigmoid",
+                             preset=fits[0][1])
+    assert factor == pytest.approx(0.2 * 3 * (2 / 3) ** 0.76)
+    measured = fits[0][5] * factor  # the wall time, between the job's start and its end
+    assert 0 < measured <= job.elapsed
+
+
+def test_a_failing_callback_keeps_the_model_and_warns(analysis):
+    def broken(*_args):
+        raise OSError("disk full")
+
+    job = TrainingJob(analysis, {"nb": {}}, folds=3, seed=0, calibration="none",
+                      store=ResultStore(8), on_model=broken, record_fit=broken).start()
+    assert job.wait(60) and job.state == "finished" and job.finish()
+    assert list(analysis.models) == ["nb"]
+    assert job.events[0].warnings[-2:] == (
+        "nb could not be saved to the workspace: disk full",
+        "nb: its training time was not recorded for the time estimates: disk full")
+
+
+def test_a_model_kept_by_a_cancel_reaches_on_model_when_the_thread_ends(analysis,
+                                                                        slow_permutation):
+    seen = []
+    job = TrainingJob(analysis, {"lr": {}}, folds=3, seed=0, calibration="none",
+                      store=ResultStore(8), on_model=seen.append,
+                      record_fit=lambda *fit: seen.append(fit)).start()
+    assert slow_permutation.reached.wait(60)
+    job.cancel()
+    assert seen == [] and job.finish()
+    slow_permutation.open.set()
+    assert job.join(60)
+    assert seen == [analysis.models["lr"]]  # without permutation; no fit time: not complete
