@@ -10,6 +10,7 @@ from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
+from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import explain, plain_name
 from cx_app.workspace import fits
 from cx_app.workspace.database import Database
@@ -54,11 +55,9 @@ calibration = c3.selectbox("Probability calibration", CALIBRATIONS, key="calibra
 preset = st.radio("Preset", PRESETS, horizontal=True, key="preset", persist_state="session",
                   format_func=lambda p: plain_name(p) + (" (default)" if p == "fast" else ""),
                   help="fast: the same models with a faster solver or stopping rule (linear "
-                       "SVM by liblinear, the MLP stopped early, trees on every free core, "
-                       "the CNN for 30 epochs), measured as accurate as the papers' settings "
-                       "(bench/RESULTS.md); as in the papers: exactly the papers' settings. "
-                       "Models trained as in the papers are labelled with it (svm papers), so "
-                       "both can be compared.")
+                       "SVM by liblinear, the MLP stopped early, trees on every free core, the "
+                       "CNN for 30 epochs), measured as accurate as the papers' settings; as in "
+                       "the papers: exactly the papers' settings (the model's name says so).")
 
 settings: dict[str, dict] = {}
 for algorithm_id in chosen:
@@ -72,8 +71,7 @@ rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
 database = common.run_safely(lambda: common.workspace().database, what="Workspace")
 
 
-def expected(db: Database | None) -> fits.ExpectedTimes:
-    """Learned from this workspace's fits (``db`` None: the constants)."""
+def expected(db: Database | None) -> fits.ExpectedTimes:  # db None: the constants
     return fits.expected_times(db, {k: settings[k] for k in chosen}, preset=preset,
                                respondents=rows, attributes=attributes, folds=folds,
                                calibration=calibration)
@@ -91,7 +89,8 @@ if clicked and not (job is not None and job.running):
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
-        record_fit=fits.fit_recorder(database) if database is not None else None).start()
+        record_fit=fits.fit_recorder(database) if database is not None else None,
+        on_model=common.keep_model(common.ensure_program(a), a)).start()
 ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
 if job is not None and (job.running or not job.handed_over or ended is job):
     panels.training_progress(job)  # returns when the job has ended
@@ -118,7 +117,8 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
                                 "held-out folds")})
 for text in advice:
     st.warning(common.md_escape(text))
-remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models")
+remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models",
+                        format_func=model_display_name)
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:
         common.remove_model(a, model_id)
