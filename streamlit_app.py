@@ -1,7 +1,7 @@
-"""Entry script: routes between the pages in ``pages/``. Logic lives in ``cx_app``.
+"""Entry script: routes between the pages in ``app_pages/``. Logic lives in ``cx_app``.
 
 Every page reads the user's :class:`cx_app.app.session.Analysis` from session state
-(``pages/common.py``); on first start it holds the bundled sample survey, so every page shows
+(``app_pages/common.py``); on first start it holds the bundled sample survey, so every page shows
 real content before anything is uploaded. The analysis lives in a program of the workspace
 database and the address names it (``?program=…``): a reload, a second tab or a restarted
 server reopens it.
@@ -18,24 +18,24 @@ st.set_page_config(page_title="CX driver analytics",
 
 PAGES = {
     "Survey": [
-        st.Page("pages/data.py", title="Data", icon=":material/upload_file:", default=True),
-        st.Page("pages/nps.py", title="Net score", icon=":material/speed:"),
+        st.Page("app_pages/data.py", title="Data", icon=":material/upload_file:", default=True),
+        st.Page("app_pages/nps.py", title="Net score", icon=":material/speed:"),
     ],
     "Models": [
-        st.Page("pages/models.py", title="Models", icon=":material/model_training:"),
-        st.Page("pages/confusion.py", title="Confusion matrices", icon=":material/grid_on:"),
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("pages/drivers.py", title="Drivers", icon=":material/bar_chart:"),
+        st.Page("app_pages/models.py", title="Models", icon=":material/model_training:"),
+        st.Page("app_pages/confusion.py", title="Confusion matrices", icon=":material/grid_on:"),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("app_pages/drivers.py", title="Drivers", icon=":material/bar_chart:"),
     ],
     "Results": [
-        st.Page("pages/new_wave.py", title="New wave", icon=":material/fiber_new:"),
-        st.Page("pages/report.py", title="Report", icon=":material/download:"),
-        st.Page("pages/project.py", title="Project", icon=":material/save:"),
-        st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
+        st.Page("app_pages/new_wave.py", title="New wave", icon=":material/fiber_new:"),
+        st.Page("app_pages/report.py", title="Report", icon=":material/download:"),
+        st.Page("app_pages/project.py", title="Project", icon=":material/save:"),
+        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     ],
 }
 
-from pages import common  # noqa: E402  (after set_page_config)
+from app_pages import common  # noqa: E402  (after set_page_config)
 
 common.follow_address()  # an address naming a program (a reload, a restart) reopens it
 try:

@@ -50,7 +50,7 @@ def run() -> str:
         def fresh(page: str = page) -> None:
             at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
             if page != "data":
-                _check(at.switch_page(f"pages/{page}.py").run())
+                _check(at.switch_page(f"app_pages/{page}.py").run())
 
         fresh()  # warm the process-wide caches (sample file, schema) as a server would be
         first[page] = statistics.median(_timed(fresh) for _ in range(REPEATS))
@@ -58,16 +58,16 @@ def run() -> str:
              ("NPS overview (new session: Data + NPS)", first["nps"])]
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     train = _timed(lambda: _check(at.button(key="train").click().run()))
     analysis = at.session_state["analysis"]
     for page, title in (("models", "Models (leaderboards)"), ("confusion", "Confusion matrices"),
                         ("compare", "Compare"), ("drivers", "Drivers"),
                         ("new_wave", "New wave (before the final fit)"), ("report", "Report")):
         rows.append((f"{title}, first render", _timed(
-            lambda page=page: _check(at.switch_page(f"pages/{page}.py").run()))))
+            lambda page=page: _check(at.switch_page(f"app_pages/{page}.py").run()))))
 
-    at.switch_page("pages/confusion.py").run()
+    at.switch_page("app_pages/confusion.py").run()
     members = [w.key for w in at.multiselect if w.key.startswith("members::0::")]
     trainings = analysis.trainings
     variants = [([str(c) for c in range(6)], ["6", "7", "8"]),

@@ -1,7 +1,7 @@
 """AppTest runs like a server's: the entry script on every run.
 
 Streamlit's ``AppTest`` (1.67) forgets between runs that the app uses ``st.navigation``; with a
-``pages/`` folder beside the entry script it then runs the page file alone on every run after
+``app_pages/`` folder beside the entry script it then runs the page file alone on every run after
 the first (the old multipage mode), so whatever the entry script does around the page — the
 reload offer before it, the reload snapshot after it — is skipped. A server runs the entry
 script every time. Tests of that entry-script work use :func:`entry_script_every_run`.

@@ -10,5 +10,5 @@ session, each file's mapping edits (``MappingMemory``); :mod:`~cx_app.app.progra
 the models a workspace program keeps into the session's analysis;
 :mod:`~cx_app.app.training` trains in the background (``TrainingJob``, cancellable between
 folds, ``TrainingCancelled``).
-The pages in ``pages/`` hold the Streamlit side. Imports: every layer below, never streamlit.
+The pages in ``app_pages/`` hold the Streamlit side. Imports: every layer below, never streamlit.
 """

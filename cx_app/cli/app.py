@@ -1,4 +1,4 @@
-"""``cx-app app``: start the Streamlit app (the entry script and ``pages/`` live beside the package)."""
+"""``cx-app app``: start the Streamlit app (the entry script and ``app_pages/`` live beside the package)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def test_the_cnn_trains_on_the_models_page_and_says_how_it_adapted():
     at.run()
     _ok(at)
     assert at.session_state["analysis"].survey.X.shape == (200, 3)
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     _ok(at)
     at.multiselect(key="algorithms").set_value(["cnn"]).run()
     at.radio(key="preset").set_value("papers").run()

@@ -70,7 +70,7 @@ def test_a_non_recommend_item_is_a_net_score_and_the_analyst_can_say_otherwise(u
     assert not at.exception
     question = next(r for r in at.radio if r.label == QUESTION)
     assert question.value == "No"  # the inferred answer
-    at.switch_page("pages/nps.py").run()
+    at.switch_page("app_pages/nps.py").run()
     assert not at.exception and not at.error
     texts = page_text(at)
     assert [t for t in texts if NPS_WORDS.search(t)] == []
@@ -84,12 +84,12 @@ def test_a_non_recommend_item_is_a_net_score_and_the_analyst_can_say_otherwise(u
     assert at.title[0].value == "Net score overview"
 
     # the analyst says it is a recommend question: the same scores become an NPS
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     next(r for r in at.radio if r.label == QUESTION).set_value("Yes").run()
     assert not at.exception
     schema = at.session_state["analysis"].survey.schema
     assert schema.target.recommend is True and schema.is_nps
-    at.switch_page("pages/nps.py").run()
+    at.switch_page("app_pages/nps.py").run()
     assert not at.exception and not at.error
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["NPS"] == f"{net.value:+.1f}"  # same boxes, the NPS names

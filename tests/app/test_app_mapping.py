@@ -42,7 +42,7 @@ def test_a_segment_without_a_kind_just_works():
     assert ("roaming", "other") in [(s.name, s.role) for s in survey.schema.segments]
     assert "roaming" not in survey.schema.attribute_names
     assert survey.frame["roaming"].notna().sum() > 0  # read as a segment column
-    at.switch_page("pages/nps.py").run()
+    at.switch_page("app_pages/nps.py").run()
     _ok(at)
 
 
@@ -55,7 +55,7 @@ def test_mapping_and_models_survive_switching_files_and_back():
     assert "roaming" not in edited.survey.schema.attribute_names
 
     # train lr (2 folds) on the edited sample; the algorithm choice is kept too
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.multiselect(key="algorithms").set_value(["lr"])
     at.number_input(key="folds").set_value(2)
     at.button(key="train").click().run()
@@ -64,7 +64,7 @@ def test_mapping_and_models_survive_switching_files_and_back():
     trainings = at.session_state["analysis"].trainings
 
     # another file, with its own mapping edit
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.file_uploader(key="uploader").upload(csv.name, csv.read_bytes(), "text/csv")
     at.run()
     _ok(at)
@@ -96,7 +96,7 @@ def test_mapping_and_models_survive_switching_files_and_back():
     assert table.loc[table["column"] == kept_attribute, "role"].item() == "ignore"
 
     # the Models page still has the choices made there
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     _ok(at)
     assert at.multiselect(key="algorithms").value == ["lr"]
     assert at.number_input(key="folds").value == 2
@@ -106,11 +106,11 @@ def test_new_wave_choices_survive_a_page_switch():
     from cx_app.survey.samples import simulate_telecom_waves
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.multiselect(key="algorithms").set_value(["nb"])
     at.number_input(key="folds").set_value(2)
     at.button(key="train").click().run()
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     at.button(key="nw_fit").click().run()
     _ok(at)
     uploader = at.file_uploader(key="nw_wave_files")
@@ -124,8 +124,8 @@ def test_new_wave_choices_survive_a_page_switch():
     at.selectbox(key="nw_by").set_value("operator").run()
     _ok(at)
 
-    at.switch_page("pages/data.py").run()
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/data.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     _ok(at)
     assert at.selectbox(key="nw_by").value == "operator"  # as left
     tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)

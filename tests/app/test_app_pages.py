@@ -42,7 +42,7 @@ def _ok(at: AppTest) -> None:
 def trained():
     """The app after training lr and nb with 3 folds on the Models page."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     _ok(at)
     assert at.multiselect(key="algorithms").value == ["lr", "nb"]
     at.number_input(key="folds").set_value(3)
@@ -102,7 +102,7 @@ def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, 
     survey = at.session_state["analysis"].survey
     assert list(survey.frame.index) == list(expected.frame.index)
     assert list(survey.model_frame.index) == list(expected.model_frame.index)
-    at.switch_page("pages/nps.py").run()
+    at.switch_page("app_pages/nps.py").run()
     _ok(at)
     capsys.readouterr()
     assert main(["nps", str(path), "--json"]) == 0
@@ -135,7 +135,7 @@ def test_an_unsure_layout_asks_for_the_target_instead_of_guessing():
 def test_nps_page_shows_the_library_nps(sample):
     expected = nps_summary(sample.scores, groups=groups_for_schema(sample.schema))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/nps.py").run()
+    at.switch_page("app_pages/nps.py").run()
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["NPS"] == f"{expected.value:+.1f}"
@@ -171,7 +171,7 @@ def test_models_page_trains_and_ranks_every_level(trained, sample):
 
 def test_grouping_change_recomputes_without_retraining(trained, sample):
     at = trained
-    at.switch_page("pages/confusion.py").run()
+    at.switch_page("app_pages/confusion.py").run()
     _ok(at)
     analysis = at.session_state["analysis"]
     cv_before = analysis.models["lr"].cv
@@ -216,7 +216,7 @@ def test_grouping_change_recomputes_without_retraining(trained, sample):
 
 def test_compare_drivers_new_wave_and_report_pages(trained):
     at = trained
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     _ok(at)
     assert any(t.value.startswith("Macro-average AUC: Logistic regression") for t in at.text)
     analysis = at.session_state["analysis"]
@@ -224,11 +224,11 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     table = next(df.value for df in at.dataframe if "random_auc" in df.value.columns)
     assert table.set_index("model").loc["Logistic regression", "auc"] == pytest.approx(auc)
 
-    at.switch_page("pages/drivers.py").run()
+    at.switch_page("app_pages/drivers.py").run()
     _ok(at)
     assert at.markdown[-1].value.startswith("The attributes together explain")
 
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     _ok(at)
     at.button(key="nw_fit").click().run()
     _ok(at)
@@ -252,7 +252,7 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
     assert any(d.label == "Download all predictions (CSV)" for d in at.download_button)
     assert at.session_state["analysis"].trainings == 2  # the final fit is not a CV run
 
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     _ok(at)
     at.button(key="build_reports").click().run()
     _ok(at)
@@ -279,7 +279,7 @@ def test_glossary_page_explains_every_term():
     from cx_app.reports.definitions import GLOSSARY
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/glossary.py").run()
+    at.switch_page("app_pages/glossary.py").run()
     _ok(at)
     shown = " ".join(m.value for m in at.markdown)
     for term in ("ALP", "IM (intragroup mismatch)", "Relaxed / Strict / Hybrid", "δ / φ",

@@ -33,7 +33,7 @@ def test_preset_selector_defaults_to_fast_and_labels_the_papers_model():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.file_uploader(key="uploader").upload("small.csv", _survey_csv(), "text/csv")
     at.run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     _ok(at)
     assert at.radio(key="preset").value == "fast"
     assert list(at.radio(key="preset").options) == ["fast (default)", "as in the papers"]

@@ -26,7 +26,7 @@ PROGRAM = "telecom_nps"  # the sample's file name without its extension
 
 
 def _train(at: AppTest, algorithm: str = "nb", seed: int = 17) -> None:
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.multiselect(key="algorithms").set_value([algorithm])
     at.number_input(key="folds").set_value(3)
     at.number_input(key="seed").set_value(seed)
@@ -71,7 +71,7 @@ def test_a_reload_reopens_the_program_with_its_models_and_plan(entry_script_ever
     np.testing.assert_array_equal(after.models["nb seed=17"].permutation.per_fold,
                                   before.models["nb seed=17"].permutation.per_fold)
     for page in ("data", "models", "confusion", "compare", "drivers", "report"):
-        reopened.switch_page(f"pages/{page}.py").run()
+        reopened.switch_page(f"app_pages/{page}.py").run()
         _ok(reopened)
         assert reopened.query_params["program"] == PROGRAM
     assert reopened.session_state["analysis"].trainings == 0  # nothing retrained anywhere
@@ -81,7 +81,7 @@ def test_a_label_edit_keeps_the_models_and_is_kept(entry_script_every_run):  # n
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     _train(at, seed=19)  # a recipe of its own: the process-wide store would hand it over
     analysis = at.session_state["analysis"]
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     _edit(at, "Network - data", label="Mobile data quality")
     _ok(at)
     assert at.session_state["analysis"] is analysis and list(analysis.models) == ["nb seed=19"]
@@ -100,7 +100,7 @@ def test_a_mapping_the_models_do_not_fit_asks_first_and_keeps_them(entry_script_
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     _train(at)
     analysis = at.session_state["analysis"]
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     _edit(at, "Roaming", role="ignore")
     assert not at.exception
     assert any("changes what the models see (attributes left out: Roaming)" in w.value

@@ -37,7 +37,7 @@ def saved():
     """Session 1: train lr and nb (3 folds), change the plan, fit lr on all respondents (the
     New wave page then estimates the bundled wave), build the report, save the project."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.multiselect(key="algorithms").set_value(["lr", "nb"])
     at.number_input(key="folds").set_value(3)
     at.number_input(key="seed").set_value(SEED)
@@ -47,14 +47,14 @@ def saved():
     plan = analysis.plan.model_dump(mode="json")
     plan["plan"] = plan["plan"][:1]  # only the first reduction step: a plan of the user's own
     analysis.set_plan(PlanSpec.model_validate(plan))
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     at.button(key="nw_fit").click().run()
     _ok(at)
     assert analysis.finals and at.session_state["last_wave_estimate"] is not None
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     at.button(key="build_reports").click().run()
     _ok(at)
-    at.switch_page("pages/project.py").run()
+    at.switch_page("app_pages/project.py").run()
     at.button(key="project_prepare").click().run()
     _ok(at)
     assert any(d.label.startswith("Save project") for d in at.download_button)
@@ -65,7 +65,7 @@ def test_open_project_restores_every_page_without_training(saved):
     first, data = saved
     before = first.session_state["analysis"]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/project.py").run()
+    at.switch_page("app_pages/project.py").run()
     at.file_uploader(key="project_upload").upload("telecom.cxproj", data, "application/zip")
     at.run()
     _ok(at)
@@ -91,12 +91,12 @@ def test_open_project_restores_every_page_without_training(saved):
     assert estimate.to_dict() == first.session_state["last_wave_estimate"].to_dict()
 
     for page in PAGES:  # every page renders from the restored analysis
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         _ok(at)
     assert at.session_state["analysis"] is after  # the Data page kept it (same data key)
     assert after.trainings == 0 and after.models.keys() == before.models.keys()
 
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     at.button(key="build_reports").click().run()
     _ok(at)
     ids = list(before.models)
@@ -113,7 +113,7 @@ def test_open_project_restores_every_page_without_training(saved):
 def test_a_damaged_or_foreign_project_is_one_sentence_and_changes_nothing(saved):
     _, data = saved
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/project.py").run()
+    at.switch_page("app_pages/project.py").run()
     analysis = at.session_state["analysis"]
     foreign = io.BytesIO()
     with zipfile.ZipFile(foreign, "w") as zf:

@@ -30,7 +30,7 @@ def _caption(at: AppTest) -> str:
 @pytest.fixture
 def models_page():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     _ok(at)
     at.number_input(key="folds").set_value(3).run()
     return at

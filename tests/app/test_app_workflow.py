@@ -39,7 +39,7 @@ LR = f"lr seed={SEED}"  # the model id the Models page gives it
 
 
 def _train(at: AppTest, algorithms: list[str], folds: int = 3) -> AppTest:
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.multiselect(key="algorithms").set_value(algorithms)
     at.number_input(key="folds").set_value(folds)
     at.number_input(key="seed").set_value(SEED)
@@ -61,7 +61,7 @@ def test_training_keeps_the_permutation_importance_not_the_fold_models(trained, 
     expected = permutation_importance_cv(cv, sample.X)  # the library default, as the CLI
     assert np.allclose(model.permutation.per_fold, expected.per_fold)
 
-    trained.switch_page("pages/drivers.py").run()
+    trained.switch_page("app_pages/drivers.py").run()
     trained.selectbox(key="driver_source").set_value(
         f"Permutation importance: {model_display_name(LR)}").run()  # Logistic regression (seed 7)
     _ok(trained)
@@ -73,7 +73,7 @@ def test_training_keeps_the_permutation_importance_not_the_fold_models(trained, 
 
 
 def test_the_models_page_shows_the_held_out_calibration_gap(trained, sample):
-    trained.switch_page("pages/models.py").run()
+    trained.switch_page("app_pages/models.py").run()
     _ok(trained)
     cv = trained.session_state["analysis"].models[LR].cv
     gap = alp_gap(cv.y_true, cv.proba, sample.classes, groups=groups_for_schema(sample.schema))
@@ -98,7 +98,7 @@ def test_the_cache_never_says_another_session_trained_the_same_recipe(trained):
 
 def test_the_report_json_is_the_library_results_document(trained, sample):
     at = trained
-    at.switch_page("pages/report.py").run()
+    at.switch_page("app_pages/report.py").run()
     at.button(key="build_reports").click().run()
     _ok(at)
     assert any(d.label == "Results (JSON)" for d in at.download_button)
@@ -124,7 +124,7 @@ def test_new_wave_shows_the_gap_and_reads_an_uploaded_model_from_its_bytes(train
     # "Fit on all respondents" re-uses the model's cross-validation: one fit, no CV
     monkeypatch.setattr(training, "compare_calibrations", no_cross_validation)
     at = trained
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     at.button(key="nw_fit").click().run()
     _ok(at)
     assert at.session_state["analysis"].finals
@@ -177,7 +177,7 @@ def test_new_wave_tracks_two_uploaded_waves_by_segment(trained):
     from cx_app.survey.samples import simulate_telecom_waves
 
     at = trained
-    at.switch_page("pages/new_wave.py").run()
+    at.switch_page("app_pages/new_wave.py").run()
     at.radio(key="nw_model_source").set_value("Trained in this analysis").run()
     if any(b.key == "nw_fit" for b in at.button):  # not yet fitted on all respondents
         at.button(key="nw_fit").click().run()

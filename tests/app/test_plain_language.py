@@ -24,7 +24,7 @@ from cx_app.engine.catalogue import MULTICLASS_METRICS
 from cx_app.safe_text import escape_markdown
 from cx_app.survey.samples import simulate_telecom_waves
 
-LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (pages/report.py)
+LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (app_pages/report.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
@@ -107,12 +107,12 @@ def walked():
     every respondent and two unlabelled waves estimated, and the report files (with the last
     wave's estimate) the Report page builds."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     at.number_input(key="folds").set_value(4)  # a recipe of its own: the process-wide store
     # would otherwise hand test_app_pages its lr and nb (3 folds) already trained
     at.button(key="train").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    at.switch_page("pages/new_wave.py").run()  # a final fit and two unlabelled waves
+    at.switch_page("app_pages/new_wave.py").run()  # a final fit and two unlabelled waves
     if any(b.key == "nw_fit" for b in at.button):
         at.button(key="nw_fit").click().run()
     for k in (8, 9):
@@ -125,7 +125,7 @@ def walked():
     assert not at.exception, [e.value for e in at.exception]
     texts = {}
     for page in PAGES:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
         texts[page] = shown(at)
     analysis = at.session_state["analysis"]

@@ -1,4 +1,4 @@
-"""The app's caches are bounded and shared only by content (``cx_app.app.session``, ``pages/common.py``).
+"""The app's caches are bounded and shared only by content (``cx_app.app.session``, ``app_pages/common.py``).
 
 - :class:`ResultStore` (the process-wide store of cross-validation results) evicts beyond its
   entry and byte bounds, least recently used first, drops entries older than its TTL, and offers
@@ -185,7 +185,7 @@ def _cache_decorators(path: Path):
 
 def test_every_streamlit_cache_in_the_app_is_bounded():
     found = 0
-    for path in [ROOT / "streamlit_app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+    for path in [ROOT / "streamlit_app.py", *sorted((ROOT / "app_pages").glob("*.py"))]:
         for func, deco in _cache_decorators(path):
             found += 1
             where = f"{path.name}:{func.name}"
@@ -206,7 +206,7 @@ def test_two_sessions_do_not_see_each_others_upload_or_models():
     a.file_uploader(key="uploader").upload(csat.name, csat.read_bytes(), "text/csv")
     a.run()
     assert a.session_state["analysis"].survey.source.filename == csat.name
-    a.switch_page("pages/models.py").run()
+    a.switch_page("app_pages/models.py").run()
     a.multiselect(key="algorithms").set_value(["nb"])
     a.number_input(key="folds").set_value(3)
     a.button(key="train").click().run()
@@ -219,7 +219,7 @@ def test_two_sessions_do_not_see_each_others_upload_or_models():
     assert analysis_b.survey.source.filename == sample_path("telecom_nps").name
     assert analysis_b.models == {}
     assert "uploads" not in b.session_state or b.session_state["uploads"] == {}
-    b.switch_page("pages/new_wave.py").run()
+    b.switch_page("app_pages/new_wave.py").run()
     assert any("No model is trained yet" in i.value for i in b.info)
     assert not b.selectbox  # no model to pick
     assert csat.name not in repr([*b.markdown, *b.text, *b.caption])

@@ -82,15 +82,26 @@ def _edit_label(pg, row: int, text: str) -> None:
     canvas: select its first cell, move with the arrow keys, type, Enter)."""
     grid = pg.locator('[data-testid="stDataFrame"]').first
     _expect()(grid).to_be_visible(timeout=WAIT)
+    grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     pg.mouse.click(box["x"] + 40, box["y"] + 52)  # the first data row's first cell
     for _ in range(3):  # column → role → name → label
         pg.keyboard.press("ArrowRight")
     for _ in range(row):
         pg.keyboard.press("ArrowDown")
-    pg.keyboard.type(text)
-    pg.keyboard.press("Enter")
+    pg.keyboard.press("Enter")  # opens the cell's editor
+    pg.wait_for_timeout(300)
+    pg.keyboard.type(text, delay=20)
+    pg.keyboard.press("Enter")  # keeps the text
     _settle(pg)
+
+
+def _schema_has_label(pg, tmp_path) -> None:
+    """The schema in use (its YAML, downloaded) labels the edited attribute."""
+    pg.get_by_text("Column mapping (check it", exact=False).first.scroll_into_view_if_needed()
+    schema = _download(pg, "dl_schema", tmp_path).decode("utf-8")
+    fees = schema.index("column: 'Satisfaction with: Fees & charges (1-10)'")
+    assert f"label: {LABEL}" in schema[fees:schema.index("- name:", fees)], schema[:2000]
 
 
 def _tracker(pg, tmp_path) -> pd.DataFrame:
@@ -145,7 +156,7 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
             # a label edit keeps both models
             _go(pg, url, "")
             _edit_label(pg, 1, LABEL)
-            _visible(pg.get_by_text(LABEL).first)
+            _schema_has_label(pg, tmp_path)
             expect(pg.get_by_text("do not apply to it", exact=False)).to_have_count(0)
             _go(pg, url, "models")
             _visible(pg.get_by_text("Leaderboard", exact=True))
@@ -160,15 +171,16 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
                                           accept_downloads=True)
             pg = context.new_page()
             pg.set_default_timeout(WAIT)
-            pg.goto(address)
+            pg.goto(address)  # the Models page of the program, as the address names it
+            _visible(pg.locator('[data-testid="stSidebarNav"]').get_by_text(
+                "Confusion matrices"))  # the app's navigation, once its script has run
             _settle(pg)
-            _go(pg, url, "models")
             _visible(pg.get_by_text("Leaderboard", exact=True))
             recipes = pd.read_csv(io.BytesIO(_download(pg, "dl_recipes", tmp_path)))
             assert len(recipes) == 2  # both models, not retrained
             _go(pg, url, "")
             _visible(pg.get_by_text(f"File: {SURVEY}"))
-            _visible(pg.get_by_text(LABEL).first)  # the edited label was kept too
+            _schema_has_label(pg, tmp_path)  # the edited label was kept too
             _go(pg, url, "new_wave")
             again = _tracker(pg, tmp_path)
             assert list(again["wave"]) == quarters

@@ -388,7 +388,7 @@ def test_models_page_names_the_cluster_and_trains_there(client, monkeypatch):
     address = client.scheduler.address
     monkeypatch.setenv(cluster.SCHEDULER_ENV, address)
     at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     # the caption is Markdown with the address escaped (cx_app.safe_text.escape_markdown)
     assert any(c.value.startswith(escape_markdown(f"running on cluster {address}, 2 workers"))
@@ -418,7 +418,7 @@ def test_models_page_with_an_unreachable_scheduler_says_so_and_does_not_train(mo
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
     monkeypatch.setattr(cluster.connect, "__kwdefaults__", {"timeout": 1.0, "check": True})
     at = AppTest.from_file(str(root / "streamlit_app.py"), default_timeout=180).run()
-    at.switch_page("pages/models.py").run()
+    at.switch_page("app_pages/models.py").run()
     assert [e.value for e in at.error] == [escape_markdown(
         f"Dask cluster: cannot reach the Dask scheduler at {address} within 1 s (Timed out "
         f"trying to connect to {address} after 1 s): start it with `dask scheduler`, or fix "

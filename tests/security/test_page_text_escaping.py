@@ -5,7 +5,7 @@ Streamlit renders Markdown (links, images, HTML-like tags, ``:color[...]`` direc
 widget labels and ``help`` texts. A header such as ``Store ![p](http://host/a.png)`` interpolated
 there makes every analyst's browser fetch an outside image (tracking) and shows arbitrary links.
 This test walks the syntax tree of every page and fails on any such call whose text is not
-provably plain: a literal, :func:`pages.common.md_escape` of anything, a number formatted with a
+provably plain: a literal, :func:`app_pages.common.md_escape` of anything, a number formatted with a
 numeric format spec (``{n:,}``, ``{x:.1f}``), or a variable whose every assignment in the file is
 one of these. Everything else (a bare ``{name}``, ``str(exc)``, a parameter) is flagged.
 An AppTest then loads a survey with that header and checks what the pages really render.
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "pages").glob("*.py"))
+PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 
 MARKDOWN_CALLS = {
     "markdown", "caption", "subheader", "header", "title", "error", "warning", "info",
@@ -96,7 +96,7 @@ class _Checker:
                 func.attr if isinstance(func, ast.Attribute) else "")
             if name in ESCAPERS:
                 return True
-            if name in {"pct", "num", "len", "int", "float"}:  # numbers (as text: pages.common)
+            if name in {"pct", "num", "len", "int", "float"}:  # numbers (as text: app_pages.common)
                 return True
             if name == "join" and isinstance(func, ast.Attribute) and node.args:
                 return self.plain(func.value, seen) and self._plain_items(node.args[0], seen)
@@ -301,7 +301,7 @@ def test_the_pages_render_markdown_from_the_file_and_the_schema_as_text():
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["analysis"].survey.schema.plan[0].name.startswith("3x3 ![st]")
     sources += _markdown_sources(at)
-    for page in ("pages/nps.py", "pages/drivers.py"):
+    for page in ("app_pages/nps.py", "app_pages/drivers.py"):
         at.switch_page(page).run()
         assert not at.exception, [e.value for e in at.exception]
         sources += _markdown_sources(at)

@@ -181,7 +181,7 @@ def test_no_module_parses_xml_without_defusedxml():
     unsafe = {"xml.etree.ElementTree", "xml.etree.cElementTree", "xml.dom.minidom",
               "xml.sax", "lxml.etree", "xml.dom.pulldom", "xml.parsers.expat"}
     offenders = []
-    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"]:
+    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("app_pages/*.py"), ROOT / "streamlit_app.py"]:
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
@@ -192,7 +192,7 @@ def test_no_module_parses_xml_without_defusedxml():
 
 def test_openpyxl_is_not_used_to_read_in_the_app():
     readers = []
-    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("pages/*.py")]:
+    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("app_pages/*.py")]:
         if "load_workbook" in path.read_text():
             readers.append(path.name)
     assert readers == []

@@ -117,7 +117,7 @@ def test_usage_statistics_are_off():
 def test_csv_downloads_go_through_safe_text():
     """Every place that builds CSV bytes for a download or export uses safe_text.to_safe_csv."""
     offenders = []
-    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("pages/*.py")]:
+    for path in [*ROOT.glob("cx_app/**/*.py"), *ROOT.glob("app_pages/*.py")]:
         if path.name in ("safe_text.py", "samples.py"):  # samples: our own generated data
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):

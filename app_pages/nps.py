@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages import common
 from cx_app.app import views
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
@@ -13,7 +14,6 @@ from cx_app.reports.definitions import explain
 from cx_app.survey import nps as net_score
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 from cx_app.survey.vocabulary import vocabulary
-from pages import common
 
 a = common.analysis()
 survey = a.survey

@@ -269,7 +269,7 @@ def need_models(a: Analysis) -> bool:
     if a.models:
         return False
     st.info("No model is trained yet: train one or more on the Models page first.")
-    st.page_link("pages/models.py", label="Go to Models")
+    st.page_link("app_pages/models.py", label="Go to Models")
     return True
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app_pages import common
 from cx_app.app.project import open_analysis, save_analysis
 from cx_app.errors import CxAppError
 from cx_app.provenance import sha256_hex
-from pages import common
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
 OPENED = "project_opened"  # SHA-256 of the project file last opened (opened once per upload)

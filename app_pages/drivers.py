@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common
 from cx_app.models.drivers import importance_frame
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import NO_STANDOUT
 from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.prose import drivers_reading
-from pages import common
 
 a = common.analysis()
 survey = a.survey

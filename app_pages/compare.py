@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from app_pages import common
 from cx_app.app import views
 from cx_app.engine.catalogue import lower_is_better, metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
 from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import auc_reading, plain_name
-from pages import common
 
 a = common.analysis()
 st.title("Compare models")

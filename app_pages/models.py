@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common, panels
 from cx_app.app import views
 from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
@@ -14,7 +15,6 @@ from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import explain, plain_name
 from cx_app.workspace import fits
 from cx_app.workspace.database import Database
-from pages import common, panels
 
 a = common.analysis()
 st.title("Models")

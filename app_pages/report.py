@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
-from pages import common
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
 

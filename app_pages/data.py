@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
+from app_pages import common, panels
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
 from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
-from pages import common, panels
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 

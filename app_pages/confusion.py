@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common, panels
 from cx_app.app import views
 from cx_app.engine.catalogue import metric_definition
 from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import plain_name
-from pages import common, panels
 
 a = common.analysis()
 st.title("Confusion matrices")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages.common import md_escape
 from cx_app.reports.definitions import PAPERS, glossary_entries
-from pages.common import md_escape
 
 st.title("Glossary")
 st.write("The words the app borrows from statistics and from the papers it is built on, in "

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app_pages import common, panels, wave_panels
 from cx_app.survey.vocabulary import vocabulary
-from pages import common, panels, wave_panels
 
 a = common.analysis()
 st.title("New wave")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from app_pages import common, panels
 from cx_app.app.session import Analysis
 from cx_app.estimate.tracker import split_waves
 from cx_app.reports import charts
@@ -16,7 +17,6 @@ from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
 from cx_app.workspace.reporting import program_tracker_frame
 from cx_app.workspace.views import ProgramView, WaveView
-from pages import common, panels
 
 BUNDLED = {
     "Bundled wave 7 (unlabeled)": "telecom_nps_wave7_unlabeled",

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from app_pages import common
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
@@ -30,7 +31,6 @@ from cx_app.survey.mapping import (
     with_target,
 )
 from cx_app.survey.schema import MISSING_POLICIES, SurveySchema, with_recommend
-from pages import common
 
 
 def calibration_checks(cv: HeldOutFigures) -> None:
