@@ -98,7 +98,9 @@ def _edit_label(pg, row: int, text: str) -> None:
 
 def _schema_has_label(pg, tmp_path) -> None:
     """The schema in use (its YAML, downloaded) labels the edited attribute."""
-    pg.get_by_text("Column mapping (check it", exact=False).first.scroll_into_view_if_needed()
+    if not pg.locator(".st-key-dl_schema button").is_visible():  # the mapping is folded
+        pg.get_by_text("Column mapping (check it", exact=False).first.click()
+        _settle(pg)
     schema = _download(pg, "dl_schema", tmp_path).decode("utf-8")
     fees = schema.index("column: 'Satisfaction with: Fees & charges (1-10)'")
     assert f"label: {LABEL}" in schema[fees:schema.index("- name:", fees)], schema[:2000]
