@@ -7,6 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages import common, panels, wave_panels
+from cx_app.models.algorithms import preset_label
+from cx_app.models.names import model_display_name
 from cx_app.survey.vocabulary import vocabulary
 
 a = common.analysis()
@@ -23,7 +25,8 @@ if model is None:
     st.stop()
 for warning in model.load_warnings:
     st.warning(common.md_escape(warning))
-st.text(f"Model: {model.algorithm_id}, calibration {model.calibration}, trained on "
+st.text(f"Model: {model_display_name(preset_label(model.algorithm_id, model.preset))}, "
+        f"calibration {model.calibration}, trained on "
         f"{model.training.n or '?'} respondents of {model.training.filename or '?'}")
 panels.calibration_checks(model.cv)
 SCORE = vocabulary(model.schema).title  # "NPS" only for an NPS (escaped where shown)
@@ -41,15 +44,16 @@ files = st.file_uploader("Add waves to the program (.xlsx, .xls, .ods, .csv)",
 wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name))
 not_kept = common.run_safely(lambda: common.workspace().estimate_waves(name, model_id)) or []
 if not_kept:
-    st.caption(common.md_escape(f"Not estimated by {model_id}: {', '.join(not_kept)} (the "
+    st.caption(common.md_escape(f"Not estimated by {model_display_name(model_id)}: "
+                                f"{', '.join(not_kept)} (the "
                                 "program does not keep these files; add them again)."))
 view = common.run_safely(lambda: common.workspace().show(name, model=model_id))
 if view is None or not view.waves:
     st.info(f"The program {common.md_escape(name)} has no wave yet: add the wave files to "
             "estimate (with or without the target question).")
     st.stop()
-st.caption(f"Program {common.md_escape(name)}: {len(view.waves)} wave(s), estimated by "
-           f"{common.md_escape(model_id)}.")
+st.caption(f"Program {common.md_escape(name)}: {len(view.waves)} wave file(s), estimated by "
+           f"{common.md_escape(model_display_name(model_id))}.")
 segments = {s.name: s.column for s in model.schema.segments if s.role not in ("wave", "date")}
 st.subheader(f"Tracker: estimated {common.md_escape(SCORE)} by wave")
 wave_panels.tracker(view, SCORE, segments)

@@ -8,6 +8,7 @@ import streamlit as st
 from app_pages import common
 from cx_app.app.project import open_analysis, save_analysis
 from cx_app.errors import CxAppError
+from cx_app.models.names import model_display_name
 from cx_app.provenance import sha256_hex
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
@@ -121,6 +122,7 @@ if upload is not None:
         common.ensure_program(new)  # the opened models are kept in the file's program
         st.success(common.md_escape(
             f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} restored "
-            f"({', '.join(new.models) or 'none'}); every page shows them."))
+            f"({', '.join(map(model_display_name, new.models)) or 'none'}); every page shows "
+            "them."))
     else:
         st.caption(f"{common.md_escape(upload.name)} is open.")

@@ -146,7 +146,7 @@ def _show(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
             return 0
-        titles = {s.name: s.column for s in ws.program_model(args.name).schema.segments}
+        titles = {s.name: s.column for s in ws.schema(args.name).segments}
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
           f"{len(view.waves)} wave(s)")

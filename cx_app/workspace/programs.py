@@ -443,14 +443,54 @@ class Workspace:
         raise WorkspaceError(f"the program {name!r} has no model {model!r}.")
 
     def results(self, name: str) -> Results:
-        """The results document of the program's models (what its reports show)."""
+        """The results document of the program's models (what its reports show): the one made
+        when the CLI created it, else (a program of the app) built from the stored
+        cross-validations of the mapping in use and the kept survey file, by the library's one
+        builder (:func:`cx_app.models.analysis.finish_evaluation`; nothing is retrained)."""
         import json
 
         from cx_app.models.results import Results
 
         text = self.database.read(lambda s: s.scalar(
             select(Program.results_json).where(Program.id == self._program(s, name).id)))
+        if text is None:
+            return self._results_of_stored_models(name)
         return Results.from_dict(json.loads(text), source=f"program {name}")
+
+    def schema(self, name: str) -> SurveySchema:
+        """The program's mapping in use."""
+        import yaml
+
+        from cx_app.survey.schema import parse_schema
+
+        text = self.database.read(lambda s: self._program(s, name).schema_yaml)
+        return parse_schema(yaml.safe_load(text))
+
+    def _results_of_stored_models(self, name: str) -> Results:
+        import numpy as np
+
+        from cx_app.engine.grouping import resolve_plan
+        from cx_app.engine.plan import PlanSpec
+        from cx_app.models.analysis import finish_evaluation
+        from cx_app.models.evaluation import evaluate_result
+        from cx_app.survey.importing import load_survey
+        from cx_app.workspace.analyses import AnalysisStore
+
+        program = AnalysisStore(self).reopen(name)
+        if program.data is None or not program.models:
+            raise WorkspaceError(
+                f"the program {name!r} has no results yet: it needs a trained model and its "
+                "survey file kept in the workspace (the app's Project page) to report on.")
+        survey = load_survey(program.data, schema=self.schema(name), sheet=program.sheet,
+                             filename=program.filename)
+        plan = resolve_plan(PlanSpec.model_validate(program.plan), survey.classes)
+        first = program.models[0].cv.fold
+        models = [m for m in program.models if np.array_equal(m.cv.fold, first)]
+        calibrations = {m.cv.calibration for m in models}
+        return finish_evaluation(
+            survey, {m.model_id: evaluate_result(m.cv, plan) for m in models}, plan, None,
+            seed=models[0].seed, calibration=calibrations.pop() if len(calibrations) == 1
+            else ", ".join(f"{m.model_id}: {m.cv.calibration}" for m in models))
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
         """Note a report made of the program: its file, SHA-256, size and waves covered."""

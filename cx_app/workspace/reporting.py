@@ -165,7 +165,7 @@ def write_program_reports(workspace: Workspace, name: str, out_dir: str | Path
     from cx_app.reports.pptx_deck import deck_filename
 
     view = workspace.show(name)
-    segment_titles = {s.name: s.column for s in workspace.program_model(name).schema.segments}
+    segment_titles = {s.name: s.column for s in workspace.schema(name).segments}
     contents = program_report_files(view, workspace.results(name),
                                     source_name=f"program {name}",
                                     segment_titles=segment_titles)

@@ -146,3 +146,67 @@ def test_a_removed_model_does_not_come_back(entry_script_every_run):  # noqa: F8
     at.button(key="remove").click().run()
     _ok(at)
     assert list(_reopen().session_state["analysis"].models) == ["lr seed=17"]
+
+
+def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(  # noqa: F811
+        entry_script_every_run, tmp_path, capsys):
+    """The app and ``cx-app program`` work on one workspace: the CLI's ``show --json`` gives
+    the app's tracker numbers, and a wave the CLI adds is in the app's tracker after a reload."""
+    import json
+
+    import pandas as pd
+
+    from cx_app.cli import main
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at, "lr", 23)
+    at.switch_page("app_pages/new_wave.py").run()
+    at.button(key="nw_fit").click().run()
+    _ok(at)
+    uploader = at.file_uploader(key="nw_wave_files")
+    paths = {}
+    for k in (8, 9, 10):
+        frame = simulate_telecom_waves([k], respondents_per_operator=50, seed=4,
+                                       include_target=False)
+        paths[k] = tmp_path / f"wave{k}.csv"
+        frame.to_csv(paths[k], index=False)
+    for k in (9, 8):
+        uploader.upload(paths[k].name, paths[k].read_bytes(), "text/csv")
+    at.run()
+    at.selectbox(key="nw_by").set_value("operator").run()
+    _ok(at)
+    shown = next(df.value for df in at.dataframe if "series" in df.value.columns)
+
+    capsys.readouterr()
+    assert main(["program", "show", PROGRAM, "--model", "lr seed=23", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    rows = []
+    for wave in document["waves"]:
+        rows.append((wave["label"], "All respondents", wave["estimated_nps"]["value"],
+                     *wave["estimated_nps"]["ci95"]))
+        for value, figure in wave["segments"]["operator"].items():
+            est = figure["estimated_nps"]
+            rows.append((wave["label"], value, est["value"], *est["ci95"]))
+    cli = pd.DataFrame(rows, columns=["wave", "series", "nps", "ci_low", "ci_high"])
+    both = shown.merge(cli, on=["wave", "series"], suffixes=("", "_cli"), validate="1:1")
+    assert len(both) == len(shown) == len(cli)  # every wave and operator, nothing else
+    for column in ("nps", "ci_low", "ci_high"):
+        np.testing.assert_allclose(both[column], both[f"{column}_cli"].round(2), atol=1e-9)
+
+    assert main(["program", "add-wave", PROGRAM, str(paths[10])]) == 0  # monthly automation
+    reopened = _reopen()
+    reopened.switch_page("app_pages/new_wave.py").run()
+    _ok(reopened)
+    tracker = next(df.value for df in reopened.dataframe if "series" in df.value.columns)
+    assert list(tracker["wave"].unique()) == [*document_labels(document), "2021-10"]
+
+    # and the monthly report of the app's program, from the CLI: every wave in each file
+    assert main(["program", "report", PROGRAM, "--out", str(tmp_path / "out")]) == 0
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert all(label in html for label in ["2021-08", "2021-09", "2021-10"])
+    assert (tmp_path / "out" / "report.xlsx").stat().st_size > 0
+
+
+def document_labels(document: dict) -> list[str]:
+    return [wave["label"] for wave in document["waves"]]

@@ -1,4 +1,4 @@
-"""Save project / Open project and reload recovery in a real browser (Playwright + Debian's
+"""Save project / Open project and a reload in a real browser (Playwright + Debian's
 chromium against ``streamlit run``).
 
 Session 1 trains lr and nb (3 folds) on the bundled sample, reloads the page and restores its
@@ -45,15 +45,12 @@ def test_save_reload_and_open_a_project(app_url, tmp_path):  # noqa: F811
             pg.get_by_role("button", name="Train and cross-validate").click()
             expect(pg.get_by_text("Training finished")).to_be_visible(timeout=WAIT)
             _settle(pg)
-            assert "session=" in pg.url
+            assert "program=telecom_nps" in pg.url
 
-            # a reload: the analysis from before is offered back, and restored on request
+            # a reload: the address names the program, reopened with its models
             pg.reload()
             _settle(pg)
-            expect(pg.get_by_text("Your analysis from before is kept")).to_be_visible(
-                timeout=WAIT)
-            pg.get_by_role("button", name="Restore it").click()
-            _settle(pg)
+            expect(pg.get_by_text("Leaderboard", exact=True)).to_be_visible(timeout=WAIT)
             _go(pg, "models")
             expect(pg.get_by_text("Leaderboard", exact=True)).to_be_visible(timeout=WAIT)
 
