@@ -12,7 +12,7 @@ def _module_workspace(tmp_path_factory):
     """A workspace database for each test module, set before the module's own fixtures (an
     app session started by a module fixture keeps the database it started with)."""
     with pytest.MonkeyPatch.context() as patch:
-        path = tmp_path_factory.mktemp("module_workspace") / "workspace.db"
+        path = tmp_path_factory.mktemp("moduleworkspace") / "workspace.db"
         patch.setenv("CX_APP_DATABASE_URL", f"sqlite:///{path}")
         yield
 
@@ -24,3 +24,6 @@ def _own_workspace(tmp_path_factory, monkeypatch):
     developer's ``CX_APP_DATABASE_URL``. A test that needs another (PostgreSQL) sets it itself."""
     path = tmp_path_factory.mktemp("workspace") / "workspace.db"
     monkeypatch.setenv("CX_APP_DATABASE_URL", f"sqlite:///{path}")
+
+
+from training_gates import slow_fold, slow_permutation  # noqa: E402,F401  (fixtures)

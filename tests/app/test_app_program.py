@@ -148,8 +148,8 @@ def test_a_removed_model_does_not_come_back(entry_script_every_run):  # noqa: F8
     assert list(_reopen().session_state["analysis"].models) == ["lr seed=17"]
 
 
-def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(  # noqa: F811
-        entry_script_every_run, tmp_path, capsys):
+def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(
+        entry_script_every_run, tmp_path, capsys):  # noqa: F811
     """The app and ``cx-app program`` work on one workspace: the CLI's ``show --json`` gives
     the app's tracker numbers, and a wave the CLI adds is in the app's tracker after a reload."""
     import json

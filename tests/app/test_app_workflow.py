@@ -103,7 +103,7 @@ def test_the_report_json_is_the_library_results_document(trained, sample):
     _ok(at)
     assert any(d.label == "Results (JSON)" for d in at.download_button)
     analysis = at.session_state["analysis"]
-    files = analysis.peek(("reports", (analysis.models[LR].key,), analysis.plan_key, None))
+    files = analysis.peek(("reports", (analysis.models[LR].key,), analysis.plan_key, None, None))
     shown = json.loads(files["json"])
     expected = results_document(sample, {LR: analysis.evaluation(LR)},
                                 analysis.resolved_plan(), calibration="none").to_dict()

@@ -29,6 +29,7 @@ from cx_app.models.algorithms import (
     preset_label,
 )
 from cx_app.models.crossval import cross_validate_model
+from cx_app.models.names import model_display_name
 
 
 def _final(pipeline):
@@ -155,14 +156,15 @@ def test_cli_evaluate_preset_flag_is_recorded_in_results_json(survey_csv, tmp_pa
     for label in labels:
         assert doc["models"][label]["cross_validation"]["preset"] == preset
         assert doc["provenance"]["presets"][label] == preset
-        assert label in stdout
+        assert model_display_name(label) in stdout  # the CLI names models in words
     assert doc["models"][labels[1]]["cross_validation"]["settings"]["C"] == 1.0
     assert ("kernel" in doc["models"][labels[1]]["cross_validation"]["settings"]) == bool(flag)
     header = stdout.splitlines()[[i for i, line in enumerate(stdout.splitlines())
                                   if line.startswith("model ")][0]]
     assert "preset" in header.split()
     shown = {"fast": "fast", "papers": "as in the papers"}[preset]  # the preset in words
-    assert f"svm (preset: {shown})" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"Support vector machine (preset: {shown})" in html
 
 
 def test_cli_train_records_the_preset_in_the_model_file(survey_csv, tmp_path):
@@ -174,7 +176,7 @@ def test_cli_train_records_the_preset_in_the_model_file(survey_csv, tmp_path):
     stdout = _cli("train", str(survey_csv), *SURVEY_ARGS, "--algorithm", "svm",
                   "--calibration", "none", "--folds", "3", "--preset", "papers",
                   "--out", str(path))
-    assert "svm (papers preset)" in stdout
+    assert "Support vector machine (papers' settings)" in stdout
     model = load_model(path)
     assert model.preset == "papers" and model.metadata()["preset"] == "papers"
     assert model.settings["kernel"] == "linear"

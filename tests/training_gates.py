@@ -1,5 +1,5 @@
-"""App test setup: training steps held until the test lets them go (a deliberately slow
-algorithm, without sleeping)."""
+"""Training steps held until the test lets them go (a deliberately slow algorithm, without
+sleeping): the fixtures ``slow_fold`` and ``slow_permutation`` (offered by tests/conftest.py)."""
 
 from __future__ import annotations
 
