@@ -113,7 +113,11 @@ class Workspace:
     def __init__(self, database: Database, *, user: str | None = None,
                  teams: Teams | None = None, acting_as: str | None = None) -> None:
         self.database = database
-        self.actor = Actor(audit.cli_user() if user is None else user, teams, acting_as)
+        user = audit.cli_user() if user is None else user.strip()
+        if not user or len(user) > audit.USER_CHARS:
+            raise WorkspaceError(f"a workspace acts for a user named in 1 to {audit.USER_CHARS} "
+                                 "characters (the audit trail records who made each change)")
+        self.actor = Actor(user, teams, acting_as)
 
     @classmethod
     def open(cls, url: str | None = None, *, user: str | None = None,

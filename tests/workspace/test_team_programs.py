@@ -105,8 +105,38 @@ def test_a_refused_change_writes_no_row_and_changes_nothing(north, survey_files)
         assert str(refused.value) == (
             "carol@example.com is a viewer of North: viewers read programs and download "
             "reports; adding waves needs the analyst role")
+        with pytest.raises(AccessDenied, match="; removing waves needs the analyst role$"):
+            ws.remove_wave("North NPS", "W01")
+        with pytest.raises(AccessDenied, match="; estimating waves needs the analyst role$"):
+            ws.estimate_waves("North NPS", "lr")
+        with pytest.raises(AccessDenied, match="; uploading, training and estimating needs "):
+            AnalysisStore(ws).set_plan("North NPS", {})
         assert ws.show("North NPS").waves == ()
         assert [r.action for r in ws.audit("North NPS")] == ["program imported"]
+
+
+def test_the_audit_row_commits_with_its_change_or_neither_does(north, survey_files,
+                                                                 monkeypatch):
+    from cx_app.workspace import audit
+
+    with Workspace.open(north, user="dana@example.com", teams=TEAMS) as ws:
+        ws.add_waves("North NPS", [survey_files["W01"]])
+
+        def failing(*args, **kwargs):
+            raise WorkspaceError("the audit trail cannot be written")
+
+        monkeypatch.setattr(audit, "record", failing)
+        with pytest.raises(WorkspaceError, match="the audit trail cannot be written"):
+            ws.remove_wave("North NPS", "W01")
+        with pytest.raises(WorkspaceError, match="the audit trail cannot be written"):
+            ws.for_user("alice@example.com", TEAMS).delete_program("North NPS")
+        monkeypatch.undo()
+        assert [w.label for w in ws.show("North NPS").waves] == ["W01"]
+        assert [r.action for r in ws.audit("North NPS")] == ["wave added", "program imported"]
+    with pytest.raises(WorkspaceError) as nobody:
+        Workspace.open(north, user="  ")
+    assert str(nobody.value) == ("a workspace acts for a user named in 1 to 320 characters (the "
+                                 "audit trail records who made each change)")
 
 
 def test_the_app_store_records_a_new_program_and_each_model_once(tmp_path, survey_files,
@@ -152,6 +182,8 @@ def test_each_user_sees_the_programs_of_their_teams(north):
                                          "(cx-app program create).")
         with pytest.raises(WorkspaceError, match="^no program named 'North NPS'"):
             ws.delete_program("North NPS")
+        with pytest.raises(WorkspaceError, match="^no program named 'North NPS'"):
+            AnalysisStore(ws).reopen("North NPS")  # the app's reopening by address
     with Workspace.open(north, user="ops") as ws:  # unrestricted: the operator
         assert [p.name for p in ws.list_programs()] == ["North NPS"]
 
