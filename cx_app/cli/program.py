@@ -202,7 +202,7 @@ def _show(args: argparse.Namespace) -> int:
         titles = {s.name: s.column for s in ws.schema(args.name).segments}
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
-          f"{len(view.waves)} wave(s)")
+          f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
     for wave in view.waves:
         est, real = wave.estimated_nps, wave.realized_nps
         line = (f"{wave.label}: {wave.respondents:,} respondents, estimated NPS "
@@ -242,7 +242,8 @@ def _list(args: argparse.Namespace) -> int:
     for p in programs:
         models = ", ".join(map(model_display_name, p.models))
         print(f"{p.name}: {p.survey.describe()}; models {models}; "
-              f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC")
+              f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC"
+              + (f"; team {p.team}" if p.team else ""))
     return 0
 
 

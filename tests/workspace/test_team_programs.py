@@ -245,6 +245,10 @@ def test_cli_team_audit_move_delete_and_as(north, tmp_path, project_bytes, monke
     assert (code, err) == (0, "") and out.startswith("imported program South CSAT into ")
     code, out, err = cli("program", "list", *db, *team, "--as", "bob@example.com")
     assert (code, err) == (0, "") and out.startswith("South CSAT:") and "North" not in out
+    assert out.endswith(" UTC; team South\n") and out.count("\n") == 1
+    code, out, err = cli("program", "show", "South CSAT", *db, *team, "--as", "bob@example.com")
+    assert (code, err) == (0, "") and out.startswith("program South CSAT: ")
+    assert out.splitlines()[0].endswith(" 0 wave(s); team South")
     code, out, err = cli("program", "show", "North NPS", *db, *team, "--as", "bob@example.com")
     assert (code, out) == (2, "")
     assert err.startswith("error: no program named 'North NPS' in the workspace ")
