@@ -1,4 +1,12 @@
-"""``cx-app app``: start the Streamlit app (the entry script and ``app_pages/`` live beside the package)."""
+"""``cx-app app``: start the Streamlit app (the entry script and ``app_pages/`` live beside the package).
+
+Team mode (docs/deployment.md): ``--secrets FILE`` (a Streamlit secrets TOML whose ``[auth]``
+section configures the OpenID Connect sign-in) and ``--teams FILE`` (the teams YAML,
+:mod:`cx_app.workspace.teams`), or the variables ``CX_APP_SECRETS`` and ``CX_APP_TEAMS``. Both
+files are checked before the server starts (one sentence per problem); the secrets file goes
+to Streamlit's ``secrets.files`` option, the teams file's absolute path to the server in
+``CX_APP_TEAMS``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from cx_app.errors import CxAppError
@@ -20,7 +31,88 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("app", help="start the web app (Streamlit)")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost")
+    p.add_argument("--secrets", metavar="FILE",
+                   help=f"team mode: Streamlit secrets TOML with the [auth] sign-in section "
+                        f"(default: ${ENV_SECRETS})")
+    p.add_argument("--teams", metavar="FILE",
+                   help=f"team mode: the teams YAML file (default: ${ENV_TEAMS})")
     p.set_defaults(func=run)
+
+
+ENV_SECRETS, ENV_TEAMS = "CX_APP_SECRETS", "CX_APP_TEAMS"
+AUTH_KEYS = ("client_id", "client_secret", "server_metadata_url")
+"""What each provider of the ``[auth]`` section needs (``redirect_uri`` and ``cookie_secret``
+are the section's own)."""
+
+
+@dataclass(frozen=True)
+class ServerLaunch:
+    """The Streamlit server's command line and environment."""
+
+    command: list[str]
+    env: dict[str, str]
+
+
+def _auth_problem(auth: object) -> str | None:
+    """What is missing from the ``[auth]`` section, in words (None: nothing)."""
+    if not isinstance(auth, dict):
+        return "has no [auth] section (Streamlit's sign-in settings)"
+    for key in ("redirect_uri", "cookie_secret"):
+        if not str(auth.get(key) or "").strip():
+            return f"has no {key} in its [auth] section"
+    if not str(auth["redirect_uri"]).rstrip("/").endswith("/oauth2callback"):
+        return "has a redirect_uri that does not end with /oauth2callback (Streamlit's path)"
+    providers = {"[auth]": auth} if "client_id" in auth else {
+        f"[auth.{name}]": section for name, section in auth.items() if isinstance(section, dict)}
+    if not providers:
+        return "names no provider in its [auth] section (client_id, client_secret, " \
+               "server_metadata_url)"
+    for where, section in providers.items():
+        missing = [k for k in AUTH_KEYS if not str(section.get(k) or "").strip()]
+        if missing:
+            return f"has no {', '.join(missing)} in its {where} section"
+    return None
+
+
+def check_secrets(path: Path) -> None:
+    """The secrets file is readable TOML with a usable ``[auth]`` section."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CxAppError(f"{path}: cannot read the secrets file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise CxAppError(f"{path}: the secrets file is not UTF-8 text (TOML)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CxAppError(f"{path}: the secrets file is not valid TOML ({exc})") from None
+    problem = _auth_problem(data.get("auth"))
+    if problem:
+        raise CxAppError(f"{path}: the secrets file {problem}; see docs/deployment.md, step 3")
+
+
+def server_launch(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerLaunch:
+    """The server's command line and environment for ``args``: in team mode (secrets and
+    teams given, by flag or variable) both files checked first."""
+    from cx_app.workspace.teams import load_teams
+
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ENTRY_SCRIPT),
+        "--server.port", str(args.port), "--server.address", args.address,
+    ]
+    env = dict(environ)
+    secrets = args.secrets or environ.get(ENV_SECRETS) or None
+    teams = args.teams or environ.get(ENV_TEAMS) or None
+    if secrets is None and teams is None:
+        return ServerLaunch(command, env)
+    if secrets is None or teams is None:
+        given, needed = (("--teams", f"--secrets FILE (or {ENV_SECRETS})") if secrets is None
+                         else ("--secrets", f"--teams FILE (or {ENV_TEAMS})"))
+        raise CxAppError(f"team mode needs both files: {given} is given, so give "
+                         f"{needed} too")
+    secrets_path, teams_path = Path(secrets).resolve(), Path(teams).resolve()
+    check_secrets(secrets_path)
+    load_teams(teams_path)
+    env[ENV_TEAMS] = str(teams_path)
+    return ServerLaunch(command + ["--secrets.files", str(secrets_path)], env)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,18 +120,15 @@ def run(args: argparse.Namespace) -> int:
         raise CxAppError(
             f"the app's entry script {ENTRY_SCRIPT} is missing: run the app from a source checkout"
         )
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ENTRY_SCRIPT),
-        "--server.port", str(args.port), "--server.address", args.address,
-    ]
-    return _serve(command)
+    launch = server_launch(args, os.environ)
+    return _serve(launch.command, launch.env)
 
 
 STOP_GRACE_SECONDS = 5.0
 """How long the server has to stop after a forwarded signal before it is terminated."""
 
 
-def _serve(command: list[str]) -> int:
+def _serve(command: list[str], env: dict[str, str] | None = None) -> int:
     """Run the Streamlit server as a child and stop it with us: SIGTERM, SIGINT and SIGHUP
     are forwarded to it, and a server still running when we leave is terminated (then
     killed), so stopping ``cx-app app`` never leaves a server holding the port.
@@ -47,7 +136,8 @@ def _serve(command: list[str]) -> int:
     A server still running :data:`STOP_GRACE_SECONDS` after a forwarded signal is terminated
     too: Streamlit listens on its port before it installs its own handlers, and a SIGINT in
     between may be swallowed (seen once in a loaded test run)."""
-    child = subprocess.Popen(command, cwd=ENTRY_SCRIPT.parent, env=os.environ.copy())
+    child = subprocess.Popen(command, cwd=ENTRY_SCRIPT.parent,
+                             env=os.environ.copy() if env is None else env)
     asked: list[float] = []  # when a stop signal was forwarded
 
     def forward(signum, _frame):

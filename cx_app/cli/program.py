@@ -6,8 +6,16 @@ wave); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each
 ``respondents``, ``estimated_nps`` {``value``, ``ci95``} and ``segments``); ``report NAME --out
 DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves, and the deck
 ``NAME.pptx``); ``list``;
-``export NAME FILE.cxproj`` and ``import FILE.cxproj``. The database: ``--db URL``, else
+``export NAME FILE.cxproj`` and ``import FILE.cxproj``; ``delete NAME``, ``move NAME --team
+T`` and ``audit NAME [--json]`` (the program's audit trail). The database: ``--db URL``, else
 ``CX_APP_DATABASE_URL``, else the user's SQLite file (``docs/workspace.md``).
+
+Who: every change is an audit row recorded for the operating-system account running the CLI
+(:func:`cx_app.workspace.audit.cli_user`). The CLI is the server operator's tool, so it is
+unrestricted by default; ``--as EMAIL`` with a teams file (``--teams FILE``, else
+``CX_APP_TEAMS``) acts as that user of team mode: their teams' programs only, their role's
+actions only, recorded as ``ACCOUNT (as EMAIL)``. A teams file without ``--as`` only checks
+that ``--team`` names one of its teams.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import sys
 
 from cx_app.cli._common import add_survey_arguments, model_words, schema_from_args
 
+ENV_TEAMS = "CX_APP_TEAMS"
+
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
     from cx_app.workspace.database import ENV_URL, default_database_path
@@ -25,6 +35,13 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL",
                         help=f"workspace database URL (default: ${ENV_URL}, else "
                              f"sqlite:///{default_database_path()})")
+    parser.add_argument("--teams", metavar="FILE",
+                        help=f"the teams file of team mode (default: ${ENV_TEAMS}); with --as "
+                             "the command is checked as that user")
+    parser.add_argument("--as", dest="as_user", metavar="EMAIL",
+                        help="act as this user of the teams file: only their teams' programs "
+                             "and their role's actions (default: unrestricted, as the server's "
+                             "operator)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probability calibration (default auto: smallest held-out ALP gap)")
     c.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
     c.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    c.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
     c.add_argument("--keep-survey", action="store_true",
                    help="store the survey file and the wave files themselves in the "
                         "workspace (default: only their names, sheets and SHA-256; respondent "
@@ -94,16 +112,51 @@ def register(sub: argparse._SubParsersAction) -> None:
     i = commands.add_parser("import", help="add the program of a project file (.cxproj)")
     i.add_argument("file", metavar="FILE.cxproj")
     i.add_argument("--name", help="the program's name (default: the exported one)")
+    i.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
     i.set_defaults(func=_import)
 
-    for parser in (c, a, r, s, rep, ls, e, i):
+    d = commands.add_parser("delete", help="delete a program and everything stored with it "
+                                           "(its audit trail stays)")
+    d.add_argument("name", metavar="NAME")
+    d.set_defaults(func=_delete)
+
+    m = commands.add_parser("move", help="give a program to another team")
+    m.add_argument("name", metavar="NAME")
+    m.add_argument("--team", required=True, metavar="NAME", help="the team it goes to")
+    m.set_defaults(func=_move)
+
+    au = commands.add_parser("audit", help="the program's audit trail: who changed what, and "
+                                           "when (newest first)")
+    au.add_argument("name", metavar="NAME")
+    au.add_argument("--json", action="store_true", help="print the rows as JSON")
+    au.set_defaults(func=_audit)
+
+    for parser in (c, a, r, s, rep, ls, e, i, d, m, au):
         _add_db(parser)
 
 
 def _workspace(args: argparse.Namespace):
-    from cx_app.workspace.programs import Workspace
+    """The workspace of ``--db`` acting for the OS account, or (``--as``) for a user of the
+    teams file, checked by it."""
+    import os
 
-    return Workspace.open(args.db)
+    from cx_app.errors import CxAppError
+    from cx_app.workspace.access import Actor
+    from cx_app.workspace.audit import cli_user
+    from cx_app.workspace.programs import Workspace
+    from cx_app.workspace.teams import load_teams
+
+    path = args.teams or os.environ.get(ENV_TEAMS) or None
+    teams = None if path is None else load_teams(path)
+    if args.as_user is None:
+        if teams is not None and getattr(args, "team", None) is not None:
+            Actor(cli_user(), teams).require_known_team(args.team)
+        return Workspace.open(args.db)
+    if teams is None:
+        raise CxAppError(f"--as {args.as_user} needs the teams file that says what this user "
+                         f"may do: give --teams FILE or set {ENV_TEAMS}")
+    return Workspace.open(args.db, user=f"{cli_user()} (as {args.as_user})",
+                          teams=teams, acting_as=args.as_user)
 
 
 def _ci(ci: list[float]) -> str:
@@ -116,7 +169,7 @@ def _create(args: argparse.Namespace) -> int:
             args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
             algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
             folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
-            missing_policy=args.missing_policy)
+            missing_policy=args.missing_policy, team=args.team)
         model = view.models[0]
         print(f"created program {view.name} in {ws.database.shown_url}: "
               f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "
@@ -149,7 +202,7 @@ def _show(args: argparse.Namespace) -> int:
         titles = {s.name: s.column for s in ws.schema(args.name).segments}
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
-          f"{len(view.waves)} wave(s)")
+          f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
     for wave in view.waves:
         est, real = wave.estimated_nps, wave.realized_nps
         line = (f"{wave.label}: {wave.respondents:,} respondents, estimated NPS "
@@ -189,7 +242,8 @@ def _list(args: argparse.Namespace) -> int:
     for p in programs:
         models = ", ".join(map(model_display_name, p.models))
         print(f"{p.name}: {p.survey.describe()}; models {models}; "
-              f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC")
+              f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC"
+              + (f"; team {p.team}" if p.team else ""))
     return 0
 
 
@@ -206,6 +260,34 @@ def _import(args: argparse.Namespace) -> int:
     from cx_app.workspace.transfer import import_program
 
     with _workspace(args) as ws:
-        name = import_program(ws, args.file, name=args.name)
+        name = import_program(ws, args.file, name=args.name, team=args.team)
         print(f"imported program {name} into {ws.database.shown_url}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        ws.delete_program(args.name)
+        print(f"deleted program {args.name} from {ws.database.shown_url}")
+    return 0
+
+
+def _move(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        ws.move_program(args.name, args.team)
+        print(f"moved program {args.name} to team {args.team}")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        rows = ws.audit(args.name)
+    if args.json:
+        print(json.dumps([{"created": r.created.isoformat(), "user": r.user, "action": r.action,
+                           "program": r.program, "detail": r.detail} for r in rows],
+                         indent=1, ensure_ascii=False))
+        return 0
+    for r in rows:
+        print(f"{r.created:%Y-%m-%d %H:%M:%S} UTC  {r.user}  {r.action}"
+              + (f": {r.detail}" if r.detail else ""))
     return 0

@@ -5,7 +5,8 @@ Alembic. See ``docs/workspace.md``.
 
 Public API: :class:`~cx_app.workspace.programs.Workspace` (``open(url)``, ``create_program``,
 ``add_wave``/``add_waves``, ``remove_wave``, ``show``, ``list_programs``, ``program_model``,
-``results``), returning the typed views of :mod:`~cx_app.workspace.views` (``ProgramView``,
+``results``, ``delete_program``, ``move_program``, ``audit``; ``open(url, user=, teams=)`` and
+``for_user(user, teams)`` act for one user, :mod:`~cx_app.workspace.access`), returning the typed views of :mod:`~cx_app.workspace.views` (``ProgramView``,
 ``WaveView`` with the wave's :class:`~cx_app.estimate.document.WaveEstimateDocument`); the
 database itself in :mod:`~cx_app.workspace.database` (``open_database``, ``database_url``,
 ``migrate``), its tables in :mod:`~cx_app.workspace.tables`, wave labels and order in

@@ -16,6 +16,8 @@ second tab or a restarted server shows the same work:
   program (they come back when the analyst returns to that mapping).
 - :meth:`AnalysisStore.reopen` gives everything back as the library's documents
   (:class:`cx_app.project.ProjectModel`), never rows.
+- The store acts for its workspace's user: a program created and a model trained are audit
+  rows; in team mode the user finds only their teams' programs and changes them as analysts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from sqlalchemy.orm import Session, undefer
 from cx_app.errors import WorkspaceError
 from cx_app.project import ProjectModel, crossval_arrays, crossval_fields
 from cx_app.provenance import sha256_hex
+from cx_app.workspace.access import Action
+from cx_app.workspace.audit import AuditAction, record
 from cx_app.workspace.records import crossval_result, npy_array, npy_bytes
 from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile, Wave
 
@@ -117,19 +121,23 @@ class AnalysisStore:
 
     def find_program(self, sha256: str, sheet: str | None, filename: str | None
                      ) -> str | None:
-        """The newest program of this survey file (content, sheet and name), if any."""
-        return self.database.read(lambda s: s.scalar(
-            select(Program.name).where(Program.survey_sha256 == sha256,
-                                       Program.survey_sheet.is_(None) if sheet is None
-                                       else Program.survey_sheet == sheet,
-                                       Program.survey_filename == filename)
-            .order_by(Program.id.desc()).limit(1)))
+        """The newest program of this survey file (content, sheet and name) that the user
+        may change (team mode: of a team where they are an analyst), if any."""
+        rows = self.database.read(lambda s: s.execute(
+            select(Program.name, Program.team).where(
+                Program.survey_sha256 == sha256,
+                Program.survey_sheet.is_(None) if sheet is None
+                else Program.survey_sheet == sheet, Program.survey_filename == filename)
+            .order_by(Program.id.desc())).all())
+        actor = self.workspace.actor
+        return next((n for n, team in rows if actor.can(team, Action.ANALYSE)), None)
 
     def program_for(self, survey: SurveyData, data: bytes | None, *,
-                    keep_files: bool = True) -> str:
-        """The name of the program of ``survey`` (found by its file, else created and named
-        after the file: ``bank_nps``, ``bank_nps (2)``...), its mapping set to the survey's.
-        ``data``: the file's bytes, kept in the program when ``keep_files``."""
+                    keep_files: bool = True, team: str | None = None) -> str:
+        """The name of the program of ``survey`` (found by its file, else created for
+        ``team`` and named after the file: ``bank_nps``, ``bank_nps (2)``...), its mapping
+        set to the survey's. ``data``: the file's bytes, kept in the program when
+        ``keep_files``."""
         source = survey.source
         name = self.find_program(source.sha256, source.sheet, source.filename)
         if name is not None:
@@ -137,6 +145,7 @@ class AnalysisStore:
             if keep_files and data is not None:
                 self.keep_file(name, data, source.filename)
             return name
+        self.workspace.check_new_program(team)
 
         def work(session: Session) -> str:
             taken = set(session.scalars(select(Program.name).where(
@@ -151,9 +160,12 @@ class AnalysisStore:
                 survey_filename=(source.filename or "")[:500] or None,
                 survey_sheet=None if source.sheet is None else source.sheet[:500],
                 survey_sha256=source.sha256, data_key=survey.data_key,
-                keep_files=keep_files)
+                keep_files=keep_files, team=team)
             session.add(program)
             session.flush()
+            record(self.database, self.workspace.user, AuditAction.PROGRAM_CREATED, chosen,
+                   f"from {source.filename}" + (f", team {team}" if team else ""),
+                   session=session)
             if keep_files and data is not None:
                 session.add(StoredFile(program_id=program.id, sha256=sha256_hex(data),
                                        filename=(source.filename or "")[:500] or None,
@@ -162,8 +174,8 @@ class AnalysisStore:
 
         return self.database.write(work)
 
-    def _program(self, session: Session, name: str) -> Program:
-        return self.workspace._program(session, name)
+    def _program(self, session: Session, name: str, action: Action = Action.READ) -> Program:
+        return self.workspace._program(session, name, action)
 
     def set_mapping(self, name: str, survey: SurveyData) -> None:
         """The program's mapping in use becomes the survey's (its models of other data keys
@@ -171,7 +183,7 @@ class AnalysisStore:
         yaml_text, data_key = survey.schema.to_yaml(), survey.data_key
 
         def work(session: Session) -> None:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             if program.schema_yaml != yaml_text or program.data_key != data_key:
                 program.schema_yaml, program.data_key = yaml_text, data_key
 
@@ -180,14 +192,15 @@ class AnalysisStore:
     def set_plan(self, name: str, plan: dict[str, Any]) -> None:
         """The reduction plan in use (a grouping change: nothing is retrained)."""
         self.database.write(lambda s: s.execute(
-            update(Program).where(Program.id == self._program(s, name).id).values(plan=plan)))
+            update(Program).where(Program.id == self._program(s, name, Action.ANALYSE).id)
+            .values(plan=plan)))
 
     def keep_file(self, name: str, data: bytes, filename: str | None) -> None:
         """Keep a file (the survey or a wave) in the program, once per content."""
         sha256 = sha256_hex(data)
 
         def work(session: Session) -> None:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             if session.scalar(select(StoredFile.id).where(StoredFile.program_id == program.id,
                                                           StoredFile.sha256 == sha256)):
                 return
@@ -211,7 +224,7 @@ class AnalysisStore:
         from sqlalchemy import delete
 
         def work(session: Session) -> None:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             program.keep_files = keep
             if not keep:
                 session.execute(delete(StoredFile).where(StoredFile.program_id == program.id))
@@ -234,7 +247,7 @@ class AnalysisStore:
         arrays = crossval_arrays(cv)
 
         def work(session: Session) -> None:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             if session.scalar(select(Model.id).where(Model.program_id == program.id,
                                                      Model.training_key == model.key)):
                 return
@@ -248,6 +261,9 @@ class AnalysisStore:
                 respondents=int(respondents),
                 crossval=CrossValidation(fields=crossval_fields(cv),
                                          **{k: npy_bytes(a) for k, a in arrays.items()})))
+            record(self.database, self.workspace.user, AuditAction.MODEL_TRAINED, name,
+                   f"{model.model_id}, {model.folds}-fold cross-validation on {respondents} "
+                   "respondents", session=session)
 
         self.database.write(work)
 
@@ -257,7 +273,7 @@ class AnalysisStore:
         from sqlalchemy import delete
 
         def work(session: Session) -> bool:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             ids = [r.id for r in session.scalars(select(Model).where(
                 Model.program_id == program.id)) if _model_key(r) == key]
             session.execute(delete(Model).where(Model.id.in_(ids)))
@@ -273,7 +289,7 @@ class AnalysisStore:
         metadata = json.loads(json.dumps(model.metadata(), default=str))
 
         def work(session: Session) -> None:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE)
             row = next((r for r in session.scalars(select(Model).where(
                 Model.program_id == program.id)) if _model_key(r) == key), None)
             if row is None:

@@ -104,12 +104,16 @@ def record(database: Database, user: str, action: AuditAction, program: str | No
 
 
 def events(database: Database, program: str | None = None, *, user: str | None = None,
-           limit: int = DEFAULT_LIMIT) -> tuple[AuditRecord, ...]:
+           since: dt.datetime | None = None, limit: int = DEFAULT_LIMIT
+           ) -> tuple[AuditRecord, ...]:
     """The audit trail, newest first (at most ``limit`` rows): of one ``program`` (by name)
-    and/or one ``user`` when given, else of the whole workspace."""
+    and/or one ``user`` when given, else of the whole workspace; ``since``: rows made then
+    or later only."""
     query = select(AuditEvent).order_by(AuditEvent.created.desc(), AuditEvent.id.desc())
     if program is not None:
         query = query.where(AuditEvent.program == program)
+    if since is not None:
+        query = query.where(AuditEvent.created >= since)
     if user is not None:
         query = query.where(AuditEvent.user == user)
     query = query.limit(max(0, int(limit)))

@@ -16,6 +16,10 @@ never database rows.
   (:func:`cx_app.estimate.new_wave.estimate_wave`) and by every segment of the mapping
   (:func:`cx_app.estimate.tracker.segment_estimates`), and stored at once.
 - Waves are labelled by :mod:`cx_app.workspace.labels` and shown in wave order.
+- A workspace acts for one user (:class:`~cx_app.workspace.access.Actor`): every change writes
+  an audit row (:mod:`cx_app.workspace.audit`) in the transaction of the change, and in team
+  mode (a teams file) the user sees only their teams' programs and changes them as their role
+  allows.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, undefer
 
 from cx_app.errors import WorkspaceError
+from cx_app.workspace import audit
+from cx_app.workspace.access import Action, Actor
 from cx_app.workspace.database import Database, open_database
 from cx_app.workspace.labels import wave_label, wave_order_key
 from cx_app.workspace.records import (
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     from cx_app.models.results import Results
     from cx_app.survey.data import SurveyData
     from cx_app.survey.schema import SurveySchema
+    from cx_app.workspace.teams import Teams
 
 __all__ = ["Workspace", "segment_names"]
 
@@ -98,16 +105,42 @@ def _current(program: Program) -> Any:
 
 
 class Workspace:
-    """A workspace database (:func:`cx_app.workspace.database.open_database`) and its programs."""
+    """A workspace database (:func:`cx_app.workspace.database.open_database`) and its programs,
+    acting for ``user`` (default: the operating-system account, :func:`audit.cli_user`);
+    ``teams``: team mode, the user sees and changes only what their roles allow (None:
+    unrestricted)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, user: str | None = None,
+                 teams: Teams | None = None, acting_as: str | None = None) -> None:
         self.database = database
+        user = audit.cli_user() if user is None else user.strip()
+        if not user or len(user) > audit.USER_CHARS:
+            raise WorkspaceError(f"a workspace acts for a user named in 1 to {audit.USER_CHARS} "
+                                 "characters (the audit trail records who made each change)")
+        self.actor = Actor(user, teams, acting_as)
 
     @classmethod
-    def open(cls, url: str | None = None) -> Workspace:
+    def open(cls, url: str | None = None, *, user: str | None = None,
+             teams: Teams | None = None, acting_as: str | None = None) -> Workspace:
         """The workspace at ``url`` (else ``CX_APP_DATABASE_URL``, else the user's SQLite
-        file), its schema upgraded to this cx-app's."""
-        return cls(open_database(url))
+        file), its schema upgraded to this cx-app's; ``acting_as``: the e-mail the teams file
+        is asked about when it is not ``user`` (see :class:`Actor`)."""
+        return cls(open_database(url), user=user, teams=teams, acting_as=acting_as)
+
+    def for_user(self, user: str, teams: Teams | None = None) -> Workspace:
+        """This workspace's database acting for ``user`` (the app: one per signed-in user on
+        one shared engine; do not :meth:`close` it, that closes the shared database)."""
+        return Workspace(self.database, user=user, teams=teams)
+
+    @property
+    def user(self) -> str:
+        return self.actor.user
+
+    def record_change(self, session: Session | None, action: audit.AuditAction, program: str,
+                      detail: str | None = None) -> None:
+        """Write one audit row for this workspace's user (``session``: in that transaction)."""
+        audit.record(self.database, self.user, action, program, _cut(detail, 2000),
+                     session=session)
 
     def close(self) -> None:
         self.database.dispose()
@@ -120,19 +153,14 @@ class Workspace:
 
     # ------------------------------------------------------------------ finding programs
 
-    def _program(self, session: Session, name: str) -> Program:
-        program = session.scalar(select(Program).where(Program.name == name))
-        if program is None:
-            names = session.scalars(select(Program.name).order_by(Program.name).limit(11)).all()
-            known = (f"its programs are {', '.join(names[:10])}" + (", ..." if len(names) > 10
-                                                                     else "")
-                     if names else "it holds no program yet (cx-app program create)")
-            raise WorkspaceError(f"no program named {name!r} in the workspace "
-                                 f"{self.database.shown_url}: {known}.")
-        return program
+    def _program(self, session: Session, name: str, action: Action = Action.READ,
+                 doing: str | None = None) -> Program:
+        """The program ``name``, if the user may do ``action`` with it (see
+        :meth:`Actor.find`)."""
+        return self.actor.find(session, name, action, self.database.shown_url, doing)
 
     def list_programs(self) -> list[ProgramSummary]:
-        """Every program, by name."""
+        """Every program the user may read, by name."""
 
         def work(session: Session) -> list[ProgramSummary]:
             counts = dict(session.execute(select(Wave.program_id, func.count(Wave.id))
@@ -141,7 +169,8 @@ class Workspace:
                                        .order_by(Program.name)).all()
             return [ProgramSummary(p.name, as_utc(p.created),
                                    tuple(m.model_id for m in p.models), counts.get(p.id, 0),
-                                   survey_identity(p)) for p in programs]
+                                   survey_identity(p), p.team) for p in programs
+                    if self.actor.can(p.team, Action.READ)]
 
         return self.database.read(work)
 
@@ -151,12 +180,13 @@ class Workspace:
                        sheet: str | int | None = None, filename: str | None = None,
                        algorithm: str = "lr", preset: str | None = None,
                        calibration: str = "auto", folds: int = 10, seed: int = 0,
-                       keep_survey: bool = False, missing_policy: str | None = None
-                       ) -> ProgramView:
-        """A new program ``name`` from its reference survey ``source`` (a path or bytes;
-        ``schema``: the mapping, None to infer it) and a model of ``algorithm`` trained on it.
-        ``keep_survey``: store the survey file itself (default: its SHA-256, name and sheet
-        only). :class:`WorkspaceError` if the name is taken."""
+                       keep_survey: bool = False, missing_policy: str | None = None,
+                       team: str | None = None) -> ProgramView:
+        """A new program ``name`` of ``team`` from its reference survey ``source`` (a path or
+        bytes; ``schema``: the mapping, None to infer it) and a model of ``algorithm`` trained
+        on it. ``keep_survey``: store the survey file itself (default: its SHA-256, name and
+        sheet only). :class:`WorkspaceError` if the name is taken; in team mode
+        :class:`~cx_app.errors.AccessDenied` unless the user is an analyst of ``team``."""
         from cx_app.engine.grouping import resolve_plan
         from cx_app.estimate.model_file import model_bytes
         from cx_app.estimate.training import train_model
@@ -170,6 +200,7 @@ class Workspace:
         if not name or len(name) > NAME_LENGTH:
             raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
                                  "(e.g. 'bank-nps')")
+        self.check_new_program(team)
         self._refuse_taken(name)
         data, shown = _read(source, filename)
         survey = load_survey(data, schema=schema, sheet=sheet, filename=shown,
@@ -196,10 +227,20 @@ class Workspace:
                 survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
                 survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
                 results_json=results.to_json(), data_key=survey.data_key,
-                keep_files=keep_survey, models=[row]))
+                keep_files=keep_survey, models=[row], team=team))
+            session.flush()
+            self.record_change(session, audit.AuditAction.PROGRAM_CREATED, name,
+                               f"from {survey.source.filename}, model {model_id}"
+                               + (f", team {team}" if team else ""))
 
         self._write_new_program(name, work)
         return self.show(name)
+
+    def check_new_program(self, team: str | None) -> None:
+        """In team mode, a new program of ``team`` needs a team of the teams file and the
+        analyst role in it (a program without a team: an admin)."""
+        self.actor.require_known_team(team)
+        self.actor.require(team, Action.ANALYSE, doing="creating a program")
 
     def _refuse_taken(self, name: str) -> None:
         taken = self.database.read(
@@ -225,6 +266,7 @@ class Workspace:
         if label is not None and len(sources) > 1:
             raise WorkspaceError("a label names one wave: give one file with --label, or let "
                                  "each file's wave column or name label it")
+        self.database.read(lambda s: self._program(s, name, Action.ANALYSE, "adding waves"))
         models = self._models(name)
         if not models:
             raise WorkspaceError(f"the program {name!r} has no model fitted on all respondents "
@@ -302,13 +344,15 @@ class Workspace:
                               respondents=estimate.n, estimates=rows))
 
         def work(session: Session) -> list[AddedWave]:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE, "adding waves")
             if session.scalar(select(Wave.id).where(Wave.program_id == program.id,
                                                     Wave.file_sha256 == sha256).limit(1)):
                 return []  # added by another process meanwhile
             for wave in waves:
                 wave.program_id = program.id
                 session.add(wave)
+                self.record_change(session, audit.AuditAction.WAVE_ADDED, name,
+                                   f"{wave.label} ({wave.filename}, {wave.respondents} respondents)")
             if program.keep_files and not session.scalar(select(StoredFile.id).where(
                     StoredFile.program_id == program.id, StoredFile.sha256 == sha256)):
                 session.add(StoredFile(program_id=program.id, sha256=sha256,
@@ -340,7 +384,7 @@ class Workspace:
 
         def missing(session: Session) -> list[tuple[int, str, str, str | None, str | None,
                                                     str, bytes | None]]:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE, "estimating waves")
             done = select(Estimate.wave_id).where(Estimate.model_id == row_id)
             waves = session.scalars(select(Wave).where(Wave.program_id == program.id,
                                                        Wave.id.not_in(done))).all()
@@ -385,7 +429,7 @@ class Workspace:
         files carry the same label) and its estimates; the number of waves removed."""
 
         def work(session: Session) -> int:
-            program = self._program(session, name)
+            program = self._program(session, name, Action.ANALYSE, "removing waves")
             where = [Wave.program_id == program.id, Wave.label == label]
             if sha256:
                 where.append(Wave.file_sha256.startswith(sha256.lower()))
@@ -397,6 +441,8 @@ class Workspace:
                 raise WorkspaceError(f"the program {name!r} has {len(found)} waves labelled "
                                      f"{label!r} ({files}): name the file's SHA-256 too.")
             session.execute(delete(Wave).where(Wave.id.in_([i for i, _ in found])))
+            self.record_change(session, audit.AuditAction.WAVE_REMOVED, name,
+                               f"{label} ({found[0][1]})")
             return len(found)
 
         return self.database.write(work)
@@ -425,7 +471,7 @@ class Workspace:
             pairs = sorted(pairs, key=lambda p: (wave_order_key(p[0].label, p[0].wave_date),
                                                  p[0].id))  # one label: in the order added
             return ProgramView(
-                name=program.name, created=as_utc(program.created),
+                name=program.name, created=as_utc(program.created), team=program.team,
                 survey=survey_identity(program),
                 survey_included=bool(session.scalar(select(Program.survey_bytes.is_not(None))
                                                     .where(Program.id == program.id))),
@@ -501,10 +547,39 @@ class Workspace:
                                filename=_cut(str(path), FILE_LENGTH), sha256=sha256_hex(data),
                                size=len(data),
                                waves=waves))
+            self.record_change(session, audit.AuditAction.REPORT_EXPORTED, name,
+                               f"{kind} {Path(path).name}, {waves} wave(s)")
 
         self.database.write(work)
 
     def delete_program(self, name: str) -> None:
-        """Remove the program and everything stored with it."""
-        self.database.write(lambda s: s.execute(
-            delete(Program).where(Program.id == self._program(s, name).id)))
+        """Remove the program and everything stored with it (in team mode: an admin of its
+        team); its audit rows stay."""
+
+        def work(session: Session) -> None:
+            program = self._program(session, name, Action.ADMINISTER, "deleting a program")
+            session.execute(delete(Program).where(Program.id == program.id))
+            self.record_change(session, audit.AuditAction.PROGRAM_DELETED, name,
+                               None if program.team is None else f"team {program.team}")
+
+        self.database.write(work)
+
+    def move_program(self, name: str, team: str) -> None:
+        """Give the program to ``team`` (in team mode: an admin of its team and of ``team``)."""
+        self.actor.require_known_team(team)
+
+        def work(session: Session) -> None:
+            program = self._program(session, name, Action.ADMINISTER, "moving a program")
+            self.actor.require(team, Action.ADMINISTER, doing="moving a program into a team")
+            before, program.team = program.team, team
+            self.record_change(session, audit.AuditAction.PROGRAM_MOVED, name,
+                               f"from {before or 'no team'} to {team}")
+
+        self.database.write(work)
+
+    def audit(self, name: str, *, limit: int = audit.DEFAULT_LIMIT
+              ) -> tuple[audit.AuditRecord, ...]:
+        """The program's audit trail, newest first: the rows since it was created (the rows of
+        an earlier program of that name are not its own)."""
+        created = self.database.read(lambda s: self._program(s, name).created)
+        return audit.events(self.database, name, since=created, limit=limit)

@@ -7,6 +7,8 @@ one estimate document per wave in wave order. What only a program has — each w
 date, file, part and segment estimates — travels in the project's ``settings.json`` under
 ``program``, so an exported program imports as the same program. A project saved by the app
 (no ``program`` settings) imports too: its estimates become waves labelled from their files.
+Both write an audit row for the workspace's user; in team mode exporting needs the reader
+role, importing the analyst role in the program's team.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.orm import Session, selectinload, undefer
 from cx_app.errors import WorkspaceError
 from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
+from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.labels import label_from_text
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.records import crossval_result, model_file, model_rows
@@ -43,7 +46,7 @@ def _project_model(row: Model, program: Program, name: str) -> ProjectModel:
 
 def export_program(workspace: Workspace, name: str, path: str | Path | None = None) -> bytes:
     """The ``.cxproj`` bytes of the program ``name`` (written to ``path`` when given)."""
-    view = workspace.show(name)
+    view = workspace.show(name)  # refuses a program the user may not read
 
     def work(session: Session) -> Project:
         program = session.scalar(
@@ -73,6 +76,8 @@ def export_program(workspace: Workspace, name: str, path: str | Path | None = No
         from cx_app.atomic_files import write_bytes_atomic
 
         write_bytes_atomic(Path(path), data)
+    workspace.record_change(None, AuditAction.PROGRAM_EXPORTED, name,
+                            "project file" if path is None else f"to {Path(path).name}")
     return data
 
 
@@ -92,11 +97,12 @@ def _wave_info(estimate: dict[str, Any], info: dict[str, Any] | None) -> dict[st
 
 
 def import_program(workspace: Workspace, source: str | Path | bytes, *,
-                   name: str | None = None) -> str:
+                   name: str | None = None, team: str | None = None) -> str:
     """Add the program of a ``.cxproj`` file (every check of
     :func:`cx_app.project.read_project`) under ``name`` (default: its exported name, else the
-    file's name); the name it was given. Only models with their model file come in (a wave
-    needs one to be estimated)."""
+    file's name) to ``team``; the name it was given. Only models with their model file come
+    in (a wave needs one to be estimated)."""
+    workspace.check_new_program(team)
     project = read_project(source)
     meta = project.settings.get("program") if isinstance(project.settings, dict) else None
     fallback = Path(source).stem if isinstance(source, str | Path) else "imported program"
@@ -120,9 +126,12 @@ def import_program(workspace: Workspace, source: str | Path | bytes, *,
                           settings=settings, survey_filename=project.survey.filename,
                           survey_sheet=project.survey.sheet, survey_sha256=project.survey.sha256,
                           survey_bytes=project.survey_bytes, results_json=project.results,
-                          models=models)
+                          models=models, team=team)
         session.add(program)
         session.flush()
+        workspace.record_change(session, AuditAction.PROGRAM_IMPORTED, chosen,
+                                (f"from {Path(source).name}" if isinstance(source, str | Path)
+                                 else "from a project file") + (f", team {team}" if team else ""))
         by_file = {m.file_sha256: m for m in models}
         seen: set[tuple[str, str]] = set()
         for estimate, info in zip(project.estimates, waves_info, strict=True):

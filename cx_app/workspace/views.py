@@ -132,6 +132,8 @@ class ProgramView:
     survey_included: bool
     models: tuple[ModelSummary, ...]
     waves: tuple[WaveView, ...]
+    team: str | None = None
+    """The team the program belongs to (None: no team, single-user mode)."""
 
     def wave(self, label: str) -> WaveView:
         """The wave labelled ``label`` (the first of that label); KeyError otherwise."""
@@ -141,7 +143,7 @@ class ProgramView:
         raise KeyError(label)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"program": self.name, "created": self.created.isoformat(),
+        return {"program": self.name, "team": self.team, "created": self.created.isoformat(),
                 "survey": {"file": self.survey.filename, "sheet": self.survey.sheet,
                            "sha256": self.survey.sha256, "included": self.survey_included},
                 "models": [m.to_dict() for m in self.models],
@@ -157,6 +159,7 @@ class ProgramSummary:
     models: tuple[str, ...]
     waves: int
     survey: SurveyIdentity
+    team: str | None = None
 
 
 @dataclass(frozen=True)
