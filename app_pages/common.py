@@ -36,6 +36,7 @@ from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 from cx_app.workspace.analyses import AnalysisStore
+from cx_app.workspace.audit import LOCAL_APP_USER
 from cx_app.workspace.database import database_url
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.views import ProgramView
@@ -78,7 +79,7 @@ def result_store() -> ResultStore:
 
 @st.cache_resource(max_entries=4, ttl=TTL, show_spinner=False)
 def _workspace_at(url: str) -> Workspace:
-    return Workspace.open(url)
+    return Workspace.open(url, user=LOCAL_APP_USER)  # single-user mode (team mode: issue 28)
 
 
 def workspace() -> Workspace:
