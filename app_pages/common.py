@@ -31,6 +31,7 @@ from cx_app.app.session import Analysis, ResultStore, cache_limits
 from cx_app.app.training import TrainingJob
 from cx_app.app.views import mapping_change
 from cx_app.errors import CxAppError
+from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
@@ -219,10 +220,13 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
     """A dataframe with its CSV download (formula-like survey text neutralised).
 
     ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
-    numbers while the page shows percentages)."""
+    numbers while the page shows percentages). A ``model`` column shows the models' names in
+    words (:func:`~cx_app.models.names.model_display_name`); the CSV keeps their ids."""
+    out = frame if csv_frame is None else csv_frame  # the CSV keeps the data's column names
+    if "model" in frame.columns and frame["model"].map(type).eq(str).all():
+        frame = frame.assign(model=frame["model"].map(model_display_name))
     st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
                  height=height, key=f"df_{key}")
-    out = frame if csv_frame is None else csv_frame  # the CSV keeps the data's column names
     data = to_safe_csv(out.reset_index() if not hide_index else out)
     st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
                        key=f"dl_{key}", on_click="ignore")

@@ -41,7 +41,11 @@ files = st.file_uploader("Add waves to the program (.xlsx, .xls, .ods, .csv)",
                          accept_multiple_files=True,
                          help="The same file added twice is one wave. A file with a wave "
                               "column holding several waves gives one wave per value.")
-wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name))
+label = st.text_input("Label of the wave to add (optional)", key="nw_label",
+                      help="For a single file: its label in the tracker (e.g. 2026-03 or W07; "
+                           "a date in it orders the waves). Otherwise the file's wave column or "
+                           "a wave or date in its file name labels it.")
+wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name), label)
 not_kept = common.run_safely(lambda: common.workspace().estimate_waves(name, model_id)) or []
 if not_kept:
     st.caption(common.md_escape(f"Not estimated by {model_display_name(model_id)}: "

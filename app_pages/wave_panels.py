@@ -25,23 +25,24 @@ BUNDLED = {
 ADDED = "nw_added"  # SHA-256 of the uploads already added to the program in this session
 
 
-def add_waves(name: str, files: list, bundled: list[str]) -> None:
+def add_waves(name: str, files: list, bundled: list[str], label: str = "") -> None:
     """Add the uploaded files and the chosen bundled waves to the program (content-addressed:
-    the same file twice is one wave); each file once per session."""
+    the same file twice is one wave); each file once per session. ``label``: the analyst's
+    label for a single new file (else its wave column or file name labels it)."""
     from cx_app.provenance import sha256_hex
 
     added: set = st.session_state.setdefault(ADDED, set())
     items = [(f.getvalue(), f.name) for f in files or []]
     items += [tuple(reversed(common.sample_bytes(BUNDLED[b]))) for b in bundled]
     workspace = common.workspace()
-    for data, filename in items:
+    new = [(data, filename) for data, filename in items
+           if (name, sha256_hex(data)) not in added]
+    given = label.strip() or None if len(new) == 1 else None
+    for data, filename in new:
         key = (name, sha256_hex(data))
-        if key in added:
-            continue
         result = common.run_safely(
-            lambda data=data, filename=filename: workspace.add_wave(name, data,
-                                                                    filename=filename),
-            what=filename)
+            lambda data=data, filename=filename: workspace.add_wave(
+                name, data, filename=filename, label=given), what=filename)
         if result is None:
             continue
         added.add(key)

@@ -34,8 +34,9 @@ ALL_RESPONDENTS = "All respondents"
 
 def tracker_table(view: ProgramView) -> Table:
     """Every wave (in wave order) and every segment value of it: the estimated net score with
-    its interval, the realized one when the wave is labelled, and the change since the
-    previous wave of the same line with its significance (Holm-adjusted, 5%)."""
+    its interval, the realized one when the wave is labelled, the change since the previous
+    wave of the same line with its significance (Holm-adjusted, 5%), and the raised alerts
+    (estimated accuracy or net score beyond their limits)."""
     segments = list(dict.fromkeys(by for wave in view.waves for by in wave.segments))
     frames = [program_tracker_frame(view)]
     for by in segments:
@@ -56,6 +57,7 @@ def tracker_table(view: ProgramView) -> Table:
                   number(r.ci_low), number(r.ci_high), number(r.realized),
                   "" if pd.isna(r.change) else f"{r.change:+.1f}",
                    r.flag if isinstance(r.flag, str) else "",
+                   r.alert if isinstance(r.alert, str) else "",
                    r.note if isinstance(r.note, str) else "")
                  for r in table.itertuples())
     return Table(
@@ -66,7 +68,8 @@ def tracker_table(view: ProgramView) -> Table:
          TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
          TableColumn("realized", "Realized net score", "score"),
          TableColumn("change", "Change since the previous wave"),
-         TableColumn("flag", "Significance"), TableColumn("note", "Note")),
+         TableColumn("flag", "Significance"), TableColumn("alert", "Alerts"),
+         TableColumn("note", "Note")),
         rows,
         note="Waves in wave order (by date, then label). The estimate uses no scores of the "
              "wave; the realized net score is shown when the wave has its scores. A change is "

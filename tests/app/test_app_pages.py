@@ -165,7 +165,7 @@ def test_models_page_trains_and_ranks_every_level(trained, sample):
     assert len(boards) == 3  # original, 3x3+IM, 2x2+IM
     cm = confusion_matrix(cv.y_true, cv.y_pred, labels=sample.classes)
     accuracy = np.trace(cm.counts) / cm.counts.sum()
-    lr_row = boards[0].set_index("model").loc["lr"]
+    lr_row = boards[0].set_index("model").loc["Logistic regression"]  # shown in words
     assert lr_row["Accuracy"] == pytest.approx(100 * accuracy)
 
 

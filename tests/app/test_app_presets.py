@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from cx_app.models.names import model_display_name
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 120  # two busy cores
@@ -52,5 +54,5 @@ def test_preset_selector_defaults_to_fast_and_labels_the_papers_model():
         "fast", "papers")
     assert models["ann papers max_iter=5"].cv.settings["batch_size"] == 10
     recipes = next(df.value for df in at.dataframe if "preset" in df.value.columns)
-    assert recipes.set_index("model")["preset"].to_dict() == {
-        "ann": "fast", "ann papers max_iter=5": "papers"}
+    assert recipes.set_index("model")["preset"].to_dict() == {  # models named in words
+        model_display_name("ann"): "fast", model_display_name("ann papers max_iter=5"): "papers"}

@@ -210,3 +210,34 @@ def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(
 
 def document_labels(document: dict) -> list[str]:
     return [wave["label"] for wave in document["waves"]]
+
+
+def test_the_analyst_labels_a_wave_and_removes_one(tmp_path):
+    """A wave labelled by the analyst sorts by the date in its label; removing a wave takes
+    it (and its estimates) out of the program."""
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at, "nb", 29)
+    at.switch_page("app_pages/new_wave.py").run()
+    at.button(key="nw_fit").click().run()
+    _ok(at)
+    frame = simulate_telecom_waves([8], respondents_per_operator=40, seed=6,
+                                   include_target=False).drop(columns=["Wave"])
+    at.text_input(key="nw_label").set_value("2020-01")  # before the sample's wave 7 (2021-07)
+    at.file_uploader(key="nw_wave_files").upload("march.csv", frame.to_csv(index=False).encode(),
+                                                 "text/csv")
+    at.run()
+    _ok(at)
+    tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)
+    assert list(tracker["wave"]) == ["2020-01", "2021-07"]  # by date, not upload order
+
+    remove = at.selectbox(key="nw_remove")
+    remove.set_value(next(o for o in remove.options if o.startswith("2020-01"))).run()
+    at.button(key="nw_remove_go").click().run()
+    _ok(at)
+    tracker = next(df.value for df in at.dataframe if "series" in df.value.columns)
+    assert list(tracker["wave"]) == ["2021-07"]
+    with Workspace.open() as workspace:
+        assert [w.label for w in workspace.show(PROGRAM, model="nb seed=29").waves] == [
+            "2021-07"]
