@@ -11,7 +11,7 @@ from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
-from cx_app.models.names import model_display_name
+from cx_app.models.names import model_display_name, names_in_text
 from cx_app.reports.definitions import explain, plain_name
 from cx_app.workspace import fits
 from cx_app.workspace.database import Database
@@ -83,7 +83,8 @@ b1, b2 = st.columns([1, 3], vertical_alignment="center")
 clicked = b1.button("Train and cross-validate", type="primary", key="train",
                     disabled=not chosen or (job is not None and job.running)
                     or (address is not None and client is None))
-b2.caption(common.md_escape(times.sentence() if chosen else "Choose at least one algorithm."))
+b2.caption(common.md_escape(names_in_text(times.sentence(), chosen) if chosen
+                            else "Choose at least one algorithm."))
 if clicked and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
@@ -146,5 +147,4 @@ for i, tab in enumerate(tabs):
         common.table(common.scale_percent(board.frame, list(board.percent_columns)),
                      key=f"board_{i}", file_name=f"leaderboard_{level_names[i]}.csv",
                      column_config=config, csv_frame=board.frame)
-st.caption("Best model first (mean accuracy over the folds). Rates in percent; MCC from −1 "
-           "to 1. Definitions: Confusion matrices page.")
+st.caption("Best model first (mean accuracy over the folds). Rates in percent; MCC −1 to 1.")

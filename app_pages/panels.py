@@ -18,7 +18,7 @@ from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
-from cx_app.models.names import model_display_name
+from cx_app.models.names import model_display_name, names_in_text
 from cx_app.reports import charts
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
@@ -352,6 +352,11 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
     return model, model_id
 
 
+def _words(job: TrainingJob, text: str) -> str:
+    """A training message with the job's model and algorithm ids read as names."""
+    return names_in_text(text, [*job.algorithms, *(e.label for e in job.events)])
+
+
 def training_progress(job: TrainingJob) -> None:
     """The training: progress, each model as it is done, and a Cancel button while it runs;
     returns when the job has ended, its models handed over to its analysis.
@@ -368,19 +373,21 @@ def training_progress(job: TrainingJob) -> None:
                       help="Stops at once: models already finished are kept (one whose folds "
                            "are done too, without its permutation importance), the one in "
                            "training is dropped.")
-    bar = status.progress(job.share, text=common.md_escape(job.text))
+    bar = status.progress(job.share, text=common.md_escape(_words(job, job.text)))
     shown = 0
     while not job.wait(0.3):
         for event in job.events[shown:]:
-            status.write(common.md_escape(event.message))
+            status.write(common.md_escape(_words(job, event.message)))
             shown += 1
-        bar.progress(min(1.0, job.share), text=f"{common.md_escape(job.text)} · {job.elapsed:.0f} s")
+        bar.progress(min(1.0, job.share),
+                     text=f"{common.md_escape(_words(job, job.text))} · {job.elapsed:.0f} s")
     cancel.empty()
     for event in job.events[shown:]:
-        status.write(common.md_escape(event.message))
-    bar.progress(min(1.0, job.share), text=f"{common.md_escape(job.text)} · {job.elapsed:.0f} s")
+        status.write(common.md_escape(_words(job, event.message)))
+    bar.progress(min(1.0, job.share),
+                 text=f"{common.md_escape(_words(job, job.text))} · {job.elapsed:.0f} s")
     common.hand_over(job)  # the models to the analysis and its program, in the page's thread
-    status.update(label=f"{job.message} ({job.elapsed:.0f} s)",
+    status.update(label=f"{common.md_escape(_words(job, job.message))} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
                   expanded=job.state != "finished")
 
@@ -390,13 +397,13 @@ def training_summary(job: TrainingJob) -> None:
     message (the models kept, the one dropped)."""
     for event in job.events:
         if event.status == "failed":
-            st.error(common.md_escape(event.message))
+            st.error(common.md_escape(_words(job, event.message)))
         for warning in event.warnings:
             st.warning(common.md_escape(warning))
     if job.state == "cancelled":
-        st.warning(common.md_escape(job.message))
+        st.warning(common.md_escape(_words(job, job.message)))
     elif job.state == "failed":
-        st.error(common.md_escape(job.message))
+        st.error(common.md_escape(_words(job, job.message)))
 
 
 def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> Any:

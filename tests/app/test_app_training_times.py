@@ -76,8 +76,8 @@ def test_after_cancel_the_next_rerun_shows_the_kept_models_and_train(models_page
         _ok(at)
         assert not at.button(key="train").disabled
         assert list(at.session_state["analysis"].models) == ["nb"]
-        assert any(w.value == ("Training cancelled (kept: nb; lr was stopped during training "
-                               "and dropped).") for w in at.warning)
+        assert any(w.value == ("Training cancelled (kept: Naive Bayes; Logistic regression was "
+                               "stopped during training and dropped).") for w in at.warning)
         assert any(s.value == "Trained models" for s in at.subheader)
     finally:
         slow_fold.open.set()

@@ -91,7 +91,7 @@ def test_the_cache_never_says_another_session_trained_the_same_recipe(trained):
 
     other = _train(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), ["lr"])
     messages = " ".join(m.value for m in other.markdown)
-    assert f"{LR}: cross-validated in" in messages
+    assert f"{model_display_name(LR)}: cross-validated in" in messages
     assert "already" not in messages and "reused" not in messages and "cache" not in messages
     assert other.session_state["analysis"].trainings == 0  # it was the store's copy
 

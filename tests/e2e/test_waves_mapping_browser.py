@@ -249,12 +249,14 @@ def test_d_cancel_stops_a_slow_training_cleanly(pg, url, tmp_path):
     pg.locator(".st-key-preset").get_by_text("as in the papers", exact=True).click()
     _settle(pg)
     caption = pg.get_by_text("Expected time:", exact=False)
-    _expect()(caption).to_contain_text("ann about", timeout=WAIT)  # the slow one is named
+    _expect()(caption).to_contain_text("Neural network about", timeout=WAIT)  # the slow one
     pg.get_by_role("button", name="Train and cross-validate").click()
-    _visible(pg.get_by_text("lr papers: cross-validated in", exact=False))  # lr done, ann next
+    _visible(pg.get_by_text("Logistic regression (papers' settings): cross-validated in",
+                            exact=False))  # lr done, ann next
     pg.get_by_role("button", name="Cancel training").click()
-    message = pg.get_by_text("Training cancelled (kept: lr papers; ann was stopped during training "
-                             "and dropped)", exact=False).first
+    message = pg.get_by_text("Training cancelled (kept: Logistic regression (papers' settings); "
+                             "Neural network was stopped during training and dropped)",
+                             exact=False).first
     _visible(message)
     _settle(pg)
     _no_traceback(pg)
