@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from cx_app.app.session import ResultStore
 from cx_app.app.training import TrainingJob
+from cx_app.models.names import names_in_text
 from cx_app.workspace import fits
 from cx_app.workspace.database import open_database
 
@@ -38,7 +39,7 @@ def models_page():
 
 def test_the_expected_time_is_learned_from_the_fits_of_this_workspace(models_page):
     at = models_page
-    assert "a first guess for lr, nb" in _caption(at)
+    assert "a first guess for Logistic regression, Naive Bayes" in _caption(at)
     at.button(key="train").click().run()
     _ok(at)
     survey = at.session_state["analysis"].survey
@@ -58,8 +59,9 @@ def test_the_expected_time_is_learned_from_the_fits_of_this_workspace(models_pag
         assert expected.estimates["lr"].seconds == pytest.approx(recorded["lr"][0].seconds)
     finally:
         database.dispose()
-    assert _caption(at) == expected.sentence()
-    assert "learned from this machine's fits for lr (1), nb (1)." in _caption(at)
+    assert _caption(at) == names_in_text(expected.sentence(), ["lr", "nb"])  # in words
+    assert ("learned from this machine's fits for Logistic regression (1), Naive Bayes (1)."
+            in _caption(at))
 
 
 def test_after_cancel_the_next_rerun_shows_the_kept_models_and_train(models_page, slow_fold):
