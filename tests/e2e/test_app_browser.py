@@ -137,7 +137,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
     pg.get_by_role("button", name="Fit on all respondents").click()
     _settle(pg)
     # an uploaded survey: no bundled wave is offered; the wave uploaded here is estimated
-    _visible(pg.get_by_text("Upload the wave(s) to estimate", exact=False).first)
+    _visible(pg.get_by_text("has no wave yet", exact=False).first)
     pg.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
         str(sample_path("telecom_nps_wave7_unlabeled")))
     _visible(pg.get_by_text("Estimated NPS", exact=False).first)

@@ -64,9 +64,8 @@ def test_a_crafted_model_upload_is_one_sentence_and_the_server_lives_on(page, ap
     sound = tmp_path / "sound.skops"
     sound.write_bytes(crafted.tiny_model_bytes("dt"))
     _upload_model(first, sound)
-    e2e._visible(first.get_by_text("Model: Decision tree, calibration none, trained on 90 "
-                                   "respondents of "
-                               "crafted.csv"))
+    e2e._visible(first.get_by_text("Model: Decision tree (papers' settings), calibration none, "
+                                   "trained on 90 respondents of crafted.csv"))
     # (the bundled wave then does not fit this model's questions: that error is the wave's)
     errors = first.locator('[data-testid="stAlertContentError"]').all_inner_texts()
     assert not [e for e in errors if "sound.skops" in e or "model" in e.split(":")[0]], errors
