@@ -193,9 +193,10 @@ def _new_wave(pg, t: Timings, i: int, extra: Path) -> None:
     field = pg.locator(".st-key-nw_remove input[role='combobox']")
     if not field.is_visible():
         expander.locator("summary").click()
-    field.fill(extra.name)  # the combobox filters its options; Enter takes the match
-    pg.get_by_role("option").filter(has_text=extra.name).first.wait_for()
-    t.timed(pg, "Remove a wave: choose it", lambda: field.press("Enter"))
+    field.fill(extra.name)  # the combobox filters its options to this one
+    option = pg.get_by_role("option").filter(has_text=extra.name).first
+    option.wait_for()
+    t.timed(pg, "Remove a wave: choose it", option.click)
     button = pg.get_by_role("button", name="Remove this wave")
     if not button.is_visible():  # the rerun closed the expander: open it again (not timed)
         expander.locator("summary").click()
