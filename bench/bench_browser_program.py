@@ -215,6 +215,8 @@ def _measure(pg, extra: list[Path], failures: list[str]) -> Timings:
                     _new_wave(pg, t, i, extra[i])
             except Exception as exc:  # one interaction that never settled: noted, go on
                 failures.append(f"round {i + 1}, {title}: {str(exc).splitlines()[0]}")
+                if shots := os.environ.get("CX_BENCH_BROWSER_SHOTS"):
+                    pg.screenshot(path=f"{shots}/failure_{len(failures)}.png")
                 pg.keyboard.press("Escape")
     return t
 
