@@ -170,10 +170,10 @@ def hand_over(job: TrainingJob) -> bool:
     if not job.finish():
         return False
     a = job.analysis
-    if a.models and st.session_state.get(ANALYSIS) is a:
-        name = ensure_program(a)
-        store = keep_model(name, a)
-        for model in a.models.values():
+    done = [a.models[e.label] for e in job.events if e.label in a.models]
+    if done and st.session_state.get(ANALYSIS) is a:  # the job's own models (on_model has
+        store = keep_model(ensure_program(a), a)  # stored them already, unless it failed)
+        for model in done:
             run_safely(lambda model=model: store(model))
     return True
 

@@ -15,6 +15,7 @@ from cx_app.reports import charts
 from cx_app.reports.definitions import ALP, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
+from cx_app.workspace.programs import part_key
 from cx_app.workspace.reporting import program_tracker_frame
 from cx_app.workspace.views import ProgramView, WaveView
 
@@ -112,8 +113,7 @@ def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView)
                                   require_target=False, require_attributes=False,
                                   scoring=True)
     parts = split_waves(survey)
-    part = parts[0] if len(parts) == 1 else next(
-        (p for p in parts if p.source.filename.endswith(f" · {wave.part}")), None)
+    part = next((p for p in parts if part_key(p, len(parts)) == wave.part), None)
     if part is None:
         return None
     return a.derived(("wave_estimate", model_key, wave.sha256, wave.part),

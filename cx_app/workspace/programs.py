@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
     from cx_app.workspace.teams import Teams
 
-__all__ = ["Workspace", "segment_names"]
+__all__ = ["Workspace", "part_key", "segment_names"]
 
 NAME_LENGTH = TEXT_LENGTH = 200
 """The longest program name, wave label and wave part the tables hold (longer labels are cut)."""
@@ -85,7 +85,7 @@ def _read(source: Any, filename: str | None) -> tuple[bytes, str]:
     return read_source(source, filename, limits_from_env())
 
 
-def _part_key(part: SurveyData, parts: int) -> str:
+def part_key(part: SurveyData, parts: int) -> str:
     """The wave column's value of one part of a file (:func:`cx_app.estimate.tracker.split_waves`
     names a part ``file · value``); "" for a file of one wave."""
     return "" if parts == 1 else part.source.filename.split(" · ", 1)[1][:TEXT_LENGTH]
@@ -331,13 +331,13 @@ class Workspace:
                                  "which label them: leave out the label")
         waves = []
         for part in parts:
-            part_key = _part_key(part, len(parts))
+            wave_part = part_key(part, len(parts))
             named = wave_label(part, filename=filename, given=label)
             rows = []
             for row_id, _model_id, model in models:
                 estimate = estimate_wave(model, part)
                 rows.append(estimate_row(row_id, estimate, _segments(model, part, estimate)))
-            waves.append(Wave(file_sha256=sha256, part=part_key[:TEXT_LENGTH],
+            waves.append(Wave(file_sha256=sha256, part=wave_part[:TEXT_LENGTH],
                               filename=filename[:FILE_LENGTH],
                               sheet=_cut(survey.source.sheet, FILE_LENGTH),
                               label=named.label[:TEXT_LENGTH], wave_date=named.date,
@@ -404,12 +404,12 @@ class Workspace:
                                  filename=filename or "wave", require_target=False,
                                  scoring=True, require_attributes=False)
             parts = split_waves(survey)
-            by_key = {_part_key(p, len(parts)): p for p in parts}
-            for wave_id, _sha, part_key, *_rest in waves:
-                if part_key not in by_key:
+            by_key = {part_key(p, len(parts)): p for p in parts}
+            for wave_id, _sha, wave_part, *_rest in waves:
+                if wave_part not in by_key:
                     not_kept.append(_rest[2])
                     continue
-                part = by_key[part_key]
+                part = by_key[wave_part]
                 estimate = estimate_wave(trained, part)
                 row = estimate_row(row_id, estimate, _segments(trained, part, estimate))
                 row.wave_id = wave_id

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from app_harness import entry_script_every_run  # noqa: F401  (a fixture)
 from streamlit.testing.v1 import AppTest
+from test_app_mapping import _edit
 from test_app_pages import _ok
 
 from cx_app.engine.plan import PlanSpec
@@ -32,14 +33,6 @@ def _train(at: AppTest, algorithm: str = "nb", seed: int = 17) -> None:
     at.number_input(key="seed").set_value(seed)
     at.button(key="train").click().run()
     _ok(at)
-
-
-def _edit(at: AppTest, column: str, **cells) -> None:
-    editor = at.data_editor[0]
-    row = int(editor.value.index[editor.value["column"] == column][0])
-    at.session_state[editor.key] = {"edited_rows": {row: cells}, "added_rows": [],
-                                    "deleted_rows": []}
-    at.run()
 
 
 def _reopen(name: str = PROGRAM) -> AppTest:

@@ -42,15 +42,36 @@ def page(app_url):
         pytest.skip("Debian chromium is not installed")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000},
-                                      accept_downloads=True)
-        pg = context.new_page()
-        pg.set_default_timeout(WAIT)
+        pg = new_page(browser)
+        context = pg.context
         try:
             yield pg
         finally:
             context.close()
             browser.close()
+
+
+def new_page(browser):
+    """A page in a new browser context (a new user: its own cookies), 1400 × 1000, downloads
+    accepted, every wait up to ``WAIT``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000},
+                                  accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(WAIT)
+    return pg
+
+
+def _download(pg, key: str, tmp_path) -> bytes:
+    """The bytes of the file the download button ``key`` gives (saved under ``tmp_path``)."""
+    _settle(pg)  # a click during a rerun (an expander just opened, say) starts no download
+    button = pg.locator(f".st-key-{key} button")
+    _expect()(button).to_have_count(1, timeout=WAIT)
+    _expect()(button).to_be_visible(timeout=WAIT)
+    with pg.expect_download(timeout=WAIT) as info:
+        button.click()
+    target = tmp_path / info.value.suggested_filename
+    info.value.save_as(target)
+    return target.read_bytes()
 
 
 def _shots(tmp_path: Path) -> Path:

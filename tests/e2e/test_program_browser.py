@@ -20,7 +20,17 @@ import zipfile
 import pandas as pd
 import pytest
 from browser_harness import ROOT, free_port, wait_healthy
-from test_app_browser import ARGS, CHROMIUM, WAIT, _expect, _go, _settle, _visible
+from test_app_browser import (
+    ARGS,
+    CHROMIUM,
+    WAIT,
+    _download,
+    _expect,
+    _go,
+    _settle,
+    _visible,
+    new_page,
+)
 
 from cx_app.simulation.bank_export import (
     BRANDS,
@@ -65,16 +75,6 @@ def _upload(pg, paths, nth: int = 0) -> None:
     pg.locator('[data-testid="stFileUploader"] input[type="file"]').nth(nth).set_input_files(
         [str(p) for p in paths])
     _settle(pg)
-
-
-def _download(pg, key: str, tmp_path) -> bytes:
-    button = pg.locator(f".st-key-{key} button")
-    _expect()(button).to_be_visible(timeout=WAIT)
-    with pg.expect_download(timeout=WAIT) as info:
-        button.click()
-    target = tmp_path / info.value.suggested_filename
-    info.value.save_as(target)
-    return target.read_bytes()
 
 
 def _edit_label(pg, row: int, text: str) -> None:
@@ -125,10 +125,7 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            context = browser.new_context(viewport={"width": 1400, "height": 1000},
-                                          accept_downloads=True)
-            pg = context.new_page()
-            pg.set_default_timeout(WAIT)
+            pg = new_page(browser)
             pg.goto(url)
             _settle(pg)
             _upload(pg, [files[SURVEY]])
@@ -163,16 +160,13 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
             _go(pg, url, "models")
             _visible(pg.get_by_text("Leaderboard", exact=True))
             address = pg.url
-            context.close()
+            pg.context.close()
 
             # kill -9, start again on the same workspace
             server.send_signal(signal.SIGKILL)
             server.wait()
             server = _start(port, database, log)
-            context = browser.new_context(viewport={"width": 1400, "height": 1000},
-                                          accept_downloads=True)
-            pg = context.new_page()
-            pg.set_default_timeout(WAIT)
+            pg = new_page(browser)
             pg.goto(address)  # the Models page of the program, as the address names it
             _visible(pg.locator('[data-testid="stSidebarNav"]').get_by_text(
                 "Confusion matrices"))  # the app's navigation, once its script has run
@@ -195,7 +189,7 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
             xlsx = _download(pg, "dl_xlsx", tmp_path)
             html = _download(pg, "dl_html", tmp_path).decode("utf-8")
             pptx = _download(pg, "dl_pptx", tmp_path)
-            context.close()
+            pg.context.close()
             browser.close()
     finally:
         server.kill()

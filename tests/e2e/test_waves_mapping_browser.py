@@ -22,6 +22,7 @@ import pytest
 # the server and page fixtures of the workflow test: one streamlit server, one session
 from test_app_browser import (  # noqa: F401
     WAIT,
+    _download,
     _expect,
     _go,
     _settle,
@@ -91,18 +92,6 @@ def _choose(pg, label: str, option: str) -> None:
         raise AssertionError(f"option {option!r} of {label!r} never appeared")
     _settle(pg)
     _expect()(box).to_have_value(option, timeout=WAIT)
-
-
-def _download(pg, key: str, tmp_path) -> bytes:
-    _settle(pg)  # a click during a rerun (an expander just opened, say) starts no download
-    button = pg.locator(f".st-key-{key} button")
-    _expect()(button).to_have_count(1, timeout=WAIT)
-    _expect()(button).to_be_visible(timeout=WAIT)
-    with pg.expect_download(timeout=WAIT) as info:
-        button.click()
-    target = tmp_path / info.value.suggested_filename
-    info.value.save_as(target)
-    return target.read_bytes()
 
 
 def _no_traceback(pg) -> None:
