@@ -35,8 +35,9 @@ PAGES = {
     ],
 }
 
-from app_pages import common  # noqa: E402  (after set_page_config)
+from app_pages import common, team_mode  # noqa: E402  (after set_page_config)
 
+team_mode.gate()  # team mode: nothing but "Sign in" until a team member is signed in
 common.follow_address()  # an address naming a program (a reload, a restart) reopens it
 try:
     st.navigation(PAGES).run()

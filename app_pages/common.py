@@ -25,6 +25,7 @@ import pandas as pd
 import streamlit as st
 import yaml
 
+from app_pages import team_mode
 from cx_app.app.file_memory import MappingMemory
 from cx_app.app.program_link import add_stored_models, reopened_analysis
 from cx_app.app.session import Analysis, ResultStore, cache_limits
@@ -80,14 +81,17 @@ def result_store() -> ResultStore:
 
 @st.cache_resource(max_entries=4, ttl=TTL, show_spinner=False)
 def _workspace_at(url: str) -> Workspace:
-    return Workspace.open(url, user=LOCAL_APP_USER)  # single-user mode (team mode: issue 28)
+    return Workspace.open(url, user=LOCAL_APP_USER)
 
 
 def workspace() -> Workspace:
     """The workspace database of this server (``CX_APP_DATABASE_URL``, else the user's SQLite
     file, read when the session starts): one engine per URL for the whole process, migrated
-    when first opened."""
-    return _workspace_at(st.session_state.setdefault(WORKSPACE_URL, database_url()))
+    when first opened. It acts for the local user, or in team mode for the signed-in person
+    within their teams' rights (:mod:`app_pages.team_mode`)."""
+    shared = _workspace_at(st.session_state.setdefault(WORKSPACE_URL, database_url()))
+    teams = team_mode.teams()
+    return shared if teams is None else shared.for_user(team_mode.current_user(), teams)
 
 
 def bundled_schemas() -> dict[str, Path]:
@@ -311,7 +315,8 @@ def ensure_program(a: Analysis) -> str:
     name = program_name()
     if name is None:
         store = analysis_store()
-        name = store.program_for(a.survey, survey_file_bytes(a), keep_files=keep_files())
+        name = store.program_for(a.survey, survey_file_bytes(a), keep_files=keep_files(),
+                                 team=team_mode.new_program_team())
         st.session_state[PROGRAM] = name
         keep = keep_model(name, a)  # models the analysis has already (e.g. a project opened)
         for model in list(a.models.values()):
