@@ -31,7 +31,7 @@ from cx_app.app.program_link import add_stored_models, reopened_analysis
 from cx_app.app.session import Analysis, ResultStore, cache_limits
 from cx_app.app.training import TrainingJob
 from cx_app.app.views import mapping_change
-from cx_app.errors import CxAppError
+from cx_app.errors import AccessDenied, CxAppError
 from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import column_help, column_label, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
@@ -41,6 +41,7 @@ from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.audit import LOCAL_APP_USER
 from cx_app.workspace.database import database_url
 from cx_app.workspace.programs import Workspace
+from cx_app.workspace.teams import Action
 from cx_app.workspace.views import ProgramView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -309,6 +310,29 @@ def survey_file_bytes(a: Analysis) -> bytes | None:
     return data
 
 
+def denied(doing: str, action: Action = Action.ANALYSE) -> str | None:
+    """Why the person may not do ``action`` (``doing``, in words) with the session's analysis,
+    in one sentence; None when they may (always in local mode). An analysis with no program
+    yet needs the role in a team of theirs where they may create one."""
+    found = team_mode.teams()
+    if found is None:
+        return None
+    user, name = team_mode.current_user(), program_name()
+    if name is None:
+        teams = team_mode.analyst_teams() if action is Action.ANALYSE else found.teams_of(user)
+        team = teams[0] if teams else next(iter(found.teams_of(user)), None)
+    else:
+        try:
+            team = analysis_store().team_of(name)
+        except CxAppError as exc:
+            return str(exc)
+    try:
+        found.require(user, team, action, doing=doing)
+    except AccessDenied as exc:
+        return str(exc)
+    return None
+
+
 def ensure_program(a: Analysis) -> str:
     """The analysis' program, created (named after its file) the first time something of it
     is stored: a trained model, a fitted model, a wave."""
@@ -385,6 +409,13 @@ def open_program(name: str) -> bool:
     return True
 
 
+def forget_program() -> None:
+    """The session leaves its program (deleted): the next run starts on the bundled sample."""
+    for key in (ANALYSIS, PROGRAM, PLAN_KEPT, "data_choice", TRAINING, TRAINING_DONE):
+        st.session_state.pop(key, None)
+    st.query_params.pop("program", None)
+
+
 def follow_address() -> None:
     """Run by the entry script before the page: a session opened on an address naming a
     program (a reload, a second tab, a restarted server) reopens it from the workspace."""
@@ -408,7 +439,8 @@ def keep_in_address() -> None:
         st.query_params["program"] = name
     a = st.session_state.get(ANALYSIS)
     if a is not None and st.session_state.get(PLAN_KEPT) != (name, a.plan_key):
-        run_safely(lambda: analysis_store().set_plan(name, a.plan.model_dump(mode="json")))
+        if denied("keeping the grouping in the program") is None:  # a viewer's stays here
+            run_safely(lambda: analysis_store().set_plan(name, a.plan.model_dump(mode="json")))
         st.session_state[PLAN_KEPT] = (name, a.plan_key)
 
 
@@ -428,6 +460,9 @@ def remove_model(a: Analysis, model_id: str) -> None:
 
 def keep_final(a: Analysis, model_id: str, model: Any) -> None:
     """Store a model just fitted on all respondents in the analysis' program."""
+    if (refused := denied("keeping a model in the program")) is not None:
+        st.caption(md_escape(f"Not kept in the workspace: {refused}"))
+        return
     name = ensure_program(a)
     run_safely(lambda: analysis_store().store_final(name, a.models[model_id].key, model))
 

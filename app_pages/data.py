@@ -22,7 +22,10 @@ choice: dict = st.session_state.setdefault(
     CHOICE, {"file": None, "sheet": None, "schema": common.SAMPLE_SCHEMA})
 uploads = common.uploads()
 
-files = st.file_uploader(
+refused = common.denied("uploading survey files")  # team mode: a viewer
+if refused:
+    st.info(common.md_escape(refused))
+files = None if refused else st.file_uploader(
     "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv"],
     accept_multiple_files=True, key="uploader",
     help="Files stay in this browser session only. Several files: pick the one to analyse below.")

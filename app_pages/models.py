@@ -37,7 +37,6 @@ if address:
 if client is not None:
     st.caption(common.md_escape(cluster.cluster_info(client).describe()))
 
-
 names = {k: f"{spec.name} ({k})" for k, spec in ALGORITHMS.items()}
 chosen = st.multiselect("Algorithms", list(ALGORITHMS), default=["lr", "nb"],
                         format_func=names.get, key="algorithms", persist_state="session")
@@ -80,12 +79,13 @@ def expected(db: Database | None) -> fits.ExpectedTimes:  # db None: the constan
 times = common.run_safely(lambda: expected(database), what="Expected time") or expected(None)
 job = st.session_state.get(common.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")
+refused = common.denied("training")  # team mode: a viewer may not train
 clicked = b1.button("Train and cross-validate", type="primary", key="train",
-                    disabled=not chosen or (job is not None and job.running)
+                    disabled=not chosen or (job is not None and job.running) or bool(refused)
                     or (address is not None and client is None))
-b2.caption(common.md_escape(names_in_text(times.sentence(), chosen) if chosen
-                            else "Choose at least one algorithm."))
-if clicked and not (job is not None and job.running):
+b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) if chosen
+                                        else "Choose at least one algorithm.")))
+if clicked and not refused and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset,
@@ -118,7 +118,7 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
                                 "held-out folds")})
 for text in advice:
     st.warning(common.md_escape(text))
-remove = st.multiselect("Remove models from the analysis", list(a.models), key="remove_models",
+remove = [] if refused else st.multiselect("Remove models from the analysis", list(a.models), key="remove_models",
                         format_func=model_display_name)
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:

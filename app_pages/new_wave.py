@@ -35,18 +35,26 @@ st.subheader("2. Waves")
 if model_id is None:
     wave_panels.adhoc_waves(model)
     st.stop()
-name = common.ensure_program(a)
-files = st.file_uploader("Add waves to the program (.xlsx, .xls, .ods, .csv)",
+refused = common.denied("adding and estimating waves")  # team mode: a viewer only reads
+name = common.program_name() if refused else common.ensure_program(a)
+if refused:
+    st.info(common.md_escape(refused))
+if name is None:
+    st.stop()
+files = None if refused else st.file_uploader("Add waves to the program (.xlsx, .xls, .ods, .csv)",
                          type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_wave_files",
                          accept_multiple_files=True,
                          help="The same file added twice is one wave. A file with a wave "
                               "column holding several waves gives one wave per value.")
-label = st.text_input("Label of the wave to add (optional)", key="nw_label",
-                      help="For a single file: its label in the tracker (e.g. 2026-03 or W07; "
-                           "a date in it orders the waves). Otherwise the file's wave column or "
-                           "a wave or date in its file name labels it.")
-wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name), label)
-not_kept = common.run_safely(lambda: common.workspace().estimate_waves(name, model_id)) or []
+label = None if refused else st.text_input(
+    "Label of the wave to add (optional)", key="nw_label",
+    help="For a single file: its label in the tracker (e.g. 2026-03 or W07; a date in it "
+         "orders the waves). Otherwise the file's wave column or a wave or date in its file "
+         "name labels it.")
+if not refused:
+    wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name), label)
+not_kept = [] if refused else common.run_safely(
+    lambda: common.workspace().estimate_waves(name, model_id)) or []
 if not_kept:
     st.caption(common.md_escape(f"Not estimated by {model_display_name(model_id)}: "
                                 f"{', '.join(not_kept)} (the "
@@ -61,7 +69,8 @@ st.caption(f"Program {common.md_escape(name)}: {len(view.waves)} wave file(s), e
 segments = {s.name: s.column for s in model.schema.segments if s.role not in ("wave", "date")}
 st.subheader(f"Tracker: estimated {common.md_escape(SCORE)} by wave")
 wave_panels.tracker(view, SCORE, segments)
-wave_panels.remove_wave(name, view)
+if not refused:
+    wave_panels.remove_wave(name, view)
 
 # --------------------------------------------------------------------------- one wave
 st.subheader("3. Estimates of one wave")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, program_panels, team_mode
 from cx_app.app.project import open_analysis, save_analysis
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
@@ -25,12 +25,13 @@ st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)
            "model trained, wave added and estimate made is kept there as it is made.")
 current = common.program_name()
 st.text(f"This analysis' program: {current or 'none yet (made when a model is trained)'}")
+program_panels.team_choice()
 keep = st.checkbox("Keep the survey and wave files in the workspace", value=common.keep_files(),
                    key="project_keep_files",
                    help="Needed to reopen the analysis after a restart and to show a stored "
                         "wave's details. Off: only the files' names, sheets and SHA-256 are "
                         "kept, and the files already kept are deleted.")
-if keep != common.keep_files():
+if keep != common.keep_files() and not common.denied("changing what the program keeps"):
     st.session_state[common.KEEP_FILES] = keep
     if current is not None:
         common.run_safely(lambda: common.analysis_store().set_keep_files(current, keep))
@@ -39,12 +40,16 @@ if programs:
     common.table(pd.DataFrame([{"program": p.name, "survey": p.survey.filename,
                                 "models": len(p.models), "waves": p.waves,
                                 "created": p.created.strftime("%Y-%m-%d %H:%M")}
+                               | ({"team": p.team or "—"} if team_mode.team_mode() else {})
                                for p in programs]), key="programs", file_name="programs.csv")
     chosen = st.selectbox("Open a program", [p.name for p in programs], index=None,
                           key="project_open_program")
     if (chosen is not None and chosen != current and st.button("Open", key="project_open")
             and common.open_program(chosen)):
         st.rerun()
+if current is not None:
+    program_panels.audit_trail(current)
+    program_panels.administer(current)
 st.subheader("Project file")
 st.write("Save this analysis — mapping, plan, trained models with their cross-validation "
          "results, final models and the last new-wave estimate — as one project file, and open "
@@ -119,7 +124,8 @@ if upload is not None:
             st.session_state.pop(LAST_WAVE, None)
         st.session_state.pop("project_file", None)
         st.session_state.pop(common.PROGRAM, None)
-        common.ensure_program(new)  # the opened models are kept in the file's program
+        if not common.denied("keeping the opened models in a program"):  # a viewer: here only
+            common.run_safely(lambda: common.ensure_program(new))  # kept in the file's program
         st.success(common.md_escape(
             f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} restored "
             f"({', '.join(map(model_display_name, new.models)) or 'none'}); every page shows "

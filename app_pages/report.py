@@ -3,6 +3,8 @@ from the cached results (nothing is retrained)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app_pages import common
@@ -55,18 +57,26 @@ if files is None and st.button("Build the reports", type="primary", key="build_r
 if files is None:
     st.info("Press **Build the reports** (it takes a few seconds; nothing is retrained).")
     st.stop()
+
+
+def download(where, label: str, kind: str, file_name: str, mime: str) -> None:
+    """A download of ``files[kind]``; downloading a report of a program is an audit row."""
+    name, data = common.program_name(), files[kind]
+    waves = 0 if program is None else len({w.label for w in program.waves})
+    record = None if name is None else (lambda: common.run_safely(
+        lambda: common.workspace().record_report(name, kind, Path(file_name), data, waves)))
+    where.download_button(common.md_escape(label), data=data, file_name=file_name, mime=mime, key=f"dl_{kind}",
+                          on_click=record or "ignore")
+
+
 c1, c2, c3 = st.columns(3)
-c1.download_button("Excel report (.xlsx)", data=files["xlsx"], file_name=f"{stem}.xlsx",
-                   key="dl_xlsx", on_click="ignore",
-                   mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")
-c2.download_button("HTML report", data=files["html"], file_name=f"{stem}.html",
-                   mime="text/html", key="dl_html", on_click="ignore")
-c3.download_button("Results (JSON)", data=files["json"], file_name=f"{stem}_results.json",
-                   mime="application/json", key="dl_json", on_click="ignore")
+OFFICE = "application/vnd.openxmlformats-officedocument."
+download(c1, "Excel report (.xlsx)", "xlsx", f"{stem}.xlsx", OFFICE + "spreadsheetml.sheet")
+download(c2, "HTML report", "html", f"{stem}.html", "text/html")
+download(c3, "Results (JSON)", "json", f"{stem}_results.json", "application/json")
 if "pptx" in files:
-    st.download_button("Slide deck (.pptx)", data=files["pptx"], file_name=f"{stem}.pptx",
-                       key="dl_pptx", on_click="ignore", mime="application/vnd.openxmlformats-"
-                       "officedocument.presentationml.presentation")
+    download(st, "Slide deck (.pptx)", "pptx", f"{stem}.pptx",
+             OFFICE + "presentationml.presentation")
 if new_wave is not None:
     st.download_button("New-wave estimate (JSON)",
                        data=new_wave.to_json().encode("utf-8"),

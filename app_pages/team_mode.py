@@ -22,6 +22,7 @@ from pathlib import Path
 import streamlit as st
 
 from cx_app.errors import CxAppError
+from cx_app.safe_text import escape_markdown as md_escape
 from cx_app.workspace.audit import LOCAL_APP_USER
 from cx_app.workspace.teams import Action, Role, Teams, load_teams
 
@@ -75,6 +76,14 @@ def current_user() -> str:
     return email
 
 
+def _sign_in_configured() -> bool:
+    """Whether the server's secrets hold the ``[auth]`` section ``st.login`` needs."""
+    try:
+        return "auth" in st.secrets
+    except (FileNotFoundError, st.errors.StreamlitSecretNotFoundError):
+        return False
+
+
 def _sign_out_button(key: str) -> None:
     st.button("Sign out", on_click=st.logout, key=key)
 
@@ -86,7 +95,11 @@ def gate() -> None:
         return
     if not st.user.is_logged_in:
         st.title(APP_NAME)
-        st.button("Sign in", on_click=st.login, type="primary", key="sign_in")
+        if _sign_in_configured():
+            st.button("Sign in", on_click=st.login, type="primary", key="sign_in")
+        else:
+            st.error("This server has a teams file but no sign-in: start it with "
+                     "cx-app app --secrets FILE --teams FILE (see docs/deployment.md).")
         st.stop()
     email = signed_in_email()
     if email is None:
@@ -104,17 +117,17 @@ def gate() -> None:
         roles = teams().roles(email)
     except CxAppError as exc:
         st.title(APP_NAME)
-        st.error(str(exc))
+        st.error(md_escape(exc))
         st.stop()
     if not roles:
         st.title(APP_NAME)
-        st.info(f"You are signed in as {email}, who is not a member of any team on this "
-                "server: ask its administrator to add you to the teams file.")
+        st.info(md_escape(f"You are signed in as {email}, who is not a member of any team on "
+                          "this server: ask its administrator to add you to the teams file."))
         _sign_out_button("sign_out_no_team")
         st.stop()
     with st.sidebar:
-        st.caption(f"Signed in as {email} · "
-                   + ", ".join(f"{role.label} of {team}" for team, role in roles.items()))
+        st.caption(md_escape(f"Signed in as {email} · " + ", ".join(
+            f"{role.label} of {team}" for team, role in roles.items())))
         _sign_out_button("sign_out")
 
 

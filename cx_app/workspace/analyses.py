@@ -177,6 +177,10 @@ class AnalysisStore:
     def _program(self, session: Session, name: str, action: Action = Action.READ) -> Program:
         return self.workspace._program(session, name, action)
 
+    def team_of(self, name: str) -> str | None:
+        """The team that owns the program ``name`` (None: a program of no team)."""
+        return self.database.read(lambda s: self._program(s, name).team)
+
     def set_mapping(self, name: str, survey: SurveyData) -> None:
         """The program's mapping in use becomes the survey's (its models of other data keys
         stay, see the module docstring)."""

@@ -102,6 +102,18 @@ def _visible(locator) -> None:
     _expect()(locator).to_be_visible(timeout=WAIT)
 
 
+def train(pg, folds: int = 3) -> None:
+    """On the Models page: the chosen algorithms (the defaults: logistic regression and naive
+    Bayes) cross-validated with ``folds`` folds; returns when the training has finished."""
+    box = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
+    box.fill(str(folds))
+    box.press("Enter")
+    _settle(pg)
+    pg.get_by_role("button", name="Train and cross-validate").click()
+    _visible(pg.get_by_text("Training finished"))
+    _settle(pg)
+
+
 def _go(pg, app_url: str, path: str) -> None:
     # navigate through the sidebar, as a user does (keeps the session)
     pg.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
@@ -137,13 +149,7 @@ def test_upload_train_confusion_new_wave_download(page, app_url, tmp_path):
 
     # train lr and nb (the defaults) with 3 folds
     _go(pg, app_url, "models")
-    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
-    folds.fill("3")
-    folds.press("Enter")
-    _settle(pg)
-    pg.get_by_role("button", name="Train and cross-validate").click()
-    _visible(pg.get_by_text("Training finished"))
-    _settle(pg)
+    train(pg)
     _visible(pg.get_by_text("Leaderboard", exact=True))
     expect(pg.locator(".st-key-dl_board_0 button")).to_have_count(1, timeout=WAIT)
     pg.screenshot(path=str(shots / "02_models.png"), full_page=True)

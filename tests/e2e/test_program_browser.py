@@ -30,6 +30,7 @@ from test_app_browser import (
     _settle,
     _visible,
     new_page,
+    train,
 )
 
 from cx_app.simulation.bank_export import (
@@ -133,13 +134,7 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
 
             # two models (the defaults: logistic regression and naive Bayes), 3 folds
             _go(pg, url, "models")
-            folds = pg.get_by_label("Folds", exact=True)
-            folds.fill("3")
-            folds.press("Enter")
-            _settle(pg)
-            pg.get_by_role("button", name="Train and cross-validate").click()
-            _visible(pg.get_by_text("Training finished"))
-            _settle(pg)
+            train(pg)
             assert f"program={PROGRAM}" in pg.url
 
             # three waves, out of order, the first one twice

@@ -29,6 +29,7 @@ from test_app_browser import (  # noqa: F401
     _visible,
     app_url,
     page,
+    train,
 )
 
 from cx_app.estimate.tracker import track_waves, tracker_frame
@@ -100,13 +101,7 @@ def _no_traceback(pg) -> None:
 
 def _train(pg, url) -> None:
     _go(pg, url, "models")
-    folds = pg.get_by_label("Folds", exact=True)  # not its "Help for Folds"
-    folds.fill(str(FOLDS))
-    folds.press("Enter")
-    _settle(pg)
-    pg.get_by_role("button", name="Train and cross-validate").click()
-    _visible(pg.get_by_text("Training finished"))
-    _settle(pg)
+    train(pg, FOLDS)
 
 
 def test_a_tracker_of_two_uploaded_waves_with_intervals_and_segments(pg, url, files,
