@@ -123,12 +123,14 @@ class AnalysisStore:
                      ) -> str | None:
         """The newest program of this survey file (content, sheet and name) that the user
         may change (team mode: of a team where they are an analyst), if any."""
-        rows = self.database.read(lambda s: s.execute(
-            select(Program.name, Program.team).where(
-                Program.survey_sha256 == sha256,
-                Program.survey_sheet.is_(None) if sheet is None
-                else Program.survey_sheet == sheet, Program.survey_filename == filename)
-            .order_by(Program.id.desc())).all())
+        return self.database.read(lambda s: self._found(s, sha256, sheet, filename))
+
+    def _found(self, session: Session, sha256: str, sheet: str | None, filename: str | None
+               ) -> str | None:
+        rows = session.execute(select(Program.name, Program.team).where(
+            Program.survey_sha256 == sha256,
+            Program.survey_sheet.is_(None) if sheet is None else Program.survey_sheet == sheet,
+            Program.survey_filename == filename).order_by(Program.id.desc())).all()
         actor = self.workspace.actor
         return next((n for n, team in rows if actor.can(team, Action.ANALYSE)), None)
 
@@ -148,6 +150,9 @@ class AnalysisStore:
         self.workspace.check_new_program(team)
 
         def work(session: Session) -> str:
+            made = self._found(session, source.sha256, source.sheet, source.filename)
+            if made is not None:  # made meanwhile by another session (two people at once)
+                return made
             taken = set(session.scalars(select(Program.name).where(
                 Program.name.startswith(_stem(source.filename)))).all())
             stem = _stem(source.filename)

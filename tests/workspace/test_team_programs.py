@@ -166,6 +166,20 @@ def test_the_app_store_records_a_new_program_and_each_model_once(tmp_path, surve
     fresh.close()
 
 
+def test_two_analysts_saving_the_same_file_at_once_make_one_program(tmp_path, survey_files,
+                                                                    monkeypatch):
+    """The second analyst's look-up ran before the first one's program was committed: the
+    write transaction looks again and joins that program instead of making a second."""
+    with Workspace.open(f"sqlite:///{tmp_path / 'ws.db'}", user="dana@example.com",
+                        teams=TEAMS) as ws:
+        survey = load_survey(survey_files["reference"], schema=telecom_mapping())
+        first = AnalysisStore(ws).program_for(survey, None, keep_files=False, team="North")
+        late = AnalysisStore(ws.for_user("alice@example.com", TEAMS))
+        monkeypatch.setattr(late, "find_program", lambda *args: None)  # looked before it
+        assert late.program_for(survey, None, keep_files=False, team="North") == first
+        assert [p.name for p in ws.list_programs()] == [first]
+
+
 def test_each_user_sees_the_programs_of_their_teams(north):
     with Workspace.open(north, user="dana@example.com", teams=TEAMS) as ws:
         assert [(p.name, p.team) for p in ws.list_programs()] == [("North NPS", "North")]
