@@ -23,6 +23,12 @@ def _models_page(browser, url: str, folds: int, seed: int):
     pg.goto(url)
     _visible(pg.get_by_text("Data quality"))
     _settle(pg)
+    return ready_to_train(pg, folds, seed)
+
+
+def ready_to_train(pg, folds: int, seed: int):
+    """``pg`` (a session showing the app) on the Models page with ``folds`` and ``seed`` set
+    (also used by bench/bench_team_load_browser.py)."""
     pg.locator('[data-testid="stSidebarNav"] a[href$="/models"]').click()
     _settle(pg)
     for label, value in (("Folds", folds), ("Seed", seed)):
