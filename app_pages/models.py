@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common, panels
+from app_pages import common, job_queue, panels
 from cx_app.app import views
 from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
@@ -86,12 +86,12 @@ clicked = b1.button("Train and cross-validate", type="primary", key="train",
 b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) if chosen
                                         else "Choose at least one algorithm.")))
 if clicked and not refused and not (job is not None and job.running):
-    job = st.session_state[common.TRAINING] = TrainingJob(
+    job = st.session_state[common.TRAINING] = job_queue.start(TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
         record_fit=fits.fit_recorder(database) if database is not None else None,
-        on_model=common.keep_model(common.ensure_program(a), a)).start()
+        on_model=common.keep_model(common.ensure_program(a), a)))
 ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
 if job is not None and (job.running or not job.handed_over or ended is job):
     panels.training_progress(job)  # returns when the job has ended

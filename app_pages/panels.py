@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, job_queue
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
@@ -357,13 +357,22 @@ def _words(job: TrainingJob, text: str) -> str:
     return names_in_text(text, [*job.algorithms, *(e.label for e in job.events)])
 
 
+def _progress_line(job: TrainingJob) -> str:
+    """The progress bar's text: the queue while the job waits for the server, else the step
+    in training and the seconds since Train."""
+    waiting = job_queue.waiting(job)
+    return waiting if waiting is not None else f"{_words(job, job.text)} · {job.elapsed:.0f} s"
+
+
 def training_progress(job: TrainingJob) -> None:
-    """The training: progress, each model as it is done, and a Cancel button while it runs;
-    returns when the job has ended, its models handed over to its analysis.
+    """The training: its place in the server's queue while it waits, then progress, each model
+    as it is done, and a Cancel button until it ends; returns when the job has ended, its
+    models handed over to its analysis.
 
     The job runs in its own thread; this loop only shows it. A click anywhere (Cancel too)
     interrupts this script run at the next progress update and the page shows the job again;
-    Cancel's callback ends the job at once (its thread drops the model in training)."""
+    Cancel's callback ends the job at once (its thread drops the model in training; a queued
+    job leaves the queue)."""
     status = st.status(f"Cross-validating {len(job.algorithms)} model(s), {job.folds:d} folds "
                        f"each, on {common.md_escape(job.analysis.survey.source.filename)}…",
                        expanded=True)
@@ -372,20 +381,18 @@ def training_progress(job: TrainingJob) -> None:
         cancel.button("Cancel training", key="cancel_training", on_click=job.cancel,
                       help="Stops at once: models already finished are kept (one whose folds "
                            "are done too, without its permutation importance), the one in "
-                           "training is dropped.")
-    bar = status.progress(job.share, text=common.md_escape(_words(job, job.text)))
+                           "training is dropped; a job waiting for the server leaves the queue.")
+    bar = status.progress(job.share, text=common.md_escape(_progress_line(job)))
     shown = 0
     while not job.wait(0.3):
         for event in job.events[shown:]:
             status.write(common.md_escape(_words(job, event.message)))
             shown += 1
-        bar.progress(min(1.0, job.share),
-                     text=f"{common.md_escape(_words(job, job.text))} · {job.elapsed:.0f} s")
+        bar.progress(min(1.0, job.share), text=common.md_escape(_progress_line(job)))
     cancel.empty()
     for event in job.events[shown:]:
         status.write(common.md_escape(_words(job, event.message)))
-    bar.progress(min(1.0, job.share),
-                 text=f"{common.md_escape(_words(job, job.text))} · {job.elapsed:.0f} s")
+    bar.progress(min(1.0, job.share), text=common.md_escape(_progress_line(job)))
     common.hand_over(job)  # the models to the analysis and its program, in the page's thread
     status.update(label=f"{common.md_escape(_words(job, job.message))} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),

@@ -26,6 +26,14 @@ raised by either does not stop the job: the model stays and its event gets a war
 Why a thread: Streamlit stops a script run when the user clicks anything (another page, a
 widget). Training in the script run would die with it; a job in its own thread goes on, and the
 page picks it up again (progress, Cancel, result) whenever it is shown.
+
+On a shared server the job runs through the server's :class:`~cx_app.app.job_pool.JobPool`
+(``start(pool=..., user=...)``): its training is the pool's work, run in the pool's thread when
+the limits allow; until then its state is ``"queued"`` and :attr:`TrainingJob.position` is its
+place in the queue. Cancelling a queued job takes it out of the queue at once (no model). A
+cancelled job that is still finishing its fold keeps its place among the running ones until
+its thread stops (the fold still uses the CPU). Without a pool (tests, the CLI) the job has a
+thread of its own, as before.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from cx_app.app.job_pool import JobPool, PooledJob
 from cx_app.app.session import Analysis, CrossValidatedModel, ResultStore, TrainingEvent
 from cx_app.errors import CxAppError
 
@@ -55,8 +64,9 @@ class TrainingCancelled(Exception):  # noqa: N818 — a request, not an error
 
 class TrainingJob:
     """One click of "Train": ``algorithms`` (``{algorithm id: settings}``) cross-validated in a
-    background thread. ``state``: ``"running"``, ``"finished"``, ``"cancelled"`` or
-    ``"failed"`` (an unexpected error; ``message`` says which). Read by the page while it runs:
+    background thread. ``state``: ``"queued"`` (waiting in a pool), ``"running"``,
+    ``"finished"``, ``"cancelled"`` or ``"failed"`` (an unexpected error; ``message`` says
+    which); :attr:`running` while queued or running. Read by the page while it runs:
     ``share`` (0..1), ``text``, ``events`` (one :class:`TrainingEvent` per model done)."""
 
     def __init__(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]], *,
@@ -101,11 +111,34 @@ class TrainingJob:
                                 plan=analysis.plan, trained_keys=set(analysis.trained_keys),
                                 memo_items=analysis.memo_items)
         self._thread = threading.Thread(target=self._run, name="cx-app-training", daemon=True)
+        self._pooled: PooledJob[None] | None = None
+        self.began: float | None = None  # when the training itself started (after the queue)
 
-    def start(self) -> TrainingJob:
+    def start(self, pool: JobPool | None = None, user: str = "") -> TrainingJob:
+        """Start training: in a thread of its own, or (``pool``) as ``user``'s job in the pool,
+        queued (state ``"queued"``) until the pool's limits let it run."""
+        if pool is not None:
+            with self._lock:
+                if self.state == "running":  # not cancelled before it was started
+                    self.state, self.text = "queued", "waiting for the server"
+            self._pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
+            return self
         self._mark = time.monotonic()
+        self.began = self._mark
         self._thread.start()
         return self
+
+    @property
+    def pooled(self) -> PooledJob[None] | None:
+        """The job's entry in the pool it was started in (None: a thread of its own)."""
+        return self._pooled
+
+    @property
+    def position(self) -> int | None:
+        """The job's place in its pool's queue (1: it starts next); None when not queued."""
+        if self._pooled is None or self.state != "queued":
+            return None
+        return self._pooled.position
 
     # ------------------------------------------------------------------ worker thread
 
@@ -173,6 +206,16 @@ class TrainingJob:
         return (model.algorithm_id, preset, len(survey.y), len(survey.schema.attributes),
                 self.folds, seconds / factor)
 
+    def _run_pooled(self) -> None:
+        """The pool's work: the training, unless the job was cancelled while queued."""
+        with self._lock:
+            if self.state != "queued":  # cancelled in the queue just as the pool started it
+                return
+            self.state, self.text = "running", "starting"
+            self._mark = time.monotonic()
+            self.began = self._mark
+        self._run()
+
     def _run(self) -> None:
         try:
             with self._around() if self._around is not None else nullcontext():
@@ -209,7 +252,13 @@ class TrainingJob:
         thread stops after its current fold and whatever it trains from now on is dropped."""
         with self._lock:
             self._cancel.set()
+            if self.state == "queued":  # out of the queue at once; it never trained
+                if self._pooled is not None:
+                    self._pooled.cancel()  # False if the pool is starting it: it returns
+                self.state, self.ended = "cancelled", time.monotonic()
+                self.message = "Training cancelled before it started (no model was trained)."
             if self.state != "running":
+                self._ended.set()
                 return
             pending, self._pending = self._pending, None
             if pending is not None:
@@ -238,11 +287,12 @@ class TrainingJob:
     @property
     def cancelling(self) -> bool:
         """Whether the thread is still winding down after a cancel (the page need not wait)."""
-        return self._cancel.is_set() and self._thread.is_alive()
+        return self._cancel.is_set() and not self._stopped(0)
 
     @property
     def running(self) -> bool:
-        return self.state == "running"
+        """Queued or running: not ended for the page."""
+        return self.state in ("queued", "running")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the job ends for the page (it finished, failed, or was cancelled: a
@@ -252,6 +302,13 @@ class TrainingJob:
     def join(self, timeout: float | None = None) -> bool:
         """Block until the training thread has stopped (after a cancel it finishes its
         current fold first), or ``timeout`` seconds; True when it has."""
+        return self._stopped(timeout)
+
+    def _stopped(self, timeout: float | None) -> bool:
+        if self._pooled is not None:
+            return self._pooled.wait(timeout)
+        if self._thread.ident is None:  # never started
+            return True
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
@@ -269,7 +326,7 @@ class TrainingJob:
         a cancelled job's at once, while its thread winds down). True when this call handed
         them over."""
         with self._lock:
-            if self.state == "running" or self._finished:
+            if self.running or self._finished:
                 return False
             self._finished = True
             models, trainings = dict(self._kept), self._kept_trainings
