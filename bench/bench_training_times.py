@@ -44,6 +44,18 @@ PLAN = ((2_500, 3), (5_000, 5), (7_500, 4), (2_500, 5), (7_500, 3), (5_000, 4))
 """(respondents, folds) of each fit of an algorithm, in order: sizes and folds mixed."""
 WITHIN = 2.0
 WARM_UP = 500
+THREADS = (
+    "Threads (why lr and xgb missed most in the runs before, 78 % and 79 % overall): the fast "
+    "preset's XGBoost fitted each fold on 2 OpenMP threads and every fit ran OpenBLAS on 2 "
+    "threads. Their threads spin at a barrier in every step, and on this shared 2-core machine, "
+    "when other work holds a core, each barrier waits for a time slice: the same xgb fit took "
+    "0.9–131 s (15.6× between rounds) and lr 0.3–2.9 s, lr 5/11 and xgb 6/11 within 2×. Side "
+    "by side under a load average of 6–10: xgb 7,500 × 4 folds 41–223 s on two threads, "
+    "6–11 s on one (quiet: 2.5–2.9 s against 3.4–5.6 s); lr 14.5 s with two BLAS threads, "
+    "5.8 s with one (quiet: 0.4 s either way). Now XGBoost keeps the papers' single thread in "
+    "both presets, and each fold's fit and permutation importance run BLAS on one thread "
+    "(`cx_app/models/threads.py`); the predictions are the same but for float rounding (the "
+    "model-quality suite passes unchanged).")
 
 
 def _log(message: str) -> None:
@@ -139,6 +151,33 @@ def _repeat_spread(rows: list, algorithm: str) -> str:
     return f"{max(spreads):.1f}" if spreads else "—"
 
 
+def _clicks(rows: list, algorithms: tuple) -> str:
+    """The page's own figure: the expected time of one click of Train with every algorithm
+    (``ExpectedTimes.total``, the sum over the algorithms) against the sum of their actual
+    times, for each step of the plan where every algorithm had a learned estimate."""
+    steps = [rows[i:i + len(algorithms)] for i in range(0, len(rows), len(algorithms))]
+    ratios = [sum(r[4].seconds for r in step) / sum(r[3] for r in step)
+              for step in steps if all(r[4].learned for r in step)]
+    ok = sum(_within(r) for r in ratios)
+    return (f"One click of Train with all {len(algorithms)} algorithms (what the Models page "
+            f"shows: the sum of their estimates, against the sum of their actual times): "
+            f"within 2× for {ok}/{len(ratios)} plan steps; ratios "
+            + ", ".join(f"{r:.2f}" for r in ratios) + ".")
+
+
+def _by_load(compared: list) -> str:
+    """The share within 2× as shown, by the 1-minute load average after the fit."""
+    bands = (("under 4", 0, 4), ("4 to 8", 4, 8), ("8 or more", 8, float("inf")))
+    parts = []
+    for name, low, high in bands:
+        mine = [r for r in compared if low <= r[6] < high]
+        if mine:
+            ok = sum(_shown_within(r[4].seconds, r[3]) for r in mine)
+            parts.append(f"{name}: {ok}/{len(mine)} ({100 * ok / len(mine):.0f} %)")
+    return ("Learned within 2× as shown, by the load average after the fit (2 cores): "
+            + "; ".join(parts) + ".")
+
+
 def _section(rows: list, algorithms: tuple, rounds: int, attributes: int) -> str:
     compared = [r for r in rows if r[4].learned]
     learned_ok = [_within(r[4].seconds / r[3]) for r in compared]
@@ -183,6 +222,7 @@ def _section(rows: list, algorithms: tuple, rounds: int, attributes: int) -> str
             f"{np.median([r[4].seconds / r[3] for r in mine]):.2f} | "
             f"{np.median([r[5] / r[3] for r in mine]):.2f} | "
             f"{min(everyone):.2f}–{max(everyone):.2f} | {_repeat_spread(rows, algorithm)} |")
+    lines += ["", _clicks(rows, algorithms), "", _by_load(compared), "", THREADS]
     lines += ["", "Same fit again: the largest ratio between the times of one algorithm on the "
               "same rows and folds in different rounds — the machine's own variation (load "
               "from other users), which no estimate made before a fit can follow."]

@@ -76,10 +76,17 @@ settings):
   batches of 10 at 0.001: about 20 times fewer, larger steps. Early stopping on a 10 %
   validation split was tried and lost 0.011–0.018 accuracy against the papers' preset
   (``bench_presets.py``), so it is not used.
-- ``rf``, ``xgb``, ``knn``: the same settings, on as many threads as there are cores left over
-  when the folds do not run in parallel (``n_jobs`` of the estimator, ``None`` = decided by
-  :func:`inner_threads` at build time; results do not depend on it, except XGBoost's
-  probabilities in the 7th decimal: float32 sums in another order).
+- ``rf``, ``knn``: the same settings, on as many threads as there are cores left over when the
+  folds do not run in parallel (``n_jobs`` of the estimator, ``None`` = decided by
+  :func:`inner_threads` at build time; results do not depend on it). Their threads share out
+  whole trees or blocks of respondents, and wait for each other only at the end.
+- ``xgb`` keeps the papers' single thread: XGBoost's threads (OpenMP) meet at a barrier in
+  every step of every tree (100 rounds × one tree per score), spinning while they wait, and
+  on a server whose other core is busy with someone else's work each barrier waits for a time
+  slice. Measured on the shared 2-core server (bench ``training_times``): 7,500 respondents ×
+  4 folds took 2.5–2.9 s on two threads and 3.4–5.6 s on one when the machine was quiet, but
+  41–223 s on two against 6–11 s on one under a load average of 6–10 (2,500 × 3 folds:
+  16–61 s against 5–13 s). The probabilities are the same but for float32 rounding.
 - ``cnn``: the same network, 30 epochs instead of 100.
 
 Which preset an algorithm uses when none is asked for is :func:`default_preset`: ``fast``,
@@ -492,8 +499,6 @@ _FAST_CHANGES: dict[str, dict[str, Any]] = {
         },
     },
     "rf": {"defaults": {"n_estimators": 100, "criterion": "gini", "n_jobs": None}},
-    "xgb": {"defaults": {"n_estimators": 100, "learning_rate": 0.3, "max_depth": 3,
-                         "subsample": 1.0, "tree_method": "hist", "n_jobs": None}},
     "knn": {"defaults": {"n_neighbors": 5, "metric": "minkowski", "p": 2, "weights": "uniform",
                          "n_jobs": None}},
     "cnn": {

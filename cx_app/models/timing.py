@@ -60,8 +60,9 @@ section ``timing``): a least-squares fit of log seconds per fold on log training
 three runs (1,000, 3,000 and 4,000 training rows per fold, 9 attributes), on the shared 2-core
 server under a load average of 10–15 (four engineers' test runs): an idle server is faster, by
 up to 30× for the BLAS-bound logistic regression (2.8 s for 10 folds of the sample in the
-models section against 88 s measured under this load), by about 1× for the pure-Python
-network (``ann``: 206 s there, 234 s predicted). The lower bound of ``b`` is 0.3 (the fastest
+models section against 88 s measured under this load; much of it was OpenBLAS's two threads
+spinning against the load, see :mod:`cx_app.models.threads`: fits use one BLAS thread since),
+by about 1× for the pure-Python network (``ann``: 206 s there, 234 s predicted). The lower bound of ``b`` is 0.3 (the fastest
 models are dominated by fixed costs). ``cnn``: see the module docstring's note."""
 
 
