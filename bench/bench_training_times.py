@@ -21,6 +21,7 @@ Environment: ``CX_BENCH_TRAINING_TIMES_ALGORITHMS=lr,nb`` restricts the list;
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -53,13 +54,15 @@ THREADS = (
     "by side under a load average of 6–10: xgb 7,500 × 4 folds 41–223 s on two threads, "
     "6–11 s on one (quiet: 2.5–2.9 s against 3.4–5.6 s); lr 14.5 s with two BLAS threads, "
     "5.8 s with one (quiet: 0.4 s either way). Now XGBoost keeps the papers' single thread in "
-    "both presets, and each fold's fit and permutation importance run BLAS on one thread "
-    "(`cx_app/models/threads.py`); the predictions are the same but for float rounding (the "
-    "model-quality suite passes unchanged).")
+    "both presets, and the app's server runs BLAS on one thread (`cx-app app` sets "
+    "`OPENBLAS_NUM_THREADS=1`, `cx_app/cli/app.py` `SERVER_THREADS`; this bench runs its fits "
+    "in a child process with the same environment); the predictions are the same but for "
+    "float rounding (the model-quality suite passes unchanged).")
+CHILD = "CX_BENCH_TRAINING_TIMES_CHILD"
 
 
 def _log(message: str) -> None:
-    print(f"[bench_training_times] {message}", flush=True)
+    print(f"[bench_training_times] {message}", file=sys.stderr, flush=True)
 
 
 def _surveys() -> dict[int, Analysis]:
@@ -109,6 +112,23 @@ def _shown_within(estimate: float, actual: float) -> bool:
 
 
 def run() -> str:
+    """The bench, in a child process with the app server's environment (BLAS threads are
+    fixed when BLAS loads, so they cannot be set in this process)."""
+    import subprocess
+
+    from cx_app.cli.app import SERVER_THREADS
+
+    if os.environ.get(CHILD):
+        return _run_here()
+    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True,
+                          env={**os.environ, **SERVER_THREADS, CHILD: "1"})
+    sys.stderr.write(done.stderr)
+    if done.returncode:
+        raise RuntimeError(f"bench training_times failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def _run_here() -> str:
     chosen = os.environ.get("CX_BENCH_TRAINING_TIMES_ALGORITHMS")
     algorithms = tuple(chosen.split(",")) if chosen else ALGORITHMS
     rounds = int(os.environ.get("CX_BENCH_TRAINING_TIMES_ROUNDS", "2"))

@@ -89,16 +89,32 @@ def check_secrets(path: Path) -> None:
         raise CxAppError(f"{path}: the secrets file {problem}; see docs/deployment.md, step 3")
 
 
+SERVER_THREADS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""The server's BLAS libraries on one thread each (unless its environment says otherwise).
+
+The server trains through its job pool, as many jobs at once as it has CPUs
+(:mod:`cx_app.app.job_pool`), so each job gets one core's worth; a survey's model works on
+narrow matrices (respondents × a few dozen attributes), where a second BLAS thread saves
+nothing and its spinning at every call's barrier costs much when another job or program holds
+the other core. Measured on the shared 2-core machine (``bench/RESULTS.md``, training_times):
+a logistic regression of 7,500 respondents × 4 folds took 0.4 s with one or two BLAS threads
+when the machine was quiet, and 14.5 s with two against 5.8 s with one under a load average of
+9. BLAS reads these variables once, when it is loaded: they are set here, for the server
+process this command starts, never by the library at run time (a thread count is a setting of
+the whole process)."""
+
+
 def server_launch(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerLaunch:
     """The server's command line and environment for ``args``: in team mode (secrets and
-    teams given, by flag or variable) both files checked first."""
+    teams given, by flag or variable) both files checked first; BLAS on one thread
+    (:data:`SERVER_THREADS`) unless the environment sets it."""
     from cx_app.workspace.teams import load_teams
 
     command = [
         sys.executable, "-m", "streamlit", "run", str(ENTRY_SCRIPT),
         "--server.port", str(args.port), "--server.address", args.address,
     ]
-    env = dict(environ)
+    env = {**SERVER_THREADS, **environ}
     secrets = args.secrets or environ.get(ENV_SECRETS) or None
     teams = args.teams or environ.get(ENV_TEAMS) or None
     if secrets is None and teams is None:

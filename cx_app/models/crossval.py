@@ -46,7 +46,6 @@ from cx_app.models.algorithms import (
     resolve_preset,
     takes_sample_weight,
 )
-from cx_app.models.threads import one_blas_thread
 from cx_app.provenance import library_versions
 
 Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
@@ -258,7 +257,7 @@ def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
     # the fold's rows are found here, in the task, from the shared fold index (see cluster)
     train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model, _ = fit_weighted(clone(template), X[train], codes[train],
                                 None if sample_weight is None else sample_weight[train])

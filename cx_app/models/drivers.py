@@ -252,13 +252,9 @@ class PermutationImportance:
 def _fold_importance(model, X, codes, fold, f, scoring, n_repeats, random_state):
     from sklearn.inspection import permutation_importance
 
-    from cx_app.models.threads import one_blas_thread
-
     test = fold == f
-    with one_blas_thread():  # see cx_app.models.threads
-        return permutation_importance(model, X[test], codes[test], scoring=scoring,
-                                      n_repeats=n_repeats,
-                                      random_state=random_state).importances_mean
+    return permutation_importance(model, X[test], codes[test], scoring=scoring,
+                                  n_repeats=n_repeats, random_state=random_state).importances_mean
 
 
 def permutation_importance_cv(

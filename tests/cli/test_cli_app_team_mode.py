@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from cx_app.cli import main
-from cx_app.cli.app import ENTRY_SCRIPT, server_launch
+from cx_app.cli.app import ENTRY_SCRIPT, SERVER_THREADS, server_launch
 from cx_app.errors import CxAppError
 
 AUTH = """\
@@ -42,14 +42,15 @@ def files(tmp_path):
 def test_single_user_mode_is_unchanged():
     launch = server_launch(_args(), {"HOME": "/home/x"})
     assert launch.command == BASE
-    assert launch.env == {"HOME": "/home/x"}
+    assert launch.env == {"HOME": "/home/x", **SERVER_THREADS}
 
 
 def test_team_mode_by_flags_and_by_variables(files, monkeypatch):
     monkeypatch.chdir(files)
     launch = server_launch(_args("secrets.toml", "teams.yaml"), {"HOME": "/home/x"})
     assert launch.command == [*BASE, "--secrets.files", str(files / "secrets.toml")]
-    assert launch.env == {"HOME": "/home/x", "CX_APP_TEAMS": str(files / "teams.yaml")}
+    assert launch.env == {"HOME": "/home/x", "CX_APP_TEAMS": str(files / "teams.yaml"),
+                          **SERVER_THREADS}
     by_env = server_launch(_args(), {"CX_APP_SECRETS": "secrets.toml",
                                      "CX_APP_TEAMS": "teams.yaml"})
     assert by_env.command == launch.command

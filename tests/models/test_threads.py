@@ -1,61 +1,49 @@
-"""One BLAS thread while a fold is fitted (cx_app.models.threads), and XGBoost on one thread."""
+"""Threads of the fits: XGBoost on one thread in both presets, and the app's server started
+with BLAS on one thread (``cx_app.cli.app.SERVER_THREADS``) unless its environment says
+otherwise; the predictions do not depend on the BLAS thread count beyond rounding."""
 
 from __future__ import annotations
 
-import threading
+import argparse
+import os
+import subprocess
+import sys
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
+from cx_app.cli.app import SERVER_THREADS, server_launch
 from cx_app.models.algorithms import build_algorithm
-from cx_app.models.threads import blas_threads, one_blas_thread
+
+PROBE = ("import numpy, threadpoolctl; print(max(i['num_threads'] for i in "
+         "threadpoolctl.threadpool_info() if i['user_api'] == 'blas'))")
 
 
-def test_one_blas_thread_inside_and_what_was_there_after():
-    with threadpool_limits(limits=2, user_api="blas"):
-        assert blas_threads() == 2
-        with one_blas_thread():
-            assert blas_threads() == 1
-            with one_blas_thread():  # a fold inside a fold (nested joblib): still one
-                assert blas_threads() == 1
-            assert blas_threads() == 1
-        assert blas_threads() == 2
+def _args() -> argparse.Namespace:
+    return argparse.Namespace(port=8501, address="127.0.0.1", secrets=None, teams=None)
 
 
-def test_two_overlapping_trainings_leave_the_setting_as_it_was():
-    """A enters, B enters (one thread: A's setting), A leaves (the setting it found is back),
-    B leaves: 2, as before. Two plain threadpool_limits blocks in this order leave 1 for good."""
-    seen: dict[str, int] = {}
-    b_inside, b_may_leave = threading.Event(), threading.Event()
-
-    def b() -> None:
-        with one_blas_thread():
-            seen["b inside, a inside"] = blas_threads()
-            b_inside.set()
-            b_may_leave.wait(10)
-            seen["b inside, a left"] = blas_threads()
-
-    with threadpool_limits(limits=2, user_api="blas"):
-        other = threading.Thread(target=b)
-        with one_blas_thread():
-            other.start()
-            assert b_inside.wait(10)
-        b_may_leave.set()
-        other.join(10)
-        assert seen == {"b inside, a inside": 1, "b inside, a left": 2}
-        assert blas_threads() == 2
+def test_the_server_runs_blas_on_one_thread_unless_told_otherwise():
+    env = server_launch(_args(), {"PATH": os.environ.get("PATH", "")}).env
+    assert {k: env[k] for k in SERVER_THREADS} == {"OPENBLAS_NUM_THREADS": "1",
+                                                    "MKL_NUM_THREADS": "1"}
+    assert server_launch(_args(), {"OPENBLAS_NUM_THREADS": "4"}).env["OPENBLAS_NUM_THREADS"] == "4"
+    # what BLAS in a process started with that environment uses
+    threads = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                             env={**os.environ, **SERVER_THREADS}, check=True).stdout
+    assert int(threads) == 1
 
 
 def test_one_blas_thread_fits_the_same_model():
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(600, 12))
-    y = np.digitize(X @ rng.normal(size=12) + rng.normal(0, 0.5, 600), [-1, 0, 1])
-    with threadpool_limits(limits=2, user_api="blas"):
-        two = LogisticRegression(max_iter=300).fit(X, y).predict_proba(X)
-        with one_blas_thread():
-            one = LogisticRegression(max_iter=300).fit(X, y).predict_proba(X)
-    np.testing.assert_allclose(one, two, atol=1e-6)
+    code = ("import numpy as np; from sklearn.linear_model import LogisticRegression; "
+            "r = np.random.default_rng(0); X = r.normal(size=(600, 12)); "
+            "y = (X[:, :3].sum(1) + r.normal(size=600) > 0).astype(int) + (X[:, 3] > 1); "
+            "p = LogisticRegression(max_iter=300).fit(X, y).predict_proba(X); "
+            "print(' '.join(map(str, p.ravel().tolist())))")
+    runs = [np.array(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                    text=True, check=True, env={**os.environ, **extra}
+                                    ).stdout.split(), dtype=float)
+            for extra in (SERVER_THREADS, {"OPENBLAS_NUM_THREADS": "2"})]
+    np.testing.assert_allclose(runs[0], runs[1], atol=1e-6)
 
 
 def test_xgboost_fits_on_one_thread_in_both_presets():
