@@ -134,15 +134,19 @@ def tracker(view: ProgramView, score: str, segments: dict[str, str]) -> None:
 
 def remove_wave(name: str, view: ProgramView) -> None:
     """Remove one wave of the program (and its estimates). The expander keeps its state (open
-    or closed) through the page's runs."""
+    or closed) through the page's runs; the wave is removed by the button's callback, before
+    the run that shows the program without it (one run, not two)."""
     with st.expander("Remove a wave", key="nw_remove_open", on_change="rerun"):
         labels = [f"{w.label} · {w.filename} · {w.sha256[:12]}" for w in view.waves]
         chosen = st.selectbox("Wave", labels, index=None, key="nw_remove")
-        if chosen is not None and st.button("Remove this wave", key="nw_remove_go"):
+        if chosen is not None:
             wave = view.waves[labels.index(chosen)]
-            if common.run_safely(lambda: common.workspace().remove_wave(
-                    name, wave.label, sha256=wave.sha256)):
-                st.rerun()  # the uploader may still hold its file: not added again
+            st.button("Remove this wave", key="nw_remove_go", on_click=_remove,
+                      args=(name, wave.label, wave.sha256))
+
+
+def _remove(name: str, label: str, sha256: str) -> None:
+    common.run_safely(lambda: common.workspace().remove_wave(name, label, sha256=sha256))
 
 
 def wave_key(name: str, model_key: str, wave: WaveView) -> tuple:

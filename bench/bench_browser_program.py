@@ -79,12 +79,14 @@ class Timings:
 
     def __init__(self) -> None:
         self.seconds: dict[str, list[float]] = {}
+        self.current = ""  # the interaction under way
         self.closed = 0  # times the "Remove a wave" expander had closed by itself
         self.load: list[float] = []  # the 1-minute load average after each round
 
     def timed(self, pg, name: str, action: Callable[[], None], text: str | None = None) -> float:
         """Run ``action`` and wait until the app settled after a script run it caused (and
         ``text`` is on the page)."""
+        self.current = name
         pg.evaluate(ARM)
         start = time.perf_counter()
         action()
@@ -246,10 +248,11 @@ def _measure(pg, extra: list[Path], failures: list[str]) -> Timings:
                 elif path == "new_wave":
                     _new_wave(pg, t, i, extra[i])
             except Exception as exc:  # one interaction that never settled: noted, go on
-                failures.append(f"round {i + 1}, {title}: {str(exc).splitlines()[0]}")
+                failures.append(f"round {i + 1}, {title}, {t.current}: "
+                                f"{str(exc).splitlines()[0]}")
                 print(failures[-1], file=sys.stderr)
                 if shots := os.environ.get("CX_BENCH_BROWSER_SHOTS"):
-                    pg.screenshot(path=f"{shots}/failure_{len(failures)}.png")
+                    pg.screenshot(path=f"{shots}/failure_{len(failures)}.png", full_page=True)
                 pg.keyboard.press("Escape")
         t.load.append(os.getloadavg()[0])
     return t
