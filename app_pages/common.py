@@ -232,9 +232,9 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
         frame = frame.assign(model=frame["model"].map(model_display_name))
     st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
                  height=height, key=f"df_{key}")
-    data = to_safe_csv(out.reset_index() if not hide_index else out)
-    st.download_button(md_escape(label), data=data, file_name=file_name, mime="text/csv",
-                       key=f"dl_{key}", on_click="ignore")
+    data = out.reset_index() if not hide_index else out  # the CSV made when it is asked for
+    st.download_button(md_escape(label), data=lambda: to_safe_csv(data), file_name=file_name,
+                       mime="text/csv", key=f"dl_{key}", on_click="ignore")
 
 
 def plain_config(frame: pd.DataFrame, column_config: dict | None = None) -> dict:

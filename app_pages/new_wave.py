@@ -77,7 +77,8 @@ st.subheader("3. Estimates of one wave")
 shown = [f"{w.label} · {w.filename}" for w in view.waves]
 chosen = st.selectbox("Details of wave", shown, index=len(shown) - 1, key="nw_detail")
 wave = view.waves[shown.index(chosen)]
-estimate = wave_panels.wave_estimate(a, name, model, a.models[model_id].key, wave)
+model_key = a.models[model_id].key
+estimate = wave_panels.wave_estimate(a, name, model, model_key, wave)
 st.session_state["last_wave_estimate"] = wave.estimate  # for the Report and Project pages
 if estimate is None:
     nps = wave.estimated_nps
@@ -85,4 +86,5 @@ if estimate is None:
             f"{nps.ci95[1]:+.1f}); the program does not keep this wave's file, so its "
             "matrices and predictions cannot be shown.")
     st.stop()
-wave_panels.details(estimate, SCORE, wave.filename or chosen, model.schema.plan_spec)
+wave_panels.details(estimate, SCORE, wave.filename or chosen, model.schema.plan_spec,
+                    wave_panels.wave_key(name, model_key, wave))

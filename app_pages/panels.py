@@ -14,12 +14,10 @@ from app_pages import common, job_queue
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
-from cx_app.engine.grouping import resolve_plan
 from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.models.names import model_display_name, names_in_text
-from cx_app.reports import charts
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
@@ -433,23 +431,3 @@ def setting_input(algorithm_id: str, name: str, default: Any, preset: str) -> An
     except ValueError as exc:
         st.error(common.md_escape(f"{name}: {exc}"))
         return default
-
-
-def alp_matrices(estimate, plan_spec) -> None:
-    """The wave's confusion matrices estimated from the model's probabilities (ALP): the
-    original classes, then each reduced level with its grouping."""
-    st.subheader("Confusion matrix estimated from the model's probabilities (ALP)")
-    st.caption("Rows: estimated actual class (each respondent counts with the model's probability "
-               "of every class) · columns: predicted class. Real-valued counts; no scores needed. "
-               "See the Glossary page.")
-    original, *reduced = estimate.levels
-    grouping = common.run_safely(lambda: views.grouping_by_level(
-        resolve_plan(plan_spec, estimate.classes))) or {}
-    st.altair_chart(charts.confusion_heatmap(original.to_frame(), count_format=",.1f",
-                                             title="Estimated (ALP), original classes"),
-                    width="content")
-    for level in reduced:
-        st.altair_chart(charts.confusion_heatmap(
-            level.to_frame(), count_format=",.1f",
-            title=f"Estimated (ALP), {level.name}, {grouping.get(level.name, 'grouping')}"),
-            width="content")

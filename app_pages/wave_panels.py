@@ -1,15 +1,26 @@
 """The New wave page's parts: the program's waves (add, estimate, track, remove) and one
-wave's details. Not a page itself; the waves live in the workspace program."""
+wave's details. Not a page itself; the waves live in the workspace program.
+
+What the page draws from a program is cached (``st.cache_data``, bounded in entries and age
+like the caches of :mod:`app_pages.common`): the tracker's table and chart spec, and a wave's
+ALP matrix charts. Each key holds the workspace, the person the page acts for (in team mode
+two people may see different programs) and the program's version
+(:attr:`~cx_app.workspace.views.ProgramView.version`: its waves and models), so an added or
+removed wave is drawn afresh and nobody is handed another person's program.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, panels
+from app_pages import common, team_mode
+from cx_app.app import views
 from cx_app.app.session import Analysis
+from cx_app.engine.grouping import resolve_plan
 from cx_app.estimate.tracker import split_waves
 from cx_app.reports import charts
 from cx_app.reports.definitions import ALP, explain
@@ -24,6 +35,18 @@ BUNDLED = {
     "Bundled wave 7 (labeled, for a backtest)": "telecom_nps_wave7_labeled",
 }
 ADDED = "nw_added"  # SHA-256 of the uploads already added to the program in this session
+CACHED = 64  # entries of each cache of this module
+
+
+def program_key(view: ProgramView, *, workspace_url: str, user: str) -> tuple:
+    """The key of what is cached from ``view``: the workspace, the person and the program's
+    version."""
+    return (workspace_url, user, view.version)
+
+
+def _program_key(view: ProgramView) -> tuple:
+    return program_key(view, workspace_url=st.session_state.get(common.WORKSPACE_URL, ""),
+                       user=team_mode.current_user())
 
 
 def add_waves(name: str, files: list, bundled: list[str], label: str = "") -> None:
@@ -69,36 +92,67 @@ def bundled_choice(a: Analysis, name: str) -> list[str]:
     return chosen
 
 
+@dataclass(frozen=True)
+class TrackerParts:
+    """What the tracker draws: its table (rounded), its chart's Vega-Lite spec and the number
+    of changes tested."""
+
+    table: pd.DataFrame
+    chart: dict
+    changes: int
+
+
+@st.cache_data(max_entries=CACHED, ttl=common.TTL, show_spinner=False)
+def tracker_parts(key: tuple, by: str | None, score: str, _view: ProgramView) -> TrackerParts:
+    """The tracker of ``_view`` by the segment ``by`` (``key``: :func:`program_key` of
+    ``_view``)."""
+    table = program_tracker_frame(_view, by)
+    chart = charts.nps_trend_chart(table.dropna(subset=["nps"]), wave_title="Wave",
+                                   score_title=score)
+    return TrackerParts(table.round(2), charts.vega_lite_spec(chart),
+                        int(table["p"].notna().sum()))
+
+
 def tracker(view: ProgramView, score: str, segments: dict[str, str]) -> None:
     """The tracker over every wave of the program (wave order), by segment on request, with
     the realized score of labelled waves beside the estimate."""
     by = st.selectbox("By segment", [None, *segments], key="nw_by", persist_state="session",
                       format_func=lambda s: "all respondents only" if s is None
                       else segments[s])
-    table = program_tracker_frame(view, by)
-    st.altair_chart(charts.nps_trend_chart(table.dropna(subset=["nps"]), wave_title="Wave",
-                                           score_title=score), width="stretch")
+    parts = tracker_parts(_program_key(view), by, score, view)
+    st.vega_lite_chart(parts.chart, width="stretch")
     covers = view.waves[0].estimated_nps.covers
     st.caption("Estimated from the model's probabilities (ALP); ◆ the realized "
                f"{common.md_escape(score)} of a "
                f"labelled wave. 95% intervals cover {common.md_escape(covers)}. ▲ / ▼: a "
                "significant change from the previous wave of the same line (z test on both "
                "estimates with their whole uncertainty, Holm-adjusted over the "
-               f"{int(table['p'].notna().sum())} changes, 5%). Waves in wave order (date, "
+               f"{int(parts.changes)} changes, 5%). Waves in wave order (date, "
                "then label), whenever they were added.")
-    common.table(table.round(2), key="nw_tracker", file_name="tracker.csv")
+    common.table(parts.table, key="nw_tracker", file_name="tracker.csv")
 
 
 def remove_wave(name: str, view: ProgramView) -> None:
-    """Remove one wave of the program (and its estimates)."""
-    with st.expander("Remove a wave"):
+    """Remove one wave of the program (and its estimates). The expander keeps its state (open
+    or closed) through the page's runs; the wave is removed by the button's callback, before
+    the run that shows the program without it (one run, not two)."""
+    with st.expander("Remove a wave", key="nw_remove_open", on_change="rerun"):
         labels = [f"{w.label} · {w.filename} · {w.sha256[:12]}" for w in view.waves]
         chosen = st.selectbox("Wave", labels, index=None, key="nw_remove")
-        if chosen is not None and st.button("Remove this wave", key="nw_remove_go"):
+        if chosen is not None:
             wave = view.waves[labels.index(chosen)]
-            if common.run_safely(lambda: common.workspace().remove_wave(
-                    name, wave.label, sha256=wave.sha256)):
-                st.rerun()  # the uploader may still hold its file: not added again
+            st.button("Remove this wave", key="nw_remove_go", on_click=_remove,
+                      args=(name, wave.label, wave.sha256))
+
+
+def _remove(name: str, label: str, sha256: str) -> None:
+    common.run_safely(lambda: common.workspace().remove_wave(name, label, sha256=sha256))
+
+
+def wave_key(name: str, model_key: str, wave: WaveView) -> tuple:
+    """The key of what is cached from one wave's estimate by the model ``model_key``."""
+    return (st.session_state.get(common.WORKSPACE_URL, ""), team_mode.current_user(), name,
+            model_key, wave.sha256, wave.part)
 
 
 def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView):
@@ -156,8 +210,9 @@ def adhoc_waves(model) -> None:
     details(estimate, score, chosen, model.schema.plan_spec)
 
 
-def details(estimate, score: str, filename: str, plan_spec) -> None:
-    """One wave's estimates, realized values, metrics, ALP matrices, drift and predictions."""
+def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = None) -> None:
+    """One wave's estimates, realized values, metrics, ALP matrices, drift and predictions
+    (``key``: :func:`wave_key` of a program's wave; None: not cached)."""
     common.warnings(estimate.warnings)
     nps = estimate.estimated_nps
     c1, c2, c3 = st.columns(3)
@@ -183,13 +238,51 @@ def details(estimate, score: str, filename: str, plan_spec) -> None:
                  file_name="wave_metrics.csv", csv_frame=metrics,
                  column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
                                 for c in values})
-    panels.alp_matrices(estimate, plan_spec)
+    alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
     common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
     st.subheader("Per-respondent predictions")
     predictions = estimate.predictions_frame()
     st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",
                  column_config=common.plain_config(predictions))
-    st.download_button("Download all predictions (CSV)", data=to_safe_csv(predictions),
+    st.download_button("Download all predictions (CSV)", data=lambda: to_safe_csv(predictions),
                        file_name=f"predictions_{Path(filename).stem}.csv", mime="text/csv",
                        key="dl_predictions", on_click="ignore")
+
+
+@st.cache_data(max_entries=CACHED, ttl=common.TTL, show_spinner=False)
+def alp_chart_specs(key: tuple, grouping: tuple[tuple[str, str], ...],
+                    _estimate) -> list[dict]:
+    """:func:`alp_specs` of a program's wave (``key``: :func:`wave_key`)."""
+    return alp_specs(grouping, _estimate)
+
+
+def alp_specs(grouping: tuple[tuple[str, str], ...], estimate) -> list[dict]:
+    """The Vega-Lite specs of the wave's ALP matrices, the reduced levels titled by their
+    ``grouping`` (level name, grouping in words)."""
+    names = dict(grouping)
+    original, *reduced = estimate.levels
+    chart_list = [charts.confusion_heatmap(original.to_frame(), count_format=",.1f",
+                                           title="Estimated (ALP), original classes")]
+    chart_list += [charts.confusion_heatmap(
+        level.to_frame(), count_format=",.1f",
+        title=f"Estimated (ALP), {level.name}, {names.get(level.name, 'grouping')}")
+        for level in reduced]
+    return [charts.vega_lite_spec(chart) for chart in chart_list]
+
+
+def alp_matrices(estimate, plan_spec, key: tuple | None = None) -> None:
+    """The wave's confusion matrices estimated from the model's probabilities (ALP): the
+    original classes, then each reduced level with its grouping (cached under ``key``; None:
+    drawn afresh)."""
+    st.subheader("Confusion matrix estimated from the model's probabilities (ALP)")
+    st.caption("Rows: estimated actual class (each respondent counts with the model's probability "
+               "of every class) · columns: predicted class. Real-valued counts; no scores needed. "
+               "See the Glossary page.")
+    grouping = common.run_safely(lambda: views.grouping_by_level(
+        resolve_plan(plan_spec, estimate.classes))) or {}
+    groups = tuple(sorted(grouping.items()))
+    specs = (alp_specs(groups, estimate) if key is None
+             else alp_chart_specs(key, groups, estimate))
+    for spec in specs:
+        st.vega_lite_chart(spec, width="content")

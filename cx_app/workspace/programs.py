@@ -375,12 +375,16 @@ class Workspace:
         from cx_app.estimate.tracker import split_waves
         from cx_app.survey.importing import load_survey
 
-        found = [(row_id, trained) for row_id, model_id, trained in self._models(name)
-                 if model_id == model]
-        if not found:
+        def fitted(session: Session) -> int | None:
+            program = self._program(session, name)
+            return session.scalar(select(Model.id).where(
+                Model.program_id == program.id, Model.model_id == model,
+                Model.skops.is_not(None), _current(program)).order_by(Model.id).limit(1))
+
+        row_id = self.database.read(fitted)
+        if row_id is None:
             raise WorkspaceError(f"the program {name!r} has no model {model!r} fitted on all "
                                  "respondents.")
-        row_id, trained = found[0]
 
         def missing(session: Session) -> list[tuple[int, str, str, str | None, str | None,
                                                     str, bytes | None]]:
@@ -397,7 +401,12 @@ class Workspace:
         todo = self.database.read(missing)
         not_kept = [label for *_, label, data in todo if data is None]
         rows: list[Estimate] = []
-        for sha256 in sorted({t[1] for t in todo if t[6] is not None}):
+        to_read = sorted({t[1] for t in todo if t[6] is not None})
+        if to_read:  # the model file is opened (and checked) only when a wave waits for it
+            trained = model_file(self.database.read(lambda session: session.scalars(
+                select(Model).options(undefer(Model.skops)).where(Model.id == row_id)).one()),
+                name)
+        for sha256 in to_read:
             waves = [t for t in todo if t[1] == sha256]
             _id, _sha, _part, filename, sheet, _label, data = waves[0]
             survey = load_survey(data, schema=trained.schema, sheet=sheet,

@@ -135,6 +135,18 @@ class ProgramView:
     team: str | None = None
     """The team the program belongs to (None: no team, single-user mode)."""
 
+    @property
+    def version(self) -> tuple:
+        """What the program's tracker is made of, in a hashable key that changes when a wave
+        or a model is added, removed or fitted again: its name and team, its models (id and
+        model file SHA-256) and its waves in order (label, date, file, its SHA-256, part,
+        respondents, and the model that estimated them). Pages cache what they draw from a
+        view under it (with the person it is shown to)."""
+        return (self.name, self.team,
+                tuple((m.model_id, m.file_sha256) for m in self.models),
+                tuple((w.label, w.date, w.filename, w.sha256, w.part, w.respondents,
+                       w.model_id) for w in self.waves))
+
     def wave(self, label: str) -> WaveView:
         """The wave labelled ``label`` (the first of that label); KeyError otherwise."""
         for wave in self.waves:

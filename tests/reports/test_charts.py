@@ -258,3 +258,44 @@ def test_the_t_test_heatmap_colours_a_significant_pair_by_the_better_model():
     flipped = colours(charts.pvalue_heatmap(rows, lower_is_better=True).to_dict())
     assert flipped[("lr", "nb")] == "#e08214" and flipped[("nb", "lr")] == "#2166ac"
     assert charts.PAIR_VERDICTS[0].startswith("row model")
+
+
+def _without_data_names(spec: dict) -> tuple[str, list]:
+    """The spec's JSON with its dataset names blanked, and its datasets' rows (in order)."""
+    import json
+
+    names = {name: "data" for name in spec.get("datasets", {})}
+    text = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True)
+    for name in names:
+        text = text.replace(f'"{name}"', '"data"')
+    return text, list(spec.get("datasets", {}).values())
+
+
+@pytest.mark.parametrize("build", [
+    lambda: charts.confusion_heatmap(_matrix_with_im(), title="2x2+IM", count_format=",.1f"),
+    lambda: charts.nps_trend_chart(pd.DataFrame({
+        "wave": ["W1", "W2", "W1", "W2"], "series": ["All", "All", "North", "North"],
+        "n": [100, 120, 40, 50], "nps": [10.0, 20.0, 5.0, 25.0], "ci_low": [2.0, 12.0, -9, 11],
+        "ci_high": [18.0, 28.0, 19.0, 39.0], "realized": [None, 21.5, None, None],
+        "flag": ["", "significant rise", "", ""]})),
+])
+def test_vega_lite_spec_is_the_spec_streamlit_draws(build):
+    """What a page caches and draws with ``st.vega_lite_chart`` is what ``st.altair_chart``
+    draws: Streamlit's own conversion of the chart (its private helper, as the reference),
+    but for the datasets' names (a hash either way) and their form (rows, Arrow there)."""
+    import pyarrow as pa
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
+
+    chart = build()
+    ours = charts.vega_lite_spec(chart)
+    theirs = _convert_altair_to_vega_lite_spec(chart)
+    theirs["datasets"] = {name: pa.ipc.open_stream(data).read_all().to_pylist()
+                          for name, data in theirs["datasets"].items()}
+    assert "config" not in ours  # no 300 × 300 view of Altair's default theme
+    (ours_text, ours_rows), (theirs_text, theirs_rows) = map(_without_data_names, (ours, theirs))
+    assert ours_text == theirs_text
+    assert len(ours_rows) == len(theirs_rows) >= 1
+    for mine, reference in zip(ours_rows, theirs_rows, strict=True):
+        assert pd.DataFrame(mine).equals(pd.DataFrame(reference).astype(pd.DataFrame(
+            mine).dtypes.to_dict()))
+    assert alt.theme.active == "default"  # nothing process-wide was changed
