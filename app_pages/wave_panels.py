@@ -22,7 +22,7 @@ from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.engine.grouping import resolve_plan
 from cx_app.estimate.tracker import split_waves
-from cx_app.reports import charts
+from cx_app.reports import chart_specs, charts
 from cx_app.reports.definitions import ALP, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
@@ -109,7 +109,7 @@ def tracker_parts(key: tuple, by: str | None, score: str, _view: ProgramView) ->
     table = program_tracker_frame(_view, by)
     chart = charts.nps_trend_chart(table.dropna(subset=["nps"]), wave_title="Wave",
                                    score_title=score)
-    return TrackerParts(table.round(2), charts.vega_lite_spec(chart),
+    return TrackerParts(table.round(2), chart_specs.vega_lite_spec(chart),
                         int(table["p"].notna().sum()))
 
 
@@ -268,7 +268,7 @@ def alp_specs(grouping: tuple[tuple[str, str], ...], estimate) -> list[dict]:
         level.to_frame(), count_format=",.1f",
         title=f"Estimated (ALP), {level.name}, {names.get(level.name, 'grouping')}")
         for level in reduced]
-    return [charts.vega_lite_spec(chart) for chart in chart_list]
+    return [chart_specs.vega_lite_spec(chart) for chart in chart_list]
 
 
 def alp_matrices(estimate, plan_spec, key: tuple | None = None) -> None:

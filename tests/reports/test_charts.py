@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cx_app.reports import charts
+from cx_app.reports import chart_specs, charts
 
 
 def _datasets(spec: dict) -> list[list[dict]]:
@@ -287,7 +287,7 @@ def test_vega_lite_spec_is_the_spec_streamlit_draws(build):
     from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
 
     chart = build()
-    ours = charts.vega_lite_spec(chart)
+    ours = chart_specs.vega_lite_spec(chart)
     theirs = _convert_altair_to_vega_lite_spec(chart)
     theirs["datasets"] = {name: pa.ipc.open_stream(data).read_all().to_pylist()
                           for name, data in theirs["datasets"].items()}
