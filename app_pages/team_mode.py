@@ -131,12 +131,6 @@ def gate() -> None:
         _sign_out_button("sign_out")
 
 
-def role_in(team: str | None) -> Role | None:
-    """The current person's role in ``team`` (local mode: admin of everything)."""
-    found = teams()
-    return Role.ADMIN if found is None else found.role(current_user(), team)
-
-
 def may(action: Action, team: str | None) -> bool:
     """Whether the current person may do ``action`` with a program of ``team``."""
     found = teams()
