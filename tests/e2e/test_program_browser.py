@@ -99,7 +99,11 @@ def _edit_label(pg, row: int, text: str) -> None:
 
 def _schema_has_label(pg, tmp_path) -> None:
     """The schema in use (its YAML, downloaded) labels the edited attribute."""
-    if not pg.locator(".st-key-dl_schema button").is_visible():  # the mapping is folded
+    _settle(pg)  # a glance during a rerun sees no button, and a click would fold it
+    button = pg.locator(".st-key-dl_schema button")
+    try:
+        button.wait_for(state="visible", timeout=5_000)
+    except pytest.importorskip("playwright.sync_api").TimeoutError:  # the mapping is folded
         pg.get_by_text("Column mapping (check it", exact=False).first.click()
         _settle(pg)
     schema = _download(pg, "dl_schema", tmp_path).decode("utf-8")
