@@ -79,22 +79,25 @@ def _upload(pg, paths, nth: int = 0) -> None:
 
 
 def _edit_label(pg, row: int, text: str) -> None:
-    """Type ``text`` into the Label cell of the mapping table's row ``row`` (the grid is a
-    canvas: select its first cell, move with the arrow keys, type, Enter)."""
+    """Type ``text`` into the Label cell of the mapping table's row ``row``. The grid is a
+    canvas; its hidden accessibility table (cells ``glide-cell-COLUMN-ROW``) takes the
+    keyboard focus (which selects the first cell, whatever the layout), the arrow keys move
+    to the cell, Enter opens its editor (a textarea), and the cell's text then says the edit
+    landed where it should."""
     grid = pg.locator('[data-testid="stDataFrame"]').first
     _expect()(grid).to_be_visible(timeout=WAIT)
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    pg.mouse.click(box["x"] + 40, box["y"] + 52)  # the first data row's first cell
-    for _ in range(3):  # column → role → name → label
-        pg.keyboard.press("ArrowRight")
-    for _ in range(row):
-        pg.keyboard.press("ArrowDown")
-    pg.keyboard.press("Enter")  # opens the cell's editor
-    pg.wait_for_timeout(300)
-    pg.keyboard.type(text, delay=20)
-    pg.keyboard.press("Enter")  # keeps the text
     _settle(pg)
+    label = grid.get_by_test_id(f"glide-cell-3-{row}")  # column → role → name → label
+    label.focus()
+    for key in ["ArrowRight"] * 3 + ["ArrowDown"] * row:
+        pg.keyboard.press(key)
+    pg.keyboard.press("Enter")  # opens the cell's editor
+    editor = pg.locator("textarea.gdg-input")
+    _expect()(editor).to_be_editable(timeout=WAIT)
+    editor.fill(text)
+    editor.press("Enter")  # keeps the text
+    _settle(pg)
+    _expect()(label).to_have_text(text, timeout=WAIT)
 
 
 def _schema_has_label(pg, tmp_path) -> None:
@@ -106,7 +109,11 @@ def _schema_has_label(pg, tmp_path) -> None:
     except pytest.importorskip("playwright.sync_api").TimeoutError:  # the mapping is folded
         pg.get_by_text("Column mapping (check it", exact=False).first.click()
         _settle(pg)
-    schema = _download(pg, "dl_schema", tmp_path).decode("utf-8")
+    try:
+        schema = _download(pg, "dl_schema", tmp_path).decode("utf-8")
+    except AssertionError as error:  # say what the page showed instead
+        pg.screenshot(path=str(tmp_path / "no_schema_button.png"), full_page=True)
+        raise AssertionError(f"{error}\npage text:\n{pg.inner_text('body')[:3000]}") from None
     fees = schema.index("column: 'Satisfaction with: Fees & charges (1-10)'")
     assert f"label: {LABEL}" in schema[fees:schema.index("- name:", fees)], schema[:2000]
 
