@@ -35,6 +35,7 @@ from cx_app.project import ProjectModel, crossval_arrays, crossval_fields
 from cx_app.provenance import sha256_hex
 from cx_app.workspace.access import Action
 from cx_app.workspace.audit import AuditAction, record
+from cx_app.workspace.database import serialize
 from cx_app.workspace.records import crossval_result, npy_array, npy_bytes
 from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile, Wave
 
@@ -150,6 +151,7 @@ class AnalysisStore:
         self.workspace.check_new_program(team)
 
         def work(session: Session) -> str:
+            serialize(session, f"program of {source.sha256} {source.sheet} {source.filename}")
             made = self._found(session, source.sha256, source.sheet, source.filename)
             if made is not None:  # made meanwhile by another session (two people at once)
                 return made

@@ -19,6 +19,7 @@ is upgraded to the newest revision, under the write lock (SQLite) or an advisory
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import time
@@ -36,7 +37,7 @@ from sqlalchemy.orm import Session
 from cx_app.errors import WorkspaceError
 
 __all__ = ["ENV_URL", "RETRY_SECONDS", "Database", "current_revision", "database_url",
-           "default_database_path", "head_revision", "migrate", "open_database"]
+           "default_database_path", "head_revision", "migrate", "open_database", "serialize"]
 
 ENV_URL = "CX_APP_DATABASE_URL"
 BUSY_TIMEOUT_MS = 30_000
@@ -114,6 +115,17 @@ class Database:
     def dispose(self) -> None:
         """Close every pooled connection (a test or a process that is done)."""
         self.engine.dispose()
+
+
+def serialize(session: Session, subject: str) -> None:
+    """Inside a write transaction: wait until no other transaction works on ``subject`` (a
+    look-up then an insert that must not run twice at once, such as making the program of a
+    file). SQLite's write transactions are already one at a time (``BEGIN IMMEDIATE``);
+    PostgreSQL takes a transaction-scoped advisory lock on the subject's hash."""
+    if session.get_bind().dialect.name == "postgresql":
+        key = int.from_bytes(hashlib.sha256(subject.encode("utf-8")).digest()[:8], "big",
+                             signed=True)
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
 
 def _first_line(exc: BaseException) -> str:

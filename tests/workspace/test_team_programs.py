@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import threading
+import time
 
 import pytest
 from test_teams import ISSUE_EXAMPLE
@@ -178,6 +180,43 @@ def test_two_analysts_saving_the_same_file_at_once_make_one_program(tmp_path, su
         monkeypatch.setattr(late, "find_program", lambda *args: None)  # looked before it
         assert late.program_for(survey, None, keep_files=False, team="North") == first
         assert [p.name for p in ws.list_programs()] == [first]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_analysts_creating_the_same_program_at_the_same_moment_make_one(
+        backend, request, tmp_path, survey_files, monkeypatch):
+    """Both look-ups find nothing and both write transactions start at once: the first one
+    holds its transaction open for a moment after it looked again, and the second waits for
+    it (SQLite's write lock, PostgreSQL's advisory lock) instead of making a second program
+    (or failing on the name both chose)."""
+    url = new_database(backend, tmp_path, request)
+    survey = load_survey(survey_files["reference"], schema=telecom_mapping())
+    found = AnalysisStore._found
+    first_looked = threading.Event()
+
+    def slow_found(self, session, *args):
+        made = found(self, session, *args)
+        if not first_looked.is_set():
+            first_looked.set()
+            time.sleep(1.0)  # the second transaction starts meanwhile
+        return made
+
+    monkeypatch.setattr(AnalysisStore, "_found", slow_found)
+    names: dict[str, str] = {}
+    with Workspace.open(url, user="ops", teams=TEAMS) as ws:
+        def save(user: str) -> None:
+            store = AnalysisStore(ws.for_user(user, TEAMS))
+            store.find_program = lambda *args: None  # both looked before either saved
+            names[user] = store.program_for(survey, None, keep_files=False, team="North")
+
+        dana = threading.Thread(target=save, args=("dana@example.com",))
+        dana.start()
+        assert first_looked.wait(30)
+        save("alice@example.com")
+        dana.join(30)
+        assert names["dana@example.com"] == names["alice@example.com"]
+        programs = ws.for_user("dana@example.com", TEAMS).list_programs()
+        assert [p.name for p in programs] == [names["dana@example.com"]]
 
 
 def test_each_user_sees_the_programs_of_their_teams(north):
