@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test test-e2e bench lint install install-test clean
+.PHONY: run test test-slow test-e2e bench lint install install-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,18 +25,24 @@ install-test: $(VENV)/.stamp-test
 run: install
 	$(VENV)/bin/cx-app app --port $(PORT)
 
-# The whole suite: unit, property and AppTest tests, then the browser tests when Debian's
-# chromium is installed (apt-get install chromium). pytest exits 5 when it collects nothing,
-# which fails make. The first run uses every core (pytest-xdist; a file's tests stay on one
-# worker, with their module fixtures): 5.6 min instead of 8.1 on two cores. The browser tests
-# run two at a time (a streamlit server and a chromium each): 3.5 min instead of 4.5 under load.
+# The suite but the tests marked slow (pytest -m slow: the heaviest model checks, dask worker
+# kills, two browser tests of earlier issues), in under 10 minutes on 2 cores: unit, property
+# and AppTest tests, then the browser tests when Debian's chromium is installed (apt-get
+# install chromium). pytest exits 5 when it collects nothing, which fails make. The first run
+# uses every core (pytest-xdist; a file's tests stay on one worker, with their module
+# fixtures); the browser tests run two at a time (a streamlit server and a chromium each).
 test: install-test
-	$(PY) -m pytest -q -m "not browser" -n auto --dist loadfile
+	$(PY) -m pytest -q -m "not browser and not slow" -n auto --dist loadfile
 	@if [ -x /usr/bin/chromium ]; then \
-		$(PY) -m pytest -q -m browser -n 2 --dist loadfile; \
+		$(PY) -m pytest -q -m "browser and not slow" -n 2 --dist loadfile; \
 	else \
 		echo "NOTE: browser tests NOT run: /usr/bin/chromium is missing (apt-get install chromium)"; \
 	fi
+
+# The tests marked slow (CI runs them after `make test`: together, the whole suite).
+test-slow: install-test
+	$(PY) -m pytest -q -m "slow and not browser" -n auto --dist loadfile
+	$(PY) -m pytest -q -m "slow and browser" -n 2 --dist loadfile
 
 # Browser end-to-end tests only (Playwright driving /usr/bin/chromium).
 test-e2e: install-test

@@ -61,6 +61,7 @@ def saved():
     return at, at.session_state["project_file"]
 
 
+@pytest.mark.slow  # trains, saves and opens a whole project (~28 s)
 def test_open_project_restores_every_page_without_training(saved):
     first, data = saved
     before = first.session_state["analysis"]

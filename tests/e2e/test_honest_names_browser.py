@@ -22,7 +22,7 @@ from cx_app.survey.nps import groups_for_schema, nps_summary
 sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
 from test_cli_honest_names import ATTITUDE, survey_file  # noqa: E402
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # trains, then relabels (~17 s)
 
 NPS_WORDS = re.compile(r"nps|promoter|detractor", re.IGNORECASE)
 QUESTION = "Is this an NPS (recommend) question?"

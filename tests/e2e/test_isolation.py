@@ -35,7 +35,7 @@ from cx_app.survey.inference import infer_schema
 from cx_app.survey.samples import sample_path
 from cx_app.survey.schema import load_schema
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # two servers, two users training (~70 s)
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "zq81marker"

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import pytest
 from test_app_browser import ARGS, CHROMIUM, WAIT, _settle, app_url  # noqa: F401
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # every page in turn (~20 s)
 
 PAGES = ("nps", "models", "confusion", "compare", "drivers", "new_wave", "report", "project",
          "glossary")

@@ -15,7 +15,7 @@ from test_app_browser import ARGS, CHROMIUM, WAIT, _settle, app_url  # noqa: F40
 
 from cx_app.project import read_project
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # trains, saves, reloads (~30 s)
 
 
 def _go(pg, path: str) -> None:

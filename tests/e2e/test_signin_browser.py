@@ -22,7 +22,7 @@ from browser_harness import (
     write_auth_secrets,
 )
 
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.browser, pytest.mark.slow,  # an OIDC provider, two people (~20 s)
               # oidc-provider-mock 0.3 calls Authlib APIs that Authlib 1.9 deprecates
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

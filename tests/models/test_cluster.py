@@ -164,6 +164,7 @@ class KillOnce(distributed.WorkerPlugin):
             os._exit(1)  # the first batch of the run; every other worker lives
 
 
+@pytest.mark.slow  # starts and kills dask workers (~10 s)
 def test_a_worker_killed_mid_run_is_retried_and_the_result_is_identical(survey_file, tmp_path):
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     survey = _load(survey_file)
@@ -199,6 +200,7 @@ class KillOnOneTask(distributed.WorkerPlugin):
             os._exit(1)  # the chosen batch, wherever it runs
 
 
+@pytest.mark.slow  # starts and kills dask workers (~10 s)
 def test_a_task_that_keeps_killing_its_workers_is_one_sentence(survey_file, tmp_path):
     import dask
 
@@ -241,6 +243,7 @@ class KillBothOnce(distributed.WorkerPlugin):
         os._exit(1)
 
 
+@pytest.mark.slow  # starts and kills dask workers (~10 s)
 def test_every_worker_lost_at_once_is_one_sentence(survey_file, tmp_path):
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     survey = _load(survey_file)

@@ -30,6 +30,7 @@ def _data(n=240, p=6, seed=1, classes=5):
     return (X - 5.5) / 3, y
 
 
+@pytest.mark.slow  # scikit-learn's ~50 estimator checks, each training the network (~30 s)
 @parametrize_with_checks(
     [CNNClassifier(**QUICK, random_state=0)],
     expected_failed_checks=lambda est: {
@@ -99,6 +100,7 @@ def test_cross_validation_is_reproducible_and_records_the_adaptation():
     assert "ArchitectureAdaptationWarning" in notes and "pooling 4→3" in notes
 
 
+@pytest.mark.slow  # four networks trained (~6 s)
 @pytest.mark.parametrize(("p", "kernel", "pool", "said"), [
     (1, 1, 1, "kernel 3→1 and pooling 4→1"),
     (2, 2, 2, "kernel 3→2 and pooling 4→2"),
@@ -146,6 +148,7 @@ def test_sample_weights_train_the_network():
     assert heavy.predict_proba(X)[:, 0].mean() > plain.predict_proba(X)[:, 0].mean()
 
 
+@pytest.mark.slow  # builds and compiles Keras layers (~15 s)
 @pytest.mark.parametrize("padding", ["same", "valid"])
 def test_fast_layers_compute_what_keras_layers_compute(padding):
     from cx_app.models.cnn import _keras, _layer_classes
@@ -223,6 +226,7 @@ def test_importing_the_package_does_not_import_keras():
     assert out.stdout.split() == ["False", "False"]
 
 
+@pytest.mark.slow  # cross-validates the network twice (~6 s)
 def test_cnn_folds_stay_in_process_whatever_n_jobs(monkeypatch):
     """JAX uses every core for one fit and a fresh worker process pays seconds of start-up:
     the CNN's folds run here (n_jobs 1 for joblib), other algorithms' folds in workers."""

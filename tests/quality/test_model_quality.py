@@ -44,7 +44,11 @@ from cx_app.models.crossval import cross_validate_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
 
-CASES = [pytest.param(a, s, id=f"{a}-{s}") for a in ALGORITHMS for s in SURVEYS]
+SLOW = ("svm", "cnn")
+"""The two that take most of the module's time (about 65 of 100 s): run by ``make test-slow``
+(and CI), not by ``make test``."""
+CASES = [pytest.param(a, s, id=f"{a}-{s}", marks=[pytest.mark.slow] if a in SLOW else [])
+         for a in ALGORITHMS for s in SURVEYS]
 
 
 @functools.cache

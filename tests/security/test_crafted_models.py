@@ -117,6 +117,7 @@ def _refusal(data: bytes, name: str) -> str:
     return str(info.value)
 
 
+@pytest.mark.slow  # trains and crafts every model of the corpus again (~25 s)
 def test_the_corpus_is_what_the_crafts_make_today():
     """The files on disk are reproducible: crafted again from today's models (whose bytes
     change with the algorithms' pipelines and the libraries), each is refused with the same
