@@ -41,7 +41,7 @@ CHILD = "CX_BENCH_TIMING_CHILD"
 
 
 def _log(message: str) -> None:
-    print(f"[bench_timing] {message}", flush=True)
+    print(f"[bench_timing] {message}", file=sys.stderr, flush=True)
 
 
 def _measure(algorithm_id: str, X: np.ndarray, y: np.ndarray, classes: tuple, folds: int,

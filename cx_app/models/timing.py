@@ -44,32 +44,33 @@ class Cost:
 
 
 COSTS: dict[str, Cost] = {
-    "lr": Cost(1.2, 1.0),  # b from the growth bench (0.94): this run's lr points were noisy
-    "svm": Cost(2.9, 1.24),
-    "knn": Cost(10.6, 0.44),  # the permutation importance's predictions dominate
-    "nb": Cost(0.77, 0.3),
-    "dt": Cost(0.43, 0.3),
-    "rf": Cost(2.5, 0.76, "n_estimators", 100),
-    "ann": Cost(3.6, 1.03, "max_iter", 100),
-    "xgb": Cost(2.9, 0.44, "n_estimators", 100),
-    "ordinal": Cost(2.4, 0.32),
+    "lr": Cost(0.088, 0.3),  # fixed costs dominate at these sizes (one BLAS thread)
+    "svm": Cost(1.35, 1.57),
+    "knn": Cost(1.01, 0.95),  # the permutation importance's predictions dominate
+    "nb": Cost(0.10, 0.32),
+    "dt": Cost(0.062, 0.3),
+    "rf": Cost(1.15, 0.71, "n_estimators", 100),
+    "ann": Cost(1.71, 1.01, "max_iter", 100),
+    "xgb": Cost(0.59, 0.47, "n_estimators", 100),
+    "ordinal": Cost(0.85, 0.46),
     "cnn": Cost(4.8, 0.3, "epochs", 100),  # erratic: JIT compilation, early stopping
 }
 """Constants per algorithm id, measured by ``bench/bench_timing.py`` (``bench/RESULTS.md``,
 section ``timing``): a least-squares fit of log seconds per fold on log training rows over its
-three runs (1,000, 3,000 and 4,000 training rows per fold, 9 attributes), on the shared 2-core
-server under a load average of 10–15 (four engineers' test runs): an idle server is faster, by
-up to 30× for the BLAS-bound logistic regression (2.8 s for 10 folds of the sample in the
-models section against 88 s measured under this load; much of it was OpenBLAS's two threads
-spinning against the load, see :mod:`cx_app.models.threads`: fits use one BLAS thread since),
-by about 1× for the pure-Python network (``ann``: 206 s there, 234 s predicted). The lower bound of ``b`` is 0.3 (the fastest
-models are dominated by fixed costs). ``cnn``: see the module docstring's note."""
+three runs (1,000, 3,000 and 4,000 training rows per fold, 9 attributes, ``papers`` preset), in
+the app server's environment (one BLAS thread, XGBoost on one thread) on the 2-core reference
+machine at a load average of about 1. A busy server is slower: the fits of
+:mod:`cx_app.workspace.fits` replace these constants as soon as the workspace has measured its
+own. The lower bound of ``b`` is 0.3 (the fastest models are dominated by fixed costs).
+``cnn`` (from an earlier run, two BLAS threads under load): see the module docstring's note."""
 
 
-FAST_FACTOR: dict[str, float] = {"svm": 0.16, "ann": 0.03}
+FAST_FACTOR: dict[str, float] = {"svm": 0.16, "ann": 0.07}
 """The ``fast`` preset's time over the papers' for the algorithms whose fast preset changes the
-solver (bench ``models``: the sample's 10 folds, svm 33.7 s against 217.5 s, ann 12.0 s
-against 464.8 s, same run); the CNN's fast preset is counted by its epochs (30 of 100)."""
+solver (svm: bench ``models``, the sample's 10 folds, 33.7 s against 217.5 s in the same run;
+ann: bench ``training_times``, where 0.03 — from 12.0 s against 464.8 s in the ``models``
+bench, under load with two BLAS threads — put the fast network at 0.44 of its actual time on
+one thread); the CNN's fast preset is counted by its epochs (30 of 100)."""
 
 
 def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
@@ -78,8 +79,9 @@ def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: in
     """The expected seconds of one cross-validation of ``algorithm_id`` on ``rows``
     respondents and ``attributes`` attributes (see the module docstring).
 
-    >>> round(expected_seconds("lr", rows=11_000, attributes=10, folds=11), 1)  # 11 × 1.2 × 10
-    132.0
+    >>> c, b = COSTS["lr"].c, COSTS["lr"].b  # 11 folds, n_train 10 (thousand)
+    >>> expected_seconds("lr", rows=11_000, attributes=10, folds=11) == 11 * c * 10 ** b
+    True
     >>> expected_seconds("rf", rows=1_000, attributes=10, settings={"n_estimators": 200}) == (
     ...     2 * expected_seconds("rf", rows=1_000, attributes=10))
     True
@@ -114,10 +116,11 @@ def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = N
     same at any size): the work setting's ratio times the calibration's factor. Learned
     estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds with it.
 
-    >>> settings_factor("rf", settings={"n_estimators": 300})  # 300 trees / 100
+    >>> round(settings_factor("rf", settings={"n_estimators": 300}), 9)  # 300 trees / 100
     3.0
-    >>> round(settings_factor("lr", calibration="sigmoid"), 6)  # 3 fits on 2/3 of the rows
-    2.0
+    >>> b = COSTS["lr"].b  # sigmoid calibration: 3 fits on 2/3 of the rows each
+    >>> round(settings_factor("lr", calibration="sigmoid"), 9) == round(3 * (2 / 3) ** b, 9)
+    True
     >>> settings_factor("lr", settings={"C": 0.5}, preset="fast")
     1.0
     """

@@ -47,13 +47,11 @@ def test_calibration_fits_k_models_on_part_of_each_training_fold():
 
 def test_the_slow_models_are_the_slow_ones_on_the_sample():
     """On the sample's size (7,506 × 9, 10 folds) the networks and the SVM are named slow
-    (≥ 10 s); naive Bayes and the decision tree are not, whatever the load of the server."""
+    (≥ 10 s) in the papers' settings; naive Bayes, the decision tree and the logistic
+    regression are not."""
     sample = {a: expected_seconds(a, rows=7_506, attributes=9, folds=10) for a in COSTS}
     assert min(sample["ann"], sample["svm"]) > 60
-    assert max(sample["nb"], sample["dt"]) < 20
-    assert sample["ann"] > sample["lr"] > sample["nb"]
-    # the ann's measured 206 s (bench/RESULTS.md, models section) within a factor 1.5
-    assert 206 / 1.5 < sample["ann"] < 206 * 1.5
+    assert max(sample["nb"], sample["dt"], sample["lr"]) < 10
 
 
 def test_bad_inputs_are_one_sentence():

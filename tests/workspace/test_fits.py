@@ -38,12 +38,13 @@ def test_without_a_fit_the_estimate_is_the_constants_first_guess(database):
         "xgb", rows=5_000, attributes=9, folds=10, settings={"n_estimators": 200},
         calibration="sigmoid", preset="fast"), 0)
     assert not estimate.learned
-    # xgb: 10 folds × 2.9 × 4.5^0.44 × 0.9 × 2 (200 trees) × 3 × (2/3)^0.44 (sigmoid, 3 folds)
-    assert estimate.seconds == pytest.approx(10 * 2.9 * 4.5 ** 0.44 * 0.9 * 2
-                                             * 3 * (2 / 3) ** 0.44)
+    # xgb: 10 folds × c × 4.5^b × 0.9 × 2 (200 trees) × 3 × (2/3)^b (sigmoid, 3 folds)
+    c, b = timing.COSTS["xgb"].c, timing.COSTS["xgb"].b
+    assert estimate.seconds == pytest.approx(10 * c * 4.5 ** b * 0.9 * 2 * 3 * (2 / 3) ** b)
 
 
-def test_one_fit_scales_linearly_for_a_linear_algorithm(database):
+def test_one_fit_scales_linearly_for_a_linear_algorithm(database, monkeypatch):
+    monkeypatch.setitem(timing.COSTS, "lr", timing.Cost(1.0, 1.0))  # an exponent of 1
     _record(database, "lr", 2_000, 10, 5, 8.0)  # n_train 1.6k: size 5 × 1.6 = 8, 1 s a unit
     assert _estimate(database, "lr", 4_000, 10, 5) == fits.Estimate(16.0, 1)
     # 10 folds of 4,000: n_train 3.6k, size 10 × 3.6 = 36; 20 attributes: twice
@@ -52,8 +53,9 @@ def test_one_fit_scales_linearly_for_a_linear_algorithm(database):
 
 def test_one_fit_scales_by_the_constants_growth_for_knn(database):
     _record(database, "knn", 1_000, 9, 4, 6.0)  # n_train 0.75k
-    # 4,000 rows, 4 folds: n_train 3k, (3 / 0.75)^0.44 = 4^0.44 = 1.8404 times 6 s
-    assert _estimate(database, "knn", 4_000, 9, 4).seconds == pytest.approx(11.0423, abs=1e-4)
+    # 4,000 rows, 4 folds: n_train 3k, (3 / 0.75)^b = 4^b times 6 s
+    assert _estimate(database, "knn", 4_000, 9, 4).seconds == pytest.approx(
+        6.0 * 4 ** timing.COSTS["knn"].b)
 
 
 def test_the_median_rate_ignores_an_odd_slow_fit(database):
@@ -68,8 +70,8 @@ def test_the_growth_exponent_is_learned_from_fits_of_several_sizes(database):
 
     for respondents, folds in ((1_000, 5), (2_500, 5), (6_000, 3)):
         _record(database, "nb", respondents, 10, folds, seconds(respondents, folds))
-    # nb's constant exponent is 0.3; these fits grow as 0.8 and the estimate follows them
-    assert timing.COSTS["nb"].b == 0.3
+    # nb's constant exponent is about 0.3; these fits grow as 0.8 and the estimate follows them
+    assert timing.COSTS["nb"].b < 0.5
     assert _estimate(database, "nb", 20_000, 10, 10).seconds == pytest.approx(
         seconds(20_000, 10))
     assert fits._exponent("nb", fits.recent_fits(database, "nb", "fast")) == pytest.approx(0.8)
@@ -109,7 +111,7 @@ def test_settings_and_calibration_scale_a_learned_estimate(database):
     assert plain == pytest.approx(10.0)
     more = _estimate(database, "rf", 2_000, 10, 5, settings={"n_estimators": 300},
                      calibration="isotonic").seconds
-    assert more == pytest.approx(10.0 * 3 * 3 * (2 / 3) ** 0.76)
+    assert more == pytest.approx(10.0 * 3 * 3 * (2 / 3) ** timing.COSTS["rf"].b)
 
 
 @pytest.mark.parametrize(("respondents", "folds", "seconds", "says"), [
