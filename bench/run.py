@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,10 +46,14 @@ def main(names: list[str]) -> int:
         return 2
     chosen = names or sorted(available)
     sections = _previous_sections()
-    for name in chosen:
-        print(f"== bench {name}", flush=True)
-        sections[name] = _load(available[name]).run().rstrip() + "\n"
-        print(sections[name], flush=True)
+    with tempfile.TemporaryDirectory(prefix="cx-bench-") as scratch:
+        # a bench never writes into the developer's own workspace database (the default
+        # ~/.local/share/cx-app/workspace.db): a scratch one unless the environment names one
+        os.environ.setdefault("CX_APP_DATABASE_URL", f"sqlite:///{scratch}/workspace.db")
+        for name in chosen:
+            print(f"== bench {name}", flush=True)
+            sections[name] = _load(available[name]).run().rstrip() + "\n"
+            print(sections[name], flush=True)
     header = (
         "# Benchmark results\n\n"
         f"Written by `make bench` on {dt.date.today().isoformat()}: Python {platform.python_version()}, "
