@@ -170,8 +170,10 @@ def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents:
     ``attributes`` × ``folds`` learned from ``fits`` (at least one; see the module docstring).
 
     >>> one = [MeasuredFit(respondents=2_000, attributes=10, folds=5, seconds=8.0)]
-    >>> learned_seconds("lr", one, respondents=4_000, attributes=10, folds=5)  # b = 1
-    16.0
+    >>> b = timing.COSTS["ann"].b  # one fit: the constants' growth exponent (about 1)
+    >>> seconds = learned_seconds("ann", one, respondents=4_000, attributes=10, folds=5)
+    >>> round(seconds, 9) == round(8.0 * 2 ** b, 9)  # twice the training rows
+    True
     """
     if not fits:
         raise ValueError("learned_seconds needs at least one fit")

@@ -182,7 +182,7 @@ def test_on_model_and_record_fit_are_called_once_per_fresh_model(analysis):
 
 
 def test_record_fit_gets_reference_seconds_for_non_default_settings(analysis):
-    from cx_app.models.timing import settings_factor
+    from cx_app.models.timing import COSTS, settings_factor
 
     fits = []
     job = TrainingJob(analysis, {"rf": {"n_estimators": 20}}, folds=3, seed=0,
@@ -191,7 +191,7 @@ def test_record_fit_gets_reference_seconds_for_non_default_settings(analysis):
     assert job.wait(120) and job.finish()
     factor = settings_factor("rf", settings={"n_estimators": 20}, calibration="sigmoid",
                              preset=fits[0][1])
-    assert factor == pytest.approx(0.2 * 3 * (2 / 3) ** 0.76)
+    assert factor == pytest.approx(0.2 * 3 * (2 / 3) ** COSTS["rf"].b)
     measured = fits[0][5] * factor  # the wall time, between the job's start and its end
     assert 0 < measured <= job.elapsed
 
