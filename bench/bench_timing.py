@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -34,10 +34,12 @@ from cx_app.models.timing import COSTS, expected_seconds
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server_env import in_server_environment  # noqa: E402
+
 SIZES = (2_000, 6_000)  # 2 folds: 1,000 and 3,000 training rows per fold
 CHECK = (6_000, 3)  # rows, folds: 4,000 training rows per fold
 DEFAULT = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb", "ordinal")
-CHILD = "CX_BENCH_TIMING_CHILD"
 
 
 def _log(message: str) -> None:
@@ -66,18 +68,8 @@ def _least_squares(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 
 def run() -> str:
-    """The bench, in a child process with the app server's environment (BLAS threads are
-    fixed when BLAS loads, so they cannot be set in this process)."""
-    from cx_app.cli.app import SERVER_THREADS
-
-    if os.environ.get(CHILD):
-        return _run_here()
-    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True,
-                          env={**os.environ, **SERVER_THREADS, CHILD: "1"})
-    sys.stderr.write(done.stderr)
-    if done.returncode:
-        raise RuntimeError(f"bench timing failed:\n{done.stderr[-3000:]}")
-    return done.stdout
+    """The bench, in a child process with the app server's environment (one BLAS thread)."""
+    return in_server_environment(__file__, _run_here, "timing")
 
 
 def _run_here() -> str:

@@ -40,6 +40,9 @@ from cx_app.survey.schema import schema_from_mapping
 from cx_app.workspace import fits
 from cx_app.workspace.database import open_database
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server_env import in_server_environment  # noqa: E402
+
 ALGORITHMS = ("lr", "nb", "knn", "dt", "rf", "xgb", "ann")
 PLAN = ((2_500, 3), (5_000, 5), (7_500, 4), (2_500, 5), (7_500, 3), (5_000, 4))
 """(respondents, folds) of each fit of an algorithm, in order: sizes and folds mixed."""
@@ -58,7 +61,6 @@ THREADS = (
     "`OPENBLAS_NUM_THREADS=1`, `cx_app/cli/app.py` `SERVER_THREADS`; this bench runs its fits "
     "in a child process with the same environment); the predictions are the same but for "
     "float rounding (the model-quality suite passes unchanged).")
-CHILD = "CX_BENCH_TRAINING_TIMES_CHILD"
 
 
 def _log(message: str) -> None:
@@ -112,20 +114,8 @@ def _shown_within(estimate: float, actual: float) -> bool:
 
 
 def run() -> str:
-    """The bench, in a child process with the app server's environment (BLAS threads are
-    fixed when BLAS loads, so they cannot be set in this process)."""
-    import subprocess
-
-    from cx_app.cli.app import SERVER_THREADS
-
-    if os.environ.get(CHILD):
-        return _run_here()
-    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True,
-                          env={**os.environ, **SERVER_THREADS, CHILD: "1"})
-    sys.stderr.write(done.stderr)
-    if done.returncode:
-        raise RuntimeError(f"bench training_times failed:\n{done.stderr[-3000:]}")
-    return done.stdout
+    """The bench, in a child process with the app server's environment (one BLAS thread)."""
+    return in_server_environment(__file__, _run_here, "training_times")
 
 
 def _run_here() -> str:
