@@ -44,9 +44,14 @@ def program_key(view: ProgramView, *, workspace_url: str, user: str) -> tuple:
     return (workspace_url, user, view.version)
 
 
+def _viewer() -> dict[str, str]:
+    """The workspace and the person the page acts for: the first parts of every cache key."""
+    return {"workspace_url": st.session_state.get(common.WORKSPACE_URL, ""),
+            "user": team_mode.current_user()}
+
+
 def _program_key(view: ProgramView) -> tuple:
-    return program_key(view, workspace_url=st.session_state.get(common.WORKSPACE_URL, ""),
-                       user=team_mode.current_user())
+    return program_key(view, **_viewer())
 
 
 def add_waves(name: str, files: list, bundled: list[str], label: str = "") -> None:
@@ -151,8 +156,7 @@ def _remove(name: str, label: str, sha256: str) -> None:
 
 def wave_key(name: str, model_key: str, wave: WaveView) -> tuple:
     """The key of what is cached from one wave's estimate by the model ``model_key``."""
-    return (st.session_state.get(common.WORKSPACE_URL, ""), team_mode.current_user(), name,
-            model_key, wave.sha256, wave.part)
+    return (*_viewer().values(), name, model_key, wave.sha256, wave.part)
 
 
 def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView):

@@ -587,4 +587,3 @@ def chart_png(spec: dict, scale: float = 2.0) -> bytes:
     import vl_convert
 
     return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)
-
