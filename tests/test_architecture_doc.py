@@ -105,3 +105,66 @@ def test_the_layer_test_sees_imports_in_functions_and_relative_ones(tmp_path, mo
                                               "cx_app.survey.x.z"}
     assert _path("cx_app.survey.x") == Path("survey/x.py") and _path("cx_app.survey.x.z") is None
     assert arch.layer_of(Path("engine/y.py")) < arch.layer_of(Path("survey/x.py"))
+
+
+def _import_graph() -> dict[Path, set[Path]]:
+    """Module → the cx_app modules it imports (module level, in functions, under
+    TYPE_CHECKING alike). ``from cx_app.pkg import name`` counts as importing the submodule
+    ``pkg/name.py`` when there is one, else the package's ``__init__.py``."""
+    graph = {}
+    for module in arch.modules():
+        targets = set()
+        for name in _imported(module):
+            target = _path(name)
+            if target is None:
+                continue
+            if target.name == "__init__.py" and any(
+                    other.startswith(name + ".") and _path(other) not in (None, target)
+                    for other in _imported(module)):
+                continue  # ``from pkg import sub``: the edge is to ``sub``, counted below
+            if target != module:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def _cycles(graph: dict[Path, set[Path]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (scipy's)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    nodes = sorted(graph)
+    index = {node: i for i, node in enumerate(nodes)}
+    rows, cols = [], []
+    for node, targets in graph.items():
+        for target in targets:
+            if target in index:
+                rows.append(index[node])
+                cols.append(index[target])
+    matrix = csr_matrix(([1] * len(rows), (rows, cols)), shape=(len(nodes), len(nodes)))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    groups: dict[int, list[str]] = {}
+    for node, label in zip(nodes, labels, strict=True):
+        groups.setdefault(int(label), []).append(node.as_posix())
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def test_no_import_cycles():
+    """Counting every import (module level, inside functions, under TYPE_CHECKING): no two
+    modules of cx_app reach each other. What two modules share belongs in a third, lower one."""
+    cycles = _cycles(_import_graph())
+    assert not cycles, "import cycles (each group's modules import one another):\n" + "\n".join(
+        " ↔ ".join(group) for group in cycles)
+
+
+def test_the_cycle_test_sees_a_cycle_through_a_function_import(tmp_path, monkeypatch):
+    (tmp_path / "estimate").mkdir()
+    (tmp_path / "estimate" / "__init__.py").write_text("")
+    (tmp_path / "estimate" / "a.py").write_text("from cx_app.estimate.b import g\n")
+    (tmp_path / "estimate" / "b.py").write_text("def g():\n    from . import a\n")
+    (tmp_path / "estimate" / "c.py").write_text("from cx_app.estimate import a\n")
+    monkeypatch.setattr(arch, "PACKAGE", tmp_path)
+    monkeypatch.setattr(arch, "modules", lambda: [Path("estimate/__init__.py"),
+                                                 Path("estimate/a.py"), Path("estimate/b.py"),
+                                                 Path("estimate/c.py")])
+    assert _cycles(_import_graph()) == [["estimate/a.py", "estimate/b.py"]]

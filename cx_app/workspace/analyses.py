@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, undefer
@@ -42,7 +42,8 @@ from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile,
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.survey.data import SurveyData
-    from cx_app.workspace.programs import Workspace
+    from cx_app.workspace.access import Actor
+    from cx_app.workspace.database import Database
 
 __all__ = ["AnalysisStore", "ReopenedProgram"]
 
@@ -111,10 +112,26 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
                         permutation=permutation, final=final, final_bytes=row.skops)
 
 
-class AnalysisStore:
-    """The app's analyses in a :class:`~cx_app.workspace.programs.Workspace`."""
+class ProgramLookup(Protocol):
+    """What the analyses need of a workspace (:class:`~cx_app.workspace.programs.Workspace`
+    is one): its database, who is acting, and the program rows that person may use."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    database: Database
+    actor: Actor
+
+    @property
+    def user(self) -> str: ...
+
+    def check_new_program(self, team: str | None) -> None: ...
+
+    def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
+        ...
+
+
+class AnalysisStore:
+    """The app's analyses in a workspace (a :class:`ProgramLookup`)."""
+
+    def __init__(self, workspace: ProgramLookup) -> None:
         self.workspace = workspace
         self.database = workspace.database
 
@@ -182,7 +199,7 @@ class AnalysisStore:
         return self.database.write(work)
 
     def _program(self, session: Session, name: str, action: Action = Action.READ) -> Program:
-        return self.workspace._program(session, name, action)
+        return self.workspace.program_row(session, name, action)
 
     def team_of(self, name: str) -> str | None:
         """The team that owns the program ``name`` (None: a program of no team)."""
