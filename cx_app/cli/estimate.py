@@ -9,7 +9,10 @@ a wave has the target. One file: the full estimate (``--json``: the document ``c
 holding several waves is tracked wave by wave, like several files. Every estimated metric has
 its 95% interval (``estimated_ci95`` beside ``estimated``); ``alerts`` list the estimated
 accuracy and net score checked against ``--alert-accuracy`` / ``--alert-nps`` or, by default,
-the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment."""
+the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment.
+``--audit SAMPLE`` (one wave): labelled respondents of the wave (or the wave file itself with
+some answers) give ``audited_nps`` {``value``, ``ci95``, ``n``}, the audited accuracy and macro
+F1 and ``shift_detected`` beside ``estimated_nps`` (:mod:`cx_app.estimate.audit`)."""
 
 from __future__ import annotations
 
