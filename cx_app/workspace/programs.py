@@ -337,7 +337,7 @@ class Workspace:
         if existing and sample is not None:
             raise WorkspaceError(f"{filename} is already a wave of {name!r} (estimated without "
                                  "this audit sample): remove the wave, then add it again with "
-                                 "--audit")
+                                 "its audit sample")
         if existing:
             return existing
         schema = models[0][2].schema
