@@ -186,12 +186,10 @@ def run(args: argparse.Namespace) -> int:
     survey = surveys[0]
     est = estimate_wave(model, survey, thresholds=_thresholds(args))
     if args.audit:
-        import dataclasses
-
-        from cx_app.estimate.audit import audit_wave
+        from cx_app.estimate.audit import with_audit
         audit = load_survey(args.audit, schema=schema, require_target=False, scoring=True,
                             require_attributes=False)
-        est = dataclasses.replace(est, audit=audit_wave(model, survey, est, audit))
+        est = with_audit(model, survey, est, audit)
     if args.predictions:
         write_bytes_atomic(args.predictions, to_safe_csv(est.predictions_frame()))
     if args.json:

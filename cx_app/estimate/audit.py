@@ -62,9 +62,10 @@ if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.estimate.new_wave import WaveEstimate
     from cx_app.survey.importing import SurveyData
+    from cx_app.survey.schema import SurveySchema
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "PpiMean", "ShiftTest", "audit_wave",
-           "f1_macro_ppi", "ppi_mean", "wave_ppi_mean"]
+           "f1_macro_ppi", "ppi_mean", "read_audit", "wave_ppi_mean", "with_audit"]
 
 Z95 = float(norm.ppf(0.975))
 MIN_AUDIT = 10
@@ -376,6 +377,30 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
         shift_detected=test.detected, shift_test=test, n_audit=len(y),
         n_wave=len(f_wave), matched_by=matched, file=audit.source.filename,
         excluded=excluded, unanswered=unanswered, notes=notes)
+
+
+def read_audit(data: bytes, filename: str, schema: SurveySchema, *, waves: int = 1
+               ) -> SurveyData:
+    """An audit sample's file read with the model's schema (as a wave is read); ``waves``: how
+    many waves the wave file holds (an audit belongs to one: :class:`AnalysisError` else)."""
+    from cx_app.survey.importing import load_survey
+
+    if waves > 1:
+        raise AnalysisError(f"the wave file holds {waves} waves in its wave column; an audit "
+                            f"sample ({filename}) belongs to one wave: give a file of one")
+    return load_survey(data, schema=schema, filename=filename, require_target=False,
+                       scoring=True, require_attributes=False)
+
+
+def with_audit(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
+               audit: SurveyData | None) -> WaveEstimate:
+    """``estimate`` with the audit of ``audit`` (unchanged without one): what the tracker and
+    ``--json`` then show (``audited_nps`` beside ``estimated_nps``)."""
+    import dataclasses
+
+    if audit is None:
+        return estimate
+    return dataclasses.replace(estimate, audit=audit_wave(model, survey, estimate, audit))
 
 
 def _alp_f1_macro(proba: np.ndarray, pred: np.ndarray) -> float:

@@ -60,4 +60,4 @@ def test_add_wave_with_an_audit_shows_the_audited_estimate(program_file, survey_
     # the wave again with an audit: not silently kept without it
     code, _, err = _cli("program", "add-wave", "telecom", str(wave), "--audit", str(sample),
                         "--db", url)
-    assert code != 0 and "remove the wave" in err
+    assert code != 0 and "remove it first" in err
