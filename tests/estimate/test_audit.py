@@ -236,3 +236,13 @@ def test_too_small_an_audit_is_refused_in_one_sentence(model):
     est = estimate_wave(model, wave)
     with pytest.raises(AnalysisError, match=f"at least {MIN_AUDIT}"):
         audit_wave(model, wave, est, _load(frame.iloc[:MIN_AUDIT - 1], "audit.csv"))
+
+
+def test_concept_shift_changes_the_answers_not_the_attributes():
+    stable, moved = (shifted_wave(400, seed=2, shift=s) for s in
+                     (ConceptShift(), ConceptShift(offset=-0.2, reweight=(1.0, 0, 0, 0, 0))))
+    assert np.array_equal(stable.reference_proba, stable.wave.true_proba)
+    attributes = [c for c in stable.wave.frame.columns if c != TARGET_COLUMN]
+    pd.testing.assert_frame_equal(stable.wave.frame[attributes], moved.wave.frame[attributes])
+    assert np.array_equal(stable.reference_proba, moved.reference_proba)
+    assert _score(moved.wave.true_proba).mean() < _score(moved.reference_proba).mean() - 5
