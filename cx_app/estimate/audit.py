@@ -209,11 +209,13 @@ class AuditResult(Document):
     """Audit rows without an answer to the target question (the unaudited respondents when
     the audit is the wave file itself)."""
     notes: list[str] = []
+    score: str = "NPS"
+    """"NPS" for a recommend question on 0–10, else "net score" (issue 25)."""
 
     def headline(self) -> str:
         """One sentence: the audited net score, its interval and what the audit adds."""
         a, o = self.audited_nps, self.audit_only_nps
-        return (f"audited NPS {a.value:+.1f} [{a.ci95[0]:.1f}, {a.ci95[1]:.1f}] from "
+        return (f"audited {self.score} {a.value:+.1f} [{a.ci95[0]:.1f}, {a.ci95[1]:.1f}] from "
                 f"{a.n:,} audited answers and the model's predictions of all {self.n_wave:,} "
                 f"respondents (prediction-powered; the audit alone: {o.value:+.1f} "
                 f"[{o.ci95[0]:.1f}, {o.ci95[1]:.1f}])")
@@ -376,7 +378,8 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
         f1_macro=_figure(f1, f1_free, bounds=unit),
         shift_detected=test.detected, shift_test=test, n_audit=len(y),
         n_wave=len(f_wave), matched_by=matched, file=audit.source.filename,
-        excluded=excluded, unanswered=unanswered, notes=notes)
+        excluded=excluded, unanswered=unanswered, notes=notes,
+        score="NPS" if model.schema.is_nps else "net score")
 
 
 def read_audit(data: bytes, filename: str, schema: SurveySchema, *, waves: int = 1
