@@ -246,3 +246,23 @@ def test_concept_shift_changes_the_answers_not_the_attributes():
     pd.testing.assert_frame_equal(stable.wave.frame[attributes], moved.wave.frame[attributes])
     assert np.array_equal(stable.reference_proba, moved.reference_proba)
     assert _score(moved.wave.true_proba).mean() < _score(moved.reference_proba).mean() - 5
+
+
+def test_audited_accuracy_and_f1_cover_the_realized_ones_on_shifted_waves():
+    """The model: the true P(y|x) before the shift; the wave's realized accuracy and macro F1
+    of its argmax predictions, covered by the audited intervals of 150 answers."""
+    from sklearn.metrics import f1_score
+
+    runs, acc, f1 = 60, 0, 0
+    for seed in range(runs):
+        w = shifted_wave(800, seed=seed, shift=ConceptShift(offset=-0.15))
+        y = w.wave.frame[TARGET_COLUMN].to_numpy()
+        p = w.reference_proba
+        pred = p.argmax(axis=1)
+        a = np.random.default_rng([seed, 3]).choice(800, 150, replace=False)
+        m = wave_ppi_mean(y[a] == pred[a], p[a].max(axis=1), p.max(axis=1))
+        acc += m.ci()[0] <= np.mean(y == pred) <= m.ci()[1]
+        present = np.union1d(y, pred)  # sklearn's macro F1 over the classes that occur
+        f = f1_macro_ppi(y[a], p[a], pred[a], p, pred)
+        f1 += f.ci()[0] <= f1_score(y, pred, labels=present, average="macro") <= f.ci()[1]
+    assert acc / runs >= 0.88 and f1 / runs >= 0.85
