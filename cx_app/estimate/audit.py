@@ -276,13 +276,13 @@ def _match(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
         repeated_in_wave = set(wave_ids.astype(str)[wave_ids.astype(str).duplicated()])
         for i, v in enumerate(wave_ids.astype(str)):
             position.setdefault(v, i)
-        seen = {v for v in ids[answered]}
-        counts = {v: int(c) for v, c in zip(*np.unique(ids[answered], return_counts=True),
-                                            strict=True)} if seen else {}
+        counts = dict(zip(*np.unique(ids[answered], return_counts=True), strict=True))
+        blank = frame[id_name].isna().to_numpy()
         rows, keep = [], []
         for i in np.flatnonzero(answered):
             rid = ids[i]
-            reason = ("respondent id not in the wave" if rid not in position else
+            reason = ("no respondent id" if blank[i] else
+                      "respondent id not in the wave" if rid not in position else
                       "respondent id repeated in the wave" if rid in repeated_in_wave else
                       "respondent id repeated in the audit" if counts[rid] > 1 else None)
             if reason:
@@ -337,9 +337,8 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
         proba_audit = proba_wave[rows]
     if survey.model_weights is not None:
         notes.append("the wave has survey weights: the audited estimates are unweighted")
-    if audit.quality.rows_read > audit.quality.rows_used:
-        notes.append(f"{audit.quality.rows_read - audit.quality.rows_used} row(s) of the audit "
-                     "file were left out when reading it (see its data-quality report)")
+    excluded = [*(ExcludedAuditRow(row=e.row, reason=f"{e.reason} ({e.column})")
+                  for e in audit.quality.excluded), *excluded]  # left out when reading it
     groups = groups_for_schema(model.schema)
     pos = np.isin(classes, list(groups.positive))
     neg = np.isin(classes, list(groups.negative))

@@ -185,10 +185,14 @@ def test_audit_by_respondent_id_end_to_end(model):
     est = estimate_wave(model, wave)
     sample = frame.sample(150, random_state=1)
     extra = frame.iloc[:1].assign(**{ID_COLUMN: "nobody"})  # not in the wave: excluded
-    audit_frame = pd.concat([sample, extra]).sample(frac=1.0, random_state=2)  # any order
+    twice = sample.iloc[:1]  # one respondent twice in the audit: the reader keeps the first
+    audit_frame = pd.concat([sample, extra, twice])
     result = audit_wave(model, wave, est, _load(audit_frame, "audit.csv"))
     assert result.n_audit == 150 and result.matched_by == "respondent id"
-    assert [r.reason for r in result.excluded] == ["respondent id not in the wave"]
+    reasons = sorted(r.reason for r in result.excluded)
+    assert len(reasons) == 2 and reasons[1] == "respondent id not in the wave"
+    assert ID_COLUMN in reasons[0] and [r.row for r in result.excluded if r.reason == reasons[0]
+                                        ] == [len(audit_frame) + 1]  # its sheet row
     # the audited value by hand: wave predictions of the matched rows
     proba = est.predictions[[f"p_{c}" for c in model.classes]].to_numpy()
     f = _score(proba)
