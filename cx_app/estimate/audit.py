@@ -39,7 +39,8 @@ answer spread and the audit's sampling without replacement add up to the audit's
 spread); ``shift_detected`` when the two-sided p-value of ``z = D/√Var(D)`` is below 0.05.
 
 **Matching.** Audit rows are matched to wave rows by respondent id when both files have one
-(an id not in the wave, or repeated, is excluded with its reason). Without ids on both sides
+(a row without an id, an id not in the wave or repeated in it, and every row the reader left
+out of the audit file, e.g. a repeated id, are listed with their reason). Without ids on both sides
 the audit file that *is* the wave file (same SHA-256) uses the wave's own rows with an
 answer; any other audit file is scored from its own attributes and is taken to be a random
 sample of the wave's respondents (a note says so). A weighted wave: the audit is unweighted
