@@ -51,8 +51,15 @@ label = None if refused else st.text_input(
     help="For a single file: its label in the tracker (e.g. 2026-03 or W07; a date in it "
          "orders the waves). Otherwise the file's wave column or a wave or date in its file "
          "name labels it.")
+audit = None if refused else st.file_uploader(
+    "A few respondents of this wave with their answers (optional)",
+    type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_audit_file",
+    help="An audit sample: respondents of the one wave you add who were asked the "
+         "recommend question (or the wave file itself with some answers). The tracker then "
+         "shows the audited score, which also sees changes the attributes cannot show "
+         "(prediction-powered inference; respondents matched by their id).")
 if not refused:
-    wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name), label)
+    wave_panels.add_waves(name, files, wave_panels.bundled_choice(a, name), label, audit)
 not_kept = [] if refused else common.run_safely(
     lambda: common.workspace().estimate_waves(name, model_id)) or []
 if not_kept:
@@ -80,6 +87,7 @@ wave = view.waves[shown.index(chosen)]
 model_key = a.models[model_id].key
 estimate = wave_panels.wave_estimate(a, name, model, model_key, wave)
 st.session_state["last_wave_estimate"] = wave.estimate  # for the Report and Project pages
+wave_panels.audit_summary(wave)
 if estimate is None:
     nps = wave.estimated_nps
     st.text(f"Estimated {SCORE} {nps.value:+.1f} (95% interval {nps.ci95[0]:+.1f} to "

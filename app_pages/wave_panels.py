@@ -54,30 +54,56 @@ def _program_key(view: ProgramView) -> tuple:
     return program_key(view, **_viewer())
 
 
-def add_waves(name: str, files: list, bundled: list[str], label: str = "") -> None:
+def add_waves(name: str, files: list, bundled: list[str], label: str = "",
+              audit=None) -> None:
     """Add the uploaded files and the chosen bundled waves to the program (content-addressed:
     the same file twice is one wave); each file once per session. ``label``: the analyst's
-    label for a single new file (else its wave column or file name labels it)."""
+    label for a single new file (else its wave column or file name labels it); ``audit``:
+    an uploaded audit sample of that one new wave (:mod:`cx_app.estimate.audit`)."""
     from cx_app.provenance import sha256_hex
 
     added: set = st.session_state.setdefault(ADDED, set())
     items = [(f.getvalue(), f.name) for f in files or []]
     items += [tuple(reversed(common.sample_bytes(BUNDLED[b]))) for b in bundled]
     workspace = common.workspace()
+    sample = None if audit is None else (audit.getvalue(), audit.name)
+    if sample is not None and len(items) > 1:
+        st.warning("An audit sample belongs to one wave: add one wave file with it.")
+        return
+    audit_sha = None if sample is None else sha256_hex(sample[0])
     new = [(data, filename) for data, filename in items
-           if (name, sha256_hex(data)) not in added]
+           if (name, sha256_hex(data), audit_sha) not in added]
     given = label.strip() or None if len(new) == 1 else None
     for data, filename in new:
-        key = (name, sha256_hex(data))
+        key = (name, sha256_hex(data), audit_sha)
         result = common.run_safely(
             lambda data=data, filename=filename: workspace.add_wave(
-                name, data, filename=filename, label=given), what=filename)
+                name, data, filename=filename, label=given, audit_sample=sample),
+            what=filename)
         if result is None:
             continue
         added.add(key)
         for wave in result:
             (st.success if wave.status == "added" else st.info)(common.md_escape(
                 wave.describe()))
+
+
+def audit_summary(wave: WaveView) -> None:
+    """The audit of a wave added with an audit sample: the audited score, what it adds and
+    whether the label-free estimate holds (:mod:`cx_app.estimate.audit`)."""
+    audit = wave.estimate.audit
+    if audit is None:
+        return
+    (st.warning if audit.shift_detected else st.info)(common.md_escape(
+        f"{audit.headline()}. {audit.shift_test.sentence[0].upper()}"
+        f"{audit.shift_test.sentence[1:]}."))
+    for note in audit.notes:
+        st.caption(common.md_escape(note))
+    if audit.excluded:
+        st.caption(common.md_escape(
+            f"{len(audit.excluded)} row(s) of the audit sample left out: " + "; ".join(
+                f"row {r.row}: {r.reason}" for r in audit.excluded[:20])
+            + (" …" if len(audit.excluded) > 20 else "")))
 
 
 def bundled_choice(a: Analysis, name: str) -> list[str]:

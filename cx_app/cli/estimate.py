@@ -9,7 +9,10 @@ a wave has the target. One file: the full estimate (``--json``: the document ``c
 holding several waves is tracked wave by wave, like several files. Every estimated metric has
 its 95% interval (``estimated_ci95`` beside ``estimated``); ``alerts`` list the estimated
 accuracy and net score checked against ``--alert-accuracy`` / ``--alert-nps`` or, by default,
-the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment."""
+the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment.
+``--audit SAMPLE`` (one wave): labelled respondents of the wave (or the wave file itself with
+some answers) give ``audited_nps`` {``value``, ``ci95``, ``n``}, the audited accuracy and macro
+F1 and ``shift_detected`` beside ``estimated_nps`` (:mod:`cx_app.estimate.audit`)."""
 
 from __future__ import annotations
 
@@ -39,6 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alert-nps", metavar="LOW[,HIGH]",
                    help="alert when the estimated net score (points) is outside these limits "
                         "(default: the 3-sigma band of the model's held-out folds)")
+    p.add_argument("--audit", metavar="SAMPLE",
+                   help="a few respondents of this wave with their answers (or the wave file "
+                        "itself with some answers): the audited net score, accuracy and F1 by "
+                        "prediction-powered inference, and a check of the label-free estimate "
+                        "(one wave only)")
     p.add_argument("--predictions", metavar="OUT.csv",
                    help="write per-respondent predictions and probabilities to this CSV")
     add_cluster_arguments(p)
@@ -131,6 +139,28 @@ def _score_word(kind: str) -> str:
     return "NPS" if kind == "nps" else "net score"
 
 
+def _print_audit(audit) -> None:
+    """The audit's lines of ``cx-app estimate --audit`` (:mod:`cx_app.estimate.audit`)."""
+    print(audit.headline())
+    for name, fig in (("accuracy", audit.accuracy), ("group accuracy", audit.group_accuracy),
+                      ("macro F1", audit.f1_macro)):
+        print(f"  audited {name} {fig.value:.3f} {_fmt_ci3(fig.ci95)} (label-free "
+              f"{fig.label_free:.3f})")
+    print(f"  {audit.shift_test.sentence}")
+    print(f"  audit rows matched by {audit.matched_by}: {audit.n_audit:,} of the wave's "
+          f"{audit.n_wave:,} respondents")
+    if audit.excluded:
+        reasons: dict[str, int] = {}
+        for row in audit.excluded:
+            reasons[row.reason] = reasons.get(row.reason, 0) + 1
+        rows = ", ".join(str(r.row) for r in audit.excluded[:10])
+        print(f"  {len(audit.excluded)} audit row(s) left out ("
+              + "; ".join(f"{k}: {v}" for k, v in reasons.items())
+              + f"), sheet rows {rows}" + (" …" if len(audit.excluded) > 10 else ""))
+    for note in audit.notes:
+        print(f"  note: {note}")
+
+
 def run(args: argparse.Namespace) -> int:
     from cx_app.atomic_files import write_bytes_atomic
     from cx_app.estimate.model_file import load_model
@@ -148,9 +178,18 @@ def run(args: argparse.Namespace) -> int:
                                                    require_target=False, scoring=True,
                                                    require_attributes=False))]
     if len(surveys) > 1 or args.by:
+        if args.audit:
+            from cx_app.errors import CxAppError
+            raise CxAppError("--audit goes with one wave: give one wave file (without --by); "
+                             f"{len(surveys)} wave(s) were read")
         return _track(model, surveys, args)
     survey = surveys[0]
     est = estimate_wave(model, survey, thresholds=_thresholds(args))
+    if args.audit:
+        from cx_app.estimate.audit import with_audit
+        audit = load_survey(args.audit, schema=schema, require_target=False, scoring=True,
+                            require_attributes=False)
+        est = with_audit(model, survey, est, audit)
     if args.predictions:
         write_bytes_atomic(args.predictions, to_safe_csv(est.predictions_frame()))
     if args.json:
@@ -180,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"estimated class counts: {counts}")
     for a in est.alerts:
         print(a.sentence())
+    if est.audit is not None:
+        _print_audit(est.audit)
     if args.predictions:
         print(f"predictions written to {args.predictions}")
     for w in est.warnings:

@@ -2,7 +2,8 @@
 
 ``create NAME FILE [mapping flags] --algorithm A`` trains the program's model on its reference
 survey; ``add-wave NAME FILE...`` estimates and stores each wave (the same file twice is one
-wave); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
+wave; ``--audit SAMPLE`` with one file: the wave's audited net score, which the tracker then
+shows, :mod:`cx_app.estimate.audit`); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
 ``respondents``, ``estimated_nps`` {``value``, ``ci95``} and ``segments``); ``report NAME --out
 DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves, and the deck
 ``NAME.pptx``); ``list``;
@@ -78,6 +79,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "else a wave or date in its file name)")
     a.add_argument("--sheet", metavar="NAME", help="sheet name or number (default: the first "
                                                    "sheet matching the program's mapping)")
+    a.add_argument("--audit", metavar="SAMPLE",
+                   help="a few respondents of this wave with their answers (one wave file): "
+                        "the tracker shows the audited net score (prediction-powered)")
     a.set_defaults(func=_add_wave)
 
     r = commands.add_parser("remove-wave", help="remove a wave and its estimates")
@@ -179,7 +183,8 @@ def _create(args: argparse.Namespace) -> int:
 
 def _add_wave(args: argparse.Namespace) -> int:
     with _workspace(args) as ws:
-        for added in ws.add_waves(args.name, args.files, label=args.label, sheet=args.sheet):
+        for added in ws.add_waves(args.name, args.files, label=args.label, sheet=args.sheet,
+                                  audit_sample=args.audit):
             print(added.describe())
     return 0
 
@@ -205,8 +210,11 @@ def _show(args: argparse.Namespace) -> int:
           f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
     for wave in view.waves:
         est, real = wave.estimated_nps, wave.realized_nps
-        line = (f"{wave.label}: {wave.respondents:,} respondents, estimated NPS "
-                f"{est.value:+.1f} {_ci(est.ci95)}")
+        line = (f"{wave.label}: {wave.respondents:,} respondents, "
+                f"{'estimated' if est.audited_n is None else 'audited'} NPS "
+                f"{est.value:+.1f} {_ci(est.ci95)}"
+                + ("" if est.audited_n is None else
+                   f" from {est.audited_n:,} audited answers (label-free {est.label_free:+.1f})"))
         if real is not None:
             line += f"; realized {real.value:+.1f}"
         print(line + f"  ({wave.filename})")

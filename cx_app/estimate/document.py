@@ -11,6 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from cx_app.estimate.audit import AuditedFigure, AuditResult
 from cx_app.models.results import (
     Document,
     Label,
@@ -137,6 +138,10 @@ class WaveEstimateDocument(Document):
     realized_nps: NetScoreFigure | None = None
     provenance: ProvenanceBlock | None = None
     alerts: list[AlertDoc] = []
+    audited_nps: AuditedFigure | None = None
+    """The net score from an audit sample of the wave (:mod:`cx_app.estimate.audit`)."""
+    shift_detected: bool | None = None
+    audit: AuditResult | None = None
 
     @property
     def filename(self) -> str | None:

@@ -267,6 +267,7 @@ class WaveEstimate:
     provenance: dict = field(default_factory=dict)
     metric_intervals: Any = None  # MetricIntervals (cx_app.estimate.metric_intervals)
     alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
+    audit: Any = None  # AuditResult (cx_app.estimate.audit): an audit sample of the wave
 
     def predictions_frame(self) -> pd.DataFrame:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
@@ -326,6 +327,9 @@ class WaveEstimate:
             "provenance": dict(self.provenance),
             "alerts": [a.to_dict() for a in self.alerts],
         }
+        if self.audit is not None:  # beside estimated_nps (issue 36)
+            out.update(audited_nps=self.audit.audited_nps.to_dict(),
+                       shift_detected=self.audit.shift_detected, audit=self.audit.to_dict())
         if self.realized is not None:
             out["realized"] = dict(self.realized)
             out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}

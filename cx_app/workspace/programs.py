@@ -78,10 +78,11 @@ def _cut(text: str | None, length: int) -> str | None:
     return None if text is None else text[:length]
 
 
-def _read(source: Any, filename: str | None) -> tuple[bytes, str]:
+def _read(source: Any, filename: str | None = None) -> tuple[bytes, str]:
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 
+    source, filename = source if isinstance(source, tuple) else (source, filename)
     return read_source(source, filename, limits_from_env())
 
 
@@ -265,12 +266,12 @@ class Workspace:
     # ------------------------------------------------------------------ waves
 
     def add_waves(self, name: str, sources: Sequence[Any], *, label: str | None = None,
-                  sheet: str | int | None = None) -> list[AddedWave]:
-        """Add each file of ``sources`` (paths, or ``(bytes, file name)`` pairs) as a wave of
-        the program ``name``; ``label``: the wave's label (one file of one wave only)."""
-        if label is not None and len(sources) > 1:
-            raise WorkspaceError("a label names one wave: give one file with --label, or let "
-                                 "each file's wave column or name label it")
+                  sheet: str | int | None = None, audit_sample: Any = None) -> list[AddedWave]:
+        """Add each file of ``sources`` (paths, or ``(bytes, file name)`` pairs) as a wave of the
+        program ``name``; ``label``, ``audit_sample``: one wave's label and audit sample."""
+        if (label is not None or audit_sample is not None) and len(sources) > 1:
+            raise WorkspaceError(f"a {'label' if label else 'audit sample'} names one wave: give "
+                                 "one file, or let each file's wave column or name label it")
         self.database.read(lambda s: self._program(s, name, Action.ANALYSE, "adding waves"))
         models = self._models(name)
         if not models:
@@ -279,17 +280,18 @@ class Workspace:
                                  "New wave page's 'Fit on all respondents').")
         added: list[AddedWave] = []
         for source in sources:
-            data, filename = (_read(*source) if isinstance(source, tuple)
-                              else _read(source, None))
-            added.extend(self._add_file(name, models, data, filename, label, sheet))
+            data, filename = _read(source)
+            sample = None if audit_sample is None else _read(audit_sample)
+            added.extend(self._add_file(name, models, data, filename, label, sheet, sample))
         return added
 
     def add_wave(self, name: str, source: Any, *, filename: str | None = None,
-                 label: str | None = None, sheet: str | int | None = None) -> list[AddedWave]:
+                 label: str | None = None, **options: Any) -> list[AddedWave]:
         """Add one wave file (a path, or its bytes with ``filename``) to the program ``name``:
-        :meth:`add_waves` of one file (a file of several waves gives several)."""
+        :meth:`add_waves` of one file (a file of several waves gives several; ``options``:
+        its ``sheet`` and ``audit_sample``)."""
         item = (source, filename) if isinstance(source, bytes | bytearray) else source
-        return self.add_waves(name, [item], label=label, sheet=sheet)
+        return self.add_waves(name, [item], label=label, **options)
 
     def _models(self, name: str) -> list[tuple[int, str, TrainedModel]]:
         """The program's models fitted on all respondents, of the mapping in use."""
@@ -316,8 +318,9 @@ class Workspace:
         return self.database.read(work)
 
     def _add_file(self, name: str, models: list[tuple[int, str, TrainedModel]], data: bytes,
-                  filename: str, label: str | None, sheet: str | int | None
-                  ) -> list[AddedWave]:
+                  filename: str, label: str | None, sheet: str | int | None,
+                  sample: tuple[bytes, str] | None = None) -> list[AddedWave]:
+        from cx_app.estimate.audit import read_audit, with_audit
         from cx_app.estimate.new_wave import estimate_wave
         from cx_app.estimate.tracker import split_waves
         from cx_app.provenance import sha256_hex
@@ -325,6 +328,8 @@ class Workspace:
 
         sha256 = sha256_hex(data)
         existing = self._existing(name, sha256)
+        if existing and sample:
+            raise WorkspaceError(f"{filename} is already a wave of {name!r}: remove it first")
         if existing:
             return existing
         schema = models[0][2].schema
@@ -334,13 +339,14 @@ class Workspace:
         if label is not None and len(parts) > 1:
             raise WorkspaceError(f"{filename} holds {len(parts)} waves in its wave column, "
                                  "which label them: leave out the label")
+        labelled = sample and read_audit(*sample, schema, waves=len(parts))
         waves = []
         for part in parts:
             wave_part = part_key(part, len(parts))
             named = wave_label(part, filename=filename, given=label)
             rows = []
             for row_id, _model_id, model in models:
-                estimate = estimate_wave(model, part)
+                estimate = with_audit(model, part, estimate_wave(model, part), labelled)
                 rows.append(estimate_row(row_id, estimate, _segments(model, part, estimate)))
             waves.append(Wave(file_sha256=sha256, part=wave_part[:TEXT_LENGTH],
                               filename=filename[:FILE_LENGTH],

@@ -83,9 +83,10 @@ def survey_identity(program: Program) -> SurveyIdentity:
 def estimate_row(model_row_id: int, estimate: WaveEstimate,
                  segments: Mapping[str, Sequence[SegmentEstimate]]) -> Estimate:
     """An :class:`Estimate` row: the estimate document (``cx-app estimate --json``'s JSON),
-    every segment's estimates and the headline numbers."""
+    every segment's estimates and the headline numbers (the audited net score when the
+    wave came with an audit sample, :mod:`cx_app.estimate.audit`)."""
     document = json.loads(estimate.to_json())
-    nps = estimate.estimated_nps
+    nps = estimate.estimated_nps if estimate.audit is None else estimate.audit.audited_nps
     realized = estimate.realized_nps
     return Estimate(model_id=model_row_id, document=document,
                     segments={by: {s.label: s.to_dict() for s in values}

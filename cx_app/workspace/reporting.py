@@ -112,7 +112,9 @@ def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFr
         rows.append({"wave": wave.label, "series": ALL_RESPONDENTS, "n": wave.respondents,
                      "nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
                      "se": est.se, "realized": None if real is None else real.value,
-                     "note": "", "alert": alerts(list(wave.estimate.alerts))})
+                     "note": "" if est.audited_n is None else
+                     f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
+                     "alert": alerts(list(wave.estimate.alerts))})
         twin_segments = (twin or wave).segments.get(by, {}) if by else {}
         for value, figure in (wave.segments.get(by, {}) if by else {}).items():
             seg = figure.estimated_nps

@@ -140,7 +140,7 @@ def import_program(workspace: Workspace, source: str | Path | bytes, *,
                 continue
             seen.add((wave["sha256"], wave["part"]))
             model = by_file.get((estimate.get("model") or {}).get("file_sha256"), models[0])
-            nps = estimate["estimated_nps"]
+            nps = estimate.get("audited_nps") or estimate["estimated_nps"]  # as estimate_row
             realized = estimate.get("realized_nps")
             session.add(Wave(
                 program_id=program.id, file_sha256=wave["sha256"], part=wave["part"],

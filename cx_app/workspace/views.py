@@ -34,6 +34,15 @@ class EstimateBrief(Document):
     """A segment's own added SE (its held-out error, :mod:`cx_app.estimate.segment_error`)."""
     segment_correction: float | None = None
     """The shrunken held-out error subtracted from a segment's estimate (points)."""
+    audited_n: int | None = None
+    """The wave's estimate is the audited one (:mod:`cx_app.estimate.audit`) from this many
+    audited answers; ``label_free`` is the estimate without them."""
+    label_free: float | None = None
+
+
+AUDITED_COVERS = ("audited: this wave's realized score from {n:,} audited answers and the "
+                  "model's predictions of every respondent (prediction-powered inference); "
+                  "the label-free estimate was {label_free:+.1f}")
 
 
 class RealizedBrief(Document):
@@ -95,8 +104,16 @@ class WaveView:
 
     @property
     def estimated_nps(self) -> EstimateBrief:
+        """The wave's estimate the tracker shows: the audited one when the wave was added
+        with an audit sample (and ``covers`` says so), else the label-free one."""
         figure = self.estimate.estimated_nps
         assert figure is not None  # every stored estimate has one (estimate_wave)
+        audited = self.estimate.audited_nps
+        if audited is not None:
+            return EstimateBrief(value=audited.value, ci95=list(audited.ci95), se=audited.se,
+                                 covers=AUDITED_COVERS.format(n=audited.n,
+                                                              label_free=figure.value),
+                                 audited_n=audited.n, label_free=figure.value)
         return EstimateBrief(value=figure.value, ci95=list(figure.ci95), se=figure.se,
                              covers=figure.covers)
 

@@ -1,0 +1,86 @@
+"""Waves with a concept shift: P(answer | attributes) changes, the attributes do not.
+
+Built to check audit samples (:mod:`cx_app.estimate.audit`): no label-free estimate can see such
+a change, a few labelled respondents of the wave can. The respondents are drawn as in
+:mod:`cx_app.simulation.drift_waves` (one segment, same five attributes, same file layout and
+schema, :func:`cx_app.simulation.drift_waves.drift_schema_yaml`), but the utility of wave ``w``
+is
+
+    U = Σ_j weight_j·(1 + reweight_j)·z_j + offset + σ·e
+
+so the same answers to the attributes give another recommend score: ``offset`` (utility units;
+−0.1 is about −5 NPS points) moves everyone, ``reweight`` changes what matters. Each
+:class:`ShiftedWave` carries the true class probabilities after the shift (``wave.true_proba``)
+and before it (``reference_proba``: what a perfect model of the reference year says of these
+respondents), so a check needs no trained model. Every wave has its own random stream
+``SeedSequence([seed, index])``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+from scipy.stats import norm
+
+from cx_app.simulation.drift_waves import (
+    ATTRIBUTES,
+    ID_COLUMN,
+    SEGMENT_COLUMN,
+    TARGET_COLUMN,
+    WAVE_COLUMN,
+    SimulatedWave,
+)
+from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
+
+__all__ = ["ConceptShift", "ShiftedWave", "shifted_wave"]
+
+
+class ConceptShift(BaseModel):
+    """How P(answer | attributes) changes (module docstring); the default changes nothing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    offset: float = 0.0
+    reweight: tuple[float, ...] = (0.0,) * len(ATTRIBUTES)
+    """Relative change of each attribute's weight, in the order of ``ATTRIBUTES``."""
+
+
+class ShiftedWave(BaseModel):
+    """One wave as written, its true probabilities after the shift and before it."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    wave: SimulatedWave
+    reference_proba: np.ndarray
+    shift: ConceptShift
+
+
+def _proba(utility: np.ndarray) -> np.ndarray:
+    cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
+    return np.diff(norm.cdf((cuts[None, :] - utility[:, None]) / UTILITY_NOISE), axis=1)
+
+
+def shifted_wave(n: int, *, index: int = 1, seed: int = 0,
+                 shift: ConceptShift | None = None) -> ShiftedWave:
+    """Wave ``index`` of ``n`` respondents under ``shift`` (module docstring)."""
+    sc = shift or ConceptShift()
+    if len(sc.reweight) != len(ATTRIBUTES):
+        raise ValueError(f"reweight needs {len(ATTRIBUTES)} values, got {len(sc.reweight)}")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
+    factor = rng.normal(0.0, 1.0, size=n)
+    frame = pd.DataFrame({ID_COLUMN: [f"W{index:02d}-{i:05d}" for i in range(1, n + 1)],
+                          WAVE_COLUMN: f"W{index:02d}", SEGMENT_COLUMN: "Bank A"})
+    before = np.zeros(n)
+    after = np.full(n, sc.offset)
+    for (name, weight, mean, loading, noise), change in zip(ATTRIBUTES, sc.reweight,
+                                                            strict=True):
+        score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
+        frame[name.capitalize()] = score.astype(np.int64)
+        z = (score - mean) / np.hypot(loading, noise)
+        before += weight * z
+        after += weight * (1.0 + change) * z
+    frame[TARGET_COLUMN] = np.searchsorted(
+        np.asarray(NPS_THRESHOLDS), after + UTILITY_NOISE * rng.normal(size=n), side="right")
+    wave = SimulatedWave(index, frame, _proba(after), {"Bank A": sc.offset})
+    return ShiftedWave(wave=wave, reference_proba=_proba(before), shift=sc)
