@@ -160,10 +160,7 @@ class Workspace:
         :meth:`Actor.find`)."""
         return self.actor.find(session, name, action, self.database.shown_url, doing)
 
-    def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
-        """The stored row of the program ``name``, if the user may do ``action`` with it (the
-        analyses of :mod:`cx_app.workspace.analyses` look programs up through it)."""
-        return self._program(session, name, action)
+    program_row = _program  # how cx_app.workspace.analyses (ProgramLookup) finds programs
 
     def list_programs(self) -> list[ProgramSummary]:
         """Every program the user may read, by name."""
