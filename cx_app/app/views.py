@@ -65,6 +65,31 @@ def leaderboard(analysis: Analysis, level_index: int) -> MetricTable:
     return MetricTable(frame, percent, number)
 
 
+def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | None:
+    """The leaderboard's baseline in words: always answering the commonest class at this level
+    (:func:`cx_app.models.baseline.majority_baseline`, the same rule as results.json) and the
+    models below it, and whether any model is below it; None without scores or models."""
+    from cx_app.models.baseline import below_baseline, majority_baseline
+    from cx_app.models.names import model_display_name
+
+    if analysis.survey.y is None or not analysis.models:
+        return None
+    baseline = majority_baseline(analysis.survey.y, analysis.resolved_plan())
+    level_name = analysis.levels(next(iter(analysis.models)))[level_index].name
+    if level_name not in baseline:
+        return None
+    base = baseline[level_name]
+    below = [model_display_name(m) for m in analysis.models
+             if below_baseline({level_name: analysis.levels(m)[level_index].metrics.get(
+                 "accuracy")}, baseline)]
+    text = (f"Baseline: always answering {base['class']} is right for "
+            f"{base['accuracy']:.1%} of respondents at this level. ")
+    if below:
+        return text + (f"Below it: {', '.join(below)}; such a model is no better than no "
+                       "model here."), True
+    return text + "Every model here beats it.", False
+
+
 def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:
     """Every metric of every trained model at one level, one column per metric key (every
     2×2+IM metric in :data:`~cx_app.engine.binary.BINARY_KEYS` order, or the catalogue's
