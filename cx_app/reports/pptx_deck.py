@@ -4,9 +4,12 @@
 is passed in; this module does not import the workspace) and its results document
 (:class:`cx_app.models.results.Results`) and decides every slide's title, bullets, table, chart
 and speaker notes (:class:`DeckSlide`); :func:`deck_bytes` lays them out with python-pptx, the
-charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`.
+charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`
+(:mod:`cx_app.reports.pptx_render`). Each title is worded by its typed fact
+(:mod:`cx_app.reports.headlines`).
 
-The slides: the program; the tracker over all waves (estimated, with its 95% interval, and
+The slides: the program; the reference survey's measured score overall, by each segment and
+by wave (:mod:`cx_app.reports.deck_reference`); the tracker over all waves (estimated, with its 95% interval, and
 realized where the wave has its scores); the latest wave by segment, flagged where a segment
 moved beyond its uncertainty since the previous wave (:func:`cx_app.survey.nps_flags.flag_changes`:
 two-sided z test of the difference, Holm's adjustment); each wave's estimate and alerts
