@@ -105,7 +105,7 @@ st.subheader("Trained models")
 recipes, advice = views.trained_models_table(a)
 gap_columns = list(views.GAP_COLUMNS)
 common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_name="models.csv",
-             csv_frame=recipes,
+             csv_frame=recipes, headers=views.TRAINED_MODEL_HEADERS,
              column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(

@@ -40,7 +40,7 @@ def section(results: Results) -> Section:
     words, nps = dataset.vocabulary, dataset.nps
     blocks: list[Block] = [Table(
         f"{words.title} of the reference survey (measured)",
-        (TableColumn("figure", "Respondents counted"), TableColumn("score", words.title, "score"),
+        (TableColumn("figure", "Base"), TableColumn("score", words.title, "score"),
          TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
          TableColumn("n", "Respondents", "count")),
         (("Everyone with a valid score", nps.value, *nps.ci95[:2], nps.n),),
