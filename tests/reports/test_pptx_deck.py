@@ -280,3 +280,25 @@ def test_hostile_labels_give_a_valid_deck(program, tmp_path):
     pictures = [shape for slide in prs.slides for shape in slide.shapes
                 if shape.shape_type == MSO_SHAPE_TYPE.PICTURE]
     assert len(pictures) == 6 and all(p.image.blob[:8] == PNG_MAGIC for p in pictures)
+
+
+def test_every_report_and_deck_table_declares_true_headers(program):
+    """Issue 37 point 3 on the exports: every table of the Excel/HTML report (one content
+    model renders both) made from a program's real results and its latest wave, of the
+    program's tracker sheet, and of the deck: no duplicate header, no raw identifier, no
+    header over another kind of value, no "None" (``tests/table_headers.py``)."""
+    from table_headers import header_problems
+
+    from cx_app.reports import build_report
+    from cx_app.reports.blocks import Table
+    from cx_app.workspace.reporting import tracker_table
+
+    report = build_report(program.results, program.view.waves[-1].estimate)
+    tables = [b for s in report.sections for b in s.blocks if isinstance(b, Table)]
+    tables.append(tracker_table(program.view))
+    tables += [s.table for s in program_slides(program.view, program.results,
+                                               segment_titles=program.titles) if s.table]
+    assert len(tables) > 30
+    problems = [p for t in tables for p in header_problems(
+        t.title, [(c.key, c.title, t.column_values(c.key)) for c in t.columns])]
+    assert problems == []
