@@ -286,8 +286,10 @@ score's name by the page."""
 COLUMN_TERMS: dict[str, str] = {"chi2": "χ² test (chi-square) and df",
                                 "dof": "χ² test (chi-square) and df", "p_value": "p-value (p)",
                                 "ci_low": "95% interval", "ci_high": "95% interval",
-                                "level": "Drift"}
-"""Data columns whose hover help is a glossary entry (metric keys explain themselves)."""
+                                "psi": "Drift"}
+"""Data columns whose hover help is a glossary entry (metric keys explain themselves). Only
+keys that mean one thing in every table: ``level`` (a drift level, or a reduction level)
+is not one of them."""
 
 
 def plain_name(code: object) -> str:
