@@ -104,6 +104,7 @@ def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | No
     models below it, and whether any model is below it; None without scores or models."""
     from cx_app.models.baseline import below_baseline, majority_baseline
     from cx_app.models.names import model_display_name
+    from cx_app.reports.definitions import plain_name
 
     if analysis.survey.y is None or not analysis.models:
         return None
@@ -115,7 +116,7 @@ def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | No
     below = [model_display_name(m) for m in analysis.models
              if below_baseline({level_name: analysis.levels(m)[level_index].metrics.get(
                  "accuracy")}, baseline)]
-    text = (f"Baseline: always answering {base['class']} is right for "
+    text = (f"Baseline: always answering {plain_name(base['class'])} is right for "
             f"{base['accuracy']:.1%} of respondents at this level. ")
     if below:
         return text + (f"Below it: {', '.join(below)}; such a model is no better than no "

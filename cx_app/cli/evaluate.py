@@ -149,7 +149,7 @@ def baseline_warnings(results: Results) -> list[str]:
             base = results.baseline[level]
             accuracy = model.levels[level].metric("accuracy")
             out.append(f"{model_display_name(model_id)} is below the baseline at {level}: "
-                       f"accuracy {accuracy:.3f}, while always answering {base.class_} "
+                       f"accuracy {accuracy:.3f}, while always answering {plain_name(base.class_)} "
                        f"scores {base.accuracy:.3f}")
     return out
 

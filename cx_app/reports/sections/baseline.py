@@ -10,6 +10,7 @@ from __future__ import annotations
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Paragraph, Table, TableColumn
+from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import join
 
 
@@ -25,7 +26,7 @@ def below_sentences(results: Results) -> list[str]:
             base = results.baseline[name]
             accuracy = model.levels[name].metric("accuracy")
             parts.append(f"at {name} its accuracy is {accuracy:.1%}, always answering "
-                         f"{base.class_} gets {base.accuracy:.1%}")
+                         f"{plain_name(base.class_)} gets {base.accuracy:.1%}")
         out.append(f"{model_display_name(model_id)} is below the baseline (always answering "
                    f"the commonest class): {join(parts)}. Do not use it for this survey "
                    "at that level.")
@@ -43,7 +44,7 @@ def blocks(results: Results) -> list[Block]:
         (TableColumn("level", "Level"), TableColumn("class", "Always answering"),
          TableColumn("accuracy", "Accuracy of that answer", "percent"),
          TableColumn("below", "Models below it")),
-        tuple((name, str(base.class_), base.accuracy, ", ".join(below[name]) or "none")
+        tuple((name, plain_name(base.class_), base.accuracy, ", ".join(below[name]) or "none")
               for name, base in results.baseline.items()),
         note="A model is worth reading only where its accuracy beats this answer that needs "
              "no model (same respondents, same grouping).")
