@@ -230,7 +230,8 @@ def _reference_by_brand_in_the_deck_and_the_workbook(pptx: bytes, xlsx: bytes) -
             if {r[0] for r in rows[1:]} == set(BRANDS):
                 by_brand = {r[0]: r[2] for r in rows[1:]}
     assert by_brand is not None, titles
-    sheet = pd.read_excel(io.BytesIO(xlsx), sheet_name="Reference survey", header=None)
+    sheet = pd.read_excel(io.BytesIO(xlsx), sheet_name="Reference survey", header=None,
+                          engine="openpyxl")
     cells = sheet.to_numpy().tolist()
     for brand, shown in by_brand.items():
         row = next(r for r in cells if r[0] == brand)
