@@ -17,7 +17,7 @@ Cached objects are shared, not copied: pages treat them as read-only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -221,15 +221,26 @@ def num(value: float | None, digits: int = 3) -> str:
 
 def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = True,
           column_config: dict | None = None, height: int | str = "auto",
-          label: str = "Download CSV", csv_frame: pd.DataFrame | None = None) -> None:
+          label: str = "Download CSV", csv_frame: pd.DataFrame | None = None,
+          headers: Mapping[str, str] | None = None) -> None:
     """A dataframe with its CSV download (formula-like survey text neutralised).
 
     ``csv_frame``: what to download when it differs from what is shown (e.g. rates as 0–1
     numbers while the page shows percentages). A ``model`` column shows the models' names in
-    words (:func:`~cx_app.models.names.model_display_name`); the CSV keeps their ids."""
+    words (:func:`~cx_app.models.names.model_display_name`); the CSV keeps their ids.
+    ``headers``: this table's own header of each of its columns (issue 37: no shared map
+    decides a header). A missing text value is shown as "—", never "None"."""
     out = frame if csv_frame is None else csv_frame  # the CSV keeps the data's column names
     if "model" in frame.columns and frame["model"].map(type).eq(str).all():
         frame = frame.assign(model=frame["model"].map(model_display_name))
+    frame = frame.apply(lambda c: c.astype(object).where(c.notna(), "—")
+                        if c.dtype == object else c)
+    column_config = dict(column_config or {})
+    for column, header in (headers or {}).items():
+        if column in frame.columns:
+            entry = column_config.get(column)
+            column_config[column] = {**(entry if isinstance(entry, dict) else {}),
+                                     "label": header}
     st.dataframe(frame, hide_index=hide_index, column_config=plain_config(frame, column_config),
                  height=height, key=f"df_{key}")
     data = out.reset_index() if not hide_index else out  # the CSV made when it is asked for

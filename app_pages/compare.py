@@ -95,6 +95,8 @@ else:
     test_level = c1.selectbox("Level", level_names, index=len(level_names) - 1, key="t_level",
                               format_func=lambda n: f"{n}, {grouping[n]}" if n in grouping
                               else n)
+    if (note := views.baseline_note(a, level_names.index(test_level))) is not None:
+        (st.warning if note[1] else st.caption)(common.md_escape(note[0]))
     metric_keys = list(first.per_fold[test_level])
     preferred = "f1" if "f1" in metric_keys else "f1_macro"
     metric = c2.selectbox("Metric", metric_keys, index=metric_keys.index(preferred),
@@ -108,10 +110,8 @@ else:
                             ("corrected t-test (Nadeau–Bengio), Holm-adjusted", c.p_holm)):
                 rows += [{"test": test, "model_a": x, "model_b": y, "p_value": p, "mean_difference": d}
                          for x, y, d in ((c.a, c.b, c.mean_diff), (c.b, c.a, -c.mean_diff))]
-        st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows), lower_is_better=(
-            lower_is_better(metric))), width="content")
-        st.write("**Reading** (corrected test, Holm-adjusted over "
-                 f"{len(comparisons)} pair(s)):")
+        st.altair_chart(charts.pvalue_heatmap(pd.DataFrame(rows), lower_is_better=lower_is_better(metric)), width="content")
+        st.write(f"**Reading** (corrected test, Holm-adjusted over {len(comparisons)} pair(s)):")
         for c in comparisons:
             st.text(c.verdict)
         table = pd.DataFrame([{

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages import common
+from cx_app.app import views
 from cx_app.models.drivers import importance_frame
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import NO_STANDOUT
@@ -60,7 +61,7 @@ st.caption(f"n = {len(survey.frame):,} respondents (each attribute over those wh
            "higher scores; red, with lower scores (an attribute to read with care, not a lever).")
 shown = imp if source != SOURCES[0] else imp.drop(columns=["ci_low", "ci_high"])  # no interval
 common.table(shown.round(3), key="importance", file_name="driver_importance.csv",
-             csv_frame=shown)
+             csv_frame=shown, headers=views.IMPORTANCE_HEADERS)
 
 st.subheader("Importance–performance quadrant")
 st.caption("Importance: relative weight (% of R²), on its full 0–100% axis; direction +1: "
@@ -82,7 +83,8 @@ st.altair_chart(charts.quadrant_chart(placed, importance_title="Importance (% of
 if (ipa["quadrant"] == NO_STANDOUT).all():
     st.info("No attribute stands out: on importance and performance together, every attribute "
             "is within the uncertainty of the others, so none is labelled.")
-common.table(ipa.round(3), key="quadrant", file_name="importance_performance.csv")
+common.table(ipa.round(3), key="quadrant", file_name="importance_performance.csv",
+             headers=views.QUADRANT_HEADERS)
 
 if drivers.capability is not None and len(drivers.capability):
     st.subheader("φ–δ rhombus of the attributes' top-2-box")
@@ -97,7 +99,7 @@ if drivers.capability is not None and len(drivers.capability):
     st.altair_chart(charts.rhombus_chart(part, colour_title="Attribute"), width="content")
     table = part.assign(attribute=part["series"]).drop(columns=["series"])
     common.table(table.round(3), key="capability", file_name="top_box_capability.csv",
-                 csv_frame=table)
+                 csv_frame=table, headers=views.CAPABILITY_HEADERS)
 
 st.subheader("Reading")
 st.markdown(drivers_reading(  # plain: every text it is given is md_escape'd

@@ -105,7 +105,7 @@ st.subheader("Trained models")
 recipes, advice = views.trained_models_table(a)
 gap_columns = list(views.GAP_COLUMNS)
 common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_name="models.csv",
-             csv_frame=recipes,
+             csv_frame=recipes, headers=views.TRAINED_MODEL_HEADERS,
              column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(
@@ -118,17 +118,15 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
                                 "held-out folds")})
 for text in advice:
     st.warning(common.md_escape(text))
-remove = [] if refused else st.multiselect("Remove models from the analysis", list(a.models), key="remove_models",
-                        format_func=model_display_name)
+remove = [] if refused else st.multiselect("Remove models from the analysis", list(a.models),
+                                           key="remove_models", format_func=model_display_name)
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:
         common.remove_model(a, model_id)
     st.rerun()
-
 resolved = common.run_safely(a.resolved_plan, what="Reduction plan")
 if resolved is None:
     st.stop()
-
 
 st.subheader("Leaderboard")
 level_names = ["original", *(s.name for s in resolved.steps)]
@@ -147,4 +145,6 @@ for i, tab in enumerate(tabs):
         common.table(common.scale_percent(board.frame, list(board.percent_columns)),
                      key=f"board_{i}", file_name=f"leaderboard_{level_names[i]}.csv",
                      column_config=config, csv_frame=board.frame)
+        if (note := views.baseline_note(a, i)) is not None:
+            (st.warning if note[1] else st.caption)(common.md_escape(note[0]))
 st.caption("Best model first (mean accuracy over the folds). Rates in percent; MCC −1 to 1.")

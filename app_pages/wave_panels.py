@@ -20,10 +20,11 @@ import streamlit as st
 from app_pages import common, team_mode
 from cx_app.app import views
 from cx_app.app.session import Analysis
+from cx_app.engine.catalogue import metric_name
 from cx_app.engine.grouping import resolve_plan
 from cx_app.estimate.tracker import split_waves
 from cx_app.reports import chart_specs, charts
-from cx_app.reports.definitions import ALP, explain
+from cx_app.reports.definitions import ALP, DRIFT_HEADERS, TRACKER_HEADERS, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
 from cx_app.workspace.programs import part_key
@@ -160,7 +161,8 @@ def tracker(view: ProgramView, score: str, segments: dict[str, str]) -> None:
                "estimates with their whole uncertainty, Holm-adjusted over the "
                f"{int(parts.changes)} changes, 5%). Waves in wave order (date, "
                "then label), whenever they were added.")
-    common.table(parts.table, key="nw_tracker", file_name="tracker.csv")
+    common.table(parts.table, key="nw_tracker", file_name="tracker.csv",
+                 headers={**TRACKER_HEADERS, "nps": f"Estimated {score}"})
 
 
 def remove_wave(name: str, view: ProgramView) -> None:
@@ -232,7 +234,8 @@ def adhoc_waves(model) -> None:
         table = tracker_frame(tracked)
         st.altair_chart(charts.nps_trend_chart(table.dropna(subset=["nps"]),
                                                score_title=score), width="stretch")
-        common.table(table.round(2), key="nw_adhoc_tracker", file_name="tracker.csv")
+        common.table(table.round(2), key="nw_adhoc_tracker", file_name="tracker.csv",
+                     headers={**TRACKER_HEADERS, "nps": f"Estimated {score}"})
     names = [t.file for t in tracked]
     chosen = st.selectbox("Details of wave", names, index=len(names) - 1, key="nw_adhoc_detail")
     estimate = tracked[names.index(chosen)].estimate
@@ -264,13 +267,16 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
     metrics = pd.DataFrame(estimate.metric_comparison()).rename(
         columns={"estimated": "estimated (ALP)"})
     values = [c for c in metrics.columns if c not in ("level", "metric")]
-    common.table(common.scale_percent(metrics, values), key="nw_metrics",
+    shown = metrics.assign(metric=metrics["metric"].map(metric_name))  # the CSV keeps keys
+    common.table(common.scale_percent(shown, values), key="nw_metrics",
                  file_name="wave_metrics.csv", csv_frame=metrics,
+                 headers=views.WAVE_METRIC_HEADERS,
                  column_config={c: st.column_config.NumberColumn(c, format="%.1f%%")
                                 for c in values})
     alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
-    common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
+    common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv",
+                 headers=DRIFT_HEADERS)
     st.subheader("Per-respondent predictions")
     predictions = estimate.predictions_frame()
     st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",

@@ -32,6 +32,39 @@ if TYPE_CHECKING:
 GAP_COLUMNS: tuple[str, str] = ("ALP − real accuracy", "class-share gap")
 """The rate columns (0–1) of :func:`trained_models_table`."""
 
+TRAINED_MODEL_HEADERS: dict[str, str] = {
+    "model": "Model", "algorithm": "Algorithm", "preset": "Preset",
+    "calibration": "Probability calibration", "folds": "Folds", "seed": "Seed",
+    "fit seconds": "Fit time (seconds)", "respondents": "Respondents",
+    GAP_COLUMNS[0]: "ALP − real accuracy", GAP_COLUMNS[1]: "Class-share gap",
+}
+"""The Trained models table's own headers (:func:`trained_models_table`)."""
+
+IMPORTANCE_HEADERS: dict[str, str] = {
+    "attribute": "Attribute", "importance": "Importance", "ci_low": "95% low",
+    "ci_high": "95% high", "direction": "Direction (+1: higher rating, higher score)"}
+"""The Drivers page's importance table's own headers."""
+
+QUADRANT_HEADERS: dict[str, str] = {
+    "attribute": "Attribute", "importance": "Importance (% of R²)",
+    "performance": "Performance (mean rating)", "base": "Respondents who answered",
+    "na_share": "Unanswered share", "direction": "Direction",
+    "performance_pct": "Performance (% of its scale)", "importance_low": "Importance 95% low",
+    "importance_high": "Importance 95% high", "importance_vs_others": "Importance vs the others",
+    "performance_low": "Performance 95% low", "performance_high": "Performance 95% high",
+    "performance_vs_others": "Performance vs the others", "quadrant": "Quadrant"}
+"""The importance–performance table's own headers."""
+
+CAPABILITY_HEADERS: dict[str, str] = {
+    "attribute": "Attribute", "target": "Target group", "base": "Respondents who answered",
+    "top_box_share": "Top-box share"}
+"""The top-box δ/φ table's own headers (its rates are named by the metric catalogue)."""
+
+WAVE_METRIC_HEADERS: dict[str, str] = {
+    "level": "Level", "metric": "Measure", "estimated (ALP)": "Estimated (ALP)",
+    "ci_low": "95% low", "ci_high": "95% high", "realized": "Realized"}
+"""The New wave page's metrics table's own headers."""
+
 
 @dataclass(frozen=True)
 class MetricTable:
@@ -63,6 +96,32 @@ def leaderboard(analysis: Analysis, level_index: int) -> MetricTable:
     number = tuple(metric_name(k, binary=binary) for k in keys
                    if metric_name(k, binary=binary) not in percent)
     return MetricTable(frame, percent, number)
+
+
+def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | None:
+    """The leaderboard's baseline in words: always answering the commonest class at this level
+    (:func:`cx_app.models.baseline.majority_baseline`, the same rule as results.json) and the
+    models below it, and whether any model is below it; None without scores or models."""
+    from cx_app.models.baseline import below_baseline, majority_baseline
+    from cx_app.models.names import model_display_name
+    from cx_app.reports.definitions import plain_name
+
+    if analysis.survey.y is None or not analysis.models:
+        return None
+    baseline = majority_baseline(analysis.survey.y, analysis.resolved_plan())
+    level_name = analysis.levels(next(iter(analysis.models)))[level_index].name
+    if level_name not in baseline:
+        return None
+    base = baseline[level_name]
+    below = [model_display_name(m) for m in analysis.models
+             if below_baseline({level_name: analysis.levels(m)[level_index].metrics.get(
+                 "accuracy")}, baseline)]
+    text = (f"Baseline: always answering {plain_name(base['class'])} is right for "
+            f"{base['accuracy']:.1%} of respondents at this level. ")
+    if below:
+        return text + (f"Below it: {', '.join(below)}; such a model is no better than no "
+                       "model here."), True
+    return text + "Every model here beats it.", False
 
 
 def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:

@@ -35,10 +35,12 @@ from cx_app.models.analysis import (
     rank_models,
     write_results,
 )
+from cx_app.models.baseline import below_baseline
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
 from cx_app.models.names import model_display_name, names_in_text
+from cx_app.models.results import BaselineLevel, Results
 from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
 from cx_app.reports.definitions import plain_name
@@ -99,12 +101,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
+def leaderboard(evaluations: dict[str, ModelEvaluation],
+                baseline: Mapping[str, BaselineLevel] | None = None) -> str:
     """A short text table: mean per-fold accuracy at each level, AUCs and fit time; the best
-    model first by :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``)."""
+    model first by :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
+    ``baseline`` (results.json's): a last column naming the levels where a model is below
+    always answering the commonest class, and that baseline's accuracies as the last row."""
     first = next(iter(evaluations.values()))
     names = [lvl.name for lvl in first.levels]
     header = ["model", "preset", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
+    if baseline:
+        header.append("below baseline at")
     rows = []
     level, metric = BEST_MODEL_RULE
     ranked = rank_models({m: e.mean(level, metric) for m, e in evaluations.items()}, metric)
@@ -118,11 +125,33 @@ def leaderboard(evaluations: dict[str, ModelEvaluation]) -> str:
                 f"{e.fit_seconds:.1f}",
             ]
         )
+        if baseline:
+            accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
+            rows[-1].append(", ".join(below_baseline(
+                accuracies, {k: v.model_dump(by_alias=True) for k, v in baseline.items()}))
+                or "-")
+    if baseline:
+        rows.append(["always the commonest class", "",
+                     *(f"{baseline[n].accuracy:.3f}" if n in baseline else "" for n in names),
+                     *("" for _ in first.roc), "", ""])
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]
     ]
     return "\n".join(lines)
+
+
+def baseline_warnings(results: Results) -> list[str]:
+    """One sentence per model below always answering the commonest class at some level."""
+    out = []
+    for model_id, model in results.models.items():
+        for level in model.below_baseline or []:
+            base = results.baseline[level]
+            accuracy = model.levels[level].metric("accuracy")
+            out.append(f"{model_display_name(model_id)} is below the baseline at {level}: "
+                       f"accuracy {accuracy:.3f}, while always answering {plain_name(base.class_)} "
+                       f"scores {base.accuracy:.3f}")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
     path = write_results(document, args.out)
     reports = write_reports(document, args.out)
     print()
-    print(leaderboard(evaluations))
+    print(leaderboard(evaluations, document.baseline))
+    for line in baseline_warnings(document):
+        print(f"warning: {line}", flush=True)
     significant = [c.verdict for c in document.comparisons if c.significant]
     print(
         f"\n{len(significant)} of {len(document.comparisons)} comparisons significant "

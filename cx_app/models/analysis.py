@@ -23,10 +23,12 @@ from cx_app.errors import AnalysisError
 from cx_app.json_values import json_default
 from cx_app.models import cluster
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
+from cx_app.models.baseline import below_baseline, majority_baseline
 from cx_app.models.comparison import compare_models, five_by_two_cv
 from cx_app.models.crossval import CrossValResult, cross_validate_model, cross_validate_together
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
+from cx_app.models.reference import reference_scores
 from cx_app.models.results import Results
 from cx_app.provenance import provenance_block
 from cx_app.survey.data import SurveyData
@@ -76,7 +78,9 @@ def results_document(
 
     Layout (:class:`cx_app.models.results.Results`): ``dataset`` (rows, classes, attributes,
     the observed NPS / net score with its interval), ``folds``, ``seed``, ``models`` (each
-    :meth:`ModelEvaluation.to_dict`), ``comparisons``, ``drivers``, ``warnings``, ``quality``
+    :meth:`ModelEvaluation.to_dict` and its ``below_baseline`` levels), ``baseline`` (level →
+    always answering its commonest class, :mod:`cx_app.models.baseline`), ``comparisons``,
+    ``drivers``, ``warnings``, ``quality``
     and ``provenance`` (:func:`cx_app.provenance.provenance_block` plus the input file, schema
     name and YAML text, plan and settings; ``created``: its timestamp, default now).
     """
@@ -87,6 +91,11 @@ def results_document(
     schema_yaml = survey.schema.to_yaml()
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
                       label="all respondents", weights=survey.weights)
+    baseline = majority_baseline(survey.y, plan) if survey.y is not None else {}
+    models = {}
+    for a, e in evaluations.items():
+        accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
+        models[a] = {**e.to_dict(), "below_baseline": below_baseline(accuracies, baseline)}
     document: dict[str, Any] = {
         "dataset": {
             "filename": source.filename,
@@ -100,11 +109,13 @@ def results_document(
             "target_kind": survey.schema.target.kind,
             "recommend_question": survey.schema.is_nps,
             "nps": net.to_dict(),
+            "reference": reference_scores(survey).to_dict(),
         },
         "folds": first.cv_summary.get("folds"),
         "seed": first.cv_summary.get("seed"),
         "calibration": calibration,
-        "models": {a: e.to_dict() for a, e in evaluations.items()},
+        "models": models,
+        "baseline": baseline,
         "comparisons": all_comparisons(evaluations),
         "comparison_method": COMPARISON_METHOD,
         "warnings": {a: list(e.cv_summary.get("warnings", [])) for a, e in evaluations.items()},

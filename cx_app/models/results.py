@@ -94,6 +94,43 @@ class NetScoreFigure(Document):
     kind: str | None = None
 
 
+class ReferenceRow(Document):
+    """One value of a segment (or one wave) of the reference survey: its net score with the
+    95% interval and the significance flag the Net score page shows
+    (:mod:`cx_app.survey.nps_flags`): against the other respondents for a segment, against
+    the previous wave for a wave."""
+
+    value: str
+    n: Number
+    score: float | None
+    ci_low: float | None
+    ci_high: float | None
+    difference: float | None
+    """Segment − the other respondents, or wave − previous wave (score points)."""
+    p_holm: float | None
+    flag: str
+
+
+class ReferenceSplit(Document):
+    """The reference survey's net score by one segment (or by wave)."""
+
+    name: str
+    """The segment's identifier in the schema."""
+    title: str
+    """Its header in the survey file, as the reader knows it."""
+    kind: str
+    """``segment`` (each value against the rest) or ``wave`` (each wave against the one
+    before)."""
+    rows: list[ReferenceRow]
+
+
+class ReferenceScores(Document):
+    """The reference survey's own net score, by each segment and by wave (issue 37): what the
+    Net score page shows, measured from the scores (not estimated)."""
+
+    splits: list[ReferenceSplit] = []
+
+
 class Dataset(Document):
     filename: str | None
     rows_read: int
@@ -111,6 +148,8 @@ class Dataset(Document):
     results written before: then kind ``nps`` says it."""
     nps: NetScoreFigure
     """The net score (an NPS only when :attr:`vocabulary` says so; the key is kept)."""
+    reference: ReferenceScores | None = None
+    """The net score by segment and by wave (None in results written before)."""
 
     @property
     def vocabulary(self) -> ScoreVocabulary:
@@ -261,6 +300,17 @@ class ModelResult(Document):
     fit_seconds: float
     fold_sizes: list[int] = []
     cross_validation: CrossValidationSummary
+    below_baseline: list[str] | None = None
+    """The levels where this model's accuracy is below always answering the commonest class
+    (:attr:`Results.baseline`); None in results written before the baseline existed."""
+
+
+class BaselineLevel(Document):
+    """Always answering one class at one level (:mod:`cx_app.models.baseline`)."""
+
+    class_: Label = Field(alias="class")
+    """The class answered: a score at the original level, a group at a reduced level."""
+    accuracy: float
 
 
 class ComparisonDocument(Document):
@@ -414,6 +464,8 @@ class Results(Document):
     provenance: Provenance
     drivers: Drivers | None = None
     comparisons_5x2cv: list[FiveByTwo] | None = None
+    baseline: dict[str, BaselineLevel] = {}
+    """Level → always answering its commonest class (empty in results written before)."""
 
     def level_names(self) -> list[str]:
         """Every level of any model, ``original`` first, then in first-seen order."""

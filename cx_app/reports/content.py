@@ -27,6 +27,7 @@ from cx_app.reports.sections import (
     drivers,
     metrics,
     per_fold,
+    reference,
     roc,
     summary,
 )
@@ -50,7 +51,8 @@ def build_report(results: Results | Mapping[str, Any],
     if new_wave is not None and not isinstance(new_wave, WaveEstimateDocument):
         new_wave = WaveEstimateDocument.from_dict(new_wave, source="new-wave estimate")
     created = created or _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    sections = [summary.section(results, new_wave), metrics.section(results),
+    sections = [summary.section(results, new_wave), reference.section(results),
+                metrics.section(results),
                 confusion.section(results), per_fold.section(results),
                 comparisons.section(results), roc.section(results), drivers.section(results)]
     if new_wave is not None:

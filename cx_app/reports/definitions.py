@@ -262,11 +262,34 @@ def glossary_entries() -> list[tuple[str, str]]:
     return list(entries.items())
 
 
+DRIFT_HEADERS: dict[str, str] = {
+    "attribute": "Attribute", "present": "In the wave", "psi": "PSI (population stability)",
+    "level": "Drift", "chi2": "χ² (chi-square)", "dof": "df", "p_value": "p",
+    "n_reference": "Training respondents", "n_current": "New-wave respondents",
+    "n_missing": "Missing", "unseen_values": "Values not seen in training",
+    "out_of_scale_values": "Values outside the scale",
+    "na_share_reference": "Unanswered in training", "na_share_current": "Unanswered in the wave",
+    "na_share_p": "p (unanswered share)", "na_share_changed": "Unanswered share changed?",
+}
+"""The drift table's own headers (:meth:`cx_app.estimate.drift.DriftReport.to_frame`)."""
+
+TRACKER_HEADERS: dict[str, str] = {
+    "wave": "Wave", "series": "Line", "n": "Respondents", "nps": "Estimated",
+    "ci_low": "95% low", "ci_high": "95% high", "se": "Standard error",
+    "realized": "Realized", "note": "Note", "alert": "Alerts", "change": "Change",
+    "p": "p", "p_holm": "p (Holm)", "flag": "Significant?", "date": "Date",
+}
+"""The tracker table's own headers (:data:`cx_app.estimate.tracker.TRACKER_COLUMNS` and the
+flags of :func:`cx_app.survey.nps_flags.flag_changes`); the score's column is renamed to the
+score's name by the page."""
+
 COLUMN_TERMS: dict[str, str] = {"chi2": "χ² test (chi-square) and df",
                                 "dof": "χ² test (chi-square) and df", "p_value": "p-value (p)",
                                 "ci_low": "95% interval", "ci_high": "95% interval",
-                                "level": "Drift"}
-"""Data columns whose hover help is a glossary entry (metric keys explain themselves)."""
+                                "psi": "Drift"}
+"""Data columns whose hover help is a glossary entry (metric keys explain themselves). Only
+keys that mean one thing in every table: ``level`` (a drift level, or a reduction level)
+is not one of them."""
 
 
 def plain_name(code: object) -> str:
@@ -308,9 +331,9 @@ def column_label(column: object, labels: Mapping[str, str] | None = None) -> obj
         return (labels or {})[column]
     if column in PLAIN_NAMES or metric_definition(column) is not None:
         return plain_name(column)
-    fields = {**DRIVER_FIELD_LABELS, **NEW_WAVE_FIELD_LABELS}  # e.g. chi2 → χ², dof → df
-    if column in fields:
-        return fields[column]
+    # no shared field → label map decides a header here (issue 37: a score column headed
+    # "Gap score", a level column "Drift"): a table whose columns are fields declares its
+    # own headers (e.g. :data:`DRIFT_HEADERS`)
     if column.startswith("p_"):  # a predicted class probability: p_7 → "Probability of 7"
         return f"Probability of {column[2:]}"
     return plain_name(column)

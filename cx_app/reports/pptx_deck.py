@@ -4,9 +4,12 @@
 is passed in; this module does not import the workspace) and its results document
 (:class:`cx_app.models.results.Results`) and decides every slide's title, bullets, table, chart
 and speaker notes (:class:`DeckSlide`); :func:`deck_bytes` lays them out with python-pptx, the
-charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`.
+charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`
+(:mod:`cx_app.reports.pptx_render`). Each title is worded by its typed fact
+(:mod:`cx_app.reports.headlines`).
 
-The slides: the program; the tracker over all waves (estimated, with its 95% interval, and
+The slides: the program; the reference survey's measured score overall, by each segment and
+by wave (:mod:`cx_app.reports.deck_reference`); the tracker over all waves (estimated, with its 95% interval, and
 realized where the wave has its scores); the latest wave by segment, flagged where a segment
 moved beyond its uncertainty since the previous wave (:func:`cx_app.survey.nps_flags.flag_changes`:
 two-sided z test of the difference, Holm's adjustment); each wave's estimate and alerts
@@ -20,11 +23,9 @@ label's length before it reaches a slide.
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,14 +34,32 @@ import pandas as pd
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.engine.catalogue import short_name
 from cx_app.errors import CxAppError
+from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
 from cx_app.models.importance_performance import METHOD, important_above_others
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
-from cx_app.reports.charts import chart_png, importance_bars, nps_bars, nps_trend_chart
-from cx_app.reports.formatting import format_value, join
-from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading
-from cx_app.safe_text import plain_text, short_label
+from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
+from cx_app.reports.deck_reference import reference_slides
+from cx_app.reports.deck_slide import DeckSlide
+from cx_app.reports.deck_slide import capital as _capital
+from cx_app.reports.deck_slide import interval as _interval
+from cx_app.reports.deck_slide import label as _label
+from cx_app.reports.deck_slide import score as _score
+from cx_app.reports.deck_slide import segment_title as _segment_title
+from cx_app.reports.deck_slide import segment_value as _segment_value
+from cx_app.reports.formatting import format_value
+from cx_app.reports.headlines import (
+    BestModelFact,
+    ChangeFact,
+    DriversFact,
+    FirstWaveFact,
+    SegmentMovesFact,
+)
+from cx_app.reports.pptx_render import deck_bytes
+from cx_app.reports.prose import best_picks, drivers_reading, models_reading
+from cx_app.reports.sections.baseline import below_sentences
+from cx_app.safe_text import plain_text
 from cx_app.survey.nps_flags import FLAG_DOWN, FLAG_NONE, FLAG_UP, flag_changes
 from cx_app.survey.vocabulary import ScoreVocabulary
 
@@ -86,58 +105,7 @@ CHANGE_TEST = (
     "called significant (beyond the uncertainty) below 5%.")
 ESTIMATED_SERIES = "Estimated"
 REALIZED_SERIES = "Realized (the wave's own scores)"
-MAX_TABLE_ROWS = 24
 MAX_BULLETS = 9
-NAMED = 3
-"""Segment values or drivers named in a title at most (then "and N more")."""
-
-
-@dataclass(frozen=True)
-class DeckSlide:
-    """One slide: its title (the message), bullets, a table and a chart (a Vega-Lite spec),
-    and speaker notes (how the numbers were made)."""
-
-    title: str
-    bullets: tuple[str, ...] = ()
-    table: Table | None = None
-    chart: dict | None = None
-    notes: str = ""
-    subtitle: str = ""
-    """The title slide's second line (only the first slide has one)."""
-
-
-def _label(text: Any) -> str:
-    """Survey text as a slide shows it: plain, on one line, at most a label's length."""
-    return short_label(" ".join(plain_text(str(text)).split()))
-
-
-def _score(value: float | None) -> str:
-    return "—" if value is None else format_value(value, "score")
-
-
-def _interval(ci95: Sequence[float] | None) -> str:
-    ci = list(ci95 or [])[:2]
-    return f"{ci[0]:.1f} to {ci[1]:.1f}" if len(ci) == 2 else "—"
-
-
-def _named(names: Sequence[str]) -> str:
-    names = list(names)
-    return join(names if len(names) <= NAMED else [*names[:NAMED], f"{len(names) - NAMED} more"])
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _segment_title(by: str, titles: Mapping[str, str]) -> str:
-    return _label(titles.get(by) or by.replace("_", " ").capitalize())
-
-
-def _segment_value(by: str, value: str, titles: Mapping[str, str]) -> str:
-    """A segment value with its segment when the value does not name it ("Crete (Region)",
-    "Operator B")."""
-    name, shown = _segment_title(by, titles), _label(value)
-    return shown if name.lower() in shown.lower() else f"{shown} ({name})"
 
 
 # ----------------------------------------------------------------------------- tracker
@@ -160,12 +128,6 @@ def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
         else estimated
 
 
-def _change_words(change: float, flag: str) -> tuple[str, str]:
-    verb = "rose" if change > 0 else "fell" if change < 0 else "did not move"
-    amount = f" {abs(change):.1f} points" if change else ""
-    return verb + amount, ("beyond" if flag != FLAG_NONE else "within")
-
-
 def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
     waves = view.waves
     if not waves:
@@ -175,13 +137,14 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
     estimated = frame[frame["series"] == ESTIMATED_SERIES]
     first, last = waves[0], waves[-1]
     if len(waves) == 1:
-        title = (f"The first wave, {_label(last.label)}, has an estimated {words.short_name} "
-                 f"of {_score(last.estimated_nps.value)}")
+        fact: FirstWaveFact | ChangeFact = FirstWaveFact(
+            score_name=words.short_name, wave=_label(last.label),
+            score=_score(last.estimated_nps.value))
     else:
         latest = estimated.iloc[-1]
-        moved, where = _change_words(float(latest["change"]), str(latest["flag"]))
-        title = (f"The {words.short_name} {moved} since {_label(waves[-2].label)}, {where} "
-                 "its uncertainty")
+        fact = ChangeFact(score_name=words.short_name, since=_label(waves[-2].label),
+                          change=float(latest["change"]), significant=latest["flag"] != FLAG_NONE)
+    title = fact.headline()
     table = Table("Tracker", (TableColumn("wave", "Wave"), TableColumn("n", "Respondents", "int"),
                               TableColumn("nps", f"Estimated {words.short_name}", "score"),
                               TableColumn("ci", "95% interval"),
@@ -236,19 +199,12 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
     changes = changes.assign(group=labels)
     rises = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_UP]
     falls = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_DOWN]
-    head = f"{name} in {_label(latest.label)}"
-    if rises or falls:
-        moved = [f"{_named(rises)} rose" if rises else "", f"{_named(falls)} fell" if falls
-                 else ""]
-        title = (f"{head}: {' and '.join(m for m in moved if m)} since "
-                 f"{_label(previous.label)}, beyond the uncertainty")
-    elif previous is not None:
-        title = (f"{head}: no value moved beyond its uncertainty since "
-                 f"{_label(previous.label)}")
-    else:
-        shown = changes.dropna(subset=["nps"]).sort_values("nps", ascending=False)
-        title = (f"{head}: {shown['group'].iloc[0]} has the highest {words.short_name}"
-                 if len(shown) else f"{head}: every value is too small to estimate")
+    shown = changes.dropna(subset=["nps"]).sort_values("nps", ascending=False)
+    title = SegmentMovesFact(
+        head=f"{name} in {_label(latest.label)}",
+        since=None if previous is None else _label(previous.label),
+        rises=tuple(rises), falls=tuple(falls), score_name=words.short_name,
+        highest=shown["group"].iloc[0] if len(shown) else None).headline()
     since = f"Since {_label(previous.label)}" if previous is not None else "Change"
     table = Table(name, (TableColumn("value", name), TableColumn("n", "Respondents", "int"),
                          TableColumn("nps", f"Estimated {words.short_name}", "score"),
@@ -328,18 +284,13 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
     drivers = results.drivers
     quadrant = None if drivers is None else drivers.importance_performance
     if quadrant is None or not quadrant.rows:
-        return DeckSlide("The program's results hold no driver analysis",
+        return DeckSlide(DriversFact(score_name=words.short_name, analysed=False).headline(),
                          ("Train the program again with a driver analysis to see what moves "
                           f"the {words.short_name}.",))
     labels = {a: _label(t) for a, t in results.dataset.attribute_labels.items()}
     table = pd.DataFrame([r.model_dump() for r in quadrant.rows])
     top = [labels.get(a, _label(a)) for a in important_above_others(table)]
-    if top:
-        title = (f"{_named(top)} {'drive' if len(top) > 1 else 'drives'} the "
-                 f"{words.short_name} most, beyond {'their' if len(top) > 1 else 'its'} "
-                 "uncertainty")
-    else:
-        title = f"No attribute drives the {words.short_name} clearly more than the others"
+    title = DriversFact(score_name=words.short_name, top=tuple(top)).headline()
     bullets = [drivers_reading(table, labels=labels)]
     frame = pd.DataFrame({"attribute": [labels.get(a, _label(a)) for a in table["attribute"]],
                           "importance": table["importance"],
@@ -366,23 +317,28 @@ def _level_name(level: str) -> str:
     return "the original scale" if level == "original" else _label(level)
 
 
+def best_model_fact(results: Results) -> BestModelFact:
+    """The best model at each level by the best-model rule's metric (mean per-fold accuracy,
+    :data:`~cx_app.models.analysis.BEST_MODEL_RULE`), as the models' full names."""
+    metric = BEST_MODEL_RULE[1]
+    best = []
+    for level in results.level_names():
+        means = {m: lv.fold_mean(metric) for m, lv in results.levels(level).items()}
+        ranked = [m for m in rank_models(means, metric) if means[m] is not None]
+        if ranked:
+            best.append((_level_name(level), model_display_name(ranked[0])))
+    return BestModelFact(models=len(results.models), best_by_level=tuple(best))
+
+
 def _models_slide(results: Results) -> DeckSlide:
     picks = {_level_name(level): [dataclasses.replace(
         p, best=_label(p.best), runner_up=None if p.runner_up is None else _label(p.runner_up))
         for p in best_picks(results, level)] for level in results.level_names()}
     picks = {level: p for level, p in picks.items() if p}
-    if not picks:
-        return DeckSlide("The program's results hold no model measures")
-    every: list[BestPick] = [p for level in picks.values() for p in level]
-    bests = list(dict.fromkeys(p.best for p in every))
     names = [_model_name(m) for m in results.models]
-    if len(names) == 1:
-        title = f"{names[0]} is the program's one model, so there is no other to compare"
-    elif len(bests) == 1:
-        title = f"{bests[0]} is the best model at every level"
-    else:
-        title = "The best model depends on the level: " + join(
-            f"{level[0].best} at {name}" for name, level in picks.items())
+    title = best_model_fact(results).headline()
+    if not picks:
+        return DeckSlide(title)
     table = Table("Best model per level", (
         TableColumn("level", "Level"), TableColumn("metric", "Measure"),
         TableColumn("model", "Best model"), TableColumn("value", "Value"),
@@ -395,7 +351,7 @@ def _models_slide(results: Results) -> DeckSlide:
              "folds, Holm-adjusted.")
     reading = (f"{names[0]}'s measures at each level, as the cross-validation found them; a "
                "comparison needs a second model." if len(names) == 1 else models_reading(picks))
-    return DeckSlide(title, (reading,), table=table, notes=notes)
+    return DeckSlide(title, (reading, *below_sentences(results)), table=table, notes=notes)
 
 
 # ----------------------------------------------------------------------------- definitions
@@ -441,6 +397,7 @@ def program_slides(view: ProgramView, results: Results, *,
                         subtitle=f"{words.title} tracker: {span}"
                                  + (f" · made {created}" if created else ""),
                         notes=f"Reference survey: {_label(view.survey.filename or '')}.")]
+    slides += reference_slides(results)  # the measured survey before any estimated wave
     slides.append(_tracker_slide(view, words))
     if waves:
         slides += [_segment_slide(view, by, words, titles) for by in waves[-1].segments
@@ -449,115 +406,6 @@ def program_slides(view: ProgramView, results: Results, *,
     slides += [_drivers_slide(results, words), _models_slide(results),
                _definitions_slide(words)]
     return slides
-
-
-def _png(spec: dict) -> bytes:
-    return chart_png({**spec, "width": 560})
-
-
-def _fit(png: bytes, width: float, height: float) -> tuple[float, float]:
-    """The largest (width, height) of the PNG's aspect within the box (inches)."""
-    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-    scale = min(width / w, height / h) if w and h else 1.0
-    return w * scale, h * scale
-
-
-def _text_box(slide: Any, text_lines: Sequence[str], box: tuple[float, float, float, float],
-              size: int) -> None:
-    from pptx.util import Inches, Pt
-
-    frame = slide.shapes.add_textbox(*(Inches(v) for v in box)).text_frame
-    frame.word_wrap = True
-    for i, line in enumerate(text_lines):
-        paragraph = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
-        paragraph.text = plain_text(line)
-        paragraph.space_after = Pt(8)
-        for run in paragraph.runs:
-            run.font.size = Pt(size)
-
-
-def _table(slide: Any, table: Table, box: tuple[float, float, float, float]) -> None:
-    from pptx.util import Inches, Pt
-
-    rows = list(table.rows)
-    if len(rows) > MAX_TABLE_ROWS:
-        rows = [*rows[:MAX_TABLE_ROWS - 1],
-                (f"… {len(rows) - MAX_TABLE_ROWS + 1} more rows (see the Excel report)",
-                 *[None] * (len(table.columns) - 1))]
-    size = (12 if len(table.columns) <= 4 else 11) if len(rows) <= 10 else \
-        10 if len(rows) <= 16 else 8
-    left, top, width, _ = box
-    height = 0.3 * (len(rows) + 1) * size / 12
-    shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left),
-                                   Inches(top), Inches(width), Inches(height)).table
-    cells = [[c.title for c in table.columns]]
-    cells += [[format_value(v, table.columns[j].kind) if v is not None else ""
-               for j, v in enumerate(row)] for row in rows]
-    for i, values in enumerate(cells):
-        for j, value in enumerate(values):
-            cell = shape.cell(i, j)
-            cell.text = plain_text(str(value))
-            for paragraph in cell.text_frame.paragraphs:
-                for run in paragraph.runs:
-                    run.font.size = Pt(size)
-
-
-def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
-    from pptx.util import Inches, Pt
-
-    slide = prs.slides.add_slide(prs.slide_layouts[0 if first else 5])
-    title = slide.shapes.title
-    title.text = plain_text(doc.title)
-    if first:  # the template's placeholders are laid out for 4:3: placed again for 16:9
-        subtitle = slide.placeholders[1]
-        subtitle.text = plain_text(doc.subtitle)
-        title.left, title.top, title.width, title.height = (Inches(0.8), Inches(2.2),
-                                                            Inches(11.7), Inches(1.6))
-        subtitle.left, subtitle.top, subtitle.width, subtitle.height = (
-            Inches(0.8), Inches(4.0), Inches(11.7), Inches(1.2))
-    else:
-        title.left, title.top, title.width, title.height = (Inches(0.5), Inches(0.3),
-                                                            Inches(12.3), Inches(1.2))
-        for paragraph in title.text_frame.paragraphs:
-            for run in paragraph.runs:
-                run.font.size = Pt(26 if len(doc.title) < 90 else 20)
-    if doc.notes:
-        slide.notes_slide.notes_text_frame.text = plain_text(doc.notes)
-    if first:
-        return
-    top, bottom, side_left = 1.6, 7.2, 0.5
-    if doc.chart is not None:
-        try:
-            png = _png(doc.chart)
-        except Exception as exc:  # vl-convert errors are plain exceptions; the deck goes on
-            _text_box(slide, [f"(chart not rendered: {exc})"], (0.5, top, 7.4, 1.0), 12)
-        else:
-            width, height = _fit(png, 7.4, bottom - top)
-            slide.shapes.add_picture(io.BytesIO(png), Inches(0.5), Inches(top),
-                                     Inches(width), Inches(height))
-        side_left = 8.1
-    side_width = 13.33 - 0.5 - side_left
-    if doc.bullets:
-        lines = len(doc.bullets) + sum(len(b) // 90 for b in doc.bullets)
-        _text_box(slide, doc.bullets, (side_left, top, side_width, bottom - top),
-                  18 if lines <= 6 and side_left < 1 else 14)
-        top += min(0.45 * lines, 3.0) if doc.table is not None else 0
-    if doc.table is not None:
-        _table(slide, doc.table, (side_left, top, side_width, bottom - top))
-
-
-def deck_bytes(slides: Sequence[DeckSlide]) -> bytes:
-    """The .pptx file of ``slides`` (16:9; a title slide first, then one message each)."""
-    from pptx import Presentation
-    from pptx.util import Inches
-
-    prs = Presentation()
-    prs.slide_width, prs.slide_height = Inches(13.333), Inches(7.5)
-    for i, doc in enumerate(slides):
-        _render(prs, doc, first=i == 0)
-    out = io.BytesIO()
-    prs.save(out)
-    return out.getvalue()
 
 
 def deck_filename(program: str) -> str:

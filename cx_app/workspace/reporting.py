@@ -63,7 +63,7 @@ def tracker_table(view: ProgramView) -> Table:
     return Table(
         "Net score by wave and segment",
         (TableColumn("wave", "Wave"), TableColumn("date", "Date"),
-         TableColumn("series", "Respondents"), TableColumn("n", "Number", "int"),
+         TableColumn("series", "Group"), TableColumn("n", "Respondents", "int"),
          TableColumn("nps", "Estimated net score", "score"),
          TableColumn("low", "95% low", "score"), TableColumn("high", "95% high", "score"),
          TableColumn("realized", "Realized net score", "score"),

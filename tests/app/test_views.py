@@ -151,3 +151,24 @@ def test_edited_plan_is_none_unchanged_new_when_edited_and_an_error_when_invalid
     assert "tp_pairs" not in text  # unset fields left out
     assert text.splitlines()[:2] == ["classes:", "- 0"]
     assert "  - name: passives\n    members:\n    - 6\n    - 7\n    - 8\n" in text
+
+
+def test_baseline_note_names_the_models_below_the_commonest_class(analysis):
+    """The Models and Compare pages' baseline: always answering the commonest class, with the
+    models whose accuracy at the level is below it (a plain comparison with the share)."""
+    from collections import Counter
+
+    from cx_app.models.names import model_display_name
+
+    y = analysis.survey.y
+    value, count = Counter(list(y)).most_common(1)[0]
+    share = count / len(y)
+    text, any_below = views.baseline_note(analysis, 0)
+    assert text.startswith(f"Baseline: always answering {value} is right for {share:.1%} of "
+                           "respondents at this level.")
+    below = [m for m in analysis.models if analysis.levels(m)[0].metrics["accuracy"] < share]
+    assert any_below == bool(below)
+    for m in analysis.models:
+        assert (model_display_name(m) in text) == (m in below)
+    text, _ = views.baseline_note(analysis, 2)  # the 2x2+IM level: a group, in words
+    assert "passives_promoters" not in text

@@ -107,11 +107,13 @@ def test_comparisons_match_scipy_on_the_reported_per_fold_values(results):
 
 def _leaderboard_order(stdout: str) -> list[str]:
     """The model column of the printed leaderboard (models by their display names, columns
-    two spaces apart), top to bottom."""
+    two spaces apart), top to bottom; the baseline's row (the last) left out."""
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "preset"])
     rows = lines[start + 1:lines.index("", start)]
-    return [re.split(r"\s{2,}", row)[0] for row in rows]
+    names = [re.split(r"\s{2,}", row)[0] for row in rows]
+    assert names[-1] == "always the commonest class"
+    return names[:-1]
 
 
 def test_leaderboard_is_ordered_by_the_best_model_rule(evaluate_run):
@@ -221,3 +223,42 @@ def test_evaluate_runs_the_papers_cnn_and_states_its_adaptation(tmp_path):
     assert doc["warnings"]["cnn papers"] == model["cross_validation"]["warnings"]
     assert doc["drivers"]["ranking"]  # permutation importance of the CNN's fold models
     assert (out / "report.html").stat().st_size > 0 and (out / "report.xlsx").stat().st_size > 0
+
+
+def test_a_model_below_the_commonest_class_is_flagged_in_results_and_the_excel_report(tmp_path):
+    """Noise attributes and one dominant score: k-NN is below always answering it. results.json
+    says so (``baseline``, ``below_baseline``), the CLI warns, the Excel Summary says it in
+    words."""
+    from collections import Counter
+
+    from openpyxl import load_workbook
+
+    rng = np.random.default_rng(0)
+    n = 240
+    scores = rng.choice([6, 8, 9, 10], size=n, p=[0.1, 0.15, 0.6, 0.15])
+    frame = pd.DataFrame(rng.integers(1, 11, (n, 3)), columns=["Price", "Network", "Shops"])
+    frame.insert(0, "NPS", scores)
+    csv = tmp_path / "noise.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "out"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10",
+                     "--attributes", "Price,Network,Shops", "--algorithms", "knn",
+                     "--folds", "3", "--out", str(out), "--permutation-repeats", "1"]) == 0
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    value, count = Counter(scores.tolist()).most_common(1)[0]
+    assert doc["baseline"]["original"] == {"class": value, "accuracy": pytest.approx(count / n)}
+    knn = doc["models"]["knn"]
+    accuracy = knn["levels"]["original"]["metrics"]["accuracy"]
+    assert accuracy < count / n  # the premise: k-NN on noise is below the commonest score
+    assert "original" in knn["below_baseline"]
+    assert knn["below_baseline"] == [
+        name for name, level in knn["levels"].items()
+        if level["metrics"]["accuracy"] < doc["baseline"][name]["accuracy"]]
+    assert f"below the baseline at original: accuracy {accuracy:.3f}" in stdout.getvalue()
+    sheet = load_workbook(out / "report.xlsx")["Summary"]
+    text = "\n".join(str(c.value) for row in sheet.iter_rows() for c in row if c.value)
+    assert (f"{model_display_name('knn')} is below the baseline (always answering the "
+            f"commonest class): at original its accuracy is {accuracy:.1%}, always answering "
+            f"{value} gets {count / n:.1%}") in text

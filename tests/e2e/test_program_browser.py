@@ -211,3 +211,28 @@ def test_a_program_survives_a_killed_server(files, tmp_path):
             assert wave in text, (name, wave)
         for value in (*BRANDS, *REGIONS):
             assert value in text, (name, value)
+    _reference_by_brand_in_the_deck_and_the_workbook(pptx, xlsx)
+
+
+def _reference_by_brand_in_the_deck_and_the_workbook(pptx: bytes, xlsx: bytes) -> None:
+    """Issue 37: the deck has the reference survey's measured NPS by bank (after the title
+    slide, before the tracker), the same numbers as the workbook's Reference survey sheet."""
+    from pptx import Presentation
+
+    deck = Presentation(io.BytesIO(pptx))
+    titles = [s.shapes.title.text for s in deck.slides]
+    assert titles[1].startswith("The reference survey's NPS is ")
+    by_brand = None
+    for slide in deck.slides:
+        tables = [sh.table for sh in slide.shapes if sh.has_table]
+        if tables and "in the reference survey" in slide.shapes.title.text:
+            rows = [[c.text for c in r.cells] for r in tables[0].rows]
+            if {r[0] for r in rows[1:]} == set(BRANDS):
+                by_brand = {r[0]: r[2] for r in rows[1:]}
+    assert by_brand is not None, titles
+    sheet = pd.read_excel(io.BytesIO(xlsx), sheet_name="Reference survey", header=None,
+                          engine="openpyxl")
+    cells = sheet.to_numpy().tolist()
+    for brand, shown in by_brand.items():
+        row = next(r for r in cells if r[0] == brand)
+        assert f"{float(row[2]):.1f}" == shown, (brand, row, shown)

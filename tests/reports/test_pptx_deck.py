@@ -11,6 +11,7 @@ import math
 import re
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
@@ -24,6 +25,7 @@ from cx_app.reports.pptx_deck import deck_bytes, program_slides, write_program_d
 from cx_app.survey.schema import with_recommend
 from cx_app.workspace.programs import Workspace
 
+TARGET = "Likelihood to recommend (0-10)"
 WAVES = ("W10", "W01", "W02", "W03")
 SNAKE_CASE = re.compile(r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -110,7 +112,7 @@ def test_every_wave_and_segment_appears(program, deck):
 
 def test_tracker_numbers_are_the_programs(program, deck):
     waves = program.view.waves
-    tracker = deck.slides[1]
+    tracker = slide_titled(deck, "The NPS ")
     rows = table_rows(tracker)
     assert rows[0] == ["Wave", "Respondents", "Estimated NPS", "95% interval", "Realized"]
     for row, wave in zip(rows[1:], waves, strict=True):
@@ -132,6 +134,59 @@ def test_tracker_numbers_are_the_programs(program, deck):
         f"The NPS {verb} {abs(delta):.1f} points since W03, "
         f"{'beyond' if beyond else 'within'} its uncertainty")
     assert "two-sided z test" in tracker.notes_slide.notes_text_frame.text
+
+
+def test_the_reference_survey_comes_first_with_its_nps_by_segment(program, deck,
+                                                                 survey_files):  # noqa: F811
+    """The measured NPS of the reference survey, overall and by each segment, right after the
+    title slide, equal to pandas on the survey file, each value flagged against the other
+    respondents by a hand-made z test with Holm's adjustment."""
+    frame = pd.read_csv(survey_files["reference"])
+    score = pd.to_numeric(frame[TARGET], errors="coerce")
+    frame = frame.assign(score=score)[score.between(0, 10)]
+
+    def nps(s: pd.Series) -> float:
+        return 100 * ((s >= 9).mean() - (s <= 6).mean())
+
+    overall = nps(frame["score"])
+    assert deck.slides[1].shapes.title.text.startswith(
+        f"The reference survey's NPS is {overall:+.1f} (95% interval ")
+    for by in ("Operator", "Region"):
+        slide = slide_titled(deck, f"{by} in the reference survey")
+        rows = table_rows(slide)
+        assert rows[0][:3] == [by, "Respondents", "NPS"]
+        groups = dict(list(frame.groupby(by)["score"]))
+        assert sorted(r[0] for r in rows[1:]) == sorted(map(str, groups))
+        p, differences = [], []
+        for row in rows[1:]:
+            part = groups[row[0]]
+            rest = frame.loc[frame[by].astype(str) != row[0], "score"]
+            assert row[1] == f"{len(part):,}" and row[2] == f"{nps(part):.1f}"
+            differences.append(nps(part) - nps(rest))
+            assert row[4] == f"{differences[-1]:.1f}"
+            p.append(_wald_p(part, rest))
+        flagged = multipletests(p, method="holm")[0]
+        for row, flag, diff in zip(rows[1:], flagged, differences, strict=True):
+            assert row[5] == ("no" if not flag else "yes, above the rest" if diff > 0
+                              else "yes, below the rest")
+        assert slide_index(deck, slide) < slide_index(deck, slide_titled(deck, "The NPS "))
+
+
+def _wald_p(a: pd.Series, b: pd.Series) -> float:
+    """Two-sided p of the difference of two net scores, by hand: the difference of the plain
+    scores over the adjusted-Wald standard errors (Rocks 2016: 3/4 added to the top and
+    bottom counts, 3 to n) combined as independent."""
+    def se(s: pd.Series) -> float:
+        n = len(s) + 3
+        top, bottom = ((s >= 9).sum() + 0.75) / n, ((s <= 6).sum() + 0.75) / n
+        return math.sqrt((top + bottom - (top - bottom) ** 2) / n)
+
+    delta = ((a >= 9).mean() - (a <= 6).mean()) - ((b >= 9).mean() - (b <= 6).mean())
+    return 2 * norm.sf(abs(delta) / math.hypot(se(a), se(b)))
+
+
+def slide_index(prs, slide) -> int:
+    return list(prs.slides).index(slide)
 
 
 def test_segment_flags_are_a_z_test_with_holm(program, deck):
@@ -162,8 +217,9 @@ def test_segment_flags_are_a_z_test_with_holm(program, deck):
 def test_charts_are_real_pngs(deck):
     pictures = [shape for slide in deck.slides for shape in slide.shapes
                 if shape.shape_type == MSO_SHAPE_TYPE.PICTURE]
-    # the tracker, two segments (operator, region) and the drivers
-    assert len(pictures) == 4
+    # the reference survey by operator and by region, the tracker, the latest wave's two
+    # segments and the drivers
+    assert len(pictures) == 6
     for picture in pictures:
         blob = picture.image.blob
         assert blob[:8] == PNG_MAGIC and len(blob) > 10_000
@@ -183,8 +239,8 @@ def test_titles_in_plain_words_and_the_scores_words(program, deck):
                                           segment_titles=program.titles)))
     words = "\n".join(shown_text(s) + s.notes_slide.notes_text_frame.text for s in prs.slides)
     assert not re.search(r"NPS|promoter|detractor", words, re.IGNORECASE)
-    assert prs.slides[1].shapes.title.text.startswith("The net score ")
-    assert table_rows(prs.slides[1])[0][2] == "Estimated net score"
+    assert prs.slides[1].shapes.title.text.startswith("The reference survey's net score is ")
+    assert table_rows(slide_titled(prs, "The net score "))[0][2] == "Estimated net score"
     assert "the share of the high group minus the share of the low group" in words
     assert not [t for t in titles_of(prs) if SNAKE_CASE.search(t)]
 
@@ -223,4 +279,26 @@ def test_hostile_labels_give_a_valid_deck(program, tmp_path):
     assert len(prs.slides) == len(program_slides(program.view, program.results))
     pictures = [shape for slide in prs.slides for shape in slide.shapes
                 if shape.shape_type == MSO_SHAPE_TYPE.PICTURE]
-    assert len(pictures) == 4 and all(p.image.blob[:8] == PNG_MAGIC for p in pictures)
+    assert len(pictures) == 6 and all(p.image.blob[:8] == PNG_MAGIC for p in pictures)
+
+
+def test_every_report_and_deck_table_declares_true_headers(program):
+    """Issue 37 point 3 on the exports: every table of the Excel/HTML report (one content
+    model renders both) made from a program's real results and its latest wave, of the
+    program's tracker sheet, and of the deck: no duplicate header, no raw identifier, no
+    header over another kind of value, no "None" (``tests/table_headers.py``)."""
+    from table_headers import header_problems
+
+    from cx_app.reports import build_report
+    from cx_app.reports.blocks import Table
+    from cx_app.workspace.reporting import tracker_table
+
+    report = build_report(program.results, program.view.waves[-1].estimate)
+    tables = [b for s in report.sections for b in s.blocks if isinstance(b, Table)]
+    tables.append(tracker_table(program.view))
+    tables += [s.table for s in program_slides(program.view, program.results,
+                                               segment_titles=program.titles) if s.table]
+    assert len(tables) > 30
+    problems = [p for t in tables for p in header_problems(
+        t.title, [(c.key, c.title, t.column_values(c.key)) for c in t.columns])]
+    assert problems == []

@@ -22,7 +22,7 @@ from cx_app.reports.content import build_report
 from cx_app.reports.definitions import plain_name
 from cx_app.reports.excel import write_excel
 
-SHEETS = ["Summary", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
+SHEETS = ["Summary", "Reference survey", "Metrics", "Confusion matrices", "Per-fold values", "Comparisons", "ROC",
           "Drivers", "New wave", "Data quality", "Definitions", "About"]
 
 
@@ -435,3 +435,50 @@ def test_new_wave_counts_and_model_check_are_labelled_and_formatted(tmp_path):
     assert gap["Net score gap, estimated − actual (score points)"].number_format == "0.0"
     assert gap["Held-out respondents"].number_format == "0"
     assert gap["Gap score (1 or less: no warning)"].number_format == "0.000"
+
+
+def test_reference_survey_and_baseline_are_in_words_and_tables(tmp_path):
+    """The reference survey's measured NPS by segment and by wave (with intervals and flags)
+    on its own sheet, and the baseline table with a warning sentence per model below it."""
+    results = make_results()
+    results["dataset"]["reference"] = {"splits": [
+        {"name": "bank", "title": "Bank", "kind": "segment", "rows": [
+            {"value": "=Bank A", "n": 30, "score": -5.4, "ci_low": -20.1, "ci_high": 9.9,
+             "difference": 4.1, "p_holm": 0.61, "flag": "no significant difference"},
+            {"value": "Bank B", "n": 24, "score": 17.5, "ci_low": 1.0, "ci_high": 33.0,
+             "difference": 30.2, "p_holm": 0.012, "flag": "significantly above the rest"}]},
+        {"name": "quarter", "title": "Quarter", "kind": "wave", "rows": [
+            {"value": "Q1", "n": 27, "score": -3.0, "ci_low": -18.0, "ci_high": 12.0,
+             "difference": None, "p_holm": None, "flag": "no significant difference"},
+            {"value": "Q2", "n": 27, "score": 1.0, "ci_low": -14.0, "ci_high": 16.0,
+             "difference": 4.0, "p_holm": 0.7, "flag": "no significant difference"}]}]}
+    results["baseline"] = {"original": {"class": "=1+1", "accuracy": 0.9},
+                           "3x3+IM": {"class": "promoters", "accuracy": 0.1}}
+    for model in results["models"].values():
+        model["below_baseline"] = ["original"]
+    path = tmp_path / "r.xlsx"
+    write_excel(build_report(results), path, charts=False)
+    workbook = openpyxl.load_workbook(path)
+    sheet = workbook["Reference survey"]
+    by_bank = {r["Bank"].value: r for r in _table(sheet, "NPS by Bank")}
+    assert by_bank["=Bank A"]["NPS"].value == -5.4 and by_bank["=Bank A"]["NPS"].data_type == "n"
+    assert (by_bank["Bank B"]["95% low"].value, by_bank["Bank B"]["95% high"].value) == (1.0, 33.0)
+    assert by_bank["Bank B"]["Significant?"].value == "significantly above the rest"
+    assert by_bank["Bank B"]["p (Holm)"].value == 0.012
+    waves = _table(sheet, "NPS by wave (Quarter)")
+    assert [w["Quarter"].value for w in waves] == ["Q1", "Q2"]
+    assert waves[1]["Change from the previous wave"].value == 4.0
+    (overall,) = _table(sheet, "NPS of the reference survey (measured)")
+    assert overall["NPS"].value == 12.345
+    baseline = {r["Level"].value: r for r in _table(workbook["Summary"], "Baseline: always "
+                                                   "answering the commonest class")}
+    assert baseline["original"]["Always answering"].value == "=1+1"  # text, not a formula
+    assert baseline["original"]["Accuracy of that answer"].value == 0.9
+    assert baseline["original"]["Models below it"].value == ", ".join(SHOWN[m] for m in MODELS)
+    assert baseline["3x3+IM"]["Models below it"].value == "none"
+    text = [c.value for row in workbook["Summary"].iter_rows() for c in row
+            if isinstance(c.value, str)]
+    accuracy = results["models"]["lr"]["levels"]["original"]["metrics"]["accuracy"]
+    assert (f"Logistic regression is below the baseline (always answering the commonest "
+            f"class): at original its accuracy is {accuracy:.1%}, always answering =1+1 gets "
+            "90.0%. Do not use it for this survey at that level.") in text

@@ -154,7 +154,7 @@ def test_confusion_matrix_has_actual_predicted_and_distinct_im(parsed):
 
 def test_sections_navigation_and_print_stylesheet(document, parsed):
     ids = [attrs["id"] for tag, attrs in parsed.tags if tag == "section"]
-    assert ids == ["sec-summary", "sec-metrics", "sec-confusion", "sec-per_fold",
+    assert ids == ["sec-summary", "sec-reference", "sec-metrics", "sec-confusion", "sec-per_fold",
                    "sec-comparisons", "sec-roc", "sec-drivers", "sec-new_wave",
                    "sec-data_quality", "sec-definitions", "sec-about"]
     hrefs = [attrs["href"] for tag, attrs in parsed.tags if tag == "a"]

@@ -163,7 +163,7 @@ def test_report_carries_the_tracker_of_every_wave(program, tmp_path):
     assert "report.xlsx" in out and "report.html" in out and "telecom.pptx" in out
     sheet = openpyxl.load_workbook(tmp_path / "report.xlsx")["Tracker"]
     rows = [tuple(c.value for c in row) for row in sheet.iter_rows()]
-    header = next(i for i, r in enumerate(rows) if r[:3] == ("Wave", "Date", "Respondents"))
+    header = next(i for i, r in enumerate(rows) if r[:3] == ("Wave", "Date", "Group"))
     overall = [r for r in rows[header + 1:] if r[2] == "All respondents"]
     assert [r[0] for r in overall] == WAVE_ORDER
     for row, wave in zip(overall, program.shown["waves"], strict=True):

@@ -13,6 +13,7 @@ from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import DRIVER_FIELD_LABELS
 from cx_app.reports.formatting import facts_table
 from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading, nps_reading
+from cx_app.reports.sections import baseline
 
 
 def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
@@ -34,6 +35,7 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
     picks = {name: p for name, p in picks.items() if p}
     blocks.append(_best_table(picks) if picks
                   else Paragraph("The results hold no model metrics.", "note"))
+    blocks += baseline.blocks(results)
 
     reading = [models_reading(picks)]
     labels = dataset.attribute_labels

@@ -1,0 +1,85 @@
+"""The baseline every model must beat: always answering the commonest class.
+
+At each level of the reduction (the original scores, then each plan step) the baseline is the
+constant prediction with the highest accuracy at that level, measured by the same reduction and
+the same accuracy as the models (:func:`cx_app.engine.levels.reduce_confusion`), so "below the
+baseline" compares like with like: at the original level it is the commonest score; at a
+reduced level a score of the largest group (under Strict grouping the commonest score, since
+only the exact score counts there). Its accuracy is over the model base, unweighted, as the
+models' accuracies are.
+
+>>> from cx_app.engine.grouping import resolve_plan
+>>> from cx_app.engine.plan import PlanSpec
+>>> plan = resolve_plan(PlanSpec(classes=(0, 1, 2), plan=[]), (0, 1, 2))
+>>> majority_baseline([0, 1, 1, 2, 1], plan)
+{'original': {'class': 1, 'accuracy': 0.6}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from cx_app.engine.confusion import ConfusionMatrix, LabelLookup
+from cx_app.engine.grouping import ResolvedPlan
+from cx_app.engine.levels import reduce_confusion
+
+__all__ = ["majority_baseline", "below_baseline"]
+
+
+def _class_counts(y: Sequence[Any], classes: tuple) -> np.ndarray:
+    lookup = LabelLookup(classes)
+    counts = np.zeros(len(classes), dtype=np.int64)
+    for value in y:
+        index = lookup.find(value)
+        if index is not None:
+            counts[index] += 1
+    return counts
+
+
+def majority_baseline(y: Sequence[Any], plan: ResolvedPlan) -> dict[str, dict[str, Any]]:
+    """Level name → ``{"class", "accuracy"}`` of always answering the best constant class.
+
+    ``class``: the original score at the original level, the group's label at a reduced
+    level; ``accuracy`` as the models' (the level's ``accuracy`` metric). The commonest class
+    wins a tie. Empty when ``y`` holds no class of the plan.
+    """
+    classes = tuple(plan.classes)
+    counts = _class_counts(y, classes)
+    if counts.sum() == 0:
+        return {}
+    order = sorted(range(len(classes)), key=lambda i: -counts[i])  # commonest first
+    best: dict[str, dict[str, Any]] = {}
+    for c in order:
+        matrix = np.zeros((len(classes), len(classes)), dtype=np.int64)
+        matrix[:, c] = counts  # every respondent predicted as class c
+        for step_index, level in enumerate(reduce_confusion(ConfusionMatrix(classes, matrix),
+                                                             plan)):
+            accuracy = float(level.metrics["accuracy"])
+            label = (classes[c] if step_index == 0
+                     else level.labels[int(plan.steps[step_index - 1].group_of[c])])
+            if level.name not in best or accuracy > best[level.name]["accuracy"] + 1e-12:
+                best[level.name] = {"class": _plain(label), "accuracy": accuracy}
+    return best
+
+
+def _plain(label: Any) -> Any:
+    """A label as JSON keeps it (numpy scalars as Python numbers)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
+def below_baseline(accuracies: Mapping[str, float | None],
+                   baseline: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The level names (in ``accuracies``' order) where a model's accuracy is below the
+    baseline's; a level without a finite accuracy or without a baseline is left out.
+
+    >>> below_baseline({"original": 0.55, "3x3+IM": 0.7},
+    ...                {"original": {"class": 9, "accuracy": 0.6},
+    ...                 "3x3+IM": {"class": "promoters", "accuracy": 0.65}})
+    ['original']
+    """
+    return [name for name, accuracy in accuracies.items()
+            if name in baseline and accuracy is not None and np.isfinite(accuracy)
+            and accuracy < float(baseline[name]["accuracy"]) - 1e-12]
