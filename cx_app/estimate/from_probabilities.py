@@ -293,7 +293,10 @@ def estimate_from_probabilities(
         raise AnalysisError(f"{len(reference_y)} reference labels for {len(ref)} rows of "
                             "reference probabilities")
     y_idx = _label_index(list(reference_y), classes, "reference")
-    y_labels = np.asarray(classes, dtype=object)[y_idx]
+    class_array = np.asarray(classes)
+    if class_array.dtype.kind not in "iu":  # strings, mixed: compared as Python objects
+        class_array = np.asarray(classes, dtype=object)
+    y_labels = class_array[y_idx]  # integer classes stay a numeric array (fast lookups)
     if len(ref) < 2 * CALIBRATION_FOLDS:
         raise AnalysisError(f"the reference needs at least {2 * CALIBRATION_FOLDS} labelled "
                             f"rows, got {len(ref)}")
