@@ -27,6 +27,7 @@ shares, the net score with its interval, and alerts — overall and per chunk.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -282,6 +283,7 @@ def estimate_from_probabilities(
     >>> [c["n"] for c in doc["chunks"]]
     [100, 100, 100]
     """
+    from joblib import Parallel, delayed
     from sklearn.model_selection import KFold
 
     from cx_app.engine.grouping import ResolvedPlan
@@ -308,12 +310,18 @@ def estimate_from_probabilities(
     for f, (_, test) in enumerate(KFold(CALIBRATION_FOLDS, shuffle=True,
                                         random_state=seed).split(ref)):
         fold[test] = f
+    # every (method, fold) fit at once in threads: scikit-learn's loss and isotonic fits run
+    # in compiled code that releases the GIL; results do not depend on the order
+    fits = [(m, f) for m in methods if m != "none" for f in range(CALIBRATION_FOLDS)]
+    fitted = Parallel(n_jobs=min(len(fits), os.cpu_count() or 1) or 1, prefer="threads")(
+        delayed(calibrate_probabilities)(m, ref[fold != f], y_idx[fold != f], ref[fold == f])
+        for m, f in fits)
     heldout, reports = {}, []
     for method in methods:
-        oof = np.empty_like(ref)
-        for f in range(CALIBRATION_FOLDS):
-            train = fold != f
-            oof[~train] = calibrate_probabilities(method, ref[train], y_idx[train], ref[~train])
+        oof = ref.copy()
+        for (m, f), part in zip(fits, fitted, strict=True):
+            if m == method:
+                oof[fold == f] = part
         heldout[method] = oof
         reports.append(calibration_report(method, y_labels, oof, classes, groups=groups))
     choice = choose_calibration(reports, algorithm_name="the given probabilities")
