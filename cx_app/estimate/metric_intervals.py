@@ -31,8 +31,8 @@ parts, whose variances add:
    variance V̂ (the folds' outcome variances, drawn or closed-form, pooled). SE_model² =
    max(ê², V̂): the squared error, or — when it is within its own noise — the variance of
    that check itself. Why not ê² − V̂ (the unbiased estimate of the squared bias, as the net
-   score's held-out error)? In the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of five
-   folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the model's
+   score's held-out error)? In the simulation of ``bench/bench_peers.py`` a bias of half an
+   SE hid below the noise of five folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the model's
    error is known only as well as the reference measures it, and that uncertainty belongs in
    the interval. Model files that keep only the pooled held-out gap g = ALP − realized over N
    held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g², SE_outcome²·n/N),
