@@ -25,18 +25,19 @@ parts, whose variances add:
    Poisson-binomial variance); for the ratios a first-order approximation that the tests
    check against 2,000 draws (within their Monte Carlo error on 2,000 respondents, 11
    classes, every level). Its centre is the ALP value itself.
-2. the model (SE_model): the probabilities' own systematic error, measured on held-out
-   labelled data (:func:`heldout_metric_errors`): the pooled held-out error ê of the
-   interval's centre (size-weighted over the folds: centre − realized) and its own sampling
-   variance V̂ (the folds' outcome variances, drawn or closed-form, pooled). SE_model² =
-   max(ê², V̂): the squared error, or — when it is within its own noise — the variance of
-   that check itself. Why not ê² − V̂ (the unbiased estimate of the squared bias, as the net
-   score's held-out error)? In the simulation of ``bench/bench_peers.py`` a bias of half an
-   SE hid below the noise of five folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the model's
-   error is known only as well as the reference measures it, and that uncertainty belongs in
-   the interval. Model files that keep only the pooled held-out gap g = ALP − realized over N
-   held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g², SE_outcome²·n/N),
-   the wave's outcome variance rescaled to the held-out size standing for the gap's noise.
+2. the model (SE_model): the probabilities' own systematic error, measured on held-out labelled
+   data (:func:`heldout_metric_errors`): the pooled held-out error ê of the interval's centre
+   (size-weighted over the folds: centre − realized) and its own sampling variance V̂ (the
+   folds' outcome variances, drawn or closed-form, pooled). SE_model² = max(ê², V̂): the
+   squared error, or — when it is within its own noise — the variance of that check itself. Why
+   not ê² − V̂ (the unbiased estimate of the squared bias, as the net score's held-out error)?
+   In the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of
+   five folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the
+   model's error is known only as well as the reference measures it, and that uncertainty
+   belongs in the interval. Model files that keep only the pooled held-out gap g = ALP −
+   realized over N held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g²,
+   SE_outcome²·n/N), the wave's outcome variance rescaled to the held-out size standing for
+   the gap's noise.
 
 The interval's centre is the mean realized metric over the draws: for accuracy it is the ALP
 estimate; for ratios of small counts (a rare class's recall, a macro mean of them) the
