@@ -46,6 +46,7 @@ from cx_app.estimate.metric_intervals import (  # noqa: E402
     stacked_level_metrics,
 )
 
+TIMING_REPEATS = 3
 CHUNK = 6000
 CLASSES = ("prepaid_card", "highstreet_card", "upmarket_card")
 
@@ -87,14 +88,22 @@ def _nannyml_part() -> list[str]:
         return p / p.sum(axis=1, keepdims=True)
 
     ref_y = reference["y_true"].map(index).to_numpy()
-    start = time.perf_counter()
-    ours = estimate_from_probabilities(proba(reference), ref_y, proba(analysis),
-                                       classes=range(3), chunks=CHUNK)
-    our_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    estimate_from_probabilities(proba(reference), ref_y, proba(analysis), classes=range(3),
-                                chunks=CHUNK, calibration="isotonic")
-    fixed_seconds = time.perf_counter() - start
+    ours_times, fixed_times, cbpe_times = [], [], [cbpe_seconds]
+    loads = [os.getloadavg()[0]]
+    for repeat in range(TIMING_REPEATS):  # interleaved: the shared machine's load hits both
+        start = time.perf_counter()
+        ours = estimate_from_probabilities(proba(reference), ref_y, proba(analysis),
+                                           classes=range(3), chunks=CHUNK)
+        ours_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        estimate_from_probabilities(proba(reference), ref_y, proba(analysis), classes=range(3),
+                                    chunks=CHUNK, calibration="isotonic")
+        fixed_times.append(time.perf_counter() - start)
+        if repeat < TIMING_REPEATS - 1:
+            cbpe_times.append(_cbpe(reference, analysis)[2])
+        loads.append(os.getloadavg()[0])
+    our_seconds, fixed_seconds = float(np.median(ours_times)), float(np.median(fixed_times))
+    cbpe_seconds = float(np.median(cbpe_times))
     y = analysis["y_true"].map(index).to_numpy()
     our_pred = proba(analysis).argmax(axis=1)
     cbpe_pred = analysis["y_pred"].map(index).to_numpy()
@@ -174,11 +183,17 @@ def _nannyml_part() -> list[str]:
         f"{n_chunks - n_chunks // 2}; on the stable ones: ours {sum(our_alerts[:n_chunks // 2])}"
         f", CBPE {sum(cbpe_alerts[:n_chunks // 2])}.",
         "",
-        f"Time, fit + estimate of the {n_chunks} chunks (one process, same run): CBPE "
-        f"{cbpe_seconds:.2f} s; ours {our_seconds:.2f} s with the calibration chosen among 3 "
-        f"methods on 5 reference folds and intervals by 400 draws per chunk (CBPE / ours = "
-        f"**{cbpe_seconds / our_seconds:.1f}×**), {fixed_seconds:.2f} s with isotonic given "
-        f"(CBPE / ours = **{cbpe_seconds / fixed_seconds:.1f}×**).",
+        f"Time, fit + estimate of the {n_chunks} chunks of {CHUNK:,} on {len(reference):,} "
+        f"reference rows (one process, same run; median of {TIMING_REPEATS} interleaved runs "
+        f"each, load average {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} shared "
+        f"cores): CBPE {cbpe_seconds:.2f} s; ours {our_seconds:.2f} s with the calibration "
+        f"chosen among 3 methods on 5 reference folds (scikit-learn's calibrators fitted "
+        f"directly) and closed-form (delta-method) intervals (ours / CBPE = "
+        f"**{our_seconds / cbpe_seconds:.2f}×**; target ≤ 0.1×, issue 38), "
+        f"{fixed_seconds:.2f} s with isotonic given (ours / CBPE = "
+        f"**{fixed_seconds / cbpe_seconds:.2f}×**). Before (same arrays, bootstrap intervals "
+        "and CalibratedClassifierCV): 0.84× (6.85 s vs CBPE 7.95 s in an earlier run), "
+        "7.2 s vs 12.0 s (0.60×) measured while making this change.",
         "",
         f"Identity (CBPE's calibrated probabilities and predictions through our ALP matrix): "
         f"max |ours − CBPE| over the chunks: accuracy {identity['accuracy']:.1e}, macro F1 "

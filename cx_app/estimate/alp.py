@@ -78,14 +78,20 @@ def _check_proba(proba: np.ndarray, classes: Sequence) -> np.ndarray:
 
 
 def _label_index(labels: Sequence, classes: Sequence, what: str) -> np.ndarray:
+    """The position of each label in ``classes`` (labels compared as plain Python values, so
+    1, 1.0 and numpy's 1 are the same class). Vectorised: the distinct labels are looked up
+    once (``pandas.factorize``), not every row."""
     position = {c: i for i, c in enumerate(classes)}
-    out = np.empty(len(labels), dtype=int)
-    for i, lab in enumerate(labels):
+    values = labels if isinstance(labels, np.ndarray) else np.asarray(list(labels), dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    lookup = np.empty(len(uniques), dtype=int)
+    for j, lab in enumerate(uniques):
         key = plain(lab)
         if key not in position:
+            i = int(np.flatnonzero(codes == j)[0])
             raise AnalysisError(f"{what} label {key!r} (row {i}) is not one of the classes {list(classes)}")
-        out[i] = position[key]
-    return out
+        lookup[j] = position[key]
+    return lookup[codes]
 
 
 def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:

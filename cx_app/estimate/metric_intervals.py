@@ -16,18 +16,28 @@ parts, whose variances add:
    rates are ratios of dependent sums, so the bootstrap is the simple exact route; its cost
    is bounded: at most :data:`LABEL_BUDGET` labels per interval (fewer draws for a very large
    wave, :func:`effective_draws`), drawn in blocks of :data:`DRAW_BLOCK`.
-2. the model (SE_model): the probabilities' own systematic error, measured on held-out
-   labelled data (:func:`heldout_metric_errors`): the pooled held-out error ê of the
-   interval's centre (size-weighted over the folds: centre − realized) and its own sampling
-   variance V̂ (the folds' bootstrap variances, pooled). SE_model² = max(ê², V̂): the squared
-   error, or — when it is within its own noise — the variance of that check itself. Why not
-   ê² − V̂ (the unbiased estimate of the squared bias, as the net score's held-out error)? In
-   the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of five
-   folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the model's
-   error is known only as well as the reference measures it, and that uncertainty belongs in
-   the interval. Model files that keep only the pooled held-out gap g = ALP − realized over N
-   held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g², SE_outcome²·n/N),
-   the wave's outcome variance rescaled to the held-out size standing for the gap's noise.
+   The closed form (``method="delta"``, what :func:`~cx_app.estimate.from_probabilities.
+   estimate_from_probabilities` uses) replaces the draws by the delta method: respondent i
+   adds one count to cell (y_i, ŷ_i) with y_i ~ p̂_i, independently, so a metric g of the
+   realized matrix C has Var g(C) ≈ Σ_i [Σ_m p̂_im·G_mŷ_i² − (Σ_m p̂_im·G_mŷ_i)²] with
+   G = ∂g/∂C at the ALP matrix E[C] (central differences of :func:`stacked_level_metrics`,
+   all cells at once: the same metric definitions). Exact for accuracy (a linear metric: the
+   Poisson-binomial variance); for the ratios a first-order approximation that the tests
+   check against 2,000 draws (within their Monte Carlo error on 2,000 respondents, 11
+   classes, every level). Its centre is the ALP value itself.
+2. the model (SE_model): the probabilities' own systematic error, measured on held-out labelled
+   data (:func:`heldout_metric_errors`): the pooled held-out error ê of the interval's centre
+   (size-weighted over the folds: centre − realized) and its own sampling variance V̂ (the
+   folds' outcome variances, drawn or closed-form, pooled). SE_model² = max(ê², V̂): the
+   squared error, or — when it is within its own noise — the variance of that check itself. Why
+   not ê² − V̂ (the unbiased estimate of the squared bias, as the net score's held-out error)?
+   In the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of
+   five folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the
+   model's error is known only as well as the reference measures it, and that uncertainty
+   belongs in the interval. Model files that keep only the pooled held-out gap g = ALP −
+   realized over N held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g²,
+   SE_outcome²·n/N), the wave's outcome variance rescaled to the held-out size standing for
+   the gap's noise.
 
 The interval's centre is the mean realized metric over the draws: for accuracy it is the ALP
 estimate; for ratios of small counts (a rare class's recall, a macro mean of them) the
@@ -53,7 +63,7 @@ if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
     from cx_app.estimate.model_metadata import HeldOutFigures
 
-__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
+__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "INTERVAL_METHODS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
            "MetricIntervals", "draw_realized_matrices", "effective_draws",
            "errors_from_pooled_gaps", "heldout_metric_errors", "level_values",
            "metric_intervals", "stacked_level_metrics", "wave_metric_intervals"]
@@ -68,6 +78,10 @@ MIN_DRAWS = 100
 DRAW_BLOCK = 1_000_000
 """Respondent labels drawn at once (draws × respondents): bounds memory to ~K·8 MB."""
 Z95 = 1.959963984540054
+INTERVAL_METHODS: tuple[str, ...] = ("bootstrap", "delta")
+"""How SE_outcome is computed: parametric bootstrap draws, or the delta method (closed form)."""
+DELTA_STEP = 1e-4
+"""Central-difference step (respondent counts) of the delta method's gradients."""
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -194,17 +208,61 @@ def _outcome_draws(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan, n_dra
                  for m, v in ms.items()} for lv, ms in draws.items()}
 
 
+def _outcome_delta(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan,
+                   ) -> dict[str, dict[str, tuple[float, float]]]:
+    """``{level: {metric: (ALP value, delta-method SD of the realized metric)}}`` (module
+    docstring, part 1): every metric's gradient at the ALP matrix by central differences of
+    :func:`stacked_level_metrics` over all K² cells in one stack, then each respondent's
+    variance from its own probabilities and predicted column, summed per predicted column."""
+    p = np.asarray(proba, dtype=float)
+    n, k = p.shape
+    pred = np.asarray(pred_idx, dtype=np.int64)
+    onehot = np.zeros((n, k))
+    onehot[np.arange(n), pred] = 1.0
+    alp = p.T @ onehot  # E[C]: rows actual, columns predicted
+    # second moments per predicted column: S[c] = Σ_{i: ŷ_i = c} p̂_i p̂_iᵀ
+    second = np.zeros((k, k, k))
+    for c in np.unique(pred):  # one product per predicted class (not per respondent)
+        rows = p[pred == c]
+        second[c] = rows.T @ rows
+    steps = np.eye(k * k).reshape(k * k, k, k) * DELTA_STEP
+    stack = np.concatenate([alp[None], alp[None] + steps, alp[None] - steps])
+    values = stacked_level_metrics(stack, resolved_plan)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for level, metrics in values.items():
+        row = {}
+        for m, v in metrics.items():
+            grad = ((v[1:1 + k * k] - v[1 + k * k:]) / (2 * DELTA_STEP)).reshape(k, k)
+            # Σ_c [Σ_m A_mc·G_mc² − G_·cᵀ S_c G_·c]
+            var = float(np.sum(alp * grad**2) - np.einsum("mc,cml,lc->", grad, second, grad))
+            row[m] = (float(v[0]), math.sqrt(max(var, 0.0)))
+        out[level] = row
+    return out
+
+
+def _outcome_stats(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan, method: str,
+                   n_draws: int, seed: int) -> dict[str, dict[str, tuple[float, float]]]:
+    if method == "delta":
+        return _outcome_delta(proba, pred_idx, resolved_plan)
+    if method != "bootstrap":
+        raise ValueError(f"interval method {method!r}: one of {list(INTERVAL_METHODS)}")
+    return _outcome_draws(proba, pred_idx, resolved_plan, n_draws, seed)
+
+
 def metric_intervals(proba: np.ndarray, estimates: Mapping[str, Mapping[str, float]], *,
                      y_pred_idx: np.ndarray | None = None,
                      resolved_plan: ResolvedPlan | None = None,
                      model_error: Mapping[str, Mapping[str, float]] | None = None,
                      model_error_source: str | None = None,
-                     n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> MetricIntervals:
+                     n_draws: int = INTERVAL_DRAWS, seed: int = 0,
+                     method: str = "bootstrap") -> MetricIntervals:
     """Intervals of the ALP ``estimates`` (``{level: {metric: value}}``, e.g. the levels of
     :func:`cx_app.engine.levels.reduce_confusion` of the ALP matrix) — see the module
     docstring. ``y_pred_idx``: the predicted class positions (default: arg-max of ``proba``);
     ``model_error``: SE_model per level and metric (:func:`heldout_metric_errors` or
-    :func:`errors_from_pooled_gaps`; a callable is not accepted, missing entries are 0).
+    :func:`errors_from_pooled_gaps`; a callable is not accepted, missing entries are 0);
+    ``method``: ``"bootstrap"`` (``n_draws`` draws) or ``"delta"`` (closed form, no draws:
+    ``n_draws`` of the result is 0).
 
     >>> import numpy as np
     >>> p = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.4, 0.6]] * 50)
@@ -215,8 +273,8 @@ def metric_intervals(proba: np.ndarray, estimates: Mapping[str, Mapping[str, flo
     """
     p = np.asarray(proba, dtype=float)
     pred = p.argmax(axis=1) if y_pred_idx is None else np.asarray(y_pred_idx, dtype=np.int64)
-    n_draws = effective_draws(len(p), n_draws)
-    stats = _outcome_draws(p, pred, resolved_plan, n_draws, seed)
+    n_draws = 0 if method == "delta" else effective_draws(len(p), n_draws)
+    stats = _outcome_stats(p, pred, resolved_plan, method, n_draws, seed)
     source = model_error_source or ("none" if model_error is None else "given")
     return _intervals(estimates, stats, model_error, source, n_draws, seed)
 
@@ -245,11 +303,13 @@ def _intervals(estimates: Mapping[str, Mapping[str, float]],
 def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.ndarray, *,
                           y_pred_idx: np.ndarray | None = None,
                           resolved_plan: ResolvedPlan | None = None, n_draws: int = 200,
-                          seed: int = 0) -> dict[str, dict[str, float]]:
+                          seed: int = 0, method: str = "bootstrap",
+                          ) -> dict[str, dict[str, float]]:
     """SE_model of every wave metric from held-out folds (module docstring, part 2):
     ``{level: {metric: SE_model}}``. ``y_true_idx``: the actual class positions; ``proba``:
     held-out (out-of-fold) probabilities; ``fold``: each row's fold; ``y_pred_idx``: the
-    predicted class positions (default: arg-max of ``proba``)."""
+    predicted class positions (default: arg-max of ``proba``); ``method``: of each fold's
+    outcome SD and centre (:func:`metric_intervals`)."""
     p = np.asarray(proba, dtype=float)
     y = np.asarray(y_true_idx, dtype=np.int64)
     k = p.shape[1]
@@ -259,7 +319,7 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
         rows = np.asarray(fold) == f
         real = np.bincount(y[rows] * k + pred[rows], minlength=k * k).reshape(1, k, k)
         rea = stacked_level_metrics(real, resolved_plan)
-        stats = _outcome_draws(p[rows], pred[rows], resolved_plan,
+        stats = _outcome_stats(p[rows], pred[rows], resolved_plan, method,
                                effective_draws(int(rows.sum()), n_draws), seed + i)
         for level, metrics in stats.items():
             for m, (centre, sd) in metrics.items():
