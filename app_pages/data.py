@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
-from app_pages import common, panels
+from app_pages import common, landing, panels
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
@@ -15,6 +15,7 @@ from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 
 st.title("Data")
+landing.programs_first()  # a workspace with programs: they come first, the sample on request
 st.write("Analyse the bundled sample survey or upload your own workbooks (.xlsx, .xls, .ods) or "
          "CSV files. The first file and its first matching sheet are used unless you choose.")
 
@@ -95,8 +96,7 @@ schema_choice = col_schema.selectbox(
 choice["schema"] = schema_choice
 schema_file = col_schema.file_uploader(
     "…or upload a schema file (YAML)", type=["yaml", "yml"], key="schema_upload",
-    help="A schema downloaded from this page earlier (or written by hand): it replaces the "
-         "choice above.")
+    help="A schema downloaded from this page earlier (or hand-written): it replaces the above.")
 
 
 def base_schema() -> SurveySchema:

@@ -268,10 +268,39 @@ def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple
 
 def takes_sample_weight(model: Any) -> bool:
     """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
+    return unweighted_reason(model) is None
+
+
+def unweighted_reason(model: Any) -> str | None:
+    """Why :func:`fit_weighted` trains ``model`` without survey weights, in plain words; None
+    when it takes them (every algorithm, uncalibrated, but k-NN, the SVM and ordinal
+    regression).
+
+    >>> unweighted_reason(get_algorithm("knn").build(0))
+    'k-nearest neighbours has no way to weight respondents'
+    >>> unweighted_reason(get_algorithm("lr").build(0)) is None
+    True
+    """
     from sklearn.utils.validation import has_fit_parameter
 
-    return isinstance(model, Pipeline) and has_fit_parameter(model.steps[-1][1],
-                                                             "sample_weight")
+    if not isinstance(model, Pipeline):
+        return ("a calibrated model is trained without weights (its calibration step cannot "
+                "pass them on): choose calibration none to train it weighted")
+    estimator = model.steps[-1][1]
+    if isinstance(estimator, RareSafeCalibrated):
+        estimator = estimator.estimator
+    if has_fit_parameter(estimator, "sample_weight"):
+        return None
+    return _NO_WEIGHTS.get(type(estimator).__name__,
+                           f"{type(estimator).__name__} takes no respondent weights")
+
+
+_NO_WEIGHTS = {
+    "KNeighborsClassifier": "k-nearest neighbours has no way to weight respondents",
+    "OrdinalLogisticClassifier": "statsmodels' ordinal regression takes no respondent weights",
+    "OneVsOneClassifier": "scikit-learn's one-vs-one support vector machine takes no "
+                          "respondent weights",
+}
 
 
 def gap_filler(missing_policy: str = "impute_indicator",
@@ -320,16 +349,18 @@ class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.ensemble = ensemble
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         y = np.asarray(y)
         labels, counts = np.unique(y, return_counts=True)
         self.dropped_classes_ = tuple(labels[counts < 2].tolist())
         keep = np.isin(y, labels[counts >= 2])
         X, y = np.asarray(X)[keep], y[keep]
         inner = int(min(self.cv, counts[counts >= 2].min()))
+        # survey weights reach the estimator (when it takes them) and the calibrator
+        extra = {} if sample_weight is None else {"sample_weight": np.asarray(sample_weight)[keep]}
         self.calibrated_ = CalibratedClassifierCV(
             self.estimator, method=self.method, cv=inner, ensemble=self.ensemble
-        ).fit(X, y)
+        ).fit(X, y, **extra)
         self.classes_ = self.calibrated_.classes_
         self.inner_folds_ = inner
         return self

@@ -252,6 +252,9 @@ class CrossValidationSummary(Document):
     fold_fit_seconds: list[float]
     warnings: list[str] = []
     provenance: dict[str, str] = {}
+    weighted: bool | None = None
+    unweighted_reason: str | None = None
+    """Why survey weights given were not used by this algorithm (plain words)."""
 
 
 class ModelResult(Document):
@@ -260,6 +263,9 @@ class ModelResult(Document):
     roc: dict[str, Roc] = {}
     fit_seconds: float
     fold_sizes: list[int] = []
+    weighted: bool | None = None
+    """Trained with the survey weights; None: the survey has no weights. The metrics are per
+    respondent (not weighted) either way."""
     cross_validation: CrossValidationSummary
 
 

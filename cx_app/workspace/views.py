@@ -172,6 +172,10 @@ class ProgramSummary:
     waves: int
     survey: SurveyIdentity
     team: str | None = None
+    last_wave: str | None = None
+    """The label of the wave added last (None: no wave yet)."""
+    last_change: dt.datetime | None = None
+    """When a wave was last added (else when the program was created), UTC."""
 
 
 @dataclass(frozen=True)

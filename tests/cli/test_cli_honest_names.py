@@ -67,9 +67,10 @@ def test_a_target_that_is_no_recommend_question_is_a_net_score(tmp_path, capsys,
              document["groups"]["positive"]["name"])
     assert names == groups
     assert "Net score = % " + groups[2] in text
-    # the value is still top box − bottom box, by hand
+    # the value is still top box − bottom box, by hand; a 0–10 item that is no recommend
+    # question splits symmetrically: low 0–4, high 6–10 (issue 37)
     scores = pd.read_csv(path)[target]
-    top, bottom = (scores >= 9, scores <= 6) if scale == (0, 10) else (scores == 3, scores == 1)
+    top, bottom = (scores >= 6, scores <= 4) if scale == (0, 10) else (scores == 3, scores == 1)
     assert document["overall"]["value"] == pytest.approx(100 * (top.mean() - bottom.mean()))
 
 
