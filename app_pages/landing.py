@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages import common
+from cx_app.workspace.views import recent_first
 
 STARTED = "landing_start_new"  # the analyst chose "Start with a new survey" this session
 
@@ -21,7 +22,7 @@ def programs_first() -> None:
     programs = common.run_safely(common.workspace().list_programs) or []
     if not programs:
         return  # an empty workspace: the bundled sample, as before
-    programs = sorted(programs, key=lambda p: p.last_change or p.created, reverse=True)
+    programs = recent_first(programs)
     st.subheader("Your programs")
     st.caption("The programs in this workspace, most recent first. Open one to go on where "
                "you left off, or start with a new survey below.")

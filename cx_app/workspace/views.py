@@ -178,6 +178,13 @@ class ProgramSummary:
     """When a wave was last added (else when the program was created), UTC."""
 
 
+def recent_first(programs: list[ProgramSummary]) -> list[ProgramSummary]:
+    """``programs`` most recent first: by the time a wave was last added (else created),
+    then by name (the first page's order)."""
+    by_name = sorted(programs, key=lambda p: p.name)
+    return sorted(by_name, key=lambda p: p.last_change or p.created, reverse=True)
+
+
 @dataclass(frozen=True)
 class AddedWave:
     """What adding one wave did: ``added``, or ``already`` (the same file content was added
