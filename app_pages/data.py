@@ -29,7 +29,7 @@ if refused:
 files = None if refused else st.file_uploader(
     "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv"],
     accept_multiple_files=True, key="uploader",
-    help="Files stay in this browser session only. Several files: pick the one to analyse below.")
+    help="The workspace keeps it once a model is trained (Project page: off). Several: pick below.")
 for f in files or []:
     uploads[f.name] = f.getvalue()
 
@@ -96,7 +96,7 @@ schema_choice = col_schema.selectbox(
 choice["schema"] = schema_choice
 schema_file = col_schema.file_uploader(
     "…or upload a schema file (YAML)", type=["yaml", "yml"], key="schema_upload",
-    help="A schema downloaded from this page earlier (or hand-written): it replaces the above.")
+    help="A schema downloaded from this page earlier (or hand-written): replaces the above.")
 
 
 def base_schema() -> SurveySchema:

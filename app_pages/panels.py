@@ -18,6 +18,7 @@ from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.models.names import model_display_name, names_in_text
+from cx_app.models.timing import format_duration
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
@@ -359,7 +360,10 @@ def _progress_line(job: TrainingJob) -> str:
     """The progress bar's text: the queue while the job waits for the server, else the step
     in training and the seconds since Train."""
     waiting = job_queue.waiting(job)
-    return waiting if waiting is not None else f"{_words(job, job.text)} · {job.elapsed:.0f} s"
+    left = job.remaining  # the estimate said before Train, refined by the folds done
+    left_text = "" if left is None else f" · {format_duration(left)} left"
+    return waiting if waiting is not None else (f"{_words(job, job.text)} · {job.elapsed:.0f} s"
+                                                + left_text)
 
 
 def training_progress(job: TrainingJob) -> None:
