@@ -22,6 +22,9 @@ from cx_app.models.timing import format_duration
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
 from cx_app.survey.mapping import (
+    COLUMNS as MAPPING_COLUMNS,
+)
+from cx_app.survey.mapping import (
     ROLES,
     SEGMENT_ROLES,
     mapping_table,
@@ -222,11 +225,12 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
                      expanded=expanded):
         st.caption("One row per column used. Roles: target (the score the models predict), "
                    "attribute (a driver question), segment (operator, wave, region, …), "
-                   "respondent id, or ignore. Names are identifiers used in results; labels are "
-                   "shown in charts.")
+                   "respondent id, or ignore. Labels are what every page, chart and report "
+                   "shows (the schema file also keeps each column's identifier).")
         edited = st.data_editor(
             mapping_table(base) if table is None else table, key=key,
             hide_index=True, num_rows="fixed", disabled=["column"],
+            column_order=[c for c in MAPPING_COLUMNS if c != "name"],  # labels, not codes
             column_config={
                 "column": st.column_config.TextColumn("Column in the file"),
                 "role": st.column_config.SelectboxColumn("Role", options=list(ROLES),
@@ -304,7 +308,9 @@ def data_quality(survey: SurveyData) -> None:
         st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
                  "from its training data ("
                  f"{common.md_escape(plain_name(survey.schema.missing_attributes))}):")
-        common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
+        shown = {a.name: a.display for a in survey.schema.attributes}  # labels, not names
+        common.table(pd.DataFrame({"attribute": [shown.get(k, k) for k in gaps],
+                                   "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
                      key="gaps", file_name="unanswered_scores.csv")
 

@@ -244,7 +244,9 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
                                 for c in values})
     alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
-    common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv")
+    labels = {a.name: a.display for a in common.analysis().survey.schema.attributes}
+    common.table(views.drift_table(estimate.drift, labels), key="nw_drift",
+                 file_name="wave_drift.csv")
     st.subheader("Per-respondent predictions")
     predictions = estimate.predictions_frame()
     st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",

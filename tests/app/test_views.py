@@ -48,10 +48,10 @@ def test_leaderboard_is_ordered_by_the_best_model_rule(analysis):
 
 def test_binary_leaderboard_formats_rates_and_numbers(analysis):
     board = views.leaderboard(analysis, 2)  # the 2x2+IM level of the NPS plan
-    assert "MCC (Matthews correlation)" in board.number_columns
-    assert "PIMR (positive intragroup mismatch rate)" in board.percent_columns
+    assert "Matthews correlation (MCC)" in board.number_columns
+    assert "Positive intragroup mismatch rate (PIMR)" in board.percent_columns
     dt = board.frame.set_index("model").loc["dt"]
-    assert dt["TPR (recall, sensitivity)"] == analysis.levels("dt")[2].metrics["tpr"]
+    assert dt["Recall, sensitivity (TPR)"] == analysis.levels("dt")[2].metrics["tpr"]
 
 
 def test_level_metric_table_keeps_the_engine_order_and_the_models_values(analysis):
@@ -96,9 +96,9 @@ def test_definitions_table_names_every_metric_of_the_tables():
     assert multiclass["formula"][1] == "mean over classes of TP / (TP + FP)"
     binary = views.definitions_table(True)
     assert len(binary) == 34
-    assert list(binary["metric"][:3]) == ["TP (true positives)", "FN (false negatives)",
-                                          "FP (false positives)"]
-    assert binary.set_index("metric").loc["TPR (recall, sensitivity)", "formula"] == \
+    assert list(binary["metric"][:3]) == ["True positives (TP)", "False negatives (FN)",
+                                          "False positives (FP)"]
+    assert binary.set_index("metric").loc["Recall, sensitivity (TPR)", "formula"] == \
         "TP / (TP + FN + IMP)"
 
 
