@@ -109,9 +109,9 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
              column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(
-                                c, format="%+.1f%%" if c.startswith("ALP") else "%.1f%%",
-                                help="Held-out calibration gap: how far the ALP estimate of a "
-                                "new wave would be from the truth, measured on the "
+                                c, format="%+.1f%%" if c == gap_columns[0] else "%.1f%%",
+                                help="Held-out calibration gap: how far the estimate of a new "
+                                "wave from the model's probabilities (ALP) would be, measured on the "
                                 "cross-validation folds") for c in gap_columns},
                             "Net score gap (points)": st.column_config.NumberColumn(
                                 format="%+.1f", help="Estimated − actual net score on the "

@@ -70,22 +70,23 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                          "from its probabilities"):
             frame = pd.DataFrame([
                 {"model": "cross-validated (held-out folds)", "accuracy": check.heldout_cm,
-                 "ALP accuracy": check.heldout_alp},
+                 ESTIMATED: check.heldout_alp},
                 {"model": "fit on all respondents (resubstitution)",
-                 "accuracy": check.full_train_cm, "ALP accuracy": check.full_train_alp}])
-            common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
+                 "accuracy": check.full_train_cm, ESTIMATED: check.full_train_alp}])
+            common.table(common.scale_percent(frame, ["accuracy", ESTIMATED]),
                          key="nw_full_check", file_name="full_training_check.csv",
                          csv_frame=frame, column_config=common.percent_columns(
-                             ["accuracy", "ALP accuracy"]))
-            st.caption("ALP accuracy: the accuracy estimated from the model's probabilities, "
-                       "without the scores (see the Glossary page). The ALP accuracy of the "
-                       "full-data model is the estimate "
+                             ["accuracy", ESTIMATED]))
+            st.caption("Estimated accuracy: the accuracy estimated from the model's "
+                       "probabilities, without the scores (ALP, see the Glossary page). That "
+                       "of the full-data model is the estimate "
                        "of its accuracy; it should sit near the held-out accuracy. A "
                        "resubstitution accuracy far above both means the model over-fits.")
             for note in check.notes:
                 st.warning(common.md_escape(note))
 
 
+ESTIMATED = "estimated accuracy (ALP)"  # the accuracy estimated from the probabilities
 RULES = {"predicted_ge_actual": "predicted ≥ actual", "predicted_le_actual": "predicted ≤ actual",
          "pairs": "declared pairs"}
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cx_app.engine.plan import PlanSpec
     from cx_app.survey.schema import SurveySchema
 
-GAP_COLUMNS: tuple[str, str] = ("ALP − real accuracy", "class-share gap")
+GAP_COLUMNS: tuple[str, str] = ("estimated − real accuracy (ALP)", "class-share gap")
 """The rate columns (0–1) of :func:`trained_models_table`."""
 
 
@@ -115,7 +115,9 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
-                     "Net score gap (points)": gap.net_gap})
+                     "Net score gap (points)": gap.net_gap}
+                    | ({} if m.cv.weighted is None else {"survey weights": "used" if m.cv.weighted
+                        else f"not used: {m.cv.unweighted_reason}"}))
         text = gap_advice(gap, f"{name} ({m.model_id})", m.cv.calibration)
         if text:
             advice.append(text)

@@ -127,7 +127,8 @@ PAPERS: tuple[Paper, ...] = (
     Paper("alp", "Markoulidakis, I., Markoulidakis, G. (2024). Probabilistic Confusion Matrix: "
           "A Novel Method for Machine Learning Algorithm Generalized Performance Analysis. "
           "Technologies 12(7), 113. doi:10.3390/technologies12070113",
-          "the ALP confusion matrix and performance estimates on an unlabelled wave"),
+          "the confusion matrix estimated from the model's probabilities (ALP) and performance "
+          "estimates on an unlabelled wave"),
     Paper("delta-phi", "Armano, G., Fanni, F., Giuliani, A. (2014). Measuring Discriminant and "
           "Characteristic Capability for Building and Assessing Classifiers. AI*IA workshop, "
           "CEUR-WS Vol-1314, paper 5.", "δ (discriminant) and φ (characteristic) capability"),
