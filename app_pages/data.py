@@ -15,7 +15,7 @@ from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 
 st.title("Data")
-landing.programs_first()  # a workspace with programs: they come first, the sample on request
+landing.programs_first()  # a workspace with programs: they come first, with an Open each
 st.write("Analyse the bundled sample survey or upload your own workbooks (.xlsx, .xls, .ods) or "
          "CSV files. The first file and its first matching sheet are used unless you choose.")
 

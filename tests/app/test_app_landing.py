@@ -38,8 +38,12 @@ def test_a_workspace_with_a_program_opens_on_it(entry_script_every_run):  # noqa
     text = _texts(at)
     assert "Your programs" in text and "**bank_q3**" in text
     assert "last wave **2021-07** (1 in all" in text and "1 model(s)" in text
-    assert [s for s in at.selectbox if s.key == "survey_file"] == []  # no sample choice yet
-    assert "analysis" not in at.session_state  # the sample was not loaded
+    at.button(key="landing_new").click().run()  # "Start with a new survey": the list hides
+    _ok(at)
+    assert "Your programs" not in _texts(at)
+    assert at.selectbox(key="survey_file").value.startswith("Bundled sample")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # another new session
+    assert "**bank_q3**" in _texts(at)
     at.button(key="landing_open::bank_q3").click().run()  # one click
     _ok(at)
     assert at.query_params["program"] == "bank_q3"
@@ -52,6 +56,7 @@ def test_an_empty_workspace_starts_on_the_sample(entry_script_every_run):  # noq
     _ok(at)
     assert "Your programs" not in _texts(at)
     assert at.selectbox(key="survey_file").value.startswith("Bundled sample")
+    assert [b for b in at.button if b.key == "landing_new"] == []
 
 
 def test_programs_are_listed_most_recent_first():
