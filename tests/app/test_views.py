@@ -112,7 +112,7 @@ def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
     assert lr["algorithm"] == "Logistic regression"
     assert (lr["folds"], lr["seed"], lr["respondents"], lr["calibration"]) == (3, 0, 240, "none")
     gap = analysis.held_out_gap("lr")
-    assert lr["ALP − real accuracy"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
+    assert lr["estimated − real accuracy (ALP)"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
     assert lr["class-share gap"] == gap.share_gap
     assert lr["Net score gap (points)"] == gap.net_gap
     assert all(isinstance(text, str) and "on held-out respondents" in text for text in advice)
