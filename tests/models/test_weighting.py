@@ -29,18 +29,21 @@ def _data(seed: int = 3):
     return X, y, weights
 
 
-@pytest.mark.parametrize("algorithm", ["lr", "dt", "nb"])
-def test_a_weighted_fold_is_scikit_learns_fit_with_sample_weight(algorithm):
+@pytest.mark.parametrize(("algorithm", "preset"), [("lr", None), ("dt", None), ("nb", None),
+                                                   ("svm", "papers")])
+def test_a_weighted_fold_is_scikit_learns_fit_with_sample_weight(algorithm, preset):
+    """The papers' SVM too: its Platt scaling passes the weights to the SVC and the
+    calibrator (scikit-learn's CalibratedClassifierCV with sample_weight)."""
     X, y, w = _data()
     classes = (1, 2, 3, 4, 5)
     cv = cross_validate_model(X, y, classes, algorithm, folds=3, seed=2, sample_weight=w,
-                              keep_models=True)
+                              keep_models=True, preset=preset)
     assert cv.weighted is True and cv.unweighted_reason is None
     assert cv.summary()["weighted"] is True
     unweighted = cross_validate_model(X, y, classes, algorithm, folds=3, seed=2,
-                                      keep_models=True)
+                                      keep_models=True, preset=preset)
     assert unweighted.weighted is None  # no weights given
-    template = get_algorithm(algorithm).build(2)
+    template = get_algorithm(algorithm, preset).build(2)
     for f, model in enumerate(cv.models):
         train = cv.fold != f
         codes = cv.class_positions()[train]
