@@ -7,6 +7,7 @@ import streamlit as st
 
 from app_pages import common
 from cx_app.survey import nps as net_score
+from cx_app.survey import score_groups as words_of
 from cx_app.survey.nps import NetScoreGroups
 from cx_app.survey.schema import SurveySchema
 from cx_app.survey.vocabulary import vocabulary
@@ -16,7 +17,7 @@ def chosen_groups(schema: SurveySchema) -> NetScoreGroups:
     """The schema's groups (:func:`~cx_app.survey.nps.groups_for_schema`) stated on the page;
     a non-NPS item gets "Change the groups" (two cut points, this page only)."""
     groups = net_score.groups_for_schema(schema)
-    note = net_score.groups_note(schema, groups)
+    note = words_of.groups_note(schema, groups)
     if vocabulary(schema).is_nps or len(groups.classes) < 3:
         st.caption(common.md_escape(note))
         return groups
@@ -32,9 +33,9 @@ def chosen_groups(schema: SurveySchema) -> NetScoreGroups:
                    "the plan in the survey schema (Data page).")
     if (low_up_to, high_from) == (low_top, high_bottom):
         return groups
-    chosen = common.run_safely(lambda: net_score.groups_between(classes, low_up_to, high_from,
+    chosen = common.run_safely(lambda: words_of.groups_between(classes, low_up_to, high_from,
                                                                 groups.names))
     if chosen is None:
         return groups
-    st.caption(common.md_escape(f"Groups chosen here: {net_score.describe_groups(chosen)}."))
+    st.caption(common.md_escape(f"Groups chosen here: {words_of.describe_groups(chosen)}."))
     return chosen

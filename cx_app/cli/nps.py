@@ -26,14 +26,13 @@ from cx_app.survey.nps import (
     NpsChange,
     NpsResult,
     csat_summary,
-    groups_between,
     groups_for_schema,
-    groups_note,
     nps_change,
     nps_summary,
     segment_frames,
 )
 from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
+from cx_app.survey.score_groups import groups_between, groups_note
 from cx_app.survey.vocabulary import vocabulary
 
 

@@ -255,54 +255,6 @@ def inner_threads(fold_jobs: int | None = 1) -> int:
     return max(1, cpu_count() // max(1, effective_n_jobs(fold_jobs)))
 
 
-def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
-    """Fit ``model`` (a pipeline of :func:`build_algorithm`, maybe calibrated) with survey
-    weights when its estimator takes ``sample_weight``; (fitted model, whether weights were
-    used). A calibrated pipeline or an estimator without ``sample_weight`` (k-NN, SVM with
-    Platt scaling, ordinal regression) is fitted unweighted."""
-    if sample_weight is not None and takes_sample_weight(model):
-        name = model.steps[-1][0]
-        return model.fit(X, y, **{f"{name}__sample_weight": sample_weight}), True
-    return model.fit(X, y), False
-
-
-def takes_sample_weight(model: Any) -> bool:
-    """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
-    return unweighted_reason(model) is None
-
-
-def unweighted_reason(model: Any) -> str | None:
-    """Why :func:`fit_weighted` trains ``model`` without survey weights, in plain words; None
-    when it takes them (every algorithm, uncalibrated, but k-NN, the SVM and ordinal
-    regression).
-
-    >>> unweighted_reason(get_algorithm("knn").build(0))
-    'k-nearest neighbours has no way to weight respondents'
-    >>> unweighted_reason(get_algorithm("lr").build(0)) is None
-    True
-    """
-    from sklearn.utils.validation import has_fit_parameter
-
-    if not isinstance(model, Pipeline):
-        return ("a calibrated model is trained without weights (its calibration step cannot "
-                "pass them on): choose calibration none to train it weighted")
-    estimator = model.steps[-1][1]
-    if isinstance(estimator, RareSafeCalibrated):
-        estimator = estimator.estimator
-    if has_fit_parameter(estimator, "sample_weight"):
-        return None
-    return _NO_WEIGHTS.get(type(estimator).__name__,
-                           f"{type(estimator).__name__} takes no respondent weights")
-
-
-_NO_WEIGHTS = {
-    "KNeighborsClassifier": "k-nearest neighbours has no way to weight respondents",
-    "OrdinalLogisticClassifier": "statsmodels' ordinal regression takes no respondent weights",
-    "OneVsOneClassifier": "scikit-learn's one-vs-one support vector machine takes no "
-                          "respondent weights",
-}
-
-
 def gap_filler(missing_policy: str = "impute_indicator",
                handling: GapHandling = "indicator") -> SimpleImputer:
     """The pipeline's ``"gaps"`` step for an algorithm whose gap handling is ``handling``

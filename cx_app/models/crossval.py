@@ -40,12 +40,11 @@ from cx_app.json_values import plain
 from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
-    fit_weighted,
     get_algorithm,
     inner_threads,
     resolve_preset,
-    unweighted_reason,
 )
+from cx_app.models.weighting import fit_weighted, unweighted_reason
 from cx_app.provenance import library_versions
 
 Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
@@ -423,7 +422,7 @@ def cross_validate_model(
     ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
     calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
     total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
-    to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
+    to the estimators that take it (:func:`~cx_app.models.weighting.fit_weighted`); the
     warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
     ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
     ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is

@@ -160,60 +160,6 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
     )
 
 
-def symmetric_groups(classes: Sequence[int], names: Sequence[str] = ("low", "middle", "high")
-                     ) -> NetScoreGroups:
-    """The symmetric split of a scale of at least 3 points around its midpoint (the default
-    of a 0–10 item that is not a recommend question: {0..4} / {5} / {6..10}).
-
-    >>> g = symmetric_groups(range(11))
-    >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
-    ([0, 1, 2, 3, 4], [5], [6, 7, 8, 9, 10])
-    """
-    from cx_app.survey.default_plans import boxes
-
-    classes = tuple(int(c) for c in classes)
-    low, _, high = boxes(min(classes), max(classes))
-    negative, neutral, positive = names
-    return NetScoreGroups(classes, frozenset(high), frozenset(low), positive, neutral, negative)
-
-
-def groups_between(classes: Sequence[int], low_up_to: int, high_from: int,
-                   names: Sequence[str] = ("low", "middle", "high")) -> NetScoreGroups:
-    """The groups an analyst chooses: scores up to ``low_up_to`` negative, from ``high_from``
-    positive, the rest neutral (:class:`PlanError` when they overlap or one is empty).
-
-    >>> g = groups_between(range(11), 3, 8)
-    >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
-    ([0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10])
-    """
-    classes = tuple(int(c) for c in classes)
-    if low_up_to >= high_from:
-        raise PlanError(f"the {names[0]} scores (up to {low_up_to}) must end below the "
-                        f"{names[2]} scores (from {high_from})")
-    negative, neutral, positive = names
-    return NetScoreGroups(classes, frozenset(c for c in classes if c >= high_from),
-                          frozenset(c for c in classes if c <= low_up_to), positive, neutral,
-                          negative)
-
-
-def describe_groups(groups: NetScoreGroups) -> str:
-    """The groups in words, negative first: "low 0–4, middle 5, high 6–10".
-
-    >>> describe_groups(NPS_GROUPS)
-    'detractors 0–6, passives 7–8, promoters 9–10'
-    """
-    def span(scores: frozenset[int]) -> str:
-        ordered = sorted(scores)
-        if not ordered:
-            return "none"
-        if ordered == list(range(ordered[0], ordered[-1] + 1)):
-            return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
-        return ", ".join(map(str, ordered))
-
-    return ", ".join(f"{name} {span(scores)}" for name, scores in zip(
-        groups.names, (groups.negative, groups.neutral, groups.positive), strict=True))
-
-
 def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: their scores from
     its plan when it has one, else the NPS cut points ({0..6} / {7, 8} / {9, 10}) for a
@@ -231,7 +177,10 @@ def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     if classes == NPS_GROUPS.classes:
         if words.is_nps:
             return replace(NPS_GROUPS, **named)
-        return symmetric_groups(classes, words.group_names)
+        from cx_app.survey.default_plans import boxes  # the symmetric split (issue 37)
+
+        low, _, high = boxes(0, 10)
+        return NetScoreGroups(classes, frozenset(high), frozenset(low), **named)
     if classes == CSAT_GROUPS.classes:
         return replace(CSAT_GROUPS, **named)
     raise PlanError(
@@ -239,22 +188,6 @@ def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
         "default net-score groups: add a plan step with promoters/detractors (or "
         "satisfied/dissatisfied) groups"
     )
-
-
-def groups_note(schema: SurveySchema, groups: NetScoreGroups) -> str:
-    """Where ``groups`` (the schema's, :func:`groups_for_schema`) come from, in one sentence
-    for the Net score page and the reports."""
-    from cx_app.survey.vocabulary import vocabulary
-
-    words = vocabulary(schema)
-    stated = describe_groups(groups)
-    if words.is_nps:
-        return f"Groups: {stated} (the NPS cut points of a recommend question)."
-    if len(groups.classes) >= 3 and groups == symmetric_groups(groups.classes, groups.names):
-        why = (" (not a recommend question: the cut points 0–6 and 9–10 are kept for "
-               "recommend questions)" if groups.classes == NPS_GROUPS.classes else "")
-        return f"Groups: {stated}, a symmetric split around the middle of the scale{why}."
-    return f"Groups: {stated}, from the survey's grouping plan."
 
 
 def _custom_groups(promoters: Iterable[int] | None, detractors: Iterable[int] | None,

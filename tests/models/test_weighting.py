@@ -12,10 +12,11 @@ from sklearn.pipeline import Pipeline
 
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.plan import PlanSpec
-from cx_app.models.algorithms import get_algorithm, unweighted_reason
+from cx_app.models.algorithms import get_algorithm
 from cx_app.models.crossval import cross_validate_model
 from cx_app.models.evaluation import evaluate_result
 from cx_app.models.names import weighting_note
+from cx_app.models.weighting import unweighted_reason
 from cx_app.survey.default_plans import default_plan
 
 N = 240

@@ -9,13 +9,7 @@ import pytest
 
 from cx_app.errors import PlanError
 from cx_app.survey.inference import infer_schema
-from cx_app.survey.nps import (
-    describe_groups,
-    groups_between,
-    groups_for_schema,
-    groups_note,
-    nps_summary,
-)
+from cx_app.survey.nps import groups_for_schema, nps_summary
 from cx_app.survey.samples import SAMPLE_DIR
 from cx_app.survey.schema import (
     load_schema,
@@ -23,6 +17,7 @@ from cx_app.survey.schema import (
     schema_from_yaml_text,
     with_recommend,
 )
+from cx_app.survey.score_groups import describe_groups, groups_between, groups_note
 from cx_app.survey.vocabulary import vocabulary
 
 SCHEMAS = SAMPLE_DIR.parent / "survey_schemas"
