@@ -15,6 +15,8 @@ from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import plain_name
 
+IM_SHOWN = {"IM": "mismatch (IM)"}  # the matrices' IM row and column, words first
+
 a = common.analysis()
 st.title("Confusion matrices")
 common.survey_caption(a)
@@ -54,7 +56,8 @@ for level in reduced:
 with st.expander("Matrices as tables"):
     for level in levels:
         st.text(level.name)
-        common.table(level.to_frame(), key=f"matrix_{level.name}", hide_index=False,
+        common.table(level.to_frame().rename(index=IM_SHOWN, columns=IM_SHOWN),
+                     key=f"matrix_{level.name}", hide_index=False,
                      file_name=f"confusion_{level.name}.csv")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
-from app_pages import common, panels
+from app_pages import common, landing, panels
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
@@ -15,6 +15,7 @@ from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
 
 st.title("Data")
+landing.programs_first()  # a workspace with programs: they come first, with an Open each
 st.write("Analyse the bundled sample survey or upload your own workbooks (.xlsx, .xls, .ods) or "
          "CSV files. The first file and its first matching sheet are used unless you choose.")
 
@@ -28,7 +29,7 @@ if refused:
 files = None if refused else st.file_uploader(
     "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv"],
     accept_multiple_files=True, key="uploader",
-    help="Files stay in this browser session only. Several files: pick the one to analyse below.")
+    help="The workspace keeps it once a model is trained (Project page: off). Several: pick below.")
 for f in files or []:
     uploads[f.name] = f.getvalue()
 
@@ -95,8 +96,7 @@ schema_choice = col_schema.selectbox(
 choice["schema"] = schema_choice
 schema_file = col_schema.file_uploader(
     "…or upload a schema file (YAML)", type=["yaml", "yml"], key="schema_upload",
-    help="A schema downloaded from this page earlier (or written by hand): it replaces the "
-         "choice above.")
+    help="A schema downloaded from this page earlier (or hand-written): replaces the above.")
 
 
 def base_schema() -> SurveySchema:

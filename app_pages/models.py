@@ -88,7 +88,7 @@ b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) 
 if clicked and not refused and not (job is not None and job.running):
     job = st.session_state[common.TRAINING] = job_queue.start(TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
-        store=common.result_store(), preset=preset,
+        store=common.result_store(), preset=preset, expected=times.seconds,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
         record_fit=fits.fit_recorder(database) if database is not None else None,
         on_model=common.keep_model(common.ensure_program(a), a)))
@@ -109,9 +109,9 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
              column_config={"fit seconds": st.column_config.NumberColumn(format="%.2f"),
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(
-                                c, format="%+.1f%%" if c.startswith("ALP") else "%.1f%%",
-                                help="Held-out calibration gap: how far the ALP estimate of a "
-                                "new wave would be from the truth, measured on the "
+                                c, format="%+.1f%%" if c == gap_columns[0] else "%.1f%%",
+                                help="Held-out calibration gap: how far the estimate of a new "
+                                "wave from the model's probabilities (ALP) would be, measured on the "
                                 "cross-validation folds") for c in gap_columns},
                             "Net score gap (points)": st.column_config.NumberColumn(
                                 format="%+.1f", help="Estimated − actual net score on the "

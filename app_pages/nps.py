@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, score_groups
 from cx_app.app import views
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
@@ -28,7 +28,7 @@ if not survey.has_target:
     st.warning("This file has no target scores: load a labeled survey on the Data page.")
     st.stop()
 try:
-    groups = net_score.groups_for_schema(schema)
+    groups = score_groups.chosen_groups(schema)  # stated; a non-NPS item's chosen here
     weight = survey.weight_name
     overall = net_score.nps_summary(survey.scores, groups=groups, label="All respondents",
                                     weights=survey.weights)

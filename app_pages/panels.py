@@ -18,8 +18,12 @@ from cx_app.errors import CxAppError
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.models.names import model_display_name, names_in_text
+from cx_app.models.timing import format_duration
 from cx_app.reports.definitions import ALP, GROUPING_OPTIONS, explain, plain_name
 from cx_app.survey.importing import SurveyData
+from cx_app.survey.mapping import (
+    COLUMNS as MAPPING_COLUMNS,
+)
 from cx_app.survey.mapping import (
     ROLES,
     SEGMENT_ROLES,
@@ -66,22 +70,23 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                          "from its probabilities"):
             frame = pd.DataFrame([
                 {"model": "cross-validated (held-out folds)", "accuracy": check.heldout_cm,
-                 "ALP accuracy": check.heldout_alp},
+                 ESTIMATED: check.heldout_alp},
                 {"model": "fit on all respondents (resubstitution)",
-                 "accuracy": check.full_train_cm, "ALP accuracy": check.full_train_alp}])
-            common.table(common.scale_percent(frame, ["accuracy", "ALP accuracy"]),
+                 "accuracy": check.full_train_cm, ESTIMATED: check.full_train_alp}])
+            common.table(common.scale_percent(frame, ["accuracy", ESTIMATED]),
                          key="nw_full_check", file_name="full_training_check.csv",
                          csv_frame=frame, column_config=common.percent_columns(
-                             ["accuracy", "ALP accuracy"]))
-            st.caption("ALP accuracy: the accuracy estimated from the model's probabilities, "
-                       "without the scores (see the Glossary page). The ALP accuracy of the "
-                       "full-data model is the estimate "
+                             ["accuracy", ESTIMATED]))
+            st.caption("Estimated accuracy: the accuracy estimated from the model's "
+                       "probabilities, without the scores (ALP, see the Glossary page). That "
+                       "of the full-data model is the estimate "
                        "of its accuracy; it should sit near the held-out accuracy. A "
                        "resubstitution accuracy far above both means the model over-fits.")
             for note in check.notes:
                 st.warning(common.md_escape(note))
 
 
+ESTIMATED = "estimated accuracy (ALP)"  # the accuracy estimated from the probabilities
 RULES = {"predicted_ge_actual": "predicted ≥ actual", "predicted_le_actual": "predicted ≤ actual",
          "pairs": "declared pairs"}
 
@@ -221,11 +226,12 @@ def mapping_editor(base: SurveySchema, *, key: str, expanded: bool,
                      expanded=expanded):
         st.caption("One row per column used. Roles: target (the score the models predict), "
                    "attribute (a driver question), segment (operator, wave, region, …), "
-                   "respondent id, or ignore. Names are identifiers used in results; labels are "
-                   "shown in charts.")
+                   "respondent id, or ignore. Labels are what every page, chart and report "
+                   "shows (the schema file also keeps each column's identifier).")
         edited = st.data_editor(
             mapping_table(base) if table is None else table, key=key,
             hide_index=True, num_rows="fixed", disabled=["column"],
+            column_order=[c for c in MAPPING_COLUMNS if c != "name"],  # labels, not codes
             column_config={
                 "column": st.column_config.TextColumn("Column in the file"),
                 "role": st.column_config.SelectboxColumn("Role", options=list(ROLES),
@@ -303,7 +309,9 @@ def data_quality(survey: SurveyData) -> None:
         st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
                  "from its training data ("
                  f"{common.md_escape(plain_name(survey.schema.missing_attributes))}):")
-        common.table(pd.DataFrame({"attribute": list(gaps), "unanswered": list(gaps.values()),
+        shown = {a.name: a.display for a in survey.schema.attributes}  # labels, not names
+        common.table(pd.DataFrame({"attribute": [shown.get(k, k) for k in gaps],
+                                   "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
                      key="gaps", file_name="unanswered_scores.csv")
 
@@ -359,7 +367,10 @@ def _progress_line(job: TrainingJob) -> str:
     """The progress bar's text: the queue while the job waits for the server, else the step
     in training and the seconds since Train."""
     waiting = job_queue.waiting(job)
-    return waiting if waiting is not None else f"{_words(job, job.text)} · {job.elapsed:.0f} s"
+    left = job.remaining  # the estimate said before Train, refined by the folds done
+    left_text = "" if left is None else f" · {format_duration(left)} left"
+    return waiting if waiting is not None else (f"{_words(job, job.text)} · {job.elapsed:.0f} s"
+                                                + left_text)
 
 
 def training_progress(job: TrainingJob) -> None:

@@ -24,7 +24,7 @@ from cx_app.engine.catalogue import metric_name
 from cx_app.engine.grouping import resolve_plan
 from cx_app.estimate.tracker import split_waves
 from cx_app.reports import chart_specs, charts
-from cx_app.reports.definitions import ALP, DRIFT_HEADERS, TRACKER_HEADERS, explain
+from cx_app.reports.definitions import ALP, TRACKER_HEADERS, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
 from cx_app.workspace.programs import part_key
@@ -275,8 +275,9 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
                                 for c in values})
     alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
-    common.table(estimate.drift.to_frame(), key="nw_drift", file_name="wave_drift.csv",
-                 headers=DRIFT_HEADERS)
+    labels = {a.name: a.display for a in common.analysis().survey.schema.attributes}
+    common.table(views.drift_table(estimate.drift, labels), key="nw_drift",
+                 file_name="wave_drift.csv")
     st.subheader("Per-respondent predictions")
     predictions = estimate.predictions_frame()
     st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",

@@ -41,3 +41,20 @@ def internal_words(texts: list[str]) -> list[str]:
 def model_codes(texts: list[str]) -> list[str]:
     """The algorithm ids used as model names in ``texts``."""
     return sorted({m for text in texts for m in MODEL_CODES.findall(text)})
+
+CODE_FIRST = re.compile(r"^\W*(ALP|IMP|IMN|IM|PIMR|NIMR|PPIMR|NPIMR|PSI|χ²|chi2)(?![\w+×])")
+"""A text that opens with one of the method's codes (issue 37, point 9): plain words come first,
+the code after them ("estimated from the model's probabilities (ALP)")."""
+
+BARE_ALP = re.compile(r"(?<!\()\bALP\b(?![)\w])")
+"""ALP outside brackets right after its plain words: in a warning, the code is never the word
+read."""
+
+REPOSITORY_PATH = re.compile(r"\b(?:docs|cx_app|app_pages|tests|bench)/\S+|\b\w+\.(?:md|py)\b")
+"""A path of the repository, which an analyst cannot open from the app."""
+
+
+def code_first(texts: list[str]) -> list[str]:
+    """The texts (their first line) that open with a code instead of plain words."""
+    return [t for t in texts if CODE_FIRST.search(str(t).strip().splitlines()[0]
+                                                  if str(t).strip() else "")]

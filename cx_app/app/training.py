@@ -74,15 +74,19 @@ class TrainingJob:
                  around: Callable[[], AbstractContextManager[Any]] | None = None,
                  preset: str | None = None,
                  on_model: Callable[[CrossValidatedModel], None] | None = None,
-                 record_fit: RecordFit | None = None) -> None:
+                 record_fit: RecordFit | None = None,
+                 expected: Mapping[str, float] | None = None) -> None:
         """``around``: a context to train inside, entered in the training thread (e.g.
         :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread).
         ``on_model(model)``: each model trained (fresh, or a hit in the shared store; not a
         repeat of this session). ``record_fit(algorithm, preset, respondents, attributes,
         folds, seconds)``: each fresh fit, ``seconds`` the wall time of its cross-validation
         and permutation importance in reference seconds (divided by
-        :func:`cx_app.models.timing.settings_factor` of its settings and calibration)."""
+        :func:`cx_app.models.timing.settings_factor` of its settings and calibration).
+        ``expected``: each algorithm's expected seconds, said before Train (refined while it
+        runs: :attr:`remaining`)."""
         self.analysis = analysis
+        self.expected = dict(expected or {})
         self._around = around
         self.preset = preset
         self.algorithms = {k: dict(v) for k, v in algorithms.items()}
@@ -320,6 +324,18 @@ class TrainingJob:
     @property
     def elapsed(self) -> float:
         return (self.ended or time.monotonic()) - self.started
+
+    @property
+    def remaining(self) -> float | None:
+        """The seconds left while it runs: the expected times rescaled by the pace of the
+        folds already done (:func:`cx_app.models.timing.remaining_seconds`); None when
+        queued, ended, or without expected times."""
+        from cx_app.models.timing import remaining_seconds
+
+        if self.state != "running" or self.began is None or not self.expected:
+            return None
+        expected = [self.expected.get(a, 0.0) for a in self.algorithms]
+        return remaining_seconds(expected, self.share, time.monotonic() - self.began)
 
     def finish(self) -> bool:
         """Give the analysis the models kept by the job (once, when it has ended for the page:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cx_app.engine.plan import PlanSpec
     from cx_app.survey.schema import SurveySchema
 
-GAP_COLUMNS: tuple[str, str] = ("ALP − real accuracy", "class-share gap")
+GAP_COLUMNS: tuple[str, str] = ("estimated − real accuracy (ALP)", "class-share gap")
 """The rate columns (0–1) of :func:`trained_models_table`."""
 
 TRAINED_MODEL_HEADERS: dict[str, str] = {
@@ -174,7 +174,9 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
                      "calibration": m.cv.calibration, "folds": m.folds, "seed": m.seed,
                      "fit seconds": m.cv.fit_seconds, "respondents": m.cv.n,
                      GAP_COLUMNS[0]: gap.accuracy_gap, GAP_COLUMNS[1]: gap.share_gap,
-                     "Net score gap (points)": gap.net_gap})
+                     "Net score gap (points)": gap.net_gap}
+                    | ({} if m.cv.weighted is None else {"survey weights": "used" if m.cv.weighted
+                        else f"not used: {m.cv.unweighted_reason}"}))
         text = gap_advice(gap, f"{name} ({m.model_id})", m.cv.calibration)
         if text:
             advice.append(text)
@@ -268,3 +270,32 @@ def mapping_change(old: SurveySchema, new: SurveySchema) -> str:
         if before.get(key) != after.get(key):
             parts.append(words)
     return "; ".join(parts)
+
+
+DRIFT_HEADERS: dict[str, str] = {
+    "attribute": "attribute",
+    "present": "in the wave",
+    "level": "change",
+    "psi": "shift in the answers (PSI)",
+    "p_value": "p, test of the answer shares (χ²)",
+    "n_reference": "training respondents",
+    "n_current": "wave respondents",
+    "na_share_reference": "unanswered in training",
+    "na_share_current": "unanswered in the wave",
+    "na_share_changed": "unanswered share changed",
+    "unseen_values": "answers not seen in training",
+    "out_of_scale_values": "answers outside the scale",
+}
+"""The drift table's headers, plain words first (the statistic's code after them)."""
+
+
+def drift_table(drift: Any, labels: Mapping[str, str]) -> pd.DataFrame:
+    """A wave's drift (:class:`~cx_app.estimate.drift.DriftReport`) as the New wave page
+    shows it: one row per attribute named by its label (``labels``: name → label), the
+    columns of :data:`DRIFT_HEADERS` under their plain headers."""
+    frame = drift.to_frame()
+    frame["attribute"] = [labels.get(n, n) for n in frame["attribute"]]
+    frame["unseen_values"] = [", ".join(map(str, v)) for v in frame["unseen_values"]]
+    frame["out_of_scale_values"] = [", ".join(map(str, v)) for v in frame["out_of_scale_values"]]
+    keep = [c for c in DRIFT_HEADERS if c in frame.columns]
+    return frame[keep].rename(columns=DRIFT_HEADERS)

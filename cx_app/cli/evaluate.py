@@ -39,7 +39,7 @@ from cx_app.models.baseline import below_baseline
 from cx_app.models.crossval import CALIBRATIONS
 from cx_app.models.drivers import PERMUTATION_REPEATS
 from cx_app.models.evaluation import ModelEvaluation
-from cx_app.models.names import model_display_name, names_in_text
+from cx_app.models.names import model_display_name, names_in_text, weighting_note
 from cx_app.models.results import BaselineLevel, Results
 from cx_app.project import Project, ProjectModel, survey_identity, write_project
 from cx_app.reports import write_reports
@@ -118,7 +118,7 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
     for a, e in ((m, evaluations[m]) for m in ranked):
         rows.append(
             [
-                model_display_name(a),
+                model_display_name(a) + (" (unweighted)" if e.weighted is False else ""),
                 plain_name(e.cv_summary.get("preset", "papers")),
                 *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
@@ -184,6 +184,10 @@ def run(args: argparse.Namespace) -> int:
     print(leaderboard(evaluations, document.baseline))
     for line in baseline_warnings(document):
         print(f"warning: {line}", flush=True)
+    weights = weighting_note({m: (e.weighted, e.cv_summary["unweighted_reason"])
+                              for m, e in evaluations.items()})
+    if weights:
+        print(weights)
     significant = [c.verdict for c in document.comparisons if c.significant]
     print(
         f"\n{len(significant)} of {len(document.comparisons)} comparisons significant "

@@ -32,6 +32,7 @@ from cx_app.survey.nps import (
     segment_frames,
 )
 from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
+from cx_app.survey.score_groups import groups_between, groups_note
 from cx_app.survey.vocabulary import vocabulary
 
 
@@ -46,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), action="append", default=[],
                    help="the change from segment value A to B of a --by segment (e.g. two "
                         "waves or two operators), with its 95%% interval and z test; repeatable")
+    p.add_argument("--low-up-to", type=int, metavar="N",
+                   help="the analyst's groups: scores up to N are the low (negative) group "
+                        "(default: the schema's plan; on 0–10, 0–6 for a recommend question, "
+                        "else the symmetric 0–4)")
+    p.add_argument("--high-from", type=int, metavar="N",
+                   help="scores from N are the high (positive) group (default: 9 for a "
+                        "recommend question on 0–10, else the symmetric 6)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=run)
 
@@ -135,11 +143,23 @@ def _change_rows(changes: list[NpsChange]) -> list[dict]:
             for c in changes]
 
 
+def _chosen_groups(schema: SurveySchema, low_up_to: int | None,
+                   high_from: int | None) -> NetScoreGroups:
+    """The schema's groups, or the analyst's cut points (``--low-up-to``, ``--high-from``;
+    one alone keeps the other side of the schema's groups)."""
+    groups = groups_for_schema(schema)
+    if low_up_to is None and high_from is None:
+        return groups
+    low = max(groups.negative) if low_up_to is None else low_up_to
+    high = min(groups.positive) if high_from is None else high_from
+    return groups_between(groups.classes, low, high, groups.names)
+
+
 def run(args: argparse.Namespace) -> int:
     survey = survey_from_args(args)
     schema, frame = survey.schema, survey.frame
     target = schema.target.name
-    groups = groups_for_schema(schema)
+    groups = _chosen_groups(schema, args.low_up_to, args.high_from)
     words = vocabulary(schema)
     csat = schema.target.kind == "csat"
     segments = [resolve_segment(schema, text, frame.columns) for text in args.by]
@@ -202,6 +222,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"{score} = % {groups.positive_name} ({_members(groups.positive)}) − % "
           f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"
           + ("; top-2-box with a Wilson interval" if csat else ""))
+    if args.low_up_to is None and args.high_from is None:
+        print(groups_note(schema, groups))
+    else:
+        print("Groups chosen with --low-up-to / --high-from.")
     print()
     print(_table([_row(overall[0], groups, overall[1], score)]))
     for (segment, results, changes), pairs in zip(tables, compared, strict=True):

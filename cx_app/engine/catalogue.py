@@ -8,7 +8,7 @@ One home for metric names and the lists of metrics shown together: the app's pag
 and the CLI read them from here.
 
 >>> metric_name("mcc", binary=True)
-'MCC (Matthews correlation)'
+'Matthews correlation (MCC)'
 >>> metric_definition("fpr").direction, metric_definition("fpr").format
 ('lower', 'percent')
 >>> metric_definition("tp").format
@@ -88,48 +88,48 @@ _MULTICLASS = (
 )
 
 _BINARY = (
-    MetricDefinition("tp", "TP (true positives)",
+    MetricDefinition("tp", "True positives (TP)",
                      "Respondents of the positive group predicted in the same group and counted "
                      "as correct by the grouping option.", "count", _RM, percent=False),
-    MetricDefinition("fn", "FN (false negatives)",
+    MetricDefinition("fn", "False negatives (FN)",
                      "Respondents of the positive group predicted in the negative group.",
                      "count", _RM, percent=False),
-    MetricDefinition("imp", "IMP (positive intragroup mismatch)",
+    MetricDefinition("imp", "Positive intragroup mismatch (IMP)",
                      "Respondents of the positive group predicted inside the positive group but "
                      "in a different original class that the strict option does not accept.",
                      "count", _RM, percent=False),
-    MetricDefinition("fp", "FP (false positives)",
+    MetricDefinition("fp", "False positives (FP)",
                      "Respondents of the negative group predicted in the positive group.",
                      "count", _RM, percent=False),
-    MetricDefinition("tn", "TN (true negatives)",
+    MetricDefinition("tn", "True negatives (TN)",
                      "Respondents of the negative group predicted in the negative group and "
                      "counted as correct.", "count", _RM, percent=False),
-    MetricDefinition("imn", "IMN (negative intragroup mismatch)",
+    MetricDefinition("imn", "Negative intragroup mismatch (IMN)",
                      "Respondents of the negative group predicted inside the negative group but "
                      "in a class the option does not accept.", "count", _RM, percent=False),
     MetricDefinition("accuracy", "Accuracy", "Share of respondents counted as correct.",
                      "(TP + TN) / n, n = TP + FN + IMP + FP + TN + IMN", _RM),
-    MetricDefinition("tpr", "TPR (recall, sensitivity)",
+    MetricDefinition("tpr", "Recall, sensitivity (TPR)",
                      "Of the actual positive group, the share predicted correctly.",
                      "TP / (TP + FN + IMP)", _RM),
-    MetricDefinition("tnr", "TNR (specificity)",
+    MetricDefinition("tnr", "Specificity (TNR)",
                      "Of the actual negative group, the share predicted correctly.",
                      "TN / (TN + FP + IMN)", _RM),
-    MetricDefinition("ppv", "PPV (precision)",
+    MetricDefinition("ppv", "Precision (PPV)",
                      "Of those predicted in the positive group, the share that is correct.",
                      "TP / (TP + FP + IMP)", _RM),
-    MetricDefinition("npv", "NPV (negative predictive value)",
+    MetricDefinition("npv", "Negative predictive value (NPV)",
                      "Of those predicted in the negative group, the share that is correct.",
                      "TN / (TN + FN + IMN)", _RM),
-    MetricDefinition("fnr", "FNR (miss rate)", "Of the actual positive group, the share missed.",
+    MetricDefinition("fnr", "Miss rate (FNR)", "Of the actual positive group, the share missed.",
                      "FN / (TP + FN + IMP)", _RM),
-    MetricDefinition("fpr", "FPR (fall-out)",
+    MetricDefinition("fpr", "Fall-out (FPR)",
                      "Of the actual negative group, the share predicted positive.",
                      "FP / (TN + FP + IMN)", _RM),
-    MetricDefinition("fdr", "FDR (false discovery rate)",
+    MetricDefinition("fdr", "False discovery rate (FDR)",
                      "Of those predicted positive, the share actually negative.",
                      "FP / (TP + FP + IMP)", _RM),
-    MetricDefinition("for", "FOR (false omission rate)",
+    MetricDefinition("for", "False omission rate (FOR)",
                      "Of those predicted negative, the share actually positive.",
                      "FN / (TN + FN + IMN)", _RM),
     MetricDefinition("f1", "F1", "Harmonic mean of precision and recall.",
@@ -138,7 +138,7 @@ _BINARY = (
                      "Geometric mean of precision and recall.", "√(PPV·TPR)", _RM),
     MetricDefinition("ba", "Balanced accuracy", "Mean of the two recalls.", "(TPR + TNR) / 2",
                      _RM),
-    MetricDefinition("mcc", "MCC (Matthews correlation)",
+    MetricDefinition("mcc", "Matthews correlation (MCC)",
                      "Correlation between 'actually positive group' and 'predicted positive "
                      "group' (−1 to 1).",
                      "((TP+IMP)(TN+IMN) − FP·FN) / √((TP+FP+IMP)(TP+FN+IMP)(TN+FN+IMN)(TN+FP+IMN))",
@@ -154,25 +154,25 @@ _BINARY = (
     MetricDefinition("ts", "Threat score (critical success index)",
                      "Correct positives over everything touching the positive group.",
                      "TP / (TP + FN + FP + IMP)", _RM),
-    MetricDefinition("pimr", "PIMR (positive intragroup mismatch rate)",
+    MetricDefinition("pimr", "Positive intragroup mismatch rate (PIMR)",
                      "Of the actual positive group, the share in intragroup mismatch.",
                      "IMP / (TP + FN + IMP)", _RM),
-    MetricDefinition("nimr", "NIMR (negative intragroup mismatch rate)",
+    MetricDefinition("nimr", "Negative intragroup mismatch rate (NIMR)",
                      "Of the actual negative group, the share in intragroup mismatch.",
                      "IMN / (TN + FP + IMN)", _RM),
-    MetricDefinition("ppimr", "PPIMR (predicted positive intragroup mismatch rate)",
+    MetricDefinition("ppimr", "Predicted positive intragroup mismatch rate (PPIMR)",
                      "Of those predicted positive, the share in intragroup mismatch.",
                      "IMP / (TP + FP + IMP)", _RM),
-    MetricDefinition("npimr", "NPIMR (predicted negative intragroup mismatch rate)",
+    MetricDefinition("npimr", "Predicted negative intragroup mismatch rate (NPIMR)",
                      "Of those predicted negative, the share in intragroup mismatch.",
                      "IMN / (TN + FN + IMN)", _RM),
-    MetricDefinition("delta", "δ (discriminant capability)",
+    MetricDefinition("delta", "Discriminant capability (δ)",
                      "How well the classifier separates the two groups (1 = perfect, "
                      "0 = chance).", "TPR − FPR", "δ/φ paper (Armano et al.)", percent=False),
-    MetricDefinition("phi", "φ (characteristic capability)",
+    MetricDefinition("phi", "Characteristic capability (φ)",
                      "Bias towards predicting positive (+) or negative (−); |δ| + |φ| ≤ 1.",
                      "TPR + FPR − 1", "δ/φ paper (Armano et al.)", percent=False),
-    MetricDefinition("n", "n (respondents)", "Every respondent of the 2×2+IM once.",
+    MetricDefinition("n", "Respondents (n)", "Every respondent of the 2×2+IM once.",
                      "TP + FN + IMP + FP + TN + IMN", _RM, percent=False),
     MetricDefinition("p_actual", "Actual positives",
                      "Respondents whose actual class is in the positive group.",
@@ -200,7 +200,7 @@ _PER_CLASS = (
     MetricDefinition("support", "Support (actual)",
                      "Respondents whose actual class is this one.", "row sum, IM included",
                      _CMB, percent=False),
-    MetricDefinition("im", "IM (intragroup mismatch)",
+    MetricDefinition("im", "Intragroup mismatch (IM)",
                      "Respondents of this group predicted in the right group but not counted "
                      "as correct under the grouping option (S or RS).",
                      "Σ within-group cells not counted as TP", _RM, percent=False),
@@ -234,7 +234,7 @@ _DRIVERS = (
                      "group: δ is how well it separates, φ its bias.",
                      "δ = TPR − FPR, φ = TPR + FPR − 1", "δ/φ paper (Armano et al.)",
                      percent=False),
-    MetricDefinition("psi", "PSI (population stability index)",
+    MetricDefinition("psi", "Population stability index (PSI)",
                      "Drift of an attribute's distribution between the training data and the "
                      "new wave (below 0.1 stable, 0.1–0.25 moderate, above 0.25 large); the "
                      "chi-square test asks whether the distributions differ.",
@@ -243,7 +243,7 @@ _DRIVERS = (
 )
 
 _OTHER = (
-    MetricDefinition("auc", "AUC (area under the ROC curve)",
+    MetricDefinition("auc", "Area under the ROC curve (AUC)",
                      "Area under the ROC curve of the 2×2+IM; compare with the random-selection "
                      "line's area, which is below 0.5 when the positive group has IM.",
                      "trapezoidal area under (FPR, TPR) over every score threshold",
@@ -259,7 +259,7 @@ _OTHER = (
                      "t = mean(d) / (sd(d)/√k), df = k − 1; corrected: "
                      "t = mean(d) / √((1/k + 1/(k−1))·s²)",
                      "evaluation notes; Nadeau & Bengio 2003; Holm 1979", percent=False),
-    MetricDefinition("alp", "ALP confusion matrix",
+    MetricDefinition("alp", "Estimated confusion matrix (ALP)",
                      "Estimated confusion matrix of an unlabelled wave: each respondent adds "
                      "their predicted probabilities to the column of their predicted class.",
                      "A[m, k] = Σ over respondents predicted k of p̂(m)",

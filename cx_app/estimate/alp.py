@@ -498,11 +498,13 @@ def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
         notes.append(
             f"resubstitution accuracy {full.accuracy_cm:.3f} is {full.accuracy_cm - held.accuracy_cm:.3f} "
             f"above the held-out accuracy {held.accuracy_cm:.3f}: the model over-fits; trust the "
-            "held-out and ALP figures, not the training accuracy"
+            "held-out figures and those estimated from the probabilities (ALP), not the "
+            "training accuracy"
         )
     if abs(full.accuracy_alp - held.accuracy_cm) > overfit_margin:
         notes.append(
-            f"ALP accuracy of the full-data model ({full.accuracy_alp:.3f}) differs from the "
+            f"the accuracy estimated from the full-data model's probabilities (ALP, "
+            f"{full.accuracy_alp:.3f}) differs from the "
             f"held-out accuracy ({held.accuracy_cm:.3f}) by more than {overfit_margin:.2f}: "
             "its probabilities are not calibrated on new data"
         )

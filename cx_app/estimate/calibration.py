@@ -181,9 +181,10 @@ def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "n
     in brackets); else None."""
     parts = []
     if abs(gap.accuracy_gap) > LARGE_GAP:
-        direction = ("over-confident: ALP above" if gap.accuracy_gap > 0
-                     else "under-confident: ALP below")
-        parts.append(f"accuracy {gap.accuracy_cm:.3f} vs ALP {gap.accuracy_alp:.3f} "
+        direction = ("over-confident: the estimate is above" if gap.accuracy_gap > 0
+                     else "under-confident: the estimate is below")
+        parts.append(f"the accuracy estimated from the model's probabilities (ALP) is "
+                     f"{gap.accuracy_alp:.3f} against a real {gap.accuracy_cm:.3f} "
                      f"({direction} the real accuracy)")
     if gap.share_gap > LARGE_GAP:
         parts.append(f"class shares off by {gap.share_gap:.3f}")
@@ -231,7 +232,8 @@ def coarse_probability_advice(algorithm_id: str, algorithm_name: str = "this mod
         return None
     return (
         f"{algorithm_name} (calibration: {method}) gives coarse probabilities (neighbour votes "
-        "j/k take only a few values), so its ALP estimates and estimated net score are unreliable "
+        "j/k take only a few values), so what it estimates from them (ALP) and its estimated "
+        "net score are unreliable "
         "even after calibration (in our backtest the estimated net score missed by about 9 "
         "points). For estimating unlabeled waves use logistic regression or the ordinal model; if you keep "
         "k-NN, use many more neighbours with distance weighting."

@@ -29,8 +29,8 @@ from cx_app.estimate.calibration import (
 from cx_app.estimate.model_file import TrainedModel
 from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.json_values import plain_document
-from cx_app.models.algorithms import fit_weighted
 from cx_app.models.crossval import CrossValResult, build_model, class_positions
+from cx_app.models.weighting import fit_weighted
 from cx_app.survey.data import SurveyData
 
 if TYPE_CHECKING:

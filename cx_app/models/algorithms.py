@@ -255,25 +255,6 @@ def inner_threads(fold_jobs: int | None = 1) -> int:
     return max(1, cpu_count() // max(1, effective_n_jobs(fold_jobs)))
 
 
-def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
-    """Fit ``model`` (a pipeline of :func:`build_algorithm`, maybe calibrated) with survey
-    weights when its estimator takes ``sample_weight``; (fitted model, whether weights were
-    used). A calibrated pipeline or an estimator without ``sample_weight`` (k-NN, SVM with
-    Platt scaling, ordinal regression) is fitted unweighted."""
-    if sample_weight is not None and takes_sample_weight(model):
-        name = model.steps[-1][0]
-        return model.fit(X, y, **{f"{name}__sample_weight": sample_weight}), True
-    return model.fit(X, y), False
-
-
-def takes_sample_weight(model: Any) -> bool:
-    """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
-    from sklearn.utils.validation import has_fit_parameter
-
-    return isinstance(model, Pipeline) and has_fit_parameter(model.steps[-1][1],
-                                                             "sample_weight")
-
-
 def gap_filler(missing_policy: str = "impute_indicator",
                handling: GapHandling = "indicator") -> SimpleImputer:
     """The pipeline's ``"gaps"`` step for an algorithm whose gap handling is ``handling``
@@ -320,16 +301,18 @@ class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.ensemble = ensemble
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         y = np.asarray(y)
         labels, counts = np.unique(y, return_counts=True)
         self.dropped_classes_ = tuple(labels[counts < 2].tolist())
         keep = np.isin(y, labels[counts >= 2])
         X, y = np.asarray(X)[keep], y[keep]
         inner = int(min(self.cv, counts[counts >= 2].min()))
+        # survey weights reach the estimator (when it takes them) and the calibrator
+        extra = {} if sample_weight is None else {"sample_weight": np.asarray(sample_weight)[keep]}
         self.calibrated_ = CalibratedClassifierCV(
             self.estimator, method=self.method, cv=inner, ensemble=self.ensemble
-        ).fit(X, y)
+        ).fit(X, y, **extra)
         self.classes_ = self.calibrated_.classes_
         self.inner_folds_ = inner
         return self

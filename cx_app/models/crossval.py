@@ -40,12 +40,11 @@ from cx_app.json_values import plain
 from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
-    fit_weighted,
     get_algorithm,
     inner_threads,
     resolve_preset,
-    takes_sample_weight,
 )
+from cx_app.models.weighting import fit_weighted, unweighted_reason
 from cx_app.provenance import library_versions
 
 Calibration = Literal["none", "sigmoid", "isotonic", "temperature"]
@@ -100,6 +99,10 @@ class CrossValResult:
     """How the pipelines filled unanswered attribute scores (``gap_filler``)."""
     preset: str = "papers"
     """The algorithm's preset (``fast`` or ``papers``, :data:`~cx_app.models.algorithms.PRESETS`)."""
+    weighted: bool | None = None
+    """Whether the folds were trained with the survey weights; None: no weights were given."""
+    unweighted_reason: str | None = None
+    """Why weights given were not used (:func:`~cx_app.models.algorithms.unweighted_reason`)."""
 
     @property
     def n(self) -> int:
@@ -128,6 +131,8 @@ class CrossValResult:
             "fold_fit_seconds": [round(s, 4) for s in self.fold_fit_seconds],
             "warnings": list(self.warnings),
             "provenance": dict(self.provenance),
+            "weighted": self.weighted,
+            "unweighted_reason": self.unweighted_reason,
         }
 
 
@@ -324,13 +329,13 @@ def _plan_folds(
         folds, fold_method = int(fold.max()) + 1, "given"
     n_classes = len(classes)
     weights = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    why_not = None
     if weights is not None:
         if weights.shape != codes.shape:
             raise AnalysisError(f"{len(weights)} weights for {len(codes)} respondents")
-        if not takes_sample_weight(template):
-            notes.append(f"{algorithm_id}: trained without the survey weights (this algorithm "
-                         "does not take them, or it is calibrated); its metrics are per "
-                         "respondent")
+        why_not = unweighted_reason(template)
+        if why_not is not None:
+            notes.append(f"{algorithm_id}: trained without the survey weights ({why_not})")
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     data = cluster.share(Xa, codes, fold, weights)  # on a cluster: scattered once per run
     fit_fold = cluster.task(_fit_fold)
@@ -382,6 +387,8 @@ def _plan_folds(
             provenance=library_versions(),
             missing_policy=missing_policy,
             preset=preset,
+            weighted=None if weights is None else why_not is None,
+            unweighted_reason=why_not,
         )
 
     return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish)
@@ -415,7 +422,7 @@ def cross_validate_model(
     ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
     calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
     total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
-    to the estimators that take it (:func:`~cx_app.models.algorithms.fit_weighted`); the
+    to the estimators that take it (:func:`~cx_app.models.weighting.fit_weighted`); the
     warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
     ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
     ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is

@@ -84,6 +84,9 @@ class ModelEvaluation:
     fit_seconds: float
     fold_sizes: tuple[int, ...]
     cv_summary: Mapping[str, Any] = field(default_factory=dict)
+    weighted: bool | None = None
+    """Trained with the survey weights (None: no weights given); the metrics are per
+    respondent either way."""
 
     def level(self, name: str) -> Level:
         for lvl in self.levels:
@@ -126,6 +129,7 @@ class ModelEvaluation:
             "roc": {name: r.to_dict() for name, r in self.roc.items()},
             "fit_seconds": round(self.fit_seconds, 4),
             "fold_sizes": list(self.fold_sizes),
+            "weighted": self.weighted,
             "cross_validation": dict(self.cv_summary),
         }
 
@@ -185,4 +189,5 @@ def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
         fit_seconds=cv.fit_seconds,
         fold_sizes=tuple(int(s) for s in cv.fold_sizes()),
         cv_summary=cv.summary(),
+        weighted=cv.weighted,
     )

@@ -67,3 +67,24 @@ def names_in_text(text: str, model_ids: Iterable[object]) -> str:
         return text
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ids)) + r")(?!\w)")
     return pattern.sub(lambda match: model_display_name(match.group(1)), text)
+
+
+def weighting_note(models: dict[str, tuple[bool | None, str | None]]) -> str | None:
+    """One sentence on survey weights for a comparison of ``models`` (id → (weighted, reason
+    not)): which were trained with them, which without and why; the metrics are per
+    respondent either way. None when no weights were given.
+
+    >>> weighting_note({"lr": (True, None), "knn": (False, "k-NN cannot")})
+    'Survey weights: Logistic regression trained with them; k-nearest neighbours without them (k-NN cannot). Accuracy and the other metrics count every respondent once (not weighted).'
+    >>> weighting_note({"lr": (None, None)}) is None
+    True
+    """
+    given = {m: wr for m, wr in models.items() if wr[0] is not None}
+    if not given:
+        return None
+    used = [model_display_name(m) for m, (w, _) in given.items() if w]
+    unused = [f"{model_display_name(m)} without them ({why or 'no reason recorded'})"
+              for m, (w, why) in given.items() if not w]
+    parts = ([f"{', '.join(used)} trained with them"] if used else []) + unused
+    return (f"Survey weights: {'; '.join(parts)}. Accuracy and the other metrics count every "
+            "respondent once (not weighted).")

@@ -291,6 +291,9 @@ class CrossValidationSummary(Document):
     fold_fit_seconds: list[float]
     warnings: list[str] = []
     provenance: dict[str, str] = {}
+    weighted: bool | None = None
+    unweighted_reason: str | None = None
+    """Why survey weights given were not used by this algorithm (plain words)."""
 
 
 class ModelResult(Document):
@@ -299,6 +302,9 @@ class ModelResult(Document):
     roc: dict[str, Roc] = {}
     fit_seconds: float
     fold_sizes: list[int] = []
+    weighted: bool | None = None
+    """Trained with the survey weights; None: the survey has no weights. The metrics are per
+    respondent (not weighted) either way."""
     cross_validation: CrossValidationSummary
     below_baseline: list[str] | None = None
     """The levels where this model's accuracy is below always answering the commonest class

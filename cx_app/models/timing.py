@@ -21,14 +21,14 @@ constant is an order of magnitude only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cx_app.errors import AnalysisError
 
 __all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration",
-           "settings_factor"]
+           "remaining_seconds", "settings_factor"]
 
 
 @dataclass(frozen=True)
@@ -143,3 +143,39 @@ def format_duration(seconds: float) -> str:
     if seconds < 60:
         return f"about {round(seconds, -1):.0f} s"
     return f"about {round(seconds / 60):.0f} min"
+
+
+PRIOR_WEIGHT = 0.2
+"""How much the estimate said before training counts against the pace measured since (as a
+share of the whole expected time): with a fifth of the expected work done, the two weigh the
+same."""
+
+
+def remaining_seconds(expected: Sequence[float], share: float, elapsed: float) -> float:
+    """The seconds left of a training of ``len(expected)`` models one after the other
+    (``expected``: each one's expected seconds, said before it started), ``share`` (0..1) of
+    their folds done — each model's folds count equally, as on the progress bar — after
+    ``elapsed`` seconds. The estimates are rescaled by the pace measured so far, as a
+    progress bar does: pace = (elapsed + w) / (expected work done + w), w =
+    :data:`PRIOR_WEIGHT` × the expected total, so the first folds move it a little and the
+    later ones a lot (a busy machine is found out by its own folds).
+
+    >>> remaining_seconds([10.0, 30.0], 0.0, 0.0)  # nothing done: the estimate
+    40.0
+    >>> remaining_seconds([10.0, 30.0], 0.5, 10.0)  # on time: 30 s left
+    30.0
+    >>> remaining_seconds([10.0, 30.0], 0.5, 30.0)  # 3× slower so far: (30+8)/(10+8) × 30
+    63.333333333333336
+    >>> remaining_seconds([10.0, 30.0], 1.0, 55.0)
+    0.0
+    """
+    expected = [max(0.0, float(e)) for e in expected]
+    total = sum(expected)
+    if not expected or total <= 0 or share >= 1:
+        return 0.0
+    position = max(0.0, share) * len(expected)
+    current = min(int(position), len(expected) - 1)
+    done = sum(expected[:current]) + (position - current) * expected[current]
+    weight = PRIOR_WEIGHT * total
+    pace = (max(0.0, elapsed) + weight) / (done + weight)
+    return pace * (total - done)

@@ -310,7 +310,7 @@ def confusion_heatmap(
     ).encode(
         x=x, y=y, tooltip=tooltip,
         # from 0, so that an empty IM row is pale, never mid-orange; no legend when it is empty
-        color=alt.Color("count:Q", title="IM count",
+        color=alt.Color("count:Q", title="mismatch count (IM)",
                         scale=alt.Scale(scheme=IM_COLOUR_SCHEME, domain=[0, max(im_max, 1.0)]),
                         legend=alt.Legend(format=count_format, tickCount=4)
                         if im_max > 0 else None),

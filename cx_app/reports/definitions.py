@@ -54,7 +54,7 @@ GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
                    "rest is IM."),
 )}
 
-ALP = "ALP (estimated from the model's probabilities)"
+ALP = "Estimated from the model's probabilities (ALP)"
 """The glossary's term for the ALP estimates (hover help of every ALP figure)."""
 
 GLOSSARY: dict[str, str] = {
@@ -62,20 +62,20 @@ GLOSSARY: dict[str, str] = {
         "The actual-label-probabilistic confusion matrix: each respondent's predicted class "
         "counts with the model's probability of every actual class, so a wave without its "
         "scores still gets an estimated confusion matrix, accuracy and NPS.",
-    "IM (intragroup mismatch)":
+    "Intragroup mismatch (IM)":
         "A prediction in the right group but not the exact score (an actual 7 predicted as 8, "
         "both passives): kept apart from errors in the reduced matrices.",
     "Relaxed / Strict / Hybrid grouping":
         "How predictions inside the right group count: Relaxed — all correct; Strict — only "
         "the exact score, the rest is IM; Hybrid — the exact score and declared pairs correct, "
         "the rest IM.",
-    "3×3+IM and 2×2+IM":
+    "Three groups and two groups with mismatches (3×3+IM and 2×2+IM)":
         "The confusion matrix reduced to detractors / passives / promoters (or to two groups, "
         "e.g. detractors vs the rest), with an IM row and column.",
     "AUC and the random line":
         "The area under the ROC curve of a 2×2+IM matrix. Its random line ends below (1, 1) "
         "when there is IM, so compare an AUC with its own random-line area, not with 0.5.",
-    "δ / φ (discriminant / characteristic capability)":
+    "Discriminant / characteristic capability (δ / φ)":
         "δ = TPR − FPR says how well a feature separates a group from the rest; φ = TPR + FPR "
         "− 1 how typical the feature is of the group whatever it separates.",
     "Corrected t-test (Nadeau–Bengio)":
@@ -83,7 +83,7 @@ GLOSSARY: dict[str, str] = {
         "variance corrected for the folds' overlapping training data.",
     "Survey base and model base":
         "The NPS is over every respondent with a valid answer; the models train on those of "
-        "them whose attribute answers can be used (docs/bases-and-gaps.md).",
+        "them whose attribute answers can be used (the Data page shows both).",
     "95% interval":
         "The range that holds the true value in 95 of 100 surveys like this one; it narrows "
         "as respondents are added.",
@@ -109,7 +109,7 @@ GLOSSARY: dict[str, str] = {
     "Class-share gap":
         "Half the summed absolute difference between estimated and actual class shares "
         "(0 = the same shares).",
-    "χ² test (chi-square) and df":
+    "Test of how the answers spread (χ², chi-square) and df":
         "Tests whether an attribute's answers are spread differently in the new wave than "
         "in training; df (degrees of freedom) is the number of answer categories minus one.",
     "Drift":
@@ -127,7 +127,8 @@ PAPERS: tuple[Paper, ...] = (
     Paper("alp", "Markoulidakis, I., Markoulidakis, G. (2024). Probabilistic Confusion Matrix: "
           "A Novel Method for Machine Learning Algorithm Generalized Performance Analysis. "
           "Technologies 12(7), 113. doi:10.3390/technologies12070113",
-          "the ALP confusion matrix and performance estimates on an unlabelled wave"),
+          "the confusion matrix estimated from the model's probabilities (ALP) and performance "
+          "estimates on an unlabelled wave"),
     Paper("delta-phi", "Armano, G., Fanni, F., Giuliani, A. (2014). Measuring Discriminant and "
           "Characteristic Capability for Building and Assessing Classifiers. AI*IA workshop, "
           "CEUR-WS Vol-1314, paper 5.", "δ (discriminant) and φ (characteristic) capability"),
@@ -262,17 +263,6 @@ def glossary_entries() -> list[tuple[str, str]]:
     return list(entries.items())
 
 
-DRIFT_HEADERS: dict[str, str] = {
-    "attribute": "Attribute", "present": "In the wave", "psi": "PSI (population stability)",
-    "level": "Drift", "chi2": "χ² (chi-square)", "dof": "df", "p_value": "p",
-    "n_reference": "Training respondents", "n_current": "New-wave respondents",
-    "n_missing": "Missing", "unseen_values": "Values not seen in training",
-    "out_of_scale_values": "Values outside the scale",
-    "na_share_reference": "Unanswered in training", "na_share_current": "Unanswered in the wave",
-    "na_share_p": "p (unanswered share)", "na_share_changed": "Unanswered share changed?",
-}
-"""The drift table's own headers (:meth:`cx_app.estimate.drift.DriftReport.to_frame`)."""
-
 TRACKER_HEADERS: dict[str, str] = {
     "wave": "Wave", "series": "Line", "n": "Respondents", "nps": "Estimated",
     "ci_low": "95% low", "ci_high": "95% high", "se": "Standard error",
@@ -283,8 +273,9 @@ TRACKER_HEADERS: dict[str, str] = {
 flags of :func:`cx_app.survey.nps_flags.flag_changes`); the score's column is renamed to the
 score's name by the page."""
 
-COLUMN_TERMS: dict[str, str] = {"chi2": "χ² test (chi-square) and df",
-                                "dof": "χ² test (chi-square) and df", "p_value": "p-value (p)",
+_SPREAD_TEST = "Test of how the answers spread (χ², chi-square) and df"
+COLUMN_TERMS: dict[str, str] = {"chi2": _SPREAD_TEST, "dof": _SPREAD_TEST,
+                                "p_value": "p-value (p)",
                                 "ci_low": "95% interval", "ci_high": "95% interval",
                                 "psi": "Drift"}
 """Data columns whose hover help is a glossary entry (metric keys explain themselves). Only
@@ -333,7 +324,7 @@ def column_label(column: object, labels: Mapping[str, str] | None = None) -> obj
         return plain_name(column)
     # no shared field → label map decides a header here (issue 37: a score column headed
     # "Gap score", a level column "Drift"): a table whose columns are fields declares its
-    # own headers (e.g. :data:`DRIFT_HEADERS`)
+    # own headers (e.g. :data:`cx_app.app.views.DRIFT_HEADERS`)
     if column.startswith("p_"):  # a predicted class probability: p_7 → "Probability of 7"
         return f"Probability of {column[2:]}"
     return plain_name(column)

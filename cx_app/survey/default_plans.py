@@ -2,8 +2,9 @@
 
 - NPS 0–10 (a recommend question, kind ``nps``): the papers' plan — relaxed detractors {0..6} /
   passives {7, 8} / promoters {9, 10}, then strict detractors vs passives and promoters.
-- Any other 0–10 target (kind ``custom``): the same boxes named low / middle / high (it is no
-  NPS: issue 25), then strict low vs middle and high.
+- Any other 0–10 target (kind ``custom``, e.g. an opinion item): a symmetric split around the
+  midpoint, low {0..4} / middle {5} / high {6..10} (issue 37: the NPS cut points 0–6 / 9–10
+  scored an opinion item averaging 6.4 at −36), then strict low vs middle and high.
 - 1–5: dissatisfied {1, 2} / neutral {3} / satisfied {4, 5}; 1–7: low {1, 2, 3} / neutral {4} /
   high {5, 6, 7} (the usual CSAT and CES top-2 / top-3 boxes).
 - Any other scale of k ≥ 3 points: bottom box / middle / top box. With k odd the middle is the
@@ -64,8 +65,8 @@ def boxes(lo: int, hi: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
 def default_plan(kind: str, scale: object) -> tuple[StepSpec, ...]:
     """The default reduction plan for a target scale (a ``Scale`` or a (min, max) pair).
 
-    >>> [g.name for g in default_plan("custom", (0, 10))[0].groups]
-    ['low', 'middle', 'high']
+    >>> [(g.name, g.members) for g in default_plan("custom", (0, 10))[0].groups]
+    [('low', (0, 1, 2, 3, 4)), ('middle', (5,)), ('high', (6, 7, 8, 9, 10))]
     """
     lo, hi = (scale.min, scale.max) if hasattr(scale, "min") else scale  # type: ignore[union-attr]
     if (lo, hi) == (0, 10) and kind == "nps":
@@ -73,8 +74,8 @@ def default_plan(kind: str, scale: object) -> tuple[StepSpec, ...]:
     if hi - lo + 1 < 3:
         return ()
     fallback = (("bottom_box", "middle", "top_box"), boxes(lo, hi))
-    if (lo, hi) == (0, 10) and kind == "custom":  # the NPS boxes, without the NPS names
-        fallback = (("low", "middle", "high"), (tuple(range(7)), (7, 8), (9, 10)))
+    if (lo, hi) == (0, 10) and kind == "custom":  # symmetric: no NPS cut points (issue 37)
+        fallback = (("low", "middle", "high"), boxes(lo, hi))
     names, members = _NAMED.get((lo, hi), fallback)
     three = list(zip(names, members, strict=True))
     two = [(f"{names[0]}_{names[1]}", [names[0], names[1]]), (names[2], [names[2]])]

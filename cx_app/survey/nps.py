@@ -162,18 +162,25 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
 
 def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: their scores from
-    its plan when it has one, else the 0–10 default ({0..6} / {7, 8} / {9, 10}) or the 1–5 one;
-    their names always from :func:`cx_app.survey.vocabulary.vocabulary` (promoters and
-    detractors only for an NPS)."""
+    its plan when it has one, else the NPS cut points ({0..6} / {7, 8} / {9, 10}) for a
+    recommend question, the symmetric split ({0..4} / {5} / {6..10}) for any other 0–10 item,
+    or the 1–5 default; their names always from :func:`cx_app.survey.vocabulary.vocabulary`
+    (promoters and detractors only for an NPS)."""
     from cx_app.survey.vocabulary import vocabulary
 
-    negative, neutral, positive = vocabulary(schema).group_names
+    words = vocabulary(schema)
+    negative, neutral, positive = words.group_names
     named = {"negative_name": negative, "neutral_name": neutral, "positive_name": positive}
     classes = tuple(schema.classes)
     if schema.plan:
         return replace(groups_from_plan(schema.plan_spec, classes), **named)
     if classes == NPS_GROUPS.classes:
-        return replace(NPS_GROUPS, **named)
+        if words.is_nps:
+            return replace(NPS_GROUPS, **named)
+        from cx_app.survey.default_plans import boxes  # the symmetric split (issue 37)
+
+        low, _, high = boxes(0, 10)
+        return NetScoreGroups(classes, frozenset(high), frozenset(low), **named)
     if classes == CSAT_GROUPS.classes:
         return replace(CSAT_GROUPS, **named)
     raise PlanError(

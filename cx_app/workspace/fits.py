@@ -231,6 +231,12 @@ class ExpectedTimes:
     def total(self) -> float:
         return sum(e.seconds for e in self.estimates.values())
 
+    @property
+    def seconds(self) -> dict[str, float]:
+        """Each algorithm's expected seconds (a :class:`~cx_app.app.training.TrainingJob`
+        refines them from its folds as it runs)."""
+        return {k: e.seconds for k, e in self.estimates.items()}
+
     def sentence(self, slow: float = 10.0) -> str:
         """"Expected time: about 40 s (xgb about 30 s) for ..., learned from ..." — the
         algorithms of ``slow`` seconds or more named, and where the figures come from.

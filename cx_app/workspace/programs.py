@@ -168,12 +168,18 @@ class Workspace:
         def work(session: Session) -> list[ProgramSummary]:
             counts = dict(session.execute(select(Wave.program_id, func.count(Wave.id))
                                           .group_by(Wave.program_id)).all())
+            last: dict[int, tuple[Any, str]] = {}
+            for program_id, created, label in session.execute(
+                    select(Wave.program_id, Wave.created, Wave.label).order_by(Wave.id)):
+                last[program_id] = (created, label)  # the newest row of each program last
             programs = session.scalars(select(Program).options(selectinload(Program.models))
                                        .order_by(Program.name)).all()
             return [ProgramSummary(p.name, as_utc(p.created),
                                    tuple(m.model_id for m in p.models), counts.get(p.id, 0),
-                                   survey_identity(p), p.team) for p in programs
-                    if self.actor.can(p.team, Action.READ)]
+                                   survey_identity(p), p.team,
+                                   last[p.id][1] if p.id in last else None,
+                                   as_utc(last[p.id][0]) if p.id in last else as_utc(p.created))
+                    for p in programs if self.actor.can(p.team, Action.READ)]
 
         return self.database.read(work)
 

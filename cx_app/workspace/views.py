@@ -189,6 +189,17 @@ class ProgramSummary:
     waves: int
     survey: SurveyIdentity
     team: str | None = None
+    last_wave: str | None = None
+    """The label of the wave added last (None: no wave yet)."""
+    last_change: dt.datetime | None = None
+    """When a wave was last added (else when the program was created), UTC."""
+
+
+def recent_first(programs: list[ProgramSummary]) -> list[ProgramSummary]:
+    """``programs`` most recent first: by the time a wave was last added (else created),
+    then by name (the first page's order)."""
+    by_name = sorted(programs, key=lambda p: p.name)
+    return sorted(by_name, key=lambda p: p.last_change or p.created, reverse=True)
 
 
 @dataclass(frozen=True)

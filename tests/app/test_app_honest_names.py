@@ -82,8 +82,21 @@ def test_a_non_recommend_item_is_a_net_score_and_the_analyst_can_say_otherwise(u
     assert metrics["High"] == f"{100 * net.shares['high']:.1f}%"
     assert metrics["Low"] == f"{100 * net.shares['low']:.1f}%"
     assert at.title[0].value == "Net score overview"
+    # the groups are said in words (issue 37): the symmetric split, not the NPS cut points
+    assert any("Groups: low 0–4, middle 5, high 6–10, a symmetric split" in e.label
+               for e in at.expander)
+    # the analyst's own groups on this page: low up to 3, high from 8 (by hand)
+    at.select_slider(key="groups_low").set_value(3).run()
+    at.select_slider(key="groups_high").set_value(8).run()
+    assert not at.exception and not at.error
+    scores = pd.Series(expected.scores)
+    chosen = 100 * ((scores >= 8).mean() - (scores <= 3).mean())
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Net score (top box − bottom box)"] == f"{chosen:+.1f}"
+    assert "Groups chosen here: low 0–3, middle 4–7, high 8–10." in [c.value for c in at.caption]
 
-    # the analyst says it is a recommend question: the same scores become an NPS
+    # the analyst says it is a recommend question: the same scores become an NPS, at the NPS
+    # cut points (0–6 / 9–10)
     at.switch_page("app_pages/data.py").run()
     next(r for r in at.radio if r.label == QUESTION).set_value("Yes").run()
     assert not at.exception
@@ -92,7 +105,11 @@ def test_a_non_recommend_item_is_a_net_score_and_the_analyst_can_say_otherwise(u
     at.switch_page("app_pages/nps.py").run()
     assert not at.exception and not at.error
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["NPS"] == f"{net.value:+.1f}"  # same boxes, the NPS names
-    assert metrics["Promoters"] == f"{100 * net.shares['high']:.1f}%"
-    assert metrics["Detractors"] == f"{100 * net.shares['low']:.1f}%"
+    nps = nps_summary(expected.scores)  # the NPS groups, by hand below
+    assert nps.value == pytest.approx(100 * ((scores >= 9).mean() - (scores <= 6).mean()))
+    assert metrics["NPS"] == f"{nps.value:+.1f}"
+    assert metrics["Promoters"] == f"{100 * nps.shares['promoters']:.1f}%"
+    assert metrics["Detractors"] == f"{100 * nps.shares['detractors']:.1f}%"
+    assert "(the NPS cut points of a recommend question)" in " ".join(
+        c.value for c in at.caption)
     assert at.title[0].value == "NPS overview"

@@ -282,7 +282,7 @@ def test_glossary_page_explains_every_term():
     at.switch_page("app_pages/glossary.py").run()
     _ok(at)
     shown = " ".join(m.value for m in at.markdown)
-    for term in ("ALP", "IM (intragroup mismatch)", "Relaxed / Strict / Hybrid", "δ / φ",
+    for term in ("ALP", "Intragroup mismatch (IM)", "Relaxed / Strict / Hybrid", "δ / φ",
                  "Corrected t-test"):
         assert any(term in key for key in GLOSSARY) and term in shown
     assert all(f"**{term}** — {meaning}" in shown for term, meaning in GLOSSARY.items())

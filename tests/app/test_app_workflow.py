@@ -79,7 +79,7 @@ def test_the_models_page_shows_the_held_out_calibration_gap(trained, sample):
     gap = alp_gap(cv.y_true, cv.proba, sample.classes, groups=groups_for_schema(sample.schema))
     recipes = next(df.value for df in trained.dataframe if "class-share gap" in df.value.columns)
     row = recipes.set_index("model").loc[model_display_name(LR)]  # shown in words
-    assert row["ALP − real accuracy"] == pytest.approx(100 * gap.accuracy_gap)
+    assert row["estimated − real accuracy (ALP)"] == pytest.approx(100 * gap.accuracy_gap)
     assert row["Net score gap (points)"] == pytest.approx(gap.net_gap)
 
 

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
-from plain_words import ALLOWED, MODEL_CODES, internal_words, model_codes
+from plain_words import (
+    ALLOWED,
+    BARE_ALP,
+    MODEL_CODES,
+    REPOSITORY_PATH,
+    code_first,
+    internal_words,
+    model_codes,
+)
 from streamlit.testing.v1 import AppTest
 
 from cx_app.engine.catalogue import MULTICLASS_METRICS
@@ -72,6 +80,7 @@ def shown(at: AppTest) -> list[str]:
                  "warning", "success"):
         texts += [str(e.value) for e in getattr(at, kind)]
     texts += [f"{m.label} {m.proto.help}" for m in at.metric]
+    texts += [link.label for link in at.get("page_link")]
     for kind in ("selectbox", "multiselect", "radio", "checkbox", "toggle", "number_input",
                  "slider", "select_slider", "text_input", "button"):
         texts += [f"{w.label} {w.help or ''}" for w in getattr(at, kind)]
@@ -201,6 +210,39 @@ def test_the_glossary_lists_every_term_and_tables_explain_their_metrics_on_hover
         metric = MULTICLASS_METRICS[key]
         assert f"{metric.name} {metric.words}" in texts["confusion"], key
     assert f"Estimated accuracy {GLOSSARY[ALP]}" in texts["new_wave"]  # a metric's hover
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_opens_every_text_with_plain_words(walked, page):
+    """Issue 37, point 9: no title, text, warning, label or header starts with a code; the
+    codes come after their plain words."""
+    texts, _ = walked
+    assert code_first(texts[page]) == []
+
+
+def test_model_warnings_say_alp_after_its_plain_words(walked):
+    texts, _ = walked
+    said = [t for page in PAGES for t in texts[page] if "ALP" in t]
+    assert said  # the walk shows ALP figures (models, new wave, glossary)
+    assert [t for t in said if BARE_ALP.search(t) and "probabilities" not in t] == []
+
+
+def test_the_glossary_links_to_pages_of_the_app_not_to_files(walked):
+    texts, _ = walked
+    links = [t for t in texts["glossary"] if t.startswith("Shown on the ")]
+    assert {"Shown on the New wave page", "Shown on the Confusion matrices page",
+            "Shown on the Data page", "Shown on the Net score page"} <= set(links)
+    assert [t for t in texts["glossary"] if REPOSITORY_PATH.search(t)] == []
+
+
+def test_the_code_checks_catch_codes_first():
+    assert code_first(["PSI 0.31 on Fees", "IMP (positive intragroup mismatch)",
+                       "Shift in the answers (PSI)", "3x3+IM level", "Intragroup mismatch (IM)"]
+                      ) == ["PSI 0.31 on Fees", "IMP (positive intragroup mismatch)"]
+    assert BARE_ALP.search("accuracy 0.6 vs ALP 0.7")
+    assert not BARE_ALP.search("estimated from the model's probabilities (ALP)")
+    assert REPOSITORY_PATH.search("see docs/bases-and-gaps.md")
+    assert not REPOSITORY_PATH.search("the Data page shows both")
 
 
 def test_the_allow_list_and_the_codes_are_caught():

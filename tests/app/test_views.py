@@ -48,10 +48,10 @@ def test_leaderboard_is_ordered_by_the_best_model_rule(analysis):
 
 def test_binary_leaderboard_formats_rates_and_numbers(analysis):
     board = views.leaderboard(analysis, 2)  # the 2x2+IM level of the NPS plan
-    assert "MCC (Matthews correlation)" in board.number_columns
-    assert "PIMR (positive intragroup mismatch rate)" in board.percent_columns
+    assert "Matthews correlation (MCC)" in board.number_columns
+    assert "Positive intragroup mismatch rate (PIMR)" in board.percent_columns
     dt = board.frame.set_index("model").loc["dt"]
-    assert dt["TPR (recall, sensitivity)"] == analysis.levels("dt")[2].metrics["tpr"]
+    assert dt["Recall, sensitivity (TPR)"] == analysis.levels("dt")[2].metrics["tpr"]
 
 
 def test_level_metric_table_keeps_the_engine_order_and_the_models_values(analysis):
@@ -96,9 +96,9 @@ def test_definitions_table_names_every_metric_of_the_tables():
     assert multiclass["formula"][1] == "mean over classes of TP / (TP + FP)"
     binary = views.definitions_table(True)
     assert len(binary) == 34
-    assert list(binary["metric"][:3]) == ["TP (true positives)", "FN (false negatives)",
-                                          "FP (false positives)"]
-    assert binary.set_index("metric").loc["TPR (recall, sensitivity)", "formula"] == \
+    assert list(binary["metric"][:3]) == ["True positives (TP)", "False negatives (FN)",
+                                          "False positives (FP)"]
+    assert binary.set_index("metric").loc["Recall, sensitivity (TPR)", "formula"] == \
         "TP / (TP + FN + IMP)"
 
 
@@ -112,7 +112,7 @@ def test_trained_models_table_holds_each_recipe_and_its_held_out_gap(analysis):
     assert lr["algorithm"] == "Logistic regression"
     assert (lr["folds"], lr["seed"], lr["respondents"], lr["calibration"]) == (3, 0, 240, "none")
     gap = analysis.held_out_gap("lr")
-    assert lr["ALP − real accuracy"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
+    assert lr["estimated − real accuracy (ALP)"] == pytest.approx(gap.accuracy_alp - gap.accuracy_cm)
     assert lr["class-share gap"] == gap.share_gap
     assert lr["Net score gap (points)"] == gap.net_gap
     assert all(isinstance(text, str) and "on held-out respondents" in text for text in advice)

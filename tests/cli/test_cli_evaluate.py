@@ -262,3 +262,30 @@ def test_a_model_below_the_commonest_class_is_flagged_in_results_and_the_excel_r
     assert (f"{model_display_name('knn')} is below the baseline (always answering the "
             f"commonest class): at original its accuracy is {accuracy:.1%}, always answering "
             f"{value} gets {count / n:.1%}") in text
+
+
+@pytest.mark.slow  # a whole evaluate run with its reports
+def test_with_a_weight_results_json_says_which_models_are_weighted(tmp_path, capsys):
+    """Issue 37, point 6: lr trained with the survey weights, k-NN without them and the
+    reason beside its name; the metrics are said to count every respondent once."""
+    rng = np.random.default_rng(4)
+    n = 200
+    a = rng.integers(0, 11, n)
+    frame = pd.DataFrame({"NPS": np.clip(a + rng.integers(-2, 3, n), 0, 10), "A": a,
+                          "B": rng.integers(0, 11, n), "W": rng.uniform(0.5, 2.0, n)})
+    csv = tmp_path / "w.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "o"
+    code = main(["evaluate", str(csv), "--target", "NPS", "--scale", "0-10", "--attributes",
+                 "A,B", "--weight", "W", "--algorithms", "lr,knn", "--folds", "3",
+                 "--permutation-repeats", "1", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["models"]["lr"]["weighted"] is True
+    assert doc["models"]["knn"]["weighted"] is False
+    assert doc["models"]["knn"]["cross_validation"]["unweighted_reason"] == (
+        "k-nearest neighbours has no way to weight respondents")
+    assert "k-nearest neighbours (unweighted)" in printed
+    assert ("Survey weights: Logistic regression trained with them; k-nearest neighbours "
+            "without them (k-nearest neighbours has no way to weight respondents)") in printed

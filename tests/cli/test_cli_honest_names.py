@@ -67,9 +67,10 @@ def test_a_target_that_is_no_recommend_question_is_a_net_score(tmp_path, capsys,
              document["groups"]["positive"]["name"])
     assert names == groups
     assert "Net score = % " + groups[2] in text
-    # the value is still top box − bottom box, by hand
+    # the value is still top box − bottom box, by hand; a 0–10 item that is no recommend
+    # question splits symmetrically: low 0–4, high 6–10 (issue 37)
     scores = pd.read_csv(path)[target]
-    top, bottom = (scores >= 9, scores <= 6) if scale == (0, 10) else (scores == 3, scores == 1)
+    top, bottom = (scores >= 6, scores <= 4) if scale == (0, 10) else (scores == 3, scores == 1)
     assert document["overall"]["value"] == pytest.approx(100 * (top.mean() - bottom.mean()))
 
 
@@ -91,3 +92,24 @@ def test_the_mapping_flags_follow_the_same_rule(tmp_path, capsys):
     # the analyst may say it is a recommend question after all (--kind nps)
     text, document = run(capsys, path, *flags, "--kind", "nps")
     assert "NPS = % promoters" in text and document["score"]["recommend_question"] is True
+
+
+def test_the_analyst_chooses_the_groups_of_an_opinion_item(tmp_path, capsys):
+    """Issue 37, point 7: the default groups of a 0–10 opinion item are the symmetric split,
+    said in the output; --low-up-to / --high-from choose others (hand-computed values)."""
+    path = survey_file(tmp_path, ATTITUDE, (0, 10))
+    scores = pd.read_csv(path)[ATTITUDE]
+    text, document = run(capsys, path)
+    assert "a symmetric split around the middle of the scale" in text
+    assert not NPS_WORDS.search(text)
+    assert document["groups"]["negative"]["scores"] == [0, 1, 2, 3, 4]
+    assert document["groups"]["positive"]["scores"] == [6, 7, 8, 9, 10]
+    assert document["overall"]["value"] == pytest.approx(
+        100 * ((scores >= 6).mean() - (scores <= 4).mean()))
+    text, document = run(capsys, path, "--low-up-to", "3", "--high-from", "8")
+    assert document["groups"]["negative"]["scores"] == [0, 1, 2, 3]
+    assert document["groups"]["neutral"]["scores"] == [4, 5, 6, 7]
+    assert document["overall"]["value"] == pytest.approx(
+        100 * ((scores >= 8).mean() - (scores <= 3).mean()))
+    assert main(["nps", path, "--low-up-to", "7", "--high-from", "5"]) == 2
+    assert "must end below" in capsys.readouterr().err

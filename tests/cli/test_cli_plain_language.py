@@ -111,7 +111,7 @@ def test_models_columns_and_codes_are_named_in_words(printed):
     assert "models Naive Bayes (papers' settings)" in printed["program show"]
     assert "model Naive Bayes (papers' settings), calibration" in printed["program create"]
     # metrics by their names, a plan's group code in words
-    assert "macro F1" in printed["train"] and "MCC (Matthews correlation)" in printed["reduce"]
+    assert "macro F1" in printed["train"] and "Matthews correlation (MCC)" in printed["reduce"]
     assert "positive group 'passives and promoters'" in printed["reduce"]
 
 

@@ -81,7 +81,7 @@ def test_text_output(files, capsys):
     assert main(["reduce", str(matrix), "--plan", str(plan)]) == 0
     text = capsys.readouterr().out
     assert "== 2x2+IM: 2×2+IM, positive group 'passives and promoters' ==" in text
-    assert "IM" in text and "MCC (Matthews correlation)  " in text
+    assert "IM" in text and "Matthews correlation (MCC)  " in text
     assert "F1 of macro precision and recall 0.8310" in text
     assert "NaN" not in text and "<NA>" not in text  # the IM corner is left empty
 

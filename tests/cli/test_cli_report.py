@@ -95,8 +95,8 @@ def test_report_from_a_real_evaluate_run(tmp_path):
             values = results["models"][model_id]["levels"][level_name]["metrics"]
             assert metrics.cell(row, header["Accuracy"]).value == values["accuracy"]
             if level_name == "2x2+IM":
-                assert metrics.cell(row, header["MCC (Matthews correlation)"]).value == values["mcc"]
-                assert metrics.cell(row, header["IMP (positive intragroup mismatch)"]).value == \
+                assert metrics.cell(row, header["Matthews correlation (MCC)"]).value == values["mcc"]
+                assert metrics.cell(row, header["Positive intragroup mismatch (IMP)"]).value == \
                     values["imp"]
     assert "Data quality" in book.sheetnames and "About" in book.sheetnames
     about = [c.value for row in book["About"].iter_rows() for c in row]

@@ -14,9 +14,10 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from cx_app.errors import ModelFileError
-from cx_app.models.algorithms import build_algorithm, get_algorithm, takes_sample_weight
+from cx_app.models.algorithms import build_algorithm, get_algorithm
 from cx_app.models.cnn import ArchitectureAdaptationWarning, CNNClassifier, check_architecture
 from cx_app.models.crossval import cross_validate_model
+from cx_app.models.weighting import takes_sample_weight
 
 # Contract checks are about the interface, not the papers' settings: fewer, larger steps.
 QUICK = {"epochs": 40, "batch_size": 16, "learning_rate": 0.01}

@@ -108,10 +108,10 @@ def test_metric_cells_equal_the_results(workbook):
 
 def test_rates_are_percentages_and_counts_whole_numbers(workbook):
     rows = {r["Model"].value: r for r in _table(workbook["Metrics"], "Level 2x2+IM")}
-    assert rows[SHOWN["lr"]]["TPR (recall, sensitivity)"].number_format == "0.0%"
-    assert rows[SHOWN["lr"]]["TP (true positives)"].number_format == "#,##0"
-    assert rows[SHOWN["lr"]]["MCC (Matthews correlation)"].number_format == "0.000"
-    delta = rows[SHOWN["lr"]]["δ (discriminant capability)"]
+    assert rows[SHOWN["lr"]]["Recall, sensitivity (TPR)"].number_format == "0.0%"
+    assert rows[SHOWN["lr"]]["True positives (TP)"].number_format == "#,##0"
+    assert rows[SHOWN["lr"]]["Matthews correlation (MCC)"].number_format == "0.000"
+    delta = rows[SHOWN["lr"]]["Discriminant capability (δ)"]
     assert delta.value == -0.25 and delta.data_type == "n"  # negative numbers stay numbers
 
 
@@ -305,7 +305,7 @@ def test_summary_nps_best_model_and_new_wave(workbook):
         winners.add((level, key, winner))
     # the fixture's models win different metrics at level original: both rows are needed
     assert {w for lv, k, w in winners if lv == "original"} == set(MODELS)
-    mcc = best[("2x2+IM", "MCC (Matthews correlation)")]
+    mcc = best[("2x2+IM", "Matthews correlation (MCC)")]
     assert mcc["p (Holm), best vs runner-up"].value == results["comparisons"][0]["p_holm"]
     assert mcc["Difference significant?"].value == "no"
     assert best[("original", "Accuracy")]["Difference significant?"].value == "not tested"
@@ -390,13 +390,13 @@ def test_new_wave_estimates_stand_beside_realized_values(tmp_path):
     assert difference.value == pytest.approx(100 * (0.86875 - 0.85))
     assert '" pp"' in difference.number_format and "%" not in difference.number_format
     assert accuracy["Estimate"].number_format == "0.0%"
-    tpr = rates["TPR (recall, sensitivity)"]["Estimate − realized (pp)"]
+    tpr = rates["Recall, sensitivity (TPR)"]["Estimate − realized (pp)"]
     assert tpr.value == pytest.approx(100 * (0.8496 - 0.9))
-    assert rates["TPR (recall, sensitivity)"]["Realized"].value == 0.9
+    assert rates["Recall, sensitivity (TPR)"]["Realized"].value == 0.9
     (counts,) = _table(ws, "Estimated metrics — level 2x2+IM (counts)")
     assert (counts["Estimate"].value, counts["Realized"].value) == (24.0, 25)
     (other,) = _table(ws, "Estimated metrics — level 2x2+IM (other metrics)")
-    assert other["Metric"].value == "MCC (Matthews correlation)"
+    assert other["Metric"].value == "Matthews correlation (MCC)"
     assert other["Estimate − realized"].value == pytest.approx(0.61 - 0.6)  # not a rate: as is
     nps = {r["Figure"].value: r for r in _table(ws, "NPS of the new wave")}
     estimated, realized = (nps[k] for k in sorted(nps))

@@ -89,7 +89,10 @@ def test_waves_in_wave_order_and_the_same_file_once(program):
     assert "telecom_W01.csv: wave W01, 180 respondents, added" in lines[1]
     assert "already in the program" in lines[3] and "W01" in lines[3]
     with Workspace.open(program.url) as ws:
-        assert {p.name: p.waves for p in ws.list_programs()}["telecom"] == 4
+        summary = {p.name: p for p in ws.list_programs()}["telecom"]
+        assert summary.waves == 4
+        assert summary.last_wave == "W03"  # the wave added last (the first page shows it)
+        assert summary.last_change >= summary.created
 
 
 def test_cli_numbers_are_the_library_path(program, library):
