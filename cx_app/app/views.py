@@ -36,7 +36,8 @@ TRAINED_MODEL_HEADERS: dict[str, str] = {
     "model": "Model", "algorithm": "Algorithm", "preset": "Preset",
     "calibration": "Probability calibration", "folds": "Folds", "seed": "Seed",
     "fit seconds": "Fit time (seconds)", "respondents": "Respondents",
-    GAP_COLUMNS[0]: "ALP − real accuracy", GAP_COLUMNS[1]: "Class-share gap",
+    "survey weights": "Survey weights",
+    GAP_COLUMNS[0]: "Estimated − real accuracy (ALP)", GAP_COLUMNS[1]: "Class-share gap",
 }
 """The Trained models table's own headers (:func:`trained_models_table`)."""
 
