@@ -95,6 +95,15 @@ class SegmentHeldOutDoc(MetadataDocument):
     n: int
     error: Figure
     variance: Figure
+    estimated: Figure = None
+    """The segment's held-out estimated net score (points); absent in older files, which then
+    give the segment no alert band of its own."""
+    outcome_sd: Figure = None
+    """The SD of one respondent's promoter/detractor outcome in the segment (points)."""
+    accuracy_alp: Figure = None
+    """The segment's held-out ALP accuracy (its mean top probability)."""
+    accuracy: Figure = None
+    """The segment's realized held-out accuracy."""
 
 
 class SegmentErrorsDoc(MetadataDocument):

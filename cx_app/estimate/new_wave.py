@@ -410,7 +410,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
-    from cx_app.estimate.alerts import estimate_alerts, model_bands
+    from cx_app.estimate.alert_bands import model_bands
+    from cx_app.estimate.alerts import estimate_alerts
     from cx_app.estimate.alp import alp_confusion_matrix
     from cx_app.estimate.calibration import coarse_probability_advice
     from cx_app.estimate.drift import attribute_drift

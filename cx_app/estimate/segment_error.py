@@ -64,9 +64,12 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
                            groups: NetScoreGroups,
                            segments: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Per segment column (``segments``: name → each respondent's segment label, aligned with
-    ``y_true``): ``{"labels": {label: {"n", "error", "variance"}}, "between_sd": τ}``; the
-    ``error`` is the held-out estimated minus realized net score of the segment (points),
-    ``variance`` the answers' variance of that estimate (points²)."""
+    ``y_true``): ``{"labels": {label: {"n", "error", "variance", "estimated", "outcome_sd",
+    "accuracy_alp", "accuracy"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
+    net score of the segment (points), ``variance`` the answers' variance of that estimate
+    (points²); ``estimated``, ``outcome_sd`` (one respondent's outcome SD, points),
+    ``accuracy_alp`` (mean top probability) and ``accuracy`` (realized) are the segment's own
+    level and spread for its alert band (:mod:`cx_app.estimate.alert_bands`)."""
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
     cls = list(classes)
@@ -75,6 +78,8 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     outcome = (np.isin(y, list(groups.positive)).astype(float)
                - np.isin(y, list(groups.negative)).astype(float))
     spread = pos + neg - (pos - neg) ** 2
+    top = p.max(axis=1)
+    hit = (y == np.asarray(cls, dtype=object)[p.argmax(axis=1)]).astype(float)
     out: dict[str, Any] = {}
     for name, labels in segments.items():
         values = np.asarray([str(v) for v in labels], dtype=object)
@@ -88,7 +93,13 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             per_label[str(label)] = {
                 "n": m,
                 "error": 100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
-                "variance": 100.0**2 * float(spread[rows].sum()) / m**2}
+                "variance": 100.0**2 * float(spread[rows].sum()) / m**2,
+                # the segment's own level and spread, for its alert band (cx_app.estimate.alerts)
+                "estimated": 100.0 * float(np.mean(pos[rows] - neg[rows])),
+                "outcome_sd": 100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
+                                                    - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                "accuracy_alp": float(np.mean(top[rows])),
+                "accuracy": float(np.mean(hit[rows]))}
         big = [v for v in per_label.values() if v["n"] >= MIN_HELDOUT_SEGMENT]
         tau2 = (max(0.0, float(np.mean([v["error"] ** 2 - v["variance"] for v in big])))
                 if big else 0.0)
