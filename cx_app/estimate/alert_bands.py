@@ -49,7 +49,9 @@ NO_SEGMENT_BANDS = ("no segment alert: the model file keeps no usual range per s
 def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     """The default bands of a saved model from its cross-validation metadata: accuracy from
     its pooled held-out figures (binomial spread), the net score from its held-out folds (the
-    folds' realized SD, CBPE's chunk SD). A figure the file does not keep gets no band.
+    folds' realized SD, CBPE's chunk SD, at least one respondent's outcome SD where the file
+    keeps it, with the uncertainty of the centre). A figure the file does not keep gets no
+    band.
 
     Centred on the estimator's own value on the held-out rows (held-out ALP accuracy, mean
     held-out estimated net score), not on the realized one: CBPE calibrates first, so there
@@ -70,16 +72,22 @@ def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
         # the answers' spread per respondent: fold variance V_f = 100²·ΣVar(s_i)/n_f²
         unit = [v * m for v, m in zip(net.fold_outcome_variance, net.fold_n, strict=False)
                 if v is not None]
-        realized = ReferenceBand.from_chunks(
-            "net_score", net.fold_realized, net.fold_n,
-            unit_sd_floor=math.sqrt(float(np.mean(unit))) if unit else 0.0)
+        # newer files keep one respondent's SD of the realized outcome itself (what "3
+        # standard errors at its size" of a realized net score means), and the band then also
+        # carries the uncertainty of its centre, as a segment's own band does
+        floor = math.sqrt(float(np.mean(unit))) if unit else 0.0
+        if net.outcome_sd is not None:
+            floor = max(floor, float(net.outcome_sd))
+        realized = ReferenceBand.from_chunks("net_score", net.fold_realized, net.fold_n,
+                                             unit_sd_floor=floor)
         centre = float(np.average(net.fold_estimated, weights=net.fold_n))
+        level_sd = (0.0 if net.outcome_sd is None
+                    else realized.unit_sd / math.sqrt(max(sum(net.fold_n), 1)))
         bands["net_score"] = ReferenceBand("net_score", centre, realized.unit_sd,
                                            realized.basis.replace("reference:", "held-out "
-                                                                  "estimate:"))
+                                                                  "estimate:"),
+                                           level_sd=level_sd)
     return bands
-
-
 
 
 def _level(metric: str, doc: SegmentHeldOutDoc) -> tuple[float, float] | None:

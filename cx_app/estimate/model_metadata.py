@@ -126,6 +126,9 @@ class NetScoreErrorDoc(MetadataDocument):
     reference_se: Figure = None
     """The training survey's own sampling error of its net score (points); absent in files
     written before it was kept."""
+    outcome_sd: Figure = None
+    """One respondent's SD of the promoter/detractor outcome in the training survey (points):
+    the spread of the alert band (:mod:`cx_app.estimate.alert_bands`); absent in older files."""
     segments: dict[str, SegmentErrorsDoc] | None = None
     """Per segment column, each segment's held-out error
     (:func:`cx_app.estimate.segment_error.heldout_segment_errors`); absent in older files."""

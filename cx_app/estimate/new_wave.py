@@ -242,7 +242,9 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
             "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
             "model_se": math.sqrt(max(squared, 0.0)),
-            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread)}
+            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread),
+            # one respondent's SD of the realized outcome (the alert band's spread)
+            "outcome_sd": 100.0 * float(np.std(outcome))}
 
 
 @dataclass(frozen=True, eq=False)
