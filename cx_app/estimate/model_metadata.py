@@ -111,6 +111,10 @@ class SegmentErrorsDoc(MetadataDocument):
 
     labels: dict[str, SegmentHeldOutDoc]
     between_sd: Figure
+    stability: Figure = None
+    """The share of a segment's effect that carries over between the training survey's waves
+    (:func:`cx_app.estimate.segment_error.segment_stability`); absent with one wave."""
+    stability_waves: int | None = None
 
 
 class NetScoreErrorDoc(MetadataDocument):

@@ -9,6 +9,7 @@ import importlib.util
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
@@ -140,3 +141,24 @@ def test_segment_alerts_are_true_on_planted_events():
     # before issue 36 (the whole's band) the lowest and highest segments alert in every wave
     before = score_alerts(measured["net_score"]["before"], measured["net_score"]["truth"])
     assert before.precision < 0.5
+
+
+def test_segment_corrections_shrink_by_their_stability():
+    from cx_app.estimate.segment_error import segment_correction, segment_stability
+
+    # two segments, three waves: lasting effects ±3 plus a wave-to-wave part (V = 0)
+    errors = np.array([[5.0, 1.0, 3.0], [-5.0, -1.0, -3.0]])
+    # A = mean(d²) = (25 + 1 + 9)/3 = 11.667; B = mean(5·1, 5·3, 1·3) = 7.667: ρ = 23/35
+    assert segment_stability(errors, np.zeros((2, 3))) == pytest.approx(23 / 35)
+    assert segment_stability(errors[:, :1], np.zeros((2, 1))) is None  # one wave
+    assert segment_stability(errors * 0, np.ones((2, 3))) is None      # nothing beyond noise
+    doc = {"between_sd": 4.0, "labels": {"N": {"n": 900, "error": 8.0, "variance": 4.0}}}
+    full = segment_correction({"bank": SegmentErrorsDoc.from_dict(doc)}, "bank", "N")
+    shrunk = segment_correction({"bank": SegmentErrorsDoc.from_dict(
+        {**doc, "stability": 0.5, "stability_waves": 4})}, "bank", "N")
+    w = 16 / (16 + 4)
+    assert full.correction == pytest.approx(w * 8.0)
+    assert shrunk.correction == pytest.approx(0.5 * w * 8.0)
+    se2 = (1 - w) ** 2 * (64 - 4) + w**2 * 4
+    assert full.se == pytest.approx(math.sqrt(se2))
+    assert shrunk.se == pytest.approx(math.sqrt(0.25 * se2 + 0.75 * 16))
