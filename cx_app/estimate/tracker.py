@@ -9,7 +9,10 @@ small segment gets a wide interval — plus the model's held-out error and the e
 correction (the module docstring of :mod:`cx_app.estimate.new_wave`). A model file without the
 per-segment errors gets a wider, fresh-sample interval and a note. Below :data:`MIN_SEGMENT` respondents a segment gets no
 estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
-wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
+wide. A segment's alerts compare it with its own reference band
+(:mod:`cx_app.estimate.alert_bands`) and, from the second wave on, with its previous wave
+(:func:`with_segment_changes`). ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ...
+--json``'s ``waves``.
 """
 
 from __future__ import annotations
