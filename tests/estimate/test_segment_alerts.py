@@ -5,6 +5,7 @@ model files (no segment alerts, a note), and precision/recall on waves with plan
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 from pathlib import Path
@@ -162,3 +163,42 @@ def test_segment_corrections_shrink_by_their_stability():
     se2 = (1 - w) ** 2 * (64 - 4) + w**2 * 4
     assert full.se == pytest.approx(math.sqrt(se2))
     assert shrunk.se == pytest.approx(math.sqrt(0.25 * se2 + 0.75 * 16))
+
+
+def test_tracker_segments_use_their_own_band_and_older_files_get_a_note():
+    from cx_app.estimate.tracker import track_waves
+    from cx_app.estimate.training import train_model
+    from cx_app.simulation.alert_events import simulate_alert_waves
+    from cx_app.simulation.drift_waves import drift_schema_yaml
+    from cx_app.survey.importing import load_survey
+    from cx_app.survey.schema import schema_from_yaml_text
+
+    schema = schema_from_yaml_text(drift_schema_yaml(), name="drift_waves")
+
+    def survey(frame, name, scoring=False):
+        return load_survey(frame.to_csv(index=False).encode(), schema=schema, filename=name,
+                           require_target=not scoring, require_attributes=not scoring,
+                           scoring=scoring)
+
+    sim = simulate_alert_waves(900, 400, waves=2, seed=3)
+    model = train_model(survey(sim.reference.frame, "ref.csv"), "nb", folds=3, seed=0).model
+    waves = [survey(w.unlabeled(), f"{w.label}.csv", True) for w in sim.waves]
+    tracked = track_waves(model, waves, by="bank")
+    kept = model.cv.net_score_error.segments["bank"]
+    for t in tracked:
+        for s in t.segments:
+            own = [a for a in s.alerts if a.comparison == "own reference"]
+            assert [a.metric for a in own] == ["accuracy", "net_score"]
+            band = segment_bands({"bank": kept}, "bank")[s.label]["net_score"]
+            assert (own[1].lower, own[1].upper) == pytest.approx(band.limits(s.respondents))
+    # the second wave compares each segment with the first
+    assert all(any(a.comparison == "previous wave" for a in s.alerts)
+               for s in tracked[1].segments)
+    # an older model file: its segments keep their errors but not their levels
+    old = SegmentErrorsDoc.from_dict({"between_sd": kept.between_sd, "labels": {
+        k: {"n": v.n, "error": v.error, "variance": v.variance} for k, v in kept.labels.items()}})
+    error = model.cv.net_score_error.model_copy(update={"segments": {"bank": old}})
+    older = dataclasses.replace(model, cv=model.cv.model_copy(update={"net_score_error": error}))
+    for t in track_waves(older, waves, by="bank"):
+        for s in t.segments:
+            assert s.alerts == () and NO_SEGMENT_BANDS in s.note
