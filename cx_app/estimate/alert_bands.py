@@ -9,9 +9,12 @@ every wave.
 
 Small segments are shrunk toward the whole by empirical Bayes (normal–normal, method of
 moments, as the segment corrections of :mod:`cx_app.estimate.segment_error`). For one metric,
-segment s has its held-out level ``L_s`` from ``n_s`` respondents with per-respondent SD ``u_s``
-(net score: the SD of one promoter/detractor outcome; accuracy: √(a(1−a)) of its realized
-held-out accuracy), so its level's sampling variance is ``V_s = u_s²/n_s``. With the whole's
+segment s has its held-out level ``L_s`` (the mean of its respondents' estimates) from ``n_s``
+respondents, so its level's sampling variance is ``V_s = v_s²/n_s`` with ``v_s`` the SD of one
+respondent's estimate (net score: of 100·(p̂_P − p̂_D); accuracy: of the top probability); the
+spread of a wave's figure is one respondent's SD of the *realized* metric, ``u_s`` (net score:
+of one promoter/detractor outcome; accuracy: √(a(1−a)) of its realized held-out accuracy), so
+that the band is 3 standard errors of a realized figure at the wave's size. With the whole's
 level ``L`` (the respondent-weighted mean of the ``L_s``) and the segments' spread beyond that
 noise ``τ² = max(0, mean_s((L_s − L)² − V_s))`` (segments of at least 10 respondents):
 
@@ -90,16 +93,20 @@ def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     return bands
 
 
-def _level(metric: str, doc: SegmentHeldOutDoc) -> tuple[float, float] | None:
-    """(level, per-respondent SD) of one segment for one metric; None when not kept."""
+def _level(metric: str, doc: SegmentHeldOutDoc) -> tuple[float, float, float] | None:
+    """(level, one respondent's SD of the realized metric, one respondent's SD of its
+    estimate) of one segment for one metric; None when not kept."""
     if metric == "net_score":
         if doc.estimated is None or doc.outcome_sd is None:
             return None
-        return float(doc.estimated), float(doc.outcome_sd)
+        spread = doc.outcome_sd if doc.estimated_sd is None else doc.estimated_sd
+        return float(doc.estimated), float(doc.outcome_sd), float(spread)
     if doc.accuracy_alp is None or doc.accuracy is None:
         return None
     a = float(doc.accuracy)
-    return float(doc.accuracy_alp), math.sqrt(max(a * (1 - a), 0.0))
+    unit = math.sqrt(max(a * (1 - a), 0.0))
+    spread = unit if doc.accuracy_alp_sd is None else doc.accuracy_alp_sd
+    return float(doc.accuracy_alp), unit, float(spread)
 
 
 def segment_bands(kept: Mapping[str, SegmentErrorsDoc] | None,
@@ -123,7 +130,7 @@ def segment_bands(kept: Mapping[str, SegmentErrorsDoc] | None,
         unit = np.array([f[2] for f in figures.values()])
         whole = float(np.average(level, weights=n))
         whole_unit = math.sqrt(float(np.average(unit**2, weights=n)))
-        variance = unit**2 / n
+        variance = np.array([f[3] for f in figures.values()]) ** 2 / n
         big = n >= MIN_HELDOUT_SEGMENT
         tau2 = (max(0.0, float(np.mean((level[big] - whole) ** 2 - variance[big])))
                 if big.any() else 0.0)

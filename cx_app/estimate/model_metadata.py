@@ -104,6 +104,10 @@ class SegmentHeldOutDoc(MetadataDocument):
     """The segment's held-out ALP accuracy (its mean top probability)."""
     accuracy: Figure = None
     """The segment's realized held-out accuracy."""
+    estimated_sd: Figure = None
+    """The SD of one respondent's estimated net-score contribution, 100·(p̂_P − p̂_D)."""
+    accuracy_alp_sd: Figure = None
+    """The SD of one respondent's top probability."""
 
 
 class SegmentErrorsDoc(MetadataDocument):

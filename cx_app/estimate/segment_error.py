@@ -76,11 +76,12 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
                            wave: str | None = None) -> dict[str, Any]:
     """Per segment column (``segments``: name → each respondent's segment label, aligned with
     ``y_true``): ``{"labels": {label: {"n", "error", "variance", "estimated", "outcome_sd",
-    "accuracy_alp", "accuracy"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
+    "accuracy_alp", "accuracy", "estimated_sd", "accuracy_alp_sd"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
     net score of the segment (points), ``variance`` the answers' variance of that estimate
     (points²); ``estimated``, ``outcome_sd`` (one respondent's outcome SD, points),
     ``accuracy_alp`` (mean top probability) and ``accuracy`` (realized) are the segment's own
-    level and spread for its alert band (:mod:`cx_app.estimate.alert_bands`). ``wave``: the
+    level and spread for its alert band, ``estimated_sd`` and ``accuracy_alp_sd`` the SD of
+    one respondent's estimate (what the level's own sampling error is made of) (:mod:`cx_app.estimate.alert_bands`). ``wave``: the
     segment column that names each respondent's wave; with two waves or more, each other
     column also keeps its ``stability`` (:func:`segment_stability`) and ``stability_waves``."""
     y = np.asarray(y_true)
@@ -111,7 +112,9 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
                 "estimated": 100.0 * float(np.mean(pos[rows] - neg[rows])),
                 "outcome_sd": 100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
                                                     - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                "estimated_sd": 100.0 * float(np.std(pos[rows] - neg[rows])),
                 "accuracy_alp": float(np.mean(top[rows])),
+                "accuracy_alp_sd": float(np.std(top[rows])),
                 "accuracy": float(np.mean(hit[rows]))}
         big = [v for v in per_label.values() if v["n"] >= MIN_HELDOUT_SEGMENT]
         tau2 = (max(0.0, float(np.mean([v["error"] ** 2 - v["variance"] for v in big])))

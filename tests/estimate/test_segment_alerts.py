@@ -53,6 +53,22 @@ def test_segment_bands_shrink_small_segments_toward_the_whole():
     assert bands["B"]["accuracy"].mean == pytest.approx(0.41 + w_b * 0.04)
 
 
+def test_the_level_noise_is_the_estimates_own_spread():
+    # with the SD of one respondent's estimate kept (40 and 45 points), the levels' sampling
+    # variances are 40²/400 = 4 and 45²/100 = 20.25; the band's spread stays the outcome's
+    labels = {k: {**v.to_dict(), "estimated_sd": sd} for (k, v), sd
+              in zip(KEPT["bank"].labels.items(), (40.0, 45.0), strict=True)}
+    bands = segment_bands({"bank": SegmentErrorsDoc.from_dict(
+        {"between_sd": 0.0, "labels": labels})}, "bank")
+    tau2 = ((100 - 4) + (1600 - 20.25)) / 2
+    w = tau2 / (tau2 + 20.25)
+    band = bands["B"]["net_score"]
+    assert band.mean == pytest.approx(-30 + w * 40)
+    assert band.level_sd == pytest.approx(math.sqrt(w * 20.25))
+    whole_unit = math.sqrt((400 * 80**2 + 100 * 90**2) / 500)
+    assert band.unit_sd == pytest.approx(whole_unit + w * (90 - whole_unit))
+
+
 def test_an_older_model_file_keeps_no_segment_band():
     old = {"bank": SegmentErrorsDoc.from_dict({"between_sd": 1.0, "labels": {
         "A": {"n": 400, "error": 1.0, "variance": 16.0}}})}
