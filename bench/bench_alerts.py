@@ -126,7 +126,8 @@ def bank_program(seed: int = 7) -> dict:
                                      Path(folder) / "bank_2026.xlsx")
         model = train_model(load_survey(ref_path), "lr", folds=10, seed=0).model
         surveys = [load_survey(write_bank_export({k: waves[k]}, Path(folder) / f"{k}.xlsx"),
-                               schema=model.schema, scoring=True) for k in labels[4:]]
+                               schema=model.schema, require_target=False,
+                               require_attributes=False, scoring=True) for k in labels[4:]]
         whole = model_bands(model.cv)
         reference = pd.concat([waves[k] for k in labels[:4]])
 
