@@ -1,7 +1,7 @@
 """Alerts on estimated performance: estimated accuracy or net score outside the normal band.
 
 Is a wave's (or segment's) estimated accuracy or net score outside what the reference data
-makes normal?
+makes normal, or has it moved since the previous wave?
 
 Default band, as NannyML's CBPE: CBPE computes the *realized* metric on chunks of the
 reference data and alerts when a chunk's *estimated* metric leaves mean ± 3·SD of those
@@ -13,12 +13,21 @@ it is CBPE's band exactly. Without reference chunks (a model file keeps only its
 held-out accuracy a) the spread is the binomial one, unit_sd = √(a(1−a)), which is what the
 chunk SD estimates when the reference is stable.
 
-A segment is checked against the whole reference's band at the segment's own size: the model
-file keeps no per-segment reference, so a segment whose customers always score lower than
-the rest (a structurally unhappy region) is flagged on its net score; the alert says "unusual
-against the training data", not "changed since last wave" (the tracker's change test says
-that). The analyst can replace either band by fixed limits (:class:`AlertThresholds`). Accuracy is
-on the 0–1 scale, the net score in points (−100..100).
+A segment is checked against its *own* reference level and spread (the segment's held-out
+estimate in the training data, kept per segment in the model file; small segments shrunk
+toward the whole by empirical Bayes, :mod:`cx_app.estimate.alert_bands`): its band also
+carries the uncertainty of that level (``level_sd``), so a segment with few training
+respondents gets a wider band. Every wave's and segment's alert also keeps the SD of its
+estimate at its size (``sd``), so that consecutive waves of the same series are compared with
+each other (:func:`change_alert`: the change since the previous wave outside ±3·√(sd₀² + sd₁²)).
+``comparison`` says which comparison an alert made ("reference", "own reference", "previous
+wave", "analyst") and the wording follows it. The analyst can replace the reference bands by
+fixed limits (:class:`AlertThresholds`). Accuracy is on the 0–1 scale, the net score in points
+(−100..100).
+
+This module holds the types and checks only; reading the bands out of a model file's metadata
+is :mod:`cx_app.estimate.alert_bands` (so that the estimate documents can use these types
+without importing the model file's metadata).
 """
 
 from __future__ import annotations
@@ -26,22 +35,28 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from cx_app.errors import AnalysisError
 
-if TYPE_CHECKING:
-    from cx_app.estimate.model_metadata import HeldOutFigures
-
-__all__ = ["DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand", "check_alert",
-           "estimate_alerts", "model_bands", "parse_limits"]
+__all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
+           "alert_short", "change_alert", "check_alert", "estimate_alerts", "parse_limits",
+           "series_changes"]
 
 DEFAULT_SIGMAS = 3.0
 """Width of the default band in reference standard deviations (CBPE's default)."""
 
 METRIC_RANGE = {"accuracy": (0.0, 1.0), "net_score": (-100.0, 100.0)}
+
+COMPARISONS = {
+    "reference": "the usual range of the training data",
+    "own reference": "this segment's own usual range in the training data",
+    "previous wave": "the change since the previous wave",
+    "analyst": "the analyst's limits",
+}
+"""What an alert compared its estimate with (``Alert.comparison``), in words."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,11 @@ class ReferenceBand:
     mean: float
     unit_sd: float
     basis: str
+    level_sd: float = 0.0
+    """The uncertainty of ``mean`` itself (a segment's level estimated from few respondents);
+    it widens the band at every size."""
+    comparison: str = "reference"
+    """"reference" (the whole training data) or "own reference" (a segment's own band)."""
 
     @classmethod
     def from_chunks(cls, metric: str, values: Sequence[float], sizes: Sequence[int], *,
@@ -79,9 +99,13 @@ class ReferenceBand:
                    f"held-out accuracy of {n_reference} respondents ± {DEFAULT_SIGMAS:g} "
                    "binomial SD at each wave's size")
 
+    def sd(self, n: int) -> float:
+        """The SD of a wave's or segment's figure of ``n`` respondents: ``unit_sd/√n``."""
+        return self.unit_sd / math.sqrt(max(n, 1))
+
     def limits(self, n: int, sigmas: float = DEFAULT_SIGMAS) -> tuple[float, float]:
         """(lower, upper) for a wave or segment of ``n`` respondents, within the metric's range."""
-        half = sigmas * self.unit_sd / math.sqrt(max(n, 1))
+        half = sigmas * math.hypot(self.sd(n), self.level_sd)
         lo, hi = METRIC_RANGE.get(self.metric, (-math.inf, math.inf))
         return max(lo, self.mean - half), min(hi, self.mean + half)
 
@@ -98,6 +122,36 @@ class AlertThresholds:
         return {"accuracy": self.accuracy, "net_score": self.net_score}[metric]
 
 
+def _fmt(metric: str, x: float) -> str:
+    return f"{x:.3f}" if metric == "accuracy" else f"{x:+.1f}"
+
+
+def _name(metric: str) -> str:
+    return "accuracy" if metric == "accuracy" else "net score"
+
+
+def alert_short(metric: str, direction: str, lower: float | None, upper: float | None,
+                alert: bool, comparison: str = "") -> str:
+    """A raised alert in a few words, saying which comparison fired (``""`` when not raised).
+
+    >>> alert_short("accuracy", "below", 0.64, 0.8, True, "reference")
+    'accuracy below 0.640'
+    >>> alert_short("net_score", "below", -20.0, 5.0, True, "own reference")
+    'net score below -20.0 (its own usual range)'
+    >>> alert_short("net_score", "above", -9.0, 11.0, True, "previous wave")
+    'net score rose since the previous wave (above +11.0)'
+    """
+    if not alert:
+        return ""
+    limit = lower if direction == "below" else upper
+    shown = "" if limit is None else _fmt(metric, limit)
+    if comparison == "previous wave":
+        moved = "fell" if direction == "below" else "rose"
+        return f"{_name(metric)} {moved} since the previous wave ({direction} {shown})"
+    own = " (its own usual range)" if comparison == "own reference" else ""
+    return f"{_name(metric)} {direction} {shown}{own}"
+
+
 @dataclass(frozen=True)
 class Alert:
     """One metric of one wave or segment checked against its limits."""
@@ -109,6 +163,12 @@ class Alert:
     alert: bool
     source: str
     """"analyst" or the reference band's basis."""
+    comparison: str = ""
+    """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
+    written before it was kept)."""
+    sd: float | None = None
+    """The SD of the value at its size (its band's ``unit_sd/√n``; None for analyst limits):
+    what :func:`change_alert` compares consecutive waves with."""
 
     @property
     def direction(self) -> str:
@@ -117,34 +177,43 @@ class Alert:
         return "below" if self.lower is not None and self.value < self.lower else "above"
 
     def to_dict(self) -> dict:
-        return {"metric": self.metric, "value": self.value, "lower": self.lower,
-                "upper": self.upper, "alert": self.alert, "direction": self.direction,
-                "source": self.source}
-
-    def _fmt(self, x: float) -> str:
-        return f"{x:.3f}" if self.metric == "accuracy" else f"{x:+.1f}"
+        out = {"metric": self.metric, "value": self.value, "lower": self.lower,
+               "upper": self.upper, "alert": self.alert, "direction": self.direction,
+               "source": self.source, "comparison": self.comparison}
+        if self.sd is not None:
+            out["sd"] = self.sd
+        return out
 
     def short(self) -> str:
-        """``"accuracy below 0.640"`` (a raised alert), else ``""``."""
-        if not self.alert:
-            return ""
-        limit = self.lower if self.direction == "below" else self.upper
-        name = "accuracy" if self.metric == "accuracy" else "net score"
-        return f"{name} {self.direction} {self._fmt(limit)}"
+        """``"accuracy below 0.640"`` (a raised alert), else ``""`` (:func:`alert_short`)."""
+        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
+                           self.comparison)
 
     def sentence(self, where: str = "") -> str:
         """One line for the CLI, reports and page: ``"ALERT: estimated accuracy 0.61 is below
         0.64 (…)"`` or ``"estimated accuracy 0.71 within 0.64–0.78"``."""
-        fmt = self._fmt
-        name = "accuracy" if self.metric == "accuracy" else "net score"
-        lo = "−∞" if self.lower is None else fmt(self.lower)
-        hi = "∞" if self.upper is None else fmt(self.upper)
+        name, value = _name(self.metric), _fmt(self.metric, self.value)
+        lo = "−∞" if self.lower is None else _fmt(self.metric, self.lower)
+        hi = "∞" if self.upper is None else _fmt(self.metric, self.upper)
         head = f"{where}: " if where else ""
         if self.alert:
-            limit = self.lower if self.direction == "below" else self.upper
-            return (f"ALERT: {head}estimated {name} {fmt(self.value)} is {self.direction} "
-                    f"{fmt(limit)} ({self.source})")
-        return f"{head}estimated {name} {fmt(self.value)} within {lo} to {hi}"
+            limit = _fmt(self.metric, self.lower if self.direction == "below" else self.upper)
+            if self.comparison == "previous wave":
+                moved = "fell" if self.direction == "below" else "rose"
+                return (f"ALERT: {head}estimated {name} {value} {moved} since the previous "
+                        f"wave: {self.direction} {limit} ({self.source})")
+            return (f"ALERT: {head}estimated {name} {value} is {self.direction} "
+                    f"{limit} ({self.source})")
+        return f"{head}estimated {name} {value} within {lo} to {hi}"
+
+
+class _Checked(Protocol):
+    """What :func:`change_alert` reads of an alert (an :class:`Alert` or its document)."""
+
+    metric: str
+    value: float
+    comparison: str
+    sd: float | None
 
 
 def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
@@ -152,16 +221,57 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
     """``value`` (the estimate for n respondents) against the analyst's limits when set, else
     the reference band; None when there is neither."""
     fixed = None if thresholds is None else thresholds.for_metric(metric)
+    sd = None if band is None else band.sd(n)
     if fixed is not None:
         lower, upper = fixed
-        source = "analyst"
+        source, comparison = "analyst", "analyst"
     elif band is not None:
         lower, upper = band.limits(n)
-        source = band.basis
+        source, comparison = band.basis, band.comparison
     else:
         return None
     out = (lower is not None and value < lower) or (upper is not None and value > upper)
-    return Alert(metric, float(value), lower, upper, bool(out), source)
+    return Alert(metric, float(value), lower, upper, bool(out), source, comparison, sd)
+
+
+def change_alert(previous: _Checked, current: _Checked,
+                 sigmas: float = DEFAULT_SIGMAS) -> Alert | None:
+    """The change of one metric of one series (the whole wave, or one segment) since its
+    previous wave: an alert when ``current.value`` leaves ``previous.value ± sigmas·√(sd₀² +
+    sd₁²)`` (both SDs at their own sizes, as kept by :func:`check_alert`). None when either
+    check keeps no SD (analyst limits, documents written before it was kept) or the metrics
+    differ; a change alert is never compared again.
+
+    >>> a = Alert("net_score", 10.0, -5.0, 25.0, False, "x", "own reference", 4.0)
+    >>> b = Alert("net_score", 30.0, -5.0, 25.0, True, "x", "own reference", 3.0)
+    >>> change = change_alert(a, b)
+    >>> change.lower, change.upper, change.alert, change.short()
+    (-5.0, 25.0, True, 'net score rose since the previous wave (above +25.0)')
+    """
+    if previous.metric != current.metric or previous.sd is None or current.sd is None \
+            or "previous wave" in (previous.comparison, current.comparison):
+        return None
+    half = sigmas * math.hypot(previous.sd, current.sd)
+    lo, hi = METRIC_RANGE.get(current.metric, (-math.inf, math.inf))
+    lower, upper = max(lo, previous.value - half), min(hi, previous.value + half)
+    out = current.value < lower or current.value > upper
+    return Alert(current.metric, float(current.value), lower, upper, bool(out),
+                 f"previous wave {_fmt(current.metric, previous.value)} ± {sigmas:g} SD of "
+                 "the change between two waves of these sizes", "previous wave",
+                 float(current.sd))
+
+
+def series_changes(previous: Sequence[_Checked],
+                   current: Sequence[_Checked]) -> tuple[Alert, ...]:
+    """The change alerts of one series between two consecutive waves: each metric of
+    ``current`` checked (:func:`change_alert`) against the same metric of ``previous`` (their
+    band checks; change checks are skipped)."""
+    before = {a.metric: a for a in previous if a.comparison != "previous wave"}
+    out = []
+    for now in current:
+        if now.metric in before and (change := change_alert(before[now.metric], now)):
+            out.append(change)
+    return tuple(out)
 
 
 def parse_limits(text: str | None, what: str) -> tuple[float | None, float | None] | None:
@@ -185,40 +295,6 @@ def parse_limits(text: str | None, what: str) -> tuple[float | None, float | Non
     if lower is not None and upper is not None and lower > upper:
         raise AnalysisError(f"{what}: the lower limit {lower:g} is above the upper {upper:g}")
     return lower, upper
-
-
-def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
-    """The default bands of a saved model from its cross-validation metadata: accuracy from
-    its pooled held-out figures (binomial spread), the net score from its held-out folds (the
-    folds' realized SD, CBPE's chunk SD). A figure the file does not keep gets no band.
-
-    Centred on the estimator's own value on the held-out rows (held-out ALP accuracy, mean
-    held-out estimated net score), not on the realized one: CBPE calibrates first, so there
-    the two agree; a saved model may carry a known held-out gap (reported by its own warning),
-    and a band around the realized value would flag every wave for that bias instead of for a
-    change."""
-    bands: dict[str, ReferenceBand] = {}
-    gap = cv.alp_gap
-    if gap is not None and gap.accuracy_alp is not None and gap.accuracy_cm is not None \
-            and cv.n:
-        held = ReferenceBand.binomial(float(gap.accuracy_cm), int(cv.n))
-        bands["accuracy"] = ReferenceBand("accuracy", float(gap.accuracy_alp), held.unit_sd,
-                                          f"held-out ALP accuracy of {cv.n} respondents ± "
-                                          f"{DEFAULT_SIGMAS:g} binomial SD at each wave's size")
-    net = cv.net_score_error
-    if net is not None and len(net.fold_realized) >= 2 \
-            and None not in (*net.fold_realized, *net.fold_estimated):
-        # the answers' spread per respondent: fold variance V_f = 100²·ΣVar(s_i)/n_f²
-        unit = [v * m for v, m in zip(net.fold_outcome_variance, net.fold_n, strict=False)
-                if v is not None]
-        realized = ReferenceBand.from_chunks(
-            "net_score", net.fold_realized, net.fold_n,
-            unit_sd_floor=math.sqrt(float(np.mean(unit))) if unit else 0.0)
-        centre = float(np.average(net.fold_estimated, weights=net.fold_n))
-        bands["net_score"] = ReferenceBand("net_score", centre, realized.unit_sd,
-                                           realized.basis.replace("reference:", "held-out "
-                                                                  "estimate:"))
-    return bands
 
 
 def estimate_alerts(accuracy: float | None, net_score: float | None, n: int,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.estimate.audit import AuditedFigure, AuditResult
+from cx_app.estimate.alerts import alert_short
 from cx_app.models.results import (
     Document,
     Label,
@@ -105,13 +106,16 @@ class AlertDoc(Document):
     alert: bool
     direction: str = ""
     source: str = ""
+    comparison: str = ""
+    """What was compared: "reference", "own reference", "previous wave" or "analyst" ("" in
+    documents written before it was kept)."""
+    sd: float | None = None
+    """The SD of ``value`` at its size (absent for analyst limits and older documents)."""
 
     def short(self) -> str:
-        """The raised alert in a few words (:meth:`cx_app.estimate.alerts.Alert.short`)."""
-        from cx_app.estimate.alerts import Alert
-
-        return Alert(self.metric, self.value, self.lower, self.upper, self.alert,
-                     self.source).short()
+        """The raised alert in a few words (:func:`cx_app.estimate.alerts.alert_short`)."""
+        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
+                           self.comparison)
 
 
 class WaveEstimateDocument(Document):

@@ -95,6 +95,19 @@ class SegmentHeldOutDoc(MetadataDocument):
     n: int
     error: Figure
     variance: Figure
+    estimated: Figure = None
+    """The segment's held-out estimated net score (points); absent in older files, which then
+    give the segment no alert band of its own."""
+    outcome_sd: Figure = None
+    """The SD of one respondent's promoter/detractor outcome in the segment (points)."""
+    accuracy_alp: Figure = None
+    """The segment's held-out ALP accuracy (its mean top probability)."""
+    accuracy: Figure = None
+    """The segment's realized held-out accuracy."""
+    estimated_sd: Figure = None
+    """The SD of one respondent's estimated net-score contribution, 100·(p̂_P − p̂_D)."""
+    accuracy_alp_sd: Figure = None
+    """The SD of one respondent's top probability."""
 
 
 class SegmentErrorsDoc(MetadataDocument):
@@ -102,6 +115,10 @@ class SegmentErrorsDoc(MetadataDocument):
 
     labels: dict[str, SegmentHeldOutDoc]
     between_sd: Figure
+    stability: Figure = None
+    """The share of a segment's effect that carries over between the training survey's waves
+    (:func:`cx_app.estimate.segment_error.segment_stability`); absent with one wave."""
+    stability_waves: int | None = None
 
 
 class NetScoreErrorDoc(MetadataDocument):
@@ -117,6 +134,9 @@ class NetScoreErrorDoc(MetadataDocument):
     reference_se: Figure = None
     """The training survey's own sampling error of its net score (points); absent in files
     written before it was kept."""
+    outcome_sd: Figure = None
+    """One respondent's SD of the promoter/detractor outcome in the training survey (points):
+    the spread of the alert band (:mod:`cx_app.estimate.alert_bands`); absent in older files."""
     segments: dict[str, SegmentErrorsDoc] | None = None
     """Per segment column, each segment's held-out error
     (:func:`cx_app.estimate.segment_error.heldout_segment_errors`); absent in older files."""

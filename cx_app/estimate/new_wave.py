@@ -242,7 +242,9 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
             "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
             "model_se": math.sqrt(max(squared, 0.0)),
-            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread)}
+            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread),
+            # one respondent's SD of the realized outcome (the alert band's spread)
+            "outcome_sd": 100.0 * float(np.std(outcome))}
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,7 +416,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
-    from cx_app.estimate.alerts import estimate_alerts, model_bands
+    from cx_app.estimate.alert_bands import model_bands
+    from cx_app.estimate.alerts import estimate_alerts
     from cx_app.estimate.alp import alp_confusion_matrix
     from cx_app.estimate.calibration import coarse_probability_advice
     from cx_app.estimate.drift import attribute_drift

@@ -22,9 +22,19 @@ out small is not trusted more than the segments' spread). A segment absent from 
 data gets no correction and ``SE_segment = τ``. Model files written before these numbers were
 kept get no correction and a fresh-sample error instead (wider; the output says so).
 
-The correction assumes a segment's effect in the new wave is the one of the training data: a
-segment whose effect moves after training is only covered as far as the interval's width
-allows (``bench/bench_intervals.py`` measures it on drifting waves).
+A segment's effect need not hold a year later (issue 36: a bank's −7.7 correction overshot by
++3.5). When the training survey has a wave column with two waves or more, the share of the
+effects that carries over from one wave to another is measured (:func:`segment_stability`,
+``ρ`` in 0..1) and the correction is shrunk by it: ``correction = ρ·w·e_s``, and, the later
+effect being ``ρ·δ`` plus a new part of variance ``(1 − ρ²)·τ²``,
+``SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²``. ``ρ`` is measured
+between the training survey's own waves (often quarters, not a year apart), so a correction
+applied much later may still overstate what persists. With one wave, ``ρ = 1`` (the
+correction above, unchanged).
+
+Otherwise the correction assumes a segment's effect in the new wave is the one of the training
+data: a segment whose effect moves after training is only covered as far as the interval's
+width allows (``bench/bench_intervals.py`` measures it on drifting waves).
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ if TYPE_CHECKING:
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["MAX_SEGMENT_LABELS", "SegmentCorrection", "heldout_segment_errors",
-           "segment_correction"]
+           "segment_correction", "segment_stability"]
 
 MAX_SEGMENT_LABELS = 200
 """A segment column with more values than this keeps no held-out errors (an id, a date)."""
@@ -62,11 +72,18 @@ class SegmentCorrection:
 
 def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                            groups: NetScoreGroups,
-                           segments: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+                           segments: Mapping[str, Sequence[str]],
+                           wave: str | None = None) -> dict[str, Any]:
     """Per segment column (``segments``: name → each respondent's segment label, aligned with
-    ``y_true``): ``{"labels": {label: {"n", "error", "variance"}}, "between_sd": τ}``; the
-    ``error`` is the held-out estimated minus realized net score of the segment (points),
-    ``variance`` the answers' variance of that estimate (points²)."""
+    ``y_true``): ``{"labels": {label: {"n", "error", "variance", "estimated", "outcome_sd",
+    "accuracy_alp", "accuracy", "estimated_sd", "accuracy_alp_sd"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
+    net score of the segment (points), ``variance`` the answers' variance of that estimate
+    (points²); ``estimated``, ``outcome_sd`` (one respondent's outcome SD, points),
+    ``accuracy_alp`` (mean top probability) and ``accuracy`` (realized) are the segment's own
+    level and spread for its alert band, ``estimated_sd`` and ``accuracy_alp_sd`` the SD of
+    one respondent's estimate (what the level's own sampling error is made of) (:mod:`cx_app.estimate.alert_bands`). ``wave``: the
+    segment column that names each respondent's wave; with two waves or more, each other
+    column also keeps its ``stability`` (:func:`segment_stability`) and ``stability_waves``."""
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
     cls = list(classes)
@@ -75,6 +92,8 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     outcome = (np.isin(y, list(groups.positive)).astype(float)
                - np.isin(y, list(groups.negative)).astype(float))
     spread = pos + neg - (pos - neg) ** 2
+    top = p.max(axis=1)
+    hit = (y == np.asarray(cls, dtype=object)[p.argmax(axis=1)]).astype(float)
     out: dict[str, Any] = {}
     for name, labels in segments.items():
         values = np.asarray([str(v) for v in labels], dtype=object)
@@ -88,12 +107,67 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             per_label[str(label)] = {
                 "n": m,
                 "error": 100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
-                "variance": 100.0**2 * float(spread[rows].sum()) / m**2}
+                "variance": 100.0**2 * float(spread[rows].sum()) / m**2,
+                # the segment's own level and spread, for its alert band (cx_app.estimate.alerts)
+                "estimated": 100.0 * float(np.mean(pos[rows] - neg[rows])),
+                "outcome_sd": 100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
+                                                    - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                "estimated_sd": 100.0 * float(np.std(pos[rows] - neg[rows])),
+                "accuracy_alp": float(np.mean(top[rows])),
+                "accuracy_alp_sd": float(np.std(top[rows])),
+                "accuracy": float(np.mean(hit[rows]))}
         big = [v for v in per_label.values() if v["n"] >= MIN_HELDOUT_SEGMENT]
         tau2 = (max(0.0, float(np.mean([v["error"] ** 2 - v["variance"] for v in big])))
                 if big else 0.0)
         out[name] = {"labels": per_label, "between_sd": math.sqrt(tau2)}
+        waves = segments.get(wave) if wave is not None and wave != name else None
+        if waves is not None and len(waves) == len(values):
+            when = np.asarray([str(v) for v in waves], dtype=object)
+            periods = np.unique(when)
+            err = np.full((len(distinct), len(periods)), np.nan)
+            var = np.full_like(err, np.nan)
+            for i, label in enumerate(distinct):
+                for t, period in enumerate(periods):
+                    rows = (values == label) & (when == period)
+                    m = int(rows.sum())
+                    if m >= MIN_HELDOUT_SEGMENT:
+                        err[i, t] = 100.0 * float(np.mean(pos[rows] - neg[rows])
+                                                  - np.mean(outcome[rows]))
+                        var[i, t] = 100.0**2 * float(spread[rows].sum()) / m**2
+            stability = segment_stability(err, var)
+            if stability is not None:
+                out[name].update({"stability": stability, "stability_waves": len(periods)})
     return out
+
+
+def segment_stability(errors: np.ndarray, variances: np.ndarray) -> float | None:
+    """How much of the segments' own effects carries over from one wave to another, 0..1.
+
+    ``errors``/``variances``: segments × waves held-out errors and their answers' variances
+    (NaN where a segment had too few respondents in a wave). With each wave's errors centred
+    on their mean (``d``), the effects' variance beyond noise is ``A = mean(d² − V)`` and
+    their covariance between two different waves of one segment ``B = mean(d_t·d_t')``; the
+    stability is ``ρ = B / A`` clipped to 0..1 — the share of an effect that persists, under
+    an effect that is a lasting part plus a part new in every wave. None when it cannot be
+    measured (fewer than two waves or segments, or no spread beyond noise).
+
+    >>> e = np.array([[4.0, 2.0], [-4.0, -2.0]])       # centred already; V = 1
+    >>> round(segment_stability(e, np.ones((2, 2))), 4)  # B = 8, A = (16 + 4)/2 − 1 = 9
+    0.8889
+    """
+    e, v = np.asarray(errors, dtype=float), np.asarray(variances, dtype=float)
+    if e.ndim != 2 or e.shape[0] < 2 or e.shape[1] < 2:
+        return None
+    d = e - np.nanmean(e, axis=0, keepdims=True)
+    within = d**2 - v
+    if not np.isfinite(within).any():
+        return None
+    a = float(np.nanmean(within))
+    cross = [d[i, t] * d[i, u] for i in range(d.shape[0]) for t in range(d.shape[1])
+             for u in range(t + 1, d.shape[1]) if np.isfinite(d[i, t] * d[i, u])]
+    if a <= 0 or not cross:
+        return None
+    return float(min(1.0, max(0.0, float(np.mean(cross)) / a)))
 
 
 def segment_correction(kept: Mapping[str, SegmentErrorsDoc] | None, by: str,
@@ -116,5 +190,8 @@ def segment_correction(kept: Mapping[str, SegmentErrorsDoc] | None, by: str,
     error, variance = float(stored.error), float(stored.variance)
     w = tau2 / (tau2 + variance) if tau2 + variance > 0 else 0.0
     effect2 = max(error**2 - variance, tau2)
-    se = math.sqrt((1 - w) ** 2 * effect2 + w**2 * variance)
-    return SegmentCorrection(w * error, se)
+    se2 = (1 - w) ** 2 * effect2 + w**2 * variance
+    rho = 1.0 if column.stability is None else float(column.stability)
+    # the effect in a later wave is ρ·δ plus a new part of variance (1 − ρ²)·τ²
+    se = math.sqrt(rho**2 * se2 + (1 - rho**2) * tau2)
+    return SegmentCorrection(rho * w * error, se)

@@ -9,7 +9,10 @@ small segment gets a wide interval — plus the model's held-out error and the e
 correction (the module docstring of :mod:`cx_app.estimate.new_wave`). A model file without the
 per-segment errors gets a wider, fresh-sample interval and a note. Below :data:`MIN_SEGMENT` respondents a segment gets no
 estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
-wide. ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
+wide. A segment's alerts compare it with its own reference band
+(:mod:`cx_app.estimate.alert_bands`) and, from the second wave on, with its previous wave
+(:func:`with_segment_changes`). ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ...
+--json``'s ``waves``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave",
            "segment_estimates", "split_waves", "track_waves", "tracker_document",
-           "tracker_frame"]
+           "tracker_frame", "with_segment_changes"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
@@ -118,7 +121,8 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
                       ) -> tuple[SegmentEstimate, ...]:
     """The estimate of each value of the segment ``by`` of a wave already estimated
     (``estimate``, of ``survey`` by ``model``): what :func:`track_waves` adds with ``by``."""
-    from cx_app.estimate.alerts import estimate_alerts, model_bands
+    from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
+    from cx_app.estimate.alerts import estimate_alerts
     from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
 
     frame = survey.model_frame
@@ -133,6 +137,7 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
     position = {row: i for i, row in enumerate(frame.index)}
     weight = survey.weight_name
     target = model.schema.target.name
+    bands = segment_bands(model_segment_errors(model), by)
     out = []
     for label, part in segment_frames(frame, by):
         rows = np.array([position[r] for r in part.index])
@@ -147,16 +152,19 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
         nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
                                   model_se=model_net_score_se(model),
                                   reference_se=model_reference_se(model), segment=correction)
-        note = "; ".join(t for t in (note, correction.note) if t)
+        no_band = NO_SEGMENT_BANDS if bands is None and thresholds is None else ""
+        note = "; ".join(t for t in (note, correction.note, no_band) if t)
         realized = None
         if target in part.columns and part[target].notna().any():
             labeled = part[target].notna().to_numpy()
             realized = nps_summary(part[target][labeled].to_numpy(dtype=np.int64),
                                    groups=groups,
                                    weights=None if weights is None else weights[labeled])
-        # the segment's ALP accuracy: its mean top probability (predictions are the arg-max)
-        alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n,
-                                 model_bands(model.cv), thresholds)
+        # the segment's ALP accuracy: its mean top probability (predictions are the arg-max),
+        # against the segment's own band (none for an older model file: analyst limits only)
+        own = {} if bands is None else bands.get(label, bands[""])
+        alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n, own,
+                                 thresholds)
         out.append(SegmentEstimate(label, n, nps, note, realized, alerts))
     return tuple(out)
 
@@ -199,7 +207,23 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
     if not surveys:
         raise AnalysisError("no wave to estimate")
     one_wave = cluster.task(_track_wave)  # one joblib task per wave (on a cluster: a task each)
-    return list(Parallel(n_jobs=1, batch_size=1)(delayed(one_wave)(model, survey, by, thresholds) for survey in surveys))
+    tracked = list(Parallel(n_jobs=1, batch_size=1)(
+        delayed(one_wave)(model, survey, by, thresholds) for survey in surveys))
+    return with_segment_changes(tracked)
+
+
+def with_segment_changes(tracked: Sequence[TrackedWave]) -> list[TrackedWave]:
+    """Each segment of each wave with its change alerts since the previous wave, in the order
+    given (:func:`cx_app.estimate.alerts.series_changes`; the first wave has none)."""
+    from cx_app.estimate.alerts import series_changes
+
+    out = list(tracked[:1])
+    for before, wave in zip(tracked, tracked[1:], strict=False):
+        previous = {s.label: s.alerts for s in before.segments}
+        segments = tuple(dataclasses.replace(s, alerts=s.alerts + series_changes(
+            previous.get(s.label, ()), s.alerts)) for s in wave.segments)
+        out.append(dataclasses.replace(wave, segments=segments))
+    return out
 
 
 def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None,

@@ -56,7 +56,8 @@ class TrainingOutcome:
 
 
 def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: CalibrationChoice,
-                groups: NetScoreGroups | None, segments: Mapping[str, Any] | None = None) -> dict:
+                groups: NetScoreGroups | None, segments: Mapping[str, Any] | None = None,
+                wave: str | None = None) -> dict:
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
     from cx_app.estimate.new_wave import heldout_net_score_error
@@ -86,7 +87,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
         **({"net_score_error": {
             **heldout_net_score_error(cv.y_true, cv.proba, cv.fold, cv.classes, groups),
             "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
-                                               segments or {})}}
+                                               segments or {}, wave)}}
            if groups is not None else {}),
     }
 
@@ -224,7 +225,9 @@ def train_model(
     fit_weighted(estimator, Xa, codes, survey.model_weights)
     resolved = resolve_plan(survey.schema.plan_spec, classes)
     cv = results[chosen]
-    summary = _cv_summary(cv, resolved, choice, groups, _segment_labels(survey))
+    summary = _cv_summary(cv, resolved, choice, groups, _segment_labels(survey),
+                          next((s.name for s in survey.schema.segments if s.role == "wave"),
+                               None))
     positions = tuple(range(len(classes)))
     summary["full_training_check"] = full_training_alp_check(
         Xa, codes, positions, estimator, heldout_y_true=cv.class_positions(),

@@ -238,8 +238,16 @@ def _alert_words(alert: AlertDoc, words: ScoreVocabulary) -> str:
             return "none"
         return f"{x:.0%}" if alert.metric == "accuracy" else f"{x:.1f}"
 
-    return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} its usual "
-            f"range ({shown(alert.lower)} to {shown(alert.upper)})")
+    if alert.comparison == "previous wave":
+        moved = "fell" if alert.direction == "below" else "rose"
+        return (f"estimated {what} {shown(alert.value)} {moved} since the previous wave "
+                f"(outside {shown(alert.lower)} to {shown(alert.upper)})")
+    if alert.comparison == "analyst":
+        return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} the "
+                f"limits set ({shown(alert.lower)} to {shown(alert.upper)})")
+    own = "its own usual range" if alert.comparison == "own reference" else "its usual range"
+    return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} {own} "
+            f"({shown(alert.lower)} to {shown(alert.upper)})")
 
 
 def _wave_slide(wave: WaveView, words: ScoreVocabulary, titles: Mapping[str, str]) -> DeckSlide:

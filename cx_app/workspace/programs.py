@@ -48,7 +48,7 @@ from cx_app.workspace.records import (
     wave_view,
 )
 from cx_app.workspace.tables import Estimate, Model, Program, Report, StoredFile, Wave
-from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView
+from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView, with_change_alerts
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
@@ -499,7 +499,7 @@ class Workspace:
                 survey_included=bool(session.scalar(select(Program.survey_bytes.is_not(None))
                                                     .where(Program.id == program.id))),
                 models=tuple(model_summary(r) for r in rows),
-                waves=tuple(wave_view(w, e, chosen.model_id) for w, e in pairs))
+                waves=with_change_alerts([wave_view(w, e, chosen.model_id) for w, e in pairs]))
 
         return self.database.read(work)
 

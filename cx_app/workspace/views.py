@@ -10,17 +10,19 @@ wave order (:class:`WaveView`), each with the wave's full estimate document
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cx_app.estimate.alerts import series_changes
 from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
 from cx_app.models.results import Document
 from cx_app.project import SurveyIdentity
 
 __all__ = ["AddedWave", "EstimateBrief", "ModelSummary", "ProgramSummary", "ProgramView",
-           "RealizedBrief", "SegmentFigure", "WaveView"]
+           "RealizedBrief", "SegmentFigure", "WaveView", "with_change_alerts"]
 
 
 class EstimateBrief(Document):
@@ -137,6 +139,29 @@ class WaveView:
                            for by, values in self.segments.items()}
         out["warnings"] = list(self.estimate.warnings)
         return out
+
+
+def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
+    """The waves (in wave order) with each segment's change alerts since the previous wave
+    added to its alerts (:func:`cx_app.estimate.alerts.series_changes`): computed when the
+    program is read, so a wave added out of order is compared with its real neighbours."""
+    out = list(waves[:1])
+    for before, wave in zip(waves, waves[1:], strict=False):
+        segments = {}
+        for by, values in wave.segments.items():
+            previous = before.segments.get(by, {})
+            segments[by] = {value: _with_changes(figure, previous.get(value))
+                            for value, figure in values.items()}
+        out.append(dataclasses.replace(wave, segments=segments))
+    return tuple(out)
+
+
+def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> SegmentFigure:
+    changes = () if previous is None else series_changes(previous.alerts, figure.alerts)
+    if not changes:
+        return figure
+    alerts = [a.to_dict() for a in figure.alerts] + [a.to_dict() for a in changes]
+    return SegmentFigure.from_dict({**figure.to_dict(), "alerts": alerts})
 
 
 @dataclass(frozen=True)

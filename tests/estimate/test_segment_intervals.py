@@ -57,7 +57,19 @@ def test_heldout_segment_errors_by_hand():
                                   {"bank": ["a", "a", "b"]})["bank"]
     assert kept["labels"]["a"]["error"] == pytest.approx(30.0)
     assert kept["labels"]["a"]["variance"] == pytest.approx(1e4 * (0.45 + 0.49) / 4)
-    assert kept["labels"]["b"] == pytest.approx({"n": 1, "error": -50.0, "variance": 2500.0})
+    b = kept["labels"]["b"]
+    assert {k: b[k] for k in ("n", "error", "variance")} == pytest.approx(
+        {"n": 1, "error": -50.0, "variance": 2500.0})
+    # the segment's own level and spread for its alert band: estimated 50, outcome +1 (SD 0),
+    # top probability 0.5, arg-max 7 (the first of the tie) against the answer 9: accuracy 0
+    assert {k: b[k] for k in ("estimated", "outcome_sd", "accuracy_alp", "accuracy")} \
+        == pytest.approx({"estimated": 50.0, "outcome_sd": 0.0, "accuracy_alp": 0.5,
+                          "accuracy": 0.0})
+    # segment "a": outcomes +1, −1: SD 100; top probabilities 0.6 and 0.5, arg-max 10 and 8
+    # against 10 and 3: accuracy 0.5
+    a = kept["labels"]["a"]
+    assert (a["outcome_sd"], a["accuracy_alp"], a["accuracy"]) == pytest.approx((100.0, 0.55,
+                                                                                 0.5))
     assert kept["between_sd"] == 0.0  # no segment has 10 respondents: τ is not estimable
 
 
