@@ -11,8 +11,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from cx_app.estimate.audit import AuditedFigure, AuditResult
 from cx_app.estimate.alerts import alert_short
+from cx_app.estimate.audit import AuditedFigure, AuditResult
 from cx_app.models.results import (
     Document,
     Label,
