@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.estimate.alerts import alert_short
-from cx_app.estimate.audit import AuditedFigure, AuditResult
+from cx_app.estimate.model_metadata import AlpGapDoc
+from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.models.results import (
     Document,
     Label,
@@ -22,19 +23,6 @@ from cx_app.models.results import (
     ResultsError,
     read_json_object,
 )
-
-
-class AlpGapDoc(Document):
-    """The held-out check of the ALP estimate (``cx_app.estimate.alp.AlpGap.to_dict``)."""
-
-    n: int
-    accuracy_cm: float | None
-    accuracy_alp: float | None
-    accuracy_gap: float | None
-    share_gap: float | None
-    net_gap: float | None = None
-    net_calibration_error: float | None = None
-    score: float | None = None
 
 
 class EstimatingModel(Document):

@@ -28,7 +28,6 @@ from typing import Any, Self
 from pydantic import ConfigDict
 
 from cx_app.errors import ModelFileError
-from cx_app.estimate.document import AlpGapDoc
 from cx_app.models.results import Document, ResultsError
 
 __all__ = [
@@ -43,6 +42,20 @@ __all__ = [
 
 Figure = float | None
 """A figure of the metadata: None where it was not finite (NaN is not JSON)."""
+
+
+
+class AlpGapDoc(Document):
+    """The held-out check of the ALP estimate (``cx_app.estimate.alp.AlpGap.to_dict``)."""
+
+    n: int
+    accuracy_cm: float | None
+    accuracy_alp: float | None
+    accuracy_gap: float | None
+    share_gap: float | None
+    net_gap: float | None = None
+    net_calibration_error: float | None = None
+    score: float | None = None
 
 
 class MetadataDocument(Document):

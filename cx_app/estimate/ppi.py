@@ -1,0 +1,202 @@
+"""Prediction-powered inference: the estimators of an audited wave and their typed results.
+
+The method, the wave estimator, the shift test and how audit rows are matched are described in
+:mod:`cx_app.estimate.audit`, which applies these to a wave; this module holds what the
+documents (:mod:`cx_app.estimate.document`) and that module share, below both of them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+from scipy.stats import norm
+
+from cx_app.errors import AnalysisError
+from cx_app.models.results import Document
+
+__all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "ExcludedAuditRow", "PpiMean", "ShiftTest",
+           "audited_figure", "f1_macro_ppi", "ppi_mean", "shift_test", "wave_ppi_mean"]
+
+Z95 = float(norm.ppf(0.975))
+MIN_AUDIT = 10
+"""Fewer audited answers than this: no audited estimate (an error says so)."""
+SHIFT_ALPHA = 0.05
+
+
+class PpiMean(BaseModel):
+    """A prediction-powered mean: estimate, standard error, the λ used, audit and wave sizes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float
+    se: float
+    lam: float
+    n: int
+    population: int
+
+    def ci(self, z: float = Z95) -> tuple[float, float]:
+        return (self.value - z * self.se, self.value + z * self.se)
+
+
+def _vectors(y, yhat, pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y, yhat, pool = (np.asarray(v, dtype=float).ravel() for v in (y, yhat, pool))
+    if len(y) != len(yhat) or len(y) < 2 or len(pool) < 1:
+        raise AnalysisError("prediction-powered inference needs at least 2 audited answers, "
+                            "each with its prediction")
+    return y, yhat, pool
+
+
+def ppi_mean(y, yhat, yhat_unlabeled, *, lam: float | None = None) -> PpiMean:
+    """PPI++ mean of the population the labelled and unlabelled respondents were drawn from
+    (ppi-python's ``ppi_mean_pointestimate``/``ppi_mean_ci`` in one dimension, same λ)."""
+    y, yhat, pool = _vectors(y, yhat, yhat_unlabeled)
+    n, big_n = len(y), len(pool)
+    if lam is None:
+        cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+        var = float(np.var(np.concatenate([yhat, pool]), ddof=1))
+        lam = 0.0 if var == 0 else float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
+    value = float(np.mean(lam * pool) + np.mean(y - lam * yhat))
+    se = math.sqrt(float(np.std(lam * pool)) ** 2 / big_n + float(np.std(y - lam * yhat)) ** 2 / n)
+    return PpiMean(value=value, se=se, lam=float(lam), n=n, population=big_n)
+
+
+def _wave_lambda(y: np.ndarray, yhat: np.ndarray) -> float:
+    var = float(np.var(yhat, ddof=1))
+    if var <= 0:
+        return 0.0
+    cov = float(np.cov(y, yhat, ddof=1)[0, 1])
+    return float(np.clip(cov / var, 0.0, 1.0))
+
+
+def wave_ppi_mean(y, yhat, yhat_wave, *, lam: float | None = None) -> PpiMean:
+    """The wave's realized mean from an audit of it (module docstring): ``yhat_wave`` holds
+    every respondent's prediction (the audited ones included), ``lam=None`` tunes λ."""
+    y, yhat, pool = _vectors(y, yhat, yhat_wave)
+    n, big_n = len(y), len(pool)
+    if n > big_n:
+        raise AnalysisError(f"the audit has {n} answers but the wave only {big_n} respondents")
+    lam = _wave_lambda(y, yhat) if lam is None else float(lam)
+    d = y - lam * yhat
+    value = float(lam * np.mean(pool) + np.mean(d))
+    se = math.sqrt(max(0.0, (1 - n / big_n) * float(np.var(d, ddof=1)) / n))
+    return PpiMean(value=value, se=se, lam=lam, n=n, population=big_n)
+
+
+def f1_macro_ppi(y_idx: np.ndarray, proba_audit: np.ndarray, pred_audit: np.ndarray,
+                 proba_wave: np.ndarray, pred_wave: np.ndarray) -> PpiMean:
+    """Macro F1 of the wave (mean over classes present, ``2·TP_k/(A_k + Q_k)``) from the audit
+    by :func:`wave_ppi_mean` per quantity and the delta method (module docstring). ``y_idx``:
+    the audited answers as class indices; ``pred_*``: predicted class indices."""
+    k = proba_wave.shape[1]
+    n, big_n = len(y_idx), len(pred_wave)
+    q = np.bincount(pred_wave, minlength=k) / big_n
+    influence = np.zeros(n)
+    f1 = []
+    for c in range(k):
+        hit = ((y_idx == c) & (pred_audit == c)).astype(float)
+        tp_hat = proba_audit[:, c] * (pred_audit == c)
+        tp = wave_ppi_mean(hit, tp_hat, proba_wave[:, c] * (pred_wave == c))
+        a = wave_ppi_mean(y_idx == c, proba_audit[:, c], proba_wave[:, c])
+        denom = a.value + q[c]
+        if denom <= 0:
+            continue
+        f1.append(2 * tp.value / denom)
+        d_tp = hit - tp.lam * tp_hat
+        d_a = (y_idx == c) - a.lam * proba_audit[:, c]
+        influence += 2 / denom * d_tp - 2 * tp.value / denom**2 * d_a
+    m = len(f1)
+    se = math.sqrt(max(0.0, (1 - n / big_n) * float(np.var(influence / m, ddof=1)) / n))
+    return PpiMean(value=float(np.mean(f1)), se=se, lam=float("nan"), n=n, population=big_n)
+
+
+class AuditedFigure(Document):
+    """An audited value with its 95 % interval; ``label_free`` is the estimate without the
+    audit, ``lam`` the PPI++ weight of the model's predictions (0: the audit alone)."""
+
+    value: float
+    ci95: list[float]
+    n: int
+    se: float
+    lam: float | None = None
+    label_free: float | None = None
+
+
+class ShiftTest(Document):
+    """Does the audit disagree with the label-free estimate? (module docstring)"""
+
+    difference: float
+    """Audited answers minus the model's expectation on the audited rows (points)."""
+    se: float
+    z: float
+    p_value: float
+    alpha: float = SHIFT_ALPHA
+    detected: bool
+    sentence: str
+
+
+class ExcludedAuditRow(Document):
+    row: int
+    respondent_id: str | None = None
+    reason: str
+
+
+class AuditResult(Document):
+    """What an audit sample adds to a wave's estimate (``cx-app estimate --audit``)."""
+
+    audited_nps: AuditedFigure
+    audit_only_nps: AuditedFigure
+    accuracy: AuditedFigure
+    group_accuracy: AuditedFigure
+    f1_macro: AuditedFigure
+    shift_detected: bool
+    shift_test: ShiftTest
+    n_audit: int
+    n_wave: int
+    matched_by: str
+    file: str | None = None
+    excluded: list[ExcludedAuditRow] = []
+    unanswered: int = 0
+    """Audit rows without an answer to the target question (the unaudited respondents when
+    the audit is the wave file itself)."""
+    notes: list[str] = []
+    score: str = "NPS"
+    """"NPS" for a recommend question on 0–10, else "net score" (issue 25)."""
+
+    def headline(self) -> str:
+        """One sentence: the audited net score, its interval and what the audit adds."""
+        a, o = self.audited_nps, self.audit_only_nps
+        return (f"audited {self.score} {a.value:+.1f} [{a.ci95[0]:.1f}, {a.ci95[1]:.1f}] from "
+                f"{a.n:,} audited answers and the model's predictions of all {self.n_wave:,} "
+                f"respondents (prediction-powered; the audit alone: {o.value:+.1f} "
+                f"[{o.ci95[0]:.1f}, {o.ci95[1]:.1f}])")
+
+
+def audited_figure(m: PpiMean, label_free: float, *, scale: float = 1.0,
+            bounds: tuple[float, float] = (-100.0, 100.0)) -> AuditedFigure:
+    lo, hi = m.ci()
+    return AuditedFigure(value=scale * m.value, n=m.n, se=scale * m.se,
+                         ci95=[max(bounds[0], scale * lo), min(bounds[1], scale * hi)],
+                         lam=None if math.isnan(m.lam) else m.lam, label_free=label_free)
+
+
+def shift_test(s: np.ndarray, f: np.ndarray, systematic_se: float) -> ShiftTest:
+    """The test of the module docstring; ``s``, ``f`` in points, ``systematic_se`` the label-free
+    estimate's own systematic SE (√(SE_model² + SE_reference²), points)."""
+    d = s - f
+    diff = float(np.mean(d))
+    se = math.sqrt(float(np.var(d, ddof=1)) / len(d) + systematic_se**2)
+    z = diff / se if se > 0 else 0.0
+    p = float(2 * norm.sf(abs(z)))
+    detected = p < SHIFT_ALPHA
+    sentence = (f"the audit {'disagrees' if detected else 'agrees'} with the label-free "
+                f"estimate: on the audited respondents the answers are {diff:+.1f} points from "
+                f"the model's expectation (z = {z:.2f}, p = {p:.3g}"
+                + ("; the relation between the attributes and the answers has likely changed "
+                   "since the model was trained (a concept shift): trust the audited estimate)"
+                   if detected else ")"))
+    return ShiftTest(difference=diff, se=se, z=z, p_value=p, detected=detected,
+                     sentence=sentence)
+
+
