@@ -193,9 +193,9 @@ def test_infer_schema_on_a_hand_built_table():
     assert schema.target.scale == Scale(min=1, max=5)
     assert [a.column for a in schema.attributes] == ["Price", "Staff"]
     assert schema.respondent_id.column == "Customer ID"
-    # "Comment" has one distinct value per row among 6 rows: still few enough to be a segment
-    assert [(s.column, s.role) for s in schema.segments] == [("Store", "other"),
-                                                             ("Comment", "other")]
+    # "Comment" is an open question (its header says so): free text, never a segment
+    assert [(s.column, s.role) for s in schema.segments] == [("Store", "other")]
+    assert "free text (never a segment): 'Comment'" in schema.description
     assert schema.missing_codes == ("N/A",)
     assert schema.missing_attributes == "impute_indicator"  # the default: gaps kept
     assert "17% of respondents miss an attribute score" in schema.description
