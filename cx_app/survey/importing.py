@@ -513,7 +513,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         sha256=hashlib.sha256(data).hexdigest(),
         encoding=dialect.get("encoding"),
         delimiter=dialect.get("delimiter"),
-        header_row=header + 1,
+        header_row=header + 1 + grid.row_offset,
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
                       absent_attributes=absent, in_model=in_model)

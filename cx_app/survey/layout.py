@@ -190,12 +190,12 @@ def _stat_gaps(grid: Grid, body: pd.DataFrame, notes: list[str]) -> pd.DataFrame
                      if is_not_an_answer(text)}
         column = body.iloc[:, j]
         numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        gap = column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False)
+        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
         for lo, hi in variable.missing:
             try:
-                gap |= (numbers >= float(lo)) & (numbers <= float(hi))
+                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
             except ValueError:
-                gap |= column.isin([lo]).to_numpy(dtype=bool, na_value=False)
+                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
         if gap.any():
             body.iloc[gap, j] = pd.NA
             shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
