@@ -25,6 +25,9 @@ class SourceInfo:
     encoding: str | None = None
     delimiter: str | None = None
     header_row: int = 1
+    left_out: tuple[tuple[str, str], ...] = ()
+    """Columns dropped at import, each with why: personal data (e-mail addresses, names, IP
+    addresses, coordinates), a survey platform's own columns, a platform-derived column."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -337,10 +337,11 @@ def _grid_for(
 
 def _laid_out(grid: Grid, notes: list[str]) -> Grid:
     """The grid after the layout stage (:mod:`cx_app.survey.layout`): platform header rows
-    folded, personal data and platform columns dropped, choice texts read as scores."""
+    folded, personal data and platform columns dropped, choice texts read as scores. The
+    dropped columns are kept on the grid's report (:attr:`Grid.left_out`)."""
     out, report = recognise_layout(grid, _guess_header_row)
     notes.extend(report.notes)
-    return out
+    return replace(out, left_out=tuple((d.column, d.reason) for d in report.dropped))
 
 
 def _inferred_layout(grid: Grid, name: str) -> SurveySchema | str:
@@ -514,6 +515,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         encoding=dialect.get("encoding"),
         delimiter=dialect.get("delimiter"),
         header_row=header + 1 + grid.row_offset,
+        left_out=grid.left_out,
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
                       absent_attributes=absent, in_model=in_model)

@@ -203,7 +203,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
         profile = None if not_a_score else _numeric_profile(column)
         if profile is not None:
             scale = infer_scale(profile[0], text(header))
-            if (NPS_WORDS.search(normalise_header(text(header))) and 0 <= scale.min
+            if (NPS_WORDS.search(normalise_header(text(header))) and scale.min >= 0
                     and scale.max <= 10 and _stated_scale(text(header)) is None):
                 scale = Scale(min=0, max=10)  # a recommend question is asked on 0–10
             if (scale.min, scale.max) == (0, 1) and _stated_scale(text(header)) is None:

@@ -1,5 +1,7 @@
-"""Survey-platform layouts: header rows folded into one column name plus a label, platform
-columns and personal data dropped, choice texts read as scores.
+"""Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
+
+The layout stage folds a platform's header rows into one column name plus a label, drops
+platform columns and personal data, and reads choice texts as scores.
 
 :func:`recognise_layout` is the stage between the raw grid (:mod:`cx_app.survey.reading`) and
 the header matching of :mod:`cx_app.survey.importing`. It recognises, from the first rows:

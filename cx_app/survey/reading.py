@@ -94,6 +94,8 @@ class Grid:
     """An SPSS/Stata file's variables (labels, value labels, declared missing codes)."""
     row_offset: int = 0
     """File rows above the grid's first row (header rows a platform layout folded into one)."""
+    left_out: tuple[tuple[str, str], ...] = ()
+    """Columns the layout stage dropped (column, why): personal data, platform columns."""
 
     def width(self, start: int) -> int:
         """The number of columns of the rows from ``start`` on."""
