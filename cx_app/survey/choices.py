@@ -77,10 +77,11 @@ def is_not_an_answer(text: str) -> bool:
 
 
 def _scale_of(texts: set[str]) -> tuple[str, dict[str, int]] | None:
-    """The first scale holding every text, and each text's position 1..k on it."""
+    """The first scale holding every text, no two of them on one level (a 7-point scale's
+    "Disagree" and "Somewhat disagree" are two answers), and each text's position 1..k."""
     for name, levels in vocabulary().scales.items():
         position = {t: i + 1 for i, level in enumerate(levels) for t in level}
-        if texts <= position.keys():
+        if texts <= position.keys() and len({position[t] for t in texts}) == len(texts):
             return name, position
     return None
 

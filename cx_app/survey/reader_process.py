@@ -88,7 +88,7 @@ def read_stat_in_child(data: bytes, name: str, kind: str, limits: ImportLimits,
     command = [*_STAT_CHILD, str(limits.reader_memory_bytes), str(limits.reader_cpu_seconds),
                json.dumps(request)]
     done = run_child(command, data, name, limits)
-    what = "an SPSS" if kind == "sav" else "a Stata"
+    what = "SPSS" if kind == "sav" else "Stata"
     if done.returncode == FAILED:
         raise _failure(json.loads(done.stdout), name, name, limits,
                        f"{name}: not a readable {what} data file (the file is damaged or is "

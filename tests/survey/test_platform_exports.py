@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from cx_app.cli import main
-from cx_app.errors import SchemaError
+from cx_app.errors import SchemaError, SurveyFileError
 from cx_app.survey.importing import load_survey
 from cx_app.survey.inference import infer_schema
 from cx_app.survey.nps import nps_summary
@@ -159,3 +159,44 @@ def test_plain_survey_roles_free_text_binary_and_ids():
     assert [s.column for s in schema.segments] == ["female", "Country"]
     unnamed = frame.rename(columns={"idno": "number"})
     assert infer_schema(unnamed).respondent_id.column == "number"  # unique integers
+
+
+def test_stata_and_damaged_statistics_files(tmp_path):
+    import pyreadstat
+
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({"respid": np.arange(1, 61, dtype=float),
+                          "recommend": rng.integers(0, 11, 60).astype(float),
+                          "speed": rng.integers(1, 6, 60).astype(float),
+                          "price": rng.integers(1, 6, 60).astype(float)})
+    path = tmp_path / "survey.dta"
+    pyreadstat.write_dta(frame, str(path), column_labels={
+        "recommend": "How likely are you to recommend us?", "speed": "Speed of service",
+        "price": "Prices"})
+    survey = load_survey(path)
+    assert (survey.schema.target.column, survey.schema.target.kind) == ("recommend", "nps")
+    assert [a.label for a in survey.schema.attributes] == ["Speed of service", "Prices"]
+    assert survey.schema.respondent_id.column == "respid"
+    assert survey.quality.respondents == 60
+    broken = tmp_path / "broken.sav"
+    broken.write_bytes(b"$FL2" + bytes(range(256)) * 4)
+    with pytest.raises(SurveyFileError, match=r"^broken\.sav: not a readable SPSS data file"):
+        load_survey(broken)
+    renamed = tmp_path / "renamed.sav"
+    renamed.write_bytes(b"%PDF-1.4 not a survey")
+    with pytest.raises(SurveyFileError, match=r"^renamed\.sav: the file is a PDF document"):
+        load_survey(renamed)
+
+
+def test_choice_vocabulary_orders_scales_and_makes_gaps():
+    from cx_app.survey.choices import score_choices
+
+    seven = ["Strongly disagree", "Disagree", "Somewhat disagree",
+             "Neither agree nor disagree", "Somewhat agree", "Agree", "Strongly agree"]
+    found = score_choices(pd.Series([*seven, "Don’t know", "Prefer not to say", None]))
+    assert found.scale == "agreement_7"
+    assert found.codes.tolist() == ["1", "2", "3", "4", "5", "6", "7", None, None, None]
+    assert found.gaps == 2
+    five = score_choices(pd.Series(["Strongly agree", "Agree", "Disagree"]))
+    assert (five.scale, five.codes.tolist()) == ("agreement_5", ["5", "4", "2"])
+    assert score_choices(pd.Series(["Brand A", "Very satisfied"])) is None
