@@ -200,3 +200,12 @@ def test_choice_vocabulary_orders_scales_and_makes_gaps():
     five = score_choices(pd.Series(["Strongly agree", "Agree", "Disagree"]))
     assert (five.scale, five.codes.tolist()) == ("agreement_5", ["5", "4", "2"])
     assert score_choices(pd.Series(["Brand A", "Very satisfied"])) is None
+
+
+def test_a_statistics_file_beyond_the_limits_is_refused_before_its_data(files):
+    from cx_app.survey.limits import ImportLimits
+
+    _, paths = files
+    with pytest.raises(SurveyFileError, match=r"^spss\.sav: 240 rows, more than the limit of 100 "
+                       r"\(CX_APP_MAX_ROWS\); refused$"):
+        load_survey(paths["spss.sav"], limits=ImportLimits(max_rows=100))
