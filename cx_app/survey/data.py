@@ -29,6 +29,12 @@ class SourceInfo:
     """Columns dropped at import, each with why: personal data (e-mail addresses, names, IP
     addresses, coordinates), a survey platform's own columns, a platform-derived column."""
 
+    @property
+    def held_personal_data(self) -> bool:
+        """Whether the file held personal data (dropped at import): its bytes are never kept
+        in the workspace (:meth:`~cx_app.workspace.analyses.AnalysisStore.program_for`)."""
+        return any(reason.startswith("personal data") for _, reason in self.left_out)
+
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 

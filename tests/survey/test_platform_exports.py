@@ -209,3 +209,24 @@ def test_a_statistics_file_beyond_the_limits_is_refused_before_its_data(files):
     with pytest.raises(SurveyFileError, match=r"^spss\.sav: 240 rows, more than the limit of 100 "
                        r"\(CX_APP_MAX_ROWS\); refused$"):
         load_survey(paths["spss.sav"], limits=ImportLimits(max_rows=100))
+
+
+def test_a_file_with_personal_data_is_never_kept_in_the_workspace(files, tmp_path):
+    from cx_app.workspace.analyses import AnalysisStore
+    from cx_app.workspace.programs import Workspace
+
+    _, paths = files
+    path = paths["qualtrics.csv"]
+    survey = load_survey(path)
+    assert survey.source.held_personal_data
+    url = f"sqlite:///{tmp_path / 'workspace.db'}"
+    workspace = Workspace.open(url)
+    try:
+        store = AnalysisStore(workspace)
+        name = store.program_for(survey, path.read_bytes(), keep_files=True)
+        assert store.kept_file(name, survey.source.sha256) is None
+        assert not store.keeps_files(name)
+    finally:
+        workspace.close()
+    stored = (tmp_path / "workspace.db").read_bytes()
+    assert b"@example.com" not in stored and b"10.0.0.7" not in stored
