@@ -230,3 +230,33 @@ def test_a_file_with_personal_data_is_never_kept_in_the_workspace(files, tmp_pat
         workspace.close()
     stored = (tmp_path / "workspace.db").read_bytes()
     assert b"@example.com" not in stored and b"10.0.0.7" not in stored
+
+
+def test_legacy_qualtrics_and_surveymonkey_csv(files, tmp_path):
+    truth, _ = files
+    n, nps = exports.nps_truth(truth)
+    legacy = [["V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8", "V9", "V10", "Q1", "Q2_1", "Q2_2"],
+              ["ResponseID", "ResponseSet", "Name", "ExternalDataReference", "EmailAddress",
+               "IPAddress", "Status", "StartDate", "EndDate", "Finished", exports.RECOMMEND,
+               f"{exports.MATRIX}-{exports.ITEMS[0]}", f"{exports.MATRIX}-{exports.ITEMS[1]}"]]
+    for i, r in truth.iterrows():
+        items = ["" if v in (0, 6) else str(int(v)) for v in (r["Q2_1"], r["Q2_2"])]
+        legacy.append([r["ResponseId"], "Default Response Set", f"Last{i}, First{i}", "",
+                       r["Email"], r["IP"], "0", "2026-01-05 10:00:00", "2026-01-05 10:05:00",
+                       str(r["Finished"]), "" if np.isnan(r["Q1"]) else str(int(r["Q1"])),
+                       *items])
+    path = tmp_path / "legacy.csv"
+    pd.DataFrame(legacy).to_csv(path, index=False, header=False)
+    survey = load_survey(path)
+    assert (survey.schema.target.column, survey.schema.is_nps) == ("Q1", True)
+    assert [a.column for a in survey.schema.attributes] == ["Q2_1", "Q2_2"]
+    assert survey.schema.respondent_id.column == "ResponseID"
+    assert survey.schema.segments == ()
+    assert nps_summary(survey.scores).value == pytest.approx(nps, abs=1e-9)
+    assert not PERSONAL.search(survey.frame.astype(str).to_csv() + survey.schema.to_yaml())
+    monkey = tmp_path / "monkey.csv"
+    pd.read_excel(exports.surveymonkey_xlsx(truth, tmp_path / "m.xlsx"), header=None,
+                  dtype=str, engine="openpyxl").to_csv(monkey, index=False, header=False)
+    survey = load_survey(monkey)
+    assert (survey.quality.respondents, survey.schema.is_nps) == (n, True)
+    assert len(survey.schema.attributes) == len(exports.ITEMS)
