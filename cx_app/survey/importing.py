@@ -1,8 +1,11 @@
 """Reading survey files into clean, validated respondent tables.
 
-:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel (in
-a child process with limits) and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8
-with or without BOM, then cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel and
+SPSS ``.sav``/``.zsav`` and Stata ``.dta`` files through pyreadstat (each in a child process
+with limits), and ``.csv``/``.tsv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-16 with a
+BOM, UTF-8 with or without BOM, then cp1252, then latin-1); the layout stage
+(:mod:`cx_app.survey.layout`) folds a survey platform's header rows into one, drops personal
+data and platform columns and reads choice texts as scores; then it finds the sheet and the header row that match the schema, maps columns by
 header or alias, and cleans every score column with vectorised pandas operations:
 
 - blank cells, the schema's missing-value codes (``99``, ``"Don't know"``, ...) and the usual
