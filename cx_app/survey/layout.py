@@ -139,6 +139,16 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
     labels: list[str | None] = []
     platform_cols: set[int] = set()
     ids: set[int] = set()
+    if platform == "surveymonkey (condensed)":  # one header row: the question texts
+        for j in range(width):
+            names.append((first[j] or "").strip() or f"Column {j + 1}")
+            labels.append(None)
+            folded = _fold(first[j])
+            if folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data"):
+                platform_cols.add(j)
+            if folded in _RESPONSE_IDS:
+                ids.add(j)
+        return _unique(names), labels, platform_cols, ids
     if platform.startswith("qualtrics"):
         legacy = platform.endswith("(legacy)")
         for j in range(width):
@@ -182,6 +192,9 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
         return found
     if _surveymonkey(first, second):
         return "surveymonkey", 2
+    names = {_fold(c) for c in first}
+    if "respondent id" in names and "collector id" in names:
+        return "surveymonkey (condensed)", 1
     return "plain", 1
 
 
@@ -236,10 +249,11 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
         else:
             names, labels, platform_cols, ids = _headers(grid, platform, rows)
             body = grid.cells.iloc[rows:]
-            notes.append(f"read as a {_PLATFORM_NAMES[platform]} export: {rows} header rows "
-                         "folded into one column name"
+            notes.append(f"read as a {_PLATFORM_NAMES[platform]} export: "
+                         + ("its own columns recognised" if rows == 1 else
+                            f"{rows} header rows folded into one column name")
                          + (" plus the question text as its label"
-                            if platform.startswith("qualtrics") else ""))
+                            if platform.startswith("qualtrics") and rows > 1 else ""))
         top, shift = None, rows - 1
     keep: list[int] = []
     for j in range(width):
@@ -291,7 +305,8 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
 
 _PERSONAL_SAMPLE = 5_000
 _PLATFORM_NAMES = {"qualtrics": "Qualtrics", "qualtrics (legacy)": "Qualtrics (legacy)",
-                   "surveymonkey": "SurveyMonkey", "spss": "SPSS", "stata": "Stata",
+                   "surveymonkey": "SurveyMonkey",
+                   "surveymonkey (condensed)": "SurveyMonkey (condensed)", "spss": "SPSS", "stata": "Stata",
                    "plain": "plain"}
 
 

@@ -260,3 +260,25 @@ def test_legacy_qualtrics_and_surveymonkey_csv(files, tmp_path):
     survey = load_survey(monkey)
     assert (survey.quality.respondents, survey.schema.is_nps) == (n, True)
     assert len(survey.schema.attributes) == len(exports.ITEMS)
+
+
+def test_surveymonkey_condensed_one_header_row(files, tmp_path):
+    truth, _ = files
+    n, nps = exports.nps_truth(truth)
+    rows = pd.read_excel(exports.surveymonkey_xlsx(truth, tmp_path / "m.xlsx"), header=None,
+                         dtype=str, engine="openpyxl")
+    header = [*rows.iloc[0, :10].tolist(),
+              *[f"{exports.MATRIX} - {item}" for item in exports.ITEMS],
+              "Is there anything else you would like to tell us?", "Region"]
+    condensed = pd.concat([pd.DataFrame([header]), rows.iloc[2:]], ignore_index=True)
+    path = tmp_path / "condensed.csv"
+    condensed.to_csv(path, index=False, header=False)
+    survey = load_survey(path)
+    assert (survey.quality.respondents, survey.schema.is_nps) == (n, True)
+    assert nps_summary(survey.scores).value == pytest.approx(nps, abs=1e-9)
+    assert [a.column for a in survey.schema.attributes] == header[10:14]
+    assert [s.column for s in survey.schema.segments] == ["Region"]
+    assert survey.schema.respondent_id.column == "Respondent ID"
+    assert {c for c, _ in survey.source.left_out} == {
+        "Collector ID", "Start Date", "End Date", "IP Address", "Email Address", "First Name",
+        "Last Name", "Custom Data 1"}
