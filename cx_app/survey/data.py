@@ -36,7 +36,13 @@ class SourceInfo:
         return any(reason.startswith("personal data") for _, reason in self.left_out)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The fields as a dict; ``left_out`` only when a column was left out (as lists)."""
+        out = dict(self.__dict__)
+        if out["left_out"]:
+            out["left_out"] = [list(pair) for pair in out["left_out"]]
+        else:
+            del out["left_out"]
+        return out
 
 
 @dataclass(frozen=True)
