@@ -27,7 +27,7 @@ refused = common.denied("uploading survey files")  # team mode: a viewer
 if refused:
     st.info(common.md_escape(refused))
 files = None if refused else st.file_uploader(
-    "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv"],
+    "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv", "tsv", "sav", "zsav", "dta"],
     accept_multiple_files=True, key="uploader",
     help="The workspace keeps it once a model is trained (Project page: off). Several: pick below.")
 for f in files or []:

@@ -291,6 +291,11 @@ def data_quality(survey: SurveyData) -> None:
     src = survey.source
     st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
             + f" · header on row {src.header_row} · classes: {list(survey.classes)}")
+    if src.left_out:  # personal data and platform columns: never read further, never stored
+        st.info(f"{len(src.left_out)} column(s) left out at import (personal data is never "
+                "shown, stored or reported; a platform's own columns are not answers):")
+        common.table(pd.DataFrame(list(src.left_out), columns=["Column", "Why left out"]),
+                     key="left_out", file_name="columns_left_out.csv")
     bases = pd.DataFrame(q.bases(survey.schema.missing_attributes),
                          columns=["base", "respondents", "why it differs"])
     common.table(bases, key="bases", file_name="bases.csv")

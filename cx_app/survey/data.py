@@ -25,9 +25,24 @@ class SourceInfo:
     encoding: str | None = None
     delimiter: str | None = None
     header_row: int = 1
+    left_out: tuple[tuple[str, str], ...] = ()
+    """Columns dropped at import, each with why: personal data (e-mail addresses, names, IP
+    addresses, coordinates), a survey platform's own columns, a platform-derived column."""
+
+    @property
+    def held_personal_data(self) -> bool:
+        """Whether the file held personal data (dropped at import): its bytes are never kept
+        in the workspace (:meth:`~cx_app.workspace.analyses.AnalysisStore.program_for`)."""
+        return any(reason.startswith("personal data") for _, reason in self.left_out)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The fields as a dict; ``left_out`` only when a column was left out (as lists)."""
+        out = dict(self.__dict__)
+        if out["left_out"]:
+            out["left_out"] = [list(pair) for pair in out["left_out"]]
+        else:
+            del out["left_out"]
+        return out
 
 
 @dataclass(frozen=True)

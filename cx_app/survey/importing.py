@@ -1,8 +1,11 @@
 """Reading survey files into clean, validated respondent tables.
 
-:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel (in
-a child process with limits) and ``.csv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-8
-with or without BOM, then cp1252, then latin-1), finds the sheet and the header row that match the schema, maps columns by
+:func:`load_survey` reads ``.xlsx``/``.xlsm``/``.xls``/``.ods`` workbooks through fastexcel and
+SPSS ``.sav``/``.zsav`` and Stata ``.dta`` files through pyreadstat (each in a child process
+with limits), and ``.csv``/``.tsv`` files (delimiter ``,`` ``;`` or tab sniffed; UTF-16 with a
+BOM, UTF-8 with or without BOM, then cp1252, then latin-1); the layout stage
+(:mod:`cx_app.survey.layout`) folds a survey platform's header rows into one, drops personal
+data and platform columns and reads choice texts as scores; then it finds the sheet and the header row that match the schema, maps columns by
 header or alias, and cleans every score column with vectorised pandas operations:
 
 - blank cells, the schema's missing-value codes (``99``, ``"Don't know"``, ...) and the usual
@@ -30,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +51,19 @@ from cx_app.survey.cells import (
 from cx_app.survey.cleaning import clean_columns
 from cx_app.survey.data import SourceInfo, SurveyData  # noqa: E402 - re-exported
 from cx_app.survey.inference import infer_schema
+from cx_app.survey.layout import recognise_layout
+from cx_app.survey.leaks import leak_reason
 from cx_app.survey.limits import ImportLimits, limits_from_env
 from cx_app.survey.reading import (
     CSV_SUFFIXES,
     DELIMITERS,
     EXCEL_SUFFIXES,
+    STAT_SUFFIXES,
     Grid,
     csv_grid,
     excel_grids,
     read_source,
+    stat_grid,
 )
 from cx_app.survey.schema import (
     ColumnSpec,
@@ -194,7 +201,11 @@ def _table_from_grid(grid: Grid, header: int) -> _Table:
         headers.append(text)
     frame = body.reindex(columns=range(width))
     frame.columns = headers
-    frame.index = pd.RangeIndex(header + 2, header + 2 + len(frame), name="row")
+    start = header + 2 + grid.row_offset  # the file's row number (header rows folded: later)
+    frame.index = pd.RangeIndex(start, start + len(frame), name="row")
+    if grid.labels is not None:  # question texts: infer_schema gives them to the attributes
+        frame.attrs["labels"] = {h: label for h, label in zip(headers, grid.labels,
+                                                                  strict=False) if label}
     blank = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(headers)},
                          index=frame.index)
     errors = {}
@@ -214,10 +225,10 @@ def _survey_suffix(data: bytes, name: str) -> str:
     if not data:
         raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
     suffix = Path(name).suffix.lower()
-    if suffix not in CSV_SUFFIXES and suffix not in EXCEL_SUFFIXES:
+    if suffix not in (*CSV_SUFFIXES, *EXCEL_SUFFIXES, *STAT_SUFFIXES):
         raise SurveyFileError(
             f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
-            ".xlsm, .xls, .ods or .csv"
+            ".xlsm, .xls, .ods, .csv, .tsv, or an SPSS (.sav, .zsav) or Stata (.dta) file"
         )
     return suffix
 
@@ -247,7 +258,7 @@ def sheet_names(
     """
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
-    if _survey_suffix(data, name) in CSV_SUFFIXES:
+    if _survey_suffix(data, name) in (*CSV_SUFFIXES, *STAT_SUFFIXES):
         return []
     names, _ = excel_grids(data, name, limits, first=False)
     return names
@@ -261,13 +272,23 @@ def _grid_for(
     while choosing among several sheets without a schema (None when none was inferred)."""
     suffix = _survey_suffix(data, name)
     notes: list[str] = []
+    if suffix in STAT_SUFFIXES:
+        grid = stat_grid(data, name, limits)
+        if grid.cells.shape[0] < 2:
+            raise SurveyFileError(f"{name}: the file has no data")
+        return _laid_out(grid, notes), notes, {}, None
     if suffix in CSV_SUFFIXES:
         grid, encoding, delimiter = csv_grid(data, name, limits)
         notes.append(f"read as CSV: encoding {encoding}, delimiter {DELIMITERS[delimiter]}")
         if not any(any(_present(c) for c in row) for row in grid.head(_HEADER_SCAN_ROWS)):
             raise SurveyFileError(f"{name}: the file has no data")
-        return grid, notes, {"encoding": encoding, "delimiter": delimiter}, None
-    names, load = excel_grids(data, name, limits)
+        return (_laid_out(grid, notes), notes, {"encoding": encoding, "delimiter": delimiter},
+                None)
+    names, read = excel_grids(data, name, limits)
+
+    def load(sheet: str) -> Grid:
+        return _laid_out(read(sheet), notes)
+
     if not names:
         raise SurveyFileError(f"{name}: the workbook has no sheets")
     if sheet is not None:
@@ -315,6 +336,15 @@ def _grid_for(
     raise SchemaError(
         f"{name}: no sheet matches schema '{schema.name}': " + "; ".join(tried) + hint
     )
+
+
+def _laid_out(grid: Grid, notes: list[str]) -> Grid:
+    """The grid after the layout stage (:mod:`cx_app.survey.layout`): platform header rows
+    folded, personal data and platform columns dropped, choice texts read as scores. The
+    dropped columns are kept on the grid's report (:attr:`Grid.left_out`)."""
+    out, report = recognise_layout(grid, _guess_header_row)
+    notes.extend(report.notes)
+    return replace(out, left_out=tuple((d.column, d.reason) for d in report.dropped))
 
 
 def _inferred_layout(grid: Grid, name: str) -> SurveySchema | str:
@@ -473,6 +503,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         raise SurveyFileError(f"{where}: the header is on row {header + 1} but no respondent "
                               "rows follow it")
     target = schema.target
+    if target.name in found and not scoring:
+        _refuse_leaks(frame, schema, where)
     if target.name in found and not scoring and report.respondents == 0:
         reasons = "; ".join(f"{r}: {n:,}" for r, n in report.counts_by_reason("survey").items())
         raise SchemaError(
@@ -485,10 +517,24 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         sha256=hashlib.sha256(data).hexdigest(),
         encoding=dialect.get("encoding"),
         delimiter=dialect.get("delimiter"),
-        header_row=header + 1,
+        header_row=header + 1 + grid.row_offset,
+        left_out=grid.left_out,
     )
     return SurveyData(frame=frame, schema=schema, quality=report, source=info,
                       absent_attributes=absent, in_model=in_model)
+
+
+def _refuse_leaks(frame: pd.DataFrame, schema: SurveySchema, where: str) -> None:
+    """Refuse an attribute that carries the target's answer (:mod:`cx_app.survey.leaks`)."""
+    for spec in schema.attributes:
+        if spec.name in frame:
+            reason = leak_reason(frame[schema.target.name].astype(float),
+                                 frame[spec.name].astype(float))
+            if reason is not None:
+                raise SchemaError(
+                    f"{where}: attribute {spec.column!r} {reason} {schema.target.column!r}, "
+                    "so a model would be given the answer it should predict; remove it from "
+                    "the attributes")
 
 
 def _may_hold_nul(data: bytes, name: str, dialect: dict) -> bool:

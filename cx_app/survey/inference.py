@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import SchemaError
+from cx_app.safe_text import plain_text
 from cx_app.survey.distinct import on_distinct
+from cx_app.survey.leaks import leak_reason
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
@@ -37,7 +39,14 @@ STANDARD_SCALES = ((0, 10), (1, 10), (1, 7), (1, 6), (1, 5), (1, 3), (0, 1), (-2
 answers (a scale written in its header wins)."""
 _FEW_ANSWERS = 30
 """Below this many answers an attribute's own range says little: it takes its siblings' scale."""
-_ID_WORDS = {"id", "respondent", "customer", "code", "identifier"}
+_ID_WORDS = {"id", "idno", "respid", "responseid", "respondentid", "uuid", "respondent",
+             "customer", "code", "identifier", "serial"}
+_FREE_TEXT_WORDS = {"comment", "comments", "reason", "reasons", "why", "feedback", "verbatim",
+                    "verbatims", "explain", "explanation", "suggestion", "suggestions",
+                    "remark", "remarks", "text", "specify", "describe", "open"}
+"""Header words of an open question: such a column is free text, never a segment."""
+_SEGMENT_WORDS = 3.0
+"""A segment's answers are short: at most this many words on average per distinct value."""
 _WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt"}
 _TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
                  "likelihood", "satisfaction")
@@ -112,6 +121,43 @@ def _stated_scale(header: str) -> Scale | None:
     return None
 
 
+def _words(header: str) -> set[str]:
+    """A header's words, camelCase and underscores split (``ResponseId`` → response, id)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(header)).replace("_", " ")
+    return set(re.findall(r"[a-z]+", normalise_header(spaced)))
+
+
+def free_text(header: str, values: pd.Series) -> bool:
+    """Whether a text column holds free text (open answers), never a segment: its header says
+    comment / reason / why / feedback / ..., or its answers are long (more than
+    :data:`_SEGMENT_WORDS` words on average) or nearly all different.
+
+    >>> free_text("Open comment", pd.Series(["ok"] * 3))
+    True
+    >>> free_text("Region", pd.Series(["North", "South", "North", "East"] * 10))
+    False
+    """
+    if _words(header) & _FREE_TEXT_WORDS:
+        return True
+    present = values.dropna().astype(str).str.strip()
+    present = present[present != ""]
+    if present.empty:
+        return False
+    distinct = pd.Series(present.unique())
+    if distinct.str.split().str.len().mean() > _SEGMENT_WORDS:
+        return True
+    return len(present) >= 20 and len(distinct) > 0.5 * len(present)
+
+
+def _unique_integers(values: pd.Series) -> bool:
+    """Whether every answered cell is an integer and no two are equal (an id column)."""
+    present = values.dropna().astype(str).str.strip()
+    present = present[present != ""]
+    if len(present) < 20 or not present.str.fullmatch(r"\d+").all():
+        return False
+    return present.nunique() == len(present)
+
+
 def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     """The scale a column of integer scores is on: from ``(a-b)`` in the header when present,
     else the smallest standard scale (0–10, 1–5, 1–7, 1–10, ...) that holds the values."""
@@ -126,7 +172,8 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     return Scale(min=lo, max=max(hi, lo + 1))
 
 
-def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
+def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
+                 labels: dict[str, str] | None = None) -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 
     Integer-scored columns with a range of at most 10 (ignoring common missing codes such as
@@ -139,21 +186,33 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     """
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise SchemaError("cannot infer a layout from an empty table")
+    labels = dict(labels if labels is not None else frame.attrs.get("labels", {}))
+
+    def text(header: str) -> str:  # a header with its question text (the label), if any
+        return f"{header} {labels[header]}" if header in labels else header
+
     scores: dict[str, tuple[pd.Series, Scale]] = {}
     codes: set = set()
     others: list[str] = []
     for header in frame.columns:
         column = frame[header]
-        words = set(re.findall(r"[a-z]+", normalise_header(header)))
-        target_like = any(w in normalise_header(header) for w in _TARGET_WORDS)
+        words = _words(header)
+        target_like = any(w in normalise_header(text(header)) for w in _TARGET_WORDS)
         not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or bool(words & _ID_WORDS)
                        or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
+        if profile is not None:
+            scale = infer_scale(profile[0], text(header))
+            if (NPS_WORDS.search(normalise_header(text(header))) and scale.min >= 0
+                    and scale.max <= 10 and _stated_scale(text(header)) is None):
+                scale = Scale(min=0, max=10)  # a recommend question is asked on 0–10
+            if (scale.min, scale.max) == (0, 1) and _stated_scale(text(header)) is None:
+                profile = None  # a 0/1 answer (yes/no, female) splits respondents: a segment
         if profile is None:
             others.append(header)
             continue
         values, seen = profile
-        scores[header] = (values, infer_scale(values, header))
+        scores[header] = (values, scale)
         codes |= seen
     if len(scores) < 2:
         raise SchemaError(
@@ -162,16 +221,18 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"
         )
     def priority(header: str) -> int:
-        text = normalise_header(header)
-        return min((i for i, w in enumerate(_TARGET_WORDS) if w in text), default=len(_TARGET_WORDS))
+        found = normalise_header(text(header))
+        return min((i for i, w in enumerate(_TARGET_WORDS) if w in found),
+                   default=len(_TARGET_WORDS))
 
     # a target-sounding header first (earlier words win), else the widest scale
     target = min(scores, key=lambda h: (priority(h), -(scores[h][1].max - scores[h][1].min)))
     guessed = priority(target) == len(_TARGET_WORDS)
     target_scale = scores[target][1]
-    kind = guess_kind(target, target_scale)
+    kind = guess_kind(text(target), target_scale)
     respondent_id = weight = None
     segments: list[str] = []
+    free: list[str] = []
     n = len(frame)
     for header in others:
         column = frame[header]
@@ -180,15 +241,37 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         if not answered:
             continue
         distinct = int(column[keep].nunique())
-        words = set(re.findall(r"[a-z]+", normalise_header(header)))
+        words = _words(header)
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)
         elif respondent_id is None and distinct >= 0.95 * answered and words & _ID_WORDS:
             respondent_id = header
-        elif (pd.api.types.is_datetime64_any_dtype(column)
-              or distinct <= max(50, int(0.2 * n))):
+        elif pd.api.types.is_datetime64_any_dtype(column):
             segments.append(header)
-    attributes = [h for h in scores if h != target]
+        elif free_text(text(header), column[keep]):
+            free.append(header)
+        elif distinct <= max(50, int(0.2 * n)):
+            segments.append(header)
+    if respondent_id is None:  # unique whole numbers under any header: the respondent id
+        respondent_id = next((h for h in others if h not in segments and h != weight
+                              and _unique_integers(frame[h])), None)
+        if respondent_id in free:
+            free.remove(respondent_id)
+    target_values = pd.Series(np.nan, index=frame.index)
+    target_values[scores[target][0].index] = scores[target][0].to_numpy(dtype=float)
+    leaks: dict[str, str] = {}
+    for h in [h for h in scores if h != target]:
+        own = pd.Series(np.nan, index=frame.index)
+        own[scores[h][0].index] = scores[h][0].to_numpy(dtype=float)
+        reason = leak_reason(target_values, own)
+        if reason is not None:
+            leaks[h] = reason
+    attributes = [h for h in scores if h != target and h not in leaks]
+    if not attributes:
+        raise SchemaError(
+            f"could not infer a layout: every scored column besides the target {target!r} "
+            "is derived from it (" + "; ".join(f"{h!r} {r}" for h, r in leaks.items())
+            + "); give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)")
     # each attribute on its own scale (1–5, 1–10 and −2..2 can sit in one file); one with few
     # answers, whose range says little, on the scale most of its siblings use
     usual = Counter(scores[h][1] for h in attributes).most_common(1)[0][0]
@@ -216,6 +299,11 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         name=name,
     )
     description = "inferred from the data"
+    if leaks:
+        description += "; left out as derived from the target: " + "; ".join(
+            f"{h!r} {r}" for h, r in leaks.items())
+    if free:
+        description += "; free text (never a segment): " + ", ".join(map(repr, free))
     if guessed:
         description += (f"; no header names a target question, so {target!r} was taken as the "
                         "target: check it")
@@ -237,4 +325,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             for a, h in zip(schema.attributes, attributes, strict=True)
         )
         schema = schema.model_copy(update={"attributes": updated})
+    if any(h in labels for h in attributes):  # the question texts: what the pages show
+        schema = schema.model_copy(update={"attributes": tuple(
+            a.model_copy(update={"label": plain_text(labels[h])}) if h in labels else a
+            for a, h in zip(schema.attributes, attributes, strict=True))})
     return schema

@@ -28,6 +28,7 @@ from cx_app.survey.limits import ImportLimits
 from cx_app.survey.sheet_reader import FAILED, OUT_OF_MEMORY
 
 _CHILD = [sys.executable, "-m", "cx_app.survey.sheet_reader"]
+_STAT_CHILD = [sys.executable, "-m", "cx_app.survey.stat_reader"]
 # one thread for the BLAS numpy loads with pyarrow (threads reserve address space), no Rust
 # backtrace on stderr
 _CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
@@ -76,6 +77,29 @@ def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: Impor
         return SheetRead(meta["sheet_names"])
     return SheetRead(meta["sheet_names"], meta["sheet"], table.replace_schema_metadata(None),
                      meta["first_column"], [tuple(error) for error in meta["errors"]])
+
+
+def read_stat_in_child(data: bytes, name: str, kind: str, limits: ImportLimits,
+                       ) -> tuple[pa.Table, dict]:
+    """An SPSS (``kind="sav"``) or Stata (``"dta"``) file's cells as text and its variables'
+    metadata, parsed by :mod:`cx_app.survey.stat_reader` in a child process within limits."""
+    request = {"kind": kind, "max_rows": limits.max_rows, "max_columns": limits.max_columns,
+               "max_cells": limits.max_cells}
+    command = [*_STAT_CHILD, str(limits.reader_memory_bytes), str(limits.reader_cpu_seconds),
+               json.dumps(request)]
+    done = run_child(command, data, name, limits)
+    what = "SPSS" if kind == "sav" else "Stata"
+    if done.returncode == FAILED:
+        raise _failure(json.loads(done.stdout), name, name, limits,
+                       f"{name}: not a readable {what} data file (the file is damaged or is "
+                       "not one)")
+    try:
+        table = pa.ipc.open_stream(done.stdout).read_all()
+        meta = json.loads(table.schema.metadata[b"cx_app"])
+    except (pa.ArrowInvalid, KeyError, ValueError):
+        raise SurveyFileError(f"{name}: the reader's answer cannot be read; the file was "
+                              "not read") from None
+    return table.replace_schema_metadata(None), meta
 
 
 def run_child(command: list[str], data: bytes, where: str, limits: ImportLimits,

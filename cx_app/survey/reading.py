@@ -18,15 +18,24 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict
 
 from cx_app.archive_limits import megabytes
 from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits
-from cx_app.survey.reader_process import SheetRead, read_in_child, shape_error
+from cx_app.survey.reader_process import (
+    SheetRead,
+    read_in_child,
+    read_stat_in_child,
+    shape_error,
+)
 from cx_app.survey.xml_safety import check_workbook_archive
 
 EXCEL_SUFFIXES = (".xlsx", ".xlsm", ".xls", ".ods")
-CSV_SUFFIXES = (".csv",)
+CSV_SUFFIXES = (".csv", ".tsv")
+STAT_SUFFIXES = (".sav", ".zsav", ".dta")
+"""SPSS (``.sav``, compressed ``.zsav``) and Stata (``.dta``) files, read by pyreadstat."""
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_MARKS = tuple(m.encode("utf-16-le") for m in ("EncryptedPackage", "EncryptionInfo"))
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
@@ -50,6 +59,18 @@ TEXT = pd.StringDtype("pyarrow")
 # --------------------------------------------------------------------------- raw reading
 
 
+class StatVariable(BaseModel):
+    """One variable of an SPSS or Stata file: its name, label (the question text), value
+    labels (code as text → answer text) and declared missing codes (ranges, both ends in)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    label: str | None = None
+    value_labels: dict[str, str] = {}
+    missing: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(frozen=True)
 class Grid:
     """One sheet's cells as text: ``cells`` has one column per sheet column (0, 1, ...) and
@@ -66,6 +87,15 @@ class Grid:
     """Excel error cells: column → {row: error}, 0-based."""
     widths: tuple[int, ...] | None = None
     """A CSV file's number of cells on each line (a sheet's rows are all as wide)."""
+    labels: tuple[str | None, ...] | None = None
+    """Each column's label (the question text) when the file gives one apart from its header:
+    an SPSS variable label, a platform export's question-text row."""
+    variables: tuple[StatVariable, ...] | None = None
+    """An SPSS/Stata file's variables (labels, value labels, declared missing codes)."""
+    row_offset: int = 0
+    """File rows above the grid's first row (header rows a platform layout folded into one)."""
+    left_out: tuple[tuple[str, str], ...] = ()
+    """Columns the layout stage dropped (column, why): personal data, platform columns."""
 
     def width(self, start: int) -> int:
         """The number of columns of the rows from ``start`` on."""
@@ -302,3 +332,24 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, s
     cells = pd.DataFrame([row + [None] * (longest - len(row)) for row in rows],
                          dtype=object).astype(TEXT) if rows else pd.DataFrame()
     return Grid(None, cells, widths=tuple(map(len, rows))), encoding, delimiter
+
+
+def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
+    """The grid of an SPSS (``.sav``/``.zsav``) or Stata (``.dta``) file: the variable names
+    as the header row, each cell as text, the variables' labels, value labels and declared
+    missing codes beside it (read by pyreadstat in a child process with limits)."""
+    kind = "dta" if Path(name).suffix.lower() == ".dta" else "sav"
+    foreign = _foreign_format(data)
+    if foreign or data.startswith(_ZIP_MAGIC):
+        raise SurveyFileError(f"{name}: the file is {foreign or 'a zip archive'} renamed "
+                              f"{Path(name).suffix.lower()}, not an SPSS or Stata data file")
+    table, meta = read_stat_in_child(data, name, kind, limits)
+    variables = tuple(StatVariable(name=v["name"], label=v["label"] or None,
+                                   value_labels=v["value_labels"],
+                                   missing=tuple(tuple(r) for r in v["missing"]))
+                      for v in meta["variables"])
+    header = pd.DataFrame([[v.name for v in variables]], dtype=object).astype(TEXT)
+    body = pd.DataFrame({j: table.column(j).to_pandas(types_mapper={pa.string(): TEXT}.get)
+                         for j in range(table.num_columns)})
+    cells = pd.concat([header, body], ignore_index=True) if len(variables) else pd.DataFrame()
+    return Grid(None, cells, labels=tuple(v.label for v in variables), variables=variables)

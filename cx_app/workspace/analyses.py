@@ -157,8 +157,10 @@ class AnalysisStore:
         """The name of the program of ``survey`` (found by its file, else created for
         ``team`` and named after the file: ``bank_nps``, ``bank_nps (2)``...), its mapping
         set to the survey's. ``data``: the file's bytes, kept in the program when
-        ``keep_files``."""
+        ``keep_files`` — never a file that held personal data (its e-mail addresses, names or
+        IP addresses were dropped at import and must not be stored)."""
         source = survey.source
+        keep_files = keep_files and not source.held_personal_data
         name = self.find_program(source.sha256, source.sheet, source.filename)
         if name is not None:
             self.set_mapping(name, survey)

@@ -193,9 +193,9 @@ def test_infer_schema_on_a_hand_built_table():
     assert schema.target.scale == Scale(min=1, max=5)
     assert [a.column for a in schema.attributes] == ["Price", "Staff"]
     assert schema.respondent_id.column == "Customer ID"
-    # "Comment" has one distinct value per row among 6 rows: still few enough to be a segment
-    assert [(s.column, s.role) for s in schema.segments] == [("Store", "other"),
-                                                             ("Comment", "other")]
+    # "Comment" is an open question (its header says so): free text, never a segment
+    assert [(s.column, s.role) for s in schema.segments] == [("Store", "other")]
+    assert "free text (never a segment): 'Comment'" in schema.description
     assert schema.missing_codes == ("N/A",)
     assert schema.missing_attributes == "impute_indicator"  # the default: gaps kept
     assert "17% of respondents miss an attribute score" in schema.description
@@ -283,7 +283,10 @@ def test_inference_reads_each_scale_and_codes_only_outside_it():
 
 
 def test_inference_is_unsure_with_two_zero_to_ten_scores_and_no_recommend_question():
-    frame = pd.DataFrame({"Score A": [0, 3, 6, 9, 10] * 8, "Score B": [10, 2, 5, 7, 0] * 8,
-                          "Staff": [1, 2, 3, 4, 5] * 8})
+    # Score B and Staff repeat every 8 rows, Score A every 5: neither is a function of the
+    # other (a column that is would be left out as derived from the target, cx_app.survey.leaks)
+    frame = pd.DataFrame({"Score A": [0, 3, 6, 9, 10] * 8,
+                          "Score B": [10, 2, 5, 7, 0, 3, 8, 1] * 5,
+                          "Staff": [1, 2, 3, 4, 5, 1, 2, 3] * 5})
     schema = infer_schema(frame)
     assert "unsure: 2 columns are on 0–10 and none is a recommend question" in schema.description

@@ -1,0 +1,128 @@
+"""Answers exported as choice text read as ordinal scores, and "not an answer" texts as gaps.
+
+Survey platforms export answers either as numeric codes or as the choice texts the respondent
+saw: ``"0 - Not at all likely"`` … ``"10 - Extremely likely"``, ``"Very dissatisfied"`` …
+``"Very satisfied"``, ``"Not applicable"``. :func:`score_choices` reads one column of such
+texts as the scores an analyst means: a text that begins with a number is that number; a text
+of a known ordered scale (agreement, satisfaction, likelihood, quality, ease; 5- and 7-point)
+is its position 1..k; a "not an answer" text (Not applicable, Don't know, Prefer not to say)
+is a gap, never a score. The vocabulary is the data file ``data/answer_scales.yaml`` (extend it
+there). A column is converted only when every answer in it is read one of these ways and at
+least one is a choice text: plain numeric columns, and text columns of other words (brands,
+comments), are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from cx_app.survey.distinct import on_distinct
+
+_NUMBERED = re.compile(r"\s*(-?\d+)\s*(?:[-–—:=.)]\s+[^\W\d_].*)?\s*")
+"""A choice text that starts with its number, a separator and a space, then a word:
+``"0 - Not at all likely"``, ``"10 = Extremely likely"``, ``"7"`` (not ``"2026-Q1"``)."""
+
+
+class AnswerVocabulary(BaseModel):
+    """The data file's content: gap texts and ordered scales (levels of synonyms)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    not_an_answer: tuple[str, ...]
+    scales: dict[str, tuple[tuple[str, ...], ...]]
+
+
+class ChoiceScores(BaseModel):
+    """A column's choice texts read as scores: ``codes`` (text of the score, or None for a
+    gap, one per cell), the scale that was recognised (``"numbered"`` for texts that begin
+    with their number), and how many cells were "not an answer" texts made gaps."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    codes: pd.Series
+    scale: str
+    gaps: int
+    gap_texts: tuple[str, ...]
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.replace("’", "'").split()).casefold()
+
+
+@cache
+def vocabulary() -> AnswerVocabulary:
+    """The answer vocabulary, read once from ``data/answer_scales.yaml`` (texts folded)."""
+    raw = yaml.safe_load(resources.files("cx_app.survey").joinpath(
+        "data/answer_scales.yaml").read_text(encoding="utf-8"))
+    return AnswerVocabulary(
+        not_an_answer=tuple(_fold(t) for t in raw["not_an_answer"]),
+        scales={name: tuple(tuple(_fold(t) for t in level) for level in levels)
+                for name, levels in raw["scales"].items()})
+
+
+def is_not_an_answer(text: str) -> bool:
+    """Whether a text means "no answer" (Not applicable, Don't know, Prefer not to say, ...).
+
+    >>> is_not_an_answer("Don’t know"), is_not_an_answer("Very satisfied")
+    (True, False)
+    """
+    return _fold(text) in vocabulary().not_an_answer
+
+
+def _scale_of(texts: set[str]) -> tuple[str, dict[str, int]] | None:
+    """The first scale holding every text, no two of them on one level (a 7-point scale's
+    "Disagree" and "Somewhat disagree" are two answers), and each text's position 1..k."""
+    for name, levels in vocabulary().scales.items():
+        position = {t: i + 1 for i, level in enumerate(levels) for t in level}
+        if texts <= position.keys() and len({position[t] for t in texts}) == len(texts):
+            return name, position
+    return None
+
+
+def score_choices(column: pd.Series) -> ChoiceScores | None:
+    """The scores of a column of answer texts (see the module docstring), or None when the
+    column is not one of choice texts.
+
+    >>> found = score_choices(pd.Series(["Very satisfied", "Not applicable", None, "Dissatisfied"]))
+    >>> found.codes.tolist(), found.scale, found.gaps
+    (['5', None, None, '2'], 'satisfaction_5', 1)
+    >>> score_choices(pd.Series(["0 - Not at all likely", "7", "10 - Extremely likely"])).codes.tolist()
+    ['0', '7', '10']
+    >>> score_choices(pd.Series(["3", "4"])) is None, score_choices(pd.Series(["Brand A"])) is None
+    (True, True)
+    """
+    distinct = pd.Series(pd.unique(column.dropna()), dtype=object)
+    folded = {str(t): _fold(str(t)) for t in distinct if str(t).strip()}
+    gaps = {t for t, f in folded.items() if f in vocabulary().not_an_answer}
+    numbered = {t: int(m.group(1)) for t, f in folded.items() if t not in gaps
+                and (m := _NUMBERED.fullmatch(f))}
+    words = {t: f for t, f in folded.items() if t not in gaps and t not in numbered}
+    plain_numbers = {t for t in numbered if re.fullmatch(r"\s*-?\d+\s*", t)}
+    if not folded or (not words and numbered.keys() <= plain_numbers):
+        return None  # no choice text: numbers (and codes) the cleaning reads as they are
+    scale = "numbered"
+    if words:
+        if numbered:
+            return None  # numbers mixed with words of no numbered choice: not a scale
+        found = _scale_of(set(words.values()))
+        if found is None:
+            return None
+        scale, position = found
+        numbered = {t: position[f] for t, f in words.items()}
+    mapping = {t: str(v) for t, v in numbered.items()}
+
+    def spread(values: pd.Series) -> list[np.ndarray]:
+        return [np.array([mapping.get(str(v)) if v is not None else None for v in values],
+                         dtype=object)]
+
+    codes = on_distinct(column.astype(object).where(column.notna(), None), spread)[0]
+    gap_cells = int(column.isin(list(gaps)).sum()) if gaps else 0
+    return ChoiceScores(codes=pd.Series(codes, index=column.index, dtype=object),
+                        scale=scale, gaps=gap_cells, gap_texts=tuple(sorted(gaps)))

@@ -1,0 +1,326 @@
+"""Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
+
+The layout stage folds a platform's header rows into one column name plus a label, drops
+platform columns and personal data, and reads choice texts as scores.
+
+:func:`recognise_layout` is the stage between the raw grid (:mod:`cx_app.survey.reading`) and
+the header matching of :mod:`cx_app.survey.importing`. It recognises, from the first rows:
+
+- **Qualtrics** (CSV, TSV, Excel; docs/platform-exports.md): row 1 the field names (``Q1``,
+  ``Q2_3``), row 2 the question texts (a matrix item as "question - item"), row 3 the
+  ``{"ImportId": ...}`` row when present; the legacy two-row form (``V1`` … ``V10`` over
+  ``ResponseID``, ``ResponseSet``, ...). The field name is the column name, the question text
+  its label.
+- **SurveyMonkey** ("expanded"): row 1 the question texts (written once over a matrix's
+  columns), row 2 the sub-questions, "Response" or "Open-Ended Response". A column is named by
+  its question text ("question – item" for a matrix item or an open-ended answer).
+- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels;
+  declared missing codes and codes whose value label says "not applicable" are gaps.
+- anything else: a plain one-row header (found later by the importer), left as it is.
+
+Then for every layout: columns holding personal data (:mod:`cx_app.survey.personal`) are
+dropped; on a platform export, its own columns (dates, durations, progress, status, finished
+flags, channels, language, locations, its derived ``*_NPS_GROUP``) are dropped too, the response
+id kept; and columns of choice texts are read as scores (:mod:`cx_app.survey.choices`). Each
+dropped column and each conversion is a note; the result is a :class:`LayoutReport`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from cx_app.survey.choices import is_not_an_answer, score_choices
+from cx_app.survey.personal import personal_data
+from cx_app.survey.reading import TEXT, Grid
+
+Platform = str
+"""``"qualtrics"``, ``"qualtrics (legacy)"``, ``"surveymonkey"``, ``"spss"``, ``"stata"``,
+``"plain"``."""
+
+_QUALTRICS_FIELDS = {
+    "startdate", "enddate", "status", "ipaddress", "progress", "duration (in seconds)",
+    "finished", "recordeddate", "responseid", "recipientlastname", "recipientfirstname",
+    "recipientemail", "externalreference", "locationlatitude", "locationlongitude",
+    "distributionchannel", "userlanguage"}
+_QUALTRICS_LEGACY = {"responseid", "responseset", "name", "externaldatareference",
+                     "emailaddress", "ipaddress", "status", "startdate", "enddate", "finished"}
+_QUALTRICS_METADATA = {
+    "startdate", "enddate", "status", "progress", "duration (in seconds)", "finished",
+    "recordeddate", "externalreference", "externaldatareference", "distributionchannel",
+    "userlanguage", "responseset", "locationaccuracy"}
+_SURVEYMONKEY_METADATA = {"collector id", "start date", "end date", "custom data",
+                          "custom data 1", "custom data 2", "custom data 3"}
+_SURVEYMONKEY_SUBS = {"response", "open-ended response"}
+_RESPONSE_IDS = {"responseid", "respondent id"}
+_SCAN = 40
+
+
+class DroppedColumn(BaseModel):
+    """A column the import left out, and why (personal data, platform column, derived)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    column: str
+    reason: str
+
+
+class LayoutReport(BaseModel):
+    """What the layout stage found: the platform, how many header rows it folded into one, each
+    kept column's label (question text), the dropped columns, and its notes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    platform: Platform
+    header_rows: int = 1
+    labels: dict[str, str] = {}
+    dropped: tuple[DroppedColumn, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def _fold(cell: str | None) -> str:
+    return " ".join(str(cell).split()).casefold() if cell is not None else ""
+
+
+def _row(grid: Grid, i: int) -> list[str | None]:
+    head = grid.head(i + 1)
+    return head[i] if len(head) > i else []
+
+
+def _qualtrics_rows(first: list[str | None], second: list[str | None],
+                    third: list[str | None]) -> tuple[str, int] | None:
+    """("qualtrics" or "qualtrics (legacy)", header rows) when the first rows are a Qualtrics
+    export's header, else None."""
+    names = {_fold(c) for c in first}
+    if len(names & _QUALTRICS_FIELDS) >= 4:
+        ranks = [j for j, c in enumerate(first) if _fold(c) in ("finished", "progress",
+                                                                  "status", "startdate")]
+        texts = second and all(j < len(second) and second[j] is not None
+                               and not re.fullmatch(r"[\d.\- :/]+", second[j]) for j in ranks)
+        import_ids = import_id_row(third)
+        rows = 1 + bool(texts) + bool(texts and import_ids)
+        return "qualtrics", rows
+    if ({_fold(c) for c in second} & _QUALTRICS_LEGACY).__len__() >= 4 and any(
+            re.fullmatch(r"v\d+", _fold(c)) for c in first):
+        return "qualtrics (legacy)", 2
+    return None
+
+
+def _surveymonkey(first: list[str | None], second: list[str | None]) -> bool:
+    names = {_fold(c) for c in first}
+    return "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
+        _fold(c) in _SURVEYMONKEY_SUBS for c in second)
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for text in names:
+        base, k = text, 2
+        while text.casefold() in seen:
+            text, k = f"{base} ({k})", k + 1
+        seen.add(text.casefold())
+        out.append(text)
+    return out
+
+
+def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str | None],
+                                                             set[int], set[int]]:
+    """(column names, labels, positions of platform columns, of the response id)."""
+    width = grid.cells.shape[1]
+    first, second = (_row(grid, 0) + [None] * width)[:width], (_row(grid, 1) + [None] * width
+                                                              )[:width]
+    names: list[str] = []
+    labels: list[str | None] = []
+    platform_cols: set[int] = set()
+    ids: set[int] = set()
+    if platform == "surveymonkey (condensed)":  # one header row: the question texts
+        for j in range(width):
+            names.append((first[j] or "").strip() or f"Column {j + 1}")
+            labels.append(None)
+            folded = _fold(first[j])
+            if folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data"):
+                platform_cols.add(j)
+            if folded in _RESPONSE_IDS:
+                ids.add(j)
+        return _unique(names), labels, platform_cols, ids
+    if platform.startswith("qualtrics"):
+        legacy = platform.endswith("(legacy)")
+        for j in range(width):
+            field, text = (first[j] or "").strip(), (second[j] or "").strip() if rows > 1 else ""
+            if legacy and re.fullmatch(r"V\d+", field) and text:
+                field, text = text, ""
+            folded = _fold(field)
+            names.append(field or f"Column {j + 1}")
+            labels.append(text if text and text != field else None)
+            if (folded in _QUALTRICS_METADATA or folded.startswith("q_")
+                    or folded.endswith("_nps_group")):
+                platform_cols.add(j)
+            if folded in _RESPONSE_IDS:
+                ids.add(j)
+        return _unique(names), labels, platform_cols, ids
+    question = ""
+    for j in range(width):  # SurveyMonkey: the question text is written over its first column
+        top, sub = (first[j] or "").strip(), (second[j] or "").strip()
+        question = top or question
+        folded = _fold(top)
+        if top and not sub:
+            names.append(top)
+            if folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data"):
+                platform_cols.add(j)
+            if folded in _RESPONSE_IDS:
+                ids.add(j)
+        elif _fold(sub) == "response":
+            names.append(question)
+        else:
+            names.append(f"{question} – {sub}")
+        labels.append(None)
+    return _unique(names), labels, platform_cols, ids
+
+
+def _platform_of(grid: Grid) -> tuple[str, int]:
+    if grid.variables is not None:
+        return ("spss" if grid.labels is not None else "stata"), 1
+    first, second, third = _row(grid, 0), _row(grid, 1), _row(grid, 2)
+    found = _qualtrics_rows(first, second, third)
+    if found:
+        return found
+    if _surveymonkey(first, second):
+        return "surveymonkey", 2
+    names = {_fold(c) for c in first}
+    if "respondent id" in names and "collector id" in names:
+        return "surveymonkey (condensed)", 1
+    return "plain", 1
+
+
+def _stat_gaps(grid: Grid, body: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """A .sav/.dta body with declared missing codes and "not applicable" value labels blank."""
+    for j, variable in enumerate(grid.variables or ()):
+        gap_codes = {code for code, text in variable.value_labels.items()
+                     if is_not_an_answer(text)}
+        column = body.iloc[:, j]
+        numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
+        for lo, hi in variable.missing:
+            try:
+                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
+            except ValueError:
+                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
+        if gap.any():
+            body.iloc[gap, j] = pd.NA
+            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
+                                          for lo, hi in variable.missing)})
+            notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
+                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
+                         "gaps, not scores")
+    return body
+
+
+def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
+                     ) -> tuple[Grid, LayoutReport]:
+    """The grid with one header row (names), the platform's columns and personal data dropped
+    and choice texts read as scores, and what was done (see the module docstring);
+    ``header_row`` guesses a plain file's header row (title rows may sit above it)."""
+    if grid.empty:
+        return grid, LayoutReport(platform="plain")
+    platform, rows = _platform_of(grid)
+    notes: list[str] = []
+    dropped: list[DroppedColumn] = []
+    width = grid.cells.shape[1]
+    platform_cols: set[int] = set()
+    ids: set[int] = set()
+    if platform == "plain":
+        h = header_row(grid)
+        first = (_row(grid, h) + [None] * width)[:width]
+        names = [str(c).strip() if c is not None and str(c).strip() else f"column {j + 1}"
+                 for j, c in enumerate(first)]
+        labels: list[str | None] = [None] * width
+        top, body, shift = grid.cells.iloc[:h + 1], grid.cells.iloc[h + 1:], 0
+    else:
+        if platform in ("spss", "stata"):
+            names = [v.name for v in grid.variables or ()]
+            labels = list(grid.labels or [None] * len(names))
+            body = _stat_gaps(grid, grid.cells.iloc[1:].copy(), notes)
+        else:
+            names, labels, platform_cols, ids = _headers(grid, platform, rows)
+            body = grid.cells.iloc[rows:]
+            notes.append(f"read as a {_PLATFORM_NAMES[platform]} export: "
+                         + ("its own columns recognised" if rows == 1 else
+                            f"{rows} header rows folded into one column name")
+                         + (" plus the question text as its label"
+                            if platform.startswith("qualtrics") and rows > 1 else ""))
+        top, shift = None, rows - 1
+    keep: list[int] = []
+    for j in range(width):
+        kind = personal_data(names[j], body.iloc[:_PERSONAL_SAMPLE, j])
+        if kind is not None and j not in ids:
+            dropped.append(DroppedColumn(column=names[j], reason=f"personal data ({kind})"))
+        elif j in platform_cols:
+            reason = ("derived from the recommend answer by the platform (its NPS group)"
+                      if _fold(names[j]).endswith("_nps_group")
+                      else f"{_PLATFORM_NAMES[platform]} metadata, not a survey answer")
+            dropped.append(DroppedColumn(column=names[j], reason=reason))
+        else:
+            keep.append(j)
+    converted = {}
+    for j in keep:
+        found = None if j in ids else score_choices(body.iloc[:, j])
+        if found is not None:
+            converted[j] = found
+            notes.append(f"column {names[j]!r}: answers given as choice text read as scores "
+                         f"({found.scale.replace('_', ' ')})"
+                         + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
+                            "as gaps" if found.gaps else ""))
+    if dropped:
+        notes.append("columns left out at import: " + "; ".join(
+            f"{d.column!r} ({d.reason})" for d in dropped))
+    if platform == "plain" and not dropped and not converted:
+        return grid, LayoutReport(platform="plain")
+    if top is None:
+        top = pd.DataFrame([names], dtype=object).astype(TEXT)
+    columns = {}
+    for k, j in enumerate(keep):
+        part = (pd.Series(pd.array(converted[j].codes.tolist(), dtype=TEXT))
+                if j in converted else body.iloc[:, j].reset_index(drop=True))
+        columns[k] = pd.concat([top.iloc[:, j].reset_index(drop=True), part],
+                               ignore_index=True)
+    cells = pd.DataFrame(columns) if columns else pd.DataFrame()
+    kept_labels = tuple(labels[j] for j in keep)
+    widths = None if grid.widths is None else tuple(
+        min(w, len(keep)) for w in (grid.widths[:len(top)] + grid.widths[len(top) + shift:]))
+    out = Grid(grid.sheet, cells, typed=grid.typed,
+               errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
+                       for j, found in grid.errors.items() if j in keep},
+               widths=widths, labels=kept_labels if any(kept_labels) else None,
+               row_offset=grid.row_offset + shift)
+    label_of = {names[j]: labels[j] for j in keep if labels[j]}
+    return out, LayoutReport(platform=platform, header_rows=rows, labels=label_of,
+                             dropped=tuple(dropped), notes=tuple(notes))
+
+
+_PERSONAL_SAMPLE = 5_000
+_PLATFORM_NAMES = {"qualtrics": "Qualtrics", "qualtrics (legacy)": "Qualtrics (legacy)",
+                   "surveymonkey": "SurveyMonkey",
+                   "surveymonkey (condensed)": "SurveyMonkey (condensed)", "spss": "SPSS", "stata": "Stata",
+                   "plain": "plain"}
+
+
+def import_id_row(cells: list[str | None]) -> bool:
+    """Whether a row is Qualtrics' ImportId row (``{"ImportId":"QID1"}`` in each cell).
+
+    >>> import_id_row(['{"ImportId":"startDate","timeZone":"America/Denver"}', '{"ImportId":"QID1"}'])
+    True
+    """
+    found = 0
+    for cell in cells:
+        if cell:
+            try:
+                found += "ImportId" in json.loads(cell)
+            except (ValueError, TypeError):
+                return False
+    return found > 0
