@@ -35,6 +35,7 @@ from test_app_browser import (
 
 from cx_app.simulation.bank_export import (
     BRANDS,
+    COMMENTS,
     REGIONS,
     simulate_bank_waves,
     write_bank_export,
@@ -222,6 +223,11 @@ def _reference_by_brand_in_the_deck_and_the_workbook(pptx: bytes, xlsx: bytes) -
     deck = Presentation(io.BytesIO(pptx))
     titles = [s.shapes.title.text for s in deck.slides]
     assert titles[1].startswith("The reference survey's NPS is ")
+    # the export's free-text comments are no segment: no slide, table row or tracker line
+    cells = {c.text for s in deck.slides for sh in s.shapes if sh.has_table
+             for r in sh.table.rows for c in r.cells}
+    assert not [t for t in titles if "comment" in t.lower()], titles
+    assert not cells & set(COMMENTS), cells & set(COMMENTS)
     by_brand = None
     for slide in deck.slides:
         tables = [sh.table for sh in slide.shapes if sh.has_table]
