@@ -172,7 +172,7 @@ class AnalysisStore:
             session.flush()
             record(self.database, self.workspace.user, AuditAction.PROGRAM_CREATED, chosen,
                    f"from {source.filename}" + (f", team {team}" if team else ""),
-                   session=session)
+                   session=session, **self.workspace.audit_identity())
             if keep_files and data is not None:
                 session.add(StoredFile(program_id=program.id, sha256=sha256_hex(data),
                                        filename=(source.filename or "")[:500] or None,
@@ -274,7 +274,7 @@ class AnalysisStore:
                                          **{k: npy_bytes(a) for k, a in arrays.items()})))
             record(self.database, self.workspace.user, AuditAction.MODEL_TRAINED, name,
                    f"{model.model_id}, {model.folds}-fold cross-validation on {respondents} "
-                   "respondents", session=session)
+                   "respondents", session=session, **self.workspace.audit_identity())
 
         self.database.write(work)
 
