@@ -20,9 +20,10 @@ st.title("Project")
 # --------------------------------------------------------------------------- the workspace
 st.subheader("Programs in the workspace")
 workspace = common.workspace()
-st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
-           "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). Every "
-           "model trained, wave added and estimate made is kept there as it is made.")
+if team_mode.administrator():  # the URL (password masked) only for admins (issue 33)
+    st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
+               "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). "
+               "Every model trained, wave added and estimate made is kept there as it is made.")
 current = common.program_name()
 st.text(f"This analysis' program: {current or 'none yet (made when a model is trained)'}")
 program_panels.team_choice()
@@ -89,7 +90,7 @@ if prepared:
 
 # --------------------------------------------------------------------------- open
 st.subheader("Open project")
-upload = st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key="project_upload",
+upload = None if team_mode.viewer_only() else st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key="project_upload",
                           help="Without the survey inside, load the same survey file on the "
                                "Data page first.")
 if upload is not None:

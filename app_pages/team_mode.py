@@ -209,6 +209,18 @@ def analyst_teams() -> tuple[str, ...]:
                  if role >= Role.ANALYST)
 
 
+def viewer_only() -> bool:
+    """Team mode, and the person is an analyst or admin of no team: they read, and have no
+    uploader at all (issue 33: an upload makes the server parse the file)."""
+    return team_mode() and not analyst_teams()
+
+
+def administrator() -> bool:
+    """Local mode, or the person is an admin of a team (they may see the database URL)."""
+    found = teams()
+    return found is None or Role.ADMIN in found.roles(current_user()).values()
+
+
 def new_program_team() -> str | None:
     """The team that owns the programs this session creates: the person's choice on the
     Project page, else their first team where they are an analyst (None in local mode, or

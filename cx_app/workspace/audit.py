@@ -50,7 +50,7 @@ class AuditAction(StrEnum):
     MODEL_TRAINED = "model trained"
     REPORT_EXPORTED = "report exported"
     MAPPING_CHANGED = "mapping changed"
-    LABEL_CHANGED = "wave label changed"
+    GROUPING_CHANGED = "grouping changed"
 
 
 @dataclass(frozen=True)
