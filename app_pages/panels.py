@@ -339,7 +339,7 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
                 bar.progress(1.0, text="done")
         if model is not None:
             st.download_button("Download the model file (.skops)",
-                               data=a.final_model_bytes(model_id),
+                               data=lambda: a.final_model_bytes(model_id),
                                file_name=f"{a.models[model_id].algorithm_id}.skops",
                                mime="application/octet-stream", key="dl_model", on_click="ignore")
     elif team_mode.viewer_only():  # a viewer uploads nothing (issue 33)

@@ -84,7 +84,7 @@ if st.button("Prepare the project file", key="project_prepare"):
 prepared = st.session_state.get("project_file")
 if prepared:
     stem = a.survey.source.filename.rsplit(".", 1)[0]
-    st.download_button(f"Save project ({len(prepared) / 1024:,.0f} KB)", data=prepared,
+    st.download_button(f"Save project ({len(prepared) / 1024:,.0f} KB)", data=lambda: prepared,
                        file_name=f"{stem}.cxproj", mime="application/zip",
                        key="project_download", on_click="ignore")
 

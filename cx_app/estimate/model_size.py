@@ -23,10 +23,11 @@ setting; :meth:`cx_app.estimate.model_file.TrainedModel.predict_proba` predicts 
 
 >>> import numpy as np
 >>> from sklearn.neural_network import MLPClassifier
->>> net = MLPClassifier(hidden_layer_sizes=(50,), max_iter=5).fit(np.eye(4), [0, 1, 0, 1])
+>>> net = MLPClassifier(hidden_layer_sizes=(50,), solver="lbfgs", max_iter=200)
+>>> net = net.fit(np.eye(4), [0, 1, 0, 1])
 >>> size = model_size(net)
->>> size.parameters  # 4×50 + 50 weights and biases in, 50×1 + 1 out
-301
+>>> size.parameters  # 2 × (4×50 + 50 in, 50×1 + 1 out: its layers and their best copy) + 2
+604
 >>> size.widest
 50
 """
@@ -117,9 +118,11 @@ def _parts(obj: Any, seen: set[int], depth: int = 0) -> Iterator[tuple[str, Any]
 
 def model_size(estimator: Any) -> ModelSize:
     """The :class:`ModelSize` of a fitted scikit-learn estimator or pipeline."""
-    parameters, widest = 0, 1
+    parameters, widest, counted = 0, 1, set()
     for key, value in _parts(estimator, set()):
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
+        if (isinstance(value, np.ndarray) and value.dtype.kind in "fiub"
+                and id(value) not in counted):  # an array held twice counts once
+            counted.add(id(value))
             parameters += int(value.size)
             if key in _WIDE and value.ndim == 2:
                 widest = max(widest, int(value.shape[0]))

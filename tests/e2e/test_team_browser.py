@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -165,8 +166,18 @@ def test_a_north_viewer_reads_and_downloads_but_cannot_train(team_app, person, t
     page.get_by_role("button", name="Build the reports").click()
     _visible(page.get_by_text("Excel report (.xlsx)"))
     _settle(page)
-    assert _download(page, "dl_xlsx", tmp_path)[:2] == b"PK"
+    assert "/media/" not in page.content()  # the page holds no address of the report
+    with page.expect_download(timeout=WAIT) as info:
+        page.locator(".st-key-dl_xlsx button").click()
+    address = info.value.url
+    assert "/media/" in address and (Path(info.value.path()).read_bytes()[:2] == b"PK")
     _settle(page)
+    for path in ("models", "nps"):  # the viewer goes on working: her session runs again
+        _open(page, url, f"{path}?program={NORTH}")
+    stranger = page.context.browser.new_context()  # never signed in
+    answer = stranger.request.get(address)
+    assert answer.status == 404 and answer.body()[:2] != b"PK", answer.status
+    stranger.close()
     trail = _audit(database)
     assert trail.iloc[0].tolist() == [CAROL, "report exported"], trail
     assert CAROL not in set(trail[trail["action"] != "report exported"]["user"]), trail
