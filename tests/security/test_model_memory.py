@@ -24,6 +24,7 @@ import pytest
 import skops.io as sio
 
 from cx_app.errors import ModelFileError
+from cx_app.estimate.drift import value_counts_by_attribute
 from cx_app.estimate.model_file import TrainedModel, _payload
 from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.estimate.model_size import (
@@ -66,7 +67,7 @@ def network():
         attribute_names=tuple(a.name for a in survey.schema.attributes),
         schema_yaml=survey.schema.to_yaml(), algorithm_id="ann", settings={},
         calibration="none", training=TrainingData(sha256="0" * 64, n=len(y)),
-        cv=HeldOutFigures(), attribute_distributions={})
+        cv=HeldOutFigures(), attribute_distributions=value_counts_by_attribute(survey.X))
 
 
 def _reshaped(model: TrainedModel, hidden: tuple[int, ...]) -> TrainedModel:
