@@ -165,12 +165,14 @@ def test_the_checks_find_crafted_structures_anywhere_in_the_fitted_graph(
 
 
 @pytest.fixture
-def unchecked_child(monkeypatch):
+def unchecked_child(monkeypatch, tmp_path):
     """The sandbox's child replaced by one that predicts without any check (the checks of
-    ``model_checks`` then never run in it): the crash itself must become the sentence."""
+    ``model_checks`` then never run in it): the crash itself must become the sentence. Nothing
+    is remembered from before (in the process or in the check memory on disk)."""
     monkeypatch.setattr(model_sandbox, "_child_command",
                         lambda: [sys.executable, "-c", RAW_CHILD])
     monkeypatch.setattr(model_sandbox, "_verdicts", type(model_sandbox._verdicts)())
+    monkeypatch.setenv("CX_APP_MODEL_CHECKS_DIR", str(tmp_path / "model-checks"))
 
 
 def test_a_crash_in_the_first_prediction_is_one_sentence_and_the_caller_lives(unchecked_child):
