@@ -163,6 +163,11 @@ def test_a_north_viewer_reads_and_downloads_but_cannot_train(team_app, person, t
     _open(page, url, f"?program={NORTH}")
     assert page.locator(".st-key-uploader").count() == 0  # no survey upload
     _visible(page.get_by_text("uploading survey files needs the analyst role", exact=False))
+    assert page.locator(".st-key-schema_upload").count() == 0  # no schema upload (issue 33)
+    _open(page, url, f"project?program={NORTH}")
+    _visible(page.get_by_text("Programs in the workspace", exact=True))
+    assert page.locator(".st-key-project_upload").count() == 0  # no project upload
+    assert "Workspace database" not in _main_text(page)  # the URL is for admins only
     _open(page, url, f"report?program={NORTH}")
     page.get_by_role("button", name="Build the reports").click()
     _visible(page.get_by_text("Excel report (.xlsx)"))
