@@ -71,6 +71,13 @@ for size in sizes:
 """A child that opens and predicts with NO checks: what the sandbox must survive."""
 
 
+@pytest.fixture(autouse=True)
+def _empty_check_memory(monkeypatch, tmp_path):
+    """Each test starts with an empty check memory on disk (the tests that reset the process's
+    own memory expect a child for every file)."""
+    monkeypatch.setenv("CX_APP_MODEL_CHECKS_DIR", str(tmp_path / "model-checks"))
+
+
 def _one_sentence(message: str, name: str) -> None:
     assert message.startswith(name), message
     assert "\n" not in message and "Traceback" not in message and len(message) < 400, message
@@ -165,14 +172,12 @@ def test_the_checks_find_crafted_structures_anywhere_in_the_fitted_graph(
 
 
 @pytest.fixture
-def unchecked_child(monkeypatch, tmp_path):
+def unchecked_child(monkeypatch):
     """The sandbox's child replaced by one that predicts without any check (the checks of
-    ``model_checks`` then never run in it): the crash itself must become the sentence. Nothing
-    is remembered from before (in the process or in the check memory on disk)."""
+    ``model_checks`` then never run in it): the crash itself must become the sentence."""
     monkeypatch.setattr(model_sandbox, "_child_command",
                         lambda: [sys.executable, "-c", RAW_CHILD])
     monkeypatch.setattr(model_sandbox, "_verdicts", type(model_sandbox._verdicts)())
-    monkeypatch.setenv("CX_APP_MODEL_CHECKS_DIR", str(tmp_path / "model-checks"))
 
 
 def test_a_crash_in_the_first_prediction_is_one_sentence_and_the_caller_lives(unchecked_child):
