@@ -39,7 +39,7 @@ from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_n
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.audit import LOCAL_APP_USER
-from cx_app.workspace.database import database_url
+from cx_app.workspace.database import Database, database_url
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.teams import Action
 from cx_app.workspace.views import ProgramView
@@ -92,7 +92,13 @@ def workspace() -> Workspace:
     within their teams' rights (:mod:`app_pages.team_mode`)."""
     shared = _workspace_at(st.session_state.setdefault(WORKSPACE_URL, database_url()))
     teams = team_mode.teams()
-    return shared if teams is None else shared.for_user(team_mode.current_user(), teams)
+    return shared if teams is None else shared.for_user(team_mode.current_user(), teams,
+                                                        sign_in=team_mode.current_sign_in())
+
+
+def workspace_database() -> Database:
+    """The server's workspace database (team mode binds sign-ins in it)."""
+    return _workspace_at(st.session_state.setdefault(WORKSPACE_URL, database_url())).database
 
 
 def bundled_schemas() -> dict[str, Path]:

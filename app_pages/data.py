@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
-from app_pages import common, landing, panels
+from app_pages import common, landing, panels, team_mode
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
@@ -94,7 +94,7 @@ schema_choice = col_schema.selectbox(
     help="A schema maps the file's columns to the target, attributes, segments and the "
          "reduction plan. Infer one from the data, check it below and download it for next time.")
 choice["schema"] = schema_choice
-schema_file = col_schema.file_uploader(
+schema_file = None if team_mode.viewer_only() else col_schema.file_uploader(
     "…or upload a schema file (YAML)", type=["yaml", "yml"], key="schema_upload",
     help="A schema downloaded from this page earlier (or hand-written): replaces the above.")
 

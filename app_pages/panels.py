@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, job_queue
+from app_pages import common, job_queue, team_mode
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
@@ -352,9 +352,12 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
                 bar.progress(1.0, text="done")
         if model is not None:
             st.download_button("Download the model file (.skops)",
-                               data=a.final_model_bytes(model_id),
+                               data=lambda: a.final_model_bytes(model_id),
                                file_name=f"{a.models[model_id].algorithm_id}.skops",
                                mime="application/octet-stream", key="dl_model", on_click="ignore")
+    elif team_mode.viewer_only():  # a viewer uploads nothing (issue 33)
+        st.info("Viewers read the programs of their teams; opening a model file needs the "
+                "analyst role.")
     else:
         upload = st.file_uploader("Model file", type=["skops"], key="nw_model_file")
         if upload is not None:  # read from the upload's bytes: nothing is written to disk

@@ -20,9 +20,10 @@ st.title("Project")
 # --------------------------------------------------------------------------- the workspace
 st.subheader("Programs in the workspace")
 workspace = common.workspace()
-st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
-           "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). Every "
-           "model trained, wave added and estimate made is kept there as it is made.")
+if team_mode.administrator():  # the URL (password masked) only for admins (issue 33)
+    st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
+               "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). "
+               "Every model trained, wave added and estimate made is kept there as it is made.")
 current = common.program_name()
 st.text(f"This analysis' program: {current or 'none yet (made when a model is trained)'}")
 program_panels.team_choice()
@@ -83,13 +84,13 @@ if st.button("Prepare the project file", key="project_prepare"):
 prepared = st.session_state.get("project_file")
 if prepared:
     stem = a.survey.source.filename.rsplit(".", 1)[0]
-    st.download_button(f"Save project ({len(prepared) / 1024:,.0f} KB)", data=prepared,
+    st.download_button(f"Save project ({len(prepared) / 1024:,.0f} KB)", data=lambda: prepared,
                        file_name=f"{stem}.cxproj", mime="application/zip",
                        key="project_download", on_click="ignore")
 
 # --------------------------------------------------------------------------- open
 st.subheader("Open project")
-upload = st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key="project_upload",
+upload = None if team_mode.viewer_only() else st.file_uploader("Open a project file (.cxproj)", type=["cxproj"], key="project_upload",
                           help="Without the survey inside, load the same survey file on the "
                                "Data page first.")
 if upload is not None:

@@ -60,12 +60,14 @@ if files is None:
 
 
 def download(where, label: str, kind: str, file_name: str, mime: str) -> None:
-    """A download of ``files[kind]``; downloading a report of a program is an audit row."""
+    """A download of ``files[kind]``; downloading a report of a program is an audit row. The
+    bytes are handed over on the click only (a callable): the page holds no address of them,
+    and the file made for the click is gone after the session's next runs (issue 33)."""
     name, data = common.program_name(), files[kind]
     waves = 0 if program is None else len({w.label for w in program.waves})
     record = None if name is None else (lambda: common.run_safely(
         lambda: common.workspace().record_report(name, kind, Path(file_name), data, waves)))
-    where.download_button(common.md_escape(label), data=data, file_name=file_name, mime=mime, key=f"dl_{kind}",
+    where.download_button(common.md_escape(label), data=lambda: data, file_name=file_name, mime=mime, key=f"dl_{kind}",
                           on_click=record or "ignore")
 
 
@@ -79,6 +81,6 @@ if "pptx" in files:
              OFFICE + "presentationml.presentation")
 if new_wave is not None:
     st.download_button("New-wave estimate (JSON)",
-                       data=new_wave.to_json().encode("utf-8"),
+                       data=lambda: new_wave.to_json().encode("utf-8"),
                        file_name=f"{stem}_new_wave.json", mime="application/json",
                        key="dl_wave_json", on_click="ignore")

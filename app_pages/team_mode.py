@@ -12,6 +12,14 @@ signed in sees the app's name and a "Sign in" button and nothing more, on every 
 saying so and "Sign out". The workspace then acts for the person's e-mail
 (:meth:`cx_app.workspace.programs.Workspace.for_user`): lists, addresses, reports and exports
 hold only their teams' programs, and changes need the roles of the teams file.
+
+Who a person is (issue 33, OpenID Connect's conventions): the pair (issuer, ``sub``) of their
+provider, not the e-mail claim. Their address finds their teams only when the provider says it
+verified it: the ``email_verified`` claim is true (``CX_APP_VERIFIED_EMAIL_CLAIM`` names
+another claim for providers that say it otherwise, see docs/deployment.md); an unverified
+address ends the sign-in with one sentence. The first sign-in of a subject binds it to its
+address in the workspace (:func:`cx_app.workspace.identities.bind_identity`); another subject
+claiming that address later is refused. The audit trail records subject and address.
 """
 
 from __future__ import annotations
@@ -24,9 +32,13 @@ import streamlit as st
 from cx_app.errors import CxAppError
 from cx_app.safe_text import escape_markdown as md_escape
 from cx_app.workspace.audit import LOCAL_APP_USER
+from cx_app.workspace.identities import SignIn
 from cx_app.workspace.teams import Action, Role, Teams, load_teams
 
 ENV_TEAMS = "CX_APP_TEAMS"
+ENV_VERIFIED_CLAIM = "CX_APP_VERIFIED_EMAIL_CLAIM"
+DEFAULT_VERIFIED_CLAIM = "email_verified"
+BOUND = "bound_sign_in"  # the sign-in (issuer, subject, address) checked for this session
 APP_NAME = "CX driver analytics"
 SIGNED_IN_AS = "signed_in_as"  # the e-mail the session's state belongs to
 NEW_PROGRAM_TEAM = "new_program_team"  # the team that owns the programs this session creates
@@ -64,6 +76,56 @@ def signed_in_email() -> str | None:
         return None
     email = str(st.user.get("email") or "").strip().lower()
     return email or None
+
+
+def verified_claim() -> str:
+    """The claim that says the provider verified the address (``email_verified`` unless the
+    server names another in ``CX_APP_VERIFIED_EMAIL_CLAIM``)."""
+    return os.environ.get(ENV_VERIFIED_CLAIM, "").strip() or DEFAULT_VERIFIED_CLAIM
+
+
+def _verified(value: object) -> bool:
+    """A claim's value says "verified": JSON true (or the text "true", as some providers
+    send it)."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def current_sign_in() -> SignIn | None:
+    """The signed-in person's provider, subject and address (None: local mode, or nobody)."""
+    if not team_mode() or not st.user.is_logged_in:
+        return None
+    return SignIn(issuer=str(st.user.get("iss") or ""), subject=str(st.user.get("sub") or ""),
+                  email=signed_in_email() or "")
+
+
+def _refuse(sentence: str, key: str) -> None:
+    st.title(APP_NAME)
+    st.error(md_escape(sentence))
+    _sign_out_button(key)
+    st.stop()
+
+
+def _check_identity(email: str) -> None:
+    """Stop the run unless the provider verified ``email`` and its subject owns it (bound at
+    its first sign-in; checked once per session)."""
+    claim = verified_claim()
+    if not _verified(st.user.get(claim)):
+        _refuse(f"Your identity provider has not verified the address {email} (its "
+                f"{claim} claim is not true), and team mode finds your teams by a verified "
+                "address only: verify it with your provider, or ask the server's administrator.",
+                "sign_out_unverified")
+    sign_in = current_sign_in()
+    key = (sign_in.issuer, sign_in.subject, sign_in.email)
+    if st.session_state.get(BOUND) == key:
+        return
+    from app_pages.common import workspace_database  # common imports this module
+    from cx_app.workspace.identities import bind_identity
+
+    try:
+        bind_identity(workspace_database(), sign_in)
+    except CxAppError as exc:
+        _refuse(f"You cannot use this app with this sign-in: {exc}.", "sign_out_not_bound")
+    st.session_state[BOUND] = key
 
 
 def current_user() -> str:
@@ -112,6 +174,7 @@ def gate() -> None:
     if st.session_state.get(SIGNED_IN_AS) not in (None, email):  # another person, same tab
         for key in list(st.session_state):
             del st.session_state[key]
+    _check_identity(email)
     st.session_state[SIGNED_IN_AS] = email
     try:
         roles = teams().roles(email)
@@ -144,6 +207,18 @@ def analyst_teams() -> tuple[str, ...]:
         return ()
     return tuple(team for team, role in found.roles(current_user()).items()
                  if role >= Role.ANALYST)
+
+
+def viewer_only() -> bool:
+    """Team mode, and the person is an analyst or admin of no team: they read, and have no
+    uploader at all (issue 33: an upload makes the server parse the file)."""
+    return team_mode() and not analyst_teams()
+
+
+def administrator() -> bool:
+    """Local mode, or the person is an admin of a team (they may see the database URL)."""
+    found = teams()
+    return found is None or Role.ADMIN in found.roles(current_user()).values()
 
 
 def new_program_team() -> str | None:

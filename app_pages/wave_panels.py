@@ -211,6 +211,8 @@ def adhoc_waves(model) -> None:
     for this session only, not kept in a program."""
     from cx_app.estimate.tracker import track_waves, tracker_frame
 
+    if team_mode.viewer_only():  # a viewer uploads nothing (issue 33)
+        return
     files = st.file_uploader("Upload one or more waves (.xlsx, .xls, .ods, .csv)",
                              type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_adhoc_files",
                              accept_multiple_files=True)

@@ -50,6 +50,8 @@ def main(names: list[str]) -> int:
         # a bench never writes into the developer's own workspace database (the default
         # ~/.local/share/cx-app/workspace.db): a scratch one unless the environment names one
         os.environ.setdefault("CX_APP_DATABASE_URL", f"sqlite:///{scratch}/workspace.db")
+        # nor into its memory of checked model files (~/.cache/cx-app/model-checks)
+        os.environ.setdefault("CX_APP_MODEL_CHECKS_DIR", f"{scratch}/model-checks")
         for name in chosen:
             print(f"== bench {name}", flush=True)
             sections[name] = _load(available[name]).run().rstrip() + "\n"

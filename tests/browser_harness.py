@@ -73,9 +73,11 @@ class Provider:
 
 
 @contextmanager
-def oidc_provider(emails: Sequence[str]) -> Iterator[Provider]:
+def oidc_provider(emails: Sequence[str],
+                  accounts: Sequence[tuple[str, dict[str, Any]]] = ()) -> Iterator[Provider]:
     """``oidc-provider-mock`` serving until the block ends; each e-mail is a predefined user
-    (subject = e-mail, claims ``email``, ``email_verified`` and ``name``)."""
+    (subject = e-mail, claims ``email``, ``email_verified`` and ``name``); ``accounts``: more
+    users as (subject, claims), e.g. a second account claiming someone else's address."""
     import werkzeug.serving
 
     # oidc-provider-mock 0.3 imports Authlib modules that Authlib 1.9 deprecates; Authlib's
@@ -88,7 +90,8 @@ def oidc_provider(emails: Sequence[str]) -> Iterator[Provider]:
 
     users = [oidc_provider_mock.User(sub=email, claims={
         "email": email, "email_verified": True, "name": email.split("@")[0].title()})
-        for email in emails]
+        for email in emails] + [oidc_provider_mock.User(sub=sub, claims=dict(claims))
+                                for sub, claims in accounts]
     server = werkzeug.serving.make_server(
         "127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},

@@ -14,6 +14,7 @@ def _module_workspace(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         path = tmp_path_factory.mktemp("moduleworkspace") / "workspace.db"
         patch.setenv("CX_APP_DATABASE_URL", f"sqlite:///{path}")
+        patch.setenv("CX_APP_MODEL_CHECKS_DIR", str(path.parent / "model-checks"))
         yield
 
 

@@ -8,7 +8,8 @@ shows, :mod:`cx_app.estimate.audit`); ``remove-wave NAME LABEL``; ``show NAME [-
 DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves, and the deck
 ``NAME.pptx``); ``list``;
 ``export NAME FILE.cxproj`` and ``import FILE.cxproj``; ``delete NAME``, ``move NAME --team
-T`` and ``audit NAME [--json]`` (the program's audit trail). The database: ``--db URL``, else
+T`` and ``audit NAME [--json]`` (the program's audit trail); ``forget-sign-in EMAIL`` (team
+mode: release an address bound to a sign-in account). The database: ``--db URL``, else
 ``CX_APP_DATABASE_URL``, else the user's SQLite file (``docs/workspace.md``).
 
 Who: every change is an audit row recorded for the operating-system account running the CLI
@@ -135,7 +136,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--json", action="store_true", help="print the rows as JSON")
     au.set_defaults(func=_audit)
 
-    for parser in (c, a, r, s, rep, ls, e, i, d, m, au):
+    fs = commands.add_parser("forget-sign-in", help="release an address bound to a sign-in "
+                                                    "account (team mode: the person's address "
+                                                    "or account changed)")
+    fs.add_argument("email", metavar="EMAIL")
+    fs.set_defaults(func=_forget_sign_in)
+
+    for parser in (c, a, r, s, rep, ls, e, i, d, m, au, fs):
         _add_db(parser)
 
 
@@ -287,12 +294,27 @@ def _move(args: argparse.Namespace) -> int:
     return 0
 
 
+def _forget_sign_in(args: argparse.Namespace) -> int:
+    from cx_app.workspace.identities import forget_identity
+
+    if args.as_user is not None:
+        from cx_app.errors import AccessDenied
+
+        raise AccessDenied("releasing a sign-in address is the server operator's (no --as)")
+    with _workspace(args) as ws:
+        removed = forget_identity(ws.database, args.email)
+    print(f"released {args.email.strip().lower()}: its next sign-in binds it again"
+          if removed else f"no sign-in account is bound to {args.email.strip().lower()}")
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
     with _workspace(args) as ws:
         rows = ws.audit(args.name)
     if args.json:
         print(json.dumps([{"created": r.created.isoformat(), "user": r.user, "action": r.action,
-                           "program": r.program, "detail": r.detail} for r in rows],
+                           "program": r.program, "detail": r.detail, "issuer": r.issuer,
+                           "subject": r.subject} for r in rows],
                          indent=1, ensure_ascii=False))
         return 0
     for r in rows:

@@ -152,9 +152,18 @@ class TrainedModel:
         training data's medians); models saved before it existed need complete rows."""
         return _has_gap_step(self.estimator)
 
+    @functools.cached_property
+    def batch_rows(self) -> int:
+        """Rows per prediction batch: a wave's memory does not grow with its size
+        (:mod:`cx_app.estimate.model_size`)."""
+        from cx_app.estimate.model_size import batch_rows, model_size
+
+        return batch_rows(model_size(self.estimator))
+
     def predict_proba(self, X) -> np.ndarray:
         """n×K probabilities over ``classes`` (a class unseen in training gets 0); NaN cells
-        are unanswered scores, filled by the pipeline from the training data."""
+        are unanswered scores, filled by the pipeline from the training data. Predicted in
+        batches of :attr:`batch_rows` rows."""
         from cx_app.models.crossval import aligned_proba
 
         Xa = np.asarray(X, dtype=float)
@@ -163,7 +172,11 @@ class TrainedModel:
                 f"the model needs {len(self.attribute_names)} attributes "
                 f"({', '.join(self.attribute_names)}), got a table of shape {Xa.shape}"
             )
-        return aligned_proba(self.estimator, Xa, range(len(self.classes)))
+        step, positions = self.batch_rows, range(len(self.classes))
+        if len(Xa) <= step:
+            return aligned_proba(self.estimator, Xa, positions)
+        return np.vstack([aligned_proba(self.estimator, Xa[i:i + step], positions)
+                          for i in range(0, len(Xa), step)])
 
     def metadata(self) -> dict:
         """Everything but the estimator, as JSON-ready values."""
@@ -351,6 +364,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
     import skops.io as sio
 
     from cx_app.estimate.model_checks import check_fitted_model
+    from cx_app.estimate.model_size import check_model_size
 
     untrusted = _audited_types(data, label, trusted)
     try:
@@ -379,6 +393,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
             f"{current['cx_app']} (another major version). Re-train the model with this cx-app."
         )
     check_fitted_model(payload["estimator"], label)
+    check_model_size(payload["estimator"], label)
     notes = []
     for lib in ("sklearn", "xgboost"):
         if lib in saved and _minor(saved[lib]) != _minor(current[lib]):

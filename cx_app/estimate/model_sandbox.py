@@ -17,9 +17,16 @@ own CPU-time share; a file that kills it is the one refused, and the files after
 child.
 
 The answer for a file is remembered by its SHA-256 for the life of the process (at most
-:data:`REMEMBERED` files; a refused file is refused again at once), and the files this process
-wrote itself from a fitted model count as checked (:func:`remember`), so a file costs one child
-at most. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
+:data:`REMEMBERED` files; a refused file is refused again at once), and across processes (issue
+38: each ``cx-app estimate`` is a process of its own) in the check memory, one small file per
+answer in ``CX_APP_MODEL_CHECKS_DIR`` (default ``$XDG_CACHE_HOME/cx-app/model-checks``, i.e.
+``~/.cache/cx-app/model-checks``), named by the file's SHA-256, the extra trusted types and the
+versions of cx-app, Python and scikit-learn (a new version checks again). The files this
+server wrote itself from a model it fitted (``cx-app train``, the app's and the workspace's
+models: :func:`remember`) are recorded there as checked by their content hash, so the app's
+own models never start a child, and another file costs one child at most. What any model may
+use when it predicts a wave is bounded in the process itself by its size
+(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
 through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
 """
 
@@ -57,12 +64,44 @@ _lock = threading.Lock()
 
 def remember(data: bytes) -> None:
     """Record ``data`` (a model file's bytes) as checked: no child is started for it again in
-    this process. For files this process wrote from a model it fitted or already checked."""
+    this process nor, through the check memory, in another. For files this process wrote from
+    a model it fitted or already checked."""
     _store(_key(data, ()), None)
 
 
 def _key(data: bytes, trusted: Sequence[str]) -> str:
     return sha256_hex(data) + "".join(f" {t}" for t in sorted(trusted))
+
+
+def checks_dir() -> Path:
+    """Where answers are remembered across processes (``CX_APP_MODEL_CHECKS_DIR``, else
+    ``$XDG_CACHE_HOME/cx-app/model-checks``)."""
+    chosen = os.environ.get("CX_APP_MODEL_CHECKS_DIR", "").strip()
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cx-app" / "model-checks"
+
+
+def _memory_file(key: str) -> Path:
+    from importlib.metadata import version
+
+    import cx_app
+
+    versions = f"{cx_app.__version__} {sys.version_info[:3]} {version('scikit-learn')}"
+    return checks_dir() / sha256_hex(f"{key}\n{versions}".encode())
+
+
+_OK = "checked"
+
+
+def _recalled(key: str) -> tuple[bool, str | None]:
+    """(found, verdict) of ``key`` in the check memory on disk (unreadable: not found)."""
+    try:
+        text = _memory_file(key).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return False, None
+    return True, None if text == _OK else text
 
 
 def _store(key: str, verdict: str | None) -> None:
@@ -71,6 +110,14 @@ def _store(key: str, verdict: str | None) -> None:
         _verdicts.move_to_end(key)
         while len(_verdicts) > REMEMBERED:
             _verdicts.popitem(last=False)
+    from cx_app.atomic_files import write_bytes_atomic
+
+    path = _memory_file(key)
+    try:  # a memory that cannot be written only costs a child next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, (_OK if verdict is None else verdict).encode("utf-8"))
+    except OSError:
+        pass
 
 
 def _limits() -> tuple[int, int]:
@@ -106,6 +153,12 @@ def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[s
     with _lock:
         unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)
                    if key not in _verdicts}
+    for key in list(unknown):
+        found, verdict = _recalled(key)
+        if found:
+            with _lock:
+                _verdicts[key] = verdict
+            del unknown[key]
     pending = list(unknown.items())
     try:
         while pending:

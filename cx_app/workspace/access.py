@@ -6,8 +6,9 @@ and change (:mod:`cx_app.workspace.teams`). Without a teams file (single-user mo
 run by an operator on the server) nothing is checked.
 
 In team mode a program the user may not read is reported exactly like a missing one ("no
-program named ..."), and the programs listed in that sentence are only those they may read,
-so its existence is not revealed; a program they may read but not change gives an
+program named ... among your teams' programs": not the workspace's address, nor how to create
+one), and the programs listed in that sentence are only those they may read, so its existence
+is not revealed; a program they may read but not change gives an
 :class:`~cx_app.errors.AccessDenied` naming the role needed.
 """
 
@@ -73,6 +74,12 @@ class Actor:
                 query = query.limit(SHOWN_NAMES + 1)
             rows = session.execute(query)
             names = [n for n, team in rows if self.can(team, Action.READ)]
+            if self.teams is not None:  # team mode: only that it is not theirs (issue 33)
+                raise WorkspaceError(
+                    f"no program named {name!r} among your teams' programs"
+                    + (f": yours are {', '.join(names[:SHOWN_NAMES])}"
+                       + (", ..." if len(names) > SHOWN_NAMES else "") if names else "")
+                    + ".")
             known = (f"its programs are {', '.join(names[:SHOWN_NAMES])}"
                      + (", ..." if len(names) > SHOWN_NAMES else "")
                      if names else "it holds no program yet (cx-app program create)")

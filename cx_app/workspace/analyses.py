@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, undefer
 
 from cx_app.errors import WorkspaceError
@@ -191,7 +191,7 @@ class AnalysisStore:
             session.flush()
             record(self.database, self.workspace.user, AuditAction.PROGRAM_CREATED, chosen,
                    f"from {source.filename}" + (f", team {team}" if team else ""),
-                   session=session)
+                   session=session, **self.workspace.audit_identity())
             if keep_files and data is not None:
                 session.add(StoredFile(program_id=program.id, sha256=sha256_hex(data),
                                        filename=(source.filename or "")[:500] or None,
@@ -216,14 +216,26 @@ class AnalysisStore:
             program = self._program(session, name, Action.ANALYSE)
             if program.schema_yaml != yaml_text or program.data_key != data_key:
                 program.schema_yaml, program.data_key = yaml_text, data_key
+                self.workspace.record_change(  # labels, columns, scales (issue 33)
+                    session, AuditAction.MAPPING_CHANGED, program.name,
+                    f"the mapping of {survey.source.filename}: "
+                    f"{len(survey.schema.attributes)} attributes, target "
+                    f"{survey.schema.target.column}")
 
         self.database.write(work)
 
     def set_plan(self, name: str, plan: dict[str, Any]) -> None:
-        """The reduction plan in use (a grouping change: nothing is retrained)."""
-        self.database.write(lambda s: s.execute(
-            update(Program).where(Program.id == self._program(s, name, Action.ANALYSE).id)
-            .values(plan=plan)))
+        """The reduction plan in use (a grouping change: nothing is retrained); a change is
+        audited (its group names are labels the reports show)."""
+
+        def work(session: Session) -> None:
+            program = self._program(session, name, Action.ANALYSE)
+            if program.plan != plan:
+                program.plan = plan
+                self.workspace.record_change(session, AuditAction.GROUPING_CHANGED, program.name,
+                                             "the grouping and its labels")
+
+        self.database.write(work)
 
     def keep_file(self, name: str, data: bytes, filename: str | None) -> None:
         """Keep a file (the survey or a wave) in the program, once per content."""
@@ -293,7 +305,7 @@ class AnalysisStore:
                                          **{k: npy_bytes(a) for k, a in arrays.items()})))
             record(self.database, self.workspace.user, AuditAction.MODEL_TRAINED, name,
                    f"{model.model_id}, {model.folds}-fold cross-validation on {respondents} "
-                   "respondents", session=session)
+                   "respondents", session=session, **self.workspace.audit_identity())
 
         self.database.write(work)
 

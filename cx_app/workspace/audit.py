@@ -49,6 +49,8 @@ class AuditAction(StrEnum):
     WAVE_REMOVED = "wave removed"
     MODEL_TRAINED = "model trained"
     REPORT_EXPORTED = "report exported"
+    MAPPING_CHANGED = "mapping changed"
+    GROUPING_CHANGED = "grouping changed"
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,16 @@ class AuditRecord:
     action: str
     program: str | None
     detail: str | None
+    issuer: str | None = None
+    """The identity provider of the signed-in person (team mode; None: CLI, local app)."""
+    subject: str | None = None
+    """Their subject (``sub``) at that provider: with ``user`` (their address), who they are."""
 
 
 def _record_of(row: AuditEvent) -> AuditRecord:
     return AuditRecord(created=as_utc(row.created), user=row.user, action=row.action,
-                       program=row.program, detail=row.detail)
+                       program=row.program, detail=row.detail, issuer=row.issuer,
+                       subject=row.subject)
 
 
 def cli_user() -> str:
@@ -79,10 +86,12 @@ def cli_user() -> str:
 
 
 def record(database: Database, user: str, action: AuditAction, program: str | None = None,
-           detail: str | None = None, *, session: Session | None = None) -> AuditRecord:
+           detail: str | None = None, *, session: Session | None = None,
+           issuer: str | None = None, subject: str | None = None) -> AuditRecord:
     """Add one row to the audit trail and return it. ``session``: write it in that (open)
     write transaction, so that the row commits with the change it records; else in a
-    transaction of its own."""
+    transaction of its own. ``issuer`` and ``subject``: the signed-in person's identity at
+    their provider (team mode), recorded beside their address ``user``."""
     user = user.strip()
     if not user:
         raise WorkspaceError("an audit record needs the user who made the change")
@@ -93,7 +102,9 @@ def record(database: Database, user: str, action: AuditAction, program: str | No
         raise WorkspaceError(f"the program name {program[:40]!r}... is longer than "
                              f"{PROGRAM_CHARS} characters")
     row = AuditEvent(created=utc_now(), user=user, action=AuditAction(action).value,
-                     program=program, detail=detail)
+                     program=program, detail=detail,
+                     issuer=None if issuer is None else issuer[:500],
+                     subject=None if subject is None else subject[:255])
 
     def add(s: Session) -> AuditRecord:
         s.add(row)

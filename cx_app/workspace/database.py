@@ -19,6 +19,7 @@ is upgraded to the newest revision, under the write lock (SQLite) or an advisory
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -169,6 +170,34 @@ def _sqlite_setup(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+def _check_sqlite_file(path: Path, shown: str) -> None:
+    """Refuse, before anything writes to it, a file that is not an empty file nor a cx-app
+    workspace: not a SQLite database (damaged, or another kind of file), or another
+    application's SQLite database (tables, but no cx-app schema revision). It is read through a
+    read-only connection: its bytes stay as they are (issue 33)."""
+    import sqlite3
+
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+    except OSError:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as connection:
+            tables = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise WorkspaceError(f"{shown} is not a cx-app workspace ({exc}); it was not changed: "
+                             "give another file with --db or CX_APP_DATABASE_URL") from None
+    if tables and "alembic_version" not in tables:
+        raise WorkspaceError(
+            f"{shown} is another application's SQLite database (its tables: "
+            f"{', '.join(sorted(tables)[:5])}{', ...' if len(tables) > 5 else ''}), not a "
+            "cx-app workspace; it was not changed: give another file with --db or "
+            "CX_APP_DATABASE_URL")
+
+
 def _engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
@@ -177,6 +206,7 @@ def _engine(url: str) -> Engine:
                              "or postgresql://user@host/db)") from None
     sqlite = parsed.get_backend_name() == "sqlite"
     if sqlite and parsed.database and parsed.database != ":memory:":
+        _check_sqlite_file(Path(parsed.database), _shown(url))
         try:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

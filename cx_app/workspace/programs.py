@@ -25,6 +25,7 @@ never database rows.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,9 +56,10 @@ if TYPE_CHECKING:
     from cx_app.models.results import Results
     from cx_app.survey.data import SurveyData
     from cx_app.survey.schema import SurveySchema
+    from cx_app.workspace.identities import SignIn
     from cx_app.workspace.teams import Teams
 
-__all__ = ["Workspace", "part_key", "segment_names"]
+__all__ = ["Workspace", "part_key", "program_name", "segment_names"]
 
 NAME_LENGTH = TEXT_LENGTH = 200
 """The longest program name, wave label and wave part the tables hold (longer labels are cut)."""
@@ -65,6 +67,28 @@ FILE_LENGTH = 500
 """The longest file and sheet name the tables hold (longer ones are cut)."""
 NOT_SEGMENTED = ("wave", "date")
 """Segment roles that are not estimated by segment (one value per wave, or one per day)."""
+
+
+_DIRECTION = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Direction marks and overrides: they make a name read differently from what it is."""
+
+
+def program_name(name: str) -> str:
+    """The one name check of every way a program gets a name (create, import, the app's
+    analyses): survey-safe text (:func:`cx_app.safe_text.plain_text`: no control characters),
+    no direction marks, every run of spaces, tabs or line breaks one space, none around it, 1 to :data:`NAME_LENGTH` characters;
+    :class:`WorkspaceError` otherwise.
+
+    >>> program_name("  bank-nps ")
+    'bank-nps'
+    """
+    from cx_app.safe_text import plain_text
+
+    cleaned = " ".join(_DIRECTION.sub("", plain_text(str(name))).split())
+    if not cleaned or len(cleaned) > NAME_LENGTH:
+        raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
+                             "(e.g. 'bank-nps')")
+    return cleaned
 
 
 def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
@@ -112,8 +136,12 @@ class Workspace:
     unrestricted)."""
 
     def __init__(self, database: Database, *, user: str | None = None,
-                 teams: Teams | None = None, acting_as: str | None = None) -> None:
+                 teams: Teams | None = None, acting_as: str | None = None,
+                 sign_in: SignIn | None = None) -> None:
         self.database = database
+        self.sign_in = sign_in
+        """The signed-in person's identity (team mode in the app): the audit trail records
+        its issuer and subject beside the address."""
         user = audit.cli_user() if user is None else user.strip()
         if not user or len(user) > audit.USER_CHARS:
             raise WorkspaceError(f"a workspace acts for a user named in 1 to {audit.USER_CHARS} "
@@ -128,10 +156,18 @@ class Workspace:
         is asked about when it is not ``user`` (see :class:`Actor`)."""
         return cls(open_database(url), user=user, teams=teams, acting_as=acting_as)
 
-    def for_user(self, user: str, teams: Teams | None = None) -> Workspace:
+    def for_user(self, user: str, teams: Teams | None = None,
+                 sign_in: SignIn | None = None) -> Workspace:
         """This workspace's database acting for ``user`` (the app: one per signed-in user on
-        one shared engine; do not :meth:`close` it, that closes the shared database)."""
-        return Workspace(self.database, user=user, teams=teams)
+        one shared engine; do not :meth:`close` it, that closes the shared database);
+        ``sign_in``: their identity at the provider, for the audit trail."""
+        return Workspace(self.database, user=user, teams=teams, sign_in=sign_in)
+
+    def audit_identity(self) -> dict[str, str | None]:
+        """The ``issuer`` and ``subject`` keywords of :func:`audit.record` for this user."""
+        found = self.sign_in
+        return {"issuer": None if found is None else found.issuer,
+                "subject": None if found is None else found.subject}
 
     @property
     def user(self) -> str:
@@ -141,7 +177,7 @@ class Workspace:
                       detail: str | None = None) -> None:
         """Write one audit row for this workspace's user (``session``: in that transaction)."""
         audit.record(self.database, self.user, action, program, _cut(detail, 2000),
-                     session=session)
+                     session=session, **self.audit_identity())
 
     def close(self) -> None:
         self.database.dispose()
@@ -202,13 +238,9 @@ class Workspace:
         from cx_app.models.algorithms import preset_label
         from cx_app.models.analysis import finish_evaluation
         from cx_app.models.evaluation import evaluate_result
-        from cx_app.safe_text import plain_text
         from cx_app.survey.importing import load_survey
 
-        name = plain_text(name).strip()
-        if not name or len(name) > NAME_LENGTH:
-            raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
-                                 "(e.g. 'bank-nps')")
+        name = program_name(name)
         self.check_new_program(team)
         self._refuse_taken(name)
         data, shown = _read(source, filename)

@@ -39,7 +39,7 @@ from sqlalchemy.types import TypeDecorator
 
 from cx_app.json_values import json_default
 
-__all__ = ["AuditEvent", "Base", "CrossValidation", "Estimate", "Fit", "JsonText", "Model",
+__all__ = ["AuditEvent", "Base", "CrossValidation", "Estimate", "Fit", "Identity", "JsonText", "Model",
            "Program", "Report", "StoredFile", "Wave"]
 
 NAMING = {"ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -258,6 +258,24 @@ class AuditEvent(Base):
     action: Mapped[str] = mapped_column(String(50))
     program: Mapped[str | None] = mapped_column(String(200), index=True)
     detail: Mapped[str | None] = mapped_column(Text)
+    issuer: Mapped[str | None] = mapped_column(String(500))
+    """The identity provider of the signed-in person (migration 0004; None: CLI, local app)."""
+    subject: Mapped[str | None] = mapped_column(String(255))
+    """Their subject (``sub``) at that provider (migration 0004)."""
+
+
+class Identity(Base):
+    """A sign-in identity bound to its e-mail address at its first sign-in (migration 0004)."""
+
+    __tablename__ = "identities"
+    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_identities_issuer"),
+                      UniqueConstraint("email", name="uq_identities_email"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(500))
+    subject: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str] = mapped_column(String(320))
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
 class Report(Base):

@@ -25,7 +25,7 @@ from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
 from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.labels import label_from_text
-from cx_app.workspace.programs import Workspace
+from cx_app.workspace.programs import Workspace, program_name
 from cx_app.workspace.records import crossval_result, model_file, model_rows
 from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
 
@@ -106,7 +106,7 @@ def import_program(workspace: Workspace, source: str | Path | bytes, *,
     project = read_project(source)
     meta = project.settings.get("program") if isinstance(project.settings, dict) else None
     fallback = Path(source).stem if isinstance(source, str | Path) else "imported program"
-    chosen = name or (meta or {}).get("name") or fallback
+    chosen = program_name(name if name is not None else (meta or {}).get("name") or fallback)
     finals = [m for m in project.models if m.final is not None]
     if not finals:
         raise WorkspaceError("the project file holds no fitted model, so its waves cannot be "

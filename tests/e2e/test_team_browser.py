@@ -11,7 +11,9 @@ the audit trail records each action with the right person.
 from __future__ import annotations
 
 import io
+import re
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -161,12 +163,27 @@ def test_a_north_viewer_reads_and_downloads_but_cannot_train(team_app, person, t
     _open(page, url, f"?program={NORTH}")
     assert page.locator(".st-key-uploader").count() == 0  # no survey upload
     _visible(page.get_by_text("uploading survey files needs the analyst role", exact=False))
+    assert page.locator(".st-key-schema_upload").count() == 0  # no schema upload (issue 33)
+    _open(page, url, f"project?program={NORTH}")
+    _visible(page.get_by_text("Programs in the workspace", exact=True))
+    assert page.locator(".st-key-project_upload").count() == 0  # no project upload
+    assert "Workspace database" not in _main_text(page)  # the URL is for admins only
     _open(page, url, f"report?program={NORTH}")
     page.get_by_role("button", name="Build the reports").click()
     _visible(page.get_by_text("Excel report (.xlsx)"))
     _settle(page)
-    assert _download(page, "dl_xlsx", tmp_path)[:2] == b"PK"
+    assert not re.search(r"/media/\w+\.xlsx", page.content())  # no address of the report
+    with page.expect_download(timeout=WAIT) as info:
+        page.locator(".st-key-dl_xlsx button").click()
+    address = info.value.url
+    assert "/media/" in address and (Path(info.value.path()).read_bytes()[:2] == b"PK")
     _settle(page)
+    for path in ("models", "nps"):  # the viewer goes on working: her session runs again
+        _open(page, url, f"{path}?program={NORTH}")
+    stranger = page.context.browser.new_context()  # never signed in
+    answer = stranger.request.get(address)
+    assert answer.status == 404 and answer.body()[:2] != b"PK", answer.status
+    stranger.close()
     trail = _audit(database)
     assert trail.iloc[0].tolist() == [CAROL, "report exported"], trail
     assert CAROL not in set(trail[trail["action"] != "report exported"]["user"]), trail

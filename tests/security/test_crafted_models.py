@@ -71,6 +71,13 @@ for size in sizes:
 """A child that opens and predicts with NO checks: what the sandbox must survive."""
 
 
+@pytest.fixture(autouse=True)
+def _empty_check_memory(monkeypatch, tmp_path):
+    """Each test starts with an empty check memory on disk (the tests that reset the process's
+    own memory expect a child for every file)."""
+    monkeypatch.setenv("CX_APP_MODEL_CHECKS_DIR", str(tmp_path / "model-checks"))
+
+
 def _one_sentence(message: str, name: str) -> None:
     assert message.startswith(name), message
     assert "\n" not in message and "Traceback" not in message and len(message) < 400, message

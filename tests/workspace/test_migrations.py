@@ -33,7 +33,7 @@ def written(tmp_path_factory, program_file, survey_files):
 def test_tables_are_what_the_migrations_build(backend, tmp_path, request):
     database = open_database(new_database(backend, tmp_path, request))
     try:
-        assert current_revision(database) == head_revision() == "0003"
+        assert current_revision(database) == head_revision() == "0004"
         with database.engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
             assert compare_metadata(context, Base.metadata) == []

@@ -230,9 +230,8 @@ def test_each_user_sees_the_programs_of_their_teams(north):
                      lambda n: export_program(ws, n)):
             with pytest.raises(WorkspaceError) as hidden:
                 look("North NPS")
-            assert str(hidden.value) == (f"no program named 'North NPS' in the workspace "
-                                         f"{ws.database.shown_url}: it holds no program yet "
-                                         "(cx-app program create).")
+            assert str(hidden.value) == ("no program named 'North NPS' among your teams' "
+                                         "programs.")  # not theirs, nothing more (issue 33)
         with pytest.raises(WorkspaceError, match="^no program named 'North NPS'"):
             ws.delete_program("North NPS")
         with pytest.raises(WorkspaceError, match="^no program named 'North NPS'"):
@@ -304,8 +303,7 @@ def test_cli_team_audit_move_delete_and_as(north, tmp_path, project_bytes, monke
     assert out.splitlines()[0].endswith(" 0 wave(s); team South")
     code, out, err = cli("program", "show", "North NPS", *db, *team, "--as", "bob@example.com")
     assert (code, out) == (2, "")
-    assert err.startswith("error: no program named 'North NPS' in the workspace ")
-    assert err.count("\n") == 1 and err.endswith(": its programs are South CSAT.\n")
+    assert err == "error: no program named 'North NPS' among your teams' programs: yours are South CSAT.\n"
     code, out, err = cli("program", "delete", "North NPS", *db, *team, "--as",
                          "dana@example.com")
     assert (code, out) == (2, "")
@@ -349,3 +347,40 @@ def test_cli_create_records_the_team(tmp_path, survey_files):
     assert out.splitlines()[0].endswith(
         f"UTC  {cli_user()}  program created: from telecom_reference.csv, model nb, "
         "team North")
+
+
+def test_mapping_and_grouping_changes_are_audited_with_the_sign_in(tmp_path, survey_files):
+    """Issue 33: label and mapping edits were not in the audit trail; a change is one row, no
+    change none, and the signed-in person's issuer and subject are recorded with it."""
+    from cx_app.workspace.identities import SignIn
+
+    fresh = Workspace.open(f"sqlite:///{tmp_path / 'app.db'}")
+    signed = SignIn(issuer="https://idp.example.com", subject="dana-7", email="dana@example.com")
+    ws = fresh.for_user("dana@example.com", TEAMS, sign_in=signed)
+    store = AnalysisStore(ws)
+    survey = load_survey(survey_files["reference"], schema=telecom_mapping())
+    name = store.program_for(survey, None, keep_files=False, team="North")
+    store.set_mapping(name, survey)  # the same mapping: nothing changed, nothing recorded
+    relabelled = load_survey(survey_files["reference"], schema=telecom_mapping().model_copy(
+        update={"name": "telecom relabelled"}))
+    store.set_mapping(name, relabelled)
+    plan = {"steps": [{"name": "nps", "groups": {"low": [0, 1, 2, 3, 4, 5, 6], "mid": [7, 8],
+                                                 "high": [9, 10]}}]}
+    store.set_plan(name, plan)
+    store.set_plan(name, plan)  # again: no change
+    rows = events(ws.database, name)
+    assert [(r.user, r.action, r.subject, r.issuer) for r in rows] == [
+        ("dana@example.com", "grouping changed", "dana-7", "https://idp.example.com"),
+        ("dana@example.com", "mapping changed", "dana-7", "https://idp.example.com"),
+        ("dana@example.com", "program created", "dana-7", "https://idp.example.com")]
+    assert rows[1].detail.startswith("the mapping of telecom_reference.csv: ")
+    fresh.close()
+
+
+def test_an_imported_program_gets_the_same_name_check_as_a_created_one(tmp_path, project_bytes):
+    with Workspace.open(f"sqlite:///{tmp_path / 'names.db'}", user="ops") as ws:
+        for blank in ("", "  ", "\n", "\u202e"):
+            with pytest.raises(WorkspaceError, match="a program needs a name of 1 to 200"):
+                import_program(ws, project_bytes, name=blank)
+        assert import_program(ws, project_bytes, name=" North\u202e\nNPS ") == "North NPS"
+        assert [p.name for p in ws.list_programs()] == ["North NPS"]

@@ -1,0 +1,156 @@
+"""A model's size and the memory of one prediction batch, from its arrays (issue 33).
+
+A model file's first prediction runs in a limited child process
+(:mod:`cx_app.estimate.model_sandbox`), but only on a few rows: a file whose network has one
+hidden layer of 400,000 units passes it, and then needs gigabytes for a wave of a thousand
+respondents (each row's activations are 400,000 numbers per layer). So every model, its own or
+another's, is measured from the arrays it holds before it predicts:
+
+- its **parameter count** (every number of its fitted arrays: coefficients, weights, support
+  vectors, the training rows of a nearest-neighbour model) must stay within
+  ``CX_APP_MODEL_MAX_PARAMETERS`` (default :data:`DEFAULT_MAX_PARAMETERS`, 20 million: the
+  papers' models hold at most a few hundred thousand; trees are bounded by
+  :mod:`cx_app.estimate.model_checks` and the archive limits);
+- its **widest intermediate** (the widest layer of a network, the support vectors of a kernel
+  machine, the training rows of a nearest-neighbour model: what one row of a prediction needs
+  as many numbers of) sets how many rows one prediction batch holds, so that a batch needs at
+  most ``CX_APP_PREDICT_BATCH_MB`` (default 64 MB) whatever the wave's size; a model whose one
+  row alone needs more is refused.
+
+A refusal is one :class:`~cx_app.errors.ModelFileError` sentence naming the file and the
+setting; :meth:`cx_app.estimate.model_file.TrainedModel.predict_proba` predicts in batches of
+:func:`batch_rows` rows.
+
+>>> import numpy as np
+>>> from sklearn.neural_network import MLPClassifier
+>>> net = MLPClassifier(hidden_layer_sizes=(50,), solver="lbfgs", max_iter=200)
+>>> net = net.fit(np.eye(4), [0, 1, 0, 1])
+>>> size = model_size(net)
+>>> size.parameters  # 2 × (4×50 + 50 in, 50×1 + 1 out: its layers and their best copy) + 2
+604
+>>> size.widest
+50
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from cx_app.errors import ModelFileError
+
+__all__ = ["DEFAULT_BATCH_MB", "DEFAULT_MAX_PARAMETERS", "ModelSize", "batch_rows",
+           "check_model_size", "model_size"]
+
+DEFAULT_MAX_PARAMETERS = 20_000_000
+DEFAULT_BATCH_MB = 64
+MAX_BATCH_ROWS = 4096
+"""The largest batch, even for a small model (a wave of 4,096 rows or fewer: one batch)."""
+WORKING_COPIES = 4
+"""Arrays of the widest size one prediction holds per row at once (a layer's input, its
+output, the activation's copy, the next product), in float64."""
+_WIDE = ("support_vectors_", "_fit_X")
+"""Attributes whose rows each prediction row is compared with (kernel machines, k-NN)."""
+_MB = 1024 * 1024
+
+
+class ModelSize(BaseModel):
+    """The numbers of a fitted model: its parameters and its widest per-row intermediate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parameters: int
+    """Every number of its fitted arrays."""
+    widest: int
+    """The most numbers one row of a prediction needs at once in one step."""
+
+    @property
+    def row_bytes(self) -> int:
+        """The memory one row of a prediction needs (float64, :data:`WORKING_COPIES`)."""
+        return max(1, self.widest) * 8 * WORKING_COPIES
+
+
+def _setting(name: str, default: float, environ: Mapping[str, str] | None) -> float:
+    text = (os.environ if environ is None else environ).get(name, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        raise ModelFileError(f"{name}={text!r} is not a number") from None
+    if not value > 0:
+        raise ModelFileError(f"{name}={text!r} must be positive")
+    return value
+
+
+def limits(environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """(largest parameter count, bytes of one prediction batch) from the environment."""
+    return (int(_setting("CX_APP_MODEL_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS, environ)),
+            int(_setting("CX_APP_PREDICT_BATCH_MB", DEFAULT_BATCH_MB, environ) * _MB))
+
+
+def _parts(obj: Any, seen: set[int], depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """(attribute name, value) of every fitted attribute of ``obj`` and of the estimators in
+    it (pipeline steps, calibrated copies, lists, dicts), each object once."""
+    if depth > 50 or id(obj) in seen or isinstance(obj, np.ndarray | str | bytes):
+        return
+    seen.add(id(obj))
+    if isinstance(obj, list | tuple):
+        for item in obj:
+            yield "", item
+            yield from _parts(item, seen, depth + 1)
+        return
+    if isinstance(obj, dict):
+        for key, item in obj.items():
+            yield str(key), item
+            yield from _parts(item, seen, depth + 1)
+        return
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or not type(obj).__module__.startswith(("sklearn",
+                                                                               "xgboost")):
+        return
+    for key, item in attributes.items():
+        yield key, item
+        yield from _parts(item, seen, depth + 1)
+
+
+def model_size(estimator: Any) -> ModelSize:
+    """The :class:`ModelSize` of a fitted scikit-learn estimator or pipeline."""
+    parameters, widest, counted = 0, 1, set()
+    for key, value in _parts(estimator, set()):
+        if (isinstance(value, np.ndarray) and value.dtype.kind in "fiub"
+                and id(value) not in counted):  # an array held twice counts once
+            counted.add(id(value))
+            parameters += int(value.size)
+            if key in _WIDE and value.ndim == 2:
+                widest = max(widest, int(value.shape[0]))
+            elif value.ndim == 2:
+                widest = max(widest, int(value.shape[1]))
+    return ModelSize(parameters=parameters, widest=widest)
+
+
+def check_model_size(estimator: Any, label: str, environ: Mapping[str, str] | None = None
+                     ) -> ModelSize:
+    """The model's size, or :class:`ModelFileError` (one sentence naming ``label``) when its
+    parameters or one row of its prediction exceed the limits."""
+    size = model_size(estimator)
+    max_parameters, batch_bytes = limits(environ)
+    if size.parameters > max_parameters:
+        raise ModelFileError(
+            f"{label}: the model holds {size.parameters:,} numbers, more than the "
+            f"{max_parameters:,} this server predicts with (CX_APP_MODEL_MAX_PARAMETERS); "
+            "it was not used.")
+    if size.row_bytes > batch_bytes:
+        raise ModelFileError(
+            f"{label}: one respondent's prediction would need {size.row_bytes / _MB:,.0f} MB "
+            f"(a layer of {size.widest:,} units), more than the {batch_bytes // _MB:,} MB of "
+            "one prediction batch (CX_APP_PREDICT_BATCH_MB); it was not used.")
+    return size
+
+
+def batch_rows(size: ModelSize, environ: Mapping[str, str] | None = None) -> int:
+    """How many rows one prediction batch of a model of ``size`` holds (at least 1)."""
+    _, batch_bytes = limits(environ)
+    return max(1, min(MAX_BATCH_ROWS, batch_bytes // size.row_bytes))

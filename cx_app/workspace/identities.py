@@ -1,0 +1,101 @@
+"""Sign-in identities: a person is the pair (issuer, subject), bound to one address at first sign-in.
+
+OpenID Connect identifies a person by the provider that signed them in (``iss``) and their
+subject there (``sub``); an e-mail claim is only an attribute, and one the provider may not have
+verified. Team mode finds a person's teams by address, so the address must belong to exactly
+one subject: the first sign-in of a subject binds it to its (verified) address in the
+``identities`` table (migration 0004), and from then on
+
+- the same subject signs in with that address as before;
+- another subject (a second account at the same provider, or an account at another provider)
+  claiming that address is refused with :class:`~cx_app.errors.AccessDenied`;
+- the bound subject claiming another address is refused too (the administrator removes the
+  binding when a person's address really changes: :func:`forget_identity`).
+
+Whether the address was verified is decided before, by the app's sign-in gate
+(``app_pages/team_mode.py``, the ``email_verified`` claim or the one the server names).
+
+>>> normalized_email("  Alice@Example.COM ")
+'alice@example.com'
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import delete, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from cx_app.errors import AccessDenied, WorkspaceError
+from cx_app.workspace.database import Database
+from cx_app.workspace.tables import Identity
+
+__all__ = ["SignIn", "bind_identity", "forget_identity", "normalized_email"]
+
+ISSUER_CHARS, SUBJECT_CHARS, EMAIL_CHARS = 500, 255, 320
+
+
+class SignIn(BaseModel):
+    """Who signed in: the provider (``issuer``), the subject there and the address it claims."""
+
+    model_config = ConfigDict(frozen=True)
+
+    issuer: str
+    subject: str
+    email: str
+
+
+def normalized_email(email: str) -> str:
+    """An address as team mode compares it: trimmed, lower case."""
+    return email.strip().lower()
+
+
+def bind_identity(database: Database, sign_in: SignIn) -> SignIn:
+    """Accept ``sign_in`` if its subject is bound to its address, or bind them now when neither
+    is bound yet (the subject's first sign-in); :class:`AccessDenied` (one sentence) when the
+    address belongs to another subject or the subject to another address. Returns the sign-in
+    with its address normalized."""
+    found = SignIn(issuer=sign_in.issuer.strip(), subject=sign_in.subject.strip(),
+                   email=normalized_email(sign_in.email))
+    if not (found.issuer and found.subject and found.email):
+        raise AccessDenied("your sign-in did not name its provider, its subject and an e-mail "
+                           "address, so team mode cannot tell who you are")
+    if (len(found.issuer) > ISSUER_CHARS or len(found.subject) > SUBJECT_CHARS
+            or len(found.email) > EMAIL_CHARS):
+        raise AccessDenied("your sign-in's provider, subject or address is too long for the "
+                           "workspace to record")
+
+    def work(session: Session) -> SignIn:
+        rows = session.scalars(select(Identity).where(or_(
+            Identity.email == found.email,
+            (Identity.issuer == found.issuer) & (Identity.subject == found.subject)))).all()
+        if not rows:
+            session.add(Identity(issuer=found.issuer, subject=found.subject, email=found.email))
+            session.flush()
+            return found
+        for row in rows:
+            if (row.issuer, row.subject) != (found.issuer, found.subject):
+                raise AccessDenied(
+                    f"the address {found.email} already belongs to another sign-in account, "
+                    "so this account cannot use it: sign in with the account that first used "
+                    "it, or ask the server's administrator")
+            if row.email != found.email:
+                raise AccessDenied(
+                    f"this sign-in account first signed in as {row.email}, not {found.email}: "
+                    "ask the server's administrator to release the old address")
+        return found
+
+    try:
+        return database.write(work)
+    except IntegrityError:  # two first sign-ins at once: the other one won, ask again
+        return database.write(work)
+
+
+def forget_identity(database: Database, email: str) -> int:
+    """Remove the binding of ``email`` (a person whose address or account changed); the number
+    of bindings removed (0 or 1)."""
+    address = normalized_email(email)
+    if not address:
+        raise WorkspaceError("name the address whose sign-in binding to remove")
+    return database.write(lambda s: s.execute(
+        delete(Identity).where(Identity.email == address)).rowcount or 0)
