@@ -4,7 +4,7 @@
 know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
 foresaw) must still not take the server down with it. So before a model file's estimator is
 rebuilt in the server's (or the CLI's) process, :func:`check_in_child` runs
-``python -m cx_app.estimate.model_sandbox`` with the file's bytes on its standard input. The
+``python -m cx_app.estimate.model_check_child`` with the file's bytes on its standard input. The
 child first limits itself (``resource.setrlimit``: address space ``CX_APP_MODEL_CHECK_MB``,
 default 4,096 MB, and CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s; one thread per
 numeric library), then opens the file exactly as :func:`cx_app.estimate.model_file.load_model`
@@ -43,12 +43,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cx_app.errors import ModelFileError
 from cx_app.provenance import sha256_hex
 
-__all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "remember", "synthetic_rows"]
+__all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "check_limits", "remember"]
 
 REMEMBERED = 1024
 _MB = 1024 * 1024
@@ -120,7 +118,9 @@ def _store(key: str, verdict: str | None) -> None:
         pass
 
 
-def _limits() -> tuple[int, int]:
+def check_limits() -> tuple[int, int]:
+    """The child's address space (bytes) and CPU time per file (seconds), from the
+    environment (``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``)."""
     values = []
     for var, default in (("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB),
                          ("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS)):
@@ -176,7 +176,7 @@ def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[s
 
 
 def _child_command() -> list[str]:
-    return [sys.executable, "-m", __name__]
+    return [sys.executable, "-m", "cx_app.estimate.model_check_child"]
 
 
 def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]:
@@ -184,7 +184,7 @@ def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]
     file opened and predicted; else its refusal, the file named :data:`_LABEL`), plus, if the
     child died, the death of the file it was on. A child that could not start or did not end
     raises at once."""
-    memory, seconds = _limits()
+    memory, seconds = check_limits()
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, **dict.fromkeys(_ONE_THREAD, "1"), "MALLOC_ARENA_MAX": "2",
            "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
@@ -248,102 +248,3 @@ def _death(returncode: int, seconds: int) -> str:
             name = f"signal {-returncode}"
         return f"the model crashed while making its first prediction (signal {name})"
     return f"the model check ended without an answer (exit code {returncode})"
-
-
-def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
-    """A few respondents on the model's attribute scales: every score at its scale's minimum,
-    maximum and middle, ``n_random`` seeded random rows, and a row of unanswered scores (NaN)
-    when the model fills gaps itself."""
-    try:
-        scales = {a.name: (a.scale.min, a.scale.max) for a in model.schema.attributes}
-    except Exception:  # a schema this cx-app cannot parse: a 0–10 scale for every attribute
-        scales = {}
-    low, high = (np.array([scales.get(name, (0, 10))[i] for name in model.attribute_names],
-                          dtype=float) for i in (0, 1))
-    rng = np.random.default_rng(seed)
-    rows = [low, high, np.round((low + high) / 2),
-            *(rng.integers(low, high, endpoint=True).astype(float) for _ in range(n_random))]
-    if model.fills_gaps:
-        rows.append(np.full(len(low), np.nan))
-    return np.vstack(rows)
-
-
-def _limit_self(files: int = 1) -> None:
-    """Limit this process's address space, and its CPU time to what ``files`` checks may use
-    (each check then gets its own share: :func:`_cpu_share`). Where the platform has no
-    ``resource`` module (Windows), the child still keeps a crash away from its parent, and the
-    parent's wall-clock timeout still applies."""
-    try:
-        import resource
-    except ImportError:
-        return
-    memory, seconds = _limits()
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    used = int(_cpu_used())
-    resource.setrlimit(resource.RLIMIT_CPU, (used + seconds, used + seconds * files + 5))
-
-
-def _cpu_used() -> float:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _cpu_share() -> None:
-    """The next check's CPU time: ``CX_APP_MODEL_CHECK_SECONDS`` from now (within the hard
-    limit :func:`_limit_self` set)."""
-    try:
-        import resource
-    except ImportError:
-        return
-    _, seconds = _limits()
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(resource.RLIMIT_CPU, (min(int(_cpu_used()) + seconds, hard), hard))
-
-
-def main() -> int:
-    """The child: read ``{"label", "trusted", "sizes"}`` and the files' bytes from standard
-    input, limit itself, then open each file, predict, and print one JSON line per file."""
-    raw = sys.stdin.buffer.read()
-    head, _, data = raw.partition(b"\n")
-    request = json.loads(head)
-    sizes = [int(n) for n in request["sizes"]]
-    _limit_self(len(sizes))
-    start = 0
-    for size in sizes:
-        _cpu_share()
-        try:
-            answer = _first_prediction(data[start:start + size], str(request["label"]),
-                                       list(request["trusted"]))
-        except MemoryError:
-            answer = {"limit": "memory"}
-        start += size
-        print(json.dumps(answer), flush=True)
-    return 0
-
-
-def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, Any]:
-    import warnings
-
-    from cx_app.estimate.model_file import open_checked_model
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = open_checked_model(data, label, trusted)
-            rows = synthetic_rows(model)
-            proba = model.predict_proba(rows)
-    except ModelFileError as exc:
-        return {"refused": str(exc)}
-    except MemoryError:
-        raise
-    except Exception as exc:  # anything the model raises is the model's failure
-        return {"failed": " ".join(f"{type(exc).__name__}: {exc}".split())[:300]}
-    if proba.shape != (len(rows), len(model.classes)) or not np.all(np.isfinite(proba)):
-        return {"failed": f"probabilities of shape {proba.shape}, not all finite"}
-    return {"ok": True}
-
-
-if __name__ == "__main__":
-    sys.exit(main())

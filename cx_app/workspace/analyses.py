@@ -36,18 +36,20 @@ from cx_app.provenance import sha256_hex
 from cx_app.workspace.access import Action
 from cx_app.workspace.audit import AuditAction, record
 from cx_app.workspace.database import serialize
+from cx_app.workspace.names import NAME_LENGTH
 from cx_app.workspace.records import crossval_result, npy_array, npy_bytes
 from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile, Wave
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
+    from cx_app.models.results import Results
     from cx_app.survey.data import SurveyData
+    from cx_app.survey.schema import SurveySchema
     from cx_app.workspace.access import Actor
     from cx_app.workspace.database import Database
 
 __all__ = ["AnalysisStore", "ReopenedProgram"]
 
-NAME_LENGTH = 200
 
 
 @dataclass(frozen=True, eq=False)
@@ -400,3 +402,31 @@ class AnalysisStore:
     def wave_count(self, name: str) -> int:
         return int(self.database.read(lambda s: s.scalar(
             select(func.count(Wave.id)).where(Wave.program_id == self._program(s, name).id))))
+
+    def stored_results(self, name: str, schema: SurveySchema) -> Results:
+        """The results document of the program's stored cross-validations under ``schema``
+        (its mapping in use) and its kept survey file, by the library's one builder
+        (:func:`cx_app.models.analysis.finish_evaluation`; nothing is retrained)."""
+        import numpy as np
+
+        from cx_app.engine.grouping import resolve_plan
+        from cx_app.engine.plan import PlanSpec
+        from cx_app.models.analysis import finish_evaluation
+        from cx_app.models.evaluation import evaluate_result
+        from cx_app.survey.importing import load_survey
+
+        program = self.reopen(name)
+        if program.data is None or not program.models:
+            raise WorkspaceError(
+                f"the program {name!r} has no results yet: it needs a trained model and its "
+                "survey file kept in the workspace (the app's Project page) to report on.")
+        survey = load_survey(program.data, schema=schema, sheet=program.sheet,
+                             filename=program.filename)
+        plan = resolve_plan(PlanSpec.model_validate(program.plan), survey.classes)
+        first = program.models[0].cv.fold
+        models = [m for m in program.models if np.array_equal(m.cv.fold, first)]
+        calibrations = {m.cv.calibration for m in models}
+        return finish_evaluation(
+            survey, {m.model_id: evaluate_result(m.cv, plan) for m in models}, plan, None,
+            seed=models[0].seed, calibration=calibrations.pop() if len(calibrations) == 1
+            else ", ".join(f"{m.model_id}: {m.cv.calibration}" for m in models))

@@ -25,7 +25,6 @@ never database rows.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +38,7 @@ from cx_app.workspace import audit
 from cx_app.workspace.access import Action, Actor
 from cx_app.workspace.database import Database, open_database
 from cx_app.workspace.labels import wave_label, wave_order_key
+from cx_app.workspace.names import NAME_LENGTH, program_name
 from cx_app.workspace.records import (
     as_utc,
     estimate_row,
@@ -61,34 +61,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Workspace", "part_key", "program_name", "segment_names"]
 
-NAME_LENGTH = TEXT_LENGTH = 200
-"""The longest program name, wave label and wave part the tables hold (longer labels are cut)."""
+TEXT_LENGTH = NAME_LENGTH
+"""The longest wave label and wave part the tables hold (longer labels are cut)."""
 FILE_LENGTH = 500
 """The longest file and sheet name the tables hold (longer ones are cut)."""
 NOT_SEGMENTED = ("wave", "date")
 """Segment roles that are not estimated by segment (one value per wave, or one per day)."""
-
-
-_DIRECTION = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Direction marks and overrides: they make a name read differently from what it is."""
-
-
-def program_name(name: str) -> str:
-    """The one name check of every way a program gets a name (create, import, the app's
-    analyses): survey-safe text (:func:`cx_app.safe_text.plain_text`: no control characters),
-    no direction marks, every run of spaces, tabs or line breaks one space, none around it, 1 to :data:`NAME_LENGTH` characters;
-    :class:`WorkspaceError` otherwise.
-
-    >>> program_name("  bank-nps ")
-    'bank-nps'
-    """
-    from cx_app.safe_text import plain_text
-
-    cleaned = " ".join(_DIRECTION.sub("", plain_text(str(name))).split())
-    if not cleaned or len(cleaned) > NAME_LENGTH:
-        raise WorkspaceError(f"a program needs a name of 1 to {NAME_LENGTH} characters "
-                             "(e.g. 'bank-nps')")
-    return cleaned
 
 
 def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
@@ -555,7 +533,9 @@ class Workspace:
         text = self.database.read(lambda s: s.scalar(
             select(Program.results_json).where(Program.id == self._program(s, name).id)))
         if text is None:
-            return self._results_of_stored_models(name)
+            from cx_app.workspace.analyses import AnalysisStore
+
+            return AnalysisStore(self).stored_results(name, self.schema(name))
         return Results.from_dict(json.loads(text), source=f"program {name}")
 
     def schema(self, name: str) -> SurveySchema:
@@ -566,32 +546,6 @@ class Workspace:
 
         text = self.database.read(lambda s: self._program(s, name).schema_yaml)
         return parse_schema(yaml.safe_load(text))
-
-    def _results_of_stored_models(self, name: str) -> Results:
-        import numpy as np
-
-        from cx_app.engine.grouping import resolve_plan
-        from cx_app.engine.plan import PlanSpec
-        from cx_app.models.analysis import finish_evaluation
-        from cx_app.models.evaluation import evaluate_result
-        from cx_app.survey.importing import load_survey
-        from cx_app.workspace.analyses import AnalysisStore
-
-        program = AnalysisStore(self).reopen(name)
-        if program.data is None or not program.models:
-            raise WorkspaceError(
-                f"the program {name!r} has no results yet: it needs a trained model and its "
-                "survey file kept in the workspace (the app's Project page) to report on.")
-        survey = load_survey(program.data, schema=self.schema(name), sheet=program.sheet,
-                             filename=program.filename)
-        plan = resolve_plan(PlanSpec.model_validate(program.plan), survey.classes)
-        first = program.models[0].cv.fold
-        models = [m for m in program.models if np.array_equal(m.cv.fold, first)]
-        calibrations = {m.cv.calibration for m in models}
-        return finish_evaluation(
-            survey, {m.model_id: evaluate_result(m.cv, plan) for m in models}, plan, None,
-            seed=models[0].seed, calibration=calibrations.pop() if len(calibrations) == 1
-            else ", ".join(f"{m.model_id}: {m.cv.calibration}" for m in models))
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
         """Note a report made of the program: its file, SHA-256, size and waves covered."""

@@ -25,7 +25,8 @@ from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
 from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.labels import label_from_text
-from cx_app.workspace.programs import Workspace, program_name
+from cx_app.workspace.names import program_name
+from cx_app.workspace.programs import Workspace
 from cx_app.workspace.records import crossval_result, model_file, model_rows
 from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
 

@@ -25,6 +25,7 @@ import skops.io as sio
 
 from cx_app.errors import CxAppError, ModelFileError
 from cx_app.estimate import model_sandbox
+from cx_app.estimate.model_check_child import synthetic_rows
 from cx_app.estimate.model_checks import check_fitted_model
 from cx_app.estimate.model_file import load_model, model_bytes, open_checked_model
 from cx_app.project import read_project
@@ -51,7 +52,7 @@ RAW_CHILD = """
 import json, sys, warnings
 import numpy as np
 import skops.io as sio
-from cx_app.estimate.model_sandbox import _cpu_share, _limit_self
+from cx_app.estimate.model_check_child import _cpu_share, _limit_self
 warnings.simplefilter("ignore")
 head, _, data = sys.stdin.buffer.read().partition(b"\\n")
 request = json.loads(head)
@@ -233,7 +234,7 @@ def test_a_sound_model_passes_the_child_once_and_predicts_the_same(monkeypatch):
     started = time.perf_counter()
     load_model(data, name="dt.skops")
     again = time.perf_counter() - started
-    rows = model_sandbox.synthetic_rows(loaded)
+    rows = synthetic_rows(loaded)
     assert rows.shape == (9, 2) and np.isnan(rows[-1]).all()  # 3 + 5 random + the gap row
     assert rows[:3].tolist() == [[1, 1], [5, 5], [3, 3]]
     np.testing.assert_array_equal(loaded.predict_proba(rows), model.predict_proba(rows))

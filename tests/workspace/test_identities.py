@@ -16,7 +16,8 @@ from cx_app.errors import AccessDenied, WorkspaceError
 from cx_app.workspace.audit import AuditAction, events
 from cx_app.workspace.database import open_database
 from cx_app.workspace.identities import SignIn, bind_identity, forget_identity
-from cx_app.workspace.programs import Workspace, program_name
+from cx_app.workspace.names import program_name
+from cx_app.workspace.programs import Workspace
 
 ISSUER = "https://idp.example.com"
 ALICE = SignIn(issuer=ISSUER, subject="alice-1", email="Alice@Example.com")
