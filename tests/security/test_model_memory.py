@@ -16,17 +16,13 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-import skops.io as sio
+from crafted_models import DEEP, WAVE, WIDE, honest_network, reshaped, untrusted_file
 
 from cx_app.errors import ModelFileError
-from cx_app.estimate.drift import value_counts_by_attribute
-from cx_app.estimate.model_file import TrainedModel, _payload
-from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.estimate.model_size import (
     DEFAULT_BATCH_MB,
     DEFAULT_MAX_PARAMETERS,
@@ -35,13 +31,9 @@ from cx_app.estimate.model_size import (
     limits,
     model_size,
 )
-from cx_app.models.crossval import build_model
 from cx_app.survey.importing import load_survey
-from cx_app.survey.samples import sample_path
 
 ROOT = Path(__file__).resolve().parents[2]
-WAVE = ROOT / "sample_surveys" / "telecom_nps_wave7_unlabeled.xlsx"
-WIDE = 400_000
 MB = 1024 * 1024
 PEAK = """
 import resource, sys
@@ -56,42 +48,7 @@ sys.exit(code)
 @pytest.fixture(scope="module")
 def network():
     """A small network (``ann``) fitted on the bundled sample: the honest model."""
-    survey = load_survey(sample_path("telecom_nps"))
-    classes = tuple(survey.schema.classes)
-    y = np.searchsorted(classes, survey.y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        estimator = build_model("ann", calibration="none").fit(survey.X, y)
-    return TrainedModel(
-        estimator=estimator, classes=classes,
-        attribute_names=tuple(a.name for a in survey.schema.attributes),
-        schema_yaml=survey.schema.to_yaml(), algorithm_id="ann", settings={},
-        calibration="none", training=TrainingData(sha256="0" * 64, n=len(y)),
-        cv=HeldOutFigures(), attribute_distributions=value_counts_by_attribute(survey.X))
-
-
-def _reshaped(model: TrainedModel, hidden: tuple[int, ...]) -> TrainedModel:
-    """The model with its network's hidden layers replaced by ``hidden`` (small seeded
-    weights: finite probabilities, and nothing for the zip to squeeze away)."""
-    import copy
-
-    estimator = copy.deepcopy(model.estimator)
-    net = estimator[-1]
-    rng = np.random.default_rng(0)
-    sizes = [net.coefs_[0].shape[0], *hidden, net.coefs_[-1].shape[1]]
-    net.coefs_ = [rng.normal(0, 1e-3, (a, b)) for a, b in zip(sizes, sizes[1:], strict=False)]
-    net.intercepts_ = [np.zeros(b) for b in sizes[1:]]
-    net.hidden_layer_sizes, net.n_layers_ = hidden, len(sizes)
-    return dataclasses.replace(model, estimator=estimator)
-
-
-def _untrusted_file(model: TrainedModel, path: Path) -> Path:
-    """The model file as another machine would have written it (not through
-    :func:`model_bytes`, which records this process's own files as checked)."""
-    import zipfile
-
-    path.write_bytes(sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED))
-    return path
+    return honest_network()
 
 
 def _estimate(model_file: Path, checks: Path, extra: dict[str, str] | None = None
@@ -108,7 +65,7 @@ def _estimate(model_file: Path, checks: Path, extra: dict[str, str] | None = Non
 
 
 def test_the_size_of_a_network_is_counted_from_its_arrays(network):
-    wide = _reshaped(network, (WIDE,))
+    wide = reshaped(network, (WIDE,))
     inputs, classes = network.estimator[-1].coefs_[0].shape[0], len(network.classes)
     size, honest = model_size(wide.estimator[-1]), model_size(network.estimator[-1])
     hidden = network.estimator[-1].coefs_[0].shape[1]  # the papers' network: 6 units
@@ -117,7 +74,7 @@ def test_the_size_of_a_network_is_counted_from_its_arrays(network):
     assert size.widest == WIDE
     assert size.row_bytes == WIDE * 8 * 4
     assert batch_rows(size) == DEFAULT_BATCH_MB * MB // (WIDE * 32) == 5
-    deep = _reshaped(network, (300,) * 40)
+    deep = reshaped(network, DEEP)
     assert model_size(deep.estimator[-1]).parameters - honest.parameters == (
         inputs * 300 + 300 + 39 * (300 * 300 + 300) + 300 * classes
         - (inputs + 1 + classes) * hidden)
@@ -143,20 +100,20 @@ def test_batches_give_the_probabilities_of_one_prediction(network):
 @pytest.mark.slow  # three CLI processes with their model checks (~40 s on two busy cores)
 def test_the_cli_estimates_with_a_wide_network_within_its_cap_and_refuses_a_deep_one(
         network, tmp_path):
-    honest = _untrusted_file(network, tmp_path / "honest.skops")
-    wide = _untrusted_file(_reshaped(network, (WIDE,)), tmp_path / "wide.skops")
+    honest = untrusted_file(network, tmp_path / "honest.skops")
+    wide = untrusted_file(reshaped(network, (WIDE,)), tmp_path / "wide.skops")
     code, honest_out, err, honest_peak = _estimate(honest, tmp_path / "checks")
     assert code == 0, err
     code, wide_out, err, wide_peak = _estimate(wide, tmp_path / "checks")
     assert code == 0, err
     rows = json.loads(wide_out)["n"]
     assert rows >= 1_000
-    arrays = model_size(_reshaped(network, (WIDE,)).estimator).parameters * 8
+    arrays = model_size(reshaped(network, (WIDE,)).estimator).parameters * 8
     # unbatched, one prediction of these rows needed rows × 400,000 × 8 bytes per layer copy
     assert rows * WIDE * 8 > 3 * 1024 * MB
     assert wide_peak < honest_peak + 2 * arrays + DEFAULT_BATCH_MB * MB + 200 * MB, (
         wide_peak / MB, honest_peak / MB)
-    deep = _untrusted_file(_reshaped(network, (300,) * 40), tmp_path / "deep.skops")
+    deep = untrusted_file(reshaped(network, DEEP), tmp_path / "deep.skops")
     code, out, err, _ = _estimate(deep, tmp_path / "checks",
                                   {"CX_APP_MODEL_MAX_PARAMETERS": "1000000"})
     assert (code, out) == (2, "")
