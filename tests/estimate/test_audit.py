@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -53,28 +57,58 @@ def _inputs(seed=0, n=120, big_n=900):
 
 # ---------------------------------------------------------------- the oracle: ppi-python
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ppi_mean_equals_ppi_python_to_1e9(seed):
-    import ppi_py as ppi  # the oracle (the `test` extra): never skipped
-    y_all, yhat_all, audit = _inputs(seed)
-    y, yhat = y_all[audit], yhat_all[audit]
-    unlabeled = np.delete(yhat_all, audit)
-    ours = ppi_mean(y, yhat, unlabeled)
-    lo, hi = ppi.ppi_mean_ci(y, yhat, unlabeled, alpha=0.05)
-    point = ppi.ppi_mean_pointestimate(y, yhat, unlabeled)
-    assert ours.value == pytest.approx(float(np.ravel(point)[0]), abs=1e-9)
-    assert ours.ci()[0] == pytest.approx(float(np.ravel(lo)[0]), abs=1e-9)
-    assert ours.ci()[1] == pytest.approx(float(np.ravel(hi)[0]), abs=1e-9)
-    assert 0.0 < ours.lam < 1.0
-    for lam in (0.0, 0.37, 1.0):  # a given λ: the same point and interval
-        fixed = ppi_mean(y, yhat, unlabeled, lam=lam)
-        lo, hi = ppi.ppi_mean_ci(y, yhat, unlabeled, alpha=0.05, lam=lam)
-        assert fixed.ci()[0] == pytest.approx(float(np.ravel(lo)[0]), abs=1e-9)
-        assert fixed.ci()[1] == pytest.approx(float(np.ravel(hi)[0]), abs=1e-9)
-    # the wave's estimator is PPI's point estimate with the whole wave as the unlabelled set
-    wave = wave_ppi_mean(y, yhat, yhat_all)
-    point = ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=wave.lam)
-    assert wave.value == pytest.approx(float(np.ravel(point)[0]), abs=1e-9)
+ORACLE = Path(os.environ.get("CX_APP_ORACLE_PATH",
+                             Path(__file__).resolve().parents[2] / ".venv" / "oracle"))
+"""Where `make install-test` puts ppi-python (with numba and llvmlite): a folder of its own, not
+the environment, because its wheel also installs a top-level ``tests`` package that would hide
+this suite's own ``tests``. The oracle runs in a child process with that folder on its path."""
+
+ORACLE_CODE = """
+import json, sys
+import numpy as np
+import ppi_py
+request = json.load(sys.stdin)
+y, yhat = np.array(request["y"]), np.array(request["yhat"])
+answers = []
+for call in request["calls"]:
+    unlabeled = np.array(call["unlabeled"])
+    lam = {} if call["lam"] is None else {"lam": call["lam"]}
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, unlabeled, alpha=0.05, **lam)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, unlabeled, **lam)
+    answers.append([float(np.ravel(v)[0]) for v in (point, lo, hi)])
+print(json.dumps(answers))
+"""
+
+
+def _ppi_python(y, yhat, calls: list[tuple[np.ndarray, float | None]]) -> list[list[float]]:
+    """ppi-python's (point, ci low, ci high) of each call (unlabelled predictions, λ or None
+    for its own power tuning), computed in a child process (:data:`ORACLE`)."""
+    assert (ORACLE / "ppi_py").is_dir(), f"ppi-python is missing from {ORACLE}: run make install-test"
+    request = {"y": y.tolist(), "yhat": yhat.tolist(),
+               "calls": [{"unlabeled": u.tolist(), "lam": lam} for u, lam in calls]}
+    done = subprocess.run([sys.executable, "-c", ORACLE_CODE], input=json.dumps(request),
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ORACLE)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_ppi_mean_equals_ppi_python_to_1e9():
+    for seed in (0, 1, 2):
+        y_all, yhat_all, audit = _inputs(seed)
+        y, yhat = y_all[audit], yhat_all[audit]
+        unlabeled = np.delete(yhat_all, audit)
+        ours = {lam: ppi_mean(y, yhat, unlabeled, lam=lam) for lam in (None, 0.0, 0.37, 1.0)}
+        wave = wave_ppi_mean(y, yhat, yhat_all)
+        answers = _ppi_python(y, yhat, [*((unlabeled, lam) for lam in ours),
+                                        (yhat_all, wave.lam)])
+        for (lam, mine), (point, lo, hi) in zip(ours.items(), answers, strict=False):
+            assert mine.value == pytest.approx(point, abs=1e-9), (seed, lam)
+            assert mine.ci()[0] == pytest.approx(lo, abs=1e-9), (seed, lam)
+            assert mine.ci()[1] == pytest.approx(hi, abs=1e-9), (seed, lam)
+        assert 0.0 < ours[None].lam < 1.0
+        # the wave's estimator is PPI's point estimate with the whole wave as the unlabelled set
+        assert wave.value == pytest.approx(answers[-1][0], abs=1e-9), seed
 
 
 # ---------------------------------------------------------------- identities by hand
