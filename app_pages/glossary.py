@@ -32,7 +32,8 @@ for term, meaning in glossary_entries():
     st.markdown(f"**{md_escape(term)}** — {md_escape(meaning)}")
     if term in WHERE:
         page, title = WHERE[term]
-        st.page_link(page, label=f"Shown on the {title} page", icon=":material/arrow_forward:")
+        st.page_link(page, label=f"Shown on the {md_escape(title)} page",  # plain: WHERE is constant
+                     icon=":material/arrow_forward:")
 st.subheader("Where the method comes from")
 for paper in PAPERS:
     st.markdown(f"- {md_escape(paper.citation)} — *{md_escape(paper.used_for)}*")

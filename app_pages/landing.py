@@ -32,7 +32,7 @@ def programs_first() -> None:
             wave = (f"last wave **{common.md_escape(p.last_wave)}** ({p.waves} in all, added "
                     f"{when})" if p.last_wave else f"no wave added yet (created {when})")
             text, button = st.columns([5, 1], vertical_alignment="center")
-            text.markdown(f"**{name}** — {survey}, {len(p.models)} model(s), {wave}")
+            text.markdown(f"**{name}** — {survey}, {len(p.models)} model(s), {wave}")  # plain: escaped above, or a date
             if button.button("Open", key=f"landing_open::{p.name}") and (
                     common.open_program(p.name)):
                 st.rerun()

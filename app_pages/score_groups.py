@@ -25,9 +25,9 @@ def chosen_groups(schema: SurveySchema) -> NetScoreGroups:
     low_top = max(groups.negative)
     high_bottom = min(groups.positive)
     with st.expander(common.md_escape(note) + " Change the groups"):
-        low_up_to = st.select_slider(f"{groups.negative_name.capitalize()}: scores up to",
+        low_up_to = st.select_slider(f"{common.md_escape(groups.negative_name.capitalize())}: scores up to",
                                      classes[:-1], value=low_top, key="groups_low")
-        high_from = st.select_slider(f"{groups.positive_name.capitalize()}: scores from",
+        high_from = st.select_slider(f"{common.md_escape(groups.positive_name.capitalize())}: scores from",
                                      classes[1:], value=high_bottom, key="groups_high")
         st.caption("These groups apply on this page. For reports and wave estimates, change "
                    "the plan in the survey schema (Data page).")

@@ -145,11 +145,11 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
     """The waves (in wave order) with each segment's change alerts since the previous wave
     added to its alerts (:func:`cx_app.estimate.alerts.series_changes`): computed when the
     program is read, so a wave added out of order is compared with its real neighbours."""
-    out = list(waves[:1])
-    for before, wave in zip(waves, waves[1:], strict=False):
+    out = []
+    for before, wave in zip((None, *waves), waves, strict=False):
         segments = {}
         for by, values in wave.segments.items():
-            previous = before.segments.get(by, {})
+            previous = {} if before is None else before.segments.get(by, {})
             segments[by] = {value: _with_changes(figure, previous.get(value))
                             for value, figure in values.items()}
         out.append(dataclasses.replace(wave, segments=segments))
@@ -157,10 +157,14 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
 
 
 def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> SegmentFigure:
-    changes = () if previous is None else series_changes(previous.alerts, figure.alerts)
-    if not changes:
+    """``figure`` with its change alerts derived anew: any it already holds (a program
+    imported from a project file that a program wrote, views included) are replaced, never
+    added twice."""
+    bands = [a for a in figure.alerts if a.comparison != "previous wave"]
+    changes = () if previous is None else series_changes(previous.alerts, bands)
+    if not changes and len(bands) == len(figure.alerts):
         return figure
-    alerts = [a.to_dict() for a in figure.alerts] + [a.to_dict() for a in changes]
+    alerts = [a.to_dict() for a in bands] + [a.to_dict() for a in changes]
     return SegmentFigure.from_dict({**figure.to_dict(), "alerts": alerts})
 
 
