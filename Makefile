@@ -15,7 +15,7 @@ $(VENV)/.stamp-install: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-# The oracle of tests/estimate/test_audit.py, ppi-python (with numba and llvmlite), goes into a
+# The oracle of tests/estimate/test_audit_samples.py, ppi-python (with numba and llvmlite), goes into a
 # folder of its own: its wheel also installs a top-level `tests` package that would hide ours.
 ORACLE := ppi-python==0.2.3 numba==0.68.1 llvmlite==0.50.0
 
