@@ -88,9 +88,9 @@ def _edit_label(pg, row: int, text: str) -> None:
     grid = pg.locator('[data-testid="stDataFrame"]').first
     _expect()(grid).to_be_visible(timeout=WAIT)
     _settle(pg)
-    label = grid.get_by_test_id(f"glide-cell-3-{row}")  # column → role → name → label
+    label = grid.get_by_test_id(f"glide-cell-2-{row}")  # column → role → label (no name shown)
     label.focus()
-    for key in ["ArrowRight"] * 3 + ["ArrowDown"] * row:
+    for key in ["ArrowRight"] * 2 + ["ArrowDown"] * row:
         pg.keyboard.press(key)
     pg.keyboard.press("Enter")  # opens the cell's editor
     editor = pg.locator("textarea.gdg-input")
