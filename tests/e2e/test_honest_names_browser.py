@@ -3,7 +3,7 @@ server): an uploaded survey whose 0–10 target is no recommend question. The Da
 "Is this an NPS (recommend) question?" answered "No" (the inferred answer); the NPS page and
 the whole window (navigation included) then say "net score" with low / middle / high and never
 "NPS", "promoter" or "detractor"; answering "Yes" makes the same page an NPS with promoters
-and detractors."""
+and detractors (the NPS cut points 0–6 / 9–10; the net score had used a symmetric split)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,10 @@ def test_a_non_recommend_item_reads_as_a_net_score_until_the_analyst_says_yes(re
     assert _metric(pg, "High") == f"{100 * net.shares['high']:.1f}%"
     pg.screenshot(path=str(tmp_path / "net_score_page.png"), full_page=True)
 
-    # the analyst answers "Yes": the same scores, now an NPS
+    # the analyst answers "Yes": the same scores, now an NPS, with the NPS cut points (0–6 /
+    # 9–10) instead of the symmetric split of a non-recommend item (issue 37, point 7)
+    nps = nps_summary(expected.scores)
+    assert nps.value != net.value  # the premise: the two groupings differ on this survey
     pg.locator('[data-testid="stSidebarNav"] a', has_text="Data").first.click()  # the default
     _settle(pg)
     radio = pg.locator('[data-testid="stRadio"]', has_text=QUESTION)
@@ -66,6 +69,6 @@ def test_a_non_recommend_item_reads_as_a_net_score_until_the_analyst_says_yes(re
     _settle(pg)
     _go(pg, url, "nps")
     _visible(pg.get_by_text("NPS overview"))
-    assert _metric(pg, "NPS") == f"{net.value:+.1f}"
-    assert _metric(pg, "Promoters") == f"{100 * net.shares['high']:.1f}%"
-    assert _metric(pg, "Detractors") == f"{100 * net.shares['low']:.1f}%"
+    assert _metric(pg, "NPS") == f"{nps.value:+.1f}"
+    assert _metric(pg, "Promoters") == f"{100 * nps.shares['promoters']:.1f}%"
+    assert _metric(pg, "Detractors") == f"{100 * nps.shares['detractors']:.1f}%"
