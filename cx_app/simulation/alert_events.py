@@ -39,6 +39,7 @@ from cx_app.simulation.drift_waves import (
     WAVE_COLUMN,
     SimulatedWave,
     segment_names,
+    true_probabilities,
 )
 from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
 
@@ -89,8 +90,6 @@ class AlertSimulation:
 
 def _wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
           shares: np.ndarray, names: tuple[str, ...]) -> SimulatedWave:
-    from scipy.stats import norm
-
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
     segment = rng.choice(len(names), size=n, p=shares)
     factor = rng.normal(means[segment], 1.0)
@@ -102,8 +101,7 @@ def _wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
         score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
         frame[name.capitalize()] = score.astype(np.int64)
         utility += weight * (score - mean) / np.hypot(loading, noise)
-    cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
-    proba = np.diff(norm.cdf((cuts[None, :] - utility[:, None]) / UTILITY_NOISE), axis=1)
+    proba = true_probabilities(utility)
     frame[TARGET_COLUMN] = np.searchsorted(
         np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=n), side="right")
     return SimulatedWave(index, frame, proba, dict(zip(names, effects.tolist(), strict=True)))

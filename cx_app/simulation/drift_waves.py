@@ -36,7 +36,7 @@ from cx_app.errors import AnalysisError
 from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
 
 __all__ = ["DriftScenario", "DriftSimulation", "OracleNetScore", "SimulatedWave",
-           "drift_schema_yaml", "simulate_drift_waves"]
+           "drift_schema_yaml", "simulate_drift_waves", "true_probabilities"]
 
 ID_COLUMN = "Respondent ID"
 WAVE_COLUMN = "Wave"
@@ -156,7 +156,9 @@ segments:
 """
 
 
-def _true_proba(mean_utility: np.ndarray) -> np.ndarray:
+def true_probabilities(mean_utility: np.ndarray) -> np.ndarray:
+    """The true P(score 0..10) of each respondent from their mean utility (ordered probit with
+    :data:`NPS_THRESHOLDS` and :data:`UTILITY_NOISE`); the planted-event generator uses it too."""
     cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
     return np.diff(norm.cdf((cuts[None, :] - mean_utility[:, None]) / UTILITY_NOISE), axis=1)
 
@@ -174,7 +176,7 @@ def _wave(index: int, n: int, seed: int, factor_means: np.ndarray, effects: np.n
         score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
         frame[name.capitalize()] = score.astype(np.int64)
         utility += weight * (score - mean) / np.hypot(loading, noise)
-    proba = _true_proba(utility)
+    proba = true_probabilities(utility)
     frame[TARGET_COLUMN] = np.searchsorted(
         np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=n), side="right")
     return SimulatedWave(index, frame, proba, dict(zip(names, effects.tolist(), strict=True)))

@@ -90,13 +90,20 @@ def _read(data: bytes, request: dict) -> None:
         stream.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def main(argv: list[str]) -> None:
+def run_child(argv: list[str], read) -> None:
+    """A reader child's entry: ``argv`` = memory bytes, CPU seconds, the JSON request; limit
+    this process, then ``read(file bytes from standard input, request)``; out of memory: exit
+    :data:`OUT_OF_MEMORY` (the parent's one sentence)."""
     memory_bytes, cpu_seconds, request = int(argv[0]), int(argv[1]), json.loads(argv[2])
     _limit_self(memory_bytes, cpu_seconds)
     try:
-        _read(sys.stdin.buffer.read(), request)
+        read(sys.stdin.buffer.read(), request)
     except MemoryError:
         sys.exit(OUT_OF_MEMORY)
+
+
+def main(argv: list[str]) -> None:
+    run_child(argv, _read)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,7 @@ import json
 import math
 import sys
 
-from cx_app.survey.sheet_reader import _fail, _limit_self
-
-OUT_OF_MEMORY = 3
+from cx_app.survey.sheet_reader import _fail, run_child
 
 
 def _text(values):  # a pandas Series -> list of texts (None for a missing value)
@@ -78,12 +76,7 @@ def _read(data: bytes, request: dict) -> None:
 
 
 def main(argv: list[str]) -> None:
-    memory_bytes, cpu_seconds, request = int(argv[0]), int(argv[1]), json.loads(argv[2])
-    _limit_self(memory_bytes, cpu_seconds)
-    try:
-        _read(sys.stdin.buffer.read(), request)
-    except MemoryError:
-        sys.exit(OUT_OF_MEMORY)
+    run_child(argv, _read)
 
 
 if __name__ == "__main__":
