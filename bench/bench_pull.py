@@ -249,6 +249,11 @@ def _reading(table) -> str:
 
 
 def run() -> str:
+    try:
+        import quapy  # noqa: F401
+    except ImportError as error:
+        raise SystemExit("bench pull compares with QuaPy's EMQ, ACC, PACC and PCC: install the "
+                         "bench extra (pip install -e '.[bench]')") from error
     start = time.perf_counter()
     frame = pd.DataFrame([r for seed in SEEDS for r in _replicate(seed)])
     table = frame.groupby(["world", "method"], sort=False).agg(
