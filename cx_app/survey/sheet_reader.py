@@ -1,9 +1,7 @@
 """The child process that parses one untrusted workbook with fastexcel, within limits.
 
-The child process that parses one untrusted workbook: ``python -m cx_app.survey.sheet_reader
-MEMORY_BYTES CPU_SECONDS REQUEST`` with the file's bytes on standard input.
-
-It limits itself first (``RLIMIT_AS``, ``RLIMIT_CPU``), then reads the workbook with fastexcel
+``python -m cx_app.survey.sheet_reader``, started by :mod:`cx_app.survey.reader_process` through
+:mod:`cx_app.isolation` (which limits it first). It reads the workbook with fastexcel
 (calamine → Arrow) and writes one Arrow IPC stream: every cell of the requested sheet as text
 (``dtypes="string"``: numbers as calamine prints them, dates as ``YYYY-MM-DD HH:MM:SS``,
 empty cells null; sheet row ``i + 1`` is row ``i``, the columns start at ``first_column``).
@@ -13,35 +11,23 @@ read is a JSON ``{"failure": ...}`` with exit status 2; a hostile file can only 
 exhaust this process, and :mod:`cx_app.survey.reader_process` says so in one sentence.
 
 REQUEST is JSON: ``{"sheet": null | index | name, "max_rows": n, "max_columns": n,
-"max_cells": n}`` (``null``: the sheet names only). Imports: fastexcel and pyarrow only.
+"max_cells": n}`` (``null``: the sheet names only). Imports: fastexcel, pyarrow and
+:mod:`cx_app.isolation` only.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import resource
 import sys
 
-FAILED = 2
-OUT_OF_MEMORY = 3
+from cx_app.isolation import child_main, refuse
+
 _ERROR_TYPE = re.compile(r"Error\((\w+)\)")
 ERROR_CODES = {"Div0": "#DIV/0!", "NA": "#N/A", "Name": "#NAME?", "Null": "#NULL!",
                "Num": "#NUM!", "Ref": "#REF!", "Value": "#VALUE!",
                "GettingData": "#GETTING_DATA"}
 """calamine's error cell types and the text Excel shows for each."""
-
-
-def _limit_self(memory_bytes: int, cpu_seconds: int) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    # the soft limit sends SIGXCPU; the hard one, a second later, SIGKILL
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-
-
-def _fail(kind: str, **detail: object) -> None:
-    sys.stdout.write(json.dumps({"failure": kind, **detail}))
-    sys.stdout.flush()
-    sys.exit(FAILED)
 
 
 def _keep_row(_row: int) -> bool:
@@ -56,7 +42,7 @@ def _read(data: bytes, request: dict) -> None:
         reader = fastexcel.read_excel(data)
         names = list(reader.sheet_names)
     except Exception as exc:  # calamine raises several types for damaged or foreign files
-        _fail("password" if "password" in str(exc).lower() else "open")
+        refuse("password" if "password" in str(exc).lower() else "open")
     meta = {"sheet_names": names, "sheet": None, "errors": []}
     sheet = request["sheet"]
     if sheet is None:
@@ -69,15 +55,15 @@ def _read(data: bytes, request: dict) -> None:
             loaded = reader.load_sheet(sheet, header_row=None, dtypes="string",
                                        skip_rows=_keep_row)
         except Exception:
-            _fail("sheet", sheet=label)
+            refuse("sheet", sheet=label)
         rows, cols = loaded.height, loaded.width
         if (rows > request["max_rows"] or cols > request["max_columns"]
                 or rows * cols > request["max_cells"]):
-            _fail("shape", rows=rows, columns=cols, sheet=label)
+            refuse("shape", rows=rows, columns=cols, sheet=label)
         try:
             batch, errors = loaded.to_arrow_with_errors()
         except Exception:
-            _fail("sheet", sheet=label)
+            refuse("sheet", sheet=label)
         meta["sheet"] = loaded.name
         columns = loaded.selected_columns
         meta["first_column"] = columns[0].absolute_index if columns else 0
@@ -90,21 +76,9 @@ def _read(data: bytes, request: dict) -> None:
         stream.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def run_child(argv: list[str], read) -> None:
-    """A reader child's entry: ``argv`` = memory bytes, CPU seconds, the JSON request; limit
-    this process, then ``read(file bytes from standard input, request)``; out of memory: exit
-    :data:`OUT_OF_MEMORY` (the parent's one sentence)."""
-    memory_bytes, cpu_seconds, request = int(argv[0]), int(argv[1]), json.loads(argv[2])
-    _limit_self(memory_bytes, cpu_seconds)
-    try:
-        read(sys.stdin.buffer.read(), request)
-    except MemoryError:
-        sys.exit(OUT_OF_MEMORY)
-
-
-def main(argv: list[str]) -> None:
-    run_child(argv, _read)
+def main() -> None:
+    child_main(_read)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -1,8 +1,8 @@
 """The child process that parses one untrusted SPSS or Stata file with pyreadstat, within limits.
 
-``python -m cx_app.survey.stat_reader MEMORY_BYTES CPU_SECONDS REQUEST`` with the file's bytes
-on standard input; REQUEST is JSON ``{"kind": "sav" | "dta", "max_rows": n, "max_columns": n,
-"max_cells": n}``. Like :mod:`cx_app.survey.sheet_reader` it limits itself first, then reads
+``python -m cx_app.survey.stat_reader``, started like :mod:`cx_app.survey.sheet_reader` through
+:mod:`cx_app.isolation` (which limits it first), with the request ``{"kind": "sav" | "dta",
+"max_rows": n, "max_columns": n, "max_cells": n}`` and the file's bytes. It reads
 the file's metadata (refusing a shape beyond the limits before reading any data), then the data
 with the user-missing codes kept as values (``user_missing=True``) and answers with one Arrow
 IPC stream: one text column per variable (an integer as ``7``, a date as ``2024-01-31``, a
@@ -18,7 +18,7 @@ import json
 import math
 import sys
 
-from cx_app.survey.sheet_reader import _fail, run_child
+from cx_app.isolation import child_main, refuse
 
 
 def _text(values):  # a pandas Series -> list of texts (None for a missing value)
@@ -47,16 +47,16 @@ def _read(data: bytes, request: dict) -> None:
     try:
         _, meta = read(io.BytesIO(data), metadataonly=True)
     except Exception:  # readstat raises several types for damaged or foreign files
-        _fail("open")
+        refuse("open")
     rows, cols = meta.number_rows or 0, len(meta.column_names)
     if (rows > request["max_rows"] or cols > request["max_columns"]
             or rows * cols > request["max_cells"]):
-        _fail("shape", rows=rows, columns=cols)
+        refuse("shape", rows=rows, columns=cols)
     try:
         frame, meta = read(io.BytesIO(data), user_missing=True,
                            dates_as_pandas_datetime=False)
     except Exception:
-        _fail("open")
+        refuse("open")
     variables = []
     for name in meta.column_names:
         ranges = [[_code(r["lo"]), _code(r["hi"])] for r in meta.missing_ranges.get(name, [])]
@@ -75,9 +75,9 @@ def _read(data: bytes, request: dict) -> None:
         stream.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def main(argv: list[str]) -> None:
-    run_child(argv, _read)
+def main() -> None:
+    child_main(_read)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
