@@ -3,18 +3,14 @@
 :mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
 know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
 foresaw) must still not take the server down with it. So before a model file's estimator is
-rebuilt in the server's (or the CLI's) process, :func:`check_in_child` runs
-``python -m cx_app.estimate.model_check_child`` on the file's bytes through
-:mod:`cx_app.isolation`. The child first limits itself (address space
-``CX_APP_MODEL_CHECK_MB``, default 4,096 MB, and CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default
-60 s, per file; one thread per numeric library), then opens the file exactly as :func:`cx_app.estimate.model_file.load_model`
-does and predicts a few synthetic respondents on the model's own attribute scales (each end,
-the middle, seeded random scores, unanswered scores when the model fills gaps). It answers one
-JSON line. A crash (a signal such as SIGSEGV), a limit reached or an error becomes one
-:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on. Several
-files (a project's final models, :func:`check_files_in_child`) share one child, each with its
-own CPU-time share; a file that kills it is the one refused, and the files after it get a new
-child.
+rebuilt in the server's (or the CLI's) process, :func:`check_in_child` has
+:mod:`cx_app.estimate.model_check_child` open it and predict a few synthetic respondents in a
+child started by :mod:`cx_app.isolation` (address space ``CX_APP_MODEL_CHECK_MB``, default
+4,096 MB; CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s, per file). A crash, a limit
+reached or an error becomes one :class:`~cx_app.errors.ModelFileError` sentence for that file;
+the server carries on. Several files (a project's final models, :func:`check_files_in_child`)
+share one child, each with its own CPU-time share; a file that kills it is the one refused, and
+the files after it get a new child.
 
 The answer for a file is remembered by its SHA-256 for the life of the process (at most
 :data:`REMEMBERED` files; a refused file is refused again at once), and across processes (issue
@@ -26,8 +22,8 @@ server wrote itself from a model it fitted (``cx-app train``, the app's and the 
 models: :func:`remember`) are recorded there as checked by their content hash, so the app's
 own models never start a child, and another file costs one child at most. What any model may
 use when it predicts a wave is bounded in the process itself by its size
-(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
-through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
+(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about
+3–5 s on two busy cores, nearly all of it importing scikit-learn through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
 """
 
 from __future__ import annotations
@@ -54,17 +50,11 @@ _DEFAULT_SECONDS = 60
 _LABEL = "\x00model file\x00"
 """The file's name in the child's sentences, replaced by the caller's."""
 _WORDING = {
-    "subject": "the model", "outcome": "it was not used.",
-    "memory": "{where}: the model needed more than {memory} of memory ({memory_var}) for its "
-              "first prediction; {outcome}",
+    "subject": "the model's first prediction", "outcome": "it was not used.",
     "cpu": "{where}: the model used more than {cpu} s of CPU time in its first prediction; "
            "{outcome}",
-    "wall": "{where}: the model did not finish its first prediction within {wall} s; {outcome}",
     "signal": "{where}: the model crashed while making its first prediction (signal {signal}); "
-              "{outcome}",
-    "exit": "{where}: the model check ended without an answer (exit code {code}); {outcome}",
-    "start": "{where}: the model could not be checked (cannot start a process: {error}); "
-             "{outcome}"}
+              "{outcome}"}
 """How :mod:`cx_app.isolation`'s sentences say a stopped check."""
 _verdicts: OrderedDict[str, str | None] = OrderedDict()
 _lock = threading.Lock()

@@ -1,7 +1,7 @@
 """Parsing an untrusted workbook, SPSS or Stata file in a child process with limits.
 
 :func:`read_in_child` and :func:`read_stat_in_child` hand the file's bytes to
-:mod:`cx_app.survey.sheet_reader` or :mod:`cx_app.survey.stat_reader` through
+:mod:`cx_app.survey.sheet_reader` through
 :mod:`cx_app.isolation` (the child limits its memory, ``CX_APP_READER_MEMORY_MB``, and CPU
 time, ``CX_APP_READER_CPU_SECONDS``, then answers with one Arrow IPC stream). A file that makes
 the parser exhaust its memory, spin or crash ends the child only: one
@@ -60,9 +60,9 @@ def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: Impor
 def read_stat_in_child(data: bytes, name: str, kind: str, limits: ImportLimits,
                        ) -> tuple[pa.Table, dict]:
     """An SPSS (``kind="sav"``) or Stata (``"dta"``) file's cells as text and its variables'
-    metadata, parsed by :mod:`cx_app.survey.stat_reader` in a child process within limits."""
+    metadata, parsed by :mod:`cx_app.survey.sheet_reader` in a child process within limits."""
     what = "SPSS" if kind == "sav" else "Stata"
-    return _read("cx_app.survey.stat_reader", {"kind": kind}, data, name, name, limits,
+    return _read("cx_app.survey.sheet_reader", {"kind": kind}, data, name, name, limits,
                  f"{name}: not a readable {what} data file (the file is damaged or is not one)")
 
 
