@@ -49,8 +49,7 @@ _SAY = {
     "exit": "{where}: {subject} failed (exit status {code}); {outcome}",
     "start": "{where}: {subject} could not be started ({error}); {outcome}",
 }
-"""The sentence of each reason a child stops; a caller's wording (``subject``, ``outcome``)
-may replace any of them."""
+"""The sentence of each reason a child stops (a caller's wording may replace any)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +78,8 @@ class ChildStopped(CxAppError):
 
 def say(wording: Mapping[str, str], reason: str, where: str, limits: ChildLimits,
          **detail: object) -> str:
+    """The sentence for a child of ``where`` stopped for ``reason``, in ``wording`` (its
+    ``subject`` and ``outcome``, and any sentence of ``_SAY`` it replaces)."""
     from cx_app.archive_limits import megabytes  # in the parent only: children skip numpy
 
     return wording.get(reason, _SAY[reason]).format(

@@ -1,5 +1,4 @@
-"""The child process that parses one untrusted survey file: a workbook with fastexcel, an SPSS or
-Stata file with pyreadstat.
+"""The child process that parses one untrusted workbook (fastexcel) or SPSS/Stata file.
 
 ``python -m cx_app.survey.sheet_reader``, started by :mod:`cx_app.survey.reader_process` through
 :mod:`cx_app.isolation` (which limits it first). A workbook (request ``{"sheet": null | index |
