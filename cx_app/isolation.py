@@ -76,6 +76,20 @@ class ChildStopped(CxAppError):
         self.reason, self.output = reason, output
 
 
+def env_number(var: str, default: float, environ: Mapping[str, str] | None = None,
+               error: type[Exception] = ValueError) -> float:
+    """The positive number a limit's environment variable ``var`` sets (``default`` when unset
+    or blank); ``error`` naming it when it is not one (a misconfigured server must not pass)."""
+    text = (os.environ if environ is None else environ).get(var, "").strip()
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        raise error(f"{var}={text!r} is not a number") from None
+    if not value > 0:
+        raise error(f"{var}={text!r} must be positive")
+    return value
+
+
 def say(wording: Mapping[str, str], reason: str, where: str, limits: ChildLimits,
          **detail: object) -> str:
     """The sentence for a child of ``where`` stopped for ``reason``, in ``wording`` (its

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.errors import ModelFileError
-from cx_app.isolation import ChildLimits, ChildStopped, run_child, say
+from cx_app.isolation import ChildLimits, ChildStopped, env_number, run_child, say
 from cx_app.provenance import sha256_hex
 
 __all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "check_limits", "remember"]
@@ -121,19 +121,9 @@ def _store(key: str, verdict: str | None) -> None:
 def check_limits() -> ChildLimits:
     """The child's address space and CPU time per file, from the environment
     (``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``)."""
-    values = []
-    for var, default in (("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB),
-                         ("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS)):
-        text = os.environ.get(var, "").strip()
-        try:
-            value = float(text) if text else default
-        except ValueError:
-            raise ValueError(f"{var}={text!r} is not a number") from None
-        if not value > 0:
-            raise ValueError(f"{var}={text!r} must be positive")
-        values.append(value)
-    return ChildLimits(int(values[0] * _MB), max(1, int(values[1])), "CX_APP_MODEL_CHECK_MB",
-                       "CX_APP_MODEL_CHECK_SECONDS")
+    return ChildLimits(int(env_number("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB) * _MB),
+                       max(1, int(env_number("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS))),
+                       "CX_APP_MODEL_CHECK_MB", "CX_APP_MODEL_CHECK_SECONDS")
 
 
 def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
