@@ -1,7 +1,8 @@
 """The child process that opens a model file and makes its first prediction, within limits.
 
 Started by :mod:`cx_app.estimate.model_sandbox` (the parent's side: launch, answers, what they
-mean) as ``python -m cx_app.estimate.model_check_child``; it limits itself, opens each file as
+mean) as ``python -m cx_app.estimate.model_check_child`` through :mod:`cx_app.isolation` (which
+limits it, each file to its own share of CPU time); it opens each file as
 :func:`cx_app.estimate.model_file.open_checked_model` does and predicts a few synthetic
 respondents, one JSON line per file.
 """
@@ -9,14 +10,13 @@ respondents, one JSON line per file.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import numpy as np
 
 from cx_app.errors import ModelFileError
 from cx_app.estimate.model_file import open_checked_model
-from cx_app.estimate.model_sandbox import check_limits
+from cx_app.isolation import child_main, next_cpu_share
 
 __all__ = ["main", "synthetic_rows"]
 
@@ -39,51 +39,13 @@ def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
     return np.vstack(rows)
 
 
-def _limit_self(files: int = 1) -> None:
-    """Limit this process's address space, and its CPU time to what ``files`` checks may use
-    (each check then gets its own share: :func:`_cpu_share`). Where the platform has no
-    ``resource`` module (Windows), the child still keeps a crash away from its parent, and the
-    parent's wall-clock timeout still applies."""
-    try:
-        import resource
-    except ImportError:
-        return
-    memory, seconds = check_limits()
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    used = int(_cpu_used())
-    resource.setrlimit(resource.RLIMIT_CPU, (used + seconds, used + seconds * files + 5))
-
-
-def _cpu_used() -> float:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _cpu_share() -> None:
-    """The next check's CPU time: ``CX_APP_MODEL_CHECK_SECONDS`` from now (within the hard
-    limit :func:`_limit_self` set)."""
-    try:
-        import resource
-    except ImportError:
-        return
-    _, seconds = check_limits()
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(resource.RLIMIT_CPU, (min(int(_cpu_used()) + seconds, hard), hard))
-
-
-def main() -> int:
-    """The child: read ``{"label", "trusted", "sizes"}`` and the files' bytes from standard
-    input, limit itself, then open each file, predict, and print one JSON line per file."""
-    raw = sys.stdin.buffer.read()
-    head, _, data = raw.partition(b"\n")
-    request = json.loads(head)
-    sizes = [int(n) for n in request["sizes"]]
-    _limit_self(len(sizes))
+def _check(data: bytes, request: dict[str, Any]) -> None:
+    """The work: ``request`` = ``{"label", "trusted", "sizes", "seconds"}`` for the files
+    whose bytes are ``data`` one after the other; open each, predict, and print one JSON line
+    per file."""
     start = 0
-    for size in sizes:
-        _cpu_share()
+    for size in request["sizes"]:
+        next_cpu_share(request["seconds"])
         try:
             answer = _first_prediction(data[start:start + size], str(request["label"]),
                                        list(request["trusted"]))
@@ -91,7 +53,11 @@ def main() -> int:
             answer = {"limit": "memory"}
         start += size
         print(json.dumps(answer), flush=True)
-    return 0
+
+
+def main() -> None:
+    """The child's entry (:func:`cx_app.isolation.child_main`)."""
+    child_main(_check)
 
 
 def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, Any]:
@@ -115,4 +81,4 @@ def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, 
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -3,18 +3,14 @@
 :mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
 know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
 foresaw) must still not take the server down with it. So before a model file's estimator is
-rebuilt in the server's (or the CLI's) process, :func:`check_in_child` runs
-``python -m cx_app.estimate.model_check_child`` with the file's bytes on its standard input. The
-child first limits itself (``resource.setrlimit``: address space ``CX_APP_MODEL_CHECK_MB``,
-default 4,096 MB, and CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s; one thread per
-numeric library), then opens the file exactly as :func:`cx_app.estimate.model_file.load_model`
-does and predicts a few synthetic respondents on the model's own attribute scales (each end,
-the middle, seeded random scores, unanswered scores when the model fills gaps). It answers one
-JSON line. A crash (a signal such as SIGSEGV), a limit reached or an error becomes one
-:class:`~cx_app.errors.ModelFileError` sentence for that file; the server carries on. Several
-files (a project's final models, :func:`check_files_in_child`) share one child, each with its
-own CPU-time share; a file that kills it is the one refused, and the files after it get a new
-child.
+rebuilt in the server's (or the CLI's) process, :func:`check_in_child` has
+:mod:`cx_app.estimate.model_check_child` open it and predict a few synthetic respondents in a
+child started by :mod:`cx_app.isolation` (address space ``CX_APP_MODEL_CHECK_MB``, default
+4,096 MB; CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s, per file). A crash, a limit
+reached or an error becomes one :class:`~cx_app.errors.ModelFileError` sentence for that file;
+the server carries on. Several files (a project's final models, :func:`check_files_in_child`)
+share one child, each with its own CPU-time share; a file that kills it is the one refused, and
+the files after it get a new child.
 
 The answer for a file is remembered by its SHA-256 for the life of the process (at most
 :data:`REMEMBERED` files; a refused file is refused again at once), and across processes (issue
@@ -26,16 +22,14 @@ server wrote itself from a model it fitted (``cx-app train``, the app's and the 
 models: :func:`remember`) are recorded there as checked by their content hash, so the app's
 own models never start a child, and another file costs one child at most. What any model may
 use when it predicts a wave is bounded in the process itself by its size
-(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about 3–5 s on two busy cores, nearly all of it importing scikit-learn
-through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
+(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about
+3–5 s on two busy cores, nearly all of it importing scikit-learn through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import threading
 from collections import OrderedDict
@@ -44,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.errors import ModelFileError
+from cx_app.isolation import ChildLimits, ChildStopped, env_number, run_child, say
 from cx_app.provenance import sha256_hex
 
 __all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "check_limits", "remember"]
@@ -52,10 +47,15 @@ REMEMBERED = 1024
 _MB = 1024 * 1024
 _DEFAULT_MB = 4096
 _DEFAULT_SECONDS = 60
-_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 _LABEL = "\x00model file\x00"
 """The file's name in the child's sentences, replaced by the caller's."""
+_WORDING = {
+    "subject": "the model's first prediction", "outcome": "it was not used.",
+    "cpu": "{where}: the model used more than {cpu} s of CPU time in its first prediction; "
+           "{outcome}",
+    "signal": "{where}: the model crashed while making its first prediction (signal {signal}); "
+              "{outcome}"}
+"""How :mod:`cx_app.isolation`'s sentences say a stopped check."""
 _verdicts: OrderedDict[str, str | None] = OrderedDict()
 _lock = threading.Lock()
 
@@ -118,21 +118,12 @@ def _store(key: str, verdict: str | None) -> None:
         pass
 
 
-def check_limits() -> tuple[int, int]:
-    """The child's address space (bytes) and CPU time per file (seconds), from the
-    environment (``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``)."""
-    values = []
-    for var, default in (("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB),
-                         ("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS)):
-        text = os.environ.get(var, "").strip()
-        try:
-            value = float(text) if text else default
-        except ValueError:
-            raise ValueError(f"{var}={text!r} is not a number") from None
-        if not value > 0:
-            raise ValueError(f"{var}={text!r} must be positive")
-        values.append(value)
-    return int(values[0] * _MB), max(1, int(values[1]))
+def check_limits() -> ChildLimits:
+    """The child's address space and CPU time per file, from the environment
+    (``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``)."""
+    return ChildLimits(int(env_number("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB) * _MB),
+                       max(1, int(env_number("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS))),
+                       "CX_APP_MODEL_CHECK_MB", "CX_APP_MODEL_CHECK_SECONDS")
 
 
 def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
@@ -184,39 +175,29 @@ def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]
     file opened and predicted; else its refusal, the file named :data:`_LABEL`), plus, if the
     child died, the death of the file it was on. A child that could not start or did not end
     raises at once."""
-    memory, seconds = check_limits()
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, **dict.fromkeys(_ONE_THREAD, "1"), "MALLOC_ARENA_MAX": "2",
-           "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
-                                                       os.environ.get("PYTHONPATH")])),
-           "CX_APP_MODEL_CHECK_MB": str(memory / _MB),
-           "CX_APP_MODEL_CHECK_SECONDS": str(seconds)}
-    header = json.dumps({"label": _LABEL, "trusted": list(trusted),
-                         "sizes": [len(d) for d in datas]}).encode() + b"\n"
-    wall = seconds * 2 * len(datas) + 30
+    limits = check_limits()
+    request = {"label": _LABEL, "trusted": list(trusted), "sizes": [len(d) for d in datas],
+               "seconds": limits.cpu_seconds}
     try:
-        child = subprocess.run(_child_command(), input=header + b"".join(datas),
-                               capture_output=True, env=env, cwd=package_root, timeout=wall,
-                               check=False)
-    except subprocess.TimeoutExpired:
-        raise ModelFileError(f"{_LABEL}: the model did not finish its first prediction "
-                             f"within {wall} s, so it was not used.") from None
-    except OSError as exc:
-        raise ModelFileError(f"{_LABEL}: the model could not be checked (cannot start a "
-                             f"process: {exc.strerror or exc}), so it was not used.") from None
-    answers = _answers(child.stdout)[:len(datas)]
-    verdicts = [_refusal(answer, memory) for answer in answers]
+        done = run_child(_child_command(), request, b"".join(datas), limits, _LABEL, _WORDING,
+                         shares=len(datas))
+        output, death = done.stdout, say(_WORDING, "exit", _LABEL, limits, code=done.returncode)
+    except ChildStopped as exc:
+        if exc.reason in ("wall", "start"):
+            raise ModelFileError(str(exc)) from None
+        output, death = exc.output, str(exc)
+    answers = _answers(output)[:len(datas)]
+    verdicts = [_refusal(answer, limits) for answer in answers]
     if len(answers) < len(datas):
-        verdicts.append(f"{_LABEL}: {_death(child.returncode, seconds)}; it was not used.")
+        verdicts.append(death)
     return verdicts
 
 
-def _refusal(answer: dict[str, Any], memory: int) -> str | None:
+def _refusal(answer: dict[str, Any], limits: ChildLimits) -> str | None:
     if "refused" in answer:
         return str(answer["refused"])
     if "limit" in answer:
-        return (f"{_LABEL}: the model needed more than {memory // _MB:,} MB of memory "
-                "(CX_APP_MODEL_CHECK_MB) for its first prediction; it was not used.")
+        return say(_WORDING, "memory", _LABEL, limits)
     if "failed" in answer:
         return (f"{_LABEL}: the model failed while making its first prediction "
                 f"({answer['failed']}); it was not used.")
@@ -235,16 +216,3 @@ def _answers(stdout: bytes) -> list[dict[str, Any]]:
             break
         answers.append(answer)
     return answers
-
-
-def _death(returncode: int, seconds: int) -> str:
-    cpu_limit = getattr(signal, "SIGXCPU", None)  # not on Windows
-    if cpu_limit is not None and returncode == -cpu_limit:
-        return f"the model used more than {seconds} s of CPU time in its first prediction"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the model crashed while making its first prediction (signal {name})"
-    return f"the model check ended without an answer (exit code {returncode})"

@@ -34,7 +34,6 @@ setting; :meth:`cx_app.estimate.model_file.TrainedModel.predict_proba` predicts 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -42,6 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from cx_app.errors import ModelFileError
+from cx_app.isolation import env_number
 
 __all__ = ["DEFAULT_BATCH_MB", "DEFAULT_MAX_PARAMETERS", "ModelSize", "batch_rows",
            "check_model_size", "model_size"]
@@ -74,21 +74,12 @@ class ModelSize(BaseModel):
         return max(1, self.widest) * 8 * WORKING_COPIES
 
 
-def _setting(name: str, default: float, environ: Mapping[str, str] | None) -> float:
-    text = (os.environ if environ is None else environ).get(name, "").strip()
-    try:
-        value = float(text) if text else default
-    except ValueError:
-        raise ModelFileError(f"{name}={text!r} is not a number") from None
-    if not value > 0:
-        raise ModelFileError(f"{name}={text!r} must be positive")
-    return value
-
-
 def limits(environ: Mapping[str, str] | None = None) -> tuple[int, int]:
     """(largest parameter count, bytes of one prediction batch) from the environment."""
-    return (int(_setting("CX_APP_MODEL_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS, environ)),
-            int(_setting("CX_APP_PREDICT_BATCH_MB", DEFAULT_BATCH_MB, environ) * _MB))
+    return (int(env_number("CX_APP_MODEL_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS, environ,
+                           ModelFileError)),
+            int(env_number("CX_APP_PREDICT_BATCH_MB", DEFAULT_BATCH_MB, environ,
+                           ModelFileError) * _MB))
 
 
 def _parts(obj: Any, seen: set[int], depth: int = 0) -> Iterator[tuple[str, Any]]:

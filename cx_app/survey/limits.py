@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from cx_app.archive_limits import MB, InflationBudget
+from cx_app.isolation import env_number
 
 RATIO_FLOOR_BYTES = 1 * MB
 """Parts smaller than this (unzipped) are not subject to the compression-ratio limit."""
@@ -89,21 +90,10 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
     env = os.environ if environ is None else environ
     values: dict = {}
     for name, var in ENV_VARS.items():
-        text = env.get(var)
-        if text is None or not text.strip():
-            continue
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"{var}={text!r} is not a number") from None
-        if not number > 0:
-            raise ValueError(f"{var}={text!r} must be positive")
-        if var.endswith("_MB"):
-            values[name] = int(number * MB)
-        elif name == "max_compression_ratio":
-            values[name] = number
-        else:
-            values[name] = int(number)
+        if env.get(var, "").strip():
+            number = env_number(var, 0, env)
+            values[name] = (int(number * MB) if var.endswith("_MB") else
+                            number if name == "max_compression_ratio" else int(number))
     return ImportLimits(**values)
 
 

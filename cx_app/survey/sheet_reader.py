@@ -1,47 +1,37 @@
-"""The child process that parses one untrusted workbook with fastexcel, within limits.
+"""The child process that parses one untrusted workbook (fastexcel) or SPSS/Stata file.
 
-The child process that parses one untrusted workbook: ``python -m cx_app.survey.sheet_reader
-MEMORY_BYTES CPU_SECONDS REQUEST`` with the file's bytes on standard input.
-
-It limits itself first (``RLIMIT_AS``, ``RLIMIT_CPU``), then reads the workbook with fastexcel
-(calamine → Arrow) and writes one Arrow IPC stream: every cell of the requested sheet as text
-(``dtypes="string"``: numbers as calamine prints them, dates as ``YYYY-MM-DD HH:MM:SS``,
-empty cells null; sheet row ``i + 1`` is row ``i``, the columns start at ``first_column``).
-The schema metadata carries the sheet names and the Excel error cells (fastexcel reports each
-as a cell it could not read, with calamine's error type). A workbook, sheet or shape it cannot
-read is a JSON ``{"failure": ...}`` with exit status 2; a hostile file can only crash or
-exhaust this process, and :mod:`cx_app.survey.reader_process` says so in one sentence.
-
-REQUEST is JSON: ``{"sheet": null | index | name, "max_rows": n, "max_columns": n,
-"max_cells": n}`` (``null``: the sheet names only). Imports: fastexcel and pyarrow only.
+``python -m cx_app.survey.sheet_reader``, started by :mod:`cx_app.survey.reader_process` through
+:mod:`cx_app.isolation` (which limits it first). A workbook (request ``{"sheet": null | index |
+name, "max_rows": n, "max_columns": n, "max_cells": n}``; ``null``: the sheet names only) is
+read by fastexcel (calamine → Arrow) and answered with one Arrow IPC stream: every cell of the
+sheet as text (``dtypes="string"``: numbers as calamine prints them, dates as ``YYYY-MM-DD
+HH:MM:SS``, empty cells null; sheet row ``i + 1`` is row ``i``, the columns start at
+``first_column``), the sheet names and the Excel error cells (fastexcel reports each as a cell
+it could not read, with calamine's error type) in the schema metadata. An SPSS or Stata file
+(request ``{"kind": "sav" | "dta", ...}``) has its metadata read first (a shape beyond the
+limits is refused before any data), then its data with the user-missing codes kept as values
+(``user_missing=True``): one text column per variable (an integer as ``7``, a date as
+``2024-01-31``, a system-missing value null), and in the schema metadata each variable's name,
+label (the question text), value labels and declared missing values or ranges. A file, sheet or
+shape it cannot read is a JSON ``{"failure": ...}`` with exit status 2. Imports: fastexcel or
+pyreadstat, pyarrow and :mod:`cx_app.isolation` only.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import re
-import resource
 import sys
 
-FAILED = 2
-OUT_OF_MEMORY = 3
+from cx_app.isolation import child_main, refuse
+
 _ERROR_TYPE = re.compile(r"Error\((\w+)\)")
 ERROR_CODES = {"Div0": "#DIV/0!", "NA": "#N/A", "Name": "#NAME?", "Null": "#NULL!",
                "Num": "#NUM!", "Ref": "#REF!", "Value": "#VALUE!",
                "GettingData": "#GETTING_DATA"}
 """calamine's error cell types and the text Excel shows for each."""
-
-
-def _limit_self(memory_bytes: int, cpu_seconds: int) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    # the soft limit sends SIGXCPU; the hard one, a second later, SIGKILL
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
-
-
-def _fail(kind: str, **detail: object) -> None:
-    sys.stdout.write(json.dumps({"failure": kind, **detail}))
-    sys.stdout.flush()
-    sys.exit(FAILED)
 
 
 def _keep_row(_row: int) -> bool:
@@ -56,7 +46,7 @@ def _read(data: bytes, request: dict) -> None:
         reader = fastexcel.read_excel(data)
         names = list(reader.sheet_names)
     except Exception as exc:  # calamine raises several types for damaged or foreign files
-        _fail("password" if "password" in str(exc).lower() else "open")
+        refuse("password" if "password" in str(exc).lower() else "open")
     meta = {"sheet_names": names, "sheet": None, "errors": []}
     sheet = request["sheet"]
     if sheet is None:
@@ -69,15 +59,15 @@ def _read(data: bytes, request: dict) -> None:
             loaded = reader.load_sheet(sheet, header_row=None, dtypes="string",
                                        skip_rows=_keep_row)
         except Exception:
-            _fail("sheet", sheet=label)
+            refuse("sheet", sheet=label)
         rows, cols = loaded.height, loaded.width
         if (rows > request["max_rows"] or cols > request["max_columns"]
                 or rows * cols > request["max_cells"]):
-            _fail("shape", rows=rows, columns=cols, sheet=label)
+            refuse("shape", rows=rows, columns=cols, sheet=label)
         try:
             batch, errors = loaded.to_arrow_with_errors()
         except Exception:
-            _fail("sheet", sheet=label)
+            refuse("sheet", sheet=label)
         meta["sheet"] = loaded.name
         columns = loaded.selected_columns
         meta["first_column"] = columns[0].absolute_index if columns else 0
@@ -90,21 +80,64 @@ def _read(data: bytes, request: dict) -> None:
         stream.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def run_child(argv: list[str], read) -> None:
-    """A reader child's entry: ``argv`` = memory bytes, CPU seconds, the JSON request; limit
-    this process, then ``read(file bytes from standard input, request)``; out of memory: exit
-    :data:`OUT_OF_MEMORY` (the parent's one sentence)."""
-    memory_bytes, cpu_seconds, request = int(argv[0]), int(argv[1]), json.loads(argv[2])
-    _limit_self(memory_bytes, cpu_seconds)
+def _text(values):  # a pandas Series -> list of texts (None for a missing value)
+    import numpy as np
+
+    if values.dtype.kind == "f":
+        x = values.to_numpy()
+        whole = np.isfinite(x) & (x == np.round(x)) & (np.abs(x) < 2 ** 53)
+        out = np.where(whole, np.where(whole, x, 0).astype(np.int64).astype(str), x.astype(str))
+        return [None if math.isnan(v) else t for v, t in zip(x, out.tolist(), strict=True)]
+    return [None if v is None or (isinstance(v, float) and math.isnan(v)) or str(v) == ""
+            else str(v) for v in values.tolist()]
+
+
+def _code(value: object) -> str:
+    if isinstance(value, float) and value == round(value):
+        return str(int(value))
+    return str(value)
+
+
+def _read_stat(data: bytes, request: dict) -> None:
+    """An SPSS or Stata file (``request["kind"]``: ``"sav"`` or ``"dta"``)."""
+    import pyarrow as pa
+    import pyreadstat
+
+    read = pyreadstat.read_dta if request["kind"] == "dta" else pyreadstat.read_sav
     try:
-        read(sys.stdin.buffer.read(), request)
-    except MemoryError:
-        sys.exit(OUT_OF_MEMORY)
+        _, meta = read(io.BytesIO(data), metadataonly=True)
+    except Exception:  # readstat raises several types for damaged or foreign files
+        refuse("open")
+    rows, cols = meta.number_rows or 0, len(meta.column_names)
+    if (rows > request["max_rows"] or cols > request["max_columns"]
+            or rows * cols > request["max_cells"]):
+        refuse("shape", rows=rows, columns=cols)
+    try:
+        frame, meta = read(io.BytesIO(data), user_missing=True,
+                           dates_as_pandas_datetime=False)
+    except Exception:
+        refuse("open")
+    variables = []
+    for name in meta.column_names:
+        ranges = [[_code(r["lo"]), _code(r["hi"])] for r in meta.missing_ranges.get(name, [])]
+        ranges += [[_code(v), _code(v)] for v in meta.missing_user_values.get(name, [])]
+        variables.append({
+            "name": name,
+            "label": meta.column_names_to_labels.get(name),
+            "value_labels": {_code(k): str(v)
+                             for k, v in meta.variable_value_labels.get(name, {}).items()},
+            "missing": ranges,
+        })
+    arrays = [pa.array(_text(frame[name]), type=pa.string()) for name in meta.column_names]
+    batch = pa.record_batch(arrays, names=[str(j) for j in range(len(arrays))])
+    schema = batch.schema.with_metadata({"cx_app": json.dumps({"variables": variables})})
+    with pa.ipc.new_stream(sys.stdout.buffer, schema) as stream:
+        stream.write_batch(batch.replace_schema_metadata(schema.metadata))
 
 
-def main(argv: list[str]) -> None:
-    run_child(argv, _read)
+def main() -> None:
+    child_main(lambda data, request: (_read_stat if "kind" in request else _read)(data, request))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

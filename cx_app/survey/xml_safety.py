@@ -24,8 +24,8 @@ A workbook is a zip archive of XML parts. :func:`check_workbook_archive` uses on
    to the reader's shape check and memory limit.
 
 Excel error cells need no scan here: fastexcel reports them (:mod:`cx_app.survey.sheet_reader`).
-XML the application parses itself goes through :mod:`defusedxml`; workbooks are read only by
-calamine (quick-xml: no DTD processing) and written by openpyxl (defusedxml when installed).
+The application parses no XML itself; workbooks are read only by calamine (quick-xml: no DTD
+processing) and written by openpyxl.
 """
 
 from __future__ import annotations

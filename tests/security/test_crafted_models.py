@@ -52,22 +52,21 @@ RAW_CHILD = """
 import json, sys, warnings
 import numpy as np
 import skops.io as sio
-from cx_app.estimate.model_check_child import _cpu_share, _limit_self
+from cx_app.isolation import child_main, next_cpu_share
 warnings.simplefilter("ignore")
-head, _, data = sys.stdin.buffer.read().partition(b"\\n")
-request = json.loads(head)
-sizes = request.get("sizes", [len(data)])
-limited = request.get("limits", True)
-if limited:
-    _limit_self(len(sizes))
-start = 0
-for size in sizes:
-    if limited:
-        _cpu_share()
-    one, start = data[start:start + size], start + size
-    payload = sio.loads(one, trusted=sio.get_untrusted_types(data=one))
-    payload["estimator"].predict_proba(np.array([[1.0, 1.0], [5.0, 5.0], [3.0, 2.0]]))
-    print(json.dumps({"ok": True}), flush=True)
+def work(data, request):
+    start = 0
+    for size in request["sizes"]:
+        next_cpu_share(request["seconds"])
+        one, start = data[start:start + size], start + size
+        payload = sio.loads(one, trusted=sio.get_untrusted_types(data=one))
+        payload["estimator"].predict_proba(np.array([[1.0, 1.0], [5.0, 5.0], [3.0, 2.0]]))
+        print(json.dumps({"ok": True}), flush=True)
+if sys.argv[1:] == ["unlimited"]:  # the oracle: no limits at all
+    data = sys.stdin.buffer.read()
+    work(data, {"sizes": [len(data)], "seconds": 10 ** 6})
+else:
+    child_main(work)
 """
 """A child that opens and predicts with NO checks: what the sandbox must survive."""
 
@@ -86,9 +85,8 @@ def _one_sentence(message: str, name: str) -> None:
 
 def _unchecked_prediction(data: bytes) -> int:
     """Return code of a throw-away process that predicts with the model, unchecked."""
-    child = subprocess.run([sys.executable, "-c", RAW_CHILD],
-                           input=b'{"limits": false}\n' + data, capture_output=True,
-                           timeout=60, cwd=ROOT, check=False)
+    child = subprocess.run([sys.executable, "-c", RAW_CHILD, "unlimited"],
+                           input=data, capture_output=True, timeout=60, cwd=ROOT, check=False)
     return child.returncode
 
 

@@ -72,13 +72,13 @@ def test_a_crashed_reader_is_named_by_its_signal():
 
 
 def test_a_reader_that_never_ends_is_stopped_at_its_wall_clock_bound(monkeypatch):
-    from cx_app.survey import reader_process
+    from cx_app import isolation
 
-    monkeypatch.setattr(reader_process, "_WALL_MARGIN_SECONDS", 1)
-    limits = _limits(reader_cpu_seconds=1)
+    monkeypatch.setattr(isolation, "WALL_MARGIN_SECONDS", 1)
+    limits = _limits(reader_cpu_seconds=1)  # the bound: twice the CPU time, plus the margin
     sleep = "import time; time.sleep(60)"  # no CPU used: only the parent's bound stops it
     with pytest.raises(SurveyFileError, match=r"^nap\.xlsx: the reader did not finish within "
-                                              r"2 s and was stopped; the file was not read$"):
+                                              r"3 s and was stopped; the file was not read$"):
         run_child([sys.executable, "-c", sleep], b"", "nap.xlsx", limits)
 
 
