@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.model_metadata import TrainingData
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.tracker import SegmentEstimate
     from cx_app.models.crossval import CrossValResult
 
-__all__ = ["as_utc", "crossval_result", "estimate_row", "model_rows", "model_summary",
+__all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "estimate_row", "model_rows", "model_summary",
            "npy_array", "npy_bytes", "survey_identity", "wave_view"]
 
 
@@ -114,3 +115,26 @@ def model_file(row: Model, program_name: str) -> Any:
     from cx_app.estimate.model_file import load_model
 
     return load_model(row.skops, name=f"program {program_name}: model {row.model_id}")
+
+
+class FittedModel(BaseModel):
+    """A stored model fitted on all respondents: its row id, model id and the opened model."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    row_id: int
+    model_id: str
+    model: Any  # cx_app.estimate.model_file.TrainedModel
+
+
+class KeptWave(BaseModel):
+    """A stored wave to estimate again: its row id, file, part and label, and the file's
+    bytes (None: the program does not keep the file)."""
+
+    model_config = ConfigDict(frozen=True)
+    wave_id: int
+    sha256: str
+    part: str
+    filename: str | None
+    sheet: str | None
+    label: str
+    data: bytes | None
