@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, team_mode
+from app_pages import common, lifecycle, team_mode
 from cx_app.app import cache_keys, views
 from cx_app.app.cache_keys import program_key
 from cx_app.app.session import Analysis
@@ -112,7 +112,7 @@ def bundled_choice(a: Analysis, name: str) -> list[str]:
     first = ("sample wave", name)
     if first not in st.session_state.setdefault(ADDED, set()):
         st.session_state[ADDED].add(first)
-        if common.analysis_store().wave_count(name) == 0:
+        if lifecycle.analysis_store().wave_count(name) == 0:
             chosen.append(next(iter(BUNDLED)))
     return chosen
 
@@ -183,7 +183,7 @@ def wave_key(name: str, model_key: str, wave: WaveView) -> tuple:
 def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView):
     """The full estimate of one stored wave (matrices, drift, predictions), computed again from
     the file the program keeps; None when the file is not kept."""
-    data = common.analysis_store().kept_file(name, wave.sha256)
+    data = lifecycle.analysis_store().kept_file(name, wave.sha256)
     if data is None:
         return None
     survey = common.cached_survey(data, wave.filename or "wave", None, model.schema_yaml,
@@ -267,7 +267,7 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
                                 for c in values})
     alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
-    labels = {a.name: a.display for a in common.analysis().survey.schema.attributes}
+    labels = {a.name: a.display for a in lifecycle.analysis().survey.schema.attributes}
     common.table(views.drift_table(estimate.drift, labels), key="nw_drift",
                  file_name="wave_drift.csv")
     st.subheader("Per-respondent predictions")
