@@ -43,6 +43,7 @@ from cx_app.workspace.records import (
     KeptWave,
     as_utc,
     estimate_row,
+    keep_file,
     model_file,
     model_rows,
     model_summary,
@@ -313,11 +314,8 @@ class Workspace:
                 session.add(wave)
                 self.record_change(session, audit.AuditAction.WAVE_ADDED, name,
                                    f"{wave.label} ({wave.filename}, {wave.respondents} respondents)")
-            if program.keep_files and not session.scalar(select(StoredFile.id).where(
-                    StoredFile.program_id == program.id, StoredFile.sha256 == sha256)):
-                session.add(StoredFile(program_id=program.id, sha256=sha256,
-                                       filename=filename[:FILE_LENGTH], size=len(data),
-                                       data=data))
+            if program.keep_files:
+                keep_file(session, program.id, data, filename)
             return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
                               "added") for w in waves]
 
