@@ -25,13 +25,14 @@ from cx_app.workspace.views import ProgramView
 
 CONFIRMED = "mapping_confirmed"  # the data key of a model-changing mapping the analyst accepted
 
+
 def analysis() -> Analysis:
     """The user's analysis; on first use, the bundled sample survey with its schema."""
     if common.ANALYSIS not in st.session_state:
         filename, data = common.sample_bytes(common.SAMPLE_NAME)
         schema = common.schema_from_file(common.SAMPLE_SCHEMA)
         survey = common.cached_survey(data, filename, None, schema.to_yaml())
-        switch_to(common.new_analysis(survey), filename)  # with the sample program's models, if any
+        switch_to(common.new_analysis(survey), filename)  # with the sample program's models
     if (job := collect_training()) is not None:  # ended while another page was on screen
         st.toast(common.md_escape(job.message))
     return st.session_state[common.ANALYSIS]
@@ -58,8 +59,8 @@ def hand_over(job: TrainingJob) -> bool:
         return False
     a = job.analysis
     done = [a.models[e.label] for e in job.events if e.label in a.models]
-    if done and st.session_state.get(common.ANALYSIS) is a:  # the job's own models (on_model has
-        store = keep_model(ensure_program(a), a)  # stored them already, unless it failed)
+    if done and st.session_state.get(common.ANALYSIS) is a:  # the job's own models (on_model
+        store = keep_model(ensure_program(a), a)  # has stored them already, unless it failed)
         for model in done:
             common.run_safely(lambda model=model: store(model))
     return True
@@ -190,7 +191,8 @@ def open_program(name: str) -> bool:
 
 def forget_program() -> None:
     """The session leaves its program (deleted): the next run starts on the bundled sample."""
-    for key in (common.ANALYSIS, common.PROGRAM, common.PLAN_KEPT, "data_choice", common.TRAINING, common.TRAINING_DONE):
+    for key in (common.ANALYSIS, common.PROGRAM, common.PLAN_KEPT, "data_choice", TRAINING,
+                TRAINING_DONE):
         st.session_state.pop(key, None)
     st.query_params.pop("program", None)
 
@@ -280,5 +282,5 @@ def switch_to(fresh: Analysis, filename: str) -> None:
     back = common.run_safely(lambda: add_stored_models(
         fresh, analysis_store().models_of(name, fresh.data_key))) or 0
     if back:
-        st.success(f"{common.md_escape(filename)}: {common.md_escape(back)} model(s) trained earlier on this file and "
-                   "mapping are here again (nothing retrained).")
+        st.success(f"{common.md_escape(filename)}: {common.md_escape(back)} model(s) trained "
+                   "earlier on this file and mapping are here again (nothing retrained).")

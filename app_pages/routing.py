@@ -11,6 +11,7 @@ from app_pages import common, lifecycle
 
 ADDRESS_READ = "address_read"  # the address' program was looked at (once per session)
 
+
 def follow_address() -> None:
     """Run by the entry script before the page: a session opened on an address naming a
     program (a reload, a second tab, a restarted server) reopens it from the workspace."""
@@ -34,6 +35,7 @@ def keep_in_address() -> None:
         st.query_params["program"] = name
     a = st.session_state.get(common.ANALYSIS)
     if a is not None and st.session_state.get(common.PLAN_KEPT) != (name, a.plan_key):
-        if lifecycle.denied("keeping the grouping in the program") is None:  # a viewer's stays here
-            common.run_safely(lambda: lifecycle.analysis_store().set_plan(name, a.plan.model_dump(mode="json")))
+        if lifecycle.denied("keeping the grouping in the program") is None:  # a viewer's: here
+            common.run_safely(lambda: lifecycle.analysis_store().set_plan(
+                name, a.plan.model_dump(mode="json")))
         st.session_state[common.PLAN_KEPT] = (name, a.plan_key)

@@ -383,9 +383,7 @@ def _algorithm_name(algorithm_id: str) -> str:
 
 def _net_kind(schema) -> str:
     """"nps" only for an NPS (a recommend question on 0–10), else "csat" or "net"."""
-    if schema.is_nps:
-        return "nps"
-    return "csat" if schema.target.kind == "csat" else "net"
+    return "nps" if schema.is_nps else "csat" if schema.target.kind == "csat" else "net"
 
 
 def training_median(counts: Mapping[str, int]) -> float:
@@ -405,9 +403,8 @@ def training_median(counts: Mapping[str, int]) -> float:
 def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]
                   ) -> tuple[pd.DataFrame, dict[str, float], dict[str, int]]:
     """The wave's attributes as the model takes them, the training medians and the gaps filled
-    (attribute: unanswered count). Every gap is filled with the training data's median, never
-    with this wave's own: by the model's own gap step (svm and ordinal: with "was missing"
-    indicators), or here for older files."""
+    (attribute: count), each with the training data's median, never this wave's: by the model's
+    own gap step (svm and ordinal: with "was missing" indicators), or here for older files."""
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "

@@ -34,7 +34,7 @@ from cx_app.errors import WorkspaceError
 from cx_app.project import ProjectModel
 from cx_app.provenance import sha256_hex
 from cx_app.workspace.access import Action
-from cx_app.workspace.audit import AuditAction, record
+from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.database import serialize
 from cx_app.workspace.names import NAME_LENGTH
 from cx_app.workspace.records import crossval_result, crossval_row, keep_file, npy_array, npy_bytes
@@ -121,10 +121,10 @@ class ProgramLookup(Protocol):
     database: Database
     actor: Actor
 
-    @property
-    def user(self) -> str: ...
-
     def check_new_program(self, team: str | None) -> None: ...
+
+    def record_change(self, session: Session | None, action: AuditAction, program: str,
+                      detail: str | None = None) -> None: ...
 
     def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
         ...
@@ -191,9 +191,9 @@ class AnalysisStore:
                 keep_files=keep_files, team=team)
             session.add(program)
             session.flush()
-            record(self.database, self.workspace.user, AuditAction.PROGRAM_CREATED, chosen,
-                   f"from {source.filename}" + (f", team {team}" if team else ""),
-                   session=session, **self.workspace.audit_identity())
+            self.workspace.record_change(session, AuditAction.PROGRAM_CREATED, chosen,
+                                         f"from {source.filename}"
+                                         + (f", team {team}" if team else ""))
             if keep_files and data is not None:
                 keep_file(session, program.id, data, source.filename or None)
             return chosen
@@ -289,9 +289,9 @@ class AnalysisStore:
                 training_key=model.key, data_key=data_key,
                 recipe=json.loads(json.dumps(recipe, default=str)), permutation=permutation,
                 respondents=int(respondents), crossval=crossval_row(cv)))
-            record(self.database, self.workspace.user, AuditAction.MODEL_TRAINED, name,
-                   f"{model.model_id}, {model.folds}-fold cross-validation on {respondents} "
-                   "respondents", session=session, **self.workspace.audit_identity())
+            self.workspace.record_change(
+                session, AuditAction.MODEL_TRAINED, name, f"{model.model_id}, {model.folds}-fold "
+                f"cross-validation on {respondents} respondents")
 
         self.database.write(work)
 
