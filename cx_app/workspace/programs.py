@@ -439,9 +439,9 @@ class Workspace:
     def program_model(self, name: str, model: str | None = None) -> TrainedModel:
         """The program's model ``model`` (default its first) as a checked
         :class:`cx_app.estimate.model_file.TrainedModel`."""
-        for _row_id, model_id, trained in self._models(name):
-            if model is None or model_id == model:
-                return trained
+        for fitted in self._models(name):
+            if model is None or fitted.model_id == model:
+                return fitted.model
         raise WorkspaceError(f"the program {name!r} has no model {model!r}.")
 
     def results(self, name: str) -> Results:
