@@ -1,18 +1,9 @@
-"""The work a program's changes need, apart from storing them: train, import, estimate.
+"""The work a program's changes need, apart from storing them: read, train, estimate.
 
 :class:`cx_app.workspace.programs.Workspace` stores; these functions read survey files, train a
-program's first model and estimate waves, and return typed records
-(:class:`TrainedProgram`, :class:`EstimatedPart`) that the workspace turns into rows. Nothing
-here opens the database.
-
-- :func:`train_reference` reads the reference survey with its mapping, trains the model with the
-  library's training path (:func:`cx_app.estimate.training.train_model`) and builds the results
-  document (:func:`cx_app.models.analysis.finish_evaluation`).
-- :func:`estimate_file` reads a wave file (a file whose wave column holds several waves gives
-  one part per value) and estimates each part by every model
-  (:func:`cx_app.estimate.new_wave.estimate_wave`) and by every segment of the mapping
-  (:func:`cx_app.estimate.tracker.segment_estimates`).
-- :func:`estimate_kept` estimates waves of kept files by one model.
+program's first model (:func:`train_reference`) and estimate waves by every model and segment
+(:func:`estimate_file`, :func:`estimate_kept`), and return typed records that the workspace
+turns into rows. Nothing here opens the database.
 """
 
 from __future__ import annotations
