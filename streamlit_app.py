@@ -35,11 +35,11 @@ PAGES = {
     ],
 }
 
-from app_pages import common, team_mode  # noqa: E402  (after set_page_config)
+from app_pages import routing, team_mode  # noqa: E402  (after set_page_config)
 
 team_mode.gate()  # team mode: nothing but "Sign in" until a team member is signed in
-common.follow_address()  # an address naming a program (a reload, a restart) reopens it
+routing.follow_address()  # an address naming a program (a reload, a restart) reopens it
 try:
     st.navigation(PAGES).run()
 finally:  # also after st.stop() or a rerun: the address names the program the page left
-    common.keep_in_address()
+    routing.keep_in_address()

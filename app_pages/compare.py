@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, lifecycle
 from cx_app.app import views
 from cx_app.engine.catalogue import lower_is_better, metric_name
 from cx_app.models.comparison import compare_models, format_p, holm
@@ -16,7 +16,7 @@ from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.definitions import auc_reading, plain_name
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("Compare models")
 common.survey_caption(a)
 if common.need_models(a):

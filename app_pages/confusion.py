@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common, panels
+from app_pages import common, lifecycle, panels
 from cx_app.app import views
 from cx_app.engine.catalogue import metric_definition
 from cx_app.models.names import model_display_name
@@ -17,7 +17,7 @@ from cx_app.reports.definitions import plain_name
 
 IM_SHOWN = {"IM": "mismatch (IM)"}  # the matrices' IM row and column, words first
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("Confusion matrices")
 common.survey_caption(a)
 if common.need_models(a):

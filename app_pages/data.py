@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import yaml
 
-from app_pages import common, landing, panels, team_mode
+from app_pages import common, landing, lifecycle, panels, team_mode
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
@@ -23,7 +23,7 @@ choice: dict = st.session_state.setdefault(
     CHOICE, {"file": None, "sheet": None, "schema": common.SAMPLE_SCHEMA})
 uploads = common.uploads()
 
-refused = common.denied("uploading survey files")  # team mode: a viewer
+refused = lifecycle.denied("uploading survey files")  # team mode: a viewer
 if refused:
     st.info(common.md_escape(refused))
 files = None if refused else st.file_uploader(
@@ -133,9 +133,9 @@ except CxAppError as exc:
     st.error(common.md_escape(exc))
     st.stop()
 fresh = common.new_analysis(survey)
-common.confirm_new_mapping(fresh, lambda: memory.keep(file_key, st.session_state[
+lifecycle.confirm_new_mapping(fresh, lambda: memory.keep(file_key, st.session_state[
     common.ANALYSIS].survey.schema), prefix)  # models' mapping changed: asks first
-common.switch_to(fresh, filename)
+lifecycle.switch_to(fresh, filename)
 
 panels.data_quality(survey)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, lifecycle
 from cx_app.app import views
 from cx_app.models.drivers import importance_frame
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
@@ -14,7 +14,7 @@ from cx_app.models.names import model_display_name
 from cx_app.reports import charts
 from cx_app.reports.prose import drivers_reading
 
-a = common.analysis()
+a = lifecycle.analysis()
 survey = a.survey
 st.title("Drivers")
 common.survey_caption(a)

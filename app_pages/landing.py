@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, lifecycle
 from cx_app.workspace.views import recent_first
 
 HIDDEN = "landing_hidden"  # the analyst chose "Start with a new survey" this session
@@ -16,7 +16,7 @@ def programs_first() -> None:
     """On the Data page while the session has no program: the workspace's programs, each with
     a one-click "Open" (in the container keyed ``landing``); nothing once the session has a
     program or hid the list, or on an empty workspace (the bundled sample, as before)."""
-    if common.program_name() is not None or st.session_state.get(HIDDEN):
+    if lifecycle.program_name() is not None or st.session_state.get(HIDDEN):
         return
     programs = common.run_safely(common.workspace().list_programs) or []
     if not programs:
@@ -34,7 +34,7 @@ def programs_first() -> None:
             text, button = st.columns([5, 1], vertical_alignment="center")
             text.markdown(f"**{name}** — {survey}, {len(p.models)} model(s), {wave}")  # plain: escaped above, or a date
             if button.button("Open", key=f"landing_open::{p.name}") and (
-                    common.open_program(p.name)):
+                    lifecycle.open_program(p.name)):
                 st.rerun()
         if st.button("Start with a new survey (hide this list)", key="landing_new"):
             st.session_state[HIDDEN] = True

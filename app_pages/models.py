@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common, job_queue, panels
+from app_pages import common, job_queue, lifecycle, panels
 from cx_app.app import views
 from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
@@ -16,7 +16,7 @@ from cx_app.reports.definitions import explain, plain_name
 from cx_app.workspace import fits
 from cx_app.workspace.database import Database
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("Models")
 common.survey_caption(a)
 st.write("Each algorithm is cross-validated once: its out-of-fold predictions and class "
@@ -77,22 +77,22 @@ def expected(db: Database | None) -> fits.ExpectedTimes:  # db None: the constan
 
 
 times = common.run_safely(lambda: expected(database), what="Expected time") or expected(None)
-job = st.session_state.get(common.TRAINING)
+job = st.session_state.get(lifecycle.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")
-refused = common.denied("training")  # team mode: a viewer may not train
+refused = lifecycle.denied("training")  # team mode: a viewer may not train
 clicked = b1.button("Train and cross-validate", type="primary", key="train",
                     disabled=not chosen or (job is not None and job.running) or bool(refused)
                     or (address is not None and client is None))
 b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) if chosen
                                         else "Choose at least one algorithm.")))
 if clicked and not refused and not (job is not None and job.running):
-    job = st.session_state[common.TRAINING] = job_queue.start(TrainingJob(
+    job = st.session_state[lifecycle.TRAINING] = job_queue.start(TrainingJob(
         a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset, expected=times.seconds,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
         record_fit=fits.fit_recorder(database) if database is not None else None,
-        on_model=common.keep_model(common.ensure_program(a), a)))
-ended = st.session_state.pop(common.TRAINING_DONE, None)  # handed over while off this page
+        on_model=lifecycle.keep_model(lifecycle.ensure_program(a), a)))
+ended = st.session_state.pop(lifecycle.TRAINING_DONE, None)  # handed over while off this page
 if job is not None and (job.running or not job.handed_over or ended is job):
     panels.training_progress(job)  # returns when the job has ended
     panels.training_summary(job)
@@ -122,7 +122,7 @@ remove = [] if refused else st.multiselect("Remove models from the analysis", li
                                            key="remove_models", format_func=model_display_name)
 if remove and st.button("Remove", key="remove"):
     for model_id in remove:
-        common.remove_model(a, model_id)
+        lifecycle.remove_model(a, model_id)
     st.rerun()
 resolved = common.run_safely(a.resolved_plan, what="Reduction plan")
 if resolved is None:

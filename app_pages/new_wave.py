@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common, panels, wave_panels
+from app_pages import common, lifecycle, panels, wave_panels
 from cx_app.models.algorithms import preset_label
 from cx_app.models.names import model_display_name
 from cx_app.survey.vocabulary import vocabulary
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("New wave")
 st.write("Estimate how well a model does on a new survey wave without its scores — estimated "
          "from the model's probabilities (ALP, see the Glossary page) — and the wave's net score "
@@ -35,8 +35,8 @@ st.subheader("2. Waves")
 if model_id is None:
     wave_panels.adhoc_waves(model)
     st.stop()
-refused = common.denied("adding and estimating waves")  # team mode: a viewer only reads
-name = common.program_name() if refused else common.ensure_program(a)
+refused = lifecycle.denied("adding and estimating waves")  # team mode: a viewer only reads
+name = lifecycle.program_name() if refused else lifecycle.ensure_program(a)
 if refused:
     st.info(common.md_escape(refused))
 if name is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, score_groups
+from app_pages import common, lifecycle, score_groups
 from cx_app.app import views
 from cx_app.errors import CxAppError
 from cx_app.reports import charts
@@ -15,7 +15,7 @@ from cx_app.survey import nps as net_score
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 from cx_app.survey.vocabulary import vocabulary
 
-a = common.analysis()
+a = lifecycle.analysis()
 survey = a.survey
 schema = survey.schema
 target = schema.target.name

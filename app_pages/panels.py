@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, job_queue, team_mode
+from app_pages import common, job_queue, lifecycle, team_mode
 from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
@@ -348,7 +348,7 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
                     model_id, common.result_store(), fit=True, progress=progress))
                 if model is None:
                     st.stop()
-                common.keep_final(a, model_id, model)
+                lifecycle.keep_final(a, model_id, model)
                 bar.progress(1.0, text="done")
         if model is not None:
             st.download_button("Download the model file (.skops)",
@@ -410,7 +410,7 @@ def training_progress(job: TrainingJob) -> None:
     for event in job.events[shown:]:
         status.write(common.md_escape(_words(job, event.message)))
     bar.progress(min(1.0, job.share), text=common.md_escape(_progress_line(job)))
-    common.hand_over(job)  # the models to the analysis and its program, in the page's thread
+    lifecycle.hand_over(job)  # the models to the analysis and its program, in the page's thread
     status.update(label=f"{common.md_escape(_words(job, job.message))} ({job.elapsed:.0f} s)",
                   state={"finished": "complete", "cancelled": "complete"}.get(job.state, "error"),
                   expanded=job.state != "finished")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, team_mode
+from app_pages import common, lifecycle, team_mode
 from cx_app.workspace.teams import Action
 
 
@@ -38,12 +38,12 @@ def audit_trail(name: str) -> None:
 def administer(name: str) -> None:
     """An admin of the program's team may move it to another team of theirs or delete it
     (after a confirmation); others see nothing here."""
-    if common.denied("deleting and moving programs", Action.ADMINISTER) is not None:
+    if lifecycle.denied("deleting and moving programs", Action.ADMINISTER) is not None:
         return
     with st.expander("Move or delete this program (admin)"):
         teams = team_mode.teams()
         if teams is not None:
-            own = common.run_safely(lambda: common.analysis_store().team_of(name))
+            own = common.run_safely(lambda: lifecycle.analysis_store().team_of(name))
             targets = [t for t in teams.names if t != own and team_mode.may(Action.ADMINISTER, t)]
             if targets:
                 target = st.selectbox("Move to the team", targets, key="program_move_to")
@@ -55,5 +55,5 @@ def administer(name: str) -> None:
                            key="program_delete_sure")
         if st.button("Delete the program", disabled=not sure, key="program_delete") and (
                 common.run_safely(lambda: common.workspace().delete_program(name) or True)):
-            common.forget_program()
+            lifecycle.forget_program()
             st.rerun()

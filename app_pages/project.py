@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, program_panels, team_mode
+from app_pages import common, lifecycle, program_panels, team_mode
 from cx_app.app.project import open_analysis, save_analysis
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
@@ -15,7 +15,7 @@ LAST_WAVE = "last_wave_estimate"  # set by the New wave page
 OPENED = "project_opened"  # SHA-256 of the project file last opened (opened once per upload)
 EDITOR_KEYS = {"ng", "name", "members", "option", "rule", "pairs", "positive"}
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("Project")
 # --------------------------------------------------------------------------- the workspace
 st.subheader("Programs in the workspace")
@@ -24,18 +24,18 @@ if team_mode.administrator():  # the URL (password masked) only for admins (issu
     st.caption(f"Workspace database: {common.md_escape(workspace.database.shown_url)} "
                "(CX_APP_DATABASE_URL chooses another, e.g. PostgreSQL for a team server). "
                "Every model trained, wave added and estimate made is kept there as it is made.")
-current = common.program_name()
+current = lifecycle.program_name()
 st.text(f"This analysis' program: {current or 'none yet (made when a model is trained)'}")
 program_panels.team_choice()
-keep = st.checkbox("Keep the survey and wave files in the workspace", value=common.keep_files(),
+keep = st.checkbox("Keep the survey and wave files in the workspace", value=lifecycle.keep_files(),
                    key="project_keep_files",
                    help="Needed to reopen the analysis after a restart and to show a stored "
                         "wave's details. Off: only the files' names, sheets and SHA-256 are "
                         "kept, and the files already kept are deleted.")
-if keep != common.keep_files() and not common.denied("changing what the program keeps"):
+if keep != lifecycle.keep_files() and not lifecycle.denied("changing what the program keeps"):
     st.session_state[common.KEEP_FILES] = keep
     if current is not None:
-        common.run_safely(lambda: common.analysis_store().set_keep_files(current, keep))
+        common.run_safely(lambda: lifecycle.analysis_store().set_keep_files(current, keep))
 programs = common.run_safely(workspace.list_programs) or []
 if programs:
     common.table(pd.DataFrame([{"program": p.name, "survey": p.survey.filename,
@@ -46,7 +46,7 @@ if programs:
     chosen = st.selectbox("Open a program", [p.name for p in programs], index=None,
                           key="project_open_program")
     if (chosen is not None and chosen != current and st.button("Open", key="project_open")
-            and common.open_program(chosen)):
+            and lifecycle.open_program(chosen)):
         st.rerun()
 if current is not None:
     program_panels.audit_trail(current)
@@ -125,8 +125,8 @@ if upload is not None:
             st.session_state.pop(LAST_WAVE, None)
         st.session_state.pop("project_file", None)
         st.session_state.pop(common.PROGRAM, None)
-        if not common.denied("keeping the opened models in a program"):  # a viewer: here only
-            common.run_safely(lambda: common.ensure_program(new))  # kept in the file's program
+        if not lifecycle.denied("keeping the opened models in a program"):  # a viewer: here only
+            common.run_safely(lambda: lifecycle.ensure_program(new))  # kept in the file's program
         st.success(common.md_escape(
             f"Opened {upload.name}: {len(new.models)} model(s) of {source.filename} restored "
             f"({', '.join(map(model_display_name, new.models)) or 'none'}); every page shows "

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_pages import common
+from app_pages import common, lifecycle
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
 
 LAST_WAVE = "last_wave_estimate"  # set by the New wave page
 
-a = common.analysis()
+a = lifecycle.analysis()
 st.title("Report")
 common.survey_caption(a)
 if common.need_models(a):
@@ -29,7 +29,7 @@ chosen = st.multiselect("Models in the report", list(a.models), default=comparab
                         key="report_models", format_func=model_display_name)
 if not chosen:
     st.stop()
-program = common.program_view(chosen)  # the program's waves, when it has some
+program = lifecycle.program_view(chosen)  # the program's waves, when it has some
 wave = st.session_state.get(LAST_WAVE)
 include_wave = program is None and wave is not None and st.checkbox(
     "Include the last new-wave estimate", value=True, key="report_wave")
@@ -63,7 +63,7 @@ def download(where, label: str, kind: str, file_name: str, mime: str) -> None:
     """A download of ``files[kind]``; downloading a report of a program is an audit row. The
     bytes are handed over on the click only (a callable): the page holds no address of them,
     and the file made for the click is gone after the session's next runs (issue 33)."""
-    name, data = common.program_name(), files[kind]
+    name, data = lifecycle.program_name(), files[kind]
     waves = 0 if program is None else len({w.label for w in program.waves})
     record = None if name is None else (lambda: common.run_safely(
         lambda: common.workspace().record_report(name, kind, Path(file_name), data, waves)))

@@ -4,9 +4,7 @@ wave's details. Not a page itself; the waves live in the workspace program.
 What the page draws from a program is cached (``st.cache_data``, bounded in entries and age
 like the caches of :mod:`app_pages.common`): the tracker's table and chart spec, and a wave's
 ALP matrix charts. Each key holds the workspace, the person the page acts for (in team mode
-two people may see different programs) and the program's version
-(:attr:`~cx_app.workspace.views.ProgramView.version`: its waves and models), so an added or
-removed wave is drawn afresh and nobody is handed another person's program.
+two people may see different programs) and the program's version: :mod:`cx_app.app.cache_keys`.
 """
 
 from __future__ import annotations
@@ -17,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app_pages import common, team_mode
-from cx_app.app import views
+from app_pages import common, lifecycle, team_mode
+from cx_app.app import cache_keys, views
+from cx_app.app.cache_keys import program_key
 from cx_app.app.session import Analysis
 from cx_app.engine.catalogue import metric_name
 from cx_app.engine.grouping import resolve_plan
@@ -27,8 +26,8 @@ from cx_app.reports import chart_specs, charts
 from cx_app.reports.definitions import ALP, TRACKER_HEADERS, explain
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
-from cx_app.workspace.programs import part_key
 from cx_app.workspace.reporting import program_tracker_frame
+from cx_app.workspace.services import part_key
 from cx_app.workspace.views import ProgramView, WaveView
 
 BUNDLED = {
@@ -37,12 +36,6 @@ BUNDLED = {
 }
 ADDED = "nw_added"  # SHA-256 of the uploads already added to the program in this session
 CACHED = 64  # entries of each cache of this module
-
-
-def program_key(view: ProgramView, *, workspace_url: str, user: str) -> tuple:
-    """The key of what is cached from ``view``: the workspace, the person and the program's
-    version."""
-    return (workspace_url, user, view.version)
 
 
 def _viewer() -> dict[str, str]:
@@ -119,7 +112,7 @@ def bundled_choice(a: Analysis, name: str) -> list[str]:
     first = ("sample wave", name)
     if first not in st.session_state.setdefault(ADDED, set()):
         st.session_state[ADDED].add(first)
-        if common.analysis_store().wave_count(name) == 0:
+        if lifecycle.analysis_store().wave_count(name) == 0:
             chosen.append(next(iter(BUNDLED)))
     return chosen
 
@@ -184,15 +177,13 @@ def _remove(name: str, label: str, sha256: str) -> None:
 
 def wave_key(name: str, model_key: str, wave: WaveView) -> tuple:
     """The key of what is cached from one wave's estimate by the model ``model_key``."""
-    return (*_viewer().values(), name, model_key, wave.sha256, wave.part)
+    return cache_keys.wave_key(name, model_key, wave, **_viewer())
 
 
 def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView):
     """The full estimate of one stored wave (matrices, drift, predictions), computed again from
     the file the program keeps; None when the file is not kept."""
-    from cx_app.estimate.new_wave import estimate_wave
-
-    data = common.analysis_store().kept_file(name, wave.sha256)
+    data = lifecycle.analysis_store().kept_file(name, wave.sha256)
     if data is None:
         return None
     survey = common.cached_survey(data, wave.filename or "wave", None, model.schema_yaml,
@@ -202,8 +193,7 @@ def wave_estimate(a: Analysis, name: str, model, model_key: str, wave: WaveView)
     part = next((p for p in parts if part_key(p, len(parts)) == wave.part), None)
     if part is None:
         return None
-    return a.derived(("wave_estimate", model_key, wave.sha256, wave.part),
-                     lambda: estimate_wave(model, part))
+    return a.stored_wave_estimate(model, model_key, wave.sha256, wave.part, part)
 
 
 def adhoc_waves(model) -> None:
@@ -277,7 +267,7 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
                                 for c in values})
     alp_matrices(estimate, plan_spec, key)
     st.subheader("Drift against the training data")
-    labels = {a.name: a.display for a in common.analysis().survey.schema.attributes}
+    labels = {a.name: a.display for a in lifecycle.analysis().survey.schema.attributes}
     common.table(views.drift_table(estimate.drift, labels), key="nw_drift",
                  file_name="wave_drift.csv")
     st.subheader("Per-respondent predictions")

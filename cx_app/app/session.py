@@ -368,6 +368,16 @@ class Analysis:
             self.finals[key] = model
         return model
 
+    def stored_wave_estimate(self, model: TrainedModel, model_key: str, sha256: str,
+                             part: str, wave: SurveyData) -> Any:
+        """The full estimate of a program's stored wave (its file's ``sha256`` and ``part``)
+        by the model of ``model_key``: :func:`cx_app.estimate.new_wave.estimate_wave`,
+        memoised."""
+        from cx_app.estimate.new_wave import estimate_wave
+
+        return self.derived(("wave_estimate", model_key, sha256, part),
+                            lambda: estimate_wave(model, wave))
+
     def final_model_bytes(self, model_id: str) -> bytes:
         """The .skops file of a fitted final model (memoised)."""
         from cx_app.estimate.model_file import model_bytes

@@ -383,9 +383,7 @@ def _algorithm_name(algorithm_id: str) -> str:
 
 def _net_kind(schema) -> str:
     """"nps" only for an NPS (a recommend question on 0–10), else "csat" or "net"."""
-    if schema.is_nps:
-        return "nps"
-    return "csat" if schema.target.kind == "csat" else "net"
+    return "nps" if schema.is_nps else "csat" if schema.target.kind == "csat" else "net"
 
 
 def training_median(counts: Mapping[str, int]) -> float:
@@ -402,92 +400,54 @@ def training_median(counts: Mapping[str, int]) -> float:
     return float((lower + upper) / 2)
 
 
-def estimate_wave(model: TrainedModel, survey: SurveyData, *,
-                  thresholds: AlertThresholds | None = None) -> WaveEstimate:
-    """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
-
-    ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
-    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
-    require_attributes=False)``). An attribute the wave lacks is filled with its training
-    median and warned about; drift reports it as missing. ``thresholds``: the analyst's alert
-    limits (default: the reference bands of :mod:`cx_app.estimate.alerts`). Every estimated
-    metric gets its interval (:mod:`cx_app.estimate.metric_intervals`).
-    """
-    from cx_app.engine.confusion import confusion_matrix
-    from cx_app.engine.grouping import resolve_plan
-    from cx_app.engine.levels import reduce_confusion
-    from cx_app.estimate.alert_bands import model_bands
-    from cx_app.estimate.alerts import estimate_alerts
-    from cx_app.estimate.alp import alp_confusion_matrix
-    from cx_app.estimate.calibration import coarse_probability_advice
-    from cx_app.estimate.drift import attribute_drift
-    from cx_app.estimate.metric_intervals import level_values, wave_metric_intervals
-    from cx_app.survey.nps import groups_for_schema, nps_summary
-
-    schema = model.schema
-    classes = tuple(model.classes)
-    absent = [a for a in model.attribute_names
-              if a not in survey.X.columns or a in getattr(survey, "absent_attributes", ())]
-    present = [c for c in survey.X.columns if c not in absent]
-    # Drift sees only the attributes the wave has: an absent one is reported as missing.
-    drift = attribute_drift(
-        model.attribute_distributions, survey.X[present],
-        scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
-        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
+def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]
+                  ) -> tuple[pd.DataFrame, dict[str, float], dict[str, int]]:
+    """The wave's attributes as the model takes them, the training medians and the gaps filled
+    (attribute: count), each with the training data's median, never this wave's: by the model's
+    own gap step (svm and ordinal: with "was missing" indicators), or here for older files."""
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "
             f"({', '.join(model.attribute_names)}); it cannot be scored"
         )
-    n = len(survey.X)
-    if n == 0:
+    if len(survey.X) == 0:
         raise AnalysisError(f"{survey.source.filename}: no usable respondents in this wave")
     X = survey.X.reindex(columns=list(model.attribute_names))
-    # every gap is filled with the training data's median, never with this wave's own: by the
-    # model's own gap step (svm and ordinal: with "was missing" indicators), or here for older files
     medians = {a: training_median(model.attribute_distributions.get(a, {}))
                for a in model.attribute_names}
-    gaps = {a: int(X[a].isna().sum()) for a in present if a in medians}
+    gaps = {a: int(X[a].isna().sum()) for a in survey.X.columns
+            if a not in absent and a in medians}
     # a question the wave did not ask is set to its training median for everyone ("answered,
     # typical"), not marked unanswered: its gap indicator would read it as "not applicable"
     X = X.assign(**{a: medians[a] for a in absent})
     if not model.fills_gaps:
         X = X.fillna(medians)
-    filled = {a: g for a, g in gaps.items() if g}
-    proba = model.predict_proba(X)
-    pred_idx = proba.argmax(axis=1)
-    class_arr = np.asarray(classes, dtype=object)
-    y_pred = class_arr[pred_idx]
+    return X, medians, {a: g for a, g in gaps.items() if g}
 
-    alp = alp_confusion_matrix(proba, classes, y_pred)
-    resolved = resolve_plan(schema.plan_spec, classes)
-    levels = reduce_confusion(alp, resolved)
-    estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
-    intervals = wave_metric_intervals(proba, pred_idx, level_values(levels), resolved,
-                                      model.cv)
-    groups = groups_for_schema(schema)
-    weights = survey.model_weights
-    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
-                                  weights=weights, model_se=model_net_score_se(model),
-                                  reference_se=model_reference_se(model))
 
-    def group_of(c):
-        if c in groups.positive:
-            return groups.positive_name
-        if c in groups.negative:
-            return groups.negative_name
-        return groups.neutral_name
-
-    pred_frame = pd.DataFrame({
+def _predictions(schema: Any, survey: SurveyData, classes: tuple, proba: np.ndarray,
+                 y_pred: np.ndarray, groups: NetScoreGroups) -> pd.DataFrame:
+    """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
+    group_of = {**{c: groups.positive_name for c in groups.positive},
+                **{c: groups.negative_name for c in groups.negative}}
+    frame = pd.DataFrame({
         "sheet_row": survey.X.index.to_numpy(),
         "predicted": y_pred,
-        "group": [group_of(c) for c in y_pred],
+        "group": [group_of.get(c, groups.neutral_name) for c in y_pred],
     })
-    id_name = schema.respondent_id.name if schema.respondent_id else None
-    if id_name and id_name in survey.model_frame.columns:
-        pred_frame.insert(0, "respondent_id", survey.model_frame[id_name].to_numpy())
+    id_column = schema.respondent_id
+    if id_column and id_column.name in survey.model_frame.columns:
+        frame.insert(0, "respondent_id", survey.model_frame[id_column.name].to_numpy())
     for j, c in enumerate(classes):
-        pred_frame[f"p_{c}"] = proba[:, j]
+        frame[f"p_{c}"] = proba[:, j]
+    return frame
+
+
+def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: Any, absent: list[str],
+                   medians: Mapping[str, float], filled: Mapping[str, int]) -> list[str]:
+    """What the analyst must know about the estimate: the model file's notes, drift, absent
+    and unanswered attributes, a small wave, excluded rows."""
+    from cx_app.estimate.calibration import coarse_probability_advice
 
     warnings = list(model.load_warnings)
     warnings.extend(model.cv.calibration_warnings)
@@ -496,7 +456,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)
     warnings.extend(drift.warnings)
-    shown = {a.name: a.display for a in schema.attributes}  # each attribute by its label
+    shown = {a.name: a.display for a in model.schema.attributes}  # each attribute by its label
     for name in absent:
         warnings.append(
             f"attribute '{shown.get(name, name)}' is not in this wave: every respondent was given its training "
@@ -510,6 +470,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
             "unanswered attribute scores filled with the training data's median (not this "
             "wave's): " + ", ".join(f"{shown.get(a, a)} {g} ({medians[a]:g})"
                                    for a, g in filled.items()))
+    n = len(survey.X)
     if n < SMALL_WAVE:
         warnings.append(
             f"only {n} respondents: the estimated metrics of one wave this small vary a lot "
@@ -527,19 +488,80 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
             + " — see the data-quality report; if these are new answer codes or out-of-scale "
             "values the wave differs from the training data and the estimate may not hold"
         )
+    return warnings
 
-    realized = realized_levels = realized_nps = None
-    # the realized figures are over the respondents with a valid answer; every respondent
-    # is estimated
-    labeled = (survey.model_frame[schema.target.name].notna().to_numpy() if survey.has_target
-               else np.zeros(n, dtype=bool))
-    if labeled.any():
-        y = survey.model_frame[schema.target.name][labeled].to_numpy(dtype=np.int64)
-        regular = confusion_matrix(list(y), list(y_pred[labeled]), labels=classes)
-        realized_levels = reduce_confusion(regular, resolved)
-        realized = {k: realized_levels[0].metrics[k] for k in MACRO_SUMMARY}
-        realized_nps = nps_summary(y, groups=groups,
-                                   weights=None if weights is None else weights[labeled])
+
+def _realized(schema: Any, survey: SurveyData, classes: tuple, y_pred: np.ndarray,
+              resolved: Any, groups: NetScoreGroups) -> tuple[dict | None, tuple | None, Any]:
+    """The realized metrics, levels and net score over the respondents with a valid answer
+    (every respondent is estimated); Nones when the wave carries no answers."""
+    from cx_app.engine.confusion import confusion_matrix
+    from cx_app.engine.levels import reduce_confusion
+    from cx_app.survey.nps import nps_summary
+
+    target = schema.target.name
+    labeled = (survey.model_frame[target].notna().to_numpy() if survey.has_target
+               else np.zeros(len(survey.X), dtype=bool))
+    if not labeled.any():
+        return None, None, None
+    y = survey.model_frame[target][labeled].to_numpy(dtype=np.int64)
+    regular = confusion_matrix(list(y), list(y_pred[labeled]), labels=classes)
+    levels = reduce_confusion(regular, resolved)
+    weights = survey.model_weights
+    return ({k: levels[0].metrics[k] for k in MACRO_SUMMARY}, levels,
+            nps_summary(y, groups=groups, weights=None if weights is None else weights[labeled]))
+
+
+def estimate_wave(model: TrainedModel, survey: SurveyData, *,
+                  thresholds: AlertThresholds | None = None) -> WaveEstimate:
+    """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
+
+    ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
+    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
+    require_attributes=False)``). An attribute the wave lacks is filled with its training
+    median and warned about; drift reports it as missing. ``thresholds``: the analyst's alert
+    limits (default: the reference bands of :mod:`cx_app.estimate.alerts`). Every estimated
+    metric gets its interval (:mod:`cx_app.estimate.metric_intervals`).
+    """
+    from cx_app.engine.grouping import resolve_plan
+    from cx_app.engine.levels import reduce_confusion
+    from cx_app.estimate.alert_bands import model_bands
+    from cx_app.estimate.alerts import estimate_alerts
+    from cx_app.estimate.alp import alp_confusion_matrix
+    from cx_app.estimate.drift import attribute_drift
+    from cx_app.estimate.metric_intervals import level_values, wave_metric_intervals
+    from cx_app.survey.nps import groups_for_schema
+
+    schema = model.schema
+    classes = tuple(model.classes)
+    absent = [a for a in model.attribute_names
+              if a not in survey.X.columns or a in getattr(survey, "absent_attributes", ())]
+    # Drift sees only the attributes the wave has: an absent one is reported as missing.
+    drift = attribute_drift(
+        model.attribute_distributions, survey.X[[c for c in survey.X.columns if c not in absent]],
+        scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
+        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
+    X, medians, filled = _model_inputs(model, survey, absent)
+    n = len(X)
+    proba = model.predict_proba(X)
+    pred_idx = proba.argmax(axis=1)
+    y_pred = np.asarray(classes, dtype=object)[pred_idx]
+
+    alp = alp_confusion_matrix(proba, classes, y_pred)
+    resolved = resolve_plan(schema.plan_spec, classes)
+    levels = reduce_confusion(alp, resolved)
+    estimated = {k: levels[0].metrics[k] for k in MACRO_SUMMARY}
+    intervals = wave_metric_intervals(proba, pred_idx, level_values(levels), resolved,
+                                      model.cv)
+    groups = groups_for_schema(schema)
+    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
+                                  weights=survey.model_weights,
+                                  model_se=model_net_score_se(model),
+                                  reference_se=model_reference_se(model))
+    pred_frame = _predictions(schema, survey, classes, proba, y_pred, groups)
+    warnings = _wave_warnings(model, survey, drift, absent, medians, filled)
+    realized, realized_levels, realized_nps = _realized(schema, survey, classes, y_pred,
+                                                        resolved, groups)
 
     return WaveEstimate(
         n=n, classes=classes, predictions=pred_frame, alp=alp, estimated=estimated,

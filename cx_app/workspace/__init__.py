@@ -8,6 +8,7 @@ Public API: :class:`~cx_app.workspace.programs.Workspace` (``open(url)``, ``crea
 ``results``, ``delete_program``, ``move_program``, ``audit``; ``open(url, user=, teams=)`` and
 ``for_user(user, teams)`` act for one user, :mod:`~cx_app.workspace.access`), returning the typed views of :mod:`~cx_app.workspace.views` (``ProgramView``,
 ``WaveView`` with the wave's :class:`~cx_app.estimate.document.WaveEstimateDocument`); the
+reading, training and estimating it stores in :mod:`~cx_app.workspace.services`; the
 database itself in :mod:`~cx_app.workspace.database` (``open_database``, ``database_url``,
 ``migrate``), its tables in :mod:`~cx_app.workspace.tables`, wave labels and order in
 :mod:`~cx_app.workspace.labels`, the program's reports in :mod:`~cx_app.workspace.reporting`

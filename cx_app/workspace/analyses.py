@@ -31,14 +31,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, undefer
 
 from cx_app.errors import WorkspaceError
-from cx_app.project import ProjectModel, crossval_arrays, crossval_fields
+from cx_app.project import ProjectModel
 from cx_app.provenance import sha256_hex
 from cx_app.workspace.access import Action
-from cx_app.workspace.audit import AuditAction, record
+from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.database import serialize
 from cx_app.workspace.names import NAME_LENGTH
-from cx_app.workspace.records import crossval_result, npy_array, npy_bytes
-from cx_app.workspace.tables import CrossValidation, Model, Program, StoredFile, Wave
+from cx_app.workspace.records import crossval_result, crossval_row, keep_file, npy_array, npy_bytes
+from cx_app.workspace.tables import Model, Program, StoredFile, Wave
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
@@ -121,10 +121,10 @@ class ProgramLookup(Protocol):
     database: Database
     actor: Actor
 
-    @property
-    def user(self) -> str: ...
-
     def check_new_program(self, team: str | None) -> None: ...
+
+    def record_change(self, session: Session | None, action: AuditAction, program: str,
+                      detail: str | None = None) -> None: ...
 
     def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
         ...
@@ -191,13 +191,11 @@ class AnalysisStore:
                 keep_files=keep_files, team=team)
             session.add(program)
             session.flush()
-            record(self.database, self.workspace.user, AuditAction.PROGRAM_CREATED, chosen,
-                   f"from {source.filename}" + (f", team {team}" if team else ""),
-                   session=session, **self.workspace.audit_identity())
+            self.workspace.record_change(session, AuditAction.PROGRAM_CREATED, chosen,
+                                         f"from {source.filename}"
+                                         + (f", team {team}" if team else ""))
             if keep_files and data is not None:
-                session.add(StoredFile(program_id=program.id, sha256=sha256_hex(data),
-                                       filename=(source.filename or "")[:500] or None,
-                                       size=len(data), data=data))
+                keep_file(session, program.id, data, source.filename or None)
             return chosen
 
         return self.database.write(work)
@@ -241,18 +239,8 @@ class AnalysisStore:
 
     def keep_file(self, name: str, data: bytes, filename: str | None) -> None:
         """Keep a file (the survey or a wave) in the program, once per content."""
-        sha256 = sha256_hex(data)
-
-        def work(session: Session) -> None:
-            program = self._program(session, name, Action.ANALYSE)
-            if session.scalar(select(StoredFile.id).where(StoredFile.program_id == program.id,
-                                                          StoredFile.sha256 == sha256)):
-                return
-            session.add(StoredFile(program_id=program.id, sha256=sha256,
-                                   filename=None if filename is None else filename[:500],
-                                   size=len(data), data=data))
-
-        self.database.write(work)
+        self.database.write(lambda session: keep_file(
+            session, self._program(session, name, Action.ANALYSE).id, data, filename))
 
     def kept_file(self, name: str, sha256: str) -> bytes | None:
         """A file kept in the program (None when it is not kept)."""
@@ -288,8 +276,6 @@ class AnalysisStore:
         recipe = {"settings": {k: v if isinstance(v, int | float | str | bool | type(None))
                                else str(v) for k, v in model.settings.items()},
                   "folds": model.folds, "seed": model.seed, "permutation": permutation_fields}
-        arrays = crossval_arrays(cv)
-
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
             if session.scalar(select(Model.id).where(Model.program_id == program.id,
@@ -302,12 +288,10 @@ class AnalysisStore:
                 model_metadata={}, fit_seconds=float(cv.fit_seconds),
                 training_key=model.key, data_key=data_key,
                 recipe=json.loads(json.dumps(recipe, default=str)), permutation=permutation,
-                respondents=int(respondents),
-                crossval=CrossValidation(fields=crossval_fields(cv),
-                                         **{k: npy_bytes(a) for k, a in arrays.items()})))
-            record(self.database, self.workspace.user, AuditAction.MODEL_TRAINED, name,
-                   f"{model.model_id}, {model.folds}-fold cross-validation on {respondents} "
-                   "respondents", session=session, **self.workspace.audit_identity())
+                respondents=int(respondents), crossval=crossval_row(cv)))
+            self.workspace.record_change(
+                session, AuditAction.MODEL_TRAINED, name, f"{model.model_id}, {model.folds}-fold "
+                f"cross-validation on {respondents} respondents")
 
         self.database.write(work)
 

@@ -1,20 +1,19 @@
 """Programs in the workspace: create one from a reference survey, add and remove waves, show it.
 
-:class:`Workspace` is the API the CLI (and later the app) calls; it returns the library's typed
+:class:`Workspace` is the API the CLI (and later the app) calls: it stores, and leaves reading,
+training and estimating to :mod:`cx_app.workspace.services`. It returns the library's typed
 documents (:class:`cx_app.estimate.model_file.TrainedModel`, the views of
 :mod:`cx_app.workspace.views` built on :class:`cx_app.estimate.document.WaveEstimateDocument`),
 never database rows.
 
-- :meth:`Workspace.create_program` reads the reference survey with its mapping, trains the
-  model with the library's training path (:func:`cx_app.estimate.training.train_model`), builds
-  the results document (:func:`cx_app.models.analysis.finish_evaluation`) and stores the model
-  file, its cross-validation arrays, the mapping and the survey's SHA-256 (its bytes only when
+- :meth:`Workspace.create_program` stores the model trained on the reference survey
+  (:func:`cx_app.workspace.services.train_reference`): the model file, its cross-validation arrays, the mapping and the survey's SHA-256 (its bytes only when
   the analyst allows).
 - :meth:`Workspace.add_waves` is content-addressed: a file whose SHA-256 the program has
   already is one wave, reported as such, not read again. A file whose wave column holds several
-  waves gives one wave per value. Each wave is estimated by every model of the program
-  (:func:`cx_app.estimate.new_wave.estimate_wave`) and by every segment of the mapping
-  (:func:`cx_app.estimate.tracker.segment_estimates`), and stored at once.
+  waves gives one wave per value. Each wave is estimated by every model of the program and by
+  every segment of the mapping (:func:`cx_app.workspace.services.estimate_file`), and stored at
+  once.
 - Waves are labelled by :mod:`cx_app.workspace.labels` and shown in wave order.
 - A workspace acts for one user (:class:`~cx_app.workspace.access.Actor`): every change writes
   an audit row (:mod:`cx_app.workspace.audit`) in the transaction of the change, and in team
@@ -24,8 +23,8 @@ never database rows.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,16 +36,28 @@ from cx_app.errors import WorkspaceError
 from cx_app.workspace import audit
 from cx_app.workspace.access import Action, Actor
 from cx_app.workspace.database import Database, open_database
-from cx_app.workspace.labels import wave_label, wave_order_key
-from cx_app.workspace.names import NAME_LENGTH, program_name
+from cx_app.workspace.labels import wave_order_key
+from cx_app.workspace.names import program_name
 from cx_app.workspace.records import (
+    FittedModel,
+    KeptWave,
     as_utc,
     estimate_row,
+    keep_file,
     model_file,
     model_rows,
     model_summary,
     survey_identity,
     wave_view,
+)
+from cx_app.workspace.services import (
+    EstimatedPart,
+    estimate_file,
+    estimate_kept,
+    part_key,
+    read_file,
+    segment_names,
+    train_reference,
 )
 from cx_app.workspace.tables import Estimate, Model, Program, Report, StoredFile, Wave
 from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView, with_change_alerts
@@ -54,51 +65,16 @@ from cx_app.workspace.views import AddedWave, ProgramSummary, ProgramView, with_
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.models.results import Results
-    from cx_app.survey.data import SurveyData
     from cx_app.survey.schema import SurveySchema
     from cx_app.workspace.identities import SignIn
     from cx_app.workspace.teams import Teams
 
 __all__ = ["Workspace", "part_key", "program_name", "segment_names"]
 
-TEXT_LENGTH = NAME_LENGTH
-"""The longest wave label and wave part the tables hold (longer labels are cut)."""
 FILE_LENGTH = 500
 """The longest file and sheet name the tables hold (longer ones are cut)."""
-NOT_SEGMENTED = ("wave", "date")
-"""Segment roles that are not estimated by segment (one value per wave, or one per day)."""
-
-
-def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
-    """The segments each wave is estimated by: the mapping's segments present in the wave,
-    except its wave and date columns."""
-    return [s.name for s in schema.segments
-            if s.role not in NOT_SEGMENTED and s.name in survey.model_frame.columns]
-
-
 def _cut(text: str | None, length: int) -> str | None:
     return None if text is None else text[:length]
-
-
-def _read(source: Any, filename: str | None = None) -> tuple[bytes, str]:
-    from cx_app.survey.limits import limits_from_env
-    from cx_app.survey.reading import read_source
-
-    source, filename = source if isinstance(source, tuple) else (source, filename)
-    return read_source(source, filename, limits_from_env())
-
-
-def part_key(part: SurveyData, parts: int) -> str:
-    """The wave column's value of one part of a file (:func:`cx_app.estimate.tracker.split_waves`
-    names a part ``file · value``); "" for a file of one wave."""
-    return "" if parts == 1 else part.source.filename.split(" · ", 1)[1][:TEXT_LENGTH]
-
-
-def _segments(model: TrainedModel, part: SurveyData, estimate: Any) -> dict[str, Any]:
-    from cx_app.estimate.tracker import segment_estimates
-
-    return {by: segment_estimates(model, part, estimate, by)
-            for by in segment_names(model.schema, part)}
 
 
 def _current(program: Program) -> Any:
@@ -210,42 +186,26 @@ class Workspace:
         on it. ``keep_survey``: store the survey file itself (default: its SHA-256, name and
         sheet only). :class:`WorkspaceError` if the name is taken; in team mode
         :class:`~cx_app.errors.AccessDenied` unless the user is an analyst of ``team``."""
-        from cx_app.engine.grouping import resolve_plan
         from cx_app.estimate.model_file import model_bytes
-        from cx_app.estimate.training import train_model
-        from cx_app.models.algorithms import preset_label
-        from cx_app.models.analysis import finish_evaluation
-        from cx_app.models.evaluation import evaluate_result
-        from cx_app.survey.importing import load_survey
 
         name = program_name(name)
         self.check_new_program(team)
         self._refuse_taken(name)
-        data, shown = _read(source, filename)
-        survey = load_survey(data, schema=schema, sheet=sheet, filename=shown,
-                             missing_policy=missing_policy)
-        outcome = train_model(survey, algorithm, calibration=calibration, folds=folds,
-                              seed=seed, preset=preset)
-        model, cv = outcome.model, outcome.cv
-        plan = resolve_plan(survey.schema.plan_spec, survey.classes)
-        model_id = preset_label(model.algorithm_id, model.preset)
-        results = finish_evaluation(survey, {model_id: evaluate_result(cv, plan)}, plan, None,
-                                    seed=seed, calibration=model.calibration)
-        skops = model_bytes(model)
-        settings = {"algorithm": algorithm, "preset": model.preset, "calibration": calibration,
-                    "folds": folds, "seed": seed}
-
-        row = model_rows(model, cv, model_id=model_id, skops=skops)
+        made = train_reference(source, filename=filename, schema=schema, sheet=sheet,
+                               missing_policy=missing_policy, algorithm=algorithm,
+                               preset=preset, calibration=calibration, folds=folds, seed=seed)
+        survey, data, model_id = made.survey, made.data, made.model_id
+        row = model_rows(made.model, made.cv, model_id=model_id, skops=model_bytes(made.model))
         row.data_key, row.respondents = survey.data_key, len(survey.y)
 
         def work(session: Session) -> None:
             session.add(Program(
                 name=name, schema_yaml=survey.schema.to_yaml(),
-                plan=survey.schema.plan_spec.model_dump(mode="json"), settings=settings,
+                plan=survey.schema.plan_spec.model_dump(mode="json"), settings=made.settings,
                 survey_filename=_cut(survey.source.filename, FILE_LENGTH),
                 survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
                 survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
-                results_json=results.to_json(), data_key=survey.data_key,
+                results_json=made.results.to_json(), data_key=survey.data_key,
                 keep_files=keep_survey, models=[row], team=team))
             session.flush()
             self.record_change(session, audit.AuditAction.PROGRAM_CREATED, name,
@@ -293,8 +253,8 @@ class Workspace:
                                  "New wave page's 'Fit on all respondents').")
         added: list[AddedWave] = []
         for source in sources:
-            data, filename = _read(source)
-            sample = None if audit_sample is None else _read(audit_sample)
+            data, filename = read_file(source)
+            sample = None if audit_sample is None else read_file(audit_sample)
             added.extend(self._add_file(name, models, data, filename, label, sheet, sample))
         return added
 
@@ -306,19 +266,18 @@ class Workspace:
         item = (source, filename) if isinstance(source, bytes | bytearray) else source
         return self.add_waves(name, [item], label=label, **options)
 
-    def _models(self, name: str) -> list[tuple[int, str, TrainedModel]]:
+    def _models(self, name: str) -> list[FittedModel]:
         """The program's models fitted on all respondents, of the mapping in use."""
 
-        def work(session: Session) -> list[tuple[int, str, Model]]:
+        def work(session: Session) -> list[Model]:
             program = self._program(session, name)
-            rows = session.scalars(select(Model).options(undefer(Model.skops))
-                                   .where(Model.program_id == program.id,
-                                          Model.skops.is_not(None), _current(program))
-                                   .order_by(Model.id)).all()
-            return [(row.id, row.model_id, row) for row in rows]
+            return list(session.scalars(select(Model).options(undefer(Model.skops))
+                                        .where(Model.program_id == program.id,
+                                               Model.skops.is_not(None), _current(program))
+                                        .order_by(Model.id)).all())
 
-        return [(row_id, model_id, model_file(row, name))
-                for row_id, model_id, row in self.database.read(work)]
+        return [FittedModel(row_id=row.id, model_id=row.model_id, model=model_file(row, name))
+                for row in self.database.read(work)]
 
     def _existing(self, name: str, sha256: str) -> list[AddedWave]:
         def work(session: Session) -> list[AddedWave]:
@@ -330,14 +289,10 @@ class Workspace:
 
         return self.database.read(work)
 
-    def _add_file(self, name: str, models: list[tuple[int, str, TrainedModel]], data: bytes,
-                  filename: str, label: str | None, sheet: str | int | None,
+    def _add_file(self, name: str, models: list[FittedModel], data: bytes, filename: str,
+                  label: str | None, sheet: str | int | None,
                   sample: tuple[bytes, str] | None = None) -> list[AddedWave]:
-        from cx_app.estimate.audit import read_audit, with_audit
-        from cx_app.estimate.new_wave import estimate_wave
-        from cx_app.estimate.tracker import split_waves
         from cx_app.provenance import sha256_hex
-        from cx_app.survey.importing import load_survey
 
         sha256 = sha256_hex(data)
         existing = self._existing(name, sha256)
@@ -345,27 +300,9 @@ class Workspace:
             raise WorkspaceError(f"{filename} is already a wave of {name!r}: remove it first")
         if existing:
             return existing
-        schema = models[0][2].schema
-        survey = load_survey(data, schema=schema, sheet=sheet, filename=filename,
-                             require_target=False, scoring=True, require_attributes=False)
-        parts = split_waves(survey)
-        if label is not None and len(parts) > 1:
-            raise WorkspaceError(f"{filename} holds {len(parts)} waves in its wave column, "
-                                 "which label them: leave out the label")
-        labelled = sample and read_audit(*sample, schema, waves=len(parts))
-        waves = []
-        for part in parts:
-            wave_part = part_key(part, len(parts))
-            named = wave_label(part, filename=filename, given=label)
-            rows = []
-            for row_id, _model_id, model in models:
-                estimate = with_audit(model, part, estimate_wave(model, part), labelled)
-                rows.append(estimate_row(row_id, estimate, _segments(model, part, estimate)))
-            waves.append(Wave(file_sha256=sha256, part=wave_part[:TEXT_LENGTH],
-                              filename=filename[:FILE_LENGTH],
-                              sheet=_cut(survey.source.sheet, FILE_LENGTH),
-                              label=named.label[:TEXT_LENGTH], wave_date=named.date,
-                              respondents=estimate.n, estimates=rows))
+        waves = [self._wave_row(p, sha256, filename)
+                 for p in estimate_file(models, data, filename, label=label, sheet=sheet,
+                                        sample=sample)]
 
         def work(session: Session) -> list[AddedWave]:
             program = self._program(session, name, Action.ANALYSE, "adding waves")
@@ -377,11 +314,8 @@ class Workspace:
                 session.add(wave)
                 self.record_change(session, audit.AuditAction.WAVE_ADDED, name,
                                    f"{wave.label} ({wave.filename}, {wave.respondents} respondents)")
-            if program.keep_files and not session.scalar(select(StoredFile.id).where(
-                    StoredFile.program_id == program.id, StoredFile.sha256 == sha256)):
-                session.add(StoredFile(program_id=program.id, sha256=sha256,
-                                       filename=filename[:FILE_LENGTH], size=len(data),
-                                       data=data))
+            if program.keep_files:
+                keep_file(session, program.id, data, filename)
             return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
                               "added") for w in waves]
 
@@ -391,14 +325,18 @@ class Workspace:
             added = []
         return added or self._existing(name, sha256)
 
+    @staticmethod
+    def _wave_row(part: EstimatedPart, sha256: str, filename: str) -> Wave:
+        return Wave(file_sha256=sha256, part=part.part, filename=filename[:FILE_LENGTH],
+                    sheet=_cut(part.sheet, FILE_LENGTH), label=part.label, wave_date=part.date,
+                    respondents=part.respondents,
+                    estimates=[estimate_row(e.model_row, e.estimate, e.segments)
+                               for e in part.estimates])
+
     def estimate_waves(self, name: str, model: str) -> list[str]:
         """Estimate by the model ``model`` (a model id of the program, fitted on all
         respondents) every wave it has not estimated yet, from the files the program keeps;
         the labels of the waves whose file is not kept (they cannot be estimated)."""
-        from cx_app.estimate.new_wave import estimate_wave
-        from cx_app.estimate.tracker import split_waves
-        from cx_app.survey.importing import load_survey
-
         def fitted(session: Session) -> int | None:
             program = self._program(session, name)
             return session.scalar(select(Model.id).where(
@@ -410,8 +348,7 @@ class Workspace:
             raise WorkspaceError(f"the program {name!r} has no model {model!r} fitted on all "
                                  "respondents.")
 
-        def missing(session: Session) -> list[tuple[int, str, str, str | None, str | None,
-                                                    str, bytes | None]]:
+        def missing(session: Session) -> list[KeptWave]:
             program = self._program(session, name, Action.ANALYSE, "estimating waves")
             done = select(Estimate.wave_id).where(Estimate.model_id == row_id)
             waves = session.scalars(select(Wave).where(Wave.program_id == program.id,
@@ -419,41 +356,27 @@ class Workspace:
             files = dict(session.execute(select(StoredFile.sha256, StoredFile.data).where(
                 StoredFile.program_id == program.id,
                 StoredFile.sha256.in_({w.file_sha256 for w in waves}))).all())
-            return [(w.id, w.file_sha256, w.part, w.filename, w.sheet, w.label,
-                     files.get(w.file_sha256)) for w in waves]
+            return [KeptWave(wave_id=w.id, sha256=w.file_sha256, part=w.part,
+                             filename=w.filename, sheet=w.sheet, label=w.label,
+                             data=files.get(w.file_sha256)) for w in waves]
 
         todo = self.database.read(missing)
-        not_kept = [label for *_, label, data in todo if data is None]
-        rows: list[Estimate] = []
-        to_read = sorted({t[1] for t in todo if t[6] is not None})
-        if to_read:  # the model file is opened (and checked) only when a wave waits for it
-            trained = model_file(self.database.read(lambda session: session.scalars(
-                select(Model).options(undefer(Model.skops)).where(Model.id == row_id)).one()),
-                name)
-        for sha256 in to_read:
-            waves = [t for t in todo if t[1] == sha256]
-            _id, _sha, _part, filename, sheet, _label, data = waves[0]
-            survey = load_survey(data, schema=trained.schema, sheet=sheet,
-                                 filename=filename or "wave", require_target=False,
-                                 scoring=True, require_attributes=False)
-            parts = split_waves(survey)
-            by_key = {part_key(p, len(parts)): p for p in parts}
-            for wave_id, _sha, wave_part, *_rest in waves:
-                if wave_part not in by_key:
-                    not_kept.append(_rest[2])
-                    continue
-                part = by_key[wave_part]
-                estimate = estimate_wave(trained, part)
-                row = estimate_row(row_id, estimate, _segments(trained, part, estimate))
-                row.wave_id = wave_id
-                rows.append(row)
+        if not any(w.data is not None for w in todo):
+            return [w.label for w in todo]
+        # the model file is opened (and checked) only when a wave waits for it
+        row = self.database.read(lambda session: session.scalars(
+            select(Model).options(undefer(Model.skops)).where(Model.id == row_id)).one())
+        estimates, not_kept = estimate_kept(
+            FittedModel(row_id=row_id, model_id=model, model=model_file(row, name)), todo)
 
         def work(session: Session) -> None:
-            for row in rows:
+            for wave_id, found in estimates.items():
+                row = estimate_row(row_id, found.estimate, found.segments)
+                row.wave_id = wave_id
                 session.add(row)
 
-        if rows:
-            with contextlib.suppress(IntegrityError):  # estimated by another process meanwhile
+        if estimates:
+            with suppress(IntegrityError):  # estimated by another process meanwhile
                 self.database.write(work)
         return not_kept
 
@@ -516,9 +439,9 @@ class Workspace:
     def program_model(self, name: str, model: str | None = None) -> TrainedModel:
         """The program's model ``model`` (default its first) as a checked
         :class:`cx_app.estimate.model_file.TrainedModel`."""
-        for _row_id, model_id, trained in self._models(name):
-            if model is None or model_id == model:
-                return trained
+        for fitted in self._models(name):
+            if model is None or fitted.model_id == model:
+                return fitted.model
         raise WorkspaceError(f"the program {name!r} has no model {model!r}.")
 
     def results(self, name: str) -> Results:

@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.model_metadata import TrainingData
 from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
 from cx_app.provenance import sha256_hex
-from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
+from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, StoredFile, Wave
 from cx_app.workspace.views import ModelSummary, SegmentFigure, WaveView
 
 if TYPE_CHECKING:
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.tracker import SegmentEstimate
     from cx_app.models.crossval import CrossValResult
 
-__all__ = ["as_utc", "crossval_result", "estimate_row", "model_rows", "model_summary",
+__all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "model_rows", "model_summary",
            "npy_array", "npy_bytes", "survey_identity", "wave_view"]
 
 
@@ -51,13 +54,26 @@ def model_rows(model: TrainedModel, cv: CrossValResult, *, model_id: str, skops:
                ) -> Model:
     """A :class:`Model` row (with its :class:`CrossValidation`) of a trained model, its
     model file's bytes ``skops`` and its cross-validation ``cv``."""
-    arrays = crossval_arrays(cv)
     return Model(model_id=model_id, algorithm=model.algorithm_id, preset=model.preset,
                  calibration=model.calibration, file_sha256=sha256_hex(skops), skops=skops,
                  model_metadata=json.loads(json.dumps(model.metadata(), default=str)),
-                 fit_seconds=float(cv.fit_seconds),
-                 crossval=CrossValidation(fields=crossval_fields(cv),
-                                          **{k: npy_bytes(a) for k, a in arrays.items()}))
+                 fit_seconds=float(cv.fit_seconds), crossval=crossval_row(cv))
+
+
+def crossval_row(cv: CrossValResult) -> CrossValidation:
+    """The :class:`CrossValidation` row of ``cv`` (its arrays as ``.npy`` bytes)."""
+    return CrossValidation(fields=crossval_fields(cv),
+                           **{k: npy_bytes(a) for k, a in crossval_arrays(cv).items()})
+
+
+def keep_file(session: Session, program_id: int, data: bytes, filename: str | None) -> None:
+    """Keep a file in the program (in ``session``'s transaction), once per content."""
+    sha256 = sha256_hex(data)
+    if not session.scalar(select(StoredFile.id).where(StoredFile.program_id == program_id,
+                                                      StoredFile.sha256 == sha256)):
+        session.add(StoredFile(program_id=program_id, sha256=sha256,
+                               filename=None if filename is None else filename[:500],
+                               size=len(data), data=data))
 
 
 def crossval_result(row: CrossValidation) -> CrossValResult:
@@ -114,3 +130,26 @@ def model_file(row: Model, program_name: str) -> Any:
     from cx_app.estimate.model_file import load_model
 
     return load_model(row.skops, name=f"program {program_name}: model {row.model_id}")
+
+
+class FittedModel(BaseModel):
+    """A stored model fitted on all respondents: its row id, model id and the opened model."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    row_id: int
+    model_id: str
+    model: Any  # cx_app.estimate.model_file.TrainedModel
+
+
+class KeptWave(BaseModel):
+    """A stored wave to estimate again: its row id, file, part and label, and the file's
+    bytes (None: the program does not keep the file)."""
+
+    model_config = ConfigDict(frozen=True)
+    wave_id: int
+    sha256: str
+    part: str
+    filename: str | None
+    sheet: str | None
+    label: str
+    data: bytes | None

@@ -141,6 +141,21 @@ def test_a_removed_model_does_not_come_back(entry_script_every_run):  # noqa: F8
     assert list(_reopen().session_state["analysis"].models) == ["lr seed=17"]
 
 
+def test_a_deleted_program_leaves_the_session_and_the_address(entry_script_every_run):  # noqa: F811,E501
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _train(at, "nb", 17)
+    assert at.query_params["program"] == PROGRAM
+    at.switch_page("app_pages/project.py").run()
+    at.checkbox(key="program_delete_sure").check().run()
+    at.button(key="program_delete").click().run()
+    _ok(at)
+    assert "program" not in at.query_params and at.session_state["program"] is None
+    assert "training_done" not in at.session_state  # the finished training left with it
+    assert not at.session_state["analysis"].models  # the sample again, no model
+    with Workspace.open() as workspace:
+        assert PROGRAM not in [p.name for p in workspace.list_programs()]
+
+
 def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(
         entry_script_every_run, tmp_path, capsys):  # noqa: F811
     """The app and ``cx-app program`` work on one workspace: the CLI's ``show --json`` gives
