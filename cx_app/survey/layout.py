@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from cx_app.survey.cells import DATE_TEXT
 from cx_app.survey.choices import is_not_an_answer, score_choices
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
@@ -58,7 +57,9 @@ _SURVEYMONKEY_METADATA = {"collector id", "start date", "end date", "custom data
                           "custom data 1", "custom data 2", "custom data 3"}
 _SURVEYMONKEY_SUBS = {"response", "open-ended response"}
 _RESPONSE_IDS = {"responseid", "respondent id"}
-_SCAN = 40
+HEADER_SCAN_ROWS = 30
+"""A header row is looked for among a file's first rows."""
+_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class DroppedColumn(BaseModel):
@@ -221,11 +222,26 @@ def _stat_gaps(grid: Grid, body: pd.DataFrame, notes: list[str]) -> pd.DataFrame
     return body
 
 
-def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
-                     ) -> tuple[Grid, LayoutReport]:
-    """The grid with one header row (names), the platform's columns and personal data dropped
-    and choice texts read as scores, and what was done (see the module docstring);
-    ``header_row`` guesses a plain file's header row (title rows may sit above it)."""
+def guess_header_row(grid: Grid) -> int:
+    """A plain file's header row (title rows may sit above it): the first row whose text
+    cells fill at least half the table width."""
+    head = grid.head(HEADER_SCAN_ROWS)
+    texts = [sum(present(c) and not (grid.typed and (_NUMBER_TEXT.fullmatch(c)
+                                                    or re.fullmatch(DATE_TEXT, c)))
+                 for c in row) for row in head]
+    width = max((sum(map(present, row)) for row in head), default=0)
+    return next((i for i, n in enumerate(texts) if n >= 2 and n >= 0.5 * width), 0)
+
+
+def present(cell: str | None) -> bool:
+    """Whether a cell holds something (not empty, not only spaces)."""
+    return cell is not None and bool(cell.strip())
+
+
+def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
+    """The layout stage: the grid with one header row (names), the platform's columns and
+    personal data dropped (kept on :attr:`Grid.left_out`) and choice texts read as scores, and
+    what was done (see the module docstring)."""
     if grid.empty:
         return grid, LayoutReport(platform="plain")
     platform, rows = _platform_of(grid)
@@ -235,7 +251,7 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
     platform_cols: set[int] = set()
     ids: set[int] = set()
     if platform == "plain":
-        h = header_row(grid)
+        h = guess_header_row(grid)
         first = (_row(grid, h) + [None] * width)[:width]
         names = [str(c).strip() if c is not None and str(c).strip() else f"column {j + 1}"
                  for j, c in enumerate(first)]
@@ -297,7 +313,9 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
                errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
                        for j, found in grid.errors.items() if j in keep},
                widths=widths, labels=kept_labels if any(kept_labels) else None,
-               row_offset=grid.row_offset + shift)
+               row_offset=grid.row_offset + shift, encoding=grid.encoding,
+               delimiter=grid.delimiter,
+               left_out=tuple((d.column, d.reason) for d in dropped))
     label_of = {names[j]: labels[j] for j in keep if labels[j]}
     return out, LayoutReport(platform=platform, header_rows=rows, labels=label_of,
                              dropped=tuple(dropped), notes=tuple(notes))

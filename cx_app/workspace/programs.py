@@ -238,15 +238,17 @@ class Workspace:
         row = model_rows(model, cv, model_id=model_id, skops=skops)
         row.data_key, row.respondents = survey.data_key, len(survey.y)
 
+        keep = keep_survey and not survey.source.held_personal_data  # never personal data
+
         def work(session: Session) -> None:
             session.add(Program(
                 name=name, schema_yaml=survey.schema.to_yaml(),
                 plan=survey.schema.plan_spec.model_dump(mode="json"), settings=settings,
                 survey_filename=_cut(survey.source.filename, FILE_LENGTH),
                 survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
-                survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
+                survey_sha256=survey.source.sha256, survey_bytes=data if keep else None,
                 results_json=results.to_json(), data_key=survey.data_key,
-                keep_files=keep_survey, models=[row], team=team))
+                keep_files=keep, models=[row], team=team))
             session.flush()
             self.record_change(session, audit.AuditAction.PROGRAM_CREATED, name,
                                f"from {survey.source.filename}, model {model_id}"
@@ -377,8 +379,9 @@ class Workspace:
                 session.add(wave)
                 self.record_change(session, audit.AuditAction.WAVE_ADDED, name,
                                    f"{wave.label} ({wave.filename}, {wave.respondents} respondents)")
-            if program.keep_files and not session.scalar(select(StoredFile.id).where(
-                    StoredFile.program_id == program.id, StoredFile.sha256 == sha256)):
+            if (program.keep_files and not survey.source.held_personal_data  # dropped: not kept
+                    and not session.scalar(select(StoredFile.id).where(
+                        StoredFile.program_id == program.id, StoredFile.sha256 == sha256))):
                 session.add(StoredFile(program_id=program.id, sha256=sha256,
                                        filename=filename[:FILE_LENGTH], size=len(data),
                                        data=data))
