@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
