@@ -6,10 +6,10 @@
 2. **grid** — :func:`~cx_app.survey.reading.read_grids`: workbooks (fastexcel) and SPSS/Stata
    files (pyreadstat) read in a child process with limits, CSV/TSV decoded and sniffed;
 3. **layout** — :func:`~cx_app.survey.layout.recognise_layout`: a platform's header rows folded
-   into one, question texts as labels, personal data and platform columns dropped, choice
-   texts, value labels and declared missing codes read as codes and gaps;
+   into one, question texts as labels, personal data and platform columns dropped;
 4. **typed columns** — :func:`~cx_app.survey.table.read_columns`: the header row and the cells
-   below it, blank and Excel-error masks;
+   below it (choice texts, value labels and declared missing codes read as codes and gaps),
+   blank and Excel-error masks;
 5. **roles** — :func:`~cx_app.survey.inference.infer_schema` when no schema is given;
 6. **survey** — :func:`~cx_app.survey.cleaning.clean_columns` on the mapped columns (gaps,
    invalid cells listed with their reason, the survey and model bases), an attribute carrying
@@ -235,6 +235,7 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     data, name = read_source(source, filename, limits)  # the bytes
     (grid, table, inferred), notes = _sheet(data, name, sheet, schema, require_target,
                                             require_attributes, limits)  # grid, layout, table
+    notes.extend(table.notes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:  # the roles
         schema = inferred or infer_schema(table.frame, name=Path(name).stem or "inferred")

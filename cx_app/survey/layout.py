@@ -1,10 +1,10 @@
 """Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
 
-The layout stage folds a platform's header rows into one column name plus a label, drops
-platform columns and personal data, and reads choice texts as scores.
-
-:func:`recognise_layout` is the stage between the raw grid (:mod:`cx_app.survey.reading`) and
-the header matching of :mod:`cx_app.survey.importing`. It recognises, from the first rows:
+The layout stage folds a platform's header rows into one column name plus a label and drops
+platform columns and personal data. :func:`recognise_layout` is the stage between the raw grid
+(:mod:`cx_app.survey.reading`) and the typed columns (:mod:`cx_app.survey.table`, where choice
+texts, value labels and declared missing codes become codes and gaps). It recognises, from
+the first rows:
 
 - **Qualtrics** (CSV, TSV, Excel; docs/platform-exports.md): row 1 the field names (``Q1``,
   ``Q2_3``), row 2 the question texts (a matrix item as "question - item"), row 3 the
@@ -14,15 +14,13 @@ the header matching of :mod:`cx_app.survey.importing`. It recognises, from the f
 - **SurveyMonkey** ("expanded"): row 1 the question texts (written once over a matrix's
   columns), row 2 the sub-questions, "Response" or "Open-Ended Response". A column is named by
   its question text ("question – item" for a matrix item or an open-ended answer).
-- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels;
-  declared missing codes and codes whose value label says "not applicable" are gaps.
+- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels.
 - anything else: a plain one-row header (found later by the importer), left as it is.
 
 Then for every layout: columns holding personal data (:mod:`cx_app.survey.personal`) are
 dropped; on a platform export, its own columns (dates, durations, progress, status, finished
 flags, channels, language, locations, its derived ``*_NPS_GROUP``) are dropped too, the response
-id kept; and columns of choice texts are read as scores (:mod:`cx_app.survey.choices`). Each
-dropped column and each conversion is a note; the result is a :class:`LayoutReport`.
+id kept. Each dropped column is a note; the result is a :class:`LayoutReport`.
 """
 
 from __future__ import annotations
@@ -30,12 +28,10 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from cx_app.survey.cells import DATE_TEXT
-from cx_app.survey.choices import is_not_an_answer, score_choices
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
 
@@ -200,29 +196,6 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
     return "plain", 1
 
 
-def _stat_gaps(grid: Grid, body: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
-    """A .sav/.dta body with declared missing codes and "not applicable" value labels blank."""
-    for j, variable in enumerate(grid.variables or ()):
-        gap_codes = {code for code, text in variable.value_labels.items()
-                     if is_not_an_answer(text)}
-        column = body.iloc[:, j]
-        numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
-        for lo, hi in variable.missing:
-            try:
-                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
-            except ValueError:
-                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
-        if gap.any():
-            body.iloc[gap, j] = pd.NA
-            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
-                                          for lo, hi in variable.missing)})
-            notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
-                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
-                         "gaps, not scores")
-    return body
-
-
 def guess_header_row(grid: Grid) -> int:
     """A plain file's header row (title rows may sit above it): the first row whose text
     cells fill at least half the table width."""
@@ -241,8 +214,7 @@ def present(cell: str | None) -> bool:
 
 def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
     """The layout stage: the grid with one header row (names), the platform's columns and
-    personal data dropped (kept on :attr:`Grid.left_out`) and choice texts read as scores, and
-    what was done (see the module docstring)."""
+    personal data dropped (kept on :attr:`Grid.left_out`), and what was done (see the module docstring)."""
     if grid.empty:
         return grid, LayoutReport(platform="plain")
     platform, rows = _platform_of(grid)
@@ -262,7 +234,7 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
         if platform in ("spss", "stata"):
             names = [v.name for v in grid.variables or ()]
             labels = list(grid.labels or [None] * len(names))
-            body = _stat_gaps(grid, grid.cells.iloc[1:].copy(), notes)
+            body = grid.cells.iloc[1:]
         else:
             names, labels, platform_cols, ids = _headers(grid, platform, rows)
             body = grid.cells.iloc[rows:]
@@ -284,28 +256,17 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
             dropped.append(DroppedColumn(column=names[j], reason=reason))
         else:
             keep.append(j)
-    converted = {}
-    for j in keep:
-        found = None if j in ids else score_choices(body.iloc[:, j])
-        if found is not None:
-            converted[j] = found
-            notes.append(f"column {names[j]!r}: answers given as choice text read as scores "
-                         f"({found.scale.replace('_', ' ')})"
-                         + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
-                            "as gaps" if found.gaps else ""))
     if dropped:
         notes.append("columns left out at import: " + "; ".join(
             f"{d.column!r} ({d.reason})" for d in dropped))
-    if platform == "plain" and not dropped and not converted:
+    if platform == "plain" and not dropped:
         return grid, LayoutReport(platform="plain")
     if top is None:
         top = pd.DataFrame([names], dtype=object).astype(TEXT)
     columns = {}
     for k, j in enumerate(keep):
-        part = (pd.Series(pd.array(converted[j].codes.tolist(), dtype=TEXT))
-                if j in converted else body.iloc[:, j].reset_index(drop=True))
-        columns[k] = pd.concat([top.iloc[:, j].reset_index(drop=True), part],
-                               ignore_index=True)
+        columns[k] = pd.concat([top.iloc[:, j].reset_index(drop=True),
+                                body.iloc[:, j].reset_index(drop=True)], ignore_index=True)
     cells = pd.DataFrame(columns) if columns else pd.DataFrame()
     kept_labels = tuple(labels[j] for j in keep)
     widths = None if grid.widths is None else tuple(
@@ -314,6 +275,8 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
                errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
                        for j, found in grid.errors.items() if j in keep},
                widths=widths, labels=kept_labels if any(kept_labels) else None,
+               variables=None if grid.variables is None else tuple(
+                   grid.variables[j] for j in keep),
                row_offset=grid.row_offset + shift, encoding=grid.encoding,
                delimiter=grid.delimiter,
                left_out=tuple((d.column, d.reason) for d in dropped))

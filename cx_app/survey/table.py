@@ -5,8 +5,10 @@ matching the most columns of a schema, or without one the guessed header of
 :func:`~cx_app.survey.layout.guess_header_row`) and gives the cells below it as a
 :class:`Table`: text columns named by their header (plain text, repeated names numbered), the
 blank and Excel-error masks, completely blank rows dropped and counted, the file's row numbers
-as the index. The answer texts were read as codes by the layout stage before
-(:mod:`cx_app.survey.layout`); the roles are inferred from this table
+as the index. Answers become codes here: choice texts read as scores and "not an answer" texts
+as gaps (:mod:`cx_app.survey.choices`), an SPSS/Stata file's declared missing codes and codes
+whose value label says "not applicable" as gaps; each conversion is a note. The roles are
+inferred from this table
 (:mod:`cx_app.survey.inference`) and its columns cleaned by :mod:`cx_app.survey.cleaning`.
 """
 
@@ -22,8 +24,9 @@ from pydantic import BaseModel, ConfigDict
 
 from cx_app.safe_text import control_characters, describe_removed, plain_text
 from cx_app.survey.cells import DATE_TEXT, ColumnCells, blank_mask, date_text
+from cx_app.survey.choices import is_not_an_answer, score_choices
 from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present
-from cx_app.survey.reading import Grid
+from cx_app.survey.reading import TEXT, Grid, StatVariable
 from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header
 from cx_app.survey.xml_safety import column_letters
 
@@ -42,6 +45,7 @@ class Table(BaseModel):
     blank_rows: int
     header: int
     header_cells: tuple[str | None, ...]
+    notes: tuple[str, ...] = ()
 
     def column(self, j: int) -> ColumnCells:
         header = self.frame.columns[j]
@@ -138,6 +142,7 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
     if grid.labels is not None:  # question texts: infer_schema gives them to the attributes
         frame.attrs["labels"] = {h: label for h, label in zip(headers, grid.labels,
                                                                   strict=False) if label}
+    notes = _answer_codes(frame, grid.variables)
     blank = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(headers)},
                          index=frame.index)
     errors = {}
@@ -151,4 +156,38 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
         frame, blank = frame[keep], blank[keep]
         errors = {c: e[keep] for c, e in errors.items()}
     return Table(frame=frame, blank=blank, errors=errors, typed=grid.typed, blank_rows=dropped,
-                 header=header, header_cells=tuple(first))
+                 header=header, header_cells=tuple(first), notes=tuple(notes))
+
+
+def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None) -> list[str]:
+    """Answers as codes, in place: declared missing codes and "not applicable" value labels
+    of an SPSS/Stata file blank, choice texts their scores; a note for each column changed."""
+    notes = []
+    for j, variable in enumerate(variables or ()):
+        gap_codes = {code for code, text in variable.value_labels.items()
+                     if is_not_an_answer(text)}
+        column = frame.iloc[:, j]
+        numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
+        for lo, hi in variable.missing:
+            try:
+                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
+            except ValueError:
+                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
+        if gap.any():
+            frame.iloc[gap, j] = pd.NA
+            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
+                                          for lo, hi in variable.missing)})
+            notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
+                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
+                         "gaps, not scores")
+    for j, name in enumerate(frame.columns):
+        found = score_choices(frame.iloc[:, j])
+        if found is not None:
+            frame.isetitem(j, pd.Series(pd.array(found.codes.tolist(), dtype=TEXT),
+                                        index=frame.index))
+            notes.append(f"column {name!r}: answers given as choice text read as scores "
+                         f"({found.scale.replace('_', ' ')})"
+                         + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
+                            "as gaps" if found.gaps else ""))
+    return notes
