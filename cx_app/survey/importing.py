@@ -244,6 +244,8 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
         notes.append(f"layout inferred from the data (no schema given): target "
                      f"{schema.target.column!r} on {schema.target.scale}, "
                      f"{len(schema.attributes)} attributes")
+        notes.extend(part for part in (schema.description or "").split("; ")
+                     if part.startswith("matrix "))  # a numbered 'Not applicable', perhaps
     found = table.positions(schema)
     _check_columns(schema, found, table, where, notes, require_target, require_attributes)
     column_of = {spec.name: table.frame.columns[found[spec.name]] for spec in schema.columns()
