@@ -64,26 +64,10 @@ def read_table(
 def sheet_names(
     source: Any, *, filename: str | None = None, limits: ImportLimits | None = None,
 ) -> list[str]:
-    """The sheet names of a survey workbook (an empty list for a CSV or statistics file).
-
-    The file is read exactly as :func:`load_survey` reads it — the same size limits, archive
-    checks (zip bombs, XML document types, encrypted or renamed files) and reader in a child
-    process with limits — so listing the sheets of an upload is as safe as importing it.
-
-    Parameters
-    ----------
-    source
-        A path, the file's bytes, or a file-like object (an upload).
-    filename
-        The display name (its suffix decides CSV or workbook); default: the path's name.
-    limits
-        Import limits; default :func:`~cx_app.survey.limits.limits_from_env`.
-
-    Raises
-    ------
-    SurveyFileError
-        The same error, with the same message, as :func:`load_survey` for that file.
-    """
+    """The sheet names of a survey workbook (an empty list for a CSV or statistics file),
+    read exactly as :func:`load_survey` reads the file (the same limits, archive checks and
+    reader in a child process, the same errors), so listing the sheets of an upload is as safe
+    as importing it. ``source``: a path, bytes or a file object; ``filename``: its display name."""
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
     if survey_suffix(data, name) not in EXCEL_SUFFIXES:
@@ -98,8 +82,7 @@ def _required(schema: SurveySchema, require_target: bool,
 
 
 def _laid_out(grid: Grid, notes: list[str]) -> Grid:
-    """The layout stage (:func:`~cx_app.survey.layout.recognise_layout`), its notes kept."""
-    out, report = recognise_layout(grid)
+    out, report = recognise_layout(grid)  # the layout stage, its notes kept
     notes.extend(report.notes)
     return out
 

@@ -192,13 +192,12 @@ def _numbered_na(attributes: list[str], scores: dict[str, tuple[pd.Series, Scale
 
 def matrix_sentence(question: str, items: list[str], top: int) -> str:
     """What the import did with a matrix whose answers reach one above its scale."""
-    return (f"matrix {plain_text(question)!r} ({', '.join(map(repr, items))}) has answers 1–{top}, "
-            f"one above a {top - 1}-point scale, which is how a Qualtrics numeric export codes "
-            f"'Not applicable' (the numbers alone cannot tell), so its items are read on "
-            f"1–{top - 1} and each answer {top} is out of the scale: those respondents stay in "
-            f"the NPS and are left out of the models, listed with the reason — declare {top} a "
-            f"missing code in the mapping (missing codes; --missing-codes {top} with the column "
-            f"flags) to keep them as gaps, or set the scale 1–{top} if {top} is an answer")
+    return (f"matrix {plain_text(question)!r} ({', '.join(map(repr, items))}) has answers "
+            f"1–{top}, one above a {top - 1}-point scale, which is how a Qualtrics numeric "
+            f"export codes 'Not applicable' (the numbers alone cannot tell), so it is read on "
+            f"1–{top - 1} and each {top} is out of the scale (in the NPS, out of the models, "
+            f"listed with the reason) — declare {top} a missing code in the mapping to keep "
+            f"them as gaps, or set the scale 1–{top} if {top} is an answer")
 
 
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",

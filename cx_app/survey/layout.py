@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -69,14 +70,13 @@ class DroppedColumn(BaseModel):
 
 
 class LayoutReport(BaseModel):
-    """What the layout stage found: the platform, how many header rows it folded into one, each
-    kept column's label (question text), the dropped columns, and its notes."""
+    """What the layout stage found: the platform, how many header rows it folded into one, the
+    dropped columns, and its notes (the labels, question texts, are on the grid)."""
 
     model_config = ConfigDict(frozen=True)
 
     platform: Platform
     header_rows: int = 1
-    labels: dict[str, str] = {}
     dropped: tuple[DroppedColumn, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -263,26 +263,21 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
         return grid, LayoutReport(platform="plain")
     if top is None:
         top = pd.DataFrame([names], dtype=object).astype(TEXT)
-    columns = {}
-    for k, j in enumerate(keep):
-        columns[k] = pd.concat([top.iloc[:, j].reset_index(drop=True),
-                                body.iloc[:, j].reset_index(drop=True)], ignore_index=True)
-    cells = pd.DataFrame(columns) if columns else pd.DataFrame()
+    cells = pd.DataFrame({k: pd.concat([top.iloc[:, j].reset_index(drop=True),
+                                        body.iloc[:, j].reset_index(drop=True)],
+                                       ignore_index=True) for k, j in enumerate(keep)})
     kept_labels = tuple(labels[j] for j in keep)
     widths = None if grid.widths is None else tuple(
         min(w, len(keep)) for w in (grid.widths[:len(top)] + grid.widths[len(top) + shift:]))
-    out = Grid(grid.sheet, cells, typed=grid.typed,
-               errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
-                       for j, found in grid.errors.items() if j in keep},
-               widths=widths, labels=kept_labels if any(kept_labels) else None,
-               variables=None if grid.variables is None else tuple(
-                   grid.variables[j] for j in keep),
-               row_offset=grid.row_offset + shift, encoding=grid.encoding,
-               delimiter=grid.delimiter,
-               left_out=tuple((d.column, d.reason) for d in dropped))
-    label_of = {names[j]: labels[j] for j in keep if labels[j]}
-    return out, LayoutReport(platform=platform, header_rows=rows, labels=label_of,
-                             dropped=tuple(dropped), notes=tuple(notes))
+    out = replace(grid, cells=cells, widths=widths, row_offset=grid.row_offset + shift,
+                  errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
+                          for j, found in grid.errors.items() if j in keep},
+                  labels=kept_labels if any(kept_labels) else None,
+                  variables=None if grid.variables is None else tuple(
+                      grid.variables[j] for j in keep),
+                  left_out=tuple((d.column, d.reason) for d in dropped))
+    return out, LayoutReport(platform=platform, header_rows=rows, dropped=tuple(dropped),
+                             notes=tuple(notes))
 
 
 _PERSONAL_SAMPLE = 5_000
