@@ -1,15 +1,11 @@
 """The typed-columns stage of the import: a laid-out grid's header row and the cells below it.
 
-:func:`read_columns` finds the header row of a :class:`~cx_app.survey.reading.Grid` (the row
-matching the most columns of a schema, or without one the guessed header of
+:func:`read_columns` finds the header row (the best match of a schema's columns, else
 :func:`~cx_app.survey.layout.guess_header_row`) and gives the cells below it as a
-:class:`Table`: text columns named by their header (plain text, repeated names numbered), the
-blank and Excel-error masks, completely blank rows dropped and counted, the file's row numbers
-as the index. Answers become codes here: choice texts read as scores and "not an answer" texts
-as gaps (:mod:`cx_app.survey.choices`), an SPSS/Stata file's declared missing codes and codes
-whose value label says "not applicable" as gaps; each conversion is a note. The roles are
-inferred from this table
-(:mod:`cx_app.survey.inference`) and its columns cleaned by :mod:`cx_app.survey.cleaning`.
+:class:`Table`: columns named by their header, blank and Excel-error masks, blank rows dropped
+and counted, the file's rows as the index. Answers become codes here: choice texts scores,
+"not an answer" texts and an SPSS/Stata file's declared missing or "not applicable" codes
+gaps (:mod:`cx_app.survey.choices`), each conversion a note.
 """
 
 from __future__ import annotations
