@@ -97,10 +97,11 @@ _KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
 
 
 def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
-    """Clean one score column. Missing: blanks, the schema's ``codes``, and — whatever the
-    schema says — the usual "no answer" codes that cannot be answers on this column's scale
-    (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside it, e.g. 99 on 1–10, and the
-    texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't know", "N/A").
+    """Clean one score column. Missing: blanks, the schema's ``codes`` and — whatever the
+    schema says — the usual "no answer" codes (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES`,
+    e.g. 99, and the texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't
+    know", "N/A"); a numeric code is missing only outside the column's scale (6 declared for a
+    1–5 matrix's "Not applicable" stays an answer on a 0–10 recommend question).
     Numbers are read from the trimmed text, a decimal comma allowed ("7,5"); a date cell, an
     Excel error cell, a non-numeric text, a decimal or an out-of-scale number is invalid."""
     typed = column.typed
@@ -134,8 +135,8 @@ def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
         numbers.loc[decimal_comma.index] = decimal_comma
         is_code_text[texty] = text[texty].map(_fold).isin(set(codes[1]) | _KNOWN_TEXT)
     missing = blank | is_code_text
-    numeric_codes = set(codes[0]) | {float(c) for c in KNOWN_NUMERIC_CODES
-                                     if not scale.min <= c <= scale.max}
+    numeric_codes = {float(c) for c in (*codes[0], *KNOWN_NUMERIC_CODES)
+                     if not scale.min <= c <= scale.max}
     if numeric_codes:
         missing |= numbers.isin(list(numeric_codes))
     numbers = numbers.where(~missing)

@@ -172,6 +172,34 @@ def infer_scale(scores: pd.Series, header: str = "") -> Scale:
     return Scale(min=lo, max=max(hi, lo + 1))
 
 
+def _numbered_na(attributes: list[str], scores: dict[str, tuple[pd.Series, Scale]],
+                 labels: dict[str, str]) -> list[tuple[list[str], int, str]]:
+    """The matrices (items whose question text is "question - item") whose answers run from 1
+    to one above a 5- or 7-point scale, the top being the number a Qualtrics numeric export
+    gives "Not applicable": (items, that top, the question), none with its scale stated."""
+    groups: dict[str, list[str]] = {}
+    for h in attributes:
+        label = labels.get(h, "")
+        if " - " in label and _stated_scale(f"{h} {label}") is None:
+            groups.setdefault(label.rsplit(" - ", 1)[0].strip(), []).append(h)
+    found = []
+    for question, items in groups.items():
+        values = pd.concat([scores[h][0] for h in items])
+        if len(items) > 1 and values.min() >= 1 and int(values.max()) in (6, 8):
+            found.append((items, int(values.max()), question))
+    return found
+
+
+def matrix_sentence(question: str, items: list[str], top: int) -> str:
+    """What the import did with a matrix whose answers reach one above its scale."""
+    return (f"matrix {plain_text(question)!r} ({', '.join(map(repr, items))}) has answers "
+            f"1–{top}, one above a {top - 1}-point scale, which is how a Qualtrics numeric "
+            f"export codes 'Not applicable' (the numbers alone cannot tell), so it is read on "
+            f"1–{top - 1} and each {top} is out of the scale (in the NPS, out of the models, "
+            f"listed with the reason) — declare {top} a missing code in the mapping to keep "
+            f"them as gaps, or set the scale 1–{top} if {top} is an answer")
+
+
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
                  labels: dict[str, str] | None = None) -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
@@ -280,6 +308,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
         if (_stated_scale(h) is None and len(scores[h][0]) < _FEW_ANSWERS
                 and usual.min <= own.min and own.max <= usual.max):
             scores[h] = (scores[h][0], usual)
+    matrices = _numbered_na(attributes, scores, labels)
+    for items, top, _ in matrices:
+        for h in items:
+            scores[h] = (scores[h][0], Scale(min=1, max=top - 1))
     attr_scales = {scores[h][1] for h in attributes}
     # gaps ("not used" for roaming) are kept: the fitted models fill them (policy default)
     incomplete = pd.Series(False, index=frame.index)
@@ -304,6 +336,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
             f"{h!r} {r}" for h, r in leaks.items())
     if free:
         description += "; free text (never a segment): " + ", ".join(map(repr, free))
+    for items, top, question in matrices:
+        description += "; " + matrix_sentence(question, items, top)
     if guessed:
         description += (f"; no header names a target question, so {target!r} was taken as the "
                         "target: check it")

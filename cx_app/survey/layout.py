@@ -1,10 +1,10 @@
 """Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
 
-The layout stage folds a platform's header rows into one column name plus a label, drops
-platform columns and personal data, and reads choice texts as scores.
-
-:func:`recognise_layout` is the stage between the raw grid (:mod:`cx_app.survey.reading`) and
-the header matching of :mod:`cx_app.survey.importing`. It recognises, from the first rows:
+The layout stage folds a platform's header rows into one column name plus a label and drops
+platform columns and personal data. :func:`recognise_layout` is the stage between the raw grid
+(:mod:`cx_app.survey.reading`) and the typed columns (:mod:`cx_app.survey.table`, where choice
+texts, value labels and declared missing codes become codes and gaps). It recognises, from
+the first rows:
 
 - **Qualtrics** (CSV, TSV, Excel; docs/platform-exports.md): row 1 the field names (``Q1``,
   ``Q2_3``), row 2 the question texts (a matrix item as "question - item"), row 3 the
@@ -14,28 +14,25 @@ the header matching of :mod:`cx_app.survey.importing`. It recognises, from the f
 - **SurveyMonkey** ("expanded"): row 1 the question texts (written once over a matrix's
   columns), row 2 the sub-questions, "Response" or "Open-Ended Response". A column is named by
   its question text ("question – item" for a matrix item or an open-ended answer).
-- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels;
-  declared missing codes and codes whose value label says "not applicable" are gaps.
+- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels.
 - anything else: a plain one-row header (found later by the importer), left as it is.
 
 Then for every layout: columns holding personal data (:mod:`cx_app.survey.personal`) are
 dropped; on a platform export, its own columns (dates, durations, progress, status, finished
 flags, channels, language, locations, its derived ``*_NPS_GROUP``) are dropped too, the response
-id kept; and columns of choice texts are read as scores (:mod:`cx_app.survey.choices`). Each
-dropped column and each conversion is a note; the result is a :class:`LayoutReport`.
+id kept. Each dropped column is a note; the result is a :class:`LayoutReport`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from cx_app.survey.choices import is_not_an_answer, score_choices
+from cx_app.survey.cells import DATE_TEXT
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
 
@@ -58,7 +55,9 @@ _SURVEYMONKEY_METADATA = {"collector id", "start date", "end date", "custom data
                           "custom data 1", "custom data 2", "custom data 3"}
 _SURVEYMONKEY_SUBS = {"response", "open-ended response"}
 _RESPONSE_IDS = {"responseid", "respondent id"}
-_SCAN = 40
+HEADER_SCAN_ROWS = 30
+"""A header row is looked for among a file's first rows."""
+_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 class DroppedColumn(BaseModel):
@@ -71,14 +70,13 @@ class DroppedColumn(BaseModel):
 
 
 class LayoutReport(BaseModel):
-    """What the layout stage found: the platform, how many header rows it folded into one, each
-    kept column's label (question text), the dropped columns, and its notes."""
+    """What the layout stage found: the platform, how many header rows it folded into one, the
+    dropped columns, and its notes (the labels, question texts, are on the grid)."""
 
     model_config = ConfigDict(frozen=True)
 
     platform: Platform
     header_rows: int = 1
-    labels: dict[str, str] = {}
     dropped: tuple[DroppedColumn, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -198,34 +196,25 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
     return "plain", 1
 
 
-def _stat_gaps(grid: Grid, body: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
-    """A .sav/.dta body with declared missing codes and "not applicable" value labels blank."""
-    for j, variable in enumerate(grid.variables or ()):
-        gap_codes = {code for code, text in variable.value_labels.items()
-                     if is_not_an_answer(text)}
-        column = body.iloc[:, j]
-        numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
-        for lo, hi in variable.missing:
-            try:
-                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
-            except ValueError:
-                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
-        if gap.any():
-            body.iloc[gap, j] = pd.NA
-            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
-                                          for lo, hi in variable.missing)})
-            notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
-                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
-                         "gaps, not scores")
-    return body
+def guess_header_row(grid: Grid) -> int:
+    """A plain file's header row (title rows may sit above it): the first row whose text
+    cells fill at least half the table width."""
+    head = grid.head(HEADER_SCAN_ROWS)
+    texts = [sum(present(c) and not (grid.typed and (_NUMBER_TEXT.fullmatch(c)
+                                                    or re.fullmatch(DATE_TEXT, c)))
+                 for c in row) for row in head]
+    width = max((sum(map(present, row)) for row in head), default=0)
+    return next((i for i, n in enumerate(texts) if n >= 2 and n >= 0.5 * width), 0)
 
 
-def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
-                     ) -> tuple[Grid, LayoutReport]:
-    """The grid with one header row (names), the platform's columns and personal data dropped
-    and choice texts read as scores, and what was done (see the module docstring);
-    ``header_row`` guesses a plain file's header row (title rows may sit above it)."""
+def present(cell: str | None) -> bool:
+    """Whether a cell holds something (not empty, not only spaces)."""
+    return cell is not None and bool(cell.strip())
+
+
+def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
+    """The layout stage: the grid with one header row (names), the platform's columns and
+    personal data dropped (kept on :attr:`Grid.left_out`), and what was done (see the module docstring)."""
     if grid.empty:
         return grid, LayoutReport(platform="plain")
     platform, rows = _platform_of(grid)
@@ -235,7 +224,7 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
     platform_cols: set[int] = set()
     ids: set[int] = set()
     if platform == "plain":
-        h = header_row(grid)
+        h = guess_header_row(grid)
         first = (_row(grid, h) + [None] * width)[:width]
         names = [str(c).strip() if c is not None and str(c).strip() else f"column {j + 1}"
                  for j, c in enumerate(first)]
@@ -245,7 +234,7 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
         if platform in ("spss", "stata"):
             names = [v.name for v in grid.variables or ()]
             labels = list(grid.labels or [None] * len(names))
-            body = _stat_gaps(grid, grid.cells.iloc[1:].copy(), notes)
+            body = grid.cells.iloc[1:]
         else:
             names, labels, platform_cols, ids = _headers(grid, platform, rows)
             body = grid.cells.iloc[rows:]
@@ -267,40 +256,28 @@ def recognise_layout(grid: Grid, header_row: Callable[[Grid], int]
             dropped.append(DroppedColumn(column=names[j], reason=reason))
         else:
             keep.append(j)
-    converted = {}
-    for j in keep:
-        found = None if j in ids else score_choices(body.iloc[:, j])
-        if found is not None:
-            converted[j] = found
-            notes.append(f"column {names[j]!r}: answers given as choice text read as scores "
-                         f"({found.scale.replace('_', ' ')})"
-                         + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
-                            "as gaps" if found.gaps else ""))
     if dropped:
         notes.append("columns left out at import: " + "; ".join(
             f"{d.column!r} ({d.reason})" for d in dropped))
-    if platform == "plain" and not dropped and not converted:
+    if platform == "plain" and not dropped:
         return grid, LayoutReport(platform="plain")
     if top is None:
         top = pd.DataFrame([names], dtype=object).astype(TEXT)
-    columns = {}
-    for k, j in enumerate(keep):
-        part = (pd.Series(pd.array(converted[j].codes.tolist(), dtype=TEXT))
-                if j in converted else body.iloc[:, j].reset_index(drop=True))
-        columns[k] = pd.concat([top.iloc[:, j].reset_index(drop=True), part],
-                               ignore_index=True)
-    cells = pd.DataFrame(columns) if columns else pd.DataFrame()
+    cells = pd.DataFrame({k: pd.concat([top.iloc[:, j].reset_index(drop=True),
+                                        body.iloc[:, j].reset_index(drop=True)],
+                                       ignore_index=True) for k, j in enumerate(keep)})
     kept_labels = tuple(labels[j] for j in keep)
     widths = None if grid.widths is None else tuple(
         min(w, len(keep)) for w in (grid.widths[:len(top)] + grid.widths[len(top) + shift:]))
-    out = Grid(grid.sheet, cells, typed=grid.typed,
-               errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
-                       for j, found in grid.errors.items() if j in keep},
-               widths=widths, labels=kept_labels if any(kept_labels) else None,
-               row_offset=grid.row_offset + shift)
-    label_of = {names[j]: labels[j] for j in keep if labels[j]}
-    return out, LayoutReport(platform=platform, header_rows=rows, labels=label_of,
-                             dropped=tuple(dropped), notes=tuple(notes))
+    out = replace(grid, cells=cells, widths=widths, row_offset=grid.row_offset + shift,
+                  errors={keep.index(j): {r - shift: e for r, e in found.items() if r >= rows}
+                          for j, found in grid.errors.items() if j in keep},
+                  labels=kept_labels if any(kept_labels) else None,
+                  variables=None if grid.variables is None else tuple(
+                      grid.variables[j] for j in keep),
+                  left_out=tuple((d.column, d.reason) for d in dropped))
+    return out, LayoutReport(platform=platform, header_rows=rows, dropped=tuple(dropped),
+                             notes=tuple(notes))
 
 
 _PERSONAL_SAMPLE = 5_000

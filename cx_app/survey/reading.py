@@ -96,6 +96,9 @@ class Grid:
     """File rows above the grid's first row (header rows a platform layout folded into one)."""
     left_out: tuple[tuple[str, str], ...] = ()
     """Columns the layout stage dropped (column, why): personal data, platform columns."""
+    encoding: str | None = None
+    """A CSV file's encoding and delimiter (None for a workbook or statistics file)."""
+    delimiter: str | None = None
 
     def width(self, start: int) -> int:
         """The number of columns of the rows from ``start`` on."""
@@ -298,7 +301,7 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, str]:
+def csv_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
     """The rows of a CSV file. Binary data (control bytes, NUL included, on more than 5% of the
     first 4 KB) is refused; a stray NUL byte in a cell of a text file is kept, and the importer
     excludes that row with its reason."""
@@ -331,7 +334,8 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> tuple[Grid, str, s
     longest = max(map(len, rows), default=0)
     cells = pd.DataFrame([row + [None] * (longest - len(row)) for row in rows],
                          dtype=object).astype(TEXT) if rows else pd.DataFrame()
-    return Grid(None, cells, widths=tuple(map(len, rows))), encoding, delimiter
+    return Grid(None, cells, widths=tuple(map(len, rows)), encoding=encoding,
+                delimiter=delimiter)
 
 
 def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
@@ -353,3 +357,34 @@ def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
                          for j in range(table.num_columns)})
     cells = pd.concat([header, body], ignore_index=True) if len(variables) else pd.DataFrame()
     return Grid(None, cells, labels=tuple(v.label for v in variables), variables=variables)
+
+
+def survey_suffix(data: bytes, name: str) -> str:
+    """The lower-case suffix of a non-empty survey file; anything else refused."""
+    if not data:
+        raise SurveyFileError(f"{name}: the file is empty (0 bytes)")
+    suffix = Path(name).suffix.lower()
+    if suffix not in (*CSV_SUFFIXES, *EXCEL_SUFFIXES, *STAT_SUFFIXES):
+        raise SurveyFileError(
+            f"{name}: '{suffix or 'no extension'}' is not a supported survey file; use .xlsx, "
+            ".xlsm, .xls, .ods, .csv, .tsv, or an SPSS (.sav, .zsav) or Stata (.dta) file")
+    return suffix
+
+
+def read_grids(data: bytes, name: str, limits: ImportLimits,
+               ) -> tuple[list[str], Callable[[str | None], Grid]]:
+    """The first stage of the import, bytes → grid: (the sheet names, a function reading one
+    sheet's :class:`Grid`). A CSV, SPSS or Stata file has no sheet names: its one table is
+    read at once and the function gives it for any name. An empty file or workbook is refused."""
+    suffix = survey_suffix(data, name)
+    if suffix in EXCEL_SUFFIXES:
+        names, load = excel_grids(data, name, limits)
+        if not names:
+            raise SurveyFileError(f"{name}: the workbook has no sheets")
+        return names, load
+    grid = stat_grid(data, name, limits) if suffix in STAT_SUFFIXES else csv_grid(
+        data, name, limits)
+    if (grid.cells.shape[0] < 2 if grid.variables is not None else not any(
+            c is not None and c.strip() for row in grid.head(30) for c in row)):
+        raise SurveyFileError(f"{name}: the file has no data")
+    return [], lambda _sheet: grid

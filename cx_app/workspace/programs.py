@@ -198,15 +198,17 @@ class Workspace:
         row = model_rows(made.model, made.cv, model_id=model_id, skops=model_bytes(made.model))
         row.data_key, row.respondents = survey.data_key, len(survey.y)
 
+        keep = keep_survey and not survey.source.held_personal_data  # never personal data
+
         def work(session: Session) -> None:
             session.add(Program(
                 name=name, schema_yaml=survey.schema.to_yaml(),
                 plan=survey.schema.plan_spec.model_dump(mode="json"), settings=made.settings,
                 survey_filename=_cut(survey.source.filename, FILE_LENGTH),
                 survey_sheet=_cut(survey.source.sheet, FILE_LENGTH),
-                survey_sha256=survey.source.sha256, survey_bytes=data if keep_survey else None,
+                survey_sha256=survey.source.sha256, survey_bytes=data if keep else None,
                 results_json=made.results.to_json(), data_key=survey.data_key,
-                keep_files=keep_survey, models=[row], team=team))
+                keep_files=keep, models=[row], team=team))
             session.flush()
             self.record_change(session, audit.AuditAction.PROGRAM_CREATED, name,
                                f"from {survey.source.filename}, model {model_id}"
@@ -300,9 +302,9 @@ class Workspace:
             raise WorkspaceError(f"{filename} is already a wave of {name!r}: remove it first")
         if existing:
             return existing
-        waves = [self._wave_row(p, sha256, filename)
-                 for p in estimate_file(models, data, filename, label=label, sheet=sheet,
-                                        sample=sample)]
+        parts = estimate_file(models, data, filename, label=label, sheet=sheet, sample=sample)
+        waves = [self._wave_row(p, sha256, filename) for p in parts]
+        personal = any(p.held_personal_data for p in parts)
 
         def work(session: Session) -> list[AddedWave]:
             program = self._program(session, name, Action.ANALYSE, "adding waves")
@@ -314,7 +316,7 @@ class Workspace:
                 session.add(wave)
                 self.record_change(session, audit.AuditAction.WAVE_ADDED, name,
                                    f"{wave.label} ({wave.filename}, {wave.respondents} respondents)")
-            if program.keep_files:
+            if program.keep_files and not personal:  # its personal data was dropped: not kept
                 keep_file(session, program.id, data, filename)
             return [AddedWave(w.label, w.filename, w.file_sha256, w.part, w.respondents,
                               "added") for w in waves]

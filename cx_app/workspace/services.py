@@ -70,6 +70,7 @@ class EstimatedPart(BaseModel):
     sheet: str | None
     respondents: int
     estimates: tuple[ModelEstimate, ...]
+    held_personal_data: bool = False  # its file had columns of personal data (never kept)
 
 
 def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
@@ -165,7 +166,7 @@ def estimate_file(models: Sequence[FittedModel], data: bytes, filename: str, *,
         found.append(EstimatedPart(
             part=part_key(part, len(parts)), label=named.label[:TEXT_LENGTH], date=named.date,
             sheet=survey.source.sheet, respondents=estimates[-1].estimate.n,
-            estimates=estimates))
+            estimates=estimates, held_personal_data=survey.source.held_personal_data))
     return found
 
 

@@ -161,3 +161,11 @@ def surveymonkey_xlsx(frame: pd.DataFrame, path: Path) -> Path:
                      f"cust-{i}", q1, *items, r["Q3_TEXT"], r["Region"]])
     pd.DataFrame(rows).to_excel(path, index=False, header=False)
     return path
+
+
+def qualtrics_csv_numbered_na(frame: pd.DataFrame, path: Path) -> Path:
+    """A Qualtrics CSV export with numeric values where "Not applicable" is the number after
+    the 1–5 matrix scale (6), as Qualtrics codes it by default."""
+    pd.DataFrame(_qualtrics_table(frame, choice_text=False)).to_csv(
+        path, index=False, header=False, encoding="utf-8-sig")
+    return path

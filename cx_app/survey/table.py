@@ -1,0 +1,189 @@
+"""The typed-columns stage of the import: a laid-out grid's header row and the cells below it.
+
+:func:`read_columns` finds the header row (the best match of a schema's columns, else
+:func:`~cx_app.survey.layout.guess_header_row`) and gives the cells below it as a
+:class:`Table`: columns named by their header, blank and Excel-error masks, blank rows dropped
+and counted, the file's rows as the index. Answers become codes here: choice texts scores,
+"not an answer" texts and an SPSS/Stata file's declared missing or "not applicable" codes
+gaps (:mod:`cx_app.survey.choices`), each conversion a note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from cx_app.safe_text import control_characters, describe_removed, plain_text
+from cx_app.survey.cells import DATE_TEXT, ColumnCells, blank_mask, date_text
+from cx_app.survey.choices import is_not_an_answer, score_choices
+from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present
+from cx_app.survey.reading import TEXT, Grid, StatVariable
+from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header
+from cx_app.survey.xml_safety import column_letters
+
+
+class Table(BaseModel):
+    """The cells below a header row: ``frame`` (text columns named by the header, index: the
+    file's rows, completely blank rows dropped), their blank and Excel-error masks, the header
+    row (0-based in the grid) and its cells, and how many blank rows were dropped."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    frame: pd.DataFrame
+    blank: pd.DataFrame
+    errors: dict[str, np.ndarray]
+    typed: bool
+    blank_rows: int
+    header: int
+    header_cells: tuple[str | None, ...]
+    notes: tuple[str, ...] = ()
+
+    def column(self, j: int) -> ColumnCells:
+        header = self.frame.columns[j]
+        return ColumnCells(self.frame.iloc[:, j], self.blank.iloc[:, j].to_numpy(),
+                           self.errors.get(header, np.zeros(len(self.frame), dtype=bool)),
+                           self.typed)
+
+    def positions(self, schema: SurveySchema) -> dict[str, int]:
+        """The column position of each of the schema's columns found in the header."""
+        return match(schema.columns(), header_texts(self.header_cells))
+
+    def header_notes(self, found: dict[str, int]) -> list[str]:
+        """A note for each used column whose header appears more than once, and for each
+        header that held control characters (removed: :func:`plain_text`)."""
+        texts = header_texts(self.header_cells)
+        notes = []
+        for position in sorted(found.values()):
+            same = [j for j, t in enumerate(texts) if t == texts[position]]
+            if len(same) > 1 and same[0] == position:
+                notes.append(f"header {plain_text(_header_cell(self.header_cells[position], self.typed))!r} "
+                             f"appears in columns {', '.join(column_letters(j + 1) for j in same)}"
+                             f"; column {column_letters(position + 1)} is used")
+        for j, cell in enumerate(self.header_cells):
+            found_chars = control_characters(cell) if isinstance(cell, str) else None
+            if found_chars:
+                notes.append(f"column {column_letters(j + 1)}: its header held "
+                             f"{describe_removed(found_chars)}, removed (read as "
+                             f"{plain_text(_header_cell(cell, self.typed))!r})")
+        return notes
+
+
+def header_texts(row: Sequence[Any]) -> list[str]:
+    return [normalise_header(c) if present(c) else "" for c in row]
+
+
+def _header_cell(cell: str, typed: bool) -> str:
+    """A header cell's text (a date cell without its midnight time)."""
+    return date_text(cell) if typed and re.fullmatch(DATE_TEXT, cell) else cell.strip()
+
+
+def match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
+    """Column position of each spec (by header, then aliases, then name), first match wins;
+    a header is claimed by one spec only."""
+    positions: dict[str, list[int]] = {}
+    for j, h in enumerate(headers):
+        if h:
+            positions.setdefault(h, []).append(j)
+    found: dict[str, int] = {}
+    claimed: set[int] = set()
+    for spec in specs:
+        for candidate in spec.candidates:
+            free = [j for j in positions.get(candidate, ()) if j not in claimed]
+            if free:
+                found[spec.name] = free[0]
+                claimed.add(free[0])
+                break
+    return found
+
+
+def find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
+    """(index of the header row, matched positions): the row among the first rows that matches
+    the most schema columns."""
+    best_row, best = 0, {}
+    for i, row in enumerate(grid.head(HEADER_SCAN_ROWS)):
+        found = match(schema.columns(), header_texts(row))
+        if len(found) > len(best):
+            best_row, best = i, found
+    return best_row, best
+
+
+def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
+    """The typed-columns stage: the :class:`Table` below the header row (the schema's best
+    match, or the guessed header without a schema)."""
+    header = guess_header_row(grid) if schema is None else find_header(grid, schema)[0]
+    width = grid.width(header)
+    body = grid.cells.iloc[header + 1:, :width]
+    first = grid.head(header + 1)[header] if len(grid.cells) > header else []
+    first = first + [None] * (width - len(first))
+    headers, seen = [], set()
+    for j in range(width):
+        # the header step: the text a column is named by, as plain text (cx_app.safe_text);
+        # a header of control characters only is named by its letter, like an empty one
+        text = ((plain_text(_header_cell(first[j], grid.typed)) if present(first[j]) else "")
+                or f"Column {column_letters(j + 1)}")
+        base, k = text, 2
+        while text in seen:
+            text, k = f"{base} ({k})", k + 1
+        seen.add(text)
+        headers.append(text)
+    frame = body.reindex(columns=range(width))
+    frame.columns = headers
+    start = header + 2 + grid.row_offset  # the file's row number (header rows folded: later)
+    frame.index = pd.RangeIndex(start, start + len(frame), name="row")
+    if grid.labels is not None:  # question texts: infer_schema gives them to the attributes
+        frame.attrs["labels"] = {h: label for h, label in zip(headers, grid.labels,
+                                                                  strict=False) if label}
+    notes = _answer_codes(frame, grid.variables)
+    blank = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(headers)},
+                         index=frame.index)
+    errors = {}
+    for j, found in grid.errors.items():
+        rows = [row - header - 1 for row in found if row > header]
+        if j < width and rows:
+            errors[headers[j]] = np.isin(np.arange(len(frame)), rows)
+    keep = ~blank.all(axis=1).to_numpy() if width else np.zeros(len(frame), dtype=bool)
+    dropped = int((~keep).sum())
+    if dropped:
+        frame, blank = frame[keep], blank[keep]
+        errors = {c: e[keep] for c, e in errors.items()}
+    return Table(frame=frame, blank=blank, errors=errors, typed=grid.typed, blank_rows=dropped,
+                 header=header, header_cells=tuple(first), notes=tuple(notes))
+
+
+def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None) -> list[str]:
+    """Answers as codes, in place: declared missing codes and "not applicable" value labels
+    of an SPSS/Stata file blank, choice texts their scores; a note for each column changed."""
+    notes = []
+    for j, variable in enumerate(variables or ()):
+        gap_codes = {code for code, text in variable.value_labels.items()
+                     if is_not_an_answer(text)}
+        column = frame.iloc[:, j]
+        numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        gap = np.array(column.isin(list(gap_codes)).to_numpy(dtype=bool, na_value=False))
+        for lo, hi in variable.missing:
+            try:
+                gap = gap | ((numbers >= float(lo)) & (numbers <= float(hi)))
+            except ValueError:
+                gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
+        if gap.any():
+            frame.iloc[gap, j] = pd.NA
+            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
+                                          for lo, hi in variable.missing)})
+            notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
+                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
+                         "gaps, not scores")
+    for j, name in enumerate(frame.columns):
+        found = score_choices(frame.iloc[:, j])
+        if found is not None:
+            frame.isetitem(j, pd.Series(pd.array(found.codes.tolist(), dtype=TEXT),
+                                        index=frame.index))
+            notes.append(f"column {name!r}: answers given as choice text read as scores "
+                         f"({found.scale.replace('_', ' ')})"
+                         + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
+                            "as gaps" if found.gaps else ""))
+    return notes
