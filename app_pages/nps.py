@@ -51,7 +51,7 @@ st.text(f"{SCORE} {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
         + (f", weighted by {schema.weight.column!r} (effective sample size "
            f"{overall.n_effective:,.0f})" if overall.weighted else ""))
 
-SHOWN = {"n": "respondents", "nps": SCORE, "ci_low": "95% low", "ci_high": "95% high"}
+SHOWN = {"n": "Respondents", "nps": SCORE, "ci_low": "95% low", "ci_high": "95% high"}
 
 
 def nps_table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -87,12 +87,12 @@ if split_specs:
                    f"{len(flags)} segments, 5%); bars and lines show the 95% interval.")
         table = nps_table(by_segment, spec.name).assign(
             **{"vs rest": flags["difference"].to_numpy(), "p (Holm)": flags["p_holm"].to_numpy(),
-               "flag": flags["flag"].to_numpy()})
+               "Significant?": flags["flag"].to_numpy()})
         common.table(table, key="nps_segment_table",
                      file_name=f"net_score_by_{spec.name}.csv",
+                     headers={spec.name: spec.column, "vs rest": "Difference from the rest"},
                      column_config={**nps_config(),
-                                    "vs rest": st.column_config.NumberColumn("vs rest",
-                                                                             format="%+.1f"),
+                                    "vs rest": st.column_config.NumberColumn(format="%+.1f"),
                                     "p (Holm)": st.column_config.NumberColumn("p (Holm)",
                                                                               format="%.3f")})
 
@@ -133,7 +133,9 @@ st.altair_chart(charts.score_distribution_chart(distribution, categories=names,
                 width="stretch")
 common.table(common.scale_percent(distribution, ["share"]), key="distribution",
              file_name="score_distribution.csv", csv_frame=distribution,
-             column_config={"share": st.column_config.NumberColumn("share", format="%.1f%%")})
+             headers={"score": f"{schema.target.column} (score)", "count": "Respondents",
+                      "category": "Group", "share": "Share"},
+             column_config={"share": st.column_config.NumberColumn(format="%.1f%%")})
 
 st.subheader("Attribute score profiles")
 st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
@@ -146,4 +148,5 @@ long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name
                                                    value_name="mean")
 st.altair_chart(charts.attribute_profile_chart(long), width="stretch")
 common.table(profile.round(3).reset_index(names="attribute"), key="profile",
-             file_name="attribute_profiles.csv")
+             file_name="attribute_profiles.csv",
+             headers={"attribute": "Attribute", **{n: f"Mean score, {n}" for n in names}})
