@@ -433,7 +433,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     drift = attribute_drift(
         model.attribute_distributions, survey.X[present],
         scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
-        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
+        reference_gaps=model.attribute_gaps, reference_n=model.training.n,
+        labels={a.name: a.display for a in schema.attributes})
     if len(absent) == len(model.attribute_names):
         raise AnalysisError(
             f"{survey.source.filename}: the wave has none of the model's attributes "
@@ -502,7 +503,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
             f"attribute '{shown.get(name, name)}' is not in this wave: every respondent was given its training "
             f"median ({medians[name]:g}), so the model cannot see differences in it and the "
             "estimate leans on the other attributes; a model trained without it estimates "
-            "such a wave more closely (in the n/a backtest of bench/RESULTS.md the error "
+            "such a wave more closely (in the project's own test of this case the error "
             "roughly halved): retrain with a schema that leaves it out"
         )
     if filled:
