@@ -366,6 +366,10 @@ class TimeProbes:
     def __init__(self) -> None:
         self._seconds: dict[tuple, tuple[float, int]] = {}
 
+    def __len__(self) -> int:
+        """How many trials are remembered."""
+        return len(self._seconds)
+
     def expected(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]],
                  fallback: Any, *, preset: str | None, folds: int, calibration: str) -> Any:
         """``fallback`` (:class:`~cx_app.workspace.fits.ExpectedTimes`) with each algorithm's
