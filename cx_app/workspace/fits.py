@@ -273,7 +273,7 @@ def probed_estimate(algorithm: str, probe: float, *, probe_rows: int, respondent
     """The expected time of a training from a timed trial of ``probe`` seconds on
     ``probe_rows`` respondents (:func:`cx_app.models.timing.probe_seconds`): it knows this
     machine's load now, the survey and the settings; ``bench/bench_time_estimate.py`` measures
-    it within 2× of the real time."""
+    how close it comes to the real time."""
     return Estimate(timing.probed_seconds(algorithm, probe, probe_rows=probe_rows,
                                           rows=respondents, folds=folds), 0, probed=True)
 
