@@ -87,14 +87,13 @@ if split_specs:
                    f"{len(flags)} segments, 5%); bars and lines show the 95% interval.")
         table = nps_table(by_segment, spec.name).assign(
             **{"vs rest": flags["difference"].to_numpy(), "p (Holm)": flags["p_holm"].to_numpy(),
-               "Significant?": flags["flag"].to_numpy()})
+               "flag": flags["flag"].to_numpy()})
         common.table(table, key="nps_segment_table",
                      file_name=f"net_score_by_{spec.name}.csv",
-                     headers={spec.name: spec.column, "vs rest": "Difference from the rest"},
-                     column_config={**nps_config(),
-                                    "vs rest": st.column_config.NumberColumn(format="%+.1f"),
-                                    "p (Holm)": st.column_config.NumberColumn("p (Holm)",
-                                                                              format="%.3f")})
+                     headers={spec.name: spec.column, "vs rest": "Difference from the rest",
+                              "flag": "Significant?"},
+                     column_config={**nps_config(), "p (Holm)": st.column_config.NumberColumn(
+                         format="%.3f"), "vs rest": st.column_config.NumberColumn(format="%+.1f")})
 
 if wave_specs:
     st.subheader("Trend by wave")
@@ -147,6 +146,5 @@ profile = net_score.attribute_profiles(survey.frame[list(survey.attribute_names)
 long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name="series",
                                                    value_name="mean")
 st.altair_chart(charts.attribute_profile_chart(long), width="stretch")
-common.table(profile.round(3).reset_index(names="attribute"), key="profile",
-             file_name="attribute_profiles.csv",
-             headers={"attribute": "Attribute", **{n: f"Mean score, {n}" for n in names}})
+common.table(profile.round(3).reset_index(names="attribute"), key="profile", file_name=
+             "attribute_profiles.csv", headers={"attribute": "Attribute", **{n: f"Mean score, {n}" for n in names}})

@@ -18,7 +18,8 @@ reported; the baseline is the constants' estimate of the same runs, in the same 
 happen on the shared 2-core machine while other work loads it (the load average is reported):
 the "busy machine" case of the acceptance.
 
-Environment: ``CX_BENCH_TIME_ESTIMATE_QUICK=1`` runs only the first three surveys.
+Environment: ``CX_BENCH_TIME_ESTIMATE_QUICK=1`` runs only the first three surveys;
+``CX_BENCH_TIME_ESTIMATE_ALGORITHMS=lr,nb`` only those algorithms.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def run() -> str:
 
 def _run_here() -> str:
     cases = CASES[:3] if os.environ.get("CX_BENCH_TIME_ESTIMATE_QUICK") else CASES
+    chosen = os.environ.get("CX_BENCH_TIME_ESTIMATE_ALGORITHMS")
+    if chosen:
+        cases = tuple((kind, size, tuple(a for a in algorithms if a in chosen.split(",")),
+                       folds) for kind, size, algorithms, folds in cases)
     runs = []
     with tempfile.TemporaryDirectory() as folder:
         for kind, size, algorithms, folds in cases:
