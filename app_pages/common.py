@@ -32,7 +32,7 @@ from cx_app.app.file_memory import MappingMemory
 from cx_app.app.session import Analysis, ResultStore, cache_limits
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
-from cx_app.reports.definitions import column_help, column_label, survey_labels
+from cx_app.reports.definitions import column_help, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
@@ -208,9 +208,9 @@ def table(frame: pd.DataFrame, *, key: str, file_name: str, hide_index: bool = T
 
 
 def plain_config(frame: pd.DataFrame, column_config: dict | None = None) -> dict:
-    """``column_config`` with each column's header in plain words (the survey's label of its
-    columns, :func:`~cx_app.reports.definitions.column_label`) and a metric's meaning on
-    hover; a header the caller gave stays."""
+    """``column_config`` with each column's header: the one its table declared (``headers`` or
+    a column's label), else the survey's label of one of its own columns, else the column's
+    name as the table built it; a metric's meaning on hover. No shared map decides a header."""
     a = st.session_state.get(ANALYSIS)  # the pages open it (lifecycle.analysis) first
     labels = {} if a is None else survey_labels(a.survey.schema)
     config = dict(column_config or {})
@@ -219,8 +219,7 @@ def plain_config(frame: pd.DataFrame, column_config: dict | None = None) -> dict
         if isinstance(column, str) and (entry is None or isinstance(entry, dict)):
             own = (entry or {}).get("label")
             config[column] = {**(entry or {}), "help": column_help(column),
-                              "label": own if own and own != column
-                              else str(column_label(column, labels))}
+                              "label": own or labels.get(column, column)}
     return config
 
 

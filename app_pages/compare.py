@@ -62,9 +62,9 @@ if binary:
         st.text(auc_reading(row["model"], row["auc"], row["random_auc"]))
     with right:
         common.table(auc_frame, key="auc", file_name=f"auc_{level.name}.csv",
-                     column_config={"auc": st.column_config.NumberColumn("AUC", format="%.3f"),
-                                    "random_auc": st.column_config.NumberColumn(
-                                        "random AUC", format="%.3f")})
+                     headers={"model": "Model", "auc": "AUC", "random_auc": "AUC of random "
+                              "selection"}, column_config={c: st.column_config.NumberColumn(
+                                  format="%.3f") for c in ("auc", "random_auc")})
 
 # --------------------------------------------------------------------------- one-vs-rest ROC
 st.subheader("One-vs-rest ROC of the original classes")
@@ -83,7 +83,7 @@ macro = {m: ev.roc["original"].auc for m, ev in evals.items()}
 st.text("Macro-average AUC: " + ", ".join(f"{m} {v:.3f}" for m, v in macro.items()))
 if ovr.undefined:
     st.text(f"No curve for classes absent from the data: {list(ovr.undefined)}")
-common.table(per_class.round(3).reset_index(), key="ovr_auc", file_name="ovr_auc.csv")
+common.table(per_class.round(3).reset_index(), key="ovr_auc", file_name="ovr_auc.csv", headers={"class": "Class", **{m: f"AUC, {model_display_name(m)}" for m in evals}})
 
 # --------------------------------------------------------------------------- t-tests
 st.subheader("Are the differences real? Paired t-tests over the folds")
@@ -115,11 +115,10 @@ else:
         for c in comparisons:
             st.text(c.verdict)
         table = pd.DataFrame([{
-            "model A": c.a, "model B": c.b, "mean A": c.mean_a, "mean B": c.mean_b,
-            "mean A − B": c.mean_diff, "t": c.t, "p (plain)": c.p, "p (plain, Holm)": ph,
+            "Model A": model_display_name(c.a), "Model B": model_display_name(c.b), "Mean A":
+            c.mean_a, "Mean B": c.mean_b, "Mean A − B": c.mean_diff, "t (plain)": c.t, "p (plain)": c.p, "p (plain, Holm)": ph,
             "t (corrected)": c.t_corrected, "p (corrected)": c.p_corrected,
-            "p (corrected, Holm)": c.p_holm} for c, ph in zip(comparisons, plain_holm,
-                                                             strict=True)])
+            "p (corrected, Holm)": c.p_holm} for c, ph in zip(comparisons, plain_holm, strict=True)])
         common.table(table, key="ttests", file_name=f"ttests_{test_level}_{metric}.csv",
                      column_config={col: st.column_config.NumberColumn(col, format="%.4f")
                                     for col in table.columns[2:]})  # after model A, model B
@@ -144,7 +143,8 @@ if binary:
     st.altair_chart(charts.rhombus_chart(frame), width="content")
     summary = frame.groupby("series")[["phi", "delta"]].agg(["mean", "std"])
     summary.columns = [f"{a_} {b_}" for a_, b_ in summary.columns]
-    common.table(summary.round(4).reset_index(names="model"), key="rhombus",
-                 file_name="phi_delta_per_model.csv")
+    common.table(summary.round(4).reset_index(names="model"), key="rhombus", file_name="phi_"
+                 "delta_per_model.csv", headers={"model": "Model", **{f"{k} {s_}": f"{sym}, {w}" for k, sym in (
+                     ("phi", "φ"), ("delta", "δ")) for s_, w in (("mean", "mean over the folds"), ("std", "standard deviation"))}})
     if np.isnan(frame[["phi", "delta"]].to_numpy(dtype=float)).any():
         st.text("Some folds have an undefined rate (no positive or no negative respondent).")

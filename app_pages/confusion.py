@@ -58,7 +58,9 @@ with st.expander("Matrices as tables"):
         st.text(level.name)
         common.table(level.to_frame().rename(index=IM_SHOWN, columns=IM_SHOWN),
                      key=f"matrix_{level.name}", hide_index=False,
-                     file_name=f"confusion_{level.name}.csv")
+                     file_name=f"confusion_{level.name}.csv",
+                     headers={c: f"Predicted {plain_name(c)}" for c in level.labels
+                              if isinstance(c, str)})
 
 
 # --------------------------------------------------------------------------- metrics
@@ -88,16 +90,19 @@ for index, level in enumerate(levels):
     frame = table.frame.assign(model=table.frame["model"].map(model_display_name))
     common.table(common.scale_percent(frame, list(table.percent_columns)),
                  key=f"metrics_{index}", file_name=f"metrics_{level.name}.csv",
-                 column_config=column_config(table, level.is_binary), csv_frame=frame)
+                 column_config=column_config(table, level.is_binary), csv_frame=frame,
+                 headers={"model": "Model"})
 
 with st.expander(f"Per-class metrics of {common.md_escape(shown)}"):
     for level in levels:
         st.text(level.name)
-        common.table(views.per_class_table(level), key=f"per_class_{level.name}",
-                     file_name=f"per_class_{level.name}.csv")
+        per_class = views.per_class_table(level)
+        common.table(per_class, key=f"per_class_{level.name}",
+                     file_name=f"per_class_{level.name}.csv",
+                     headers=views.per_class_headers(per_class))
 
 with st.expander("Definitions"):
     for index, level in enumerate([levels[0], *[lv for lv in levels if lv.is_binary][:1]]):
         st.text("2×2+IM metrics" if level.is_binary else "Multiclass metrics")
         common.table(views.definitions_table(level.is_binary), key=f"definitions_{index}",
-                     file_name="definitions.csv")
+                     file_name="definitions.csv", headers=views.DEFINITION_HEADERS)

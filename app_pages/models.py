@@ -7,7 +7,7 @@ import streamlit as st
 
 from app_pages import common, job_queue, lifecycle, panels
 from cx_app.app import views
-from cx_app.app.training import TrainingJob
+from cx_app.app.training import TimeProbes, TrainingJob
 from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
@@ -68,15 +68,18 @@ for algorithm_id in chosen:
 
 rows, attributes = a.survey.quality.rows_used, len(a.survey.schema.attributes)
 database = common.run_safely(lambda: common.workspace().database, what="Workspace")
+chosen_settings = {k: settings[k] for k in chosen}
 
 
 def expected(db: Database | None) -> fits.ExpectedTimes:  # db None: the constants
-    return fits.expected_times(db, {k: settings[k] for k in chosen}, preset=preset,
-                               respondents=rows, attributes=attributes, folds=folds,
-                               calibration=calibration)
+    return fits.expected_times(db, chosen_settings, preset=preset, respondents=rows,
+                               attributes=attributes, folds=folds, calibration=calibration)
 
 
 times = common.run_safely(lambda: expected(database), what="Expected time") or expected(None)
+with st.spinner("Timing a short trial training of each algorithm…"):  # once per settings
+    times = st.session_state.setdefault("time_probes", TimeProbes()).expected(
+        a, chosen_settings, times, preset=preset, folds=folds, calibration=calibration)
 job = st.session_state.get(lifecycle.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")
 refused = lifecycle.denied("training")  # team mode: a viewer may not train
@@ -87,7 +90,7 @@ b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) 
                                         else "Choose at least one algorithm.")))
 if clicked and not refused and not (job is not None and job.running):
     job = st.session_state[lifecycle.TRAINING] = job_queue.start(TrainingJob(
-        a, {k: settings[k] for k in chosen}, folds=folds, seed=seed, calibration=calibration,
+        a, chosen_settings, folds=folds, seed=seed, calibration=calibration,
         store=common.result_store(), preset=preset, expected=times.seconds,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
         record_fit=fits.fit_recorder(database) if database is not None else None,
@@ -110,9 +113,7 @@ common.table(common.scale_percent(recipes, gap_columns), key="recipes", file_nam
                             "respondents": st.column_config.NumberColumn(format="localized"),
                             **{c: st.column_config.NumberColumn(
                                 c, format="%+.1f%%" if c == gap_columns[0] else "%.1f%%",
-                                help="Held-out calibration gap: how far the estimate of a new "
-                                "wave from the model's probabilities (ALP) would be, measured on the "
-                                "cross-validation folds") for c in gap_columns},
+                                help=explain("Held-out calibration gap")) for c in gap_columns},
                             "Net score gap (points)": st.column_config.NumberColumn(
                                 format="%+.1f", help="Estimated − actual net score on the "
                                 "held-out folds")})
@@ -138,13 +139,12 @@ for i, tab in enumerate(tabs):
         if i > 0 and resolved.steps[i - 1].positive:
             st.caption("Positive group: "
                        f"{common.md_escape(plain_name(resolved.steps[i - 1].positive))}")
-        config = {c: st.column_config.NumberColumn(c, format="%.1f%%")
-                  for c in board.percent_columns}
-        config.update({c: st.column_config.NumberColumn(c, format="%.3f")
-                       for c in board.number_columns})
+        config = {c: st.column_config.NumberColumn(c, format="%.1f%%" if c in
+                                                   board.percent_columns else "%.3f")
+                  for c in (*board.percent_columns, *board.number_columns)}
         common.table(common.scale_percent(board.frame, list(board.percent_columns)),
                      key=f"board_{i}", file_name=f"leaderboard_{level_names[i]}.csv",
-                     column_config=config, csv_frame=board.frame)
+                     column_config=config, csv_frame=board.frame, headers={"model": "Model"})
         if (note := views.baseline_note(a, i)) is not None:
             (st.warning if note[1] else st.caption)(common.md_escape(note[0]))
 st.caption("Best model first (mean accuracy over the folds). Rates in percent; MCC −1 to 1.")

@@ -51,7 +51,7 @@ st.text(f"{SCORE} {overall.value:+.1f} (95% interval {overall.ci95[0]:+.1f} to "
         + (f", weighted by {schema.weight.column!r} (effective sample size "
            f"{overall.n_effective:,.0f})" if overall.weighted else ""))
 
-SHOWN = {"n": "respondents", "nps": SCORE, "ci_low": "95% low", "ci_high": "95% high"}
+SHOWN = {"n": "Respondents", "nps": SCORE, "ci_low": "95% low", "ci_high": "95% high"}
 
 
 def nps_table(frame: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -90,11 +90,10 @@ if split_specs:
                "flag": flags["flag"].to_numpy()})
         common.table(table, key="nps_segment_table",
                      file_name=f"net_score_by_{spec.name}.csv",
-                     column_config={**nps_config(),
-                                    "vs rest": st.column_config.NumberColumn("vs rest",
-                                                                             format="%+.1f"),
-                                    "p (Holm)": st.column_config.NumberColumn("p (Holm)",
-                                                                              format="%.3f")})
+                     headers={spec.name: spec.column, "vs rest": "Difference from the rest",
+                              "flag": "Significant?"},
+                     column_config={**nps_config(), "p (Holm)": st.column_config.NumberColumn(
+                         format="%.3f"), "vs rest": st.column_config.NumberColumn(format="%+.1f")})
 
 if wave_specs:
     st.subheader("Trend by wave")
@@ -133,7 +132,9 @@ st.altair_chart(charts.score_distribution_chart(distribution, categories=names,
                 width="stretch")
 common.table(common.scale_percent(distribution, ["share"]), key="distribution",
              file_name="score_distribution.csv", csv_frame=distribution,
-             column_config={"share": st.column_config.NumberColumn("share", format="%.1f%%")})
+             headers={"score": f"{schema.target.column} (score)", "count": "Respondents",
+                      "category": "Group", "share": "Share"},
+             column_config={"share": st.column_config.NumberColumn(format="%.1f%%")})
 
 st.subheader("Attribute score profiles")
 st.caption("Mean attribute score of each group, over the respondents who answered it (n/a "
@@ -145,5 +146,5 @@ profile = net_score.attribute_profiles(survey.frame[list(survey.attribute_names)
 long = profile.reset_index(names="attribute").melt(id_vars="attribute", var_name="series",
                                                    value_name="mean")
 st.altair_chart(charts.attribute_profile_chart(long), width="stretch")
-common.table(profile.round(3).reset_index(names="attribute"), key="profile",
-             file_name="attribute_profiles.csv")
+common.table(profile.round(3).reset_index(names="attribute"), key="profile", file_name=
+             "attribute_profiles.csv", headers={"attribute": "Attribute", **{n: f"Mean score, {n}" for n in names}})

@@ -75,6 +75,8 @@ def calibration_checks(cv: HeldOutFigures) -> None:
                  "accuracy": check.full_train_cm, ESTIMATED: check.full_train_alp}])
             common.table(common.scale_percent(frame, ["accuracy", ESTIMATED]),
                          key="nw_full_check", file_name="full_training_check.csv",
+                         headers={"model": "Model trained on", "accuracy": "Accuracy",
+                                  ESTIMATED: ESTIMATED.capitalize()},
                          csv_frame=frame, column_config=common.percent_columns(
                              ["accuracy", ESTIMATED]))
             st.caption("Estimated accuracy: the accuracy estimated from the model's "
@@ -298,7 +300,8 @@ def data_quality(survey: SurveyData) -> None:
                      key="left_out", file_name="columns_left_out.csv")
     bases = pd.DataFrame(q.bases(survey.schema.missing_attributes),
                          columns=["base", "respondents", "why it differs"])
-    common.table(bases, key="bases", file_name="bases.csv")
+    common.table(bases, key="bases", file_name="bases.csv", headers={
+        "base": "Base", "respondents": "Respondents", "why it differs": "Why it differs"})
     if q.notes:
         with st.expander("Notes from reading the file"):
             for note in q.notes:
@@ -306,7 +309,9 @@ def data_quality(survey: SurveyData) -> None:
     if q.rows_excluded:
         st.write("Every excluded row (sheet row as Excel shows it; scope: out of the survey, "
                  "or in the net score but not used by the models):")
-        common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260)
+        common.table(q.to_frame(), key="excluded", file_name="excluded_rows.csv", height=260,
+                     headers={"row": "Row in the sheet", "column": "Column", "reason": "Reason",
+                              "value": "Value", "scope": "Left out of"})
     else:
         st.success("Every row read is used: no respondent was excluded.")
     gaps = {k: v for k, v in q.gaps.items() if v}
@@ -318,7 +323,9 @@ def data_quality(survey: SurveyData) -> None:
         common.table(pd.DataFrame({"attribute": [shown.get(k, k) for k in gaps],
                                    "unanswered": list(gaps.values()),
                                    "share": [v / max(q.rows_used, 1) for v in gaps.values()]}),
-                     key="gaps", file_name="unanswered_scores.csv")
+                     key="gaps", file_name="unanswered_scores.csv", headers={
+                         "attribute": "Attribute", "unanswered": "Unanswered",
+                         "share": "Share of the model base"})
 
 
 def model_source(a: Analysis) -> tuple[Any, str | None]:

@@ -32,7 +32,8 @@ def audit_trail(name: str) -> None:
         return
     frame = pd.DataFrame([{"when (UTC)": r.created.strftime("%Y-%m-%d %H:%M:%S"), "who": r.user,
                            "what": r.action, "detail": r.detail or ""} for r in records])
-    common.table(frame, key="audit", file_name="audit_trail.csv")
+    common.table(frame, key="audit", file_name="audit_trail.csv", headers={
+        "when (UTC)": "When (UTC)", "who": "Who", "what": "What", "detail": "Detail"})
 
 
 def administer(name: str) -> None:

@@ -42,7 +42,9 @@ if programs:
                                 "models": len(p.models), "waves": p.waves,
                                 "created": p.created.strftime("%Y-%m-%d %H:%M")}
                                | ({"team": p.team or "—"} if team_mode.team_mode() else {})
-                               for p in programs]), key="programs", file_name="programs.csv")
+                               for p in programs]), key="programs", file_name="programs.csv",
+                 headers={"program": "Program", "survey": "Survey file", "models": "Models",
+                          "waves": "Waves", "created": "Created", "team": "Team"})
     chosen = st.selectbox("Open a program", [p.name for p in programs], index=None,
                           key="project_open_program")
     if (chosen is not None and chosen != current and st.button("Open", key="project_open")

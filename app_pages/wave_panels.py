@@ -273,7 +273,8 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
     st.subheader("Per-respondent predictions")
     predictions = estimate.predictions_frame()
     st.dataframe(predictions.head(200), hide_index=True, key="df_predictions",
-                 column_config=common.plain_config(predictions))
+                 column_config=common.plain_config(predictions, {
+                     c: {"label": h} for c, h in views.prediction_headers(predictions).items()}))
     st.download_button("Download all predictions (CSV)", data=lambda: to_safe_csv(predictions),
                        file_name=f"predictions_{Path(filename).stem}.csv", mime="text/csv",
                        key="dl_predictions", on_click="ignore")

@@ -58,8 +58,10 @@ QUADRANT_HEADERS: dict[str, str] = {
 
 CAPABILITY_HEADERS: dict[str, str] = {
     "attribute": "Attribute", "target": "Target group", "base": "Respondents who answered",
-    "top_box_share": "Top-box share"}
-"""The top-box δ/φ table's own headers (its rates are named by the metric catalogue)."""
+    "top_box_share": "Top-box share", "tpr": "True positive rate (TPR)",
+    "fpr": "False positive rate (FPR)", "delta": "Discriminant capability (δ)",
+    "phi": "Characteristic capability (φ)"}
+"""The top-box δ/φ table's own headers."""
 
 WAVE_METRIC_HEADERS: dict[str, str] = {
     "level": "Level", "metric": "Measure", "estimated (ALP)": "Estimated (ALP)",
@@ -147,6 +149,27 @@ def per_class_table(level: Level) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(level.metrics["per_class"], orient="index")
     frame.index = frame.index.map(str)
     return frame.reset_index(names="class")
+
+
+def per_class_headers(frame: pd.DataFrame) -> dict[str, str]:
+    """The per-class table's own headers (:func:`per_class_table`): its metrics by their
+    names."""
+    return {"class": "Class", **{k: metric_name(k) for k in frame.columns
+                                 if metric_definition(k) is not None}}
+
+
+DEFINITION_HEADERS: dict[str, str] = {"metric": "Measure", "meaning": "Meaning",
+                                      "formula": "Formula", "source": "Source"}
+"""The metric definitions table's own headers (:func:`definitions_table`)."""
+
+
+def prediction_headers(frame: pd.DataFrame) -> dict[str, str]:
+    """The per-respondent predictions table's own headers (a wave estimate's
+    ``predictions_frame``): ``p_<class>`` is the probability of that class."""
+    fixed = {"respondent_id": "Respondent ID", "sheet_row": "Row in the sheet",
+             "predicted": "Predicted score", "group": "Predicted group"}
+    return {c: fixed.get(c) or (f"Probability of {c[2:]}" if c.startswith("p_") else c)
+            for c in map(str, frame.columns)}
 
 
 def definitions_table(binary: bool) -> pd.DataFrame:
@@ -274,18 +297,18 @@ def mapping_change(old: SurveySchema, new: SurveySchema) -> str:
 
 
 DRIFT_HEADERS: dict[str, str] = {
-    "attribute": "attribute",
-    "present": "in the wave",
-    "level": "change",
-    "psi": "shift in the answers (PSI)",
+    "attribute": "Attribute",
+    "present": "In the wave",
+    "level": "Change",
+    "psi": "Shift in the answers (PSI)",
     "p_value": "p, test of the answer shares (χ²)",
-    "n_reference": "training respondents",
-    "n_current": "wave respondents",
-    "na_share_reference": "unanswered in training",
-    "na_share_current": "unanswered in the wave",
-    "na_share_changed": "unanswered share changed",
-    "unseen_values": "answers not seen in training",
-    "out_of_scale_values": "answers outside the scale",
+    "n_reference": "Training respondents",
+    "n_current": "Wave respondents",
+    "na_share_reference": "Unanswered in training",
+    "na_share_current": "Unanswered in the wave",
+    "na_share_changed": "Unanswered share changed",
+    "unseen_values": "Answers not seen in training",
+    "out_of_scale_values": "Answers outside the scale",
 }
 """The drift table's headers, plain words first (the statistic's code after them)."""
 

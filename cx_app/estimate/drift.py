@@ -166,14 +166,16 @@ def _na_shares(reference_gaps: int | None, reference_n: int | None,
 def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.DataFrame, *,
                     scales: Mapping[str, tuple[float, float]] | None = None,
                     reference_gaps: Mapping[str, int] | None = None,
-                    reference_n: int | None = None) -> DriftReport:
+                    reference_n: int | None = None,
+                    labels: Mapping[str, str] | None = None) -> DriftReport:
     """Compare the new wave's attributes (``current``, columns = attribute names, NaN =
     unanswered) with the training value counts ``reference`` (see
     :func:`value_counts_by_attribute`), answered scores only.
 
     ``scales`` maps an attribute to its (min, max); values outside are listed and warned about.
     ``reference_gaps`` (unanswered scores per attribute among the ``reference_n`` training
-    respondents) turns on the n/a-share signal.
+    respondents) turns on the n/a-share signal. ``labels`` (name → label) names each attribute
+    in the warnings as the analyst reads it (default: its name).
     """
     scales = scales or {}
     reference_gaps = reference_gaps or {}
@@ -205,25 +207,27 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
             int(column.isna().sum()), unseen, out_of_scale, na_ref, na_cur, na_p,
         )
         results.append(item)
+        shown = (labels or {}).get(name, name)
         if item.na_share_changed:
             warnings.append(
-                f"attribute '{name}': {na_cur:.0%} of this wave did not answer it, "
+                f"attribute '{shown}': {na_cur:.0%} of this wave did not answer it, "
                 f"{na_ref:.0%} in training ({100 * (na_cur - na_ref):+.0f} points, p = "
                 f"{na_p:.2g}): a change in who uses this service, which the estimate may not "
                 "reflect")
         if item.level != "stable":
             warnings.append(
-                f"attribute '{name}' has shifted since training (PSI {psi:.2f}, {item.level}"
+                f"attribute '{shown}' has shifted since training ({item.level} change in "
+                f"how it is answered: PSI {psi:.2f}"
                 + (f"; chi-square p = {p_value:.2g}" if p_value is not None else "")
                 + "): the estimate assumes the training distribution and may not hold"
             )
         if unseen:
             warnings.append(
-                f"attribute '{name}' has value(s) never seen in training: {', '.join(unseen)}"
+                f"attribute '{shown}' has value(s) never seen in training: {', '.join(unseen)}"
             )
         if out_of_scale:
             warnings.append(
-                f"attribute '{name}' has value(s) outside its scale {lo}–{hi}: "
+                f"attribute '{shown}' has value(s) outside its scale {lo}–{hi}: "
                 f"{', '.join(out_of_scale)}"
             )
     return DriftReport(tuple(results), tuple(warnings))

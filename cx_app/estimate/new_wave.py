@@ -462,7 +462,7 @@ def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: Any, absent: 
             f"attribute '{shown.get(name, name)}' is not in this wave: every respondent was given its training "
             f"median ({medians[name]:g}), so the model cannot see differences in it and the "
             "estimate leans on the other attributes; a model trained without it estimates "
-            "such a wave more closely (in the n/a backtest of bench/RESULTS.md the error "
+            "such a wave more closely (in the project's own test of this case the error "
             "roughly halved): retrain with a schema that leaves it out"
         )
     if filled:
@@ -540,7 +540,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     drift = attribute_drift(
         model.attribute_distributions, survey.X[[c for c in survey.X.columns if c not in absent]],
         scales={a.name: (a.scale.min, a.scale.max) for a in schema.attributes if a.scale},
-        reference_gaps=model.attribute_gaps, reference_n=model.training.n)
+        reference_gaps=model.attribute_gaps, reference_n=model.training.n,
+        labels={a.name: a.display for a in schema.attributes})
     X, medians, filled = _model_inputs(model, survey, absent)
     n = len(X)
     proba = model.predict_proba(X)

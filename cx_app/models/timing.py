@@ -25,10 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from cx_app.errors import AnalysisError
 
-__all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration",
-           "remaining_seconds", "settings_factor"]
+__all__ = ["COSTS", "FAST_FACTOR", "PROBE_ROWS", "Cost", "expected_seconds", "format_duration",
+           "probe_seconds", "probed_seconds", "remaining_seconds", "settings_factor"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,71 @@ def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: in
         k = calibration_folds
         per_fold *= k * ((k - 1) / k) ** cost.b
     return folds * per_fold
+
+
+PROBE_ROWS = 400
+"""Respondents of the timed probe (:func:`probe_seconds`): 2 folds of 200."""
+
+
+def probe_seconds(algorithm_id: str, X: Any, y: Any, classes: Sequence, *,
+                  settings: Mapping[str, Any] | None = None, calibration: str = "none",
+                  preset: str | None = None, missing_policy: str = "impute_indicator",
+                  rows: int = PROBE_ROWS, seed: int = 0) -> float:
+    """Seconds of a tiny timed training of ``algorithm_id`` on this machine, now: 2-fold
+    cross-validation of ``rows`` respondents drawn from ``X``/``y`` (all of them when fewer)
+    with the permutation importance, as the app's Train button runs it. It measures what the
+    constants cannot know: this machine, its load at this moment, this survey's attributes and
+    these settings; :func:`probed_seconds` scales it to the whole training. A trial of 40
+    respondents runs first, untimed: a first use's one-off costs (imports) are not scaled up
+    with the folds."""
+    import contextlib
+    import time
+    import warnings
+
+    from cx_app.models.crossval import cross_validate_model
+    from cx_app.models.drivers import permutation_importance_cv
+
+    n = len(y)
+    pick = np.sort(np.random.default_rng(seed).choice(n, size=min(rows, n), replace=False))
+    X_probe = X.iloc[pick] if hasattr(X, "iloc") else np.asarray(X)[pick]
+    y_probe = np.asarray(y)[pick]
+    def trial(n: int) -> float:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a class with one respondent in the probe
+            cv = cross_validate_model(X_probe[:n] if not hasattr(X_probe, "iloc")
+                                      else X_probe.iloc[:n], y_probe[:n], tuple(classes),
+                                      algorithm_id, folds=2, seed=seed,
+                                      settings=dict(settings or {}), calibration=calibration,
+                                      keep_models=True, missing_policy=missing_policy,
+                                      preset=preset)
+            permutation_importance_cv(cv, X_probe[:n] if not hasattr(X_probe, "iloc")
+                                      else X_probe.iloc[:n])
+        return time.perf_counter() - start
+
+    # untimed: a first use's imports are no training cost (a failure here: the trial says)
+    with contextlib.suppress(Exception):
+        trial(min(40, len(y_probe)))
+    return trial(len(y_probe))
+
+
+def probed_seconds(algorithm_id: str, probe: float, *, probe_rows: int, rows: int,
+                   folds: int) -> float:
+    """The expected seconds of a ``folds``-fold training on ``rows`` respondents from a probe
+    of ``probe`` seconds on ``probe_rows`` (2 folds): the probe's seconds per fold scaled by the
+    cost model's growth in training rows (``b`` of :data:`COSTS`) and by the folds.
+
+    >>> probed_seconds("lr", 1.0, probe_rows=400, rows=400, folds=2)
+    1.0
+    >>> b = COSTS["knn"].b  # 10 folds of 3,600 training rows against 2 of 200
+    >>> probed_seconds("knn", 1.0, probe_rows=400, rows=4_000, folds=10) == 10 * 0.5 * 18 ** b
+    True
+    """
+    cost = COSTS.get(algorithm_id)
+    b = cost.b if cost is not None else 1.0
+    n_probe = probe_rows / 2
+    n_train = rows * (folds - 1) / folds
+    return folds * probe / 2 * (max(n_train, 1.0) / n_probe) ** b
 
 
 def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = None,

@@ -9,7 +9,7 @@ catalogue, :mod:`cx_app.engine.catalogue`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from cx_app.engine import catalogue
@@ -153,68 +153,6 @@ NET_SCORE_DEFINITION = MetricDefinition(
 """The definition the reports show in place of the catalogue's ``nps`` for any other target."""
 
 
-DRIVER_FIELD_LABELS: dict[str, str] = {
-    "r_squared": "R² of the linear model",
-    "method": "Method",
-    "raw": "Raw weight (variance explained)",
-    "percent": "Share of R²",
-    "model": "Model",
-    "coef": "Coefficient (log-odds per SD)",
-    "odds_ratio": "Odds ratio per SD",
-    "algorithm": "Model",
-    "scoring": "Score that drops when shuffled",
-    "n_repeats": "Shuffles per attribute and fold",
-    "mean": "Mean drop",
-    "per_fold": "Per fold",
-    "permutation_model": "Model used for permutation importance",
-    "importance": "Importance",
-    "performance": "Performance (mean score)",
-    "quadrant": "Quadrant",
-    "target": "Target group",
-    "top_box_share": "Top-box share",
-    "ranking": "Ranking by relative weight",
-    "notes": "Notes",
-}
-"""Readable labels of the keys of the results' ``drivers`` part."""
-
-
-NEW_WAVE_FIELD_LABELS: dict[str, str] = {
-    # estimated class counts
-    "class": "Class",
-    "estimated_count": "Estimated respondents",
-    "estimated_share": "Estimated share",
-    # the model the wave was estimated with
-    "algorithm": "Model",
-    "calibration": "Probability calibration",
-    "training_sha256": "Training data SHA-256",
-    "training_n": "Training respondents",
-    "heldout_alp_gap": "Held-out check of the ALP estimate",
-    # its held-out ALP check (cx_app.estimate.alp.AlpGap)
-    "n": "Held-out respondents",
-    "accuracy_cm": "Accuracy (real, held-out)",
-    "accuracy_alp": "Accuracy (ALP estimate, held-out)",
-    "accuracy_gap": "Accuracy gap (ALP − real)",
-    "share_gap": "Class-share gap (total variation)",
-    "net_gap": "Net score gap, estimated − actual (score points)",
-    "net_calibration_error": "Net score calibration error (score points)",
-    "score": "Gap score (1 or less: no warning)",
-    # drift of each attribute
-    "present": "In the wave",
-    "psi": "PSI",
-    "level": "Drift",
-    "chi2": "χ²",
-    "dof": "df",
-    "p_value": "p",
-    "n_reference": "Training respondents",
-    "n_current": "New-wave respondents",
-    "n_missing": "Missing",
-    "unseen_values": "Values not seen in training",
-    "out_of_scale_values": "Values outside the scale",
-}
-"""Readable labels of the keys of a new-wave estimate's ``estimated_class_counts``, ``model``
-(with its ``heldout_alp_gap``) and ``drift`` parts."""
-
-
 PLAIN_NAMES: dict[str, str] = {
     # how unanswered attribute scores are handled (a schema's ``missing_attributes``)
     "impute_indicator": "Keep; models fill with the training median + a 'was missing' flag",
@@ -304,30 +242,6 @@ def survey_labels(schema: SurveySchema) -> dict[str, str]:
              *(s for s in (schema.respondent_id, schema.weight) if s is not None)]
     return {**{s.name: s.column for s in specs},
             **{a.name: a.display for a in schema.attributes}}
-
-
-def column_label(column: object, labels: Mapping[str, str] | None = None) -> object:
-    """A table column's header as a person reads it: the survey's label of one of its columns
-    (``labels``, e.g. :func:`survey_labels`), else :func:`plain_name`; a header that is no text
-    (a score class, 0–10) is kept.
-
-    >>> column_label("call_center", {"call_center": "Call center"}), column_label("n_pred")
-    ('Call center', 'Predicted negatives')
-    >>> column_label(7)
-    7
-    """
-    if not isinstance(column, str):
-        return column
-    if column in (labels or {}):
-        return (labels or {})[column]
-    if column in PLAIN_NAMES or metric_definition(column) is not None:
-        return plain_name(column)
-    # no shared field → label map decides a header here (issue 37: a score column headed
-    # "Gap score", a level column "Drift"): a table whose columns are fields declares its
-    # own headers (e.g. :data:`cx_app.app.views.DRIFT_HEADERS`)
-    if column.startswith("p_"):  # a predicted class probability: p_7 → "Probability of 7"
-        return f"Probability of {column[2:]}"
-    return plain_name(column)
 
 
 def column_help(column: object) -> str | None:

@@ -51,7 +51,7 @@ from cx_app.workspace.tables import Fit
 
 __all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "ExpectedTimes",
            "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "fit_recorder",
-           "learned_seconds",
+           "learned_seconds", "probed_estimate",
            "recent_fits", "recent_query", "record_fit"]
 
 RECENT = 20
@@ -87,6 +87,8 @@ class Estimate:
 
     seconds: float
     fits: int
+    probed: bool = False
+    """From a timed trial training on this machine just before (:func:`probed_estimate`)."""
 
     @property
     def learned(self) -> bool:
@@ -249,10 +251,14 @@ class ExpectedTimes:
         """
         named = ", ".join(f"{k} {timing.format_duration(e.seconds)}"
                           for k, e in self.estimates.items() if e.seconds >= slow)
-        learned = [f"{k} ({e.fits})" for k, e in self.estimates.items() if e.learned]
-        guessed = [k for k, e in self.estimates.items() if not e.learned]
-        sources = ([f"learned from this machine's fits for {', '.join(learned)}"]
-                   if learned else [])
+        probed = [k for k, e in self.estimates.items() if e.probed]
+        learned = [f"{k} ({e.fits})" for k, e in self.estimates.items()
+                   if e.learned and not e.probed]
+        guessed = [k for k, e in self.estimates.items() if not (e.learned or e.probed)]
+        sources = ([f"timed by a short trial training on this machine just now for "
+                    f"{', '.join(probed)}"] if probed else [])
+        sources += ([f"learned from this machine's fits for {', '.join(learned)}"]
+                    if learned else [])
         if guessed:
             sources.append(f"a first guess for {', '.join(guessed)} (measured on a busy 2-core "
                            "server, until a training here teaches it)")
@@ -260,6 +266,16 @@ class ExpectedTimes:
                 + (f" ({named})" if named else "")
                 + f" for {self.respondents:,} respondents × {self.attributes} attributes × "
                   f"{self.folds} folds; {'; '.join(sources)}.")
+
+
+def probed_estimate(algorithm: str, probe: float, *, probe_rows: int, respondents: int,
+                    folds: int) -> Estimate:
+    """The expected time of a training from a timed trial of ``probe`` seconds on
+    ``probe_rows`` respondents (:func:`cx_app.models.timing.probe_seconds`): it knows this
+    machine's load now, the survey and the settings; ``bench/bench_time_estimate.py`` measures
+    how close it comes to the real time."""
+    return Estimate(timing.probed_seconds(algorithm, probe, probe_rows=probe_rows,
+                                          rows=respondents, folds=folds), 0, probed=True)
 
 
 def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[str, Any]], *,

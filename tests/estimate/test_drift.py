@@ -50,6 +50,11 @@ def test_stable_wave_gives_no_warning_and_shift_is_warned():
     text = " ".join(report.warnings)
     assert "'a' has shifted" in text and "never seen in training: 9" in text
     assert "outside its scale 1–5: 9" in text
+    labelled = attribute_drift(ref, shifted, scales={"a": (1, 5), "b": (1, 5)},
+                               labels={"a": "Branch staff (1-5)", "b": "App (1-5)"})
+    text = " ".join(labelled.warnings)  # the analyst's labels, never the column identifiers
+    assert "'Branch staff (1-5)' has shifted since training (major change" in text
+    assert "'App (1-5)' has value(s) never seen" in text and "'a'" not in text
 
 
 def test_chi_square_matches_hand_computation():

@@ -23,7 +23,6 @@ from cx_app.models.results import (
 )
 from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import importance_bars, quadrant_chart, rhombus_chart
-from cx_app.reports.definitions import DRIVER_FIELD_LABELS as LABEL
 from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import attribute_cells, attribute_columns, facts_table
 
@@ -55,12 +54,12 @@ def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
                  f"(R² = {r2:.3f}); " if r2 is not None else "")
     return [
         Table("Relative weights (Johnson 2000): share of the explained variance",
-              (*attribute_columns(labels), TableColumn("share", LABEL["percent"], "percent"),
-               TableColumn("raw", LABEL["raw"], "float")), rows,
+              (*attribute_columns(labels), TableColumn("share", "Share of R²", "percent"),
+               TableColumn("raw", "Raw weight (variance explained)", "float")), rows,
               note=explained + "each attribute's share splits that explained variance fairly "
                    "between correlated attributes; the shares add up to 100%."),
-        facts_table("About the relative weights", [(LABEL["r_squared"], r2, "float"),
-                                                   (LABEL["method"], value.method, "text")]),
+        facts_table("About the relative weights", [("R² of the linear model", r2, "float"),
+                                                   ("Method", value.method, "text")]),
         *_bars("Share of the explained variance by attribute", [r[0] for r in rows],
                [r["percent"] for r in records], None, None, "Share of R² (%)"),
     ]
@@ -73,8 +72,8 @@ def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
                   r["se"], r["ci_low"], r["ci_high"], r["p"]) for r in records)
     return [
         Table("Ordinal logistic regression: effect of each attribute on the score",
-              (*attribute_columns(labels), TableColumn("coef", LABEL["coef"], "float"),
-               TableColumn("odds_ratio", LABEL["odds_ratio"], "float"), TableColumn("se", "SE", "float"),
+              (*attribute_columns(labels), TableColumn("coef", "Coefficient (log-odds per SD)", "float"),
+               TableColumn("odds_ratio", "Odds ratio per SD", "float"), TableColumn("se", "SE", "float"),
                TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float"),
                TableColumn("p", "p", "pvalue")), rows,
               note=f"{value.model[:1].upper()}{value.model[1:]}. One standard deviation more "
@@ -82,7 +81,7 @@ def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
                    "p below 0.05: unlikely to be chance."),
         *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows],
                [r["coef"] for r in records], [r["ci_low"] for r in records],
-               [r["ci_high"] for r in records], LABEL["coef"]),
+               [r["ci_high"] for r in records], "Coefficient (log-odds per SD)"),
     ]
 
 
@@ -95,16 +94,16 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
     blocks: list[Block] = [
         Table(f"Permutation importance ({model_id}): drop in {value.scoring} when the "
               "attribute is shuffled",
-              (*attribute_columns(labels), TableColumn("mean", LABEL["mean"], "float"),
+              (*attribute_columns(labels), TableColumn("mean", "Mean drop", "float"),
                TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float")),
               rows,
               note=f"How much the model's {value.scoring} on the held-out folds drops when the "
                    "attribute's values are shuffled; the interval is over the folds. Near zero: "
                    "the model does not rely on the attribute."),
         facts_table(f"About the permutation importance ({model_id})", [
-            (LABEL["algorithm"], model_display_name(value.algorithm), "text"),
-            (LABEL["scoring"], value.scoring, "text"),
-            (LABEL["n_repeats"], value.n_repeats, "int"),
+            ("Model", model_display_name(value.algorithm), "text"),
+            ("Score that drops when shuffled", value.scoring, "text"),
+            ("Shuffles per attribute and fold", value.n_repeats, "int"),
             ("Cross-validation folds", folds, "int")]),
         *_bars(f"Permutation importance ({model_id}) with its 95% interval",
                [r[0] for r in rows], [r["mean"] for r in records],
@@ -122,7 +121,7 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
 
 def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> list[Block]:
     as_share = "% of r²" in value.importance.lower()
-    title = LABEL["percent"] if as_share else value.importance.capitalize()
+    title = "Share of R²" if as_share else value.importance.capitalize()
     records = sorted(value.rows, key=lambda r: -r.importance if r.importance is not None
                      else math.inf)
     placed = all(r.performance_pct is not None for r in records)
@@ -151,14 +150,14 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
          TableColumn("importance_high", "Importance 95% high", kind),
          TableColumn("importance_vs_others", "Importance vs the others"),
          TableColumn("direction", "Direction", "float"),
-         TableColumn("performance", LABEL["performance"], "float"),
+         TableColumn("performance", "Performance (mean score)", "float"),
          TableColumn("performance_pct", "Performance (% of its scale)", "percent"),
          TableColumn("performance_low", "Performance 95% low", perf_kind),
          TableColumn("performance_high", "Performance 95% high", perf_kind),
          TableColumn("performance_vs_others", "Performance vs the others"),
          TableColumn("base", "Answered (base)", "int"),
          TableColumn("na_share", "Not answered", "percent"),
-         TableColumn("quadrant", LABEL["quadrant"])), rows,
+         TableColumn("quadrant", "Quadrant")), rows,
         note="Performance is the mean rating over the respondents who answered (n/a answers are "
              "not ratings), placed on the attribute's own scale. " + rule + " 'concentrate "
              "here' = more important and rated lower than the others. Direction +1: higher "
@@ -196,8 +195,8 @@ def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
                   r.tpr, r.fpr, r.delta, r.phi) for r in rows_in)
     blocks: list[Block] = [Table(
         "Top box as a signal: does a top rating mark the target group?",
-        (*attribute_columns(labels), TableColumn("target", LABEL["target"]),
-         TableColumn("top_box_share", LABEL["top_box_share"], "percent"),
+        (*attribute_columns(labels), TableColumn("target", "Target group"),
+         TableColumn("top_box_share", "Top-box share", "percent"),
          TableColumn("tpr", "TPR", "percent"), TableColumn("fpr", "FPR", "percent"),
          TableColumn("delta", "δ", "float"), TableColumn("phi", "φ", "float")), rows,
         note="'Attribute rated in its top box' used as a predictor of the target group: TPR = "

@@ -22,15 +22,24 @@ from cx_app.reports.blocks import (
     Table,
     TableColumn,
 )
-from cx_app.reports.definitions import NEW_WAVE_FIELD_LABELS as LABEL
 from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
 from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
-_DRIFT_COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
-    ("present", "text"), ("psi", "float"), ("level", "text"), ("chi2", "float"), ("dof", "int"),
-    ("p_value", "pvalue"), ("n_reference", "int"), ("n_current", "int"), ("n_missing", "int"),
-    ("unseen_values", "text"), ("out_of_scale_values", "text"))
+_DRIFT_COLUMNS: tuple[tuple[str, str, ColumnKind], ...] = (
+    ("present", "In the wave", "text"),
+    ("psi", "Shift in the answers (PSI)", "float"),
+    ("level", "Change", "text"),
+    ("chi2", "Test of the answer shares (χ²)", "float"),
+    ("dof", "Degrees of freedom (df)", "int"),
+    ("p_value", "p, test of the answer shares", "pvalue"),
+    ("n_reference", "Training respondents", "int"),
+    ("n_current", "Wave respondents", "int"),
+    ("n_missing", "Unanswered", "int"),
+    ("unseen_values", "Answers not seen in training", "text"),
+    ("out_of_scale_values", "Answers outside the scale", "text"),
+)
+"""The drift table's columns: data key, its own header, kind of value."""
 
 
 def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
@@ -131,10 +140,10 @@ def _alerts(wave: WaveEstimateDocument) -> list[Block]:
 def _class_counts(counts: dict[str, float]) -> Table:
     total = sum(counts.values())
     return Table("Estimated class counts",
-                 (TableColumn("class", LABEL["class"]),
+                 (TableColumn("class", "Class"),
                   # real-valued (ALP) counts: one decimal, the writers' "score" format
-                  TableColumn("count", LABEL["estimated_count"], "score"),
-                  TableColumn("share", LABEL["estimated_share"], "percent")),
+                  TableColumn("count", "Estimated respondents", "score"),
+                  TableColumn("share", "Estimated share", "percent")),
                  tuple((k, v, v / total if total else None) for k, v in counts.items()),
                  note="The sum of the respondents' predicted probabilities of each class "
                       "(ALP): real-valued, so shown with one decimal.")
@@ -143,21 +152,21 @@ def _class_counts(counts: dict[str, float]) -> Table:
 def _model(wave: WaveEstimateDocument) -> list[Block]:
     model = wave.model
     blocks: list[Block] = [facts_table("Model", [
-        (LABEL["algorithm"], model_display_name(model.algorithm), "text"),
-        (LABEL["calibration"], model.calibration, "text"),
-        (LABEL["training_sha256"], model.training_sha256, "text"),
-        (LABEL["training_n"], model.training_n, "int")])]
+        ("Model", model_display_name(model.algorithm), "text"),
+        ("Probability calibration", model.calibration, "text"),
+        ("Training data SHA-256", model.training_sha256, "text"),
+        ("Training respondents", model.training_n, "int")])]
     gap = model.heldout_alp_gap
     if gap is not None:
-        blocks.append(facts_table(f"Model — {LABEL['heldout_alp_gap']}", [
-            (LABEL["n"], gap.n, "int"), (LABEL["accuracy_cm"], gap.accuracy_cm, "percent"),
-            (LABEL["accuracy_alp"], gap.accuracy_alp, "percent"),
-            (LABEL["accuracy_gap"], None if gap.accuracy_gap is None else 100 * gap.accuracy_gap,
+        blocks.append(facts_table("Model — Held-out check of the ALP estimate", [
+            ("Held-out respondents", gap.n, "int"), ("Accuracy (real, held-out)", gap.accuracy_cm, "percent"),
+            ("Accuracy (ALP estimate, held-out)", gap.accuracy_alp, "percent"),
+            ("Accuracy gap (ALP − real)", None if gap.accuracy_gap is None else 100 * gap.accuracy_gap,
              "pp"),
-            (LABEL["share_gap"], gap.share_gap, "percent"),
-            (LABEL["net_gap"], gap.net_gap, "score"),
-            (LABEL["net_calibration_error"], gap.net_calibration_error, "score"),
-            (LABEL["score"], gap.score, "float")],
+            ("Class-share gap (total variation)", gap.share_gap, "percent"),
+            ("Net score gap, estimated − actual (score points)", gap.net_gap, "score"),
+            ("Net score calibration error (score points)", gap.net_calibration_error, "score"),
+            ("Gap score (1 or less: no warning)", gap.score, "float")],
             note="The ALP estimate against the real values on held-out training data: gaps as "
                  "percentage points or points of net score; a gap score of 1 or less raises no "
                  "warning."))
@@ -183,9 +192,9 @@ def section(wave: WaveEstimateDocument,
         blocks.append(Table(
             "Drift",
             (TableColumn("attribute", "Attribute"),
-             *(TableColumn(k, LABEL[k], kind) for k, kind in _DRIFT_COLUMNS)),
+             *(TableColumn(k, header, kind) for k, header, kind in _DRIFT_COLUMNS)),
             tuple(((labels or {}).get(name) or name,
-                   *(cell(getattr(d, k)) for k, _ in _DRIFT_COLUMNS))
+                   *(cell(getattr(d, k)) for k, _, _ in _DRIFT_COLUMNS))
                   for name, d in wave.drift.items())))
     blocks += _model(wave)
     return Section("new_wave", "New wave", tuple(blocks))

@@ -10,7 +10,6 @@ import pandas as pd
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
-from cx_app.reports.definitions import DRIVER_FIELD_LABELS
 from cx_app.reports.formatting import facts_table
 from cx_app.reports.prose import BestPick, best_picks, drivers_reading, models_reading, nps_reading
 from cx_app.reports.sections import baseline
@@ -45,7 +44,7 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
         blocks.append(Table(
             "Top drivers",
             (TableColumn("attribute", "Attribute"),
-             TableColumn("share", DRIVER_FIELD_LABELS["percent"], "percent")),
+             TableColumn("share", "Share of R²", "percent")),
             tuple((labels.get(r["attribute"], r["attribute"]),
                    None if r["percent"] is None else r["percent"] / 100) for r in top),
             note="Johnson's relative weights: each attribute's share of the variance of the "
