@@ -1,0 +1,40 @@
+"""Results as frozen pydantic models: the base of every result, numpy arrays in them, and
+:class:`Estimate`, the one type of an estimate with its 95 % interval.
+
+A result's JSON is pydantic's (``to_dict``: ``model_dump(mode="json", by_alias=True)``);
+field aliases, ``computed_field`` and ``exclude_if`` keep the public keys (the golden files of
+``tests/golden`` prove they did not move). numpy arrays are kept as they are (:data:`Array`)
+and written as nested lists.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+
+from cx_app.json_values import plain
+
+__all__ = ["Array", "Estimate", "Result"]
+
+Array = Annotated[np.ndarray, PlainSerializer(plain)]
+"""A numpy array field: kept as it is, written as (nested) lists."""
+
+
+class Result(BaseModel):
+    """A frozen result; :meth:`to_dict` is its JSON-ready dict (pydantic's serialisation)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready values (tuples as lists, arrays as nested lists, keys as in the JSON)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class Estimate(Result):
+    """An estimate with its 95 % interval and, when known, its standard error."""
+
+    value: float
+    ci95: tuple[float, float]
+    se: float | None = None
