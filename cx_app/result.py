@@ -9,6 +9,7 @@ and written as nested lists.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import numpy as np
@@ -16,10 +17,13 @@ from pydantic import BaseModel, ConfigDict, PlainSerializer
 
 from cx_app.json_values import plain
 
-__all__ = ["Array", "Estimate", "Result"]
+__all__ = ["Array", "Estimate", "Finite", "Result"]
 
 Array = Annotated[np.ndarray, PlainSerializer(plain)]
 """A numpy array field: kept as it is, written as (nested) lists."""
+
+Finite = Annotated[float, PlainSerializer(lambda v: v if math.isfinite(v) else None)]
+"""A float written as null when it is NaN or infinite (JSON has neither)."""
 
 
 class Result(BaseModel):
