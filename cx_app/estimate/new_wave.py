@@ -67,10 +67,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.provenance import provenance_block, sha256_hex
+from cx_app.result import Estimate
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -92,12 +94,9 @@ SMALL_WAVE = 200
 
 
 
-@dataclass(frozen=True)
-class EstimatedNetScore:
+class EstimatedNetScore(Estimate):
     """An estimated net score (points) with its interval and the two SE components."""
 
-    value: float
-    ci95: tuple[float, float]
     se: float
     se_sampling: float
     """The fresh-sample part (0 unless the model file lacks its held-out error)."""
@@ -107,7 +106,7 @@ class EstimatedNetScore:
     counts: dict[str, float]
     shares: dict[str, float]
     kind: str = "nps"
-    n_effective: float | None = None
+    n_effective: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """Weighted estimates only: Kish's effective sample size of the wave's weights."""
     se_outcome: float = 0.0
     """The spread of these respondents' answers under the model's probabilities."""
@@ -115,23 +114,17 @@ class EstimatedNetScore:
     """What the interval describes, in one sentence for the output."""
     se_reference: float = 0.0
     """The reference survey's own sampling error of its net score, carried by the model."""
-    se_segment: float = 0.0
-    """A segment's own held-out error after its correction (0 for a whole wave)."""
-    segment_correction: float = 0.0
-    """Points subtracted from a segment's probability mean: its shrunken held-out error."""
+    se_segment: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A segment's own held-out error after its correction (None unless the interval
+    ``covers`` :data:`COVERS_SEGMENT`)."""
+    segment_correction: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Points subtracted from a segment's probability mean: its shrunken held-out error
+    (None unless the interval ``covers`` :data:`COVERS_SEGMENT`)."""
 
-    def to_dict(self) -> dict:
-        out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
-               "se_sampling": self.se_sampling, "se_model": self.se_model,
-               "se_outcome": self.se_outcome, "se_reference": self.se_reference,
-               "covers": self.covers, "n": self.n,
-               "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
-        if self.covers == COVERS_SEGMENT:
-            out.update({"se_segment": self.se_segment,
-                        "segment_correction": self.segment_correction})
-        if self.n_effective is not None:
-            out.update({"weighted": True, "n_effective": self.n_effective})
-        return out
+    @computed_field(exclude_if=lambda v: not v)
+    @property
+    def weighted(self) -> bool:
+        return self.n_effective is not None
 
 
 COVERS_WAVE = ("this wave's realized score: the spread of its respondents' answers under the "
@@ -188,10 +181,10 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
         se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se, reference_se), 0.0,
                                              float(model_se), COVERS_WAVE)
         centre = value
-    se_segment = correction = 0.0
+    se_segment = correction = None
     if segment is not None and model_se is not None:
         if segment.fresh_sample:  # an older model file: the segment's own error is unknown
-            se_segment, se_sampling, covers = 0.0, wald.se, COVERS_SEGMENT_SAMPLE
+            se_sampling, covers = wald.se, COVERS_SEGMENT_SAMPLE
             se = math.hypot(se, wald.se)
         else:
             se_segment, correction, covers = segment.se, segment.correction, COVERS_SEGMENT
@@ -199,12 +192,12 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
             value = centre = float(np.clip(value - correction, -100.0, 100.0))
     ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
     counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
-    return EstimatedNetScore(value, ci, se, se_sampling, se_model, n, counts, dict(wald.shares),
-                             kind, n_effective=None if weights is None else n_eff,
+    return EstimatedNetScore(value=value, ci95=ci, se=se, se_sampling=se_sampling,
+                             se_model=se_model, n=n, counts=counts, shares=dict(wald.shares),
+                             kind=kind, n_effective=None if weights is None else n_eff,
                              se_outcome=se_outcome, covers=covers,
                              se_reference=0.0 if model_se is None else float(reference_se),
-                             se_segment=se_segment,
-                             segment_correction=correction)
+                             se_segment=se_segment, segment_correction=correction)
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
