@@ -13,11 +13,11 @@ import math
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic import BaseModel, ConfigDict, PlainSerializer, model_serializer
 
 from cx_app.json_values import plain
 
-__all__ = ["Array", "Estimate", "Finite", "Result"]
+__all__ = ["Array", "Estimate", "Finite", "Result", "flattened"]
 
 Array = Annotated[np.ndarray, PlainSerializer(plain)]
 """A numpy array field: kept as it is, written as (nested) lists."""
@@ -34,6 +34,19 @@ class Result(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready values (tuples as lists, arrays as nested lists, keys as in the JSON)."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+def flattened(*names: str):
+    """A wrap serializer writing the fields ``names`` (results themselves) flat into their
+    parent's JSON: ``{"method": ..., **gap}`` rather than ``{"method": ..., "gap": {...}}``."""
+
+    def serialize(self: Result, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        for name in names:
+            out.update(out.pop(name))
+        return out
+
+    return model_serializer(mode="wrap")(serialize)
 
 
 class Estimate(Result):

@@ -7,7 +7,6 @@ Driven through ``AppTest`` on a workspace database of the test's own (``tests/co
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -77,7 +76,7 @@ def test_the_cached_tracker_shows_an_added_and_a_removed_wave():
     # two people, one program name, different programs: each gets their own tracker
     with Workspace.open() as workspace:
         view = workspace.show(PROGRAM, model="nb seed=31")
-    other = dataclasses.replace(view, waves=view.waves[:1])
+    other = view.model_copy(update={"waves": view.waves[:1]})
     ann = wave_panels.program_key(view, workspace_url="sqlite:///a.db", user="ann@example.org")
     bob = wave_panels.program_key(other, workspace_url="sqlite:///a.db", user="bob@example.org")
     assert ann != bob
