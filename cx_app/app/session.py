@@ -111,12 +111,6 @@ class CrossValidatedModel:
     key: str
     permutation: Any = None  # cx_app.models.drivers.PermutationImportance, computed at training
 
-    def to_dict(self) -> dict:
-        return {"model_id": self.model_id, "algorithm_id": self.algorithm_id,
-                "settings": {k: v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
-                             for k, v in self.settings.items()},
-                "folds": self.folds, "seed": self.seed, "key": self.key}
-
 
 @dataclass(frozen=True)
 class TrainingEvent:

@@ -200,8 +200,8 @@ def split_waves(survey: SurveyData) -> list[SurveyData]:
         rows = position.loc[part.index].to_numpy()
         parts.append(dataclasses.replace(
             survey, frame=part, in_model=in_model[rows],
-            source=dataclasses.replace(survey.source,
-                                       filename=f"{survey.source.filename} · {label}")))
+            source=survey.source.model_copy(
+                update={"filename": f"{survey.source.filename} · {label}"})))
     return parts
 
 
