@@ -62,17 +62,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, computed_field
+from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.provenance import provenance_block, sha256_hex
-from cx_app.result import Estimate
+from cx_app.result import Estimate, Result
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -240,29 +239,64 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
             "outcome_sd": 100.0 * float(np.std(outcome))}
 
 
-@dataclass(frozen=True, eq=False)
-class WaveEstimate:
-    """Everything estimated for one wave (and realized, when its labels are present)."""
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+AsDocument = Annotated[Any, PlainSerializer(lambda doc: doc.to_dict())]
+"""A :class:`cx_app.models.results.Document` written as its own JSON (only the keys it was
+made with)."""
+
+
+class WaveEstimate(Result):
+    """Everything estimated for one wave (and realized, when its labels are present); its
+    JSON is what ``cx-app estimate --json`` prints."""
 
     n: int
     classes: tuple
-    predictions: pd.DataFrame = field(repr=False)
-    alp: Any  # ConfusionMatrix
+    predictions: pd.DataFrame = Field(repr=False, exclude=True)
+    alp: Annotated[Any, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())] = Field(
+        serialization_alias="alp_matrix")  # ConfusionMatrix
     estimated: dict
     levels: tuple
     estimated_class_counts: dict
     estimated_nps: EstimatedNetScore
     drift: Any  # DriftReport
     warnings: tuple[str, ...]
-    model_summary: dict
+    model_summary: dict = Field(serialization_alias="model")
     source: dict
-    realized: dict | None = None
-    realized_levels: tuple | None = None
-    realized_nps: Any = None  # NpsResult
-    provenance: dict = field(default_factory=dict)
-    metric_intervals: Any = None  # MetricIntervals (cx_app.estimate.metric_intervals)
+    realized: dict | None = Field(default=None, exclude_if=_absent)
+    realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
+    realized_nps: Any = Field(default=None, exclude_if=_absent)  # NpsResult
+    provenance: dict = {}
+    metric_intervals: Any = Field(default=None, exclude_if=_absent)  # MetricIntervals
     alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
-    audit: Any = None  # AuditResult (cx_app.estimate.audit): an audit sample of the wave
+    audit: AsDocument = Field(default=None, exclude_if=_absent)  # AuditResult (estimate.ppi)
+
+    @field_serializer("levels")
+    def _levels(self, levels: tuple) -> dict[str, Any]:  # real-valued (ALP) matrices
+        return {lv.name: lv.model_dump(mode="json", exclude={"name"}) for lv in levels}
+
+    @field_serializer("realized_levels")
+    def _realized_levels(self, levels: tuple | None) -> dict[str, Any] | None:
+        return None if levels is None else {lv.name: lv.metrics for lv in levels}
+
+    @computed_field(exclude_if=_absent)
+    @property
+    def estimated_ci95(self) -> dict[str, list[float]] | None:
+        """95 % interval of each ``estimated`` metric (same keys)."""
+        return None if self.metric_intervals is None else self.metric_intervals.ci95()
+
+    @computed_field(exclude_if=_absent, return_type=AsDocument)
+    @property
+    def audited_nps(self) -> Any:
+        """The net score from an audit sample of the wave, beside ``estimated_nps``."""
+        return None if self.audit is None else self.audit.audited_nps
+
+    @computed_field(exclude_if=_absent)
+    @property
+    def shift_detected(self) -> bool | None:
+        return None if self.audit is None else self.audit.shift_detected
 
     def predictions_frame(self) -> pd.DataFrame:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
@@ -278,6 +312,8 @@ class WaveEstimate:
 
         return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
 
+    @computed_field
+    @property
     def metric_comparison(self) -> list[dict[str, Any]]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
         level: ``level``, ``metric``, the ALP ``estimated`` value with its 95 % interval
@@ -298,38 +334,6 @@ class WaveEstimate:
                     row["realized"] = realized.get(level.name, {}).get(key)
                 rows.append(row)
         return rows
-
-    def to_dict(self) -> dict:
-        out = {
-            "n": self.n,
-            "classes": list(self.classes),
-            "alp_matrix": np.asarray(self.alp.counts).tolist(),
-            "estimated": dict(self.estimated),
-            **({} if self.metric_intervals is None else {
-                "estimated_ci95": self.metric_intervals.ci95(),
-                "metric_intervals": self.metric_intervals.to_dict()}),
-            "levels": {lv.name: {"labels": list(lv.labels), "matrix": lv.matrix.tolist(),
-                                 "im": None if lv.im is None else lv.im.tolist(),
-                                 "positive": lv.positive, "metrics": lv.metrics}
-                       for lv in self.levels},
-            "estimated_class_counts": dict(self.estimated_class_counts),
-            "estimated_nps": self.estimated_nps.to_dict(),
-            "drift": self.drift.to_dict(),
-            "warnings": list(self.warnings),
-            "model": dict(self.model_summary),
-            "source": dict(self.source),
-            "metric_comparison": self.metric_comparison(),
-            "provenance": dict(self.provenance),
-            "alerts": [a.to_dict() for a in self.alerts],
-        }
-        if self.audit is not None:  # beside estimated_nps (issue 36)
-            out.update(audited_nps=self.audit.audited_nps.to_dict(),
-                       shift_detected=self.audit.shift_detected, audit=self.audit.to_dict())
-        if self.realized is not None:
-            out["realized"] = dict(self.realized)
-            out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
-            out["realized_nps"] = self.realized_nps.to_dict()
-        return out
 
 
 def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
