@@ -1,10 +1,11 @@
-"""Results as frozen pydantic models: the base of every result, numpy arrays in them, and
-:class:`Estimate`, the one type of an estimate with its 95 % interval.
+"""Results as frozen pydantic models; ``Estimate``, the one type of a value with its interval.
 
-A result's JSON is pydantic's (``to_dict``: ``model_dump(mode="json", by_alias=True)``);
-field aliases, ``computed_field`` and ``exclude_if`` keep the public keys (the golden files of
-``tests/golden`` prove they did not move). numpy arrays are kept as they are (:data:`Array`)
-and written as nested lists.
+:class:`Result` is the base of every result: its JSON is pydantic's (``to_dict``:
+``model_dump(mode="json", by_alias=True)``); field aliases, ``computed_field``, ``exclude_if``
+and :func:`flattened` keep the public keys (the golden files of ``tests/golden`` prove they did
+not move). numpy arrays are kept as they are (:data:`Array`) and written as nested lists;
+:data:`Finite` writes NaN and infinities as null. :class:`Estimate` (value, ``ci95``, ``se``)
+is the base of every estimate that carries a 95 % interval.
 """
 
 from __future__ import annotations
@@ -32,8 +33,14 @@ class Result(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, populate_by_name=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values (tuples as lists, arrays as nested lists, keys as in the JSON)."""
-        return self.model_dump(mode="json", by_alias=True)
+        """JSON-ready values (tuples as lists, arrays as nested lists, keys as in the JSON);
+        a numpy scalar in a loosely typed field (``dict``, ``Any``) as its number, any other
+        value pydantic does not know as its text (as ``json.dumps(default=str)`` wrote it)."""
+        return self.model_dump(mode="json", by_alias=True, fallback=_plain_or_text)
+
+
+def _plain_or_text(value: Any) -> Any:
+    return plain(value) if isinstance(value, np.ndarray | np.generic) else str(value)
 
 
 def flattened(*names: str):
