@@ -312,8 +312,11 @@ class WaveEstimate(Result):
 
         return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
 
-    @computed_field
+    @computed_field(alias="metric_comparison")
     @property
+    def metric_comparison_rows(self) -> list[dict[str, Any]]:
+        return self.metric_comparison()
+
     def metric_comparison(self) -> list[dict[str, Any]]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
         level: ``level``, ``metric``, the ALP ``estimated`` value with its 95 % interval
