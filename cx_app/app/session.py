@@ -380,7 +380,6 @@ class Analysis:
     def report_drivers(self, best: str) -> DriverAnalysis:
         """Every driver view for the report, with the permutation importance computed when
         ``best`` was trained (its fold models are not kept); memoised per model and plan."""
-        import dataclasses
 
         from cx_app.models.drivers import driver_importance
 
@@ -394,7 +393,7 @@ class Analysis:
                                        attribute_min={a.name: a.scale.min
                                                       for a in self.survey.schema.attributes})
             permutation = () if model.permutation is None else (model.permutation,)
-            return dataclasses.replace(result, permutation=permutation)
+            return result.model_copy(update={"permutation": permutation})
 
         return self.derived(("report_drivers", model.key, self.plan_key), compute)
 
