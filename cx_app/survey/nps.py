@@ -214,8 +214,8 @@ class NpsResult(Estimate):
     """
 
     se: float
-    n: float
-    counts: dict[str, float]
+    n: int | float
+    counts: dict[str, int | float]  # respondents (int), or estimated or weighted (float)
     shares: dict[str, float]
     label: str = ""
     missing: int = 0

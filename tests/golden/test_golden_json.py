@@ -80,8 +80,8 @@ def _differences(got, want, where: str = "$") -> list[str]:
     if isinstance(want, (int, float)):
         if isinstance(got, bool) or not isinstance(got, (int, float)):
             return [f"{where}: {got!r:.80} instead of the number {want!r}"]
-        if isinstance(want, int) and isinstance(got, float) and not got.is_integer():
-            return [f"{where}: {got!r} instead of the integer {want!r}"]
+        if type(got) is not type(want):  # 240 and 240.0 are written differently
+            return [f"{where}: {got!r} instead of {want!r} ({type(want).__name__})"]
         if math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9):
             return []
         return [f"{where}: {got!r} instead of {want!r}"]
