@@ -2,7 +2,7 @@
 
 :func:`plain` turns a numpy scalar or array into plain Python (what ``json.dumps`` accepts);
 :func:`json_default` is the ``default=`` hook of ``json.dumps`` for documents that may hold numpy
-values, tuples, sets or dataclasses, and refuses anything else by name; :func:`plain_document`
+values, tuples, sets, dataclasses or pydantic models, and refuses anything else by name; :func:`plain_document`
 turns a whole nested document into plain, strict JSON values (a NaN or infinity becomes None).
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 __all__ = ["json_default", "plain", "plain_document"]
 
@@ -53,6 +54,8 @@ def json_default(value: Any) -> Any:
         return list(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
+    if isinstance(value, BaseModel):  # a result (cx_app.result.Result): its own JSON
+        return value.model_dump(mode="json", by_alias=True)
     raise TypeError(f"{type(value).__name__} cannot be written as JSON")
 
 

@@ -111,12 +111,6 @@ class CrossValidatedModel:
     key: str
     permutation: Any = None  # cx_app.models.drivers.PermutationImportance, computed at training
 
-    def to_dict(self) -> dict:
-        return {"model_id": self.model_id, "algorithm_id": self.algorithm_id,
-                "settings": {k: v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
-                             for k, v in self.settings.items()},
-                "folds": self.folds, "seed": self.seed, "key": self.key}
-
 
 @dataclass(frozen=True)
 class TrainingEvent:
@@ -396,7 +390,6 @@ class Analysis:
     def report_drivers(self, best: str) -> DriverAnalysis:
         """Every driver view for the report, with the permutation importance computed when
         ``best`` was trained (its fold models are not kept); memoised per model and plan."""
-        import dataclasses
 
         from cx_app.models.drivers import driver_importance
 
@@ -410,7 +403,7 @@ class Analysis:
                                        attribute_min={a.name: a.scale.min
                                                       for a in self.survey.schema.attributes})
             permutation = () if model.permutation is None else (model.permutation,)
-            return dataclasses.replace(result, permutation=permutation)
+            return result.model_copy(update={"permutation": permutation})
 
         return self.derived(("report_drivers", model.key, self.plan_key), compute)
 

@@ -7,10 +7,11 @@ For a 2×2 (or 2×2+IM) with tp = TPR and fp = FPR: δ = tp − fp, φ = tp + fp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from cx_app.result import Result
 
 __all__ = ["DeltaPhi", "delta_phi", "feature_delta_phi"]
 
@@ -25,8 +26,7 @@ def delta_phi(tpr: Any, fpr: Any) -> tuple[Any, Any]:
     return tpr - fpr, tpr + fpr - 1
 
 
-@dataclass(frozen=True)
-class DeltaPhi:
+class DeltaPhi(Result):
     """δ and φ of a binary feature against a binary target, with the rates and group sizes.
 
     ``undefined``: the names among ``tpr``, ``fpr``, ``delta``, ``phi`` that are undefined
@@ -40,17 +40,6 @@ class DeltaPhi:
     n_positive: int
     n_negative: int
     undefined: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {
-            "delta": self.delta,
-            "phi": self.phi,
-            "tpr": self.tpr,
-            "fpr": self.fpr,
-            "n_positive": self.n_positive,
-            "n_negative": self.n_negative,
-            "undefined": list(self.undefined),
-        }
 
 
 def _as_bool(values: Any, name: str) -> np.ndarray:
@@ -87,4 +76,5 @@ def feature_delta_phi(feature: Any, target: Any) -> DeltaPhi:
         delta = phi = 0.0
     else:
         delta, phi = delta_phi(tpr, fpr)
-    return DeltaPhi(delta, phi, tpr, fpr, n_pos, n_neg, tuple(undefined))
+    return DeltaPhi(delta=delta, phi=phi, tpr=tpr, fpr=fpr, n_positive=n_pos, n_negative=n_neg,
+                    undefined=tuple(undefined))

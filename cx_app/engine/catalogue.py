@@ -17,7 +17,7 @@ and the CLI read them from here.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Direction = Literal["higher", "lower", "neither"]
@@ -54,9 +54,6 @@ class MetricDefinition:
         if self.percent:
             return "percent"
         return "count" if self.formula == "count" or self.key in COUNT_KEYS else "number"
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "format": self.format}
 
 
 _RM = "reduced-matrix paper"

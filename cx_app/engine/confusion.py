@@ -216,9 +216,6 @@ class ConfusionMatrix:
             columns=pd.Index(list(self.labels), name="predicted"),
         )
 
-    def to_dict(self) -> dict:
-        return {"labels": list(self.labels), "matrix": self.counts.tolist()}
-
 
 def confusion_matrix(
     y_true: Any, y_pred: Any, *, labels: Sequence[Any], sample_weight: Any = None

@@ -6,21 +6,21 @@ The levels of a reduction: the original matrix, then one M×M+IM matrix per plan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from cx_app.engine.binary import binary_metrics
 from cx_app.engine.confusion import ConfusionMatrix, LabelLookup, format_labels, multiclass_metrics
 from cx_app.engine.grouping import ResolvedPlan, ResolvedStep
 from cx_app.errors import AnalysisError
+from cx_app.result import Array, Result
 
 __all__ = ["Level", "align_to_classes", "level_metrics", "reduce_confusion"]
 
 
-@dataclass(frozen=True, eq=False)
-class Level:
+class Level(Result):
     """One level of a reduction.
 
     ``matrix``: M×M, rows actual, columns predicted, TP of each group on the diagonal.
@@ -31,26 +31,15 @@ class Level:
 
     name: str
     labels: tuple
-    matrix: np.ndarray
-    im: np.ndarray | None
+    matrix: Array
+    im: Array | None
     positive: str | None
     metrics: dict
-    note: str | None = field(default=None)
+    note: str | None = Field(default=None, exclude=True)
 
     @property
     def is_binary(self) -> bool:
         return self.positive is not None and len(self.labels) == 2
-
-    def to_dict(self) -> dict:
-        """Plain Python, ``json.dumps``-able: name, labels, matrix, im, positive, metrics."""
-        return {
-            "name": self.name,
-            "labels": list(self.labels),
-            "matrix": self.matrix.tolist(),
-            "im": None if self.im is None else self.im.tolist(),
-            "positive": self.positive,
-            "metrics": self.metrics,
-        }
 
     def to_frame(self):
         """The matrix as a DataFrame; reduced levels get the IM row and column (named "IM"),

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cx_app.engine.confusion import labels_to_indices, normalize_labels, plain
+from cx_app.engine.confusion import labels_to_indices, normalize_labels
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import AnalysisError
 
@@ -53,21 +53,6 @@ class RocCurve:
     p_actual: float = 0
     n_actual: float = 0
     undefined: bool = False
-
-    def to_dict(self) -> dict:
-        thresholds = [float(t) if np.isfinite(t) else None for t in self.thresholds]
-        return {
-            "positive": self.positive,
-            "fpr": self.fpr.tolist(),
-            "tpr": self.tpr.tolist(),
-            "thresholds": thresholds,  # the first, +inf, as null (JSON has no infinity)
-            "auc": self.auc,
-            "random_auc": self.random_auc,
-            "tpr_max": self.tpr_max,
-            "p_actual": plain(self.p_actual),
-            "n_actual": plain(self.n_actual),
-            "undefined": self.undefined,
-        }
 
     def to_frame(self):
         import pandas as pd
@@ -219,15 +204,6 @@ class OvrRoc:
     auc: dict
     macro_auc: float | None
     undefined: tuple
-
-    def to_dict(self) -> dict:
-        return {
-            "classes": list(self.classes),
-            "auc": dict(self.auc),
-            "macro_auc": self.macro_auc,
-            "undefined": list(self.undefined),
-            "curves": {c: (None if v is None else v.to_dict()) for c, v in self.curves.items()},
-        }
 
 
 def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:

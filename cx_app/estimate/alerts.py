@@ -38,8 +38,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from pydantic import Field, computed_field
 
 from cx_app.errors import AnalysisError
+from cx_app.result import Result
 
 __all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
            "alert_short", "change_alert", "check_alert", "estimate_alerts", "parse_limits",
@@ -152,8 +154,7 @@ def alert_short(metric: str, direction: str, lower: float | None, upper: float |
     return f"{_name(metric)} {direction} {shown}{own}"
 
 
-@dataclass(frozen=True)
-class Alert:
+class Alert(Result):
     """One metric of one wave or segment checked against its limits."""
 
     metric: str
@@ -166,23 +167,16 @@ class Alert:
     comparison: str = ""
     """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
     written before it was kept)."""
-    sd: float | None = None
+    sd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The SD of the value at its size (its band's ``unit_sd/√n``; None for analyst limits):
     what :func:`change_alert` compares consecutive waves with."""
 
+    @computed_field
     @property
     def direction(self) -> str:
         if not self.alert:
             return ""
         return "below" if self.lower is not None and self.value < self.lower else "above"
-
-    def to_dict(self) -> dict:
-        out = {"metric": self.metric, "value": self.value, "lower": self.lower,
-               "upper": self.upper, "alert": self.alert, "direction": self.direction,
-               "source": self.source, "comparison": self.comparison}
-        if self.sd is not None:
-            out["sd"] = self.sd
-        return out
 
     def short(self) -> str:
         """``"accuracy below 0.640"`` (a raised alert), else ``""`` (:func:`alert_short`)."""
@@ -231,7 +225,8 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
     else:
         return None
     out = (lower is not None and value < lower) or (upper is not None and value > upper)
-    return Alert(metric, float(value), lower, upper, bool(out), source, comparison, sd)
+    return Alert(metric=metric, value=float(value), lower=lower, upper=upper, alert=bool(out),
+                 source=source, comparison=comparison, sd=sd)
 
 
 def change_alert(previous: _Checked, current: _Checked,
@@ -242,8 +237,10 @@ def change_alert(previous: _Checked, current: _Checked,
     check keeps no SD (analyst limits, documents written before it was kept) or the metrics
     differ; a change alert is never compared again.
 
-    >>> a = Alert("net_score", 10.0, -5.0, 25.0, False, "x", "own reference", 4.0)
-    >>> b = Alert("net_score", 30.0, -5.0, 25.0, True, "x", "own reference", 3.0)
+    >>> a = Alert(metric="net_score", value=10.0, lower=-5.0, upper=25.0, alert=False,
+    ...           source="x", comparison="own reference", sd=4.0)
+    >>> b = Alert(metric="net_score", value=30.0, lower=-5.0, upper=25.0, alert=True,
+    ...           source="x", comparison="own reference", sd=3.0)
     >>> change = change_alert(a, b)
     >>> change.lower, change.upper, change.alert, change.short()
     (-5.0, 25.0, True, 'net score rose since the previous wave (above +25.0)')
@@ -255,10 +252,11 @@ def change_alert(previous: _Checked, current: _Checked,
     lo, hi = METRIC_RANGE.get(current.metric, (-math.inf, math.inf))
     lower, upper = max(lo, previous.value - half), min(hi, previous.value + half)
     out = current.value < lower or current.value > upper
-    return Alert(current.metric, float(current.value), lower, upper, bool(out),
-                 f"previous wave {_fmt(current.metric, previous.value)} ± {sigmas:g} SD of "
-                 "the change between two waves of these sizes", "previous wave",
-                 float(current.sd))
+    return Alert(metric=current.metric, value=float(current.value), lower=lower, upper=upper,
+                 alert=bool(out),
+                 source=f"previous wave {_fmt(current.metric, previous.value)} ± {sigmas:g} SD "
+                        "of the change between two waves of these sizes",
+                 comparison="previous wave", sd=float(current.sd))
 
 
 def series_changes(previous: Sequence[_Checked],

@@ -18,16 +18,17 @@ criterion :mod:`cx_app.estimate.calibration` uses to choose a calibration method
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, PlainSerializer, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.json_values import plain
 from cx_app.models.crossval import aligned_proba
+from cx_app.result import Result
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -137,8 +138,7 @@ def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
     return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
 
 
-@dataclass(frozen=True)
-class AlpClosedForms:
+class AlpClosedForms(Result):
     """The paper's closed forms (eqs. 35–42) from the maximum probabilities alone.
 
     ``estimated_counts`` are the probability sums (eq. 22), ``predicted_counts`` the arg-max
@@ -146,38 +146,27 @@ class AlpClosedForms:
     in scikit-learn's ``zero_division=0``; ``undefined`` lists them.
     """
 
-    classes: tuple
+    classes: tuple = Field(exclude=True)
     accuracy: float
-    precision: tuple[float, ...]
-    recall: tuple[float, ...]
-    f1: tuple[float, ...]
+    precision: tuple[float, ...] = Field(exclude=True)
+    recall: tuple[float, ...] = Field(exclude=True)
+    f1: tuple[float, ...] = Field(exclude=True)
     precision_macro: float
     recall_macro: float
     f1_macro: float
-    mean_max_probability: tuple[float, ...]
-    predicted_counts: tuple[int, ...]
-    estimated_counts: tuple[float, ...]
-    undefined: tuple = ()
+    mean_max_probability: tuple[float, ...] = Field(exclude=True)
+    predicted_counts: tuple[int, ...] = Field(exclude=True)
+    estimated_counts: tuple[float, ...] = Field(exclude=True)
+    undefined: tuple[Annotated[Any, PlainSerializer(str)], ...] = ()
 
-    def to_dict(self) -> dict:
-        return {
-            "accuracy": self.accuracy,
-            "precision_macro": self.precision_macro,
-            "recall_macro": self.recall_macro,
-            "f1_macro": self.f1_macro,
-            "per_class": {
-                str(c): {
-                    "precision": self.precision[i],
-                    "recall": self.recall[i],
-                    "f1": self.f1[i],
-                    "mean_max_probability": self.mean_max_probability[i],
-                    "predicted": self.predicted_counts[i],
-                    "estimated_actual": self.estimated_counts[i],
-                }
-                for i, c in enumerate(self.classes)
-            },
-            "undefined": [str(c) for c in self.undefined],
-        }
+    @computed_field
+    @property
+    def per_class(self) -> dict[str, dict[str, Any]]:
+        return {str(c): {"precision": self.precision[i], "recall": self.recall[i],
+                         "f1": self.f1[i], "mean_max_probability": self.mean_max_probability[i],
+                         "predicted": self.predicted_counts[i],
+                         "estimated_actual": self.estimated_counts[i]}
+                for i, c in enumerate(self.classes)}
 
 
 def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
@@ -227,8 +216,7 @@ LARGE_NET_ERROR = 3.0
 """A held-out net-score calibration error (NPS points) above this is warned about."""
 
 
-@dataclass(frozen=True)
-class AlpGap:
+class AlpGap(Result):
     """How far the ALP estimate is from the truth on labelled data (Theorem 1's check).
 
     - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
@@ -255,18 +243,6 @@ class AlpGap:
     score: float
     net_gap: float | None = None
     net_calibration_error: float | None = None
-
-    def to_dict(self) -> dict:
-        return {
-            "n": self.n,
-            "accuracy_cm": self.accuracy_cm,
-            "accuracy_alp": self.accuracy_alp,
-            "accuracy_gap": self.accuracy_gap,
-            "share_gap": self.share_gap,
-            "net_gap": self.net_gap,
-            "net_calibration_error": self.net_calibration_error,
-            "score": self.score,
-        }
 
 
 def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
@@ -334,27 +310,30 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                                 - actual_share[pos].sum() + actual_share[neg].sum())
         net_error = net_score_calibration_error(true_idx, p, classes, groups)
         score = max(score, net_error / LARGE_NET_ERROR)
-    return AlpGap(n, acc, acc_alp, gap, share_gap, score, net_gap, net_error)
+    return AlpGap(n=n, accuracy_cm=acc, accuracy_alp=acc_alp, accuracy_gap=gap,
+                  share_gap=share_gap, score=score, net_gap=net_gap,
+                  net_calibration_error=net_error)
 
 
-@dataclass(frozen=True)
-class AlpComparison:
+class AlpComparison(Result):
     """Regular matrix vs ALP matrix metrics at every level of a plan, with the gap per metric.
 
     ``rows``: tuples (level, metric, cm, alp, gap = alp − cm).
     """
 
-    rows: tuple[tuple[str, str, float, float, float], ...]
+    rows: tuple[tuple[str, str, float, float, float], ...] = Field(exclude=True)
     n: int
     label: str = ""
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.rows), columns=["level", "metric", "cm", "alp", "gap"])
 
-    def to_dict(self) -> dict:
-        out: dict = {"n": self.n, "label": self.label, "levels": {}}
+    @computed_field
+    @property
+    def levels(self) -> dict[str, dict[str, dict[str, Any]]]:
+        out: dict = {}
         for level, metric, cm, alp, gap in self.rows:
-            out["levels"].setdefault(level, {})[metric] = {"cm": cm, "alp": alp, "gap": gap}
+            out.setdefault(level, {})[metric] = {"cm": cm, "alp": alp, "gap": gap}
         return out
 
 
@@ -392,7 +371,7 @@ def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
             if name in metrics and name in est[level]:
                 a, b = float(metrics[name]), float(est[level][name])
                 rows.append((level, name, a, b, b - a))
-    return AlpComparison(tuple(rows), int(p.shape[0]), label)
+    return AlpComparison(rows=tuple(rows), n=int(p.shape[0]), label=label)
 
 
 def _learning_curve_point(estimator: Any, X: np.ndarray, y: np.ndarray, order: tuple,
@@ -454,8 +433,7 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class FullTrainingCheck:
+class FullTrainingCheck(Result):
     """The paper's Section 5 workflow: train on 100 % of the labelled rows and validate with
     ALP, beside the held-out (cross-validated) figures.
 
@@ -471,17 +449,7 @@ class FullTrainingCheck:
     heldout_alp: float
     full_train_cm: float
     full_train_alp: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict:
-        return {
-            "n": self.n,
-            "heldout_cm": self.heldout_cm,
-            "heldout_alp": self.heldout_alp,
-            "full_train_cm": self.full_train_cm,
-            "full_train_alp": self.full_train_alp,
-            "notes": list(self.notes),
-        }
+    notes: tuple[str, ...] = ()
 
 
 def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
@@ -508,5 +476,6 @@ def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
             f"held-out accuracy ({held.accuracy_cm:.3f}) by more than {overfit_margin:.2f}: "
             "its probabilities are not calibrated on new data"
         )
-    return FullTrainingCheck(len(y), held.accuracy_cm, held.accuracy_alp,
-                             full.accuracy_cm, full.accuracy_alp, tuple(notes))
+    return FullTrainingCheck(n=len(y), heldout_cm=held.accuracy_cm,
+                             heldout_alp=held.accuracy_alp, full_train_cm=full.accuracy_cm,
+                             full_train_alp=full.accuracy_alp, notes=tuple(notes))

@@ -229,11 +229,10 @@ def with_audit(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
                audit: SurveyData | None) -> WaveEstimate:
     """``estimate`` with the audit of ``audit`` (unchanged without one): what the tracker and
     ``--json`` then show (``audited_nps`` beside ``estimated_nps``)."""
-    import dataclasses
 
     if audit is None:
         return estimate
-    return dataclasses.replace(estimate, audit=audit_wave(model, survey, estimate, audit))
+    return estimate.model_copy(update={"audit": audit_wave(model, survey, estimate, audit)})
 
 
 def _alp_f1_macro(proba: np.ndarray, pred: np.ndarray) -> float:

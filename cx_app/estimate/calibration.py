@@ -23,7 +23,6 @@ and reliability-diagram data (scikit-learn's ``calibration_curve``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +39,7 @@ from cx_app.estimate.alp import (
     _label_index,
     alp_gap,
 )
+from cx_app.result import Result, flattened
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -136,26 +136,25 @@ def reliability_curve(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                          "count": counts[: len(frac)]})
 
 
-@dataclass(frozen=True)
-class CalibrationReport:
-    """Held-out quality of one calibration method's probabilities."""
+class CalibrationReport(Result):
+    """Held-out quality of one calibration method's probabilities (its JSON: the gap's keys
+    beside method, brier and ece)."""
 
     method: str
     gap: AlpGap
     brier: float
     ece: float
 
-    def to_dict(self) -> dict:
-        return {"method": self.method, "brier": self.brier, "ece": self.ece, **self.gap.to_dict()}
+    flat_json = flattened("gap")
 
 
 def calibration_report(method: str, y_true: Sequence, proba: np.ndarray,
                        classes: Sequence, *, groups: NetScoreGroups | None = None,
                        ) -> CalibrationReport:
     """Held-out gap (with the net-score terms when ``groups`` are given), Brier and ECE."""
-    return CalibrationReport(method, alp_gap(y_true, proba, classes, groups=groups),
-                             brier_score(y_true, proba, classes),
-                             expected_calibration_error(y_true, proba, classes))
+    return CalibrationReport(method=method, gap=alp_gap(y_true, proba, classes, groups=groups),
+                             brier=brier_score(y_true, proba, classes),
+                             ece=expected_calibration_error(y_true, proba, classes))
 
 
 _REMEDIES = {
@@ -201,13 +200,12 @@ def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "n
             f"To reduce it: {remedy}.")
 
 
-@dataclass(frozen=True)
-class CalibrationChoice:
+class CalibrationChoice(Result):
     """Held-out reports per method and the chosen (smallest gap score) method."""
 
     chosen: str
     reports: tuple[CalibrationReport, ...]
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()
 
     def report(self, method: str) -> CalibrationReport:
         for r in self.reports:
@@ -220,9 +218,6 @@ class CalibrationChoice:
         frame["chosen"] = frame["method"] == self.chosen
         return frame
 
-    def to_dict(self) -> dict:
-        return {"chosen": self.chosen, "reports": [r.to_dict() for r in self.reports],
-                "warnings": list(self.warnings)}
 
 
 def coarse_probability_advice(algorithm_id: str, algorithm_name: str = "this model",
@@ -252,7 +247,8 @@ def choose_calibration(reports: Sequence[CalibrationReport], *,
     best = min(reports, key=lambda r: (round(r.gap.score, 12), rank.get(r.method, 99)))
     notes = [gap_advice(best.gap, algorithm_name, best.method),
              coarse_probability_advice(algorithm_id, algorithm_name, best.method)]
-    return CalibrationChoice(best.method, tuple(reports), tuple(n for n in notes if n))
+    return CalibrationChoice(chosen=best.method, reports=tuple(reports),
+                             warnings=tuple(n for n in notes if n))
 
 
 def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorithm_id: str, *,

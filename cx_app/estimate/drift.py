@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, computed_field, model_serializer
 from scipy.stats import chi2_contingency
 
 from cx_app.json_values import plain
+from cx_app.result import Result
 
 __all__ = [
     "AttributeDrift",
@@ -78,11 +79,10 @@ def population_stability_index(reference: Mapping[str, float], current: Mapping[
     return float(np.sum((q - r) * np.log(q / r)))
 
 
-@dataclass(frozen=True)
-class AttributeDrift:
+class AttributeDrift(Result):
     """One attribute: PSI, chi-square test, unseen/out-of-scale values, missing share."""
 
-    name: str
+    name: str = Field(exclude=True)
     present: bool
     psi: float | None = None
     level: str = "missing"
@@ -98,6 +98,7 @@ class AttributeDrift:
     na_share_current: float | None = None
     na_share_p: float | None = None
 
+    @computed_field
     @property
     def na_share_changed(self) -> bool:
         """The n/a share moved by ≥ :data:`NA_SHARE_CHANGE` and significantly (p < 0.01)."""
@@ -106,33 +107,16 @@ class AttributeDrift:
         return (abs(self.na_share_current - self.na_share_reference) >= NA_SHARE_CHANGE
                 and self.na_share_p is not None and self.na_share_p < NA_SHARE_ALPHA)
 
-    def to_dict(self) -> dict:
-        return {
-            "present": self.present,
-            "psi": self.psi,
-            "level": self.level,
-            "chi2": self.chi2,
-            "dof": self.dof,
-            "p_value": self.p_value,
-            "n_reference": self.n_reference,
-            "n_current": self.n_current,
-            "n_missing": self.n_missing,
-            "unseen_values": list(self.unseen_values),
-            "out_of_scale_values": list(self.out_of_scale_values),
-            "na_share_reference": self.na_share_reference,
-            "na_share_current": self.na_share_current,
-            "na_share_p": self.na_share_p,
-            "na_share_changed": self.na_share_changed,
-        }
 
+class DriftReport(Result):
+    """Every attribute's drift; its JSON is keyed by attribute name."""
 
-@dataclass(frozen=True)
-class DriftReport:
     attributes: tuple[AttributeDrift, ...]
-    warnings: tuple[str, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
-        return {a.name: a.to_dict() for a in self.attributes}
+    @model_serializer
+    def _by_name(self) -> dict[str, AttributeDrift]:
+        return {a.name: a for a in self.attributes}
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([{"attribute": a.name, **a.to_dict()} for a in self.attributes])
@@ -182,7 +166,7 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
     results, warnings = [], []
     for name, ref_counts in reference.items():
         if name not in current.columns:
-            results.append(AttributeDrift(name, present=False))
+            results.append(AttributeDrift(name=name, present=False))
             continue
         column = current[name]
         cur_counts = value_counts_by_attribute(column.to_frame())[name]
@@ -202,9 +186,11 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
             out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
         na_ref, na_cur, na_p = _na_shares(reference_gaps.get(name), reference_n, column)
         item = AttributeDrift(
-            name, True, psi, _level(psi), chi2, dof, p_value,
-            int(sum(ref_counts.values())), int(sum(cur_counts.values())),
-            int(column.isna().sum()), unseen, out_of_scale, na_ref, na_cur, na_p,
+            name=name, present=True, psi=psi, level=_level(psi), chi2=chi2, dof=dof,
+            p_value=p_value, n_reference=int(sum(ref_counts.values())),
+            n_current=int(sum(cur_counts.values())), n_missing=int(column.isna().sum()),
+            unseen_values=unseen, out_of_scale_values=out_of_scale, na_share_reference=na_ref,
+            na_share_current=na_cur, na_share_p=na_p,
         )
         results.append(item)
         shown = (labels or {}).get(name, name)
@@ -230,7 +216,7 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
                 f"attribute '{shown}' has value(s) outside its scale {lo}–{hi}: "
                 f"{', '.join(out_of_scale)}"
             )
-    return DriftReport(tuple(results), tuple(warnings))
+    return DriftReport(attributes=tuple(results), warnings=tuple(warnings))
 
 
 def _sort_key(k: str):

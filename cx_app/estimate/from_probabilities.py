@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
+from pydantic import Field, PlainSerializer, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
@@ -60,6 +60,7 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     heldout_net_score_error,
 )
+from cx_app.result import Array, Result, flattened
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
@@ -147,30 +148,33 @@ def default_groups(classes: Sequence) -> NetScoreGroups:
                           positive_name="high", neutral_name="middle", negative_name="low")
 
 
-@dataclass(frozen=True)
-class ChunkEstimate:
+class ChunkEstimate(Result):
     """The estimates of one chunk of the analysis rows (or of all of them)."""
 
     chunk: str
     n: int
     estimated: dict[str, float]
-    intervals: MetricIntervals
-    class_counts: dict[str, float]
-    net_score: EstimatedNetScore
+    intervals: MetricIntervals = Field(alias="metric_intervals")
+    class_counts: dict[str, float] = Field(alias="estimated_class_counts")
+    net_score: EstimatedNetScore = Field(alias="estimated_nps")
     alerts: tuple[Alert, ...]
 
-    def to_dict(self) -> dict:
-        return {"chunk": self.chunk, "n": self.n, "estimated": dict(self.estimated),
-                "estimated_ci95": self.intervals.ci95(),
-                "metric_intervals": self.intervals.to_dict(),
-                "estimated_class_counts": dict(self.class_counts),
-                "estimated_class_shares": {c: v / self.n for c, v in self.class_counts.items()},
-                "estimated_nps": self.net_score.to_dict(),
-                "alerts": [a.to_dict() for a in self.alerts]}
+    @computed_field
+    @property
+    def estimated_ci95(self) -> dict[str, list[float]]:
+        return self.intervals.ci95()
+
+    @computed_field
+    @property
+    def estimated_class_shares(self) -> dict[str, float]:
+        return {c: v / self.n for c, v in self.class_counts.items()}
 
 
-@dataclass(frozen=True)
-class ProbabilityEstimate:
+def _band_brief(band: ReferenceBand) -> dict[str, Any]:
+    return {"mean": band.mean, "unit_sd": band.unit_sd, "basis": band.basis}
+
+
+class ProbabilityEstimate(Result):
     """What :func:`estimate_from_probabilities` returns: the estimate of all analysis rows
     (``overall``), one per chunk (``chunks``, empty without ``chunks=``), the calibration
     choice and the alert bands."""
@@ -178,20 +182,16 @@ class ProbabilityEstimate:
     classes: tuple
     calibration: CalibrationChoice
     overall: ChunkEstimate
+    """Written flat: the keys of ``cx-app estimate --json`` (``estimated``, ``estimated_ci95``,
+    ``estimated_class_counts``, ``estimated_nps``, ``alerts``…) for all rows, beside
+    ``classes``, ``calibration``, ``alert_bands`` and ``chunks`` (one such dict each)."""
     chunks: tuple[ChunkEstimate, ...]
-    bands: dict[str, ReferenceBand]
-    calibrated_proba: np.ndarray
+    bands: dict[str, Annotated[ReferenceBand, PlainSerializer(_band_brief)]] = Field(
+        alias="alert_bands")
+    calibrated_proba: Array = Field(exclude=True)
     """The analysis probabilities after calibration (what the ALP matrix is built from)."""
 
-    def to_dict(self) -> dict:
-        """The keys of ``cx-app estimate --json`` (``estimated``, ``estimated_ci95``,
-        ``estimated_class_counts``, ``estimated_nps``, ``alerts``…) for all rows, plus
-        ``estimated_class_shares``, ``calibration`` and ``chunks`` (one such dict each)."""
-        return {"classes": list(self.classes), **self.overall.to_dict(),
-                "calibration": self.calibration.to_dict(),
-                "alert_bands": {m: {"mean": b.mean, "unit_sd": b.unit_sd, "basis": b.basis}
-                                for m, b in self.bands.items()},
-                "chunks": [c.to_dict() for c in self.chunks]}
+    flat_json = flattened("overall")
 
 
 def _chunk_labels(chunks: int | Sequence | np.ndarray | None, n: int) -> np.ndarray | None:
@@ -246,7 +246,8 @@ def _estimate_rows(label: str, proba: np.ndarray, pred_idx: np.ndarray, classes:
     n = len(proba)
     counts = {str(c): float(v) for c, v in zip(classes, proba.sum(axis=0), strict=True)}
     alerts = estimate_alerts(estimated["accuracy"], net.value, n, bands, thresholds)
-    return ChunkEstimate(label, n, estimated, intervals, counts, net, alerts)
+    return ChunkEstimate(chunk=label, n=n, estimated=estimated, intervals=intervals,
+                         class_counts=counts, net_score=net, alerts=alerts)
 
 
 def estimate_from_probabilities(
@@ -346,4 +347,5 @@ def estimate_from_probabilities(
 
     overall = rows("all", slice(None))
     per_chunk = tuple(rows(str(c), labels == c) for c in order)
-    return ProbabilityEstimate(classes, choice, overall, per_chunk, bands, calibrated)
+    return ProbabilityEstimate(classes=classes, calibration=choice, overall=overall,
+                               chunks=per_chunk, bands=bands, calibrated_proba=calibrated)

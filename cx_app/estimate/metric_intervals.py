@@ -52,12 +52,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cx_app.engine.catalogue import WAVE_SUMMARY
+from cx_app.result import Estimate, Result
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
@@ -151,28 +151,20 @@ def draw_realized_matrices(proba: np.ndarray, pred_idx: np.ndarray, *,
     return out
 
 
-@dataclass(frozen=True)
-class MetricInterval:
+class MetricInterval(Estimate):
     """One estimated metric with its 95 % interval and the two SE parts."""
 
-    value: float
-    ci95: tuple[float, float]
     se: float
     se_outcome: float
     se_model: float
     centre: float
     """The interval's centre: the mean realized metric over the draws (module docstring)."""
 
-    def to_dict(self) -> dict:
-        return {"value": self.value, "ci95": list(self.ci95), "centre": self.centre,
-                "se": self.se, "se_outcome": self.se_outcome, "se_model": self.se_model}
 
-
-@dataclass(frozen=True)
-class MetricIntervals:
+class MetricIntervals(Result):
     """Every estimated metric's interval: ``levels[level][metric]``."""
 
-    levels: Mapping[str, Mapping[str, MetricInterval]]
+    levels: dict[str, dict[str, MetricInterval]]
     n_draws: int
     seed: int
     model_error: str
@@ -183,10 +175,6 @@ class MetricIntervals:
         original level)."""
         return {m: list(iv.ci95) for m, iv in self.levels.get(level, {}).items()}
 
-    def to_dict(self) -> dict:
-        return {"n_draws": self.n_draws, "seed": self.seed, "model_error": self.model_error,
-                "levels": {lv: {m: iv.to_dict() for m, iv in metrics.items()}
-                           for lv, metrics in self.levels.items()}}
 
 
 def effective_draws(n: int, n_draws: int = INTERVAL_DRAWS) -> int:
@@ -293,11 +281,11 @@ def _intervals(estimates: Mapping[str, Mapping[str, float]],
             centre, so = stats[level][metric]
             sm = float(errors.get(level, {}).get(metric, 0.0))
             se = math.hypot(so, sm)
-            row[metric] = MetricInterval(float(value), (max(0.0, centre - Z95 * se),
-                                                        min(1.0, centre + Z95 * se)),
-                                         se, so, sm, centre)
+            row[metric] = MetricInterval(value=float(value), ci95=(max(0.0, centre - Z95 * se),
+                                                                   min(1.0, centre + Z95 * se)),
+                                         se=se, se_outcome=so, se_model=sm, centre=centre)
         levels[level] = row
-    return MetricIntervals(levels, n_draws, seed, source)
+    return MetricIntervals(levels=levels, n_draws=n_draws, seed=seed, model_error=source)
 
 
 def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.ndarray, *,

@@ -62,15 +62,16 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.provenance import provenance_block, sha256_hex
+from cx_app.result import Estimate, Result
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -92,12 +93,9 @@ SMALL_WAVE = 200
 
 
 
-@dataclass(frozen=True)
-class EstimatedNetScore:
+class EstimatedNetScore(Estimate):
     """An estimated net score (points) with its interval and the two SE components."""
 
-    value: float
-    ci95: tuple[float, float]
     se: float
     se_sampling: float
     """The fresh-sample part (0 unless the model file lacks its held-out error)."""
@@ -107,7 +105,7 @@ class EstimatedNetScore:
     counts: dict[str, float]
     shares: dict[str, float]
     kind: str = "nps"
-    n_effective: float | None = None
+    n_effective: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """Weighted estimates only: Kish's effective sample size of the wave's weights."""
     se_outcome: float = 0.0
     """The spread of these respondents' answers under the model's probabilities."""
@@ -115,23 +113,17 @@ class EstimatedNetScore:
     """What the interval describes, in one sentence for the output."""
     se_reference: float = 0.0
     """The reference survey's own sampling error of its net score, carried by the model."""
-    se_segment: float = 0.0
-    """A segment's own held-out error after its correction (0 for a whole wave)."""
-    segment_correction: float = 0.0
-    """Points subtracted from a segment's probability mean: its shrunken held-out error."""
+    se_segment: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A segment's own held-out error after its correction (None unless the interval
+    ``covers`` :data:`COVERS_SEGMENT`)."""
+    segment_correction: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Points subtracted from a segment's probability mean: its shrunken held-out error
+    (None unless the interval ``covers`` :data:`COVERS_SEGMENT`)."""
 
-    def to_dict(self) -> dict:
-        out = {"value": self.value, "ci95": list(self.ci95), "se": self.se,
-               "se_sampling": self.se_sampling, "se_model": self.se_model,
-               "se_outcome": self.se_outcome, "se_reference": self.se_reference,
-               "covers": self.covers, "n": self.n,
-               "counts": dict(self.counts), "shares": dict(self.shares), "kind": self.kind}
-        if self.covers == COVERS_SEGMENT:
-            out.update({"se_segment": self.se_segment,
-                        "segment_correction": self.segment_correction})
-        if self.n_effective is not None:
-            out.update({"weighted": True, "n_effective": self.n_effective})
-        return out
+    @computed_field(exclude_if=lambda v: not v)
+    @property
+    def weighted(self) -> bool:
+        return self.n_effective is not None
 
 
 COVERS_WAVE = ("this wave's realized score: the spread of its respondents' answers under the "
@@ -188,10 +180,10 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
         se, se_sampling, se_model, covers = (math.hypot(se_outcome, model_se, reference_se), 0.0,
                                              float(model_se), COVERS_WAVE)
         centre = value
-    se_segment = correction = 0.0
+    se_segment = correction = None
     if segment is not None and model_se is not None:
         if segment.fresh_sample:  # an older model file: the segment's own error is unknown
-            se_segment, se_sampling, covers = 0.0, wald.se, COVERS_SEGMENT_SAMPLE
+            se_sampling, covers = wald.se, COVERS_SEGMENT_SAMPLE
             se = math.hypot(se, wald.se)
         else:
             se_segment, correction, covers = segment.se, segment.correction, COVERS_SEGMENT
@@ -199,12 +191,12 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
             value = centre = float(np.clip(value - correction, -100.0, 100.0))
     ci = (float(max(-100.0, centre - Z95 * se)), float(min(100.0, centre + Z95 * se)))
     counts = {k: float(v) for k, v in zip(groups.names, shares * n, strict=True)}
-    return EstimatedNetScore(value, ci, se, se_sampling, se_model, n, counts, dict(wald.shares),
-                             kind, n_effective=None if weights is None else n_eff,
+    return EstimatedNetScore(value=value, ci95=ci, se=se, se_sampling=se_sampling,
+                             se_model=se_model, n=n, counts=counts, shares=dict(wald.shares),
+                             kind=kind, n_effective=None if weights is None else n_eff,
                              se_outcome=se_outcome, covers=covers,
                              se_reference=0.0 if model_se is None else float(reference_se),
-                             se_segment=se_segment,
-                             segment_correction=correction)
+                             se_segment=se_segment, segment_correction=correction)
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
@@ -247,29 +239,64 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
             "outcome_sd": 100.0 * float(np.std(outcome))}
 
 
-@dataclass(frozen=True, eq=False)
-class WaveEstimate:
-    """Everything estimated for one wave (and realized, when its labels are present)."""
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+AsDocument = Annotated[Any, PlainSerializer(lambda doc: doc.to_dict())]
+"""A :class:`cx_app.models.results.Document` written as its own JSON (only the keys it was
+made with)."""
+
+
+class WaveEstimate(Result):
+    """Everything estimated for one wave (and realized, when its labels are present); its
+    JSON is what ``cx-app estimate --json`` prints."""
 
     n: int
     classes: tuple
-    predictions: pd.DataFrame = field(repr=False)
-    alp: Any  # ConfusionMatrix
+    predictions: pd.DataFrame = Field(repr=False, exclude=True)
+    alp: Annotated[Any, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())] = Field(
+        serialization_alias="alp_matrix")  # ConfusionMatrix
     estimated: dict
     levels: tuple
     estimated_class_counts: dict
     estimated_nps: EstimatedNetScore
     drift: Any  # DriftReport
     warnings: tuple[str, ...]
-    model_summary: dict
+    model_summary: dict = Field(serialization_alias="model")
     source: dict
-    realized: dict | None = None
-    realized_levels: tuple | None = None
-    realized_nps: Any = None  # NpsResult
-    provenance: dict = field(default_factory=dict)
-    metric_intervals: Any = None  # MetricIntervals (cx_app.estimate.metric_intervals)
+    realized: dict | None = Field(default=None, exclude_if=_absent)
+    realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
+    realized_nps: Any = Field(default=None, exclude_if=_absent)  # NpsResult
+    provenance: dict = {}
+    metric_intervals: Any = Field(default=None, exclude_if=_absent)  # MetricIntervals
     alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
-    audit: Any = None  # AuditResult (cx_app.estimate.audit): an audit sample of the wave
+    audit: AsDocument = Field(default=None, exclude_if=_absent)  # AuditResult (estimate.ppi)
+
+    @field_serializer("levels")
+    def _levels(self, levels: tuple) -> dict[str, Any]:  # real-valued (ALP) matrices
+        return {lv.name: lv.model_dump(mode="json", exclude={"name"}) for lv in levels}
+
+    @field_serializer("realized_levels")
+    def _realized_levels(self, levels: tuple | None) -> dict[str, Any] | None:
+        return None if levels is None else {lv.name: lv.metrics for lv in levels}
+
+    @computed_field(exclude_if=_absent)
+    @property
+    def estimated_ci95(self) -> dict[str, list[float]] | None:
+        """95 % interval of each ``estimated`` metric (same keys)."""
+        return None if self.metric_intervals is None else self.metric_intervals.ci95()
+
+    @computed_field(exclude_if=_absent, return_type=AsDocument)
+    @property
+    def audited_nps(self) -> Any:
+        """The net score from an audit sample of the wave, beside ``estimated_nps``."""
+        return None if self.audit is None else self.audit.audited_nps
+
+    @computed_field(exclude_if=_absent)
+    @property
+    def shift_detected(self) -> bool | None:
+        return None if self.audit is None else self.audit.shift_detected
 
     def predictions_frame(self) -> pd.DataFrame:
         """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
@@ -284,6 +311,11 @@ class WaveEstimate:
         from cx_app.estimate.document import WaveEstimateDocument
 
         return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
+
+    @computed_field(alias="metric_comparison")
+    @property
+    def metric_comparison_rows(self) -> list[dict[str, Any]]:
+        return self.metric_comparison()
 
     def metric_comparison(self) -> list[dict[str, Any]]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
@@ -305,38 +337,6 @@ class WaveEstimate:
                     row["realized"] = realized.get(level.name, {}).get(key)
                 rows.append(row)
         return rows
-
-    def to_dict(self) -> dict:
-        out = {
-            "n": self.n,
-            "classes": list(self.classes),
-            "alp_matrix": np.asarray(self.alp.counts).tolist(),
-            "estimated": dict(self.estimated),
-            **({} if self.metric_intervals is None else {
-                "estimated_ci95": self.metric_intervals.ci95(),
-                "metric_intervals": self.metric_intervals.to_dict()}),
-            "levels": {lv.name: {"labels": list(lv.labels), "matrix": lv.matrix.tolist(),
-                                 "im": None if lv.im is None else lv.im.tolist(),
-                                 "positive": lv.positive, "metrics": lv.metrics}
-                       for lv in self.levels},
-            "estimated_class_counts": dict(self.estimated_class_counts),
-            "estimated_nps": self.estimated_nps.to_dict(),
-            "drift": self.drift.to_dict(),
-            "warnings": list(self.warnings),
-            "model": dict(self.model_summary),
-            "source": dict(self.source),
-            "metric_comparison": self.metric_comparison(),
-            "provenance": dict(self.provenance),
-            "alerts": [a.to_dict() for a in self.alerts],
-        }
-        if self.audit is not None:  # beside estimated_nps (issue 36)
-            out.update(audited_nps=self.audit.audited_nps.to_dict(),
-                       shift_detected=self.audit.shift_detected, audit=self.audit.to_dict())
-        if self.realized is not None:
-            out["realized"] = dict(self.realized)
-            out["realized_levels"] = {lv.name: lv.metrics for lv in self.realized_levels}
-            out["realized_nps"] = self.realized_nps.to_dict()
-        return out
 
 
 def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:

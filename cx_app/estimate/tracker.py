@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, InstanceOf, PlainSerializer, computed_field
 
 from cx_app.errors import AnalysisError
 from cx_app.estimate.new_wave import (
-    COVERS_SEGMENT,
     EstimatedNetScore,
     WaveEstimate,
     estimate_wave,
@@ -37,6 +36,8 @@ from cx_app.estimate.new_wave import (
     model_segment_errors,
 )
 from cx_app.estimate.segment_error import segment_correction
+from cx_app.result import Result
+from cx_app.survey.nps import NpsResult
 from cx_app.survey.nps_flags import flag_changes
 
 if TYPE_CHECKING:
@@ -54,66 +55,74 @@ SMALL_SEGMENT = 50
 """Fewer respondents than this: the segment's estimate comes with a "wide interval" note."""
 
 
-@dataclass(frozen=True)
-class SegmentEstimate:
+def _brief(nps: EstimatedNetScore) -> dict:
+    """The estimate in brief: value, interval, SE, what it covers (and a segment's own SE
+    and correction)."""
+    return nps.model_dump(mode="json", include={"value", "ci95", "se", "covers", "se_segment",
+                                                "segment_correction"})
+
+
+def _realized(nps: NpsResult) -> dict:
+    return nps.model_dump(mode="json", include={"value", "ci95", "n"})
+
+
+class SegmentEstimate(Result):
     """One segment of one wave: its respondents, estimated net score (None when too small)
     and a note on its size; the realized net score when the wave is labelled."""
 
-    label: str
+    label: str = Field(exclude=True)
     respondents: int
-    estimated_nps: EstimatedNetScore | None
-    note: str = ""
-    realized_nps: Any = None  # NpsResult
-    alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy and net score
-
-    def to_dict(self) -> dict:
-        out: dict[str, Any] = {"respondents": self.respondents,
-                               "estimated_nps": None if self.estimated_nps is None
-                               else _brief(self.estimated_nps)}
-        if self.note:
-            out["note"] = self.note
-        if self.realized_nps is not None:
-            out["realized_nps"] = {"value": self.realized_nps.value,
-                                   "ci95": list(self.realized_nps.ci95),
-                                   "n": self.realized_nps.n}
-        if self.alerts:
-            out["alerts"] = [a.to_dict() for a in self.alerts]
-        return out
+    estimated_nps: Annotated[EstimatedNetScore, PlainSerializer(_brief)] | None
+    note: str = Field(default="", exclude_if=lambda v: not v)
+    realized_nps: Annotated[NpsResult, PlainSerializer(_realized)] | None = Field(
+        default=None, exclude_if=lambda v: v is None)
+    alerts: tuple[Any, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Alert (cx_app.estimate.alerts): estimated accuracy and net score."""
 
 
-def _brief(nps: EstimatedNetScore) -> dict:
-    out = {"value": nps.value, "ci95": list(nps.ci95), "se": nps.se, "covers": nps.covers}
-    if nps.covers == COVERS_SEGMENT:
-        out.update({"se_segment": nps.se_segment, "segment_correction": nps.segment_correction})
-    return out
-
-
-@dataclass(frozen=True, eq=False)
-class TrackedWave:
+class TrackedWave(Result):
     """One wave of the tracker: its file, the full estimate, and the segments of ``by``."""
 
     file: str
-    estimate: WaveEstimate
-    by: str | None = None
-    segments: tuple[SegmentEstimate, ...] = field(default=())
+    estimate: InstanceOf[WaveEstimate] = Field(exclude=True)
+    by: str | None = Field(default=None, alias="segment", exclude_if=lambda v: v is None)
+    segments: tuple[SegmentEstimate, ...] = Field(default=(), exclude=True)
 
-    def to_dict(self) -> dict:
-        nps = self.estimate.estimated_nps
-        out: dict[str, Any] = {
-            "file": self.file,
-            "respondents": self.estimate.n,
-            "estimated_nps": _brief(nps),
-            "shares": dict(nps.shares),
-            "warnings": list(self.estimate.warnings),
-            "alerts": [a.to_dict() for a in self.estimate.alerts],
-        }
-        if self.estimate.realized_nps is not None:
-            r = self.estimate.realized_nps
-            out["realized_nps"] = {"value": r.value, "ci95": list(r.ci95), "n": r.n}
-        if self.by is not None:
-            out["by"] = {s.label: s.to_dict() for s in self.segments}
-            out["segment"] = self.by
-        return out
+    @computed_field
+    @property
+    def respondents(self) -> int:
+        return self.estimate.n
+
+    @computed_field(alias="estimated_nps")
+    @property
+    def estimated_nps_brief(self) -> dict:
+        return _brief(self.estimate.estimated_nps)
+
+    @computed_field
+    @property
+    def shares(self) -> dict[str, float]:
+        return dict(self.estimate.estimated_nps.shares)
+
+    @computed_field
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.estimate.warnings)
+
+    @computed_field
+    @property
+    def alerts(self) -> list[Any]:
+        return list(self.estimate.alerts)
+
+    @computed_field(alias="realized_nps", exclude_if=lambda v: v is None)
+    @property
+    def realized_nps_brief(self) -> dict | None:
+        r = self.estimate.realized_nps
+        return None if r is None else _realized(r)
+
+    @computed_field(alias="by", exclude_if=lambda v: v is None)
+    @property
+    def by_value(self) -> dict[str, SegmentEstimate] | None:
+        return None if self.by is None else {s.label: s for s in self.segments}
 
 
 def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
@@ -144,7 +153,8 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
         n = len(rows)
         weights = None if weight is None else part[weight].to_numpy(dtype=float)
         if n < MIN_SEGMENT:
-            out.append(SegmentEstimate(label, n, None, f"only {n} respondents: too few to "
+            out.append(SegmentEstimate(label=label, respondents=n, estimated_nps=None,
+                                       note=f"only {n} respondents: too few to "
                                                         "estimate"))
             continue
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
@@ -165,7 +175,8 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
         own = {} if bands is None else bands.get(label, bands[""])
         alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n, own,
                                  thresholds)
-        out.append(SegmentEstimate(label, n, nps, note, realized, alerts))
+        out.append(SegmentEstimate(label=label, respondents=n, estimated_nps=nps, note=note,
+                                   realized_nps=realized, alerts=alerts))
     return tuple(out)
 
 
@@ -189,8 +200,8 @@ def split_waves(survey: SurveyData) -> list[SurveyData]:
         rows = position.loc[part.index].to_numpy()
         parts.append(dataclasses.replace(
             survey, frame=part, in_model=in_model[rows],
-            source=dataclasses.replace(survey.source,
-                                       filename=f"{survey.source.filename} · {label}")))
+            source=survey.source.model_copy(
+                update={"filename": f"{survey.source.filename} · {label}"})))
     return parts
 
 
@@ -220,9 +231,9 @@ def with_segment_changes(tracked: Sequence[TrackedWave]) -> list[TrackedWave]:
     out = list(tracked[:1])
     for before, wave in zip(tracked, tracked[1:], strict=False):
         previous = {s.label: s.alerts for s in before.segments}
-        segments = tuple(dataclasses.replace(s, alerts=s.alerts + series_changes(
-            previous.get(s.label, ()), s.alerts)) for s in wave.segments)
-        out.append(dataclasses.replace(wave, segments=segments))
+        segments = tuple(s.model_copy(update={"alerts": s.alerts + series_changes(
+            previous.get(s.label, ()), s.alerts)}) for s in wave.segments)
+        out.append(wave.model_copy(update={"segments": segments}))
     return out
 
 
@@ -230,7 +241,7 @@ def _track_wave(model: TrainedModel, survey: SurveyData, by: str | None,
                 thresholds: AlertThresholds | None = None) -> TrackedWave:
     estimate = estimate_wave(model, survey, thresholds=thresholds)
     segments = () if by is None else segment_estimates(model, survey, estimate, by, thresholds)
-    return TrackedWave(survey.source.filename, estimate, by, segments)
+    return TrackedWave(file=survey.source.filename, estimate=estimate, by=by, segments=segments)
 
 
 def tracker_document(tracked: Sequence[TrackedWave]) -> dict:

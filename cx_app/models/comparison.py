@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
@@ -28,6 +27,7 @@ from scipy import stats
 from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
 from cx_app.multiple_testing import holm
+from cx_app.result import Finite, Result
 
 
 def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[float, int, float]:
@@ -79,8 +79,7 @@ def format_p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(Result):
     """One pair of models on one level and metric, with the three p-values and a verdict."""
 
     level: str
@@ -88,28 +87,21 @@ class Comparison:
     a: str
     b: str
     folds: int
-    mean_a: float
-    mean_b: float
-    mean_diff: float  # mean over folds of score_a − score_b
-    t: float
+    mean_a: Finite
+    mean_b: Finite
+    mean_diff: Finite  # mean over folds of score_a − score_b
+    t: Finite
     df: int
-    p: float  # plain k-fold CV paired t-test
-    t_corrected: float
-    p_corrected: float  # Nadeau–Bengio
-    p_holm: float  # Holm over all pairs of this level and metric, on p_corrected
-    alpha: float
+    p: Finite  # plain k-fold CV paired t-test
+    t_corrected: Finite
+    p_corrected: Finite  # Nadeau–Bengio
+    p_holm: Finite  # Holm over all pairs of this level and metric, on p_corrected
+    alpha: Finite
     verdict: str
 
     @property
     def significant(self) -> bool:
         return not math.isnan(self.p_holm) and self.p_holm < self.alpha
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        return {
-            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in out.items()
-        }
 
 
 def _verdict(level, metric, a, b, k, diff, p_holm, alpha, pairs) -> str:
@@ -186,8 +178,7 @@ def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) 
     return compare_scores(per_fold, level=level, metric=metric, alpha=alpha)
 
 
-@dataclass(frozen=True)
-class FiveByTwoResult:
+class FiveByTwoResult(Result):
     """5×2cv test of two algorithms: Dietterich's t (5 df) and Alpaydin's F (10, 5 df)."""
 
     a: str
@@ -199,9 +190,6 @@ class FiveByTwoResult:
     f_p: float
     t_df: int = 5
     f_df: tuple[int, int] = (10, 5)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def five_by_two_statistics(differences: np.ndarray) -> tuple[float, float, float, float]:
@@ -254,4 +242,5 @@ def five_by_two_cv(
             ra, rb = (scorer(y[test], r.y_pred[test]) for r in results)
             diffs[i, j] = ra - rb
     t, t_p, f, f_p = five_by_two_statistics(diffs)
-    return FiveByTwoResult(a, b, tuple(map(tuple, diffs.tolist())), t, t_p, f, f_p)
+    return FiveByTwoResult(a=a, b=b, differences=tuple(map(tuple, diffs.tolist())), t=t, t_p=t_p,
+                           f=f, f_p=f_p)

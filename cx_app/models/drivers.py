@@ -26,17 +26,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, PlainSerializer, computed_field, field_serializer
 from scipy import stats
 
 from cx_app.errors import AnalysisError
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import QUADRANTS as QUADRANTS  # re-exported
 from cx_app.models.importance_performance import importance_performance
+from cx_app.result import Result
 
 
 def _frame(X: Any) -> pd.DataFrame:
@@ -62,19 +63,28 @@ def _clean(values: np.ndarray) -> list:
     return [None if not math.isfinite(float(v)) else float(v) for v in values]
 
 
+Values = Annotated[np.ndarray, PlainSerializer(_clean)]
+"""One value per attribute: a float list in the JSON, NaN and infinities as null."""
+
+
 # ---------------------------------------------------------------- Johnson's relative weights
 
 
-@dataclass(frozen=True, eq=False)
-class RelativeWeights:
+class RelativeWeights(Result):
     """Johnson's relative weights: ``raw`` (sums to ``r_squared``) and ``percent`` of R²."""
 
     attributes: tuple[str, ...]
-    raw: np.ndarray
+    raw: Values
     r_squared: float
-    correlation: np.ndarray | None = None
+    correlation: Values | None = None
     """Each attribute's (pairwise-complete) correlation with the score."""
 
+    @computed_field
+    @property
+    def method(self) -> str:
+        return "Johnson (2000) relative weights on the score"
+
+    @computed_field(return_type=Values)
     @property
     def direction(self) -> np.ndarray:
         """+1 / −1 / 0: the sign of each attribute's correlation with the score."""
@@ -82,6 +92,7 @@ class RelativeWeights:
             return np.zeros_like(self.raw)
         return np.sign(np.nan_to_num(self.correlation))
 
+    @computed_field(return_type=Values)
     @property
     def percent(self) -> np.ndarray:
         return 100 * self.raw / self.r_squared if self.r_squared > 0 else np.zeros_like(self.raw)
@@ -92,17 +103,6 @@ class RelativeWeights:
              "direction": self.direction},
             index=pd.Index(self.attributes, name="attribute"),
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": "Johnson (2000) relative weights on the score",
-            "r_squared": self.r_squared,
-            "attributes": list(self.attributes),
-            "raw": _clean(self.raw),
-            "percent": _clean(self.percent),
-            "correlation": None if self.correlation is None else _clean(self.correlation),
-            "direction": _clean(self.direction),
-        }
 
 
 def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> RelativeWeights:
@@ -132,22 +132,22 @@ def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> Relativ
     lam = eigvec @ np.diag(np.sqrt(eigval)) @ eigvec.T
     beta = np.linalg.lstsq(lam, rxy, rcond=None)[0]
     raw = (lam**2) @ (beta**2)
-    return RelativeWeights(tuple(map(str, frame.columns)), raw, float(raw.sum()), rxy)
+    return RelativeWeights(attributes=tuple(map(str, frame.columns)), raw=raw,
+                           r_squared=float(raw.sum()), correlation=rxy)
 
 
 # ------------------------------------------------------------------- ordinal coefficients
 
 
-@dataclass(frozen=True, eq=False)
-class CoefficientTable:
+class CoefficientTable(Result):
     """Coefficients of standardised attributes with standard errors and 95% intervals."""
 
     attributes: tuple[str, ...]
-    coef: np.ndarray
-    se: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
-    p: np.ndarray
+    coef: Values
+    se: Values
+    ci_low: Values
+    ci_high: Values
+    p: Values
     model: str
 
     def to_frame(self) -> pd.DataFrame:
@@ -156,13 +156,6 @@ class CoefficientTable:
              "p": self.p},
             index=pd.Index(self.attributes, name="attribute"),
         )  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "attributes": list(self.attributes),
-            **{k: _clean(getattr(self, k)) for k in ("coef", "se", "ci_low", "ci_high", "p")},
-        }
 
 
 def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> CoefficientTable:
@@ -206,16 +199,16 @@ PERMUTATION_REPEATS = 5
 CLI and the library, so that the same data gives the same ``results.json`` everywhere."""
 
 
-@dataclass(frozen=True, eq=False)
-class PermutationImportance:
+class PermutationImportance(Result):
     """Held-out permutation importance per fold (``per_fold``: folds × attributes)."""
 
-    algorithm_id: str
+    algorithm_id: str = Field(alias="algorithm")
     attributes: tuple[str, ...]
-    per_fold: np.ndarray
+    per_fold: Annotated[np.ndarray, PlainSerializer(lambda a: [_clean(row) for row in a])]
     scoring: str
     n_repeats: int
 
+    @computed_field(return_type=Values)
     @property
     def mean(self) -> np.ndarray:
         return self.per_fold.mean(axis=0)
@@ -235,18 +228,15 @@ class PermutationImportance:
             index=pd.Index(self.attributes, name="attribute"),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        low, high = self.interval()
-        return {
-            "algorithm": self.algorithm_id,
-            "scoring": self.scoring,
-            "n_repeats": self.n_repeats,
-            "attributes": list(self.attributes),
-            "mean": _clean(self.mean),
-            "ci_low": _clean(low),
-            "ci_high": _clean(high),
-            "per_fold": [_clean(row) for row in self.per_fold],
-        }
+    @computed_field(return_type=Values)
+    @property
+    def ci_low(self) -> np.ndarray:
+        return self.interval()[0]
+
+    @computed_field(return_type=Values)
+    @property
+    def ci_high(self) -> np.ndarray:
+        return self.interval()[1]
 
 
 def _fold_importance(model, X, codes, fold, f, scoring, n_repeats, random_state):
@@ -286,7 +276,8 @@ def permutation_importance_cv(
         for f, model in enumerate(cv.models)
     )
     return PermutationImportance(
-        cv.algorithm_id, tuple(map(str, frame.columns)), np.vstack(rows), scoring, n_repeats
+        algorithm_id=cv.algorithm_id, attributes=tuple(map(str, frame.columns)),
+        per_fold=np.vstack(rows), scoring=scoring, n_repeats=n_repeats,
     )
 
 
@@ -361,38 +352,36 @@ def top_box_capability(
 # ---------------------------------------------------------------------------- all of it
 
 
-@dataclass(frozen=True, eq=False)
-class DriverAnalysis:
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dict(orient="records")
+
+
+class DriverAnalysis(Result):
     """Every driver view of one survey (and the chosen model(s))."""
 
     relative_weights: RelativeWeights
     ordinal: CoefficientTable | None
     permutation: tuple[PermutationImportance, ...]
     importance_performance: pd.DataFrame
-    capability: pd.DataFrame | None
-    notes: tuple[str, ...] = field(default=())
+    capability: Annotated[pd.DataFrame, PlainSerializer(_records)] | None = Field(
+        serialization_alias="top_box")
+    notes: tuple[str, ...] = ()
 
+    @computed_field
+    @property
     def ranking(self) -> tuple[str, ...]:
         """Attributes from most to least important by relative weight."""
         rw = self.relative_weights
         return tuple(rw.attributes[i] for i in np.argsort(-rw.raw, kind="stable"))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ranking": list(self.ranking()),
-            "relative_weights": self.relative_weights.to_dict(),
-            "ordinal": None if self.ordinal is None else self.ordinal.to_dict(),
-            "permutation": {p.algorithm_id: p.to_dict() for p in self.permutation},
-            "importance_performance": {
-                "importance": "relative weight (% of R²)",
-                "method": IPA_METHOD,
-                "rows": self.importance_performance.to_dict(orient="records"),
-            },
-            "top_box": None
-            if self.capability is None
-            else self.capability.to_dict(orient="records"),
-            "notes": list(self.notes),
-        }
+    @field_serializer("permutation")
+    def _by_algorithm(self, permutation: tuple[PermutationImportance, ...]) -> dict[str, Any]:
+        return {p.algorithm_id: p.to_dict() for p in permutation}
+
+    @field_serializer("importance_performance")
+    def _ipa(self, frame: pd.DataFrame) -> dict[str, Any]:
+        return {"importance": "relative weight (% of R²)", "method": IPA_METHOD,
+                "rows": _records(frame)}
 
 
 IMPORTANCE_COLUMNS = ("attribute", "importance", "ci_low", "ci_high", "direction")
@@ -473,4 +462,5 @@ def driver_importance(
     capability = None
     if targets:
         capability = top_box_capability(frame, y, targets, attribute_max=attribute_max)
-    return DriverAnalysis(rw, coef, perms, ipa, capability, tuple(notes))
+    return DriverAnalysis(relative_weights=rw, ordinal=coef, permutation=perms,
+                          importance_performance=ipa, capability=capability, notes=tuple(notes))

@@ -20,47 +20,56 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import (
+    Field,
+    FieldSerializationInfo,
+    InstanceOf,
+    PlainSerializer,
+    computed_field,
+    field_serializer,
+)
 
 from cx_app.engine.confusion import confusion_matrix
 from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.roc import ovr_roc, reduced_roc, thin_curve
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import CrossValResult
+from cx_app.result import Finite, Result
 
 MACRO_GRID = np.linspace(0.0, 1.0, 201)
 MAX_STORED_POINTS = 1000
 """At most this many points of a ROC curve are written to results.json (one per threshold
 would be ~N points per model)."""
 
-@dataclass(frozen=True, eq=False)
-class RocSummary:
-    """One ROC curve of a level, as stored in results: points, AUC, random-selection AUC."""
+class RocSummary(Result):
+    """One ROC curve of a level, as stored in results: points, AUC, random-selection AUC. Its
+    JSON holds the curve thinned by :func:`thin_curve` (``points``: the full curve's), while
+    ``auc`` is always the area of the full curve."""
 
     fpr: np.ndarray
     tpr: np.ndarray
-    auc: float
-    random_auc: float
+    auc: Finite
+    random_auc: Finite
     kind: str  # "ovr macro-average" or "reduced 2x2+IM"
-    per_class_auc: Mapping[Any, float | None] | None = None
+    per_class_auc: dict[Any, float | None] | None = Field(default=None,
+                                                          exclude_if=lambda v: v is None)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready; ``fpr``/``tpr`` thinned by :func:`thin_curve`, ``auc`` of the full curve."""
-        fpr, tpr = thin_curve(self.fpr, self.tpr)
-        out = {
-            "kind": self.kind,
-            "fpr": [round(float(v), 6) for v in fpr],
-            "tpr": [round(float(v), 6) for v in tpr],
-            "points": len(self.fpr),
-            "auc": _finite(self.auc),
-            "random_auc": _finite(self.random_auc),
-        }
-        if self.per_class_auc is not None:
-            out["per_class_auc"] = {str(k): _finite(v) for k, v in self.per_class_auc.items()}
-        return out
+    @computed_field
+    @property
+    def points(self) -> int:
+        return len(self.fpr)
+
+    @field_serializer("fpr", "tpr")
+    def _thinned(self, _: np.ndarray, info: FieldSerializationInfo) -> list[float]:
+        thinned = thin_curve(self.fpr, self.tpr)[info.field_name == "tpr"]
+        return [round(float(v), 6) for v in thinned]
+
+    @field_serializer("per_class_auc")
+    def _per_class(self, aucs: dict | None) -> dict[str, float | None] | None:
+        return None if aucs is None else {str(k): _finite(v) for k, v in aucs.items()}
 
 
 def _finite(value: Any) -> Any:
@@ -70,20 +79,19 @@ def _finite(value: Any) -> Any:
     return value if math.isfinite(value) else None
 
 
-@dataclass(frozen=True, eq=False)
-class ModelEvaluation:
+class ModelEvaluation(Result):
     """Levels, per-fold metrics and ROC of one cross-validated model."""
 
-    algorithm_id: str
-    classes: tuple
-    folds: int
-    fold: np.ndarray = field(repr=False)
-    levels: tuple[Level, ...]
-    per_fold: Mapping[str, Mapping[str, tuple[float, ...]]]
-    roc: Mapping[str, RocSummary]
-    fit_seconds: float
+    algorithm_id: str = Field(alias="algorithm")
+    classes: tuple = Field(exclude=True)
+    folds: int = Field(exclude=True)
+    fold: np.ndarray = Field(repr=False, exclude=True)
+    levels: tuple[InstanceOf[Level], ...]
+    per_fold: dict[str, dict[str, tuple[float, ...]]] = Field(exclude=True)
+    roc: dict[str, RocSummary]
+    fit_seconds: Annotated[float, PlainSerializer(lambda v: round(v, 4))]
     fold_sizes: tuple[int, ...]
-    cv_summary: Mapping[str, Any] = field(default_factory=dict)
+    cv_summary: dict[str, Any] = Field(default_factory=dict, alias="cross_validation")
     weighted: bool | None = None
     """Trained with the survey weights (None: no weights given); the metrics are per
     respondent either way."""
@@ -109,29 +117,13 @@ class ModelEvaluation:
     def mean(self, level: str, metric: str) -> float:
         return float(self.per_fold_values(level, metric).mean())
 
-    def to_dict(self) -> dict[str, Any]:
-        levels = {}
-        for lvl in self.levels:
-            d = lvl.to_dict()
-            levels[lvl.name] = {
-                "labels": d["labels"],
-                "matrix": d["matrix"],
-                "im": d["im"],
-                "positive": d["positive"],
-                "metrics": d["metrics"],
-                "per_fold": {
-                    m: [_finite(v) for v in vs] for m, vs in self.per_fold[lvl.name].items()
-                },
-            }
-        return {
-            "algorithm": self.algorithm_id,
-            "levels": levels,
-            "roc": {name: r.to_dict() for name, r in self.roc.items()},
-            "fit_seconds": round(self.fit_seconds, 4),
-            "fold_sizes": list(self.fold_sizes),
-            "weighted": self.weighted,
-            "cross_validation": dict(self.cv_summary),
-        }
+    @field_serializer("levels")
+    def _levels(self, levels: tuple[Level, ...]) -> dict[str, Any]:
+        """Each level's matrix and metrics with its per-fold values, by level name."""
+        return {lvl.name: {**{k: v for k, v in lvl.to_dict().items() if k != "name"},
+                           "per_fold": {m: [_finite(v) for v in vs]
+                                        for m, vs in self.per_fold[lvl.name].items()}}
+                for lvl in levels}
 
 
 def _scalar_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
@@ -151,7 +143,8 @@ def _macro_curve(y_true: np.ndarray, proba: np.ndarray, classes: tuple) -> RocSu
     else:
         tpr = np.zeros_like(MACRO_GRID)
     auc = ovr.macro_auc if ovr.macro_auc is not None else math.nan
-    return RocSummary(MACRO_GRID, tpr, auc, 0.5, "ovr macro-average", dict(ovr.auc))
+    return RocSummary(fpr=MACRO_GRID, tpr=tpr, auc=auc, random_auc=0.5,
+                      kind="ovr macro-average", per_class_auc=dict(ovr.auc))
 
 
 def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
@@ -175,9 +168,8 @@ def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
     for lvl, step in zip(levels[1:], resolved_plan.steps, strict=True):
         if lvl.is_binary:
             curve = reduced_roc(cv.y_true, cv.proba, resolved_plan, classes=classes, step=step.name)
-            roc[lvl.name] = RocSummary(
-                curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM"
-            )
+            roc[lvl.name] = RocSummary(fpr=curve.fpr, tpr=curve.tpr, auc=curve.auc,
+                                       random_auc=curve.random_auc, kind="reduced 2x2+IM")
     return ModelEvaluation(
         algorithm_id=cv.algorithm_id,
         classes=classes,

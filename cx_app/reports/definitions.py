@@ -10,7 +10,7 @@ catalogue, :mod:`cx_app.engine.catalogue`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from cx_app.engine import catalogue
 from cx_app.engine.catalogue import MetricDefinition, metric_definition
@@ -25,9 +25,6 @@ class GroupingOption:
     name: str
     words: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Paper:
@@ -36,9 +33,6 @@ class Paper:
     key: str
     citation: str
     used_for: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (

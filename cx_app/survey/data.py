@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
+from cx_app.result import Result
 from cx_app.survey.quality import DataQualityReport
 from cx_app.survey.schema import SurveySchema
 
 
-@dataclass(frozen=True)
-class SourceInfo:
+class SourceInfo(Result):
     """Where a survey table came from: file name, sheet, content hash, CSV dialect, header row."""
 
     filename: str
@@ -25,7 +26,7 @@ class SourceInfo:
     encoding: str | None = None
     delimiter: str | None = None
     header_row: int = 1
-    left_out: tuple[tuple[str, str], ...] = ()
+    left_out: tuple[tuple[str, str], ...] = Field(default=(), exclude_if=lambda v: not v)
     """Columns dropped at import, each with why: personal data (e-mail addresses, names, IP
     addresses, coordinates), a survey platform's own columns, a platform-derived column."""
 
@@ -34,15 +35,6 @@ class SourceInfo:
         """Whether the file held personal data (dropped at import): its bytes are never kept
         in the workspace (:meth:`~cx_app.workspace.analyses.AnalysisStore.program_for`)."""
         return any(reason.startswith("personal data") for _, reason in self.left_out)
-
-    def to_dict(self) -> dict:
-        """The fields as a dict; ``left_out`` only when a column was left out (as lists)."""
-        out = dict(self.__dict__)
-        if out["left_out"]:
-            out["left_out"] = [list(pair) for pair in out["left_out"]]
-        else:
-            del out["left_out"]
-        return out
 
 
 @dataclass(frozen=True)

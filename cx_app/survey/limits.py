@@ -72,9 +72,6 @@ class ImportLimits:
             if not getattr(self, f.name) > 0:
                 raise ValueError(f"ImportLimits.{f.name} must be positive")
 
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
     def inflation_budget(self) -> InflationBudget:
         """What one archive (a project or model file, with the archives nested in it) may
         unpack to: the decompressed size and entry limits of a workbook."""

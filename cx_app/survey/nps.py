@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, computed_field
 from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
 from cx_app.engine.plan import PlanSpec
 from cx_app.errors import AnalysisError, PlanError
+from cx_app.result import Estimate, Result
 
 Z95 = float(norm.ppf(0.975))
 """The two-sided 95% normal quantile, 1.959964…"""
@@ -204,40 +206,28 @@ def _custom_groups(promoters: Iterable[int] | None, detractors: Iterable[int] | 
 # --------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
-class NpsResult:
+class NpsResult(Estimate):
     """A net score (NPS points, −100..100) with its adjusted-Wald 95% interval.
 
     ``counts`` and ``shares`` (fractions) are keyed by the group names in the order negative,
     neutral, positive; ``missing`` counts the scores that were missing (NaN) and left out.
     """
 
-    value: float
-    ci95: tuple[float, float]
     se: float
-    n: float
-    counts: dict[str, float]
+    n: int | float
+    counts: dict[str, int | float]  # respondents (int), or estimated or weighted (float)
     shares: dict[str, float]
     label: str = ""
     missing: int = 0
-    groups: NetScoreGroups = field(default=NPS_GROUPS, repr=False, compare=False)
-    n_effective: float | None = None
+    groups: NetScoreGroups = Field(default=NPS_GROUPS, repr=False, exclude=True)
+    n_effective: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """Weighted results only: Kish's effective sample size, on which the interval rests
     (``n`` and ``counts`` are then respondents, ``value`` and ``shares`` weighted)."""
 
+    @computed_field(exclude_if=lambda v: not v)
     @property
     def weighted(self) -> bool:
         return self.n_effective is not None
-
-    def to_dict(self) -> dict:
-        out = {
-            "label": self.label, "value": self.value, "ci95": list(self.ci95), "se": self.se,
-            "n": self.n, "counts": dict(self.counts), "shares": dict(self.shares),
-            "missing": self.missing,
-        }
-        if self.weighted:
-            out.update({"weighted": True, "n_effective": self.n_effective})
-        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row: label, n, counts, shares, value, ci_low, ci_high, se."""
@@ -251,27 +241,24 @@ class NpsResult:
         return pd.DataFrame([row])
 
 
-@dataclass(frozen=True)
-class NpsChange:
+class NpsChange(Estimate):
     """The change Δ = b − a between two independent net scores, with its test."""
 
     a_label: str
     b_label: str
     a_value: float
     b_value: float
-    delta: float
+    value: float = Field(alias="delta")
     se: float
-    ci95: tuple[float, float]
     z: float
     p: float
 
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p < alpha
 
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        out["ci95"] = list(self.ci95)
-        return out
+    @property
+    def delta(self) -> float:
+        return self.value
 
     def to_frame(self) -> pd.DataFrame:
         row = self.to_dict()
@@ -280,8 +267,7 @@ class NpsChange:
         return pd.DataFrame([row])
 
 
-@dataclass(frozen=True)
-class CsatResult:
+class CsatResult(Result):
     """A CSAT summary: the top-box (satisfied) share with its Wilson 95% interval, and the net
     score (satisfied − dissatisfied) in the NPS-style math."""
 
@@ -290,10 +276,6 @@ class CsatResult:
     n: int
     net: NpsResult
     label: str = ""
-
-    def to_dict(self) -> dict:
-        return {"label": self.label, "top_box": self.top_box,
-                "top_box_ci95": list(self.top_box_ci95), "n": self.n, "net": self.net.to_dict()}
 
     def to_frame(self) -> pd.DataFrame:
         frame = self.net.to_frame().rename(columns={
@@ -407,10 +389,11 @@ def _weighted_summary(scores: object, weights: object, groups: NetScoreGroups,
     interval = net_score_from_counts(*(shares * n_eff), groups=groups, label=label,
                                      missing=missing)
     counts = [int(is_neg.sum()), int((~is_pos & ~is_neg).sum()), int(is_pos.sum())]
-    return replace(interval, value=float(100.0 * (shares[2] - shares[0])), n=len(values),
-                   counts=dict(zip(groups.names, counts, strict=True)),
-                   shares={k: float(v) for k, v in zip(groups.names, shares, strict=True)},
-                   n_effective=n_eff)
+    return interval.model_copy(update=dict(
+        value=float(100.0 * (shares[2] - shares[0])), n=len(values),
+        counts=dict(zip(groups.names, counts, strict=True)),
+        shares={k: float(v) for k, v in zip(groups.names, shares, strict=True)},
+        n_effective=n_eff))
 
 
 def change_test(delta: float, se: float) -> tuple[float, float]:

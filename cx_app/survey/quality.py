@@ -57,10 +57,6 @@ class ExcludedRow:
     """``"survey"``: out of the survey (no valid target, repeated id); ``"model"``: counted in
     the NPS but not used to train models."""
 
-    def to_dict(self) -> dict:
-        return {"row": self.row, "column": self.column, "reason": self.reason,
-                "value": self.value, "scope": self.scope}
-
 
 def _why(counts: dict[str, int]) -> str:
     return "; ".join(f"{reason}: {n:,}" for reason, n in counts.items())
@@ -154,14 +150,14 @@ class DataQualityReport:
             "counts_by_reason": self.counts_by_reason(),
             "out_of_survey": self.counts_by_reason(SURVEY),
             "out_of_models": self.counts_by_reason(MODEL),
-            "excluded": [e.to_dict() for e in self.excluded],
+            "excluded": [dict(vars(e)) for e in self.excluded],
             "gaps": dict(self.gaps),
             "notes": list(self.notes),
         }
 
     def to_frame(self) -> pd.DataFrame:
         """The excluded rows as a table (row, column, reason, value, scope)."""
-        return pd.DataFrame([e.to_dict() for e in self.excluded],
+        return pd.DataFrame([vars(e) for e in self.excluded],
                             columns=["row", "column", "reason", "value", "scope"])
 
     def to_text(self, limit: int = 5, labels: Mapping[str, str] | None = None) -> str:

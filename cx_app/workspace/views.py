@@ -10,11 +10,12 @@ wave order (:class:`WaveView`), each with the wave's full estimate document
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.estimate.alerts import series_changes
 from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
@@ -67,43 +68,41 @@ class SegmentFigure(Document):
     alerts: list[AlertDoc] = []
 
 
-@dataclass(frozen=True)
-class ModelSummary:
+Iso = PlainSerializer(lambda d: d.isoformat())
+"""A date or time written as ISO 8601 text, as ``isoformat`` writes it."""
+
+
+class ModelSummary(Document):
     """A model of the program (its file is in the workspace; ``Workspace.program_model``
     opens it as a :class:`cx_app.estimate.model_file.TrainedModel`)."""
 
-    model_id: str
+    model_id: str = Field(alias="model")
     algorithm: str
     preset: str
     calibration: str
     file_sha256: str | None
     """The SHA-256 of its model file (None until it is fitted on all respondents)."""
     training_n: int | None
-    created: dt.datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model_id, "algorithm": self.algorithm, "preset": self.preset,
-                "calibration": self.calibration, "file_sha256": self.file_sha256,
-                "training_n": self.training_n, "created": self.created.isoformat()}
+    created: Annotated[dt.datetime, Iso]
 
 
-@dataclass(frozen=True)
-class WaveView:
+class WaveView(Document):
     """One wave of a program, as estimated by one of its models."""
 
     label: str
-    date: dt.date | None
-    filename: str | None
+    date: Annotated[dt.date, Iso] | None
+    filename: str | None = Field(alias="file")
     sha256: str
-    part: str
+    part: str = Field(exclude_if=lambda v: not v)
     """The value of the file's wave column when the file holds several waves, else ""."""
     respondents: int
-    model_id: str
-    estimate: WaveEstimateDocument
-    segments: Mapping[str, Mapping[str, SegmentFigure]]
+    model_id: str = Field(alias="model")
+    estimate: WaveEstimateDocument = Field(exclude=True)
+    segments: dict[str, dict[str, SegmentFigure]]
     """``{segment name: {value: figure}}`` for every segment of the mapping (not the wave and
     date columns)."""
 
+    @computed_field
     @property
     def estimated_nps(self) -> EstimateBrief:
         """The wave's estimate the tracker shows: the audited one when the wave was added
@@ -119,26 +118,17 @@ class WaveView:
         return EstimateBrief(value=figure.value, ci95=list(figure.ci95), se=figure.se,
                              covers=figure.covers)
 
+    @computed_field(exclude_if=lambda v: v is None)
     @property
     def realized_nps(self) -> RealizedBrief | None:
         figure = self.estimate.realized_nps
         return None if figure is None else RealizedBrief(value=figure.value,
                                                          ci95=list(figure.ci95), n=figure.n)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "label": self.label, "date": None if self.date is None else self.date.isoformat(),
-            "file": self.filename, "sha256": self.sha256, "respondents": self.respondents,
-            "model": self.model_id, "estimated_nps": self.estimated_nps.to_dict(),
-        }
-        if self.part:
-            out["part"] = self.part
-        if (realized := self.realized_nps) is not None:
-            out["realized_nps"] = realized.to_dict()
-        out["segments"] = {by: {value: figure.to_dict() for value, figure in values.items()}
-                           for by, values in self.segments.items()}
-        out["warnings"] = list(self.estimate.warnings)
-        return out
+    @computed_field
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.estimate.warnings)
 
 
 def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
@@ -152,7 +142,7 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
             previous = {} if before is None else before.segments.get(by, {})
             segments[by] = {value: _with_changes(figure, previous.get(value))
                             for value, figure in values.items()}
-        out.append(dataclasses.replace(wave, segments=segments))
+        out.append(wave.model_copy(update={"segments": segments}))
     return tuple(out)
 
 
@@ -168,18 +158,22 @@ def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> Segm
     return SegmentFigure.from_dict({**figure.to_dict(), "alerts": alerts})
 
 
-@dataclass(frozen=True)
-class ProgramView:
+class ProgramView(Document):
     """A program: its reference survey, models and waves (in wave order)."""
 
-    name: str
-    created: dt.datetime
+    name: str = Field(alias="program")
+    created: Annotated[dt.datetime, Iso]
     survey: SurveyIdentity
-    survey_included: bool
+    survey_included: bool = Field(exclude=True)
     models: tuple[ModelSummary, ...]
     waves: tuple[WaveView, ...]
     team: str | None = None
     """The team the program belongs to (None: no team, single-user mode)."""
+
+    @field_serializer("survey")
+    def _survey(self, survey: SurveyIdentity) -> dict[str, Any]:
+        return {"file": survey.filename, "sheet": survey.sheet, "sha256": survey.sha256,
+                "included": self.survey_included}
 
     @property
     def version(self) -> tuple:
@@ -200,12 +194,6 @@ class ProgramView:
                 return wave
         raise KeyError(label)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"program": self.name, "team": self.team, "created": self.created.isoformat(),
-                "survey": {"file": self.survey.filename, "sheet": self.survey.sheet,
-                           "sha256": self.survey.sha256, "included": self.survey_included},
-                "models": [m.to_dict() for m in self.models],
-                "waves": [w.to_dict() for w in self.waves]}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ Driven through ``AppTest`` on a workspace database of the test's own (``tests/co
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -77,7 +76,7 @@ def test_the_cached_tracker_shows_an_added_and_a_removed_wave():
     # two people, one program name, different programs: each gets their own tracker
     with Workspace.open() as workspace:
         view = workspace.show(PROGRAM, model="nb seed=31")
-    other = dataclasses.replace(view, waves=view.waves[:1])
+    other = view.model_copy(update={"waves": view.waves[:1]})
     ann = wave_panels.program_key(view, workspace_url="sqlite:///a.db", user="ann@example.org")
     bob = wave_panels.program_key(other, workspace_url="sqlite:///a.db", user="bob@example.org")
     assert ann != bob
@@ -94,11 +93,12 @@ def test_the_cached_tracker_shows_an_added_and_a_removed_wave():
 
     # the version: the same for the same program, new with any wave, model, refit or team
     assert view.version == other.version[:3] + (view.version[3],)
-    assert dataclasses.replace(view, waves=()).version != view.version
-    refit = dataclasses.replace(view, models=tuple(
-        dataclasses.replace(m, file_sha256="0" * 64) for m in view.models))
+    assert view.model_copy(update={"waves": ()}).version != view.version
+    refit = view.model_copy(update={"models": tuple(
+        m.model_copy(update={"file_sha256": "0" * 64}) for m in view.models)})
     assert refit.version != view.version  # a model fitted again: its estimates are new
-    more = dataclasses.replace(view, models=(*view.models, ModelSummary(
-        "lr seed=1", "lr", "fast", "none", None, None, view.created)))
+    more = view.model_copy(update={"models": (*view.models, ModelSummary(
+        model_id="lr seed=1", algorithm="lr", preset="fast", calibration="none",
+        file_sha256=None, training_n=None, created=view.created))})
     assert more.version != view.version
-    assert dataclasses.replace(view, team="analysts").version != view.version
+    assert view.model_copy(update={"team": "analysts"}).version != view.version

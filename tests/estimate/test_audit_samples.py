@@ -241,8 +241,7 @@ def test_audit_by_respondent_id_end_to_end(model):
     assert not est.estimated_nps.ci95[0] <= realized <= est.estimated_nps.ci95[1]
     assert result.shift_detected and result.shift_test.p_value < 0.05
     # the JSON beside estimated_nps, read back by the typed document
-    from dataclasses import replace
-    doc = json.loads(replace(est, audit=result).to_json())
+    doc = json.loads(est.model_copy(update={"audit": result}).to_json())
     assert {"value", "ci95", "n"} <= set(doc["audited_nps"]) and doc["shift_detected"] is True
     assert WaveEstimateDocument.from_dict(doc).to_dict() == doc
 

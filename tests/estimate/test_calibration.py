@@ -51,8 +51,11 @@ def test_reliability_curve_counts_and_perfect_calibration():
 
 
 def _report(method, acc_gap, share_gap):
-    return CalibrationReport(method, AlpGap(100, 0.5, 0.5 + acc_gap, acc_gap, share_gap,
-                                            abs(acc_gap) + share_gap), 0.0, 0.0)
+    return CalibrationReport(method=method,
+                             gap=AlpGap(n=100, accuracy_cm=0.5, accuracy_alp=0.5 + acc_gap,
+                                        accuracy_gap=acc_gap, share_gap=share_gap,
+                                        score=abs(acc_gap) + share_gap),
+                             brier=0.0, ece=0.0)
 
 
 def test_choice_is_smallest_gap_and_ties_go_to_the_simpler_method():
@@ -67,10 +70,12 @@ def test_choice_is_smallest_gap_and_ties_go_to_the_simpler_method():
 
 
 def _net_report(method, acc_gap, share_gap, net_error):
-    return CalibrationReport(method, AlpGap(100, 0.5, 0.5 + acc_gap, acc_gap, share_gap,
-                                            abs(acc_gap) + share_gap + net_error / 100,
-                                            net_gap=0.0, net_calibration_error=net_error),
-                             0.0, 0.0)
+    return CalibrationReport(method=method,
+                             gap=AlpGap(n=100, accuracy_cm=0.5, accuracy_alp=0.5 + acc_gap,
+                                        accuracy_gap=acc_gap, share_gap=share_gap,
+                                        score=abs(acc_gap) + share_gap + net_error / 100,
+                                        net_gap=0.0, net_calibration_error=net_error),
+                             brier=0.0, ece=0.0)
 
 
 def test_the_nps_error_decides_between_methods_with_equal_accuracy_gaps():

@@ -78,9 +78,12 @@ def test_an_older_model_file_keeps_no_segment_band():
 
 
 def test_change_since_previous_wave():
-    before = Alert("net_score", -40.0, -60.0, -20.0, False, "own", "own reference", 4.0)
-    quiet = Alert("net_score", -30.0, -60.0, -20.0, False, "own", "own reference", 3.0)
-    jump = Alert("net_score", -20.5, -60.0, -20.0, True, "own", "own reference", 3.0)
+    before = Alert(metric="net_score", value=-40.0, lower=-60.0, upper=-20.0, alert=False,
+                   source="own", comparison="own reference", sd=4.0)
+    quiet = Alert(metric="net_score", value=-30.0, lower=-60.0, upper=-20.0, alert=False,
+                  source="own", comparison="own reference", sd=3.0)
+    jump = Alert(metric="net_score", value=-20.5, lower=-60.0, upper=-20.0, alert=True,
+                 source="own", comparison="own reference", sd=3.0)
     # ±3·√(4² + 3²) = ±15 around −40
     assert change_alert(before, quiet).alert is False
     change = change_alert(before, jump)
@@ -90,14 +93,16 @@ def test_change_since_previous_wave():
                                            "the previous wave: above -25.0")
     assert jump.short() == "net score above -20.0 (its own usual range)"
     # analyst limits keep no SD: no change test; a change alert is never compared again
-    analyst = Alert("net_score", -20.5, -10.0, None, True, "analyst", "analyst")
+    analyst = Alert(metric="net_score", value=-20.5, lower=-10.0, upper=None, alert=True,
+                    source="analyst", comparison="analyst")
     assert change_alert(before, analyst) is None
     assert series_changes([change], [jump]) == ()
     assert [a.metric for a in series_changes([before], [jump])] == ["net_score"]
 
 
 def _figure(value, sd):
-    alert = Alert("net_score", value, value - 50, value + 50, False, "own", "own reference", sd)
+    alert = Alert(metric="net_score", value=value, lower=value - 50, upper=value + 50, alert=False,
+                  source="own", comparison="own reference", sd=sd)
     return SegmentFigure.from_dict({"respondents": 300, "estimated_nps": {
         "value": value, "ci95": [value - 5, value + 5]}, "alerts": [alert.to_dict()]})
 
@@ -124,7 +129,8 @@ def test_program_view_adds_change_alerts_in_wave_order():
 
 
 def test_alert_document_round_trips_the_comparison():
-    alert = Alert("accuracy", 0.3, 0.35, 0.5, True, "own", "own reference", 0.02)
+    alert = Alert(metric="accuracy", value=0.3, lower=0.35, upper=0.5, alert=True, source="own",
+                  comparison="own reference", sd=0.02)
     doc = AlertDoc.from_dict(alert.to_dict())
     assert doc.to_dict() == alert.to_dict() and doc.short() == alert.short()
     older = AlertDoc.from_dict({"metric": "accuracy", "value": 0.3, "lower": 0.35, "upper": 0.5,

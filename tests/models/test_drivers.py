@@ -132,11 +132,14 @@ def test_driver_importance_bundle(telecom):
 
 
 def test_importance_frame_per_measure_by_hand():
-    rw = RelativeWeights(("a", "b"), np.array([0.3, 0.1]), 0.4, np.array([0.5, -0.2]))
-    ordinal = CoefficientTable(("a", "b"), np.array([0.8, -0.4]), np.array([0.1, 0.1]),
-                               np.array([0.6, -0.6]), np.array([1.0, -0.2]),
-                               np.array([0.01, 0.2]), "ordinal logit")
-    drivers = DriverAnalysis(rw, ordinal, (), pd.DataFrame(), None)
+    rw = RelativeWeights(attributes=("a", "b"), raw=np.array([0.3, 0.1]), r_squared=0.4,
+                         correlation=np.array([0.5, -0.2]))
+    ordinal = CoefficientTable(attributes=("a", "b"), coef=np.array([0.8, -0.4]),
+                               se=np.array([0.1, 0.1]), ci_low=np.array([0.6, -0.6]),
+                               ci_high=np.array([1.0, -0.2]), p=np.array([0.01, 0.2]),
+                               model="ordinal logit")
+    drivers = DriverAnalysis(relative_weights=rw, ordinal=ordinal, permutation=(),
+                             importance_performance=pd.DataFrame(), capability=None)
     frame, unit = importance_frame(drivers, "relative_weights")
     assert unit == "% of R²" and tuple(frame.columns) == IMPORTANCE_COLUMNS
     assert frame["importance"].tolist() == pytest.approx([75.0, 25.0])  # 0.3/0.4, 0.1/0.4
@@ -147,15 +150,17 @@ def test_importance_frame_per_measure_by_hand():
     assert frame[["importance", "ci_low", "ci_high", "direction"]].to_numpy().tolist() == [
         [0.8, 0.6, 1.0, 1.0], [-0.4, -0.6, -0.2, -1.0]]
     # two folds: mean (0.1+0.3)/2 = 0.2 and (0.0−0.2)/2 = −0.1; direction from the weights' sign
-    perm = PermutationImportance("lr", ("a", "b"), np.array([[0.1, 0.0], [0.3, -0.2]]),
-                                 "accuracy", 5)
+    perm = PermutationImportance(algorithm_id="lr", attributes=("a", "b"),
+                                 per_fold=np.array([[0.1, 0.0], [0.3, -0.2]]), scoring="accuracy",
+                                 n_repeats=5)
     frame, unit = importance_frame(drivers, "permutation", perm)
     assert unit == "accuracy drop (95% interval over folds)"
     assert frame["importance"].tolist() == pytest.approx([0.2, -0.1])
     assert frame["direction"].tolist() == [1.0, -1.0]
     with pytest.raises(AnalysisError, match="train it again"):
         importance_frame(drivers, "permutation", None)
-    no_ordinal = DriverAnalysis(rw, None, (), pd.DataFrame(), None)
+    no_ordinal = DriverAnalysis(relative_weights=rw, ordinal=None, permutation=(),
+                                importance_performance=pd.DataFrame(), capability=None)
     with pytest.raises(AnalysisError, match="not available"):
         importance_frame(no_ordinal, "ordinal")
 

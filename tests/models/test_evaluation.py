@@ -125,7 +125,8 @@ def test_stored_reduced_roc_is_thinned_and_keeps_its_area():
     plan = resolve_plan(NPS_PLAN, NPS_CLASSES)
     curve = reduced_roc(y, proba, plan, classes=NPS_CLASSES)
     assert len(curve.fpr) > 5_000
-    full = RocSummary(curve.fpr, curve.tpr, curve.auc, curve.random_auc, "reduced 2x2+IM")
+    full = RocSummary(fpr=curve.fpr, tpr=curve.tpr, auc=curve.auc, random_auc=curve.random_auc,
+                      kind="reduced 2x2+IM")
     d = json.loads(json.dumps(full.to_dict()))
     assert 2 <= len(d["fpr"]) == len(d["tpr"]) <= MAX_STORED_POINTS
     assert d["points"] == len(curve.fpr)

@@ -6,7 +6,6 @@ flags a hand-made z test with Holm's adjustment (statsmodels), real PNG charts, 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from types import SimpleNamespace
@@ -249,9 +248,9 @@ def test_a_raised_alert_titles_its_wave(program):
     wave = program.view.waves[0]
     alert = AlertDoc(metric="accuracy", value=0.5, lower=0.6, upper=0.8, alert=True,
                      direction="below", source="held-out accuracy ± 3 SD")
-    alerted = dataclasses.replace(wave, estimate=wave.estimate.model_copy(
-        update={"alerts": [alert]}), segments={})
-    view = dataclasses.replace(program.view, waves=(alerted,))
+    alerted = wave.model_copy(update={"estimate": wave.estimate.model_copy(
+        update={"alerts": [alert]}), "segments": {}})
+    view = program.view.model_copy(update={"waves": (alerted,)})
     slides = program_slides(view, program.results)
     wave_slide = next(s for s in slides if s.title.startswith("W01"))
     assert wave_slide.title == "W01: estimated accuracy 50% is below its usual range (60% to 80%)"
@@ -266,8 +265,8 @@ def test_hostile_labels_give_a_valid_deck(program, tmp_path):
         segments = {by: {f"{value}\x00 _*{'y' * 10_000}": figure
                          for value, figure in values.items()}
                     for by, values in wave.segments.items()}
-        waves.append(dataclasses.replace(wave, label=label, segments=segments))
-    view = dataclasses.replace(program.view, name="tel\x00ecom **x**", waves=tuple(waves))
+        waves.append(wave.model_copy(update={"label": label, "segments": segments}))
+    view = program.view.model_copy(update={"name": "tel\x00ecom **x**", "waves": tuple(waves)})
     path = tmp_path / "hostile.pptx"
     write_program_deck(view, program.results, path, segment_titles=program.titles)
     prs = _open(path)

@@ -6,6 +6,7 @@ reader children, measured in a fresh process)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import resource
 import subprocess
@@ -33,7 +34,7 @@ _SPELLED_SPARSE = _SHEET.format(rows='<row r="1"><c r="A1"><v>1</v></c></row>'
 
 
 def _limits(**changes) -> ImportLimits:
-    return ImportLimits(**{**limits_from_env().to_dict(), **changes})
+    return dataclasses.replace(limits_from_env(), **changes)
 
 
 def test_a_reader_out_of_memory_is_stopped_and_said_in_one_sentence(tmp_path):
