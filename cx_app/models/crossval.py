@@ -90,6 +90,11 @@ class FoldModelFile:
     def __reduce__(self) -> tuple:  # a task gets the path, not the folder's owner
         return FoldModelFile, (self.path,)
 
+    def __getattr__(self, name: str) -> Any:  # m.predict_proba(X): read, used, let go
+        if name.startswith("__") or name in ("path", "_folder"):
+            raise AttributeError(name)
+        return getattr(joblib.load(self.path), name)
+
 
 class _ModelFolder:
     def __init__(self) -> None:
