@@ -57,7 +57,7 @@ def _run(args: list[str], pythonpath: Path = ROOT) -> tuple[float, float]:
     """(wall s, peak MB of the process tree) of ``python -m cx_app ARGS``."""
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cx_app", *args], env=env, cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "cx_app", *args], env=env, cwd=pythonpath,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak, done = [0], threading.Event()
 
