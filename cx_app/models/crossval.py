@@ -46,7 +46,6 @@ from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
     get_algorithm,
-    inner_threads,
     resolve_preset,
 )
 from cx_app.models.weighting import fit_weighted, unweighted_reason
@@ -355,8 +354,8 @@ def _plan_folds(
         calibration_folds=calibration_folds,
         missing_policy=missing_policy,
         preset=preset,
-        threads=inner_threads(n_jobs),
-    )
+        threads=1,  # a forest's probabilities summed by several threads differ in the last
+    )  # bits with the threads' order: one thread per fold, the folds share the cores
     notes: list[str] = []
     if fold is None:
         assignment = assign_folds(codes, folds, seed, names=classes)
@@ -471,8 +470,9 @@ def cross_validate_model(
     warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
     ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
     ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
-    recorded in the result; a fast estimator with ``n_jobs=None`` gets the cores the folds
-    leave free (:func:`~cx_app.models.algorithms.inner_threads`).
+    recorded in the result; a fast estimator with ``n_jobs=None`` fits on one thread here (the
+    folds run side by side on ``n_jobs`` worker processes, −1: every core), so that its numbers
+    are the same in every mode.
     """
     work = _plan_folds(
         X, y, classes, algorithm_id, folds=folds, seed=seed, settings=settings, n_jobs=n_jobs,
@@ -513,8 +513,8 @@ def cross_validate_together(
 def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
          title: str) -> list:
     """The outputs of every work's fold tasks, in order. One ``joblib.Parallel`` for them all
-    (loky's worker processes; the arrays, memory-mapped by joblib, are shipped once; each worker
-    runs one thread, :func:`~cx_app.models.algorithms.inner_threads`); batch_size=1: one fold
+    (loky's worker processes; the arrays, memory-mapped by joblib, are shipped once; each fold
+    fits on one thread); batch_size=1: one fold
     per task (joblib's auto-batching would pair fast folds and then keep pairing slow ones on
     one worker while others idle). A CNN's folds stay in this process
     (``AlgorithmSpec.fold_processes``: JAX uses every core for one fit), except on a cluster."""

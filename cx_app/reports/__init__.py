@@ -12,6 +12,7 @@ and, optionally, a new-wave estimate (``cx-app estimate --json``); nothing is re
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,23 +37,17 @@ __all__ = [
 FORMATS = {".xlsx": "xlsx", ".html": "html", ".htm": "html"}
 
 
+_LAZY = {"Report": "blocks", "build_report": "content", "excel_bytes": "excel",
+         "write_excel": "excel", "render_html": "html", "write_html": "html"}
+
+
 def __getattr__(name: str) -> Any:
     # the writers and the content model are imported when first used, not with the package:
     # `cx-app validate` needs the plain names of cx_app.reports.definitions, not Altair,
     # openpyxl, SciPy and scikit-learn (PEP 562)
-    if name == "Report":
-        from cx_app.reports.blocks import Report
-        return Report
-    if name == "build_report":
-        from cx_app.reports.content import build_report
-        return build_report
-    if name in ("excel_bytes", "write_excel"):
-        from cx_app.reports import excel
-        return getattr(excel, name)
-    if name in ("render_html", "write_html"):
-        from cx_app.reports import html
-        return getattr(html, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"cx_app.reports.{_LAZY[name]}"), name)
 
 
 def write_report(results: Results | Mapping[str, Any], path: str | Path,
