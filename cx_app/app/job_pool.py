@@ -21,6 +21,13 @@ variable                    limit                                       default
 ``CX_APP_JOBS_PER_SERVER``  jobs running at once on the server          the CPUs available
 ==========================  ==========================================  ====================
 
+How many cores one job uses: ``CX_APP_CORES_PER_JOB`` (:func:`cores_per_job`; default every
+CPU, :func:`joblib.cpu_count`). A job fits its folds on that many worker processes, one
+thread each; every job of the server asks for the same number, so they all share joblib's one
+reusable pool of worker processes: the server never runs more fold workers than that, however
+many jobs run at once (their folds queue in the pool), and a lone analyst's job has every core.
+Lower it to keep cores free for other services on the machine.
+
 Why these defaults: one job trains a user's whole selection of models one after the other, so
 one running job per user is a whole "Train" click, and a second click of the same user waits
 instead of halving everyone else's share. Training is CPU-bound (the folds of a model run in
@@ -41,11 +48,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ENV_PER_SERVER", "ENV_PER_USER", "JobPool", "JobState", "PoolLimits", "PooledJob",
-           "default_jobs_per_server", "limits_from_env"]
+__all__ = ["ENV_CORES_PER_JOB", "ENV_PER_SERVER", "ENV_PER_USER", "JobPool", "JobState",
+           "PoolLimits", "PooledJob", "cores_per_job", "default_jobs_per_server",
+           "limits_from_env"]
 
 ENV_PER_USER = "CX_APP_JOBS_PER_USER"
 ENV_PER_SERVER = "CX_APP_JOBS_PER_SERVER"
+ENV_CORES_PER_JOB = "CX_APP_CORES_PER_JOB"
 
 T = TypeVar("T")
 
@@ -55,6 +64,23 @@ def default_jobs_per_server() -> int:
     from joblib import cpu_count
 
     return max(1, int(cpu_count()))
+
+
+def cores_per_job(environ: Mapping[str, str] | None = None) -> int:
+    """Worker processes of one training job (``n_jobs``): ``CX_APP_CORES_PER_JOB``, else every
+    CPU (module docstring); ValueError naming it when it is not a whole number of at least 1."""
+    text = (os.environ if environ is None else environ).get(ENV_CORES_PER_JOB, "").strip()
+    return _whole(ENV_CORES_PER_JOB, text) if text else default_jobs_per_server()
+
+
+def _whole(var: str, text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise ValueError(f"{var}={text!r} is not a whole number") from None
+    if number < 1:
+        raise ValueError(f"{var}={text!r} must be at least 1")
+    return number
 
 
 @dataclass(frozen=True)
@@ -78,15 +104,8 @@ def limits_from_env(environ: Mapping[str, str] | None = None) -> PoolLimits:
     values: dict[str, int] = {}
     for name, var in (("per_user", ENV_PER_USER), ("per_server", ENV_PER_SERVER)):
         text = env.get(var, "").strip()
-        if not text:
-            continue
-        try:
-            number = int(text)
-        except ValueError:
-            raise ValueError(f"{var}={text!r} is not a whole number") from None
-        if number < 1:
-            raise ValueError(f"{var}={text!r} must be at least 1")
-        values[name] = number
+        if text:
+            values[name] = _whole(var, text)
     return PoolLimits(**values)
 
 

@@ -70,7 +70,8 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                settings: Mapping[str, Any], calibration: str,
                progress: Callable[[int, int, str], None] | None = None,
                preset: str | None = None,
-               on_cross_validated: Callable[[Any], None] | None = None) -> tuple[Any, Any]:
+               on_cross_validated: Callable[[Any], None] | None = None,
+               n_jobs: int | None = None) -> tuple[Any, Any]:
     """Cross-validate one algorithm for the app and return ``(cv, permutation)``
     (``on_cross_validated`` gets the cv, without its fold models, as soon as every fold is
     done: before the permutation importance).
@@ -79,14 +80,17 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
     permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
     after training, with the fold models, and the models are dropped. What a session and the
-    shared store keep is the out-of-fold arrays and the importance, a few MB."""
+    shared store keep is the out-of-fold arrays and the importance, a few MB. The folds run on
+    ``n_jobs`` worker processes (default :func:`~cx_app.app.job_pool.cores_per_job`)."""
     import dataclasses
 
+    from cx_app.app.job_pool import cores_per_job
     from cx_app.models.crossval import cross_validate_model
     from cx_app.models.drivers import PERMUTATION_REPEATS, permutation_importance_cv
 
+    n_jobs = cores_per_job() if n_jobs is None else n_jobs
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
-                              folds=folds, seed=seed, settings=dict(settings),
+                              folds=folds, seed=seed, settings=dict(settings), n_jobs=n_jobs,
                               calibration=calibration, progress=progress, keep_models=True,
                               missing_policy=survey.schema.missing_attributes,
                               sample_weight=survey.model_weights, preset=preset)
@@ -94,7 +98,8 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
         on_cross_validated(dataclasses.replace(cv, models=None))
     if progress is not None:
         progress(folds, folds, f"{algorithm_id}: permutation importance")
-    permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS)
+    permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS,
+                                            n_jobs=n_jobs)
     return dataclasses.replace(cv, models=None), permutation
 
 

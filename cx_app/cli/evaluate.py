@@ -67,7 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--folds", type=int, default=10, help="number of folds (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--n-jobs", type=int, default=1, help="folds fitted in parallel (default 1)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="worker processes fitting the folds of every algorithm side by side, one "
+                        "thread each (default -1: every core; the numbers are the same with any)")
     p.add_argument(
         "--calibration",
         choices=CALIBRATIONS,

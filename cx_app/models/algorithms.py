@@ -76,10 +76,10 @@ settings):
   batches of 10 at 0.001: about 20 times fewer, larger steps. Early stopping on a 10 %
   validation split was tried and lost 0.011–0.018 accuracy against the papers' preset
   (``bench_presets.py``), so it is not used.
-- ``rf``, ``knn``: the same settings, on as many threads as there are cores left over when the
-  folds do not run in parallel (``n_jobs`` of the estimator, ``None`` = decided by
-  :func:`inner_threads` at build time; results do not depend on it). Their threads share out
-  whole trees or blocks of respondents, and wait for each other only at the end.
+- ``rf``, ``knn``: the same settings; ``n_jobs`` of the estimator ``None`` = decided at build
+  time: one thread per fold in cross-validation (the folds run side by side on every core,
+  and a forest's probabilities summed by several threads differ in the last bits with their
+  order), :func:`inner_threads` for a model fitted alone.
 - ``xgb`` keeps the papers' single thread: XGBoost's threads (OpenMP) meet at a barrier in
   every step of every tree (100 rounds × one tree per score), spinning while they wait, and
   on a server whose other core is busy with someone else's work each barrier waits for a time

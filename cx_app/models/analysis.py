@@ -21,7 +21,6 @@ from cx_app.engine.catalogue import compared_metrics, lower_is_better
 from cx_app.engine.grouping import ResolvedPlan, resolve_plan
 from cx_app.errors import AnalysisError
 from cx_app.json_values import json_default
-from cx_app.models import cluster
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, get_algorithm, preset_label
 from cx_app.models.baseline import below_baseline, majority_baseline
 from cx_app.models.comparison import compare_models, five_by_two_cv
@@ -224,16 +223,18 @@ def finish_evaluation(
     calibration: str = "none",
     permutation_repeats: int = PERMUTATION_REPEATS,
     comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
+    n_jobs: int = 1,
 ) -> Results:
-    """Drivers (permutation importance on ``best_cv``'s fold models) and the results document
-    (levels, ROC, all pairwise tests) of models evaluated by :func:`evaluate_algorithm`."""
+    """Drivers (permutation importance on ``best_cv``'s fold models, ``n_jobs`` folds at a
+    time) and the results document (levels, ROC, all pairwise tests) of models evaluated by
+    :func:`evaluate_algorithm`."""
     attribute_max = {a.name: a.scale.max for a in survey.schema.attributes}
     permutation_model = (None if best_cv is None else
                          preset_label(best_cv.algorithm_id, best_cv.preset))
     drivers = driver_importance(
         survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
         resolved_plan=plan, attribute_max=attribute_max, n_repeats=permutation_repeats, seed=seed,
-        attribute_min={a.name: a.scale.min for a in survey.schema.attributes},
+        attribute_min={a.name: a.scale.min for a in survey.schema.attributes}, n_jobs=n_jobs,
     )  # fmt: skip
     return results_document(
         survey, evaluations, plan, drivers=drivers,
@@ -299,13 +300,14 @@ def evaluate_survey(
     ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
     (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
 
-    Permutation importance is computed for the best model only (highest mean per-fold accuracy
-    at the original level), reusing its fold models; the other models' fold models are dropped
-    as soon as they are evaluated (memory). On a Dask cluster every algorithm's folds are
-    submitted together (:func:`~cx_app.models.crossval.cross_validate_together`: the
-    algorithms run side by side, so all fold models come back before the others are dropped);
-    the results are the same. ``on_cv`` is given each cross-validation (fold
-    models dropped) as it is done: what a project file keeps.
+    Every fold of every algorithm is a task of one joblib run (``n_jobs`` local worker
+    processes, −1: every core; on a Dask cluster, every worker:
+    :func:`~cx_app.models.crossval.cross_validate_together`); the numbers do not depend on
+    where they ran. Permutation importance is computed for the best model only (highest mean
+    per-fold accuracy at the original level), reusing its fold models (kept in files locally,
+    :class:`~cx_app.models.crossval.FoldModelFile`; the others' are dropped as soon as they are
+    evaluated). ``on_cv`` is given each cross-validation (fold models dropped) as it is done:
+    what a project file keeps.
     """
     for a in algorithms:
         get_algorithm(a, preset)
@@ -318,22 +320,14 @@ def evaluate_survey(
     groups_for_schema(survey.schema)  # the net score's groups: a bad plan fails before any fit
     evaluations: dict[str, ModelEvaluation] = {}
     best_cv = None
-    together = None
-    if cluster.active() and len(algorithms) > 1:  # every algorithm's folds side by side
-        together = list(cross_validate_together(
-            survey.X, survey.y, survey.classes, list(algorithms), n_jobs=n_jobs,
-            progress=progress, folds=folds, seed=seed, calibration=calibration,
-            keep_models=True, missing_policy=survey.schema.missing_attributes,
-            sample_weight=survey.model_weights, preset=preset))  # fmt: skip
+    together = cross_validate_together(
+        survey.X, survey.y, survey.classes, list(algorithms), n_jobs=n_jobs,
+        progress=progress, folds=folds, seed=seed, calibration=calibration,
+        keep_models=True, missing_policy=survey.schema.missing_attributes,
+        sample_weight=survey.model_weights, preset=preset)  # fmt: skip
     for algorithm_id in algorithms:
-        if together is not None:
-            cv = together.pop(0)  # the others' fold models are dropped as they are evaluated
-            evaluation = evaluate_result(cv, plan)
-        else:
-            cv, evaluation = evaluate_algorithm(
-                survey, algorithm_id, plan, folds=folds, seed=seed, n_jobs=n_jobs,
-                calibration=calibration, progress=progress, preset=preset,
-            )  # fmt: skip
+        cv = together.pop(0)  # the others' fold models are dropped as they are evaluated
+        evaluation = evaluate_result(cv, plan)
         label = preset_label(algorithm_id, preset)
         evaluations[label] = evaluation
         if on_cv is not None:
@@ -350,6 +344,7 @@ def evaluate_survey(
     document = finish_evaluation(
         survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,
+        n_jobs=n_jobs,
     )  # fmt: skip
     return document, evaluations
 

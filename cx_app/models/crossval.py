@@ -24,12 +24,17 @@ Conventions
 
 from __future__ import annotations
 
+import itertools
+import shutil
+import tempfile
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import joblib
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
@@ -41,7 +46,6 @@ from cx_app.models import cluster
 from cx_app.models.algorithms import (
     RareSafeCalibrated,
     get_algorithm,
-    inner_threads,
     resolve_preset,
 )
 from cx_app.models.weighting import fit_weighted, unweighted_reason
@@ -73,6 +77,35 @@ class TrainFoldPredictions:
     proba: np.ndarray
 
 
+class FoldModelFile:
+    """A fold model kept on disk (``joblib.dump``) instead of in memory: a local run keeps its
+    fold models this way, so that the process holds none of them (a 10-fold random forest on
+    the sample is about 1 GB). Loaded where it is used (:func:`load_fold_model`, in the
+    permutation-importance task); the folder goes when no result refers to its files."""
+
+    def __init__(self, path: str, folder: Any = None) -> None:
+        self.path, self._folder = path, folder
+
+    def __reduce__(self) -> tuple:  # a task gets the path, not the folder's owner
+        return FoldModelFile, (self.path,)
+
+    def __getattr__(self, name: str) -> Any:  # m.predict_proba(X): read, used, let go
+        if name.startswith("__") or name in ("path", "_folder"):
+            raise AttributeError(name)
+        return getattr(joblib.load(self.path), name)
+
+
+class _ModelFolder:
+    def __init__(self) -> None:
+        self.path = tempfile.mkdtemp(prefix="cx-app-folds-")
+        weakref.finalize(self, shutil.rmtree, self.path, True)
+
+
+def load_fold_model(model: Any) -> Any:
+    """The fitted fold model of ``CrossValResult.models[f]`` (read from disk when kept there)."""
+    return joblib.load(model.path) if isinstance(model, FoldModelFile) else model
+
+
 @dataclass(frozen=True, eq=False)
 class CrossValResult:
     """Out-of-fold predictions of one algorithm; everything else is derived from these."""
@@ -93,6 +126,8 @@ class CrossValResult:
     feature_names: tuple[str, ...] = ()
     fold_method: str = "stratified"
     models: tuple[Any, ...] | None = field(default=None, repr=False)
+    """The fold models (``keep_models``): fitted pipelines, or :class:`FoldModelFile` (read
+    them with :func:`load_fold_model`)."""
     train_predictions: tuple[TrainFoldPredictions, ...] | None = field(default=None, repr=False)
     provenance: Mapping[str, str] = field(default_factory=dict)
     missing_policy: str = "impute_indicator"
@@ -259,6 +294,7 @@ def build_model(
 
 def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
               sample_weight=None):
+    # keep_model: False, True (return the model) or a file to dump it into (FoldModelFile)
     # the fold's rows are found here, in the task, from the shared fold index (see cluster)
     train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
     start = time.perf_counter()
@@ -271,6 +307,9 @@ def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
     seconds = time.perf_counter() - start
     messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     dropped = getattr(model, "dropped_classes_", ())
+    if isinstance(keep_model, str):
+        joblib.dump(model, keep_model)
+        model = FoldModelFile(keep_model)
     return proba, train_proba, seconds, (model if keep_model else None), messages, dropped
 
 
@@ -315,8 +354,8 @@ def _plan_folds(
         calibration_folds=calibration_folds,
         missing_policy=missing_policy,
         preset=preset,
-        threads=inner_threads(n_jobs),
-    )
+        threads=1,  # a forest's probabilities summed by several threads differ in the last
+    )  # bits with the threads' order: one thread per fold, the folds share the cores
     notes: list[str] = []
     if fold is None:
         assignment = assign_folds(codes, folds, seed, names=classes)
@@ -339,9 +378,13 @@ def _plan_folds(
     splits = [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
     data = cluster.share(Xa, codes, fold, weights)  # on a cluster: scattered once per run
     fit_fold = cluster.task(_fit_fold)
+    # locally, fold models go to files (the process holds none); a cluster sends them back
+    folder = _ModelFolder() if keep_models and not cluster.active() else None
+    keep = [f"{folder.path}/{algorithm_id}-{f}.joblib" if folder else keep_models
+            for f in range(folds)]
     jobs = [
         delayed(fit_fold)(template, data[0], data[1], data[2], f, n_classes, keep_train_proba,
-                          keep_models, data[3])
+                          keep[f], data[3])
         for f in range(folds)
     ]
     def finish(outputs: list, total: float) -> CrossValResult:
@@ -382,7 +425,8 @@ def _plan_folds(
             warnings=tuple(notes),
             feature_names=feature_names,
             fold_method=fold_method,
-            models=tuple(o[3] for o in outputs) if keep_models else None,
+            models=(tuple(FoldModelFile(o[3].path, folder) if folder else o[3] for o in outputs)
+                    if keep_models else None),
             train_predictions=train_predictions,
             provenance=library_versions(),
             missing_policy=missing_policy,
@@ -426,28 +470,17 @@ def cross_validate_model(
     warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
     ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
     ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
-    recorded in the result; a fast estimator with ``n_jobs=None`` gets the cores the folds
-    leave free (:func:`~cx_app.models.algorithms.inner_threads`).
+    recorded in the result; a fast estimator with ``n_jobs=None`` fits on one thread here (the
+    folds run side by side on ``n_jobs`` worker processes, −1: every core), so that its numbers
+    are the same in every mode.
     """
     work = _plan_folds(
         X, y, classes, algorithm_id, folds=folds, seed=seed, settings=settings, n_jobs=n_jobs,
         calibration=calibration, calibration_folds=calibration_folds,
         keep_models=keep_models, keep_train_proba=keep_train_proba, fold=fold,
         missing_policy=missing_policy, sample_weight=sample_weight, preset=preset)
-    folds = work.folds
     start = time.perf_counter()
-    if progress:
-        progress(0, folds, f"{algorithm_id}: fitting {folds} folds")
-    outputs = []
-    # batch_size=1: one fold per task (joblib's auto-batching would pair fast folds and then
-    # keep pairing slow ones on one Dask worker while others idle)
-    # a CNN's folds stay in this process (AlgorithmSpec.fold_processes), except on a cluster
-    fold_jobs = n_jobs if work.fold_processes or cluster.active() else 1
-    parallel = Parallel(n_jobs=fold_jobs, return_as="generator", batch_size=1)
-    for done, out in enumerate(parallel(work.jobs), start=1):
-        outputs.append(out)
-        if progress:
-            progress(done, folds, f"{algorithm_id}: fold {done}/{folds} done")
+    outputs = _run([work], n_jobs, progress, f"{algorithm_id}: fitting {work.folds} folds")
     return work.finish(outputs, time.perf_counter() - start)
 
 
@@ -461,29 +494,49 @@ def cross_validate_together(
     progress: Progress | None = None,
     **options: Any,
 ) -> list[CrossValResult]:
-    """:func:`cross_validate_model` of several algorithms (same data, folds and ``options``)
-    with all their folds submitted as one joblib run, so that on a cluster the algorithms'
-    folds run side by side (one task each) instead of one algorithm after another. The
-    results are those of separate calls; ``fit_seconds`` is then the sum of the algorithm's
-    fold fit times (they ran interleaved). Locally, prefer separate calls (a CNN's folds stay
-    in this process there)."""
+    """:func:`cross_validate_model` of several algorithms (same data, folds and ``options``),
+    every fold of every algorithm a task of one joblib run (:func:`_run`): the algorithms run
+    side by side, locally on ``n_jobs`` worker processes (−1: every core) started once, on a
+    cluster on every worker. The results are those of separate calls; ``fit_seconds`` is then
+    the sum of the algorithm's fold fit times (they ran interleaved)."""
     works = [_plan_folds(X, y, classes, a, n_jobs=n_jobs, **options) for a in algorithm_ids]
-    jobs = [job for work in works for job in work.jobs]
-    total = len(jobs)
-    if progress:
-        progress(0, total, f"{', '.join(algorithm_ids)}: fitting {total} folds together")
-    outputs = []
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
-    for done, out in enumerate(parallel(jobs), start=1):
-        outputs.append(out)
-        if progress:
-            progress(done, total, f"fold {done}/{total} done")
+    total = sum(w.folds for w in works)
+    outputs = _run(works, n_jobs, progress, f"{', '.join(algorithm_ids)}: fitting {total} folds together")
     results, at = [], 0
     for work in works:
         mine = outputs[at:at + work.folds]
         at += work.folds
         results.append(work.finish(mine, float(sum(o[2] for o in mine))))
     return results
+
+
+def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
+         title: str) -> list:
+    """The outputs of every work's fold tasks, in order. One ``joblib.Parallel`` for them all
+    (loky's worker processes; the arrays, memory-mapped by joblib, are shipped once; each fold
+    fits on one thread); batch_size=1: one fold
+    per task (joblib's auto-batching would pair fast folds and then keep pairing slow ones on
+    one worker while others idle). A CNN's folds stay in this process
+    (``AlgorithmSpec.fold_processes``: JAX uses every core for one fit), except on a cluster."""
+    tasks = [(w.fold_processes or cluster.active(), job) for w in works for job in w.jobs]
+    total = len(tasks)
+    if progress:
+        progress(0, total, title)
+    names = [w.algorithm_id for w in works for _ in w.jobs]
+    outputs: list = [None] * total
+    pooled = [i for i, (pool, _) in enumerate(tasks) if pool]
+    alone = [i for i, (pool, _) in enumerate(tasks) if not pool]
+    parallel = Parallel(n_jobs=n_jobs if len(pooled) > 1 else 1, return_as="generator",
+                        batch_size=1)
+    results = parallel(tasks[i][1] for i in pooled)
+    here = (fn(*args, **kwargs) for fn, args, kwargs in (tasks[i][1] for i in alone))
+    for done, (i, out) in enumerate(zip([*pooled, *alone], itertools.chain(results, here),
+                                        strict=True), start=1):
+        outputs[i] = out
+        if progress:
+            progress(done, total, f"{names[i]}: fold {done}/{total} done" if len(works) == 1
+                     else f"fold {done}/{total} done ({names[i]})")
+    return outputs
 
 
 @dataclass(frozen=True)

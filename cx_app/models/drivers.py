@@ -242,8 +242,10 @@ class PermutationImportance(Result):
 def _fold_importance(model, X, codes, fold, f, scoring, n_repeats, random_state):
     from sklearn.inspection import permutation_importance
 
+    from cx_app.models.crossval import load_fold_model
+
     test = fold == f
-    return permutation_importance(model, X[test], codes[test], scoring=scoring,
+    return permutation_importance(load_fold_model(model), X[test], codes[test], scoring=scoring,
                                   n_repeats=n_repeats, random_state=random_state).importances_mean
 
 
@@ -431,10 +433,11 @@ def driver_importance(
     seed: int = 0,
     ordinal: bool = True,
     attribute_min: Mapping[str, float] | None = None,
+    n_jobs: int = 1,
 ) -> DriverAnalysis:
     """Relative weights, ordinal coefficients, permutation importance of each ``cv_results``
-    model that kept its fold models, importance–performance (on relative weights) and the
-    top-2-box δ/φ against the plan's target groups."""
+    model that kept its fold models (its folds ``n_jobs`` at a time), importance–performance
+    (on relative weights) and the top-2-box δ/φ against the plan's target groups."""
     frame = _frame(X)
     notes = []
     rw = relative_weights(frame, y, classes)
@@ -445,7 +448,8 @@ def driver_importance(
         except (AnalysisError, np.linalg.LinAlgError, ValueError) as exc:
             notes.append(f"ordinal coefficients not available: {exc}")
     perms = tuple(
-        permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed) for cv in cv_results
+        permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs)
+        for cv in cv_results
     )
     scales = None
     if isinstance(attribute_max, Mapping) and attribute_min is not None:

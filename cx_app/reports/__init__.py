@@ -12,17 +12,16 @@ and, optionally, a new-wave estimate (``cx-app estimate --json``); nothing is re
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cx_app.errors import CxAppError
-from cx_app.estimate.document import WaveEstimateDocument
-from cx_app.models.results import Results
-from cx_app.reports.blocks import Report
-from cx_app.reports.content import build_report
-from cx_app.reports.excel import excel_bytes, write_excel
-from cx_app.reports.html import render_html, write_html
+
+if TYPE_CHECKING:
+    from cx_app.estimate.document import WaveEstimateDocument
+    from cx_app.models.results import Results
 
 __all__ = [
     "Report",
@@ -38,10 +37,27 @@ __all__ = [
 FORMATS = {".xlsx": "xlsx", ".html": "html", ".htm": "html"}
 
 
+_LAZY = {"Report": "blocks", "build_report": "content", "excel_bytes": "excel",
+         "write_excel": "excel", "render_html": "html", "write_html": "html"}
+
+
+def __getattr__(name: str) -> Any:
+    # the writers and the content model are imported when first used, not with the package:
+    # `cx-app validate` needs the plain names of cx_app.reports.definitions, not Altair,
+    # openpyxl, SciPy and scikit-learn (PEP 562)
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"cx_app.reports.{_LAZY[name]}"), name)
+
+
 def write_report(results: Results | Mapping[str, Any], path: str | Path,
                  new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                  respondent_data: bool = False, source_name: str | None = None) -> Path:
     """Write one report; the format follows the suffix of ``path`` (.xlsx or .html)."""
+    from cx_app.reports.content import build_report
+    from cx_app.reports.excel import write_excel
+    from cx_app.reports.html import write_html
+
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -63,6 +79,10 @@ def write_reports(results: Results | Mapping[str, Any], out_dir: str | Path,
                   new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                   respondent_data: bool = False) -> dict[str, Path]:
     """Write ``out_dir/report.xlsx`` and ``out_dir/report.html`` from one content model."""
+    from cx_app.reports.content import build_report
+    from cx_app.reports.excel import write_excel
+    from cx_app.reports.html import write_html
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     report = build_report(results, new_wave, respondent_data=respondent_data,

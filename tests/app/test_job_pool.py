@@ -13,6 +13,7 @@ from cx_app.app.job_pool import (
     JobPool,
     JobState,
     PoolLimits,
+    cores_per_job,
     default_jobs_per_server,
     limits_from_env,
 )
@@ -206,3 +207,13 @@ def test_the_default_server_limit_is_the_cpus_this_process_may_use(monkeypatch):
     assert PoolLimits() == PoolLimits(per_user=1, per_server=2) == limits_from_env({})
     monkeypatch.setattr(joblib, "cpu_count", lambda: 16)
     assert limits_from_env({"CX_APP_JOBS_PER_USER": "3"}) == PoolLimits(3, 16)
+
+
+def test_a_job_uses_every_cpu_unless_the_environment_says_fewer(monkeypatch):
+    import joblib
+
+    monkeypatch.setattr(joblib, "cpu_count", lambda: 16)
+    assert cores_per_job({}) == 16
+    assert cores_per_job({"CX_APP_CORES_PER_JOB": " 4 "}) == 4
+    with pytest.raises(ValueError, match=r"^CX_APP_CORES_PER_JOB='0' must be at least 1$"):
+        cores_per_job({"CX_APP_CORES_PER_JOB": "0"})

@@ -14,3 +14,16 @@ def test_app_subcommand_is_registered():
     parser = build_parser()
     args = parser.parse_args(["app", "--port", "9999"])
     assert args.port == 9999
+
+
+def test_validate_imports_only_what_it_uses():
+    """`cx-app validate` reads and checks a file: no scikit-learn, SciPy statistics, Altair or
+    report writers in its process (they cost seconds per call)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from cx_app.cli import build_parser; build_parser('validate'); "
+            "print(' '.join(m for m in ('sklearn', 'scipy.stats', 'altair', 'openpyxl', "
+            "'cx_app.reports.content') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []

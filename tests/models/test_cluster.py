@@ -335,18 +335,26 @@ def test_a_version_mismatch_is_refused_naming_the_package_and_both_versions(clie
 
 def test_cli_evaluate_on_the_cluster_writes_the_local_results(survey_file, local_cluster,
                                                               tmp_path, capsys, monkeypatch):
+    """One job, two local worker processes, the default (every core) and the 2-worker cluster:
+    the same results.json (a forest's and k-NN's own threads differ between them)."""
     monkeypatch.delenv(cluster.SCHEDULER_ENV, raising=False)
     common = [str(survey_file), "--target", "NPS", "--scale", "0-10", "--attributes",
-              "Price,Network,Shops,App", "--algorithms", "lr,nb", "--folds", "3",
+              "Price,Network,Shops,App", "--algorithms", "lr,rf,knn", "--folds", "3",
               "--permutation-repeats", "2"]
-    assert main(["evaluate", *common, "--out", str(tmp_path / "local")]) == 0
+    for name, jobs in (("one", ["--n-jobs", "1"]), ("two", ["--n-jobs", "2"]), ("default", [])):
+        assert main(["evaluate", *common, *jobs, "--out", str(tmp_path / name)]) == 0
     # the environment variable names the cluster; the flag would win over it
     monkeypatch.setenv(cluster.SCHEDULER_ENV, local_cluster.scheduler_address)
     assert main(["evaluate", *common, "--out", str(tmp_path / "remote")]) == 0
     out = capsys.readouterr().out
     assert f"running on cluster {local_cluster.scheduler_address}, 2 workers" in out
-    docs = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("local", "remote")]
-    assert without_wall_clock(docs[1]) == without_wall_clock(docs[0])
+    docs = [json.loads((tmp_path / d / "results.json").read_text())
+            for d in ("one", "two", "default", "remote")]
+    assert set(docs[0]["models"]) == {"lr", "rf", "knn"}
+    permutation = docs[0]["drivers"]["permutation"]  # the best model's fold models, from files
+    assert len(permutation) == 1 and len(next(iter(permutation.values()))["per_fold"]) == 3
+    for doc in docs[1:]:
+        assert without_wall_clock(doc) == without_wall_clock(docs[0])
 
 
 def test_cli_wrong_scheduler_writes_nothing(survey_file, tmp_path, capsys, monkeypatch):

@@ -191,3 +191,29 @@ def test_algorithms_cross_validated_together_equal_separate_runs():
         assert np.array_equal(result.y_pred, alone.y_pred)
         assert len(result.models) == 4 and result.warnings == alone.warnings
         assert result.fit_seconds == pytest.approx(sum(result.fold_fit_seconds))
+
+
+def test_fold_models_are_kept_in_files_that_go_with_the_result(survey):
+    """A local run keeps its fold models in files (the process holds none of them): each is
+    the fitted model of its fold (its probabilities are the out-of-fold ones, read back in a
+    worker process too), and the folder is removed once no result refers to it."""
+    import gc
+    import os
+
+    from joblib import Parallel, delayed
+
+    from cx_app.models.crossval import FoldModelFile, load_fold_model
+
+    X, y = survey
+    cv = cross_validate_model(X, y, CLASSES, "nb", folds=3, seed=1, keep_models=True, n_jobs=2)
+    assert all(isinstance(m, FoldModelFile) for m in cv.models)
+    folder = os.path.dirname(cv.models[0].path)
+    assert sorted(os.listdir(folder)) == [f"nb-{f}.joblib" for f in range(3)]
+    probas = Parallel(n_jobs=2)(delayed(lambda m, rows: aligned_proba(load_fold_model(m), rows,
+                                                                      range(11)))(m, X[cv.fold == f])
+                                for f, m in enumerate(cv.models))
+    for f, proba in enumerate(probas):
+        np.testing.assert_allclose(cv.proba[cv.fold == f], proba)
+    del cv
+    gc.collect()
+    assert not os.path.exists(folder)
