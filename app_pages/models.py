@@ -7,7 +7,7 @@ import streamlit as st
 
 from app_pages import common, job_queue, lifecycle, panels
 from cx_app.app import views
-from cx_app.app.training import TimeProbes, TrainingJob
+from cx_app.app.training import TrainingJob
 from cx_app.models import cluster
 from cx_app.models.algorithms import ALGORITHMS, PRESETS, get_algorithm
 from cx_app.models.crossval import CALIBRATIONS
@@ -77,9 +77,6 @@ def expected(db: Database | None) -> fits.ExpectedTimes:  # db None: the constan
 
 
 times = common.run_safely(lambda: expected(database), what="Expected time") or expected(None)
-with st.spinner("Timing a short trial training of each algorithm…"):  # once per settings
-    times = st.session_state.setdefault("time_probes", TimeProbes()).expected(
-        a, chosen_settings, times, preset=preset, folds=folds, calibration=calibration)
 job = st.session_state.get(lifecycle.TRAINING)
 b1, b2 = st.columns([1, 3], vertical_alignment="center")
 refused = lifecycle.denied("training")  # team mode: a viewer may not train

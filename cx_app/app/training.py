@@ -49,7 +49,7 @@ from cx_app.app.job_pool import JobPool, PooledJob
 from cx_app.app.session import Analysis, CrossValidatedModel, ResultStore, TrainingEvent
 from cx_app.errors import CxAppError
 
-__all__ = ["TimeProbes", "TrainingCancelled", "TrainingJob"]
+__all__ = ["TrainingCancelled", "TrainingJob"]
 
 
 RecordFit = Callable[[str, str, int, int, int, float], None]
@@ -350,57 +350,3 @@ class TrainingJob:
         self.analysis.trainings += trainings
         self.analysis.trained_keys |= {m.key for m in models.values()}
         return True
-
-
-class TimeProbes:
-    """The Models page's time estimates from timed trials (issue 37 point 10: within 2× of the
-    real time, also on a busy machine). Each algorithm, with its settings, preset and
-    calibration, is timed once per survey by a short trial training
-    (:func:`cx_app.models.timing.probe_seconds`) and scaled to the folds chosen
-    (:func:`cx_app.workspace.fits.probed_estimate`); the estimates said without a trial (the
-    workspace's fits or the constants) are the fallback when a trial fails. At most
-    :attr:`LIMIT` trials are remembered."""
-
-    LIMIT = 64
-
-    def __init__(self) -> None:
-        self._seconds: dict[tuple, tuple[float, int]] = {}
-
-    def __len__(self) -> int:
-        """How many trials are remembered."""
-        return len(self._seconds)
-
-    def expected(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]],
-                 fallback: Any, *, preset: str | None, folds: int, calibration: str) -> Any:
-        """``fallback`` (:class:`~cx_app.workspace.fits.ExpectedTimes`) with each algorithm's
-        estimate replaced by its timed trial's."""
-        import json
-
-        from cx_app.models.algorithms import resolve_preset
-        from cx_app.models.timing import PROBE_ROWS, probe_seconds
-        from cx_app.workspace.fits import ExpectedTimes, probed_estimate
-
-        survey = analysis.survey
-        estimates = dict(fallback.estimates)
-        for algorithm, settings in algorithms.items():
-            if algorithm not in estimates:
-                continue
-            chosen = resolve_preset(algorithm, preset)
-            key = (analysis.data_key, algorithm, json.dumps(dict(settings), sort_keys=True,
-                                                            default=str), chosen, calibration)
-            if key not in self._seconds:
-                try:
-                    seconds = probe_seconds(algorithm, survey.X, survey.y, survey.classes,
-                                            settings=settings, calibration=calibration,
-                                            preset=chosen,
-                                            missing_policy=survey.schema.missing_attributes)
-                except Exception:  # noqa: BLE001 — the fallback estimate is said instead
-                    continue
-                if len(self._seconds) >= self.LIMIT:
-                    self._seconds.pop(next(iter(self._seconds)))
-                self._seconds[key] = (seconds, min(PROBE_ROWS, len(survey.y)))
-            seconds, rows = self._seconds[key]
-            estimates[algorithm] = probed_estimate(algorithm, seconds, probe_rows=rows,
-                                                   respondents=len(survey.y), folds=folds)
-        return ExpectedTimes(estimates, fallback.respondents, fallback.attributes, folds)
-

@@ -11,8 +11,11 @@ keeping the fold models, then the permutation importance)::
 estimates, an internal 5-fold fit, grow faster), ``c`` the seconds of one fold of 1,000
 training rows and 10 attributes. ``work`` scales with the settings that set the amount of work
 (trees for forests and boosting, epochs for the networks). A calibrated model fits
-``calibration_folds`` models on (k − 1)/k of each training fold. It is an order of magnitude,
-not a promise: another machine or a busy server changes it; the app says "about".
+``calibration_folds`` models on (k − 1)/k of each training fold. The constants are a quiet
+machine's (load average about 1); a busy one is slower by about its load per core
+(:func:`load_factor`, which the estimates said before training multiply by), and while a
+training runs its time left is refined from the folds already finished
+(:func:`remaining_seconds`); ``bench/bench_time_estimate.py`` measures both.
 
 ``cnn`` (Keras on JAX; ``CX_BENCH_TIMING_ALGORITHMS=cnn``) times are erratic — 27.5 s, 12.1 s
 and 3.2 s for the three runs, larger first: JIT compilation and early stopping — so its
@@ -21,16 +24,15 @@ constant is an order of magnitude only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from cx_app.errors import AnalysisError
 
-__all__ = ["COSTS", "FAST_FACTOR", "PROBE_ROWS", "Cost", "expected_seconds", "format_duration",
-           "probe_seconds", "probed_seconds", "remaining_seconds", "settings_factor"]
+__all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration", "load_factor",
+           "remaining_seconds", "settings_factor"]
 
 
 @dataclass(frozen=True)
@@ -110,71 +112,6 @@ def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: in
     return folds * per_fold
 
 
-PROBE_ROWS = 400
-"""Respondents of the timed probe (:func:`probe_seconds`): 2 folds of 200."""
-
-
-def probe_seconds(algorithm_id: str, X: Any, y: Any, classes: Sequence, *,
-                  settings: Mapping[str, Any] | None = None, calibration: str = "none",
-                  preset: str | None = None, missing_policy: str = "impute_indicator",
-                  rows: int = PROBE_ROWS, seed: int = 0) -> float:
-    """Seconds of a tiny timed training of ``algorithm_id`` on this machine, now: 2-fold
-    cross-validation of ``rows`` respondents drawn from ``X``/``y`` (all of them when fewer)
-    with the permutation importance, as the app's Train button runs it. It measures what the
-    constants cannot know: this machine, its load at this moment, this survey's attributes and
-    these settings; :func:`probed_seconds` scales it to the whole training. A trial of 40
-    respondents runs first, untimed: a first use's one-off costs (imports) are not scaled up
-    with the folds."""
-    import contextlib
-    import time
-    import warnings
-
-    from cx_app.models.crossval import cross_validate_model
-    from cx_app.models.drivers import permutation_importance_cv
-
-    n = len(y)
-    pick = np.sort(np.random.default_rng(seed).choice(n, size=min(rows, n), replace=False))
-    X_probe = X.iloc[pick] if hasattr(X, "iloc") else np.asarray(X)[pick]
-    y_probe = np.asarray(y)[pick]
-    def trial(n: int) -> float:
-        start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a class with one respondent in the probe
-            cv = cross_validate_model(X_probe[:n] if not hasattr(X_probe, "iloc")
-                                      else X_probe.iloc[:n], y_probe[:n], tuple(classes),
-                                      algorithm_id, folds=2, seed=seed,
-                                      settings=dict(settings or {}), calibration=calibration,
-                                      keep_models=True, missing_policy=missing_policy,
-                                      preset=preset)
-            permutation_importance_cv(cv, X_probe[:n] if not hasattr(X_probe, "iloc")
-                                      else X_probe.iloc[:n])
-        return time.perf_counter() - start
-
-    # untimed: a first use's imports are no training cost (a failure here: the trial says)
-    with contextlib.suppress(Exception):
-        trial(min(40, len(y_probe)))
-    return trial(len(y_probe))
-
-
-def probed_seconds(algorithm_id: str, probe: float, *, probe_rows: int, rows: int,
-                   folds: int) -> float:
-    """The expected seconds of a ``folds``-fold training on ``rows`` respondents from a probe
-    of ``probe`` seconds on ``probe_rows`` (2 folds): the probe's seconds per fold scaled by the
-    cost model's growth in training rows (``b`` of :data:`COSTS`) and by the folds.
-
-    >>> probed_seconds("lr", 1.0, probe_rows=400, rows=400, folds=2)
-    1.0
-    >>> b = COSTS["knn"].b  # 10 folds of 3,600 training rows against 2 of 200
-    >>> probed_seconds("knn", 1.0, probe_rows=400, rows=4_000, folds=10) == 10 * 0.5 * 18 ** b
-    True
-    """
-    cost = COSTS.get(algorithm_id)
-    b = cost.b if cost is not None else 1.0
-    n_probe = probe_rows / 2
-    n_train = rows * (folds - 1) / folds
-    return folds * probe / 2 * (max(n_train, 1.0) / n_probe) ** b
-
-
 def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = None,
                     calibration: str = "none", calibration_folds: int = 3,
                     preset: str = "papers") -> float:
@@ -210,6 +147,23 @@ def format_duration(seconds: float) -> str:
     if seconds < 60:
         return f"about {round(seconds, -1):.0f} s"
     return f"about {round(seconds / 60):.0f} min"
+
+
+def load_factor(load: float | None = None, cpus: int | None = None) -> float:
+    """How many times slower than on a quiet machine a training runs now: the 1-minute load
+    average per core when above 1 (the cores are shared among that many runnable processes),
+    else 1. ``load``/``cpus``: this machine's now when ``None`` (1 where the platform has no
+    load average).
+
+    >>> load_factor(6.4, 2), load_factor(0.7, 2), load_factor(3.0, 4)
+    (3.2, 1.0, 1.0)
+    """
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # Windows: no load average
+            return 1.0
+    return max(1.0, load / (cpus or os.cpu_count() or 1))
 
 
 PRIOR_WEIGHT = 0.2

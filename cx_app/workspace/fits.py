@@ -5,18 +5,20 @@ is a row of the ``fits`` table: algorithm, preset, respondents, attributes, fold
 The seconds are *reference seconds*: the measured time divided by
 :func:`cx_app.models.timing.settings_factor` (a forest of 300 trees counts as a third of its
 time, a calibrated model as the calibration's share of it), so that fits of one algorithm with
-different settings teach the same rate.
+different settings teach the same rate, and by the machine's load when the fit ended
+(:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
+so that a fit made while the machine was busy teaches a quiet machine's rate.
 
 The estimate of a new training scales those fits by the cost model of
 :mod:`cx_app.models.timing`::
 
     size = folds × (n_train / 1000) ** b × attributes / 10,  n_train = respondents × (folds − 1) / folds
     rate = median over the most recent fits of seconds / size      (seconds per unit of size)
-    expected = rate × size(new training) × settings_factor(settings, calibration)
+    expected = rate × size(new training) × settings_factor(settings, calibration) × load factor now
 
 Why this scaling: what changes from one machine (or one load) to another is mostly the *level*
-of the cost — the constants were measured on a busy 2-core server, and a quiet one is up to 30×
-faster for the BLAS-bound logistic regression — while the *shape*, how a fit grows with the
+of the cost — a machine with a load of 28 on 2 cores ran the constants' trainings 5–20× slower
+(``bench/RESULTS.md``, section ``time_estimate``), about its load per core — while the *shape*, how a fit grows with the
 rows, is the algorithm's own (kNN's predictions grow slower than linearly, naive Bayes is mostly
 fixed costs). So the exponent ``b`` is the constants' (``bench/bench_timing.py``) and the level
 is learned here; with a single fit this is that fit scaled by the constants' shape, which for
@@ -51,8 +53,7 @@ from cx_app.workspace.tables import Fit
 
 __all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "ExpectedTimes",
            "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "fit_recorder",
-           "learned_seconds", "probed_estimate",
-           "recent_fits", "recent_query", "record_fit"]
+           "learned_seconds", "recent_fits", "recent_query", "record_fit"]
 
 RECENT = 20
 """How many of the most recent fits of an algorithm (and preset) an estimate learns from."""
@@ -87,8 +88,6 @@ class Estimate:
 
     seconds: float
     fits: int
-    probed: bool = False
-    """From a timed trial training on this machine just before (:func:`probed_estimate`)."""
 
     @property
     def learned(self) -> bool:
@@ -121,14 +120,16 @@ def record_fit(database: Database, *, algorithm: str, preset: str, respondents: 
     database.write(work)
 
 
-def fit_recorder(database: Database) -> Callable[[str, str, int, int, int, float], None]:
-    """:func:`record_fit` on ``database`` taking its values in order: the ``record_fit``
-    callback of :class:`cx_app.app.training.TrainingJob`."""
+def fit_recorder(database: Database, load: Callable[[], float] = timing.load_factor,
+                 ) -> Callable[[str, str, int, int, int, float], None]:
+    """:func:`record_fit` on ``database`` taking its values in order, the seconds divided by
+    the machine's ``load`` factor at that moment (a quiet machine's seconds): the
+    ``record_fit`` callback of :class:`cx_app.app.training.TrainingJob`."""
 
     def record(algorithm: str, preset: str, respondents: int, attributes: int, folds: int,
                seconds: float) -> None:
         record_fit(database, algorithm=algorithm, preset=preset, respondents=respondents,
-                   attributes=attributes, folds=folds, seconds=seconds)
+                   attributes=attributes, folds=folds, seconds=seconds / load())
 
     return record
 
@@ -191,32 +192,33 @@ def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents:
 
 def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: int, folds: int,
                 settings: Mapping[str, Any] | None = None, calibration: str = "none",
-                ) -> Estimate:
-    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`), learned from
-    no fit."""
-    return Estimate(timing.expected_seconds(algorithm, rows=respondents, attributes=attributes,
-                                            folds=folds, settings=settings,
-                                            calibration=calibration, preset=preset), 0)
+                load: float = 1.0) -> Estimate:
+    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`) times the
+    machine's ``load`` factor, learned from no fit."""
+    return Estimate(load * timing.expected_seconds(
+        algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
+        calibration=calibration, preset=preset), 0)
 
 
 def expected_seconds(database: Database, algorithm: str, *, preset: str, respondents: int,
                      attributes: int, folds: int, settings: Mapping[str, Any] | None = None,
-                     calibration: str = "none") -> Estimate:
+                     calibration: str = "none", load: float = 1.0) -> Estimate:
     """The expected seconds of a training (cross-validation and permutation importance, as the
     app's Train button runs it) learned from this workspace's recent fits of ``algorithm``
     under ``preset``; the constants' (:func:`cx_app.models.timing.expected_seconds`) when it has
-    none."""
+    none; either times the machine's ``load`` factor now
+    (:func:`cx_app.models.timing.load_factor`)."""
     _checked(algorithm, preset, respondents, attributes, folds)
     fits = recent_fits(database, algorithm, preset)
     if not fits:
         return first_guess(algorithm, preset=preset, respondents=respondents,
                            attributes=attributes, folds=folds, settings=settings,
-                           calibration=calibration)
+                           calibration=calibration, load=load)
     factor = timing.settings_factor(algorithm, settings=settings, calibration=calibration,
                                     preset=preset) if algorithm in timing.COSTS else 1.0
     seconds = learned_seconds(algorithm, fits, respondents=respondents,
                               attributes=attributes, folds=folds)
-    return Estimate(seconds * factor, len(fits))
+    return Estimate(seconds * factor * load, len(fits))
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,8 @@ class ExpectedTimes:
     respondents: int
     attributes: int
     folds: int
+    load: float = 1.0
+    """The machine's load factor the estimates were multiplied by."""
 
     @property
     def total(self) -> float:
@@ -241,51 +245,45 @@ class ExpectedTimes:
 
     def sentence(self, slow: float = 10.0) -> str:
         """"Expected time: about 40 s (xgb about 30 s) for ..., learned from ..." — the
-        algorithms of ``slow`` seconds or more named, and where the figures come from.
+        algorithms of ``slow`` seconds or more named, where the figures come from, the
+        machine's load when it is busy, and that the folds refine it.
 
-        >>> times = ExpectedTimes({"lr": Estimate(4.2, 3), "xgb": Estimate(31.0, 0)}, 5_000, 9, 10)
+        >>> times = ExpectedTimes({"lr": Estimate(4.2, 3), "xgb": Estimate(31.0, 0)}, 5_000, 9, 10,
+        ...                       load=2.5)
         >>> times.sentence()[:72]
         'Expected time: about 40 s (xgb about 30 s) for 5,000 respondents × 9 att'
         >>> times.sentence()[72:]  # doctest: +ELLIPSIS
-        "...learned from this machine's fits for lr (3); a first guess for xgb (...)."
+        "...fits for lr (3); a first guess for xgb (...); 2.5× a quiet machine's..."
         """
         named = ", ".join(f"{k} {timing.format_duration(e.seconds)}"
                           for k, e in self.estimates.items() if e.seconds >= slow)
-        probed = [k for k, e in self.estimates.items() if e.probed]
-        learned = [f"{k} ({e.fits})" for k, e in self.estimates.items()
-                   if e.learned and not e.probed]
-        guessed = [k for k, e in self.estimates.items() if not (e.learned or e.probed)]
-        sources = ([f"timed by a short trial training on this machine just now for "
-                    f"{', '.join(probed)}"] if probed else [])
-        sources += ([f"learned from this machine's fits for {', '.join(learned)}"]
-                    if learned else [])
+        learned = [f"{k} ({e.fits})" for k, e in self.estimates.items() if e.learned]
+        guessed = [k for k, e in self.estimates.items() if not e.learned]
+        sources = ([f"learned from this machine's fits for {', '.join(learned)}"]
+                   if learned else [])
         if guessed:
-            sources.append(f"a first guess for {', '.join(guessed)} (measured on a busy 2-core "
+            sources.append(f"a first guess for {', '.join(guessed)} (measured on a quiet 2-core "
                            "server, until a training here teaches it)")
+        if self.load > 1.05:
+            sources.append(f"{self.load:.1f}× a quiet machine's time, as this machine is busy "
+                           "now (load average per core)")
         return (f"Expected time: {timing.format_duration(self.total)}"
                 + (f" ({named})" if named else "")
                 + f" for {self.respondents:,} respondents × {self.attributes} attributes × "
-                  f"{self.folds} folds; {'; '.join(sources)}.")
-
-
-def probed_estimate(algorithm: str, probe: float, *, probe_rows: int, respondents: int,
-                    folds: int) -> Estimate:
-    """The expected time of a training from a timed trial of ``probe`` seconds on
-    ``probe_rows`` respondents (:func:`cx_app.models.timing.probe_seconds`): it knows this
-    machine's load now, the survey and the settings; ``bench/bench_time_estimate.py`` measures
-    how close it comes to the real time."""
-    return Estimate(timing.probed_seconds(algorithm, probe, probe_rows=probe_rows,
-                                          rows=respondents, folds=folds), 0, probed=True)
+                  f"{self.folds} folds; {'; '.join(sources)}. Refined from the folds as they "
+                  "finish.")
 
 
 def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[str, Any]], *,
                    preset: str | None, respondents: int, attributes: int, folds: int,
-                   calibration: str = "none") -> ExpectedTimes:
+                   calibration: str = "none", load: float | None = None) -> ExpectedTimes:
     """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) with a time
     estimate; ``preset`` ``None``: each algorithm's default; ``database`` ``None`` (no
-    workspace): the constants'."""
+    workspace): the constants'; ``load``: the machine's load factor (``None``: now, by
+    :func:`cx_app.models.timing.load_factor`)."""
     from cx_app.models.algorithms import resolve_preset
 
+    load = timing.load_factor() if load is None else load
     estimates: dict[str, Estimate] = {}
     for algorithm, settings in algorithms.items():
         if algorithm not in timing.COSTS:
@@ -294,5 +292,5 @@ def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[s
         estimate = first_guess if database is None else partial(expected_seconds, database)
         estimates[algorithm] = estimate(algorithm, preset=chosen, respondents=respondents,
                                         attributes=attributes, folds=folds, settings=settings,
-                                        calibration=calibration)
-    return ExpectedTimes(estimates, respondents, attributes, folds)
+                                        calibration=calibration, load=load)
+    return ExpectedTimes(estimates, respondents, attributes, folds, load)

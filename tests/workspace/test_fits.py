@@ -128,7 +128,7 @@ def test_the_sentence_says_where_each_estimate_comes_from(database):
     _record(database, "lr", 5_000, 9, 10, 3.0)
     _record(database, "lr", 5_000, 9, 10, 5.0)
     times = fits.expected_times(database, {"lr": {}, "xgb": {}}, preset="fast",
-                                respondents=5_000, attributes=9, folds=10)
+                                respondents=5_000, attributes=9, folds=10, load=1.0)
     assert times.estimates["lr"] == fits.Estimate(4.0, 2)  # the median of 3 and 5
     xgb = timing.expected_seconds("xgb", rows=5_000, attributes=9, folds=10, preset="fast")
     assert times.estimates["xgb"] == fits.Estimate(xgb, 0)
@@ -137,10 +137,31 @@ def test_the_sentence_says_where_each_estimate_comes_from(database):
         f"Expected time: {timing.format_duration(4.0 + xgb)} (xgb "
         f"{timing.format_duration(xgb)}) for 5,000 respondents × 9 attributes × 10 folds; "
         "learned from this machine's fits for lr (2); a first guess for xgb (measured on a "
-        "busy 2-core server, until a training here teaches it).")
+        "quiet 2-core server, until a training here teaches it). Refined from the folds as "
+        "they finish.")
     alone = fits.expected_times(None, {"lr": {}}, preset="fast", respondents=5_000,
-                                attributes=9, folds=10)
+                                attributes=9, folds=10, load=1.0)
     assert alone.estimates["lr"].fits == 0 and "first guess for lr" in alone.sentence()
+
+
+def test_a_busy_machine_multiplies_the_estimate_by_its_load_per_core(database):
+    """Fits are kept at a quiet machine's rate (divided by the load factor when recorded) and
+    said times the load factor now: a fit of 12 s recorded at load 6 on 2 cores (factor 3) is
+    4 quiet seconds; said at factor 2.5 for twice the respondents (lr's growth b) it is
+    4 × 2 ** b × 2.5."""
+    record = fits.fit_recorder(database, load=lambda: timing.load_factor(6.0, 2))
+    record("lr", "fast", 5_000, 9, 10, 12.0)
+    assert fits.recent_fits(database, "lr", "fast")[0].seconds == pytest.approx(4.0)
+    times = fits.expected_times(database, {"lr": {}, "xgb": {}}, preset="fast",
+                                respondents=10_000, attributes=9, folds=10, load=2.5)
+    b = timing.COSTS["lr"].b
+    assert times.estimates["lr"] == fits.Estimate(pytest.approx(4.0 * 2 ** b * 2.5), 1)
+    xgb = timing.expected_seconds("xgb", rows=10_000, attributes=9, folds=10, preset="fast")
+    assert times.estimates["xgb"].seconds == pytest.approx(2.5 * xgb)  # the constants too
+    assert "2.5× a quiet machine's time, as this machine is busy now" in times.sentence()
+    quiet = fits.expected_times(database, {"lr": {}}, preset="fast", respondents=10_000,
+                                attributes=9, folds=10, load=timing.load_factor(1.5, 2))
+    assert quiet.load == 1.0 and "busy" not in quiet.sentence()
 
 
 def test_the_estimate_reads_the_algorithm_index(database):
