@@ -1,8 +1,6 @@
-"""The first page's welcome back: when the workspace holds programs, the session starts on the
-most recent one (:func:`app_pages.lifecycle.analysis`) and they are listed first (most recent
-first, with their last wave and an "Open" button each), above the survey choice; the analyst may
-start anew instead (the bundled sample or an upload) for this session. Not a page (the entry
-script lists the pages)."""
+"""The first page's welcome back: when the workspace holds programs, they come first (most
+recent first, with their last wave and an "Open" button each), above the survey choice; the
+analyst may hide them for this session. Not a page (the entry script lists the pages)."""
 
 from __future__ import annotations
 
@@ -11,27 +9,23 @@ import streamlit as st
 from app_pages import common, lifecycle
 from cx_app.workspace.views import recent_first
 
-HIDDEN = lifecycle.START_ANEW  # the analyst chose "Start with a new survey" this session
+HIDDEN = "landing_hidden"  # the analyst chose "Start with a new survey" this session
 
 
 def programs_first() -> None:
     """On the Data page while the session has no program: the workspace's programs, each with
     a one-click "Open" (in the container keyed ``landing``); nothing once the session has a
     program or hid the list, or on an empty workspace (the bundled sample, as before)."""
-    lifecycle.analysis()  # first: a new session opens the most recent program
-    name, opened = lifecycle.program_name(), st.session_state.get(lifecycle.OPENED_LAST)
-    if st.session_state.get(HIDDEN) or (name is not None and name != opened):
+    if lifecycle.program_name() is not None or st.session_state.get(HIDDEN):
         return
     programs = common.run_safely(common.workspace().list_programs) or []
     if not programs:
         return
     with st.container(border=True, key="landing"):
         st.subheader("Your programs")
-        st.caption("The programs in this workspace, most recent first"
-                   + (f" (**{common.md_escape(name)}** is open, where you left off)"
-                      if name is not None else "")
-                   + ": open another, or start with a new survey (an upload or the bundled "
-                   "sample).")
+        st.caption("The programs in this workspace, most recent first: open one to go on where "
+                   "you left off, or start with a new survey (an upload or the bundled sample) "
+                   "below.")
         for p in recent_first(programs):
             name, survey = common.md_escape(p.name), common.md_escape(p.survey.filename or "")
             when = (p.last_change or p.created).strftime("%Y-%m-%d")
@@ -44,5 +38,4 @@ def programs_first() -> None:
                 st.rerun()
         if st.button("Start with a new survey (hide this list)", key="landing_new"):
             st.session_state[HIDDEN] = True
-            lifecycle.forget_program()  # the session leaves the program (kept in the workspace)
             st.rerun()

@@ -21,20 +21,14 @@ from cx_app.errors import AccessDenied, CxAppError
 from cx_app.survey.schema import parse_schema
 from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.teams import Action
-from cx_app.workspace.views import ProgramView, recent_first
+from cx_app.workspace.views import ProgramView
 
 CONFIRMED = "mapping_confirmed"  # the data key of a model-changing mapping the analyst accepted
 
 
-START_ANEW = "landing_hidden"  # the analyst chose "Start with a new survey" this session
-OPENED_LAST = "opened_most_recent"  # the session began on the workspace's most recent program
-
-
 def analysis() -> Analysis:
-    """The user's analysis; on first use, the workspace's most recent program (a returning
-    analyst goes on where they left off), or the bundled sample survey with its schema on an
-    empty workspace or when the analyst chose to start anew."""
-    if common.ANALYSIS not in st.session_state and not _open_most_recent():
+    """The user's analysis; on first use, the bundled sample survey with its schema."""
+    if common.ANALYSIS not in st.session_state:
         filename, data = common.sample_bytes(common.SAMPLE_NAME)
         schema = common.schema_from_file(common.SAMPLE_SCHEMA)
         survey = common.cached_survey(data, filename, None, schema.to_yaml())
@@ -184,17 +178,6 @@ def program_view(model_ids: list[str]) -> ProgramView | None:
         if view.waves:
             return view
     return None
-
-
-def _open_most_recent() -> bool:
-    """Open the most recent program of the workspace (True), unless the analyst chose to start
-    anew, the workspace holds none, or it cannot be opened (its note says why)."""
-    if st.session_state.get(START_ANEW) or st.session_state.get(OPENED_LAST) is not None:
-        return False
-    programs = common.run_safely(common.workspace().list_programs) or []
-    latest = recent_first(programs)[0].name if programs else ""
-    st.session_state[OPENED_LAST] = latest if latest and open_program(latest) else ""
-    return bool(st.session_state[OPENED_LAST])
 
 
 def open_program(name: str) -> bool:

@@ -35,27 +35,20 @@ def test_a_workspace_with_a_program_opens_on_it(entry_script_every_run):  # noqa
         ws.add_wave("bank_q3", sample_path("telecom_nps_wave7_unlabeled"))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # a new session, no address
     _ok(at)
-    # without a click: the session is the most recent program, listed with its last wave
-    assert at.query_params["program"] == "bank_q3"
-    assert list(at.session_state["analysis"].models) == ["nb"]
     text = _texts(at)
-    assert "Your programs" in text and "**bank_q3**" in text and "is open" in text
+    assert "Your programs" in text and "**bank_q3**" in text
     assert "last wave **2021-07** (1 in all" in text and "1 model(s)" in text
-    at.switch_page("app_pages/nps.py").run()  # another page reads the program, not the sample
-    _ok(at)
-    assert at.query_params["program"] == "bank_q3"
-    assert list(at.session_state["analysis"].models) == ["nb"]
-    at.switch_page("app_pages/data.py").run()
-    at.button(key="landing_new").click().run()  # "Start with a new survey": the sample
+    at.button(key="landing_new").click().run()  # "Start with a new survey": the list hides
     _ok(at)
     assert "Your programs" not in _texts(at)
     assert at.selectbox(key="survey_file").value.startswith("Bundled sample")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # another new session
     assert "**bank_q3**" in _texts(at)
-    at.button(key="landing_open::bank_q3").click().run()  # one click reopens it
+    at.button(key="landing_open::bank_q3").click().run()  # one click
     _ok(at)
     assert at.query_params["program"] == "bank_q3"
     assert list(at.session_state["analysis"].models) == ["nb"]
+    assert "Your programs" not in _texts(at)  # the Data page of the program now
 
 
 def test_an_empty_workspace_starts_on_the_sample(entry_script_every_run):  # noqa: F811
