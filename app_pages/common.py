@@ -242,6 +242,12 @@ def survey_caption(a: Analysis) -> None:
     sheet = f", sheet {src.sheet}" if src.sheet else ""
     st.caption(f"Data: {md_escape(src.filename)}{md_escape(sheet)} · "
                f"{a.survey.quality.rows_used:,} respondents · schema {md_escape(a.survey.schema.name)}")
+    if (st.session_state.get(PROGRAM) is None and not st.session_state.get("landing_hidden")
+            and src.filename == sample_bytes(SAMPLE_NAME)[0]
+            and (programs := run_safely(workspace().list_programs))):
+        st.info(f"This page shows the bundled sample survey, not one of your {len(programs)} "
+                "program(s) in this workspace: open one on the Data page.")  # a returning analyst
+        st.page_link("app_pages/data.py", label="Your programs")
 
 
 def need_models(a: Analysis) -> bool:

@@ -157,6 +157,7 @@ def reopen(name: str) -> Analysis | None:
     st.session_state["data_choice"] = {
         "file": None if filename == common.sample_bytes(common.SAMPLE_NAME)[0] else filename,
         "sheet": program.sheet, "schema": common.PROJECT_SCHEMA}
+    st.session_state.pop("survey_file", None)  # the Data page's file picker follows the choice
     st.session_state[common.PROGRAM] = name
     return reopened_analysis(program, survey, memo_items=common.LIMITS.memo_items)
 

@@ -51,6 +51,33 @@ def test_a_workspace_with_a_program_opens_on_it(entry_script_every_run):  # noqa
     assert "Your programs" not in _texts(at)  # the Data page of the program now
 
 
+def test_the_sample_under_a_workspace_of_programs_says_so_on_every_page(
+        entry_script_every_run):  # noqa: F811
+    with Workspace.open(os.environ["CX_APP_DATABASE_URL"]) as ws:  # another file than the sample
+        ws.create_program("shops", sample_path("retail_csat"), algorithm="nb", folds=3,
+                          calibration="none", keep_survey=True)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    _ok(at)
+    assert "**shops**" in _texts(at)  # listed on the Data page, the sample underneath
+    hint = "This page shows the bundled sample survey, not one of your 1 program(s)"
+    for page in ("nps", "models", "project"):
+        at.switch_page(f"app_pages/{page}.py").run()
+        _ok(at)
+        assert any(hint in i.value for i in at.info), page
+    at.switch_page("app_pages/data.py").run()
+    at.button(key="landing_new").click().run()  # the analyst chose the sample: no more hint
+    at.switch_page("app_pages/nps.py").run()
+    assert not any(hint in i.value for i in at.info)
+    at.switch_page("app_pages/data.py").run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # a new session opens the program
+    at.button(key="landing_open::shops").click().run()
+    at.switch_page("app_pages/nps.py").run()
+    _ok(at)
+    assert at.session_state["analysis"].survey.source.filename == "retail_csat.csv", \
+        [w.value for w in at.warning]
+    assert not any(hint in i.value for i in at.info)
+
+
 def test_an_empty_workspace_starts_on_the_sample(entry_script_every_run):  # noqa: F811
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     _ok(at)

@@ -111,9 +111,10 @@ def test_program_view_adds_change_alerts_in_wave_order():
     from cx_app.workspace.views import WaveView
 
     def wave(label, figures):
-        return WaveView(label=label, date=None, filename=None, sha256=label, part="",
-                        respondents=900, model_id="lr", estimate=None,
-                        segments={"bank": figures})
+        # no estimate: the change alerts read only the segments (built without validation)
+        return WaveView.model_construct(label=label, date=None, filename=None, sha256=label,
+                                        part="", respondents=900, model_id="lr", estimate=None,
+                                        segments={"bank": figures})
 
     # B: −10 → +20 with SDs 4 and 5: ±3·√41 ≈ ±19.2, a rise; A: 0 → 10 with SDs 3: ±12.7, none
     waves = with_change_alerts([wave("W1", {"A": _figure(0.0, 3.0), "B": _figure(-10.0, 4.0)}),
