@@ -49,6 +49,7 @@ def test_every_runtime_dependency_is_imported():
     for path in [*(ROOT / "cx_app").rglob("*.py"), *(ROOT / "app_pages").glob("*.py"),
                  ROOT / "streamlit_app.py"]:
         imported |= {module.split(".")[0] for module in _imports(path)[0]}
+    distributions = packages_distributions()  # one scan of the installed packages
     used = {dist.lower().replace("_", "-") for module in imported
-            for dist in packages_distributions().get(module, ())}
+            for dist in distributions.get(module, ())}
     assert sorted(names - used) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from app_harness import entry_script_every_run  # noqa: F401  (a fixture)
 from streamlit.testing.v1 import AppTest
 from test_app_mapping import _edit
@@ -156,6 +157,7 @@ def test_a_deleted_program_leaves_the_session_and_the_address(entry_script_every
         assert PROGRAM not in [p.name for p in workspace.list_programs()]
 
 
+@pytest.mark.slow  # CLI and app on one program (~19 s)
 def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(
         entry_script_every_run, tmp_path, capsys):  # noqa: F811
     """The app and ``cx-app program`` work on one workspace: the CLI's ``show --json`` gives

@@ -32,6 +32,8 @@ from cx_app.engine.catalogue import MULTICLASS_METRICS
 from cx_app.safe_text import escape_markdown
 from cx_app.survey.samples import simulate_telecom_waves
 
+pytestmark = pytest.mark.slow  # every page of a trained app (~37 s)
+
 LAST_WAVE = "last_wave_estimate"  # the session key the New wave page sets (app_pages/report.py)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -192,6 +192,7 @@ def test_rare_class_fallback_is_in_results_and_shown(evaluate_run):
     )
 
 
+@pytest.mark.slow  # trains the CNN (~12 s)
 def test_evaluate_runs_the_papers_cnn_and_states_its_adaptation(tmp_path):
     """`--algorithms cnn` with the papers' settings (100 epochs, batch 128) on 150 respondents
     and 3 attributes: too few for pooling 4, which the output and results.json say."""

@@ -22,6 +22,8 @@ from cx_app.cli import main
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
 
+pytestmark = pytest.mark.slow  # every command on a trained program (~20 s)
+
 SURVEY = "telecom.xlsx"
 WAVE = "wave7.xlsx"
 LABELED = "wave7 labeled.xlsx"

@@ -103,6 +103,7 @@ def test_untrusted_type_is_refused(tmp_path):
         load_model(path)
 
 
+@pytest.mark.slow  # model files checked in children (~16 s)
 def test_tampered_or_foreign_versions(tmp_path):
     est, X = _fitted()
     path = save_model(_model(est), tmp_path / "m.skops")

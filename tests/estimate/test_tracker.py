@@ -85,6 +85,7 @@ def test_heldout_model_error_by_hand():
     assert error["model_se"] == pytest.approx(np.sqrt((0.0**2 + 50.0**2) / 2))
 
 
+@pytest.mark.slow  # coverage over many simulated waves (~12 s)
 def test_intervals_cover_the_realized_nps_of_many_waves_and_segments(model):
     """≥ 90% of 95% intervals cover the realized NPS, over 25 simulated 1,200-respondent waves
     (latent shifts −0.3..+0.3) and their 75 operator segments; and they are narrower than the

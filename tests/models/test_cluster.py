@@ -333,6 +333,7 @@ def test_a_version_mismatch_is_refused_naming_the_package_and_both_versions(clie
         ("w", "sklearn", mine["sklearn"], "0.0.1")]
 
 
+@pytest.mark.slow  # a CLI run on a local Dask cluster (~26 s)
 def test_cli_evaluate_on_the_cluster_writes_the_local_results(survey_file, local_cluster,
                                                               tmp_path, capsys, monkeypatch):
     """One job, two local worker processes, the default (every core) and the 2-worker cluster:
@@ -371,6 +372,7 @@ def test_cli_wrong_scheduler_writes_nothing(survey_file, tmp_path, capsys, monke
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a whole CLI evaluation in a child (~15 s)
 def test_without_a_scheduler_dask_is_never_imported(survey_file, tmp_path):
     code = (
         "import sys, os\n"

@@ -44,6 +44,8 @@ from cx_app.models.crossval import cross_validate_model
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
 
+pytestmark = pytest.mark.slow  # the model-quality suite trains every algorithm on three surveys (~80 s)
+
 SLOW = ("svm", "cnn")
 """The two that take most of the module's time (about 65 of 100 s): run by ``make test-slow``
 (and CI), not by ``make test``."""

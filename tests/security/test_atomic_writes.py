@@ -29,6 +29,8 @@ from cx_app.project import Project, SurveyIdentity, write_project
 from cx_app.reports import write_reports
 from cx_app.survey.schema import load_schema
 
+pytestmark = pytest.mark.slow  # killed writer processes (~22 s)
+
 ROOT = Path(__file__).resolve().parents[2]
 CX_APP = Path(sys.executable).with_name("cx-app")
 RUN_LIMIT = 240.0  # seconds a child may take before the test gives up on it

@@ -31,6 +31,8 @@ from cx_app.estimate.model_file import load_model, model_bytes, open_checked_mod
 from cx_app.project import read_project
 from tests.data.bad import crafted
 
+pytestmark = pytest.mark.slow  # crafted model files checked in children (~44 s)
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 CRAFTED = "the model file is damaged or was crafted"

@@ -40,6 +40,8 @@ from report_fixtures import (  # noqa: E402
     make_results,
 )
 
+pytestmark = pytest.mark.slow  # hostile labels through the CLI, charts and reports (~40 s)
+
 LONG = "Network coverage " + "x" * 100_000
 """A 100,000-character attribute label (case 7)."""
 RENAMED = {

@@ -11,6 +11,7 @@ import datetime as dt
 import io
 
 import openpyxl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from cx_app.errors import CxAppError
 from cx_app.survey.importing import load_survey
 from cx_app.survey.quality import REASONS
 from cx_app.survey.schema import parse_schema
+
+pytestmark = pytest.mark.slow  # hypothesis fuzzing of the importer (~16 s)
 
 SCHEMA = parse_schema({
     "name": "fuzz",

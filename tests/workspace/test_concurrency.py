@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from sqlalchemy import func, select
 from workspace_helpers import copy_of
 
@@ -14,6 +15,8 @@ from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.workspace.database import head_revision
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.tables import Estimate, Wave
+
+pytestmark = pytest.mark.slow  # processes adding waves at once (~22 s)
 
 WAVES = {"first": (3, 5, 7, 9), "second": (4, 6, 8, 10)}
 ADDER = """
