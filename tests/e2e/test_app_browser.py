@@ -63,12 +63,19 @@ def new_page(browser):
 
 def _download(pg, key: str, tmp_path) -> bytes:
     """The bytes of the file the download button ``key`` gives (saved under ``tmp_path``)."""
-    _settle(pg)  # a click during a rerun (an expander just opened, say) starts no download
+    timeout = pytest.importorskip("playwright.sync_api").TimeoutError
     button = pg.locator(f".st-key-{key} button")
-    _expect()(button).to_have_count(1, timeout=WAIT)
-    _expect()(button).to_be_visible(timeout=WAIT)
-    with pg.expect_download(timeout=WAIT) as info:
-        button.click()
+    for attempt in range(3):  # a click that lands during a rerun starts none: click again
+        _settle(pg)  # (an expander just opened, a file built on click, say)
+        _expect()(button).to_have_count(1, timeout=WAIT)
+        _expect()(button).to_be_visible(timeout=WAIT)
+        try:
+            with pg.expect_download(timeout=WAIT // 3) as info:
+                button.click()
+            break
+        except timeout:
+            if attempt == 2:
+                raise
     target = tmp_path / info.value.suggested_filename
     info.value.save_as(target)
     return target.read_bytes()

@@ -41,8 +41,7 @@ from cx_app.simulation.bank_export import (
     write_bank_export,
 )
 
-pytestmark = pytest.mark.browser
-
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # a program through a killed server, three waves, every export (~270 s)
 SURVEY = "bank_export.xlsx"
 PROGRAM = "bank_export"
 LABEL = "Fees and charges"

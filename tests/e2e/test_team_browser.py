@@ -33,7 +33,7 @@ from cx_app.survey.schema import load_schema
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.teams import load_teams
 
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.browser, pytest.mark.slow,  # two teams, five people (~6 min)
               # oidc-provider-mock 0.3 calls Authlib APIs that Authlib 1.9 deprecates
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

@@ -11,8 +11,7 @@ import pytest
 from browser_harness import chromium_browser, free_port, streamlit_server
 from test_app_browser import _settle, _visible, new_page
 
-pytestmark = pytest.mark.browser
-
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # two trainings queued on one server (~80 s)
 ROOT = Path(__file__).resolve().parents[2]
 
 

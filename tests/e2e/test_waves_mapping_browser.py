@@ -38,8 +38,7 @@ from cx_app.survey.importing import load_survey, read_table
 from cx_app.survey.inference import infer_schema
 from cx_app.survey.samples import sample_path, simulate_telecom_waves
 
-pytestmark = pytest.mark.browser
-
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # one page through four tests: trains, two waves, a schema round trip, a cancel (~2.5 min)
 FOLDS = 3
 SURVEY = "branch_survey.csv"
 WAVES = ("branch_wave7.csv", "branch_wave8.csv")

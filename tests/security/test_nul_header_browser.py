@@ -24,9 +24,7 @@ from test_isolation import (  # noqa: E402, F401 - browser, url: the module's fi
     url,
 )
 
-pytestmark = pytest.mark.browser
-
-
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # every report of a hostile upload (~65 s)
 def _nul_csv(folder: Path) -> Path:
     rows = ["ID,NPS,Pri\x00ce,Speed,Sto\x00re"] + [
         f"R{i},{(i * 7) % 11},{i % 5 + 1},{(i * 3) % 5 + 1},S{i % 3}" for i in range(60)]
