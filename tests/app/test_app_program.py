@@ -21,6 +21,8 @@ from cx_app.engine.plan import PlanSpec
 from cx_app.workspace.analyses import AnalysisStore
 from cx_app.workspace.programs import Workspace
 
+pytestmark = pytest.mark.slow  # AppTest journeys of a program: reload, labels, mappings, removals (~45 s)
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 240
@@ -157,7 +159,6 @@ def test_a_deleted_program_leaves_the_session_and_the_address(entry_script_every
         assert PROGRAM not in [p.name for p in workspace.list_programs()]
 
 
-@pytest.mark.slow  # CLI and app on one program (~19 s)
 def test_the_cli_shows_the_numbers_the_app_shows_and_adds_to_its_program(
         entry_script_every_run, tmp_path, capsys):  # noqa: F811
     """The app and ``cx-app program`` work on one workspace: the CLI's ``show --json`` gives

@@ -31,6 +31,8 @@ from cx_app.models.drivers import permutation_importance_cv
 from cx_app.models.names import model_display_name
 from cx_app.survey.nps import groups_for_schema
 
+pytestmark = pytest.mark.slow  # the whole app workflow in AppTest (~31 s)
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 TIMEOUT = 180

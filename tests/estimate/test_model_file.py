@@ -30,6 +30,8 @@ from cx_app.simulation.waves import simulate_telecom_waves
 from cx_app.survey.importing import load_survey
 from cx_app.survey.schema import load_schema
 
+pytestmark = pytest.mark.slow  # every algorithm saved and checked in children (~25 s)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -103,7 +105,6 @@ def test_untrusted_type_is_refused(tmp_path):
         load_model(path)
 
 
-@pytest.mark.slow  # model files checked in children (~16 s)
 def test_tampered_or_foreign_versions(tmp_path):
     est, X = _fitted()
     path = save_model(_model(est), tmp_path / "m.skops")
