@@ -30,8 +30,9 @@ install-test: $(VENV)/.stamp-test
 run: install
 	$(VENV)/bin/cx-app app --port $(PORT)
 
-# The suite but the tests marked slow (pytest -m slow: the heaviest model checks, dask worker
-# kills, two browser tests of earlier issues), in under 10 minutes on 2 cores: unit, property
+# The suite but the tests marked slow (pytest -m slow: the model-quality suite, the heaviest
+# model and security checks, dask runs, the long browser journeys), in under 10 minutes on 2
+# cores (9:50 measured, with a reinstall): unit, property
 # and AppTest tests, then the browser tests when Debian's chromium is installed (apt-get
 # install chromium). pytest exits 5 when it collects nothing, which fails make. The first run
 # uses every core (pytest-xdist; a file's tests stay on one worker, with their module
