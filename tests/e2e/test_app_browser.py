@@ -70,7 +70,7 @@ def _download(pg, key: str, tmp_path) -> bytes:
         _expect()(button).to_have_count(1, timeout=WAIT)
         _expect()(button).to_be_visible(timeout=WAIT)
         try:
-            with pg.expect_download(timeout=WAIT // 3) as info:
+            with pg.expect_download(timeout=WAIT) as info:  # a file built on click: slow when busy
                 button.click()
             break
         except timeout:
