@@ -195,7 +195,7 @@ def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "n
         return None
     base = algorithm_name.split(" (")[0]
     remedy = _REMEDIES.get(base, _DEFAULT_REMEDY)
-    return (f"{algorithm_name} (calibration: {method}): on held-out respondents, "
+    return (f"{algorithm_name}, {_calibrated(method)}: on held-out respondents, "
             + "; ".join(parts) + f". Estimates of new waves will be biased by about as much. "
             f"To reduce it: {remedy}.")
 
@@ -220,13 +220,18 @@ class CalibrationChoice(Result):
 
 
 
+def _calibrated(method: str) -> str:
+    """The calibration in words, after a model's name: "probabilities as trained" for none."""
+    return "probabilities as trained" if method == "none" else f"probabilities recalibrated ({method})"
+
+
 def coarse_probability_advice(algorithm_id: str, algorithm_name: str = "this model",
                               method: str = "none") -> str | None:
     """A warning for algorithms whose probabilities are too coarse for ALP (k-NN); else None."""
     if algorithm_id not in COARSE_PROBABILITY_ALGORITHMS:
         return None
     return (
-        f"{algorithm_name} (calibration: {method}) gives coarse probabilities (neighbour votes "
+        f"{algorithm_name} ({_calibrated(method)}) gives coarse probabilities (neighbour votes "
         "j/k take only a few values), so what it estimates from them (ALP) and its estimated "
         "net score are unreliable "
         "even after calibration (in our backtest the estimated net score missed by about 9 "
