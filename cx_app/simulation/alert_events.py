@@ -28,20 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from cx_app.errors import AnalysisError
 from cx_app.simulation.drift_waves import (
-    ATTRIBUTES,
-    ID_COLUMN,
-    SEGMENT_COLUMN,
-    TARGET_COLUMN,
-    WAVE_COLUMN,
     SimulatedWave,
+    answers,
+    labelled_wave,
     segment_names,
-    true_probabilities,
+    segment_utility,
 )
-from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
 
 __all__ = ["AlertScenario", "AlertScore", "AlertSimulation", "alert_truth", "score_alerts",
            "simulate_alert_waves"]
@@ -93,18 +88,9 @@ def _wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
     segment = rng.choice(len(names), size=n, p=shares)
     factor = rng.normal(means[segment], 1.0)
-    frame = pd.DataFrame({ID_COLUMN: [f"W{index:02d}-{i:05d}" for i in range(1, n + 1)],
-                          WAVE_COLUMN: f"W{index:02d}",
-                          SEGMENT_COLUMN: np.asarray(names)[segment]})
-    utility = effects[segment].copy()
-    for name, weight, mean, loading, noise in ATTRIBUTES:
-        score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
-        frame[name.capitalize()] = score.astype(np.int64)
-        utility += weight * (score - mean) / np.hypot(loading, noise)
-    proba = true_probabilities(utility)
-    frame[TARGET_COLUMN] = np.searchsorted(
-        np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=n), side="right")
-    return SimulatedWave(index, frame, proba, dict(zip(names, effects.tolist(), strict=True)))
+    frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
+    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng,
+                         dict(zip(names, effects.tolist(), strict=True)))
 
 
 def simulate_alert_waves(n_reference: int = 4000, n_per_wave: int = 1500, *, waves: int = 60,

@@ -34,11 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from cx_app.atomic_files import atomic_path
 from cx_app.errors import AnalysisError
-from cx_app.simulation.waves import NPS_THRESHOLDS
+from cx_app.simulation.waves import NPS_THRESHOLDS, ordered_probit
 
 NOT_APPLICABLE = 99
 NA_TEXT = "N/A"
@@ -191,10 +190,8 @@ def bank_true_probabilities(frame: pd.DataFrame) -> np.ndarray:
     """
     z = _standardised(frame)
     effect = frame[BRAND_COLUMN].map(BRAND_EFFECT).to_numpy(dtype=float)
-    mean = z @ np.array([a.weight for a in BANK_ATTRIBUTES]) + effect
-    cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
-    cdf = norm.cdf((cuts[None, :] - mean[:, None]) / UTILITY_NOISE)
-    return np.diff(cdf, axis=1)
+    return ordered_probit(z @ np.array([a.weight for a in BANK_ATTRIBUTES]) + effect,
+                          NPS_THRESHOLDS, UTILITY_NOISE)
 
 
 def write_bank_export(waves: dict[str, pd.DataFrame] | pd.DataFrame, path: str | Path, *,

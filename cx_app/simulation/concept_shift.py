@@ -19,19 +19,10 @@ respondents), so a check needs no trained model. Every wave has its own random s
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import norm
 
-from cx_app.simulation.drift_waves import (
-    ATTRIBUTES,
-    ID_COLUMN,
-    SEGMENT_COLUMN,
-    TARGET_COLUMN,
-    WAVE_COLUMN,
-    SimulatedWave,
-)
-from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
+from cx_app.simulation.drift_waves import ATTRIBUTES, SimulatedWave, answers, labelled_wave
+from cx_app.simulation.waves import ordered_probit
 
 __all__ = ["ConceptShift", "ShiftedWave", "shifted_wave"]
 
@@ -56,11 +47,6 @@ class ShiftedWave(BaseModel):
     shift: ConceptShift
 
 
-def _proba(utility: np.ndarray) -> np.ndarray:
-    cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
-    return np.diff(norm.cdf((cuts[None, :] - utility[:, None]) / UTILITY_NOISE), axis=1)
-
-
 def shifted_wave(n: int, *, index: int = 1, seed: int = 0,
                  shift: ConceptShift | None = None) -> ShiftedWave:
     """Wave ``index`` of ``n`` respondents under ``shift`` (module docstring)."""
@@ -68,19 +54,13 @@ def shifted_wave(n: int, *, index: int = 1, seed: int = 0,
     if len(sc.reweight) != len(ATTRIBUTES):
         raise ValueError(f"reweight needs {len(ATTRIBUTES)} values, got {len(sc.reweight)}")
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
-    factor = rng.normal(0.0, 1.0, size=n)
-    frame = pd.DataFrame({ID_COLUMN: [f"W{index:02d}-{i:05d}" for i in range(1, n + 1)],
-                          WAVE_COLUMN: f"W{index:02d}", SEGMENT_COLUMN: "Bank A"})
+    frame, centred = answers(index, rng.normal(0.0, 1.0, size=n), np.full(n, "Bank A"), rng)
     before = np.zeros(n)
     after = np.full(n, sc.offset)
-    for (name, weight, mean, loading, noise), change in zip(ATTRIBUTES, sc.reweight,
+    for (_name, weight, *_), change, (deviation, sd) in zip(ATTRIBUTES, sc.reweight, centred,
                                                             strict=True):
-        score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
-        frame[name.capitalize()] = score.astype(np.int64)
-        z = (score - mean) / np.hypot(loading, noise)
+        z = deviation / sd
         before += weight * z
         after += weight * (1.0 + change) * z
-    frame[TARGET_COLUMN] = np.searchsorted(
-        np.asarray(NPS_THRESHOLDS), after + UTILITY_NOISE * rng.normal(size=n), side="right")
-    wave = SimulatedWave(index, frame, _proba(after), {"Bank A": sc.offset})
-    return ShiftedWave(wave=wave, reference_proba=_proba(before), shift=sc)
+    wave = labelled_wave(index, frame, after, rng, {"Bank A": sc.offset})
+    return ShiftedWave(wave=wave, reference_proba=ordered_probit(before), shift=sc)

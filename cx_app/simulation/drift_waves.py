@@ -30,10 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from cx_app.errors import AnalysisError
-from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE
+from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE, ordered_probit
 
 __all__ = ["DriftScenario", "DriftSimulation", "OracleNetScore", "SimulatedWave",
            "drift_schema_yaml", "simulate_drift_waves", "true_probabilities"]
@@ -157,10 +156,40 @@ segments:
 
 
 def true_probabilities(mean_utility: np.ndarray) -> np.ndarray:
-    """The true P(score 0..10) of each respondent from their mean utility (ordered probit with
-    :data:`NPS_THRESHOLDS` and :data:`UTILITY_NOISE`); the planted-event generator uses it too."""
-    cuts = np.concatenate([[-np.inf], NPS_THRESHOLDS, [np.inf]])
-    return np.diff(norm.cdf((cuts[None, :] - mean_utility[:, None]) / UTILITY_NOISE), axis=1)
+    """The true P(score 0..10) of each respondent from their mean utility."""
+    return ordered_probit(mean_utility)
+
+
+def answers(index: int, factor: np.ndarray, segments: np.ndarray,
+            rng: np.random.Generator) -> tuple[pd.DataFrame, list[tuple[np.ndarray, float]]]:
+    """Wave ``index``'s file without its target, and each attribute's ``(score − mean)/sd``."""
+    n = len(factor)
+    frame = pd.DataFrame({ID_COLUMN: [f"W{index:02d}-{i:05d}" for i in range(1, n + 1)],
+                          WAVE_COLUMN: f"W{index:02d}", SEGMENT_COLUMN: segments})
+    centred = []
+    for name, _weight, mean, loading, noise in ATTRIBUTES:
+        score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
+        frame[name.capitalize()] = score.astype(np.int64)
+        centred.append((score - mean, np.hypot(loading, noise)))
+    return frame, centred
+
+
+def labelled_wave(index: int, frame: pd.DataFrame, utility: np.ndarray,
+                  rng: np.random.Generator, effects: dict[str, float]) -> SimulatedWave:
+    """The wave with its recommend score drawn around ``utility`` and its true probabilities."""
+    frame[TARGET_COLUMN] = np.searchsorted(
+        np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=len(utility)),
+        side="right")
+    return SimulatedWave(index, frame, true_probabilities(utility), effects)
+
+
+def segment_utility(effects: np.ndarray, segment: np.ndarray,
+                    centred: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """``effect_s + Σ_j w_j·z_j``, summed in attribute order."""
+    utility = effects[segment].copy()
+    for (_name, weight, *_), (deviation, sd) in zip(ATTRIBUTES, centred, strict=True):
+        utility += weight * deviation / sd
+    return utility
 
 
 def _wave(index: int, n: int, seed: int, factor_means: np.ndarray, effects: np.ndarray,
@@ -168,18 +197,9 @@ def _wave(index: int, n: int, seed: int, factor_means: np.ndarray, effects: np.n
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
     segment = rng.integers(0, len(names), size=n)
     factor = rng.normal(factor_means[segment] + shift * index, 1.0)
-    frame = pd.DataFrame({ID_COLUMN: [f"W{index:02d}-{i:05d}" for i in range(1, n + 1)],
-                          WAVE_COLUMN: f"W{index:02d}",
-                          SEGMENT_COLUMN: np.asarray(names)[segment]})
-    utility = effects[segment].copy()
-    for name, weight, mean, loading, noise in ATTRIBUTES:
-        score = np.clip(np.rint(mean + loading * factor + noise * rng.normal(size=n)), 1, 10)
-        frame[name.capitalize()] = score.astype(np.int64)
-        utility += weight * (score - mean) / np.hypot(loading, noise)
-    proba = true_probabilities(utility)
-    frame[TARGET_COLUMN] = np.searchsorted(
-        np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=n), side="right")
-    return SimulatedWave(index, frame, proba, dict(zip(names, effects.tolist(), strict=True)))
+    frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
+    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng,
+                         dict(zip(names, effects.tolist(), strict=True)))
 
 
 def simulate_drift_waves(n_reference: int = 2400, n_per_wave: int = 1200, *, waves: int = 10,

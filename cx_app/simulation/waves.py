@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from cx_app.errors import AnalysisError
 
@@ -111,6 +112,14 @@ NPS_THRESHOLDS: tuple[float, ...] = (
     -1.346, -1.229, -1.078, -0.901, -0.753, -0.413, -0.250, -0.016, 0.485, 0.751,
 )
 """Cuts of the utility into 0..10: score k when ``t[k-1] <= U < t[k]``."""
+
+
+def ordered_probit(mean_utility: np.ndarray, thresholds: tuple[float, ...] = NPS_THRESHOLDS,
+                   noise: float = UTILITY_NOISE) -> np.ndarray:
+    """P(score k) of each respondent (n × len(thresholds)+1) when the utility is
+    ``mean_utility + noise·e`` cut at ``thresholds``: the simulators' closed-form truth."""
+    cuts = np.concatenate([[-np.inf], thresholds, [np.inf]])
+    return np.diff(norm.cdf((cuts[None, :] - mean_utility[:, None]) / noise), axis=1)
 
 
 @dataclass(frozen=True)
