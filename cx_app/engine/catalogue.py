@@ -1,6 +1,4 @@
-"""The metric catalogue: every metric's name, meaning, formula, format and direction.
-
-The metric catalogue: every metric key the engine computes, with its display name, meaning
+"""The metric catalogue: every metric key the engine computes, with its display name, meaning
 in words, formula (``MATH.md``: rows = actual class, columns = predicted class), source, display
 format and direction (is higher better?).
 

@@ -9,7 +9,7 @@ Undefined ratios follow scikit-learn's ``zero_division=0`` convention: the ratio
 
 Labels are matched by value and, failing that, by ``str()``: a plan's ``[0, 1, 2]`` matches
 labels ``("0", "1", "2")`` read from a CSV header, and ``"7"`` in a plan matches the label 7
-(see :func:`label_index`).
+(see :class:`LabelLookup`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ __all__ = [
     "confusion_matrix",
     "format_labels",
     "LabelLookup",
-    "label_index",
     "labels_to_indices",
     "multiclass_metrics",
     "normalize_labels",
@@ -87,13 +86,8 @@ class LabelLookup:
         return self._by_str.get(str(value))
 
 
-def label_index(labels: Sequence[Any]) -> LabelLookup:
-    """A :class:`LabelLookup` over ``labels``: ``label_index(labels).find(value)``."""
-    return LabelLookup(labels)
-
-
 def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values") -> np.ndarray:
-    """Positions of ``values`` in ``labels`` (rule of :func:`label_index`), as an int array.
+    """Positions of ``values`` in ``labels`` (rule of :class:`LabelLookup`), as an int array.
 
     Raises :class:`AnalysisError` listing the values that are not labels (with their counts).
     """
@@ -105,7 +99,7 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
     fast = _consecutive_int_positions(arr, labels)
     if fast is not None:
         return fast
-    table = label_index(labels)
+    table = LabelLookup(labels)
     try:
         uniq, inverse = np.unique(arr, return_inverse=True)
     except TypeError:  # mixed types that numpy cannot sort
@@ -198,14 +192,6 @@ class ConfusionMatrix:
     def n(self) -> float:
         """Total count N (an int for integer counts)."""
         return plain(self.counts.sum())
-
-    @property
-    def actual_totals(self) -> np.ndarray:
-        return self.counts.sum(axis=1)
-
-    @property
-    def predicted_totals(self) -> np.ndarray:
-        return self.counts.sum(axis=0)
 
     def to_frame(self):
         import pandas as pd

@@ -201,10 +201,7 @@ def _resolve_step(
     m_prev = len(prev_labels)
     owner = np.full(m_prev, -1)
     member_idx: list[list[int]] = []
-    names = [g.name for g in step.groups]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise PlanError(f"plan step '{step.name}': group names must be unique, repeated: {dupes}")
+    names = [g.name for g in step.groups]  # unique: StepSpec checked them
     if "IM" in names:
         raise PlanError(
             f"plan step '{step.name}': 'IM' is reserved for the intragroup-mismatch row and "

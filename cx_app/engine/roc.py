@@ -1,6 +1,4 @@
-"""ROC curves of a reduced 2×2+IM problem, and one-vs-rest for the unreduced classes.
-
-ROC curves: of a reduced 2×2+IM problem (MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43)
+"""ROC curves of a reduced 2×2+IM problem (MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43),
 and one-vs-rest for the unreduced classes.
 
 Reduced ROC. Score s_i = Σ_{c ∈ positive group} p̂_ic. At threshold t a respondent is put in the
@@ -109,13 +107,6 @@ def _descend(proba_t: np.ndarray, plan: ResolvedPlan, level: int, group: Any) ->
     return chosen
 
 
-def _trapezoid(y: np.ndarray, x: np.ndarray) -> float:
-    """Trapezoidal area under (x, y): ``np.trapezoid`` exists only from numpy 2.0 on."""
-    if len(x) < 2:
-        return 0.0
-    return float(np.sum(np.diff(x) * (y[1:] + y[:-1])) / 2)
-
-
 def _sweep(score: np.ndarray, gain_tp: np.ndarray, gain_fp: np.ndarray):
     """Cumulative TP and FP counts when every score ≥ t is positive, for each distinct t."""
     order = np.argsort(-score)  # order within tied scores is irrelevant: one point per score
@@ -136,7 +127,7 @@ def _curve(thresholds, tp, fp, p_actual, n_actual, tpr_end, positive) -> RocCurv
         fpr=fpr,
         tpr=tpr,
         thresholds=thr,
-        auc=0.0 if undefined else _trapezoid(tpr, fpr),
+        auc=0.0 if undefined else float(np.trapezoid(tpr, fpr)),
         random_auc=0.0 if undefined else tpr_max / 2,
         tpr_max=tpr_max,
         positive=positive,
@@ -224,7 +215,7 @@ def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:
             undefined.append(c)
             continue
         fpr, tpr, thr = roc_curve(positive, p[:, i], drop_intermediate=False)
-        auc = _trapezoid(tpr, fpr)
+        auc = float(np.trapezoid(tpr, fpr))
         curves[c] = RocCurve(fpr, tpr, thr, auc, 0.5, 1.0, c, n_pos, len(y) - n_pos)
         aucs[c] = auc
     defined = [a for a in aucs.values() if a is not None]
