@@ -1,6 +1,4 @@
-"""Survey text kept plain and written out safely (no control characters, formulas or markup).
-
-Survey text kept plain and written out safely: no control characters, never a live formula
+"""Survey text kept plain and written out safely: no control characters, never a live formula
 in Excel or CSV, never markup in HTML, labels of a sane length in charts.
 
 Column names, labels, segment values and comments come from the survey file, i.e. from whoever
@@ -17,7 +15,7 @@ injection" (OWASP). The rules here:
 
 Only strings are touched: a negative *number* stays a number.
 
-Control characters (issue 24): NUL and the rest of the C0 set (tab and newline excepted; a
+Control characters: NUL and the rest of the C0 set (tab and newline excepted; a
 carriage return becomes a newline), DEL, the C1 set, lone surrogates and the non-characters
 U+FFFE/U+FFFF have no place in a header, a segment value, a group, step or model name. They are
 not valid XML, so the chart renderer (vl-convert) aborts the whole process on a NUL. They are
@@ -74,11 +72,8 @@ def _neutralise_label(label: Any) -> Any:
 
 
 def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose strings (cells, column names, index labels) are CSV-safe.
-
-    Numeric columns are left as they are (negative numbers stay numbers); in text or mixed
-    columns only the string cells are changed.
-    """
+    """A copy of ``frame`` whose strings (cells, column names, index labels) are CSV-safe;
+    numbers, negative ones too, stay numbers."""
     out = frame.copy()
     for position in range(out.shape[1]):
         column = out.iloc[:, position]
@@ -93,10 +88,7 @@ def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_safe_csv(frame: pd.DataFrame, *, index: bool = False) -> bytes:
-    """``frame`` as CSV bytes (UTF-8 with BOM) with every formula-like string neutralised.
-
-    The app's download buttons use this for every table that may hold survey text.
-    """
+    """``frame`` as CSV bytes (UTF-8 with BOM) with every formula-like string neutralised."""
     text = safe_csv_frame(frame).to_csv(index=index, lineterminator="\r\n")
     return text.encode(CSV_ENCODING)
 
@@ -113,9 +105,7 @@ def escape_html(value: Any) -> str:
 # --------------------------------------------------------------------------- control characters
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-"""Characters removed from survey text: C0 but tab, newline and carriage return (which becomes a
-newline), DEL, C1, lone surrogates, U+FFFE and U+FFFF (none of them is valid in XML 1.0 text,
-except DEL and C1, which are invisible and have no meaning in a survey)."""
+"""C0 but tab, newline and carriage return, DEL, C1, lone surrogates, U+FFFE and U+FFFF."""
 _CARRIAGE_RETURN = re.compile("\r\n?")
 
 
@@ -166,11 +156,9 @@ def describe_removed(found: Counter[str]) -> str:
 
 
 def plain_text_column(column: pd.Series) -> tuple[pd.Series, Counter[str]]:
-    """A column of text cells without control characters, and what was removed (the control
-    characters of every cell, counted). One scan of the distinct values joined: the usual
-    column without any control character is returned as it is, after that scan only."""
-    # the distinct values as one object array first: iterating an Arrow-backed array in Python
-    # costs a call per cell
+    """A column of text cells without control characters, and what was removed (counted over
+    every cell). A column without any is returned as it is after one scan of its distinct
+    values (an object array: iterating an Arrow-backed array costs a call per cell)."""
     distinct = np.asarray(pd.unique(column.dropna()), dtype=object).tolist()
     texts = [v for v in distinct if isinstance(v, str)]
     joined = "".join(texts)
@@ -185,11 +173,10 @@ def plain_text_column(column: pd.Series) -> tuple[pd.Series, Counter[str]]:
 
 
 def plain_spec(spec: Any) -> Any:
-    """A copy of a JSON-like chart spec (dicts, lists, strings, numbers) whose every string —
-    keys included — has no control character and at most :data:`SPEC_TEXT_LIMIT` characters:
-    what reaches vl-convert can never abort it nor draw a label a hundred thousand pixels wide.
-    The chart builders already cut labels to :data:`LABEL_LIMIT`; this is the backstop for text
-    that did not come through them (an old ``results.json``, a title)."""
+    """A copy of a JSON-like chart spec whose every string, keys included, has no control
+    character and at most :data:`SPEC_TEXT_LIMIT` characters, so that vl-convert can neither
+    abort nor draw a label a hundred thousand pixels wide (the backstop for text that did not
+    come through the chart builders: an old ``results.json``, a title)."""
     if isinstance(spec, str):
         return short_label(plain_text(spec), SPEC_TEXT_LIMIT)
     if isinstance(spec, dict):

@@ -156,10 +156,15 @@ def read_yaml_document(path: str | Path, error: type[CxAppError], what: str) -> 
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise error(f"{path.name}: cannot read the {what} ({exc.strerror})") from None
+    return parse_yaml_text(text, error, path.name)
+
+
+def parse_yaml_text(text: str, error: type[CxAppError], name: str) -> object:
+    """Parse YAML (or JSON) text, a syntax problem becoming ``error`` naming ``name``."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise error(f"{path.name}: not valid YAML/JSON: {exc}") from None
+        raise error(f"{name}: not valid YAML/JSON: {exc}") from None
 
 
 def load_plan_file(path: str | Path) -> PlanSpec:

@@ -51,9 +51,7 @@ class ColumnCells:
     def display(self, positions: np.ndarray) -> list[str]:
         """The cells at ``positions`` as a data-quality report shows them."""
         texts = self.texts.iloc[positions].astype(object)
-        return [("" if text is pd.NA else date_text(text)
-                 if self.typed and re.fullmatch(DATE_TEXT, text) else text.strip())
-                for text in texts]
+        return ["" if text is pd.NA else cell_text(text, self.typed) for text in texts]
 
 
 def blank_mask(texts: pd.Series) -> np.ndarray:
@@ -149,10 +147,12 @@ def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
                                             (missing, date, non_numeric, decimal, out))]
 
 
-def date_text(text: str) -> str:
-    """A date cell's text as a segment shows it: the ISO date, the time only when it is not
-    midnight."""
-    return _MIDNIGHT.sub("", text.strip())
+def cell_text(text: str, typed: bool) -> str:
+    """A cell's text trimmed; a workbook's date cell as its ISO date, the time only when it is
+    not midnight."""
+    if typed and re.fullmatch(DATE_TEXT, text):
+        return _MIDNIGHT.sub("", text.strip())
+    return text.strip()
 
 
 def text_column(column: ColumnCells) -> pd.Series:

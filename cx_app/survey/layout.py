@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
@@ -115,14 +116,15 @@ def _surveymonkey(first: list[str | None], second: list[str | None]) -> bool:
         _fold(c) in _SURVEYMONKEY_SUBS for c in second)
 
 
-def _unique(names: list[str]) -> list[str]:
+def unique_names(names: list[str], key: Callable[[str], str] = str.casefold) -> list[str]:
+    """``names`` with a repeated one (equal by ``key``) followed by `` (2)``, `` (3)``, …"""
     seen: set[str] = set()
     out = []
     for text in names:
         base, k = text, 2
-        while text.casefold() in seen:
+        while key(text) in seen:
             text, k = f"{base} ({k})", k + 1
-        seen.add(text.casefold())
+        seen.add(key(text))
         out.append(text)
     return out
 
@@ -146,7 +148,7 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
                 platform_cols.add(j)
             if folded in _RESPONSE_IDS:
                 ids.add(j)
-        return _unique(names), labels, platform_cols, ids
+        return unique_names(names), labels, platform_cols, ids
     if platform.startswith("qualtrics"):
         legacy = platform.endswith("(legacy)")
         for j in range(width):
@@ -161,7 +163,7 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
                 platform_cols.add(j)
             if folded in _RESPONSE_IDS:
                 ids.add(j)
-        return _unique(names), labels, platform_cols, ids
+        return unique_names(names), labels, platform_cols, ids
     question = ""
     for j in range(width):  # SurveyMonkey: the question text is written over its first column
         top, sub = (first[j] or "").strip(), (second[j] or "").strip()
@@ -178,7 +180,7 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
         else:
             names.append(f"{question} – {sub}")
         labels.append(None)
-    return _unique(names), labels, platform_cols, ids
+    return unique_names(names), labels, platform_cols, ids
 
 
 def _platform_of(grid: Grid) -> tuple[str, int]:

@@ -36,7 +36,6 @@ from cx_app.errors import AnalysisError, PlanError
 from cx_app.result import Estimate, Result
 
 Z95 = float(norm.ppf(0.975))
-"""The two-sided 95% normal quantile, 1.959964…"""
 
 MISSING_SEGMENT = "(missing)"
 
@@ -424,16 +423,10 @@ def _segment_label(key: object) -> str:
     return " / ".join(MISSING_SEGMENT if pd.isna(p) else str(p) for p in parts)
 
 
-def segment_scores(frame: pd.DataFrame, target: str,
-                   by: str | Sequence[str]) -> list[tuple[str, np.ndarray]]:
-    """(label, scores) per segment of ``by`` (one or more columns), sorted by segment value; a
-    missing segment value is its own segment, labelled "(missing)"."""
-    return [(label, part[target].to_numpy()) for label, part in segment_frames(frame, by, target)]
-
-
 def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
                    target: str | None = None) -> list[tuple[str, pd.DataFrame]]:
-    """(label, rows) per segment of ``by``, as :func:`segment_scores` orders and labels them."""
+    """(label, rows) per segment of ``by`` (one or more columns), sorted by segment value; a
+    missing segment value is its own segment, labelled "(missing)"."""
     by_cols = [by] if isinstance(by, str) else list(by)
     unknown = [c for c in [*([target] if target else []), *by_cols] if c not in frame.columns]
     if unknown:
@@ -446,7 +439,7 @@ def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
 def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
                    groups: NetScoreGroups = NPS_GROUPS,
                    weight: str | None = None) -> list[NpsResult]:
-    """One :class:`NpsResult` per segment (see :func:`segment_scores`); ``weight`` names a
+    """One :class:`NpsResult` per segment (see :func:`segment_frames`); ``weight`` names a
     survey-weight column of ``frame`` (weighted results)."""
     return [nps_summary(part[target].to_numpy(), groups=groups, label=label,
                         weights=None if weight is None else part[weight].to_numpy())

@@ -26,6 +26,7 @@ from cx_app.engine.plan import (
     StepSpec,
     check_step_names,
     format_validation_error,
+    parse_yaml_text,
     read_yaml_document,
 )
 from cx_app.errors import SchemaError
@@ -244,12 +245,9 @@ def schema_from_yaml_text(data: bytes | str, name: str = "schema") -> SurveySche
                           "survey layout (limit 1 MB)")
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-        document = yaml.safe_load(text)
     except UnicodeDecodeError:
         raise SchemaError(f"{name}: not a text (YAML) file") from None
-    except yaml.YAMLError as exc:
-        raise SchemaError(f"{name}: not valid YAML/JSON: {exc}") from None
-    return parse_schema(document, source=name)
+    return parse_schema(parse_yaml_text(text, SchemaError, name), source=name)
 
 
 def save_schema(schema: SurveySchema, path: str | Path) -> Path:
@@ -259,9 +257,6 @@ def save_schema(schema: SurveySchema, path: str | Path) -> Path:
 
     write_text_atomic(path, schema.to_yaml())
     return path
-
-
-# --------------------------------------------------------------------------- default plans
 
 
 # --------------------------------------------------------------------------- mapping
@@ -359,10 +354,6 @@ def guess_role(header: str) -> SegmentRole:
     return "other"
 
 
-def _scale_dict(scale: Scale) -> dict:
-    return {"min": scale.min, "max": scale.max}
-
-
 def schema_from_mapping(
     *,
     target: str,
@@ -405,10 +396,10 @@ def schema_from_mapping(
             "name": target_name,
             "column": target,
             "kind": target_kind,
-            "scale": {"min": target_scale.min, "max": target_scale.max},
+            "scale": target_scale.model_dump(),
         },
         "attributes": [
-            {"name": n, "column": c, "scale": _scale_dict(own.get(normalise_header(c), attr_scale))}
+            {"name": n, "column": c, "scale": own.get(normalise_header(c), attr_scale).model_dump()}
             for n, c in zip(attr_names, attributes, strict=True)
         ],
         "segments": [

@@ -10,7 +10,6 @@ gaps (:mod:`cx_app.survey.choices`), each conversion a note.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,9 +18,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from cx_app.safe_text import control_characters, describe_removed, plain_text
-from cx_app.survey.cells import DATE_TEXT, ColumnCells, blank_mask, date_text
+from cx_app.survey.cells import ColumnCells, blank_mask, cell_text
 from cx_app.survey.choices import is_not_an_answer, score_choices
-from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present
+from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present, unique_names
 from cx_app.survey.reading import TEXT, Grid, StatVariable
 from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header
 from cx_app.survey.xml_safety import column_letters
@@ -61,7 +60,7 @@ class Table(BaseModel):
         for position in sorted(found.values()):
             same = [j for j, t in enumerate(texts) if t == texts[position]]
             if len(same) > 1 and same[0] == position:
-                notes.append(f"header {plain_text(_header_cell(self.header_cells[position], self.typed))!r} "
+                notes.append(f"header {plain_text(cell_text(self.header_cells[position], self.typed))!r} "
                              f"appears in columns {', '.join(column_letters(j + 1) for j in same)}"
                              f"; column {column_letters(position + 1)} is used")
         for j, cell in enumerate(self.header_cells):
@@ -69,17 +68,12 @@ class Table(BaseModel):
             if found_chars:
                 notes.append(f"column {column_letters(j + 1)}: its header held "
                              f"{describe_removed(found_chars)}, removed (read as "
-                             f"{plain_text(_header_cell(cell, self.typed))!r})")
+                             f"{plain_text(cell_text(cell, self.typed))!r})")
         return notes
 
 
 def header_texts(row: Sequence[Any]) -> list[str]:
     return [normalise_header(c) if present(c) else "" for c in row]
-
-
-def _header_cell(cell: str, typed: bool) -> str:
-    """A header cell's text (a date cell without its midnight time)."""
-    return date_text(cell) if typed and re.fullmatch(DATE_TEXT, cell) else cell.strip()
 
 
 def match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
@@ -120,17 +114,10 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
     body = grid.cells.iloc[header + 1:, :width]
     first = grid.head(header + 1)[header] if len(grid.cells) > header else []
     first = first + [None] * (width - len(first))
-    headers, seen = [], set()
-    for j in range(width):
-        # the header step: the text a column is named by, as plain text (cx_app.safe_text);
-        # a header of control characters only is named by its letter, like an empty one
-        text = ((plain_text(_header_cell(first[j], grid.typed)) if present(first[j]) else "")
-                or f"Column {column_letters(j + 1)}")
-        base, k = text, 2
-        while text in seen:
-            text, k = f"{base} ({k})", k + 1
-        seen.add(text)
-        headers.append(text)
+    # a header of control characters only is named by its letter, like an empty one
+    headers = unique_names([(plain_text(cell_text(first[j], grid.typed)) if present(first[j])
+                             else "") or f"Column {column_letters(j + 1)}"
+                            for j in range(width)], key=str)
     frame = body.reindex(columns=range(width))
     frame.columns = headers
     start = header + 2 + grid.row_offset  # the file's row number (header rows folded: later)
