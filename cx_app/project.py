@@ -53,7 +53,6 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectMo
 FORMAT = "cx-app-project"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-SUFFIX = ".cxproj"
 
 
 class ProjectFileError(CxAppError):
@@ -227,9 +226,6 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
                                "attributes": list(perm.attributes), "scoring": perm.scoring,
                                "n_repeats": perm.n_repeats}
         arrays["permutation_per_fold"] = np.asarray(perm.per_fold, dtype=float)
-    for name, array in arrays.items():
-        if array.dtype == object:  # text labels: fixed-width unicode, never pickled objects
-            arrays[name] = array.astype(str)
     out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": _npz(arrays)}
     if model.final is not None:
         from cx_app.estimate.model_file import model_bytes

@@ -1,5 +1,4 @@
-"""Survey text kept plain and written out safely: no control characters, never a live formula
-in Excel or CSV, never markup in HTML, labels of a sane length in charts.
+"""Survey text kept plain and written out safely (no control characters, formulas or markup).
 
 Column names, labels, segment values and comments come from the survey file, i.e. from whoever
 wrote it. A spreadsheet evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@`` (and,
@@ -22,8 +21,8 @@ not valid XML, so the chart renderer (vl-convert) aborts the whole process on a 
 removed at the point a file's text becomes data (:func:`plain_text`, :data:`PlainText` for the
 pydantic models of schemas and plans); :func:`plain_spec` strips them again from every string of
 a chart spec before it is rendered (defence in depth for text that did not come through an
-import, e.g. an old ``results.json``). Labels are shortened for charts (:func:`short_label`,
-:func:`short_labels`); the data keeps the full text.
+import, e.g. an old ``results.json``). Labels are shortened to a sane length for charts
+(:func:`short_label`, :func:`short_labels`); the data keeps the full text.
 """
 
 from __future__ import annotations

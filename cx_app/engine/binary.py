@@ -1,5 +1,6 @@
-"""Metrics of a 2×2 and of a 2×2+IM confusion matrix (reduced-matrix paper Table 2, Table 5,
-eqs. 24–36; MATH.md §6, §9, §12).
+"""Metrics of a 2×2 and of a 2×2+IM confusion matrix.
+
+Reduced-matrix paper Table 2, Table 5, eqs. 24–36; MATH.md §6, §9, §12.
 
 Counts: ``tp, fn, imp`` (actual positive group), ``fp, tn, imn`` (actual negative group);
 ``imp = imn = 0`` gives the ordinary 2×2. Counts may be real-valued (ALP matrices).

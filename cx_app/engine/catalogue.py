@@ -1,8 +1,7 @@
-"""The metric catalogue: every metric key the engine computes, with its display name, meaning
-in words, formula (``MATH.md``: rows = actual class, columns = predicted class), source, display
-format and direction (is higher better?).
+"""The metric catalogue: every metric's name, meaning, formula, format and direction.
 
-One home for metric names and the lists of metrics shown together: the app's pages, the reports
+Formulas follow ``MATH.md`` (rows = actual class, columns = predicted class). One home for
+metric names and the lists of metrics shown together: the app's pages, the reports
 and the CLI read them from here.
 
 >>> metric_name("mcc", binary=True)

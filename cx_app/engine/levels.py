@@ -1,5 +1,6 @@
-"""The levels of a reduction: the original matrix, then one M×M+IM matrix per plan step
-(MATH.md §4–§6, reduced-matrix paper Fig. 4–5, Tables 3–5).
+"""The levels of a reduction: the original matrix, then one M×M+IM matrix per plan step.
+
+MATH.md §4–§6, reduced-matrix paper Fig. 4–5, Tables 3–5.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""ROC curves of a reduced 2×2+IM problem (MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43),
-and one-vs-rest for the unreduced classes.
+"""ROC curves of a reduced 2×2+IM problem, and one-vs-rest for the unreduced classes.
+
+MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43.
 
 Reduced ROC. Score s_i = Σ_{c ∈ positive group} p̂_ic. At threshold t a respondent is put in the
 positive group when s_i ≥ t, else in the negative group; inside the chosen group the predicted

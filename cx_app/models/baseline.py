@@ -25,6 +25,7 @@ import numpy as np
 from cx_app.engine.confusion import ConfusionMatrix, LabelLookup
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.engine.levels import reduce_confusion
+from cx_app.json_values import plain
 
 __all__ = ["majority_baseline", "below_baseline"]
 
@@ -61,13 +62,8 @@ def majority_baseline(y: Sequence[Any], plan: ResolvedPlan) -> dict[str, dict[st
             label = (classes[c] if step_index == 0
                      else level.labels[int(plan.steps[step_index - 1].group_of[c])])
             if level.name not in best or accuracy > best[level.name]["accuracy"] + 1e-12:
-                best[level.name] = {"class": _plain(label), "accuracy": accuracy}
+                best[level.name] = {"class": plain(label), "accuracy": accuracy}
     return best
-
-
-def _plain(label: Any) -> Any:
-    """A label as JSON keeps it (numpy scalars as Python numbers)."""
-    return label.item() if isinstance(label, np.generic) else label
 
 
 def below_baseline(accuracies: Mapping[str, float | None],

@@ -36,15 +36,9 @@ from scipy import stats
 from cx_app.errors import AnalysisError
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import QUADRANTS as QUADRANTS  # re-exported
+from cx_app.models.importance_performance import as_frame as _frame
 from cx_app.models.importance_performance import importance_performance
 from cx_app.result import Result
-
-
-def _frame(X: Any) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame):
-        return X.astype(float)
-    X = np.asarray(X, dtype=float)
-    return pd.DataFrame(X, columns=[f"x{i + 1}" for i in range(X.shape[1])])
 
 
 def _score(y: Any, classes: Sequence | None) -> np.ndarray:

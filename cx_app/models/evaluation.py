@@ -37,6 +37,7 @@ from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.roc import ovr_roc, reduced_roc, thin_curve
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import CrossValResult
+from cx_app.models.results import finite
 from cx_app.result import Finite, Result
 
 MACRO_GRID = np.linspace(0.0, 1.0, 201)
@@ -69,14 +70,7 @@ class RocSummary(Result):
 
     @field_serializer("per_class_auc")
     def _per_class(self, aucs: dict | None) -> dict[str, float | None] | None:
-        return None if aucs is None else {str(k): _finite(v) for k, v in aucs.items()}
-
-
-def _finite(value: Any) -> Any:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+        return None if aucs is None else {str(k): finite(v) for k, v in aucs.items()}
 
 
 class ModelEvaluation(Result):
@@ -121,7 +115,7 @@ class ModelEvaluation(Result):
     def _levels(self, levels: tuple[Level, ...]) -> dict[str, Any]:
         """Each level's matrix and metrics with its per-fold values, by level name."""
         return {lvl.name: {**{k: v for k, v in lvl.to_dict().items() if k != "name"},
-                           "per_fold": {m: [_finite(v) for v in vs]
+                           "per_fold": {m: [finite(v) for v in vs]
                                         for m, vs in self.per_fold[lvl.name].items()}}
                 for lvl in levels}
 

@@ -62,7 +62,8 @@ METHOD = (f"bootstrap over respondents ({BOOTSTRAP_RESAMPLES} resamples, seeded;
 ABOVE, BELOW, ALIKE = "above", "below", "like the others"
 
 
-def _frame(X: Any) -> pd.DataFrame:
+def as_frame(X: Any) -> pd.DataFrame:
+    """Attribute scores as a float DataFrame (columns ``x1``, ``x2``, … for an array)."""
     if isinstance(X, pd.DataFrame):
         return X.astype(float)
     array = np.asarray(X, dtype=float)
@@ -112,7 +113,7 @@ def importance_performance(X: Any, importance: Mapping[str, float],
     and a ``quadrant`` given only where both axes stand apart. Without it nothing is known
     about the uncertainty and every quadrant is :data:`NO_STANDOUT`.
     """
-    frame = _frame(X)
+    frame = as_frame(X)
     names = [str(c) for c in frame.columns]
     values = frame.to_numpy(dtype=float)
     imp = np.array([float(importance[n]) for n in names])

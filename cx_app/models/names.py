@@ -54,7 +54,6 @@ def model_display_name(model_id: object) -> str:
     return f"{spec.name} ({', '.join(words)})" if words else spec.name
 
 
-
 def names_in_text(text: str, model_ids: Iterable[object]) -> str:
     """``text`` (a stored sentence that names models by id, e.g. a t-test's verdict in
     ``results.json``) with each of ``model_ids``, as a whole word, read by its display name.

@@ -8,23 +8,12 @@ reports and the deck carry the measured numbers before any estimated wave.
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
-from cx_app.models.results import ReferenceRow, ReferenceScores, ReferenceSplit
+from cx_app.models.results import ReferenceRow, ReferenceScores, ReferenceSplit, finite
 from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_by_results
 from cx_app.survey.nps_flags import segments_vs_rest, wave_trend
 
 __all__ = ["reference_scores"]
-
-
-def _number(value: Any) -> float | None:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def reference_scores(survey: SurveyData) -> ReferenceScores:
@@ -43,9 +32,9 @@ def reference_scores(survey: SurveyData) -> ReferenceScores:
         flags = segments_vs_rest(frame, target, spec.name, groups=groups, weight=weight)
         ci = {r.label: r.ci95 for r in nps_by_results(frame, target, spec.name, groups=groups,
                                                       weight=weight)}
-        rows = [ReferenceRow(value=str(r.segment), n=r.n, score=_number(r.nps),
-                             ci_low=_number(ci[r.segment][0]), ci_high=_number(ci[r.segment][1]),
-                             difference=_number(r.difference), p_holm=_number(r.p_holm),
+        rows = [ReferenceRow(value=str(r.segment), n=r.n, score=finite(r.nps),
+                             ci_low=finite(ci[r.segment][0]), ci_high=finite(ci[r.segment][1]),
+                             difference=finite(r.difference), p_holm=finite(r.p_holm),
                              flag=str(r.flag)) for r in flags.itertuples()]
         splits.append(ReferenceSplit(name=spec.name, title=spec.column, kind="segment",
                                      rows=rows))
@@ -53,9 +42,9 @@ def reference_scores(survey: SurveyData) -> ReferenceScores:
     if waves:
         spec = waves[0]
         trend = wave_trend(frame, target, spec.name, groups=groups, weight=weight)
-        rows = [ReferenceRow(value=str(r.wave), n=r.n, score=_number(r.nps),
-                             ci_low=_number(r.ci_low), ci_high=_number(r.ci_high),
-                             difference=_number(r.change), p_holm=_number(r.p_holm),
+        rows = [ReferenceRow(value=str(r.wave), n=r.n, score=finite(r.nps),
+                             ci_low=finite(r.ci_low), ci_high=finite(r.ci_high),
+                             difference=finite(r.change), p_holm=finite(r.p_holm),
                              flag=str(r.flag)) for r in trend.itertuples()]
         splits.append(ReferenceSplit(name=spec.name, title=spec.column, kind="wave", rows=rows))
     return ReferenceScores(splits=splits)

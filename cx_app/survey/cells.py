@@ -1,8 +1,6 @@
 """Cleaning one column of survey cells: codes, scores on a scale, texts and dates.
 
-Cleaning one column of survey cells: blanks and missing-value codes, integer scores on a
-scale (with the reason a cell is not one), text and date segments, and the first reason that
-excludes each respondent. :mod:`cx_app.survey.importing` assembles them.
+Each cell gets the reason it is not a score, each respondent the first reason that excludes it. :mod:`cx_app.survey.importing` assembles them.
 
 A column is text (:class:`Column`: a workbook's numbers and dates as the reader printed them,
 a CSV file's as written). Survey columns repeat a few answers and codes thousands of times, so

@@ -1,6 +1,6 @@
 """Deciding once per distinct text of a column, then spreading the answer over its cells.
 
-Deciding once per distinct text: survey columns repeat a few answers and codes thousands of
+Survey columns repeat a few answers and codes thousands of
 times, so a decision that reads each cell's text (a number, a code, a date) is made on the
 column's distinct texts (pandas' ``factorize``) and spread back over its cells.
 """

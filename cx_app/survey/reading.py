@@ -1,7 +1,6 @@
 """Raw reading of survey files: bytes, pre-checks, workbook sheets and CSV text as grids.
 
-Raw reading of survey files: bytes from a path, upload or file object within the import
-limits, the checks that run before any parser sees a workbook (foreign formats, encryption,
+Bytes come from a path, upload or file object within the import limits; the checks that run before any parser sees a workbook (foreign formats, encryption,
 archive and XML safety), workbook sheets read by fastexcel in a child process with limits
 (:mod:`cx_app.survey.reader_process`), and CSV decoding and delimiter sniffing. Every sheet
 becomes a :class:`Grid` of cell texts; :mod:`cx_app.survey.importing` turns it into
