@@ -1,10 +1,4 @@
-"""numpy values as plain JSON: the one encoder the project's documents use.
-
-:func:`plain` turns a numpy scalar or array into plain Python (what ``json.dumps`` accepts);
-:func:`json_default` is the ``default=`` hook of ``json.dumps`` for documents that may hold numpy
-values, tuples, sets, dataclasses or pydantic models, and refuses anything else by name; :func:`plain_document`
-turns a whole nested document into plain, strict JSON values (a NaN or infinity becomes None).
-"""
+"""numpy values as plain JSON: the one encoder the project's documents use."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The provenance block: which software, data and settings produced a number.
-
-The provenance block is recorded with results, estimates, models, project files and reports
-(:func:`provenance_block`); the content keys of a survey as analysed and of one training are
-:func:`survey_key` and :func:`training_key`.
-"""
+"""The provenance block: which software, data and settings produced a number."""
 
 from __future__ import annotations
 

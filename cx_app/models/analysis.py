@@ -47,11 +47,8 @@ def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
 
 
 def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str, Any]]:
-    """Every default (level, metric) comparison over all pairs of models, as dicts.
-
-    Empty with fewer than two models. Models cross-validated on different folds are not
-    comparable by a paired test: :func:`cx_app.models.comparison.compare_models` refuses them.
-    """
+    """Every default (level, metric) comparison over all pairs of models, as dicts (none with
+    fewer than two models; models cross-validated on different folds are refused)."""
     if len(evaluations) < 2:
         return []
     first = next(iter(evaluations.values()))
@@ -73,16 +70,8 @@ def results_document(
     comparisons_5x2cv: Sequence[Mapping[str, Any]] | None = None,
     created: str | None = None,
 ) -> Results:
-    """The typed results of evaluations that exist already (nothing is refitted).
-
-    Layout (:class:`cx_app.models.results.Results`): ``dataset`` (rows, classes, attributes,
-    the observed NPS / net score with its interval), ``folds``, ``seed``, ``models`` (each
-    :meth:`ModelEvaluation.to_dict` and its ``below_baseline`` levels), ``baseline`` (level →
-    always answering its commonest class, :mod:`cx_app.models.baseline`), ``comparisons``,
-    ``drivers``, ``warnings``, ``quality``
-    and ``provenance`` (:func:`cx_app.provenance.provenance_block` plus the input file, schema
-    name and YAML text, plan and settings; ``created``: its timestamp, default now).
-    """
+    """The typed results (:class:`cx_app.models.results.Results`) of evaluations that exist
+    already (nothing is refitted); ``created``: the provenance timestamp, default now."""
     if not evaluations:
         raise AnalysisError("no trained model to report on: train at least one model first")
     first = next(iter(evaluations.values()))

@@ -277,27 +277,13 @@ def simulate_telecom_waves(
 ) -> pd.DataFrame:
     """Simulate telecom NPS market-survey waves in the sample file layout.
 
-    Parameters
-    ----------
-    waves:
-        Wave numbers (1 = 2021-01, 7 = 2021-07, 13 = 2022-01, ...). Each wave has its own random
-        stream, so wave 7 is the same whether simulated alone or with waves 1–6.
-    respondents_per_operator:
-        Respondents of each of the three operators in each wave (417 → 1,251 per wave).
-    seed:
-        The seed; the same seed gives identical rows.
-    drift:
-        Shift of the attributes' latent means in scale points, for every simulated wave: one
-        number for all attributes, or a mapping attribute name (or column) → shift. The true
-        weights, thresholds and noise do not change.
-    include_target:
-        False drops the "Likelihood to recommend (0-10)" column (an unlabeled wave).
-
-    Returns
-    -------
-    DataFrame with the columns :data:`TELECOM_COLUMNS`; attributes hold integers 1–10, the code
-    99 ("not used") or the text "Don't know" (object dtype). Respondent IDs are
-    ``T<wave:02d><number:04d>``, unique across waves.
+    ``waves``: wave numbers (1 = 2021-01, 13 = 2022-01), each from its own random stream (wave 7
+    is the same simulated alone or with waves 1–6); ``respondents_per_operator``: per operator
+    and wave (417 → 1,251 per wave); ``drift``: the attributes' latent means shifted in scale
+    points, one number or attribute name (or column) → shift (weights, thresholds and noise do
+    not change); ``include_target=False`` drops the recommend column (an unlabeled wave).
+    Attributes hold integers 1–10, the code 99 ("not used") or "Don't know"; respondent IDs
+    ``T<wave:02d><number:04d>`` are unique across waves.
 
     >>> frame = simulate_telecom_waves([1], respondents_per_operator=10, seed=1)
     >>> frame.shape, frame["Wave"].unique().tolist()

@@ -201,14 +201,9 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     an inferred layout; with a schema it must equal the schema's ``missing_attributes`` (a
     conflict is a :class:`SchemaError`, never ignored).
 
-    The result holds two bases (:mod:`cx_app.survey.quality`): ``frame`` is the survey base
-    (every respondent with a valid target: NPS, shares, segments, waves) and ``in_model``
-    marks the model base within it (``X`` and ``y``).
-
-    ``limits`` (:class:`~cx_app.survey.limits.ImportLimits`; default: :func:`limits_from_env`) bounds
-    the file size, rows, columns, cells and unzipped size; a file beyond them, a zip bomb, a
-    workbook XML part with a DTD, an encrypted or foreign file raises :class:`SurveyFileError`
-    before any large allocation. The file is read into memory only: nothing is written to disk.
+    ``limits`` (default: :func:`limits_from_env`) bound the file: one beyond them, a zip bomb,
+    a DTD, an encrypted or foreign file raises :class:`SurveyFileError` before any large
+    allocation. The file is read into memory only: nothing is written to disk.
     """
     limits = limits or limits_from_env()
     if schema is not None and missing_policy not in (None, schema.missing_attributes):

@@ -34,6 +34,7 @@ from statsmodels.stats.proportion import proportion_confint
 from cx_app.engine.plan import PlanSpec
 from cx_app.errors import AnalysisError, PlanError
 from cx_app.result import Estimate, Result
+from cx_app.survey.default_plans import boxes
 
 Z95 = float(norm.ppf(0.975))
 
@@ -178,10 +179,7 @@ def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     if classes == NPS_GROUPS.classes:
         if words.is_nps:
             return replace(NPS_GROUPS, **named)
-        from cx_app.survey.default_plans import boxes  # the symmetric split (issue 37)
-
-        low, _, high = boxes(0, 10)
-        return NetScoreGroups(classes, frozenset(high), frozenset(low), **named)
+        return symmetric_groups(classes, words.group_names)
     if classes == CSAT_GROUPS.classes:
         return replace(CSAT_GROUPS, **named)
     raise PlanError(
@@ -189,6 +187,21 @@ def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
         "default net-score groups: add a plan step with promoters/detractors (or "
         "satisfied/dissatisfied) groups"
     )
+
+
+def symmetric_groups(classes: Sequence[int], names: Sequence[str] = ("low", "middle", "high")
+                     ) -> NetScoreGroups:
+    """The symmetric split of a scale of at least 3 points around its midpoint (the default
+    of a 0–10 item that is not a recommend question: {0..4} / {5} / {6..10}).
+
+    >>> g = symmetric_groups(range(11))
+    >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
+    ([0, 1, 2, 3, 4], [5], [6, 7, 8, 9, 10])
+    """
+    classes = tuple(int(c) for c in classes)
+    low, _, high = boxes(min(classes), max(classes))
+    negative, neutral, positive = names
+    return NetScoreGroups(classes, frozenset(high), frozenset(low), positive, neutral, negative)
 
 
 def _custom_groups(promoters: Iterable[int] | None, detractors: Iterable[int] | None,

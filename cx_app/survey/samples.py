@@ -144,12 +144,8 @@ def write_workbook(sheets: Mapping[str, pd.DataFrame], path: str | Path) -> Path
 def write_sample_files(directory: str | Path = SAMPLE_DIR, *, seed: int = SAMPLE_SEED) -> list[Path]:
     """Simulate and write every bundled sample into ``directory``; returns the paths written.
 
-    - ``telecom_nps.xlsx``: waves 1–6 (2021-01 … 2021-06, 417 respondents per operator and
-      wave), sheet "Responses", sheet "True weights" (each attribute's weight, rank and answer
-      model) and sheet "True parameters" (thresholds, noise, operator effects, trend);
-    - ``telecom_nps_wave7_labeled.xlsx`` / ``telecom_nps_wave7_unlabeled.xlsx``: wave 7
-      (2021-07, 400 per operator), with and without the target column;
-    - ``retail_csat.csv``: 1,500 customers of five stores, CSAT 1–5.
+    The telecom workbook holds waves 1–6 and the true model ("True weights", "True
+    parameters"); wave 7 is written with and without its target column.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -15,27 +15,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cx_app.errors import PlanError
-from cx_app.survey.nps import NPS_GROUPS, NetScoreGroups
+from cx_app.survey.nps import NPS_GROUPS, NetScoreGroups, symmetric_groups
 
 if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
-
-
-def symmetric_groups(classes: Sequence[int], names: Sequence[str] = ("low", "middle", "high")
-                     ) -> NetScoreGroups:
-    """The symmetric split of a scale of at least 3 points around its midpoint (the default
-    of a 0–10 item that is not a recommend question: {0..4} / {5} / {6..10}).
-
-    >>> g = symmetric_groups(range(11))
-    >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
-    ([0, 1, 2, 3, 4], [5], [6, 7, 8, 9, 10])
-    """
-    from cx_app.survey.default_plans import boxes
-
-    classes = tuple(int(c) for c in classes)
-    low, _, high = boxes(min(classes), max(classes))
-    negative, neutral, positive = names
-    return NetScoreGroups(classes, frozenset(high), frozenset(low), positive, neutral, negative)
 
 
 def groups_between(classes: Sequence[int], low_up_to: int, high_from: int,
