@@ -131,29 +131,6 @@ class ResolvedPlan:
         """Labels of level ``level`` (0 = original classes, k = step k's groups)."""
         return self.classes if level == 0 else self.steps[level - 1].labels
 
-    def to_dict(self) -> dict:
-        return {
-            "classes": list(self.classes),
-            "steps": [
-                {
-                    "name": s.name,
-                    "positive": s.positive,
-                    "positive_is_default": s.positive_is_default,
-                    "groups": [
-                        {
-                            "name": g.name,
-                            "option": g.option,
-                            "members": list(g.members),
-                            "covers": list(g.covers),
-                            "tp_pairs": [list(p) for p in g.tp_pairs],
-                        }
-                        for g in s.groups
-                    ],
-                }
-                for s in self.steps
-            ],
-        }
-
 
 def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)

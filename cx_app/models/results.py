@@ -22,6 +22,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import CxAppError
 from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
@@ -201,6 +202,15 @@ class PlanStep(Document):
 class PlanDocument(Document):
     classes: list[Label]
     steps: list[PlanStep]
+
+    @classmethod
+    def of(cls, plan: ResolvedPlan) -> PlanDocument:
+        """The document of a plan resolved against its classes."""
+        return cls(classes=list(plan.classes), steps=[PlanStep(
+            name=s.name, positive=s.positive, positive_is_default=s.positive_is_default,
+            groups=[PlanGroup(name=g.name, option=g.option, members=list(g.members),
+                              covers=list(g.covers), tp_pairs=[list(p) for p in g.tp_pairs])
+                    for g in s.groups]) for s in plan.steps])
 
     def describe(self) -> str:
         """One line per step: ``3x3+IM: detractors [0, …] (R), …, positive promoters``."""
