@@ -10,7 +10,7 @@ net scores, two-sided z test):
   one line per value of a split column).
 
 Several segments (waves) are tested at once, so the flags use Holm-adjusted p-values over the
-tests shown together (``statsmodels.stats.multitest.multipletests``), at ``alpha`` = 0.05.
+tests shown together (:func:`cx_app.multiple_testing.holm`), at ``alpha`` = 0.05.
 """
 
 from __future__ import annotations
