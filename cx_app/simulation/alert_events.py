@@ -89,8 +89,7 @@ def _wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
     segment = rng.choice(len(names), size=n, p=shares)
     factor = rng.normal(means[segment], 1.0)
     frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
-    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng,
-                         dict(zip(names, effects.tolist(), strict=True)))
+    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng)
 
 
 def simulate_alert_waves(n_reference: int = 4000, n_per_wave: int = 1500, *, waves: int = 60,

@@ -62,5 +62,5 @@ def shifted_wave(n: int, *, index: int = 1, seed: int = 0,
         z = deviation / sd
         before += weight * z
         after += weight * (1.0 + change) * z
-    wave = labelled_wave(index, frame, after, rng, {"Bank A": sc.offset})
+    wave = labelled_wave(index, frame, after, rng)
     return ShiftedWave(wave=wave, reference_proba=ordered_probit(before), shift=sc)

@@ -89,7 +89,6 @@ class SimulatedWave:
     index: int
     frame: pd.DataFrame
     true_proba: np.ndarray
-    segment_effects: dict[str, float]
 
     @property
     def label(self) -> str:
@@ -175,12 +174,12 @@ def answers(index: int, factor: np.ndarray, segments: np.ndarray,
 
 
 def labelled_wave(index: int, frame: pd.DataFrame, utility: np.ndarray,
-                  rng: np.random.Generator, effects: dict[str, float]) -> SimulatedWave:
+                  rng: np.random.Generator) -> SimulatedWave:
     """The wave with its recommend score drawn around ``utility`` and its true probabilities."""
     frame[TARGET_COLUMN] = np.searchsorted(
         np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=len(utility)),
         side="right")
-    return SimulatedWave(index, frame, true_probabilities(utility), effects)
+    return SimulatedWave(index, frame, true_probabilities(utility))
 
 
 def segment_utility(effects: np.ndarray, segment: np.ndarray,
@@ -198,8 +197,7 @@ def _wave(index: int, n: int, seed: int, factor_means: np.ndarray, effects: np.n
     segment = rng.integers(0, len(names), size=n)
     factor = rng.normal(factor_means[segment] + shift * index, 1.0)
     frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
-    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng,
-                         dict(zip(names, effects.tolist(), strict=True)))
+    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng)
 
 
 def simulate_drift_waves(n_reference: int = 2400, n_per_wave: int = 1200, *, waves: int = 10,

@@ -82,8 +82,8 @@ def _required(schema: SurveySchema, require_target: bool,
 
 
 def _laid_out(grid: Grid, notes: list[str]) -> Grid:
-    out, report = recognise_layout(grid)  # the layout stage, its notes kept
-    notes.extend(report.notes)
+    out, found = recognise_layout(grid)  # the layout stage, its notes kept
+    notes.extend(found)
     return out
 
 

@@ -20,7 +20,7 @@ the first rows:
 Then for every layout: columns holding personal data (:mod:`cx_app.survey.personal`) are
 dropped; on a platform export, its own columns (dates, durations, progress, status, finished
 flags, channels, language, locations, its derived ``*_NPS_GROUP``) are dropped too, the response
-id kept. Each dropped column is a note; the result is a :class:`LayoutReport`.
+id kept. Each dropped column is a note, and kept on :attr:`Grid.left_out` with its reason.
 """
 
 from __future__ import annotations
@@ -31,15 +31,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
 
 from cx_app.survey.cells import DATE_TEXT
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
-
-Platform = str
-"""``"qualtrics"``, ``"qualtrics (legacy)"``, ``"surveymonkey"``, ``"spss"``, ``"stata"``,
-``"plain"``."""
 
 _QUALTRICS_FIELDS = {
     "startdate", "enddate", "status", "ipaddress", "progress", "duration (in seconds)",
@@ -59,27 +54,6 @@ _RESPONSE_IDS = {"responseid", "respondent id"}
 HEADER_SCAN_ROWS = 30
 """A header row is looked for among a file's first rows."""
 _NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-class DroppedColumn(BaseModel):
-    """A column the import left out, and why (personal data, platform column, derived)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    column: str
-    reason: str
-
-
-class LayoutReport(BaseModel):
-    """What the layout stage found: the platform, how many header rows it folded into one, the
-    dropped columns, and its notes (the labels, question texts, are on the grid)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    platform: Platform
-    header_rows: int = 1
-    dropped: tuple[DroppedColumn, ...] = ()
-    notes: tuple[str, ...] = ()
 
 
 def _fold(cell: str | None) -> str:
@@ -214,14 +188,15 @@ def present(cell: str | None) -> bool:
     return cell is not None and bool(cell.strip())
 
 
-def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
+def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
     """The layout stage: the grid with one header row (names), the platform's columns and
-    personal data dropped (kept on :attr:`Grid.left_out`), and what was done (see the module docstring)."""
+    personal data dropped (kept on :attr:`Grid.left_out`), and notes saying what was done (see
+    the module docstring)."""
     if grid.empty:
-        return grid, LayoutReport(platform="plain")
+        return grid, ()
     platform, rows = _platform_of(grid)
     notes: list[str] = []
-    dropped: list[DroppedColumn] = []
+    dropped: list[tuple[str, str]] = []  # (column, why)
     width = grid.cells.shape[1]
     platform_cols: set[int] = set()
     ids: set[int] = set()
@@ -250,19 +225,19 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
     for j in range(width):
         kind = personal_data(names[j], body.iloc[:_PERSONAL_SAMPLE, j])
         if kind is not None and j not in ids:
-            dropped.append(DroppedColumn(column=names[j], reason=f"personal data ({kind})"))
+            dropped.append((names[j], f"personal data ({kind})"))
         elif j in platform_cols:
             reason = ("derived from the recommend answer by the platform (its NPS group)"
                       if _fold(names[j]).endswith("_nps_group")
                       else f"{_PLATFORM_NAMES[platform]} metadata, not a survey answer")
-            dropped.append(DroppedColumn(column=names[j], reason=reason))
+            dropped.append((names[j], reason))
         else:
             keep.append(j)
     if dropped:
         notes.append("columns left out at import: " + "; ".join(
-            f"{d.column!r} ({d.reason})" for d in dropped))
+            f"{column!r} ({reason})" for column, reason in dropped))
     if platform == "plain" and not dropped:
-        return grid, LayoutReport(platform="plain")
+        return grid, ()
     if top is None:
         top = pd.DataFrame([names], dtype=object).astype(TEXT)
     cells = pd.DataFrame({k: pd.concat([top.iloc[:, j].reset_index(drop=True),
@@ -277,9 +252,8 @@ def recognise_layout(grid: Grid) -> tuple[Grid, LayoutReport]:
                   labels=kept_labels if any(kept_labels) else None,
                   variables=None if grid.variables is None else tuple(
                       grid.variables[j] for j in keep),
-                  left_out=tuple((d.column, d.reason) for d in dropped))
-    return out, LayoutReport(platform=platform, header_rows=rows, dropped=tuple(dropped),
-                             notes=tuple(notes))
+                  left_out=tuple(dropped))
+    return out, tuple(notes)
 
 
 _PERSONAL_SAMPLE = 5_000
