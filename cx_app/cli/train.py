@@ -18,6 +18,7 @@ import sys
 from cx_app.cli._common import (
     add_cluster_arguments,
     add_survey_arguments,
+    add_training_arguments,
     cluster_from_args,
     model_words,
     survey_from_args,
@@ -25,21 +26,9 @@ from cx_app.cli._common import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from cx_app.estimate.calibration import CALIBRATION_METHODS
-    from cx_app.models.algorithms import ALGORITHMS, PRESETS
-
     p = sub.add_parser("train", help="train a driver model on a labelled survey and save it")
     add_survey_arguments(p)
-    p.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
-                   help=f"algorithm id: {', '.join(ALGORITHMS)}")
-    p.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
-                   help="probability calibration (default auto: smallest held-out ALP gap)")
-    p.add_argument("--preset", choices=PRESETS, default=None,
-                   help="fast (faster solver or stopping rule, same model family) or papers "
-                        "(the papers' settings); default: the algorithm's default preset")
-    p.add_argument("--folds", type=int, default=10,
-                   help="cross-validation folds (default 10, as the app and evaluate)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_training_arguments(p)
     p.add_argument("--out", required=True, metavar="MODEL.skops", help="model file to write")
     p.add_argument("--report-gaps", action="store_true",
                    help="also print regular vs ALP metrics per level on training and held-out "
