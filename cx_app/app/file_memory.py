@@ -1,7 +1,7 @@
-"""The column-mapping edits one user's session keeps per survey file (no streamlit import).
+"""What one user's session keeps per survey file while they switch files and pages.
 
-Switching from file A to file B and back must not lose work; the memory is per session, never
-shared, and forgets the least recently used file first.
+The column-mapping edits (no streamlit import): switching from file A to file B and back must
+not lose work. Per session, never shared; the least recently used file is forgotten first.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""Stored models (:class:`cx_app.project.ProjectModel`, from a workspace program or a project
-file) into the session's analysis, without retraining. No streamlit import.
+"""The session's analysis and its workspace program: models in and out, without retraining.
+
+Stored models (:class:`cx_app.project.ProjectModel`, of a program or a project file) become the
+session's models. No streamlit import.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The app's analysis as a ``.cxproj`` project file (:mod:`cx_app.project`) and back, without
-retraining: the pages derive every view from the restored out-of-fold arrays (no streamlit
-import).
+"""The app's analysis as a project file and back (no streamlit import).
+
+Nothing is retrained: the pages derive every view from the restored out-of-fold arrays.
 """
 
 from __future__ import annotations

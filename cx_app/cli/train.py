@@ -1,12 +1,8 @@
 """``cx-app train FILE --algorithm ID --out MODEL.skops``: train a driver model and save it.
 
-``--calibration auto`` (the default) cross-validates every calibration method and keeps the one
-with the smallest held-out ALP–CM gap (|ALP accuracy − accuracy| + class-share distance +
-net-score calibration error / 100); the gaps of every option are printed so the choice can be
-checked. Always printed too: the paper's Section 5 check (the model fit on 100 % of the data,
-validated with ALP, beside the held-out figures). ``--report-gaps`` adds regular vs ALP
-metrics per level on the training and the held-out folds, and the learning curve (training
-share 3 %–78 %). Everything printed is also in the model file's metadata (``cv``).
+The gaps of every calibration option are printed so that ``--calibration auto``'s choice can be
+checked, and the paper's Section 5 check (the model fit on 100 % of the data, validated with
+ALP). Everything printed is also in the model file's metadata (``cv``).
 """
 
 from __future__ import annotations

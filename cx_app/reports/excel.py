@@ -1,9 +1,9 @@
-"""The Excel workbook (openpyxl): one sheet per report section; only layout lives here.
+"""The Excel workbook (openpyxl): one sheet per report section.
 
-Every string is written through :func:`_put`, which stores formula-like text as a string cell
-with Excel's quote prefix, so survey text never becomes a formula. Numbers stay numbers with
-number formats. Charts: PNG images of the same Altair specs and, for ROC points and AUC,
-native Excel charts drawn from the sheet's own cells.
+Only layout lives here. Every string is written through :func:`_put`, which stores formula-like
+text as a string cell with Excel's quote prefix, so survey text never becomes a formula. Charts:
+PNG images of the same Altair specs and, for ROC points and AUC, native Excel charts drawn from
+the sheet's own cells.
 """
 
 from __future__ import annotations

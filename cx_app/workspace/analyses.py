@@ -1,10 +1,10 @@
-"""The app's analyses kept in the workspace: one program per survey file, stored as it is made,
-so that a reload, a second tab or a restarted server shows the same work.
+"""The app's analyses kept in the workspace: one program per survey file, stored as it is made.
 
-A model is written the moment its cross-validation ends, its fit on all respondents when made.
-Models remember the data key of the mapping they were trained on: a label edit keeps the key
-and the models; a new target, attribute or scale gives another key, and the models of the old
-one stay in the program (they come back when the analyst returns to that mapping).
+A reload, a second tab or a restarted server shows the same work. A model is written the
+moment its cross-validation ends, its fit on all respondents when made. Models remember the
+data key of the mapping they were trained on: a label edit keeps the key and the models; a new
+target, attribute or scale gives another key, and the models of the old one stay in the program
+(they come back when the analyst returns to that mapping).
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-""":class:`cx_app.workspace.programs.Workspace` stores; these functions return typed records that it
+"""The work a program's changes need, apart from storing them: read, train, estimate.
+
+:class:`cx_app.workspace.programs.Workspace` stores; these functions return typed records that it
 turns into rows. Nothing here opens the database.
 """
 

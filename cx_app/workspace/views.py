@@ -1,6 +1,6 @@
-"""What the workspace returns: typed views of a program, never database rows.
+"""What the workspace returns: typed views of a program built from the library's documents.
 
-``ProgramView.to_dict`` gives ``cx-app program show --json``.
+No database row leaves the workspace; ``ProgramView.to_dict`` gives ``program show --json``.
 """
 
 from __future__ import annotations

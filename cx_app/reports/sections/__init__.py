@@ -1,1 +1,1 @@
-"""The report's sections, one module each: ``section(...)`` returns a :class:`Section`."""
+"""The report's sections, one module each, built from the typed results."""
