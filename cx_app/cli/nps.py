@@ -177,11 +177,9 @@ def run(args: argparse.Namespace) -> int:
             "kind": schema.target.kind,
             "score": {"name": words.score_name, "recommend_question": words.is_nps},
             "weight": schema.weight.column if weight is not None else None,
-            "groups": {
-                "positive": {"name": groups.positive_name, "scores": sorted(groups.positive)},
-                "neutral": {"name": groups.neutral_name, "scores": sorted(groups.neutral)},
-                "negative": {"name": groups.negative_name, "scores": sorted(groups.negative)},
-            },
+            "groups": {side: {"name": getattr(groups, f"{side}_name"),
+                              "scores": sorted(getattr(groups, side))}
+                       for side in ("positive", "neutral", "negative")},
             "rows_read": survey.quality.rows_read,
             "respondents": survey.quality.respondents,
             "rows_excluded": excluded,

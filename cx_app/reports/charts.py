@@ -79,21 +79,29 @@ def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
     tooltip = [alt.Tooltip("group:N", title=group_title), *_score_tooltips(score_title)]
     if "flag" in data:
         tooltip.append(alt.Tooltip("flag:N", title=flag_title))
-        domain = [f for f in FLAG_COLOURS if f in set(data["flag"])]
-        colour = alt.Color("flag:N", title=flag_title,
-                           scale=alt.Scale(domain=domain,
-                                           range=[FLAG_COLOURS[f] for f in domain]),
-                           legend=alt.Legend(orient="bottom", direction="vertical"))
+        colour = _colour_by(data, "flag", flag_title, FLAG_COLOURS,
+                            alt.Legend(orient="bottom", direction="vertical"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
     x = alt.X("nps:Q", title=f"{score_title} (95% interval)",
               scale=alt.Scale(domain=fitted_domain(data["ci_low"], data["ci_high"])))
-    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
-                                                         tooltip=tooltip)
-    whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=1.5).encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
-    )
-    return band_height(alt.layer(bars, whiskers), len(order))
+    return band_height(_bars_with_whiskers(data, x, y, colour, tooltip, 1.5), len(order))
+
+
+def _colour_by(data: pd.DataFrame, field: str, title: str, colours: Mapping[str, str],
+               legend: alt.Legend) -> alt.Color:
+    domain = [d for d in colours if d in set(data[field])]
+    return alt.Color(f"{field}:N", title=title, legend=legend,
+                     scale=alt.Scale(domain=domain, range=[colours[d] for d in domain]))
+
+
+def _bars_with_whiskers(data: pd.DataFrame, x: alt.X, y: alt.Y, colour: alt.Color,
+                        tooltip: list, width: float | None = None) -> alt.LayerChart:
+    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    rule = {"color": "#1b1f23"} if width is None else {"color": "#1b1f23", "strokeWidth": width}
+    whiskers = alt.Chart(data).mark_rule(**rule).encode(x="ci_low:Q", x2="ci_high:Q", y=y,
+                                                        tooltip=tooltip)
+    return alt.layer(bars, whiskers)
 
 
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
@@ -467,21 +475,13 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     if "direction" in data:
         signs = pd.to_numeric(data["direction"], errors="coerce").fillna(0)
         data["direction"] = [DIRECTION_LABELS[int(np.sign(v))] for v in signs]
-        domain = [d for d in DIRECTION_COLOURS if d in set(data["direction"])]
-        colour = alt.Color("direction:N", title="Direction",
-                           scale=alt.Scale(domain=domain,
-                                           range=[DIRECTION_COLOURS[d] for d in domain]),
-                           legend=alt.Legend(orient="bottom"))
+        colour = _colour_by(data, "direction", "Direction", DIRECTION_COLOURS,
+                            alt.Legend(orient="bottom"))
         tooltip.append(alt.Tooltip("direction:N", title="Direction"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
-    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(
-        x=alt.X("importance:Q", title=value_title), y=y, color=colour, tooltip=tooltip
-    )
-    whiskers = alt.Chart(data).mark_rule(color="#1b1f23").encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
-    )
-    return band_height(alt.layer(bars, whiskers), len(order), 30)
+    x = alt.X("importance:Q", title=value_title)
+    return band_height(_bars_with_whiskers(data, x, y, colour, tooltip), len(order), 30)
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -92,29 +92,28 @@ def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFr
     from cx_app.estimate.tracker import TRACKER_COLUMNS
     from cx_app.survey.nps_flags import flag_changes
 
-    def alerts(docs: list) -> str:
-        return "; ".join(a.short() for a in docs if a.alert)
+    def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
+            alerts: Any) -> dict[str, Any]:
+        return {"wave": wave.label, "series": series, "n": n,
+                "nps": None if est is None else est.value,
+                "ci_low": None if est is None else est.ci95[0],
+                "ci_high": None if est is None else est.ci95[1],
+                "se": None if est is None else est.se,
+                "realized": None if real is None else real.value, "note": note,
+                "alert": "; ".join(a.short() for a in alerts if a.alert)}
 
     rows = []
     for wave, twin in _twins(view.waves):
-        est, real = wave.estimated_nps, (twin or wave).realized_nps
-        rows.append({"wave": wave.label, "series": ALL_RESPONDENTS, "n": wave.respondents,
-                     "nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
-                     "se": est.se, "realized": None if real is None else real.value,
-                     "note": "" if est.audited_n is None else
-                     f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
-                     "alert": alerts(list(wave.estimate.alerts))})
+        est = wave.estimated_nps
+        rows.append(row(wave, ALL_RESPONDENTS, wave.respondents, est,
+                        (twin or wave).realized_nps, "" if est.audited_n is None else
+                        f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
+                        wave.estimate.alerts))
         twin_segments = (twin or wave).segments.get(by, {}) if by else {}
         for value, figure in (wave.segments.get(by, {}) if by else {}).items():
-            seg = figure.estimated_nps
-            seg_real = twin_segments[value].realized_nps if value in twin_segments else None
-            rows.append({"wave": wave.label, "series": value, "n": figure.respondents,
-                         "nps": None if seg is None else seg.value,
-                         "ci_low": None if seg is None else seg.ci95[0],
-                         "ci_high": None if seg is None else seg.ci95[1],
-                         "se": None if seg is None else seg.se,
-                         "realized": None if seg_real is None else seg_real.value,
-                         "note": figure.note or "", "alert": alerts(figure.alerts)})
+            real = twin_segments[value].realized_nps if value in twin_segments else None
+            rows.append(row(wave, value, figure.respondents, figure.estimated_nps, real,
+                            figure.note or "", figure.alerts))
     return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 

@@ -66,14 +66,22 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-class Program(Base):
+class _Keyed(Base):
+    __abstract__ = True
+    id: Mapped[int] = mapped_column(primary_key=True)
+
+
+class _Dated(_Keyed):
+    __abstract__ = True
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+
+class Program(_Dated):
     """A CX program: its reference survey (bytes only when allowed) and mapping."""
 
     __tablename__ = "programs"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     schema_yaml: Mapped[str] = mapped_column(Text)
     plan: Mapped[dict[str, Any]]
     settings: Mapped[dict[str, Any]]
@@ -96,10 +104,9 @@ class Program(Base):
                                              passive_deletes=True)
 
 
-class Model(Base):
+class Model(_Dated):
     __tablename__ = "models"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     model_id: Mapped[str] = mapped_column(String(100))
@@ -112,7 +119,6 @@ class Model(Base):
     as its cross-validation ends)."""
     model_metadata: Mapped[dict[str, Any]]
     fit_seconds: Mapped[float] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     training_key: Mapped[str | None] = mapped_column(String(64))
     data_key: Mapped[str | None] = mapped_column(String(64))
     recipe: Mapped[dict[str, Any] | None]
@@ -124,12 +130,11 @@ class Model(Base):
         back_populates="model", cascade="all, delete-orphan", passive_deletes=True)
 
 
-class CrossValidation(Base):
+class CrossValidation(_Keyed):
     """Out-of-fold arrays as ``.npy`` bytes, read back with ``allow_pickle=False``."""
 
     __tablename__ = "crossval"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
                                           unique=True)
     fields: Mapped[dict[str, Any]]  # everything but the arrays
@@ -141,7 +146,7 @@ class CrossValidation(Base):
     model: Mapped[Model] = relationship(back_populates="crossval")
 
 
-class Wave(Base):
+class Wave(_Dated):
     """One wave of a program. Content-addressed: a file (its SHA-256) gives one wave, or one
     per value of its wave column (``part``); adding it again finds the same row."""
 
@@ -149,7 +154,6 @@ class Wave(Base):
     __table_args__ = (UniqueConstraint("program_id", "file_sha256", "part",
                                        name="uq_waves_content"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     file_sha256: Mapped[str] = mapped_column(String(64))
@@ -159,20 +163,18 @@ class Wave(Base):
     label: Mapped[str] = mapped_column(String(200))
     wave_date: Mapped[dt.date | None] = mapped_column(Date)
     respondents: Mapped[int] = mapped_column(Integer)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
     program: Mapped[Program] = relationship(back_populates="waves")
     estimates: Mapped[list[Estimate]] = relationship(
         back_populates="wave", cascade="all, delete-orphan", passive_deletes=True)
 
 
-class Estimate(Base):
+class Estimate(_Dated):
     """A wave's estimate by one model, its headline numbers also as columns."""
 
     __tablename__ = "estimates"
     __table_args__ = (UniqueConstraint("wave_id", "model_id", name="uq_estimates_wave_model"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     wave_id: Mapped[int] = mapped_column(ForeignKey("waves.id", ondelete="CASCADE"),
                                          index=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
@@ -183,48 +185,41 @@ class Estimate(Base):
     ci_low: Mapped[float] = mapped_column(Float)
     ci_high: Mapped[float] = mapped_column(Float)
     realized_nps: Mapped[float | None] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
     wave: Mapped[Wave] = relationship(back_populates="estimates")
 
 
-class StoredFile(Base):
+class StoredFile(_Dated):
     """A survey or wave file kept (when the analyst allows it), one row per content."""
 
     __tablename__ = "files"
     __table_args__ = (UniqueConstraint("program_id", "sha256", name="uq_files_content"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"))
     sha256: Mapped[str] = mapped_column(String(64))
     filename: Mapped[str | None] = mapped_column(String(500))
     size: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class Fit(Base):
+class Fit(_Dated):
     """One measured training: expected times are learned from these."""
 
     __tablename__ = "fits"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     algorithm: Mapped[str] = mapped_column(String(50), index=True)
     preset: Mapped[str] = mapped_column(String(20))
     respondents: Mapped[int] = mapped_column(Integer)
     attributes: Mapped[int] = mapped_column(Integer)
     folds: Mapped[int] = mapped_column(Integer)
     seconds: Mapped[float] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class AuditEvent(Base):
+class AuditEvent(_Dated):
     """One change made to a program; kept when the program is deleted (it names it)."""
 
     __tablename__ = "audit_events"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     user: Mapped[str] = mapped_column(String(320))
     action: Mapped[str] = mapped_column(String(50))
     program: Mapped[str | None] = mapped_column(String(200), index=True)
@@ -233,24 +228,21 @@ class AuditEvent(Base):
     subject: Mapped[str | None] = mapped_column(String(255))
 
 
-class Identity(Base):
+class Identity(_Dated):
     """A sign-in identity bound to its e-mail address at its first sign-in."""
 
     __tablename__ = "identities"
     __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_identities_issuer"),
                       UniqueConstraint("email", name="uq_identities_email"))
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     issuer: Mapped[str] = mapped_column(String(500))
     subject: Mapped[str] = mapped_column(String(255))
     email: Mapped[str] = mapped_column(String(320))
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class Report(Base):
+class Report(_Dated):
     __tablename__ = "reports"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     kind: Mapped[str] = mapped_column(String(20))
@@ -258,4 +250,3 @@ class Report(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer)
     waves: Mapped[int] = mapped_column(Integer)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
