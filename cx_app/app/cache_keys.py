@@ -14,13 +14,9 @@ __all__ = ["program_key", "wave_key"]
 
 
 def program_key(view: ProgramView, *, workspace_url: str, user: str) -> tuple:
-    """The key of what is cached from ``view``: the workspace, the person and the program's
-    version."""
     return (workspace_url, user, view.version)
 
 
 def wave_key(name: str, model_key: str, wave: WaveView, *, workspace_url: str, user: str
              ) -> tuple:
-    """The key of what is cached from the wave ``wave`` of the program ``name`` as estimated by
-    the model ``model_key``."""
     return (workspace_url, user, name, model_key, wave.sha256, wave.part)

@@ -1,12 +1,7 @@
 """What one user's session keeps per survey file while they switch files and pages.
 
-No streamlit import.
-
-Switching from file A to file B and back must not lose work: :class:`MappingMemory` keeps the
-column-mapping edits per file (its SHA-256, sheet and the layout the edits started from), per
-session (in the page's session state, never shared) and bounded: the least recently used file
-is forgotten first. (The trained models of each file and mapping are kept in its workspace
-program: :mod:`cx_app.workspace.analyses`.)
+The column-mapping edits (no streamlit import): switching from file A to file B and back must
+not lose work. Per session, never shared; the least recently used file is forgotten first.
 """
 
 from __future__ import annotations
@@ -25,9 +20,8 @@ __all__ = ["MappingMemory", "mapping_file_key"]
 
 
 def mapping_file_key(content: bytes, sheet: str | None, base: SurveySchema) -> str:
-    """The key of one file's mapping edits: the file's content (its SHA-256), its sheet and
-    the layout the edits start from (the inferred, bundled or uploaded schema), so that edits
-    made on one layout are never applied to another."""
+    """Keyed by content, sheet and the layout the edits start from, so that edits made on one
+    layout are never applied to another."""
     return digest({"sha256": sha256_hex(content), "sheet": sheet, "base": base.to_yaml()})
 
 
@@ -45,14 +39,11 @@ def _same(a: tuple, b: tuple) -> bool:
 
 
 class MappingMemory:
-    """The column mapping of each file as the user last left it: the schema and the editor's
-    table (which also holds the rows set to "ignore", so they can be brought back).
+    """The column mapping of each file as the user last left it (schema and editor table).
 
-    A page's editor widgets lose their state when they leave the screen (another file, another
-    page). The page therefore asks :meth:`seed` what to show: the mapping as last edited, and a
-    *generation* that changes each time the editor starts again from a kept edit (the page puts
-    it in the widget keys, see :meth:`prefix`, so a fresh editor shows the kept edit as its
-    starting table instead of replaying stale changes on top of it).
+    Editor widgets lose their state when they leave the screen, so the page asks :meth:`seed`
+    what to show, and puts the *generation* (:meth:`prefix`) in the widget keys: a fresh editor
+    starts from the kept edit instead of replaying stale changes on top of it.
 
     >>> from cx_app.survey.schema import schema_from_mapping
     >>> base = schema_from_mapping(target="NPS", scale="0-10", attributes=["Price", "Network"])
@@ -74,16 +65,13 @@ class MappingMemory:
         self._files: OrderedDict[str, _Edits] = OrderedDict()
 
     def prefix(self, file_key: str) -> str:
-        """The widget-key prefix of the file's mapping editor in its current generation."""
         entry = self._files.get(file_key)
         return f"mapping::{file_key}::{0 if entry is None else entry.generation}"
 
     def seed(self, file_key: str, base: SurveySchema, *,
              editing: bool) -> tuple[SurveySchema, Any]:
-        """``(schema, table)`` the file's editor starts from: ``(base, None)`` the first time
-        (None: the table of the schema), afterwards the last kept edit. ``editing``: whether the
-        editor widgets of the current generation still hold their state (then nothing
-        changes: the widgets carry the edits)."""
+        """``(schema, table)`` the editor starts from: ``(base, None)`` the first time, then
+        the last kept edit; ``editing``: the widgets still hold their state (nothing changes)."""
         entry = self._files.get(file_key)
         if entry is None:
             entry = self._files[file_key] = _Edits(0, (base, None), (base, None))
@@ -96,8 +84,6 @@ class MappingMemory:
         return entry.seed
 
     def keep(self, file_key: str, schema: SurveySchema, table: Any = None) -> None:
-        """Remember a valid ``schema`` (and the editor ``table`` it came from) as the file's
-        mapping as last edited."""
         entry = self._files.get(file_key)
         if entry is None:
             self._files[file_key] = entry = _Edits(0, (schema, table), (schema, table))

@@ -6,34 +6,15 @@ all run at once; the others wait in a queue and know their place in it
 least recently among those below their own limit (round-robin between users): one user's ten
 queued jobs do not keep another user's first job waiting behind all ten.
 
-A job is any callable (``work()``), run in a thread of its own (a daemon thread, as the app's
-training threads: a server being stopped does not wait for a training to end); its result or
-error is kept on its :class:`PooledJob` (a :class:`concurrent.futures.Future` underneath). A queued job
-can be cancelled; a running one is stopped by its own means (``TrainingJob.cancel``) and frees
-its place when ``work`` returns.
+A job is any callable, run in a daemon thread of its own (a server being stopped does not wait
+for a training to end); a running one is stopped by its own means (``TrainingJob.cancel``).
+The limits and ``CX_APP_CORES_PER_JOB`` come from the environment (``docs/deployment.md``).
+Every job asks joblib for the same number of workers, so all share joblib's one reusable pool:
+the server never runs more fold workers than that, and a lone analyst's job has every core.
 
-The limits come from the environment (:func:`limits_from_env`):
-
-==========================  ==========================================  ====================
-variable                    limit                                       default
-==========================  ==========================================  ====================
-``CX_APP_JOBS_PER_USER``    jobs of one user running at once            1
-``CX_APP_JOBS_PER_SERVER``  jobs running at once on the server          the CPUs available
-==========================  ==========================================  ====================
-
-How many cores one job uses: ``CX_APP_CORES_PER_JOB`` (:func:`cores_per_job`; default every
-CPU, :func:`joblib.cpu_count`). A job fits its folds on that many worker processes, one
-thread each; every job of the server asks for the same number, so they all share joblib's one
-reusable pool of worker processes: the server never runs more fold workers than that, however
-many jobs run at once (their folds queue in the pool), and a lone analyst's job has every core.
-Lower it to keep cores free for other services on the machine.
-
-Why these defaults: one job trains a user's whole selection of models one after the other, so
-one running job per user is a whole "Train" click, and a second click of the same user waits
-instead of halving everyone else's share. Training is CPU-bound (the folds of a model run in
-series; forests and XGBoost use the cores of the machine, :func:`joblib.cpu_count`, which
-counts the CPUs this process may use, container quotas included), so more jobs than CPUs at
-once would only make each one slower and add their peak memory together: on a 2-CPU server, 2.
+Why these defaults: one job is a whole "Train" click, so a second click of the same user waits
+instead of halving everyone else's share; training is CPU-bound, so more jobs than CPUs would
+only make each slower and add their peak memory together.
 """
 
 from __future__ import annotations
@@ -60,15 +41,14 @@ T = TypeVar("T")
 
 
 def default_jobs_per_server() -> int:
-    """The CPUs this process may use (:func:`joblib.cpu_count`: affinity and cgroup quotas)."""
+    """The CPUs this process may use (affinity and cgroup quotas)."""
     from joblib import cpu_count
 
     return max(1, int(cpu_count()))
 
 
 def cores_per_job(environ: Mapping[str, str] | None = None) -> int:
-    """Worker processes of one training job (``n_jobs``): ``CX_APP_CORES_PER_JOB``, else every
-    CPU (module docstring); ValueError naming it when it is not a whole number of at least 1."""
+    """Worker processes of one training job: ``CX_APP_CORES_PER_JOB``, else every CPU."""
     text = (os.environ if environ is None else environ).get(ENV_CORES_PER_JOB, "").strip()
     return _whole(ENV_CORES_PER_JOB, text) if text else default_jobs_per_server()
 
@@ -85,8 +65,6 @@ def _whole(var: str, text: str) -> int:
 
 @dataclass(frozen=True)
 class PoolLimits:
-    """How many jobs may run at once: of one user, and in all."""
-
     per_user: int = 1
     per_server: int = field(default_factory=default_jobs_per_server)
 
@@ -97,9 +75,8 @@ class PoolLimits:
 
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> PoolLimits:
-    """The default limits with ``CX_APP_JOBS_PER_USER`` / ``CX_APP_JOBS_PER_SERVER`` applied;
-    a value that is not a whole number of at least 1 raises ``ValueError`` naming it (a
-    server misconfiguration should not pass silently)."""
+    """The default limits with ``CX_APP_JOBS_PER_USER`` / ``CX_APP_JOBS_PER_SERVER`` applied
+    (a misconfiguration raises, never passes silently)."""
     env = os.environ if environ is None else environ
     values: dict[str, int] = {}
     for name, var in (("per_user", ENV_PER_USER), ("per_server", ENV_PER_SERVER)):
@@ -118,13 +95,9 @@ class JobState(StrEnum):
 
 
 class PooledJob(Generic[T]):
-    """One job handed to a :class:`JobPool`: who asked for it, its state, its place in the
-    queue, and (once ended) its result or error."""
-
     def __init__(self, pool: JobPool, number: int, user: str, label: str,
                  work: Callable[[], T]) -> None:
         self.number = number
-        """The job's number in the pool (1, 2, ... in the order they were submitted)."""
         self.user = user
         self.label = label
         self.future: Future[T] = Future()
@@ -146,17 +119,14 @@ class PooledJob(Generic[T]):
 
     @property
     def position(self) -> int | None:
-        """1 for the next job to start, 2 for the one after, ...; None once it is not queued.
-        Exact while every user with queued jobs is below their limit; a user at their limit
-        lets the next user's job start first."""
+        """1 for the next job to start; None once not queued. Exact while every user with
+        queued jobs is below their limit."""
         return self._pool.position(self)
 
     def cancel(self) -> bool:
-        """Take the job out of the queue (True); False when it already started or ended."""
         return self._pool.cancel(self)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Whether the job has ended (done, failed or cancelled), waiting up to ``timeout`` s."""
         try:
             self.future.exception(timeout)
         except TimeoutError:
@@ -166,13 +136,11 @@ class PooledJob(Generic[T]):
         return True
 
     def result(self, timeout: float | None = None) -> T:
-        """What ``work()`` returned; its error re-raised; ``CancelledError`` when cancelled."""
         return self.future.result(timeout)
 
 
 class JobPool:
-    """Runs submitted jobs within :class:`PoolLimits` (see the module docstring). One per
-    server process; :meth:`shutdown` when the process ends."""
+    """One per server process; :meth:`shutdown` when the process ends."""
 
     def __init__(self, limits: PoolLimits | None = None, *, name: str = "cx-app-job") -> None:
         self.limits = limits if limits is not None else limits_from_env()
@@ -189,7 +157,6 @@ class JobPool:
     # ------------------------------------------------------------------ submitting, cancelling
 
     def submit(self, user: str, work: Callable[[], T], label: str = "") -> PooledJob[T]:
-        """Queue ``work`` for ``user`` and start it when the limits allow (maybe at once)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the job pool is shut down")
@@ -209,7 +176,6 @@ class JobPool:
             return job.future.cancel()
 
     def shutdown(self, wait: bool = True) -> None:
-        """Cancel the queued jobs and stop; ``wait``: until the running ones have ended."""
         with self._lock:
             self._closed = True
             queued = [job for queue in self._queues.values() for job in queue]
@@ -224,7 +190,6 @@ class JobPool:
     # ------------------------------------------------------------------ what the pages show
 
     def queued(self) -> tuple[PooledJob[Any], ...]:
-        """The queued jobs in the order they will start (see :attr:`PooledJob.position`)."""
         with self._lock:
             return self._queue_order()
 
@@ -255,15 +220,13 @@ class JobPool:
         return tuple(order)
 
     def _next_user(self) -> str | None:
-        """The user whose job starts next: below their limit, served least recently (never
-        served first), then the oldest first queued job."""
         ready = [u for u in self._queues if self._running[u] < self.limits.per_user]
         if not ready:
             return None
         return min(ready, key=lambda u: (self._last_turn[u], self._queues[u][0].number))
 
     def _start_what_fits(self) -> None:
-        """Start queued jobs while the limits allow (called with the lock held)."""
+        """Called with the lock held."""
         while sum(self._running.values()) < self.limits.per_server:
             user = self._next_user()
             if user is None:

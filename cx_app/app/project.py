@@ -1,11 +1,6 @@
 """The app's analysis as a project file and back (no streamlit import).
 
-:func:`save_analysis` turns a session's :class:`cx_app.app.session.Analysis` (survey identity,
-mapping, plan in use, cross-validated models with their permutation importance, fitted final
-models) and its last new-wave estimate into the bytes of a ``.cxproj`` file
-(:mod:`cx_app.project`). :func:`open_analysis` gives back an :class:`Analysis` from such a file
-without retraining anything: the pages then derive every matrix, ROC, test and driver view from
-the restored out-of-fold arrays, as after a training.
+Nothing is retrained: the pages derive every view from the restored out-of-fold arrays.
 """
 
 from __future__ import annotations
@@ -14,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cx_app.app.session import Analysis, CrossValidatedModel
+from cx_app.app.program_link import adopt_model, same_respondents
+from cx_app.app.session import Analysis
 from cx_app.errors import AnalysisError, CxAppError
 from cx_app.project import (
     Project,
@@ -31,10 +27,8 @@ __all__ = ["OpenedProject", "open_analysis", "save_analysis"]
 
 def save_analysis(analysis: Analysis, *, include_survey: bytes | None = None,
                   estimates: Sequence[Any] = (), settings: dict | None = None) -> bytes:
-    """The ``.cxproj`` bytes of ``analysis``: every trained model (its out-of-fold arrays,
-    permutation importance and final model when fitted), the plan in use, the results of the
-    models that share the best one's folds, and ``estimates`` (typed estimate documents).
-    ``include_survey``: the survey file's bytes, only when the user asked for them."""
+    """The ``.cxproj`` bytes of ``analysis`` with the results of the models that share the
+    best one's folds; ``include_survey`` only when the user asked for it."""
     survey = analysis.survey
     if include_survey is not None:
         from cx_app.provenance import sha256_hex
@@ -62,26 +56,19 @@ def save_analysis(analysis: Analysis, *, include_survey: bytes | None = None,
 
 @dataclass(frozen=True, eq=False)
 class OpenedProject:
-    """A project opened for the app: the restored analysis and what the pages need besides."""
-
     analysis: Analysis
     project: Project
     survey_bytes: bytes
     estimates: tuple  # WaveEstimateDocument, in the project's order
-    sheet_choice: str | None = None
-    """The sheet to choose on the Data page (None: the first sheet matching the schema)."""
+    sheet_choice: str | None = None  # for the Data page (None: the first matching sheet)
 
 
 def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | None = None,
                   memo_items: int = 256,
                   load_survey: Callable[..., SurveyData] | None = None) -> OpenedProject:
-    """Open the project file ``data`` (named ``name``) as an :class:`Analysis`.
-
-    The survey comes from the project when it holds it, else from ``survey_files`` (the
-    session's uploads, the bundled sample: {file name: bytes}) by its SHA-256; without it,
-    :class:`ProjectFileError` says which file to load first. Every model must be of this
-    survey's respondents. Nothing is retrained. ``load_survey``: the reader to use (the app's
-    cached one; default :func:`cx_app.survey.importing.load_survey`)."""
+    """Open the project file ``data`` as an :class:`Analysis`; its survey from the project, else
+    from ``survey_files`` (the session's uploads) by SHA-256. Every model must be of this
+    survey's respondents."""
     from cx_app.engine.plan import PlanSpec
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.provenance import sha256_hex
@@ -112,19 +99,12 @@ def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | No
         raise ProjectFileError(f"{name}: its survey cannot be read with its schema: {exc}") from None
     analysis = Analysis(survey=survey, data_key=survey.data_key,
                         plan=PlanSpec.model_validate(project.plan), memo_items=memo_items)
-    import numpy as np
-
     for m in project.models:
-        if m.cv.n != len(survey.y) or not np.array_equal(np.asarray(m.cv.y_true),
-                                                         np.asarray(survey.y)):
+        if not same_respondents(analysis, m):
             raise ProjectFileError(
                 f"{name}: the model {m.model_id} was trained on other respondents than "
                 f"{project.survey.describe()}: the project does not fit together.")
-        analysis.add_model(CrossValidatedModel(m.model_id, m.algorithm_id, dict(m.settings),
-                                               m.folds, m.seed, m.cv, m.key, m.permutation))
-        analysis.trained_keys.add(m.key)
-        if m.final is not None:
-            analysis.finals[f"{m.key}:final"] = m.final
+        adopt_model(analysis, m, m.model_id)
     try:
         analysis.resolved_plan()
     except CxAppError as exc:

@@ -1,13 +1,8 @@
 """The analysis a user carries from page to page of the app (no streamlit import).
 
-An :class:`Analysis` holds the survey in use, the reduction plan being edited, and the
-cross-validated models trained on that survey (by model id). Everything the pages show is
-derived from these: evaluations are memoised per (model, plan), so that a grouping change
-re-derives matrices from the cached cross-validation arrays and never retrains.
-
-
-The shared, bounded result store and its content keys live in :mod:`cx_app.app.store` (re-exported
-here for the pages).
+An :class:`Analysis` holds the survey, the reduction plan being edited and the cross-validated
+models. Everything the pages show is derived from these, memoised per (model, plan): a grouping
+change re-derives matrices from the cached cross-validation arrays and never retrains.
 """
 
 from __future__ import annotations
@@ -57,9 +52,7 @@ __all__ = [
 
 def model_label(algorithm_id: str, settings: Mapping[str, Any], defaults: Mapping[str, Any],
                 folds: int, seed: int) -> str:
-    """A readable model id: the algorithm id (with its preset when that is not the default,
-    :func:`~cx_app.models.algorithms.preset_label`), plus what differs from its defaults
-    (``lr``, ``lr C=0.5``, ``rf seed=3``, ``svm papers``)."""
+    """A readable model id: what differs from the defaults (``lr C=0.5``, ``rf seed=3``)."""
     changed = [f"{k}={v}" for k, v in settings.items() if defaults.get(k) != v]
     if seed != 0:
         changed.append(f"seed={seed}")
@@ -72,16 +65,12 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                preset: str | None = None,
                on_cross_validated: Callable[[Any], None] | None = None,
                n_jobs: int | None = None) -> tuple[Any, Any]:
-    """Cross-validate one algorithm for the app and return ``(cv, permutation)``
-    (``on_cross_validated`` gets the cv, without its fold models, as soon as every fold is
-    done: before the permutation importance).
+    """Cross-validate one algorithm for the app: ``(cv, permutation)``.
 
-    The fold models are needed only for permutation importance (the Drivers and Report pages),
-    and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
-    permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
-    after training, with the fold models, and the models are dropped. What a session and the
-    shared store keep is the out-of-fold arrays and the importance, a few MB. The folds run on
-    ``n_jobs`` worker processes (default :func:`~cx_app.app.job_pool.cores_per_job`)."""
+    The fold models are needed only for permutation importance and are large (a 10-fold random
+    forest on the sample holds about 1 GB): the importance is computed right after training and
+    the models dropped, so a session and the shared store keep a few MB.
+    ``on_cross_validated`` gets the cv as soon as every fold is done."""
     import dataclasses
 
     from cx_app.app.job_pool import cores_per_job
@@ -105,8 +94,6 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
 
 @dataclass(frozen=True)
 class CrossValidatedModel:
-    """One cross-validated model of the analysis: its id, recipe and cached CV result."""
-
     model_id: str
     algorithm_id: str
     settings: Mapping[str, Any]
@@ -119,11 +106,9 @@ class CrossValidatedModel:
 
 @dataclass(frozen=True)
 class TrainingEvent:
-    """What happened to one model of :meth:`Analysis.train`, for the page to show.
-
-    ``status``: ``"trained"`` (cross-validated now, or a hit in the shared store — the two read
-    alike, so nothing reveals another session), ``"repeat"`` (already trained in this session)
-    or ``"failed"`` (``message`` says why)."""
+    """What happened to one model of :meth:`Analysis.train`: ``"trained"`` (now, or a hit in
+    the shared store: the two read alike, so nothing reveals another session), ``"repeat"``
+    (already trained in this session) or ``"failed"``."""
 
     label: str
     status: str
@@ -135,11 +120,9 @@ class TrainingEvent:
 class Analysis:
     """The per-user state of the app: survey, plan, trained models and derived results.
 
-    ``trainings`` counts the cross-validation runs started by this user (a cache hit in the
-    shared store does not count): tests use it to prove that a grouping change never retrains.
-    ``trained_keys``: the training keys this user has trained or been given in this session
-    (only these may be called "already trained": a hit in the shared store for a key the user
-    never asked for is shown exactly like a fresh training, so it reveals no other user).
+    ``trainings`` counts this user's cross-validation runs (tests prove with it that a grouping
+    change never retrains). Only ``trained_keys`` may be called "already trained": a shared
+    store hit for a key the user never asked for reads like a fresh training.
     """
 
     survey: SurveyData
@@ -161,20 +144,16 @@ class Analysis:
         return digest(self.plan.model_dump(mode="json"))
 
     def adopt_survey(self, survey: SurveyData) -> None:
-        """Take ``survey``, the same data under a schema that differs only in display words
-        (labels, names of the schema, segments; the same :attr:`data_key`): the models stay,
-        derived values are recomputed with the new words."""
+        """Take the same data under other display words (labels, segments): the models stay."""
         if survey.data_key != self.data_key:
             raise ValueError("adopt_survey takes the same data only (the same data key)")
         self.survey = survey
         self._memo.clear()
 
     def set_plan(self, plan: PlanSpec) -> None:
-        """Replace the reduction plan (nothing is retrained; derived results follow)."""
         self.plan = plan
 
     def resolved_plan(self) -> ResolvedPlan:
-        """The plan resolved against the survey's classes (memoised; PlanError if invalid)."""
         from cx_app.engine.grouping import resolve_plan
 
         return self.derived(("plan", self.plan_key), lambda: resolve_plan(self.plan, self.classes))
@@ -183,9 +162,8 @@ class Analysis:
         self.models[model.model_id] = model
 
     def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        """A value computed once per key (keys should include the plan key when they depend
-        on the plan), kept while it is among the ``memo_items`` most recently used (derived
-        values are pure: an evicted one is recomputed from the cached arrays if asked again)."""
+        """A value computed once per key (include the plan key when it depends on the plan),
+        kept among the ``memo_items`` most recently used."""
         if key in self._memo:
             self._memo.move_to_end(key)
             return self._memo[key]
@@ -196,13 +174,11 @@ class Analysis:
         return value
 
     def peek(self, key: tuple) -> Any | None:
-        """A derived value if it was computed already (None otherwise)."""
         if key in self._memo:
             self._memo.move_to_end(key)
         return self._memo.get(key)
 
     def evaluation(self, model_id: str) -> ModelEvaluation:
-        """``evaluate_result`` of a trained model under the current plan (memoised)."""
         from cx_app.models.evaluation import evaluate_result
 
         model = self.models[model_id]
@@ -211,7 +187,7 @@ class Analysis:
 
     def levels(self, model_id: str) -> tuple:
         """The reduction levels (original, then one per plan step) of a model's out-of-fold
-        predictions under the current plan (memoised; no retraining)."""
+        predictions."""
         from cx_app.engine.confusion import confusion_matrix
         from cx_app.engine.levels import reduce_confusion
 
@@ -224,8 +200,8 @@ class Analysis:
         return self.derived(("levels", model.key, self.plan_key), compute)
 
     def comparable_models(self, model_id: str | None = None) -> list[str]:
-        """The trained models cross-validated on the same folds as ``model_id`` (default: the
-        first model): the ones a paired t-test, hence one results document, can compare."""
+        """The models cross-validated on the same folds as ``model_id`` (default: the first):
+        the ones a paired t-test, hence one results document, can compare."""
         import numpy as np
 
         if not self.models:
@@ -241,12 +217,9 @@ class Analysis:
               on_cross_validated: Callable[[CrossValidatedModel], None] | None = None,
               ) -> list[TrainingEvent]:
         """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
-        trained already; results are shared through ``store`` by content key. ``progress``
-        gets (share done 0..1, message); ``on_event`` each model's outcome as it happens.
-        ``preset`` (``fast``, ``papers``; ``None``: each algorithm's default) is part of the
-        recipe and of the model id when it is not the default (``svm papers``).
-        ``on_cross_validated``: a fresh model whose folds are all done, before its permutation
-        importance (``permutation`` None; the background job keeps it if cancelled then)."""
+        trained already, sharing results through ``store`` by content key.
+        ``on_cross_validated``: a fresh model whose folds are done, before its permutation
+        importance (the background job keeps it if cancelled then)."""
         from cx_app.errors import CxAppError
         from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
@@ -311,8 +284,8 @@ class Analysis:
         return events
 
     def held_out_gap(self, model_id: str) -> AlpGap:
-        """The held-out ALP gap of a model's out-of-fold probabilities, with the NPS terms
-        when the plan has net-score groups (memoised)."""
+        """The held-out ALP gap of a model's out-of-fold probabilities (with NPS terms when
+        the plan has net-score groups)."""
         from cx_app.errors import PlanError
         from cx_app.estimate.alp import alp_gap
         from cx_app.survey.nps import groups_for_schema
@@ -329,7 +302,6 @@ class Analysis:
         return self.derived(("alp_gap", model.key), compute)
 
     def ovr_roc(self, model_id: str) -> OvrRoc:
-        """One-vs-rest ROC of the original classes for a model (memoised)."""
         from cx_app.engine.roc import ovr_roc
 
         cv = self.models[model_id].cv
@@ -337,7 +309,6 @@ class Analysis:
                             lambda: ovr_roc(cv.y_true, cv.proba, self.classes))
 
     def drivers(self) -> DriverAnalysis:
-        """Every driver view of the survey under the current plan (memoised)."""
         from cx_app.models.drivers import driver_importance
 
         attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
@@ -349,9 +320,8 @@ class Analysis:
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
                     progress: Callable[[int, int, str], None] | None = None,
                     ) -> TrainedModel | None:
-        """The model fitted on all respondents for scoring new waves (``None`` when it is not
-        fitted yet and ``fit`` is False). The fit re-uses the model's cross-validation (its
-        calibration choice and held-out figures): one fit, no cross-validation again."""
+        """The model fitted on all respondents for new waves (None: not fitted and not
+        ``fit``); the fit re-uses the model's cross-validation."""
         from cx_app.estimate.training import train_model
 
         trained = self.models[model_id]
@@ -369,46 +339,32 @@ class Analysis:
 
     def stored_wave_estimate(self, model: TrainedModel, model_key: str, sha256: str,
                              part: str, wave: SurveyData) -> Any:
-        """The full estimate of a program's stored wave (its file's ``sha256`` and ``part``)
-        by the model of ``model_key``: :func:`cx_app.estimate.new_wave.estimate_wave`,
-        memoised."""
         from cx_app.estimate.new_wave import estimate_wave
 
         return self.derived(("wave_estimate", model_key, sha256, part),
                             lambda: estimate_wave(model, wave))
 
     def final_model_bytes(self, model_id: str) -> bytes:
-        """The .skops file of a fitted final model (memoised)."""
         from cx_app.estimate.model_file import model_bytes
 
         key = f"{self.models[model_id].key}:final"
         return self.derived(("model_bytes", key), lambda: model_bytes(self.finals[key]))
 
     def best_model(self, model_ids: list[str] | None = None) -> str:
-        """The best of ``model_ids`` (default: every trained model) by the library's one rule
-        (:func:`cx_app.models.analysis.best_model`, as the CLI)."""
+        """The best of ``model_ids`` by the library's one rule (as the CLI)."""
         from cx_app.models.analysis import best_model
 
         ids = list(self.models) if model_ids is None else list(model_ids)
         return best_model({m: self.evaluation(m) for m in ids})
 
     def report_drivers(self, best: str) -> DriverAnalysis:
-        """Every driver view for the report, with the permutation importance computed when
-        ``best`` was trained (its fold models are not kept); memoised per model and plan."""
-
-        from cx_app.models.drivers import driver_importance
-
+        """Every driver view with the permutation importance computed when ``best`` was
+        trained (its fold models are not kept)."""
         model = self.models[best]
 
         def compute():
-            attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
-            result = driver_importance(self.survey.X, self.survey.y, self.classes, cv_results=(),
-                                       resolved_plan=self.resolved_plan(),
-                                       attribute_max=attribute_max,
-                                       attribute_min={a.name: a.scale.min
-                                                      for a in self.survey.schema.attributes})
             permutation = () if model.permutation is None else (model.permutation,)
-            return result.model_copy(update={"permutation": permutation})
+            return self.drivers().model_copy(update={"permutation": permutation})
 
         return self.derived(("report_drivers", model.key, self.plan_key), compute)
 
@@ -423,14 +379,9 @@ class Analysis:
                      build: bool = False, program: ProgramView | None = None,
                      segment_titles: Mapping[str, str] | None = None
                      ) -> dict[str, bytes] | None:
-        """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids`` under the
-        current plan, with an optional new-wave estimate: built when ``build`` (memoised),
-        else only returned when already built (``None`` otherwise). Nothing is retrained.
-
-        With the analysis' ``program`` (a :class:`cx_app.workspace.views.ProgramView` with
-        waves), the Excel and HTML reports carry its tracker over every wave and segment and
-        its latest wave's estimate, and a deck (``pptx``) is made too: what ``cx-app program
-        report`` writes (:func:`cx_app.workspace.reporting.program_report_files`)."""
+        """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids``: built when
+        ``build``, else only when already built (``None`` otherwise). With a ``program`` with
+        waves, what ``cx-app program report`` writes (its tracker and a deck too)."""
         from cx_app.reports import build_report, excel_bytes, render_html
 
         tracked = None if program is None or not program.waves else program
@@ -464,10 +415,8 @@ class Analysis:
 
     def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
                          permutation_model: str | None = None) -> Results:
-        """The typed results (``results.json``) of ``model_ids`` (default: every trained model) under
-        the current plan: :func:`cx_app.models.analysis.results_document`, the one builder the CLI
-        uses too, on the memoised evaluations (nothing is refitted). The models must share
-        their folds (:meth:`comparable_models`); AnalysisError otherwise."""
+        """The typed results (``results.json``) of ``model_ids`` by the CLI's one builder, on the
+        memoised evaluations; the models must share their folds (:meth:`comparable_models`)."""
         from cx_app.models.analysis import results_document
 
         ids = list(self.models) if model_ids is None else list(model_ids)

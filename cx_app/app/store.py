@@ -1,15 +1,9 @@
 """The app's process-wide, bounded result store and the content keys it is read by.
 
-:class:`ResultStore` is a small thread-safe LRU keyed by content (survey hash, file name, sheet,
-schema, algorithm, settings, folds, seed): the app keeps one per server process so that the same
-training on the same upload is never repeated. It is bounded three ways (entries, approximate
-bytes, age) and offers no way to list what it holds: a session can only get a result back by
-presenting the content key of data it loaded itself.
-
-Bounds (environment variables, read when the app starts; see :func:`cache_limits`):
-``CX_APP_RESULT_CACHE_ITEMS`` (default 32 results), ``CX_APP_RESULT_CACHE_MB`` (512 MB of
-results), ``CX_APP_CACHE_TTL_MINUTES`` (60: also the TTL of the app's Streamlit caches) and
-``CX_APP_ANALYSIS_MEMO_ITEMS`` (256 derived values per user).
+One store per server process, so that the same training on the same upload is never repeated.
+It offers no way to list what it holds: a session can only get a result back by presenting the
+content key of data it loaded itself. Its bounds come from ``CX_APP_*`` variables
+(:func:`cache_limits`).
 """
 
 from __future__ import annotations
@@ -31,8 +25,6 @@ __all__ = ["CacheLimits", "ResultStore", "approximate_nbytes", "cache_limits", "
 
 @dataclass(frozen=True)
 class CacheLimits:
-    """Bounds of the app's in-memory caches (one set per server process)."""
-
     result_items: int = 32
     result_bytes: int = 512 * 2**20
     ttl_seconds: float = 3600.0
@@ -53,7 +45,6 @@ def _env_number(name: str, default: float) -> float:
 
 
 def cache_limits() -> CacheLimits:
-    """The cache bounds, from the ``CX_APP_*`` environment variables or the defaults."""
     d = CacheLimits()
     return CacheLimits(
         result_items=int(_env_number("CX_APP_RESULT_CACHE_ITEMS", d.result_items)),
@@ -73,9 +64,8 @@ class _ByteCounter:
 
 
 def approximate_nbytes(value: Any) -> int:
-    """The size of ``value`` as pickled (protocol 5), without building the pickle: array buffers
-    (numpy arrays, also inside fitted scikit-learn trees) are counted, not copied, so a 1 GB
-    random forest is measured in milliseconds."""
+    """The size of ``value`` as pickled, without building the pickle: array buffers are counted,
+    not copied, so a 1 GB random forest is measured in milliseconds."""
     counter = _ByteCounter()
     buffers: list = []
     pickle.Pickler(counter, protocol=5, buffer_callback=buffers.append).dump(value)
@@ -83,13 +73,8 @@ def approximate_nbytes(value: Any) -> int:
 
 
 class ResultStore:
-    """A bounded, thread-safe least-recently-used mapping of content keys to results.
-
-    Bounds: at most ``max_items`` entries and ``max_bytes`` (approximate, see
-    :func:`approximate_nbytes`); an entry older than ``ttl_seconds`` is dropped. A value larger
-    than ``max_bytes`` on its own is not kept. There is deliberately no way to list keys or
-    values: the store is shared by every session of the server process.
-    """
+    """A bounded (entries, approximate bytes, age), thread-safe LRU of content keys to results;
+    deliberately no way to list keys or values."""
 
     def __init__(self, max_items: int = 32, *, max_bytes: int | None = None,
                  ttl_seconds: float | None = None,
@@ -146,7 +131,6 @@ class ResultStore:
 
     @property
     def nbytes(self) -> int:
-        """Approximate bytes held (0 when the store has no byte bound)."""
         with self._lock:
             return self._bytes
 

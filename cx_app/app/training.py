@@ -1,39 +1,20 @@
 """A training run in a background thread that the user can cancel (no streamlit import).
 
-The Models page starts a :class:`TrainingJob` and shows its progress; the job cross-validates
-the chosen algorithms one after the other with :meth:`cx_app.app.session.Analysis.train` on a
-*shadow* of the user's analysis (so that no page ever reads the analysis' models while another
-thread adds to them), and :meth:`TrainingJob.finish` hands the finished models to the analysis,
-in the page's thread.
+Why a thread: Streamlit stops a script run when the user clicks anything; a job in its own
+thread goes on, and the page picks it up again whenever it is shown. The job trains on a
+*shadow* of the user's analysis (no page reads the analysis' models while another thread adds
+to them); :meth:`TrainingJob.finish` hands the models over in the page's thread.
 
-Cancel answers at once: :meth:`TrainingJob.cancel` ends the job *for the page* there and then
-(state ``"cancelled"``, :meth:`~TrainingJob.finish` hands over the models kept, Train is usable
-again), under the job's lock. What is kept is decided at that moment and never changes after:
-every model finished before the cancel, and a model whose folds were all done (it was computing
-its permutation importance: kept without it, which the Drivers page reports as not computed).
-The thread learns of the cancel at its next progress update (after the current fold: the
-cancel is an :class:`threading.Event` that makes the progress callback raise
-:class:`TrainingCancelled`) and ends on its own; whatever it finishes after the cancel is
-dropped, never added behind the user's back (a cross-validation it completes still reaches the
-shared result store, so training that recipe again is a store hit).
+Cancel ends the job *for the page* at once, under the job's lock, and what is kept is decided
+then: every model finished, and one whose folds were all done (kept without its permutation
+importance). The thread learns of it at its next progress update (the callback raises
+:class:`TrainingCancelled`) and whatever it finishes after is dropped, never added behind the
+user's back. ``on_model`` and ``record_fit`` run in the training thread; what they raise
+becomes a warning of the model's event, never a stopped job.
 
-Two optional callbacks run in the training thread: ``on_model`` with each model trained (to
-keep it in the workspace the moment it is made; a model kept by a cancel without its
-permutation importance is given to it when the thread ends) and ``record_fit`` with each fresh
-fit's size and time (for learned time estimates, :mod:`cx_app.workspace.fits`). An exception
-raised by either does not stop the job: the model stays and its event gets a warning.
-
-Why a thread: Streamlit stops a script run when the user clicks anything (another page, a
-widget). Training in the script run would die with it; a job in its own thread goes on, and the
-page picks it up again (progress, Cancel, result) whenever it is shown.
-
-On a shared server the job runs through the server's :class:`~cx_app.app.job_pool.JobPool`
-(``start(pool=..., user=...)``): its training is the pool's work, run in the pool's thread when
-the limits allow; until then its state is ``"queued"`` and :attr:`TrainingJob.position` is its
-place in the queue. Cancelling a queued job takes it out of the queue at once (no model). A
-cancelled job that is still finishing its fold keeps its place among the running ones until
-its thread stops (the fold still uses the CPU). Without a pool (tests, the CLI) the job has a
-thread of its own, as before.
+On a shared server the training is the :class:`~cx_app.app.job_pool.JobPool`'s work, ``"queued"``
+until the limits allow; a cancelled job still finishing its fold keeps its running place until
+its thread stops (the fold still uses the CPU).
 """
 
 from __future__ import annotations
@@ -53,21 +34,16 @@ __all__ = ["TrainingCancelled", "TrainingJob"]
 
 
 RecordFit = Callable[[str, str, int, int, int, float], None]
-"""``record_fit(algorithm, preset, respondents, attributes, folds, seconds)``."""
 
 
 class TrainingCancelled(Exception):  # noqa: N818 — a request, not an error
-    """Raised inside a training by its progress callback when the user cancelled it. Not a
-    :class:`~cx_app.errors.CxAppError`: ``Analysis.train`` must not take it for a failed model
-    and go on with the next one."""
+    """Not a :class:`~cx_app.errors.CxAppError`: ``Analysis.train`` must not take it for a
+    failed model and go on with the next one."""
 
 
 class TrainingJob:
-    """One click of "Train": ``algorithms`` (``{algorithm id: settings}``) cross-validated in a
-    background thread. ``state``: ``"queued"`` (waiting in a pool), ``"running"``,
-    ``"finished"``, ``"cancelled"`` or ``"failed"`` (an unexpected error; ``message`` says
-    which); :attr:`running` while queued or running. Read by the page while it runs:
-    ``share`` (0..1), ``text``, ``events`` (one :class:`TrainingEvent` per model done)."""
+    """One click of "Train". ``state``: ``"queued"``, ``"running"``, ``"finished"``,
+    ``"cancelled"`` or ``"failed"``; the page reads ``share`` (0..1), ``text`` and ``events``."""
 
     def __init__(self, analysis: Analysis, algorithms: Mapping[str, Mapping[str, Any]], *,
                  folds: int, seed: int, calibration: str, store: ResultStore,
@@ -76,15 +52,10 @@ class TrainingJob:
                  on_model: Callable[[CrossValidatedModel], None] | None = None,
                  record_fit: RecordFit | None = None,
                  expected: Mapping[str, float] | None = None) -> None:
-        """``around``: a context to train inside, entered in the training thread (e.g.
+        """``around``: a context entered in the training thread (e.g.
         :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread).
-        ``on_model(model)``: each model trained (fresh, or a hit in the shared store; not a
-        repeat of this session). ``record_fit(algorithm, preset, respondents, attributes,
-        folds, seconds)``: each fresh fit, ``seconds`` the wall time of its cross-validation
-        and permutation importance in reference seconds (divided by
-        :func:`cx_app.models.timing.settings_factor` of its settings and calibration).
-        ``expected``: each algorithm's expected seconds, said before Train (refined while it
-        runs: :attr:`remaining`)."""
+        ``record_fit``: each fresh fit in reference seconds (divided by
+        :func:`cx_app.models.timing.settings_factor`)."""
         self.analysis = analysis
         self.expected = dict(expected or {})
         self._around = around
@@ -119,8 +90,6 @@ class TrainingJob:
         self.began: float | None = None  # when the training itself started (after the queue)
 
     def start(self, pool: JobPool | None = None, user: str = "") -> TrainingJob:
-        """Start training: in a thread of its own, or (``pool``) as ``user``'s job in the pool,
-        queued (state ``"queued"``) until the pool's limits let it run."""
         if pool is not None:
             with self._lock:
                 if self.state == "running":  # not cancelled before it was started
@@ -134,12 +103,11 @@ class TrainingJob:
 
     @property
     def pooled(self) -> PooledJob[None] | None:
-        """The job's entry in the pool it was started in (None: a thread of its own)."""
         return self._pooled
 
     @property
     def position(self) -> int | None:
-        """The job's place in its pool's queue (1: it starts next); None when not queued."""
+        """1: it starts next; None when not queued."""
         if self._pooled is None or self.state != "queued":
             return None
         return self._pooled.position
@@ -177,8 +145,6 @@ class TrainingJob:
 
     def _report(self, index: int, model: CrossValidatedModel | None,
                 seconds: float | None) -> None:
-        """``on_model`` and ``record_fit`` of one model; what they raise is a warning of its
-        event."""
         problems: list[str] = []
         if model is not None and self._on_model is not None:
             try:
@@ -198,7 +164,6 @@ class TrainingJob:
                     event, warnings=(*event.warnings, *problems))
 
     def _fit(self, model: CrossValidatedModel, seconds: float) -> tuple:
-        """``record_fit``'s arguments for ``model`` trained in ``seconds``."""
         from cx_app.models.algorithms import resolve_preset
         from cx_app.models.timing import COSTS, settings_factor
 
@@ -211,7 +176,6 @@ class TrainingJob:
                 self.folds, seconds / factor)
 
     def _run_pooled(self) -> None:
-        """The pool's work: the training, unless the job was cancelled while queued."""
         with self._lock:
             if self.state != "queued":  # cancelled in the queue just as the pool started it
                 return
@@ -251,9 +215,6 @@ class TrainingJob:
     # ------------------------------------------------------------------ page thread
 
     def cancel(self) -> None:
-        """End the job now: the models finished (and one whose folds are all done, without its
-        permutation importance) are kept and :meth:`finish` hands them over at once; the
-        thread stops after its current fold and whatever it trains from now on is dropped."""
         with self._lock:
             self._cancel.set()
             if self.state == "queued":  # out of the queue at once; it never trained
@@ -290,22 +251,18 @@ class TrainingJob:
 
     @property
     def cancelling(self) -> bool:
-        """Whether the thread is still winding down after a cancel (the page need not wait)."""
         return self._cancel.is_set() and not self._stopped(0)
 
     @property
     def running(self) -> bool:
-        """Queued or running: not ended for the page."""
         return self.state in ("queued", "running")
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the job ends for the page (it finished, failed, or was cancelled: a
-        cancel ends it at once), or ``timeout`` seconds; True when it has ended."""
+        """Until the job ends for the page (a cancel ends it at once); True when it has."""
         return self._ended.wait(timeout)
 
     def join(self, timeout: float | None = None) -> bool:
-        """Block until the training thread has stopped (after a cancel it finishes its
-        current fold first), or ``timeout`` seconds; True when it has."""
+        """Until the training thread has stopped (after a cancel: its current fold)."""
         return self._stopped(timeout)
 
     def _stopped(self, timeout: float | None) -> bool:
@@ -318,7 +275,6 @@ class TrainingJob:
 
     @property
     def handed_over(self) -> bool:
-        """Whether :meth:`finish` has given the analysis the job's models."""
         return self._finished
 
     @property
@@ -327,9 +283,7 @@ class TrainingJob:
 
     @property
     def remaining(self) -> float | None:
-        """The seconds left while it runs: the expected times rescaled by the pace of the
-        folds already done (:func:`cx_app.models.timing.remaining_seconds`); None when
-        queued, ended, or without expected times."""
+        """The expected times rescaled by the pace of the folds done; None unless running."""
         from cx_app.models.timing import remaining_seconds
 
         if self.state != "running" or self.began is None or not self.expected:
@@ -338,9 +292,8 @@ class TrainingJob:
         return remaining_seconds(expected, self.share, time.monotonic() - self.began)
 
     def finish(self) -> bool:
-        """Give the analysis the models kept by the job (once, when it has ended for the page:
-        a cancelled job's at once, while its thread winds down). True when this call handed
-        them over."""
+        """Give the analysis the kept models, once the job has ended for the page; True when
+        this call handed them over."""
         with self._lock:
             if self.running or self._finished:
                 return False

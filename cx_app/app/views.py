@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
 
 GAP_COLUMNS: tuple[str, str] = ("estimated − real accuracy (ALP)", "class-share gap")
-"""The rate columns (0–1) of :func:`trained_models_table`."""
 
 TRAINED_MODEL_HEADERS: dict[str, str] = {
     "model": "Model", "algorithm": "Algorithm", "preset": "Preset",
@@ -39,12 +38,10 @@ TRAINED_MODEL_HEADERS: dict[str, str] = {
     "survey weights": "Survey weights",
     GAP_COLUMNS[0]: "Estimated − real accuracy (ALP)", GAP_COLUMNS[1]: "Class-share gap",
 }
-"""The Trained models table's own headers (:func:`trained_models_table`)."""
 
 IMPORTANCE_HEADERS: dict[str, str] = {
     "attribute": "Attribute", "importance": "Importance", "ci_low": "95% low",
     "ci_high": "95% high", "direction": "Direction (+1: higher rating, higher score)"}
-"""The Drivers page's importance table's own headers."""
 
 QUADRANT_HEADERS: dict[str, str] = {
     "attribute": "Attribute", "importance": "Importance (% of R²)",
@@ -54,34 +51,28 @@ QUADRANT_HEADERS: dict[str, str] = {
     "importance_high": "Importance 95% high", "importance_vs_others": "Importance vs the others",
     "performance_low": "Performance 95% low", "performance_high": "Performance 95% high",
     "performance_vs_others": "Performance vs the others", "quadrant": "Quadrant"}
-"""The importance–performance table's own headers."""
 
 CAPABILITY_HEADERS: dict[str, str] = {
     "attribute": "Attribute", "target": "Target group", "base": "Respondents who answered",
     "top_box_share": "Top-box share", "tpr": "True positive rate (TPR)",
     "fpr": "False positive rate (FPR)", "delta": "Discriminant capability (δ)",
     "phi": "Characteristic capability (φ)"}
-"""The top-box δ/φ table's own headers."""
 
 WAVE_METRIC_HEADERS: dict[str, str] = {
     "level": "Level", "metric": "Measure", "estimated (ALP)": "Estimated (ALP)",
     "ci_low": "95% low", "ci_high": "95% high", "realized": "Realized"}
-"""The New wave page's metrics table's own headers."""
 
 
 @dataclass(frozen=True)
 class MetricTable:
-    """A table of metrics with the display format of each metric column."""
-
     frame: pd.DataFrame
     percent_columns: tuple[str, ...]
     number_columns: tuple[str, ...]
 
 
 def leaderboard(analysis: Analysis, level_index: int) -> MetricTable:
-    """Every trained model's headline metrics at one level (the catalogue's
-    ``MULTICLASS_SUMMARY``, or ``BINARY_SUMMARY`` on a 2×2+IM level), columns named by the
-    catalogue, best model first by the one best-model rule (mean per-fold accuracy)."""
+    """Every trained model's headline metrics at one level, best model first by the one
+    best-model rule."""
     rows, means, binary = [], {}, False
     for model_id in analysis.models:
         level = analysis.levels(model_id)[level_index]
@@ -102,9 +93,8 @@ def leaderboard(analysis: Analysis, level_index: int) -> MetricTable:
 
 
 def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | None:
-    """The leaderboard's baseline in words: always answering the commonest class at this level
-    (:func:`cx_app.models.baseline.majority_baseline`, the same rule as results.json) and the
-    models below it, and whether any model is below it; None without scores or models."""
+    """The leaderboard's baseline in words (the same rule as results.json) and whether any
+    model is below it; None without scores or models."""
     from cx_app.models.baseline import below_baseline, majority_baseline
     from cx_app.models.names import model_display_name
     from cx_app.reports.definitions import plain_name
@@ -128,10 +118,7 @@ def baseline_note(analysis: Analysis, level_index: int) -> tuple[str, bool] | No
 
 
 def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:
-    """Every metric of every trained model at one level, one column per metric key (every
-    2×2+IM metric in :data:`~cx_app.engine.binary.BINARY_KEYS` order, or the catalogue's
-    ``MULTICLASS_ALL``); ``percent_columns`` are rates, ``number_columns`` the others that are
-    not counts (counts: the rest)."""
+    """Every metric of every trained model at one level, one column per metric key."""
     binary = any(analysis.levels(m)[level_index].is_binary for m in analysis.models)
     keys = list(BINARY_KEYS) if binary else list(MULTICLASS_ALL)
     keys = [k for k in keys if any(k in analysis.levels(m)[level_index].metrics
@@ -144,28 +131,21 @@ def level_metric_table(analysis: Analysis, level_index: int) -> MetricTable:
 
 
 def per_class_table(level: Level) -> pd.DataFrame:
-    """A level's per-class metrics (``level.metrics["per_class"]``), one row per class: a
-    ``class`` column (the class as text), then precision, recall, F1, support, ..."""
     frame = pd.DataFrame.from_dict(level.metrics["per_class"], orient="index")
     frame.index = frame.index.map(str)
     return frame.reset_index(names="class")
 
 
 def per_class_headers(frame: pd.DataFrame) -> dict[str, str]:
-    """The per-class table's own headers (:func:`per_class_table`): its metrics by their
-    names."""
     return {"class": "Class", **{k: metric_name(k) for k in frame.columns
                                  if metric_definition(k) is not None}}
 
 
 DEFINITION_HEADERS: dict[str, str] = {"metric": "Measure", "meaning": "Meaning",
                                       "formula": "Formula", "source": "Source"}
-"""The metric definitions table's own headers (:func:`definitions_table`)."""
 
 
 def prediction_headers(frame: pd.DataFrame) -> dict[str, str]:
-    """The per-respondent predictions table's own headers (a wave estimate's
-    ``predictions_frame``): ``p_<class>`` is the probability of that class."""
     fixed = {"respondent_id": "Respondent ID", "sheet_row": "Row in the sheet",
              "predicted": "Predicted score", "group": "Predicted group"}
     return {c: fixed.get(c) or (f"Probability of {c[2:]}" if c.startswith("p_") else c)
@@ -173,9 +153,6 @@ def prediction_headers(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def definitions_table(binary: bool) -> pd.DataFrame:
-    """The catalogue's definitions of the 2×2+IM metrics (``binary``) or the multiclass ones,
-    in the metric tables' order: ``metric`` (display name), ``meaning``, ``formula``,
-    ``source``."""
     keys = BINARY_KEYS if binary else MULTICLASS_ALL
     defs = [metric_definition(k, binary=binary) for k in keys]
     return pd.DataFrame([{"metric": d.name, "meaning": d.words, "formula": d.formula,
@@ -183,9 +160,7 @@ def definitions_table(binary: bool) -> pd.DataFrame:
 
 
 def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
-    """One row per trained model (its recipe, fit time, respondents and held-out ALP gaps, the
-    :data:`GAP_COLUMNS` as 0–1 rates, the NPS gap in points) and the calibration advice for the
-    models whose gap is large (:func:`cx_app.estimate.calibration.gap_advice`)."""
+    """One row per trained model and the calibration advice for those whose gap is large."""
     from cx_app.estimate.calibration import gap_advice
     from cx_app.models.algorithms import ALGORITHMS
 
@@ -208,15 +183,13 @@ def trained_models_table(analysis: Analysis) -> tuple[pd.DataFrame, list[str]]:
 
 
 def setting_text(value: Any) -> str:
-    """An algorithm setting that is not a bool, number or text (a tuple, list, mapping or None)
-    as one line of YAML, for a text box: ``(1, 2)`` → ``'[1, 2]'``, None → ``'null'``."""
+    """A setting that is not a bool, number or text as one line of YAML: ``(1, 2)`` → ``'[1, 2]'``."""
     shown = list(value) if isinstance(value, tuple) else value
     return yaml.safe_dump(shown, default_flow_style=True).replace("\n...\n", "").strip()
 
 
 def parse_setting(text: str, default: Any) -> Any:
-    """A setting typed as YAML (:func:`setting_text`) read back: a list becomes a tuple when the
-    default is one. ``ValueError`` when the text is not valid YAML."""
+    """:func:`setting_text` read back: a list becomes a tuple when the default is one."""
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -226,10 +199,8 @@ def parse_setting(text: str, default: Any) -> Any:
 
 def edited_plan(current: PlanSpec, classes: Sequence,
                 steps: Sequence[Mapping[str, Any]]) -> PlanSpec | None:
-    """The plan that the grouping editor's ``steps`` (plan steps as dicts) describe, checked
-    against ``classes``: a new plan (with ``current.classes``) when it differs from
-    ``current``, None when it is the same. A :class:`~cx_app.errors.CxAppError` when the
-    steps are not a valid plan of these classes."""
+    """The plan the grouping editor's ``steps`` describe, checked against ``classes``; None
+    when it is ``current``."""
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.plan import PlanSpec, parse_plan
 
@@ -242,24 +213,19 @@ def edited_plan(current: PlanSpec, classes: Sequence,
 
 
 def plan_yaml(plan: PlanSpec) -> str:
-    """A plan as YAML text (unset fields left out, steps in order), as downloaded."""
     return yaml.safe_dump(plan.model_dump(mode="json", exclude_none=True), sort_keys=False,
                           allow_unicode=True)
 
 
 def grouping_by_level(resolved_plan: Any) -> dict[str, str]:
-    """Each reduced level's grouping in words (:func:`cx_app.reports.definitions.grouping_name`),
-    keyed by level name, for chart titles: a reader sees at once whether a matrix or an AUC is
-    Relaxed, Strict or Hybrid."""
+    """Each reduced level's grouping in words, for chart titles (Relaxed, Strict, Hybrid)."""
     return {step.name: grouping_name([g.option for g in step.groups],
                                      [g.name for g in step.groups])
             for step in resolved_plan.steps}
 
 
 def wave_changes_table(results: Sequence, p_holm: Sequence[float], score: str) -> pd.DataFrame:
-    """The NPS page's wave-on-wave changes: from, to, "{score} from", "{score} to", change, its
-    95% interval, p and the Holm-adjusted p (``p_holm``, one per change) under the net score's
-    name ``score`` (:mod:`cx_app.survey.vocabulary`)."""
+    """The NPS page's wave-on-wave changes under the net score's name ``score``."""
     from cx_app.survey.nps import nps_changes
 
     changes = nps_changes(list(results)).assign(p_holm=list(p_holm))
@@ -271,9 +237,7 @@ def wave_changes_table(results: Sequence, p_holm: Sequence[float], score: str) -
 
 
 def mapping_change(old: SurveySchema, new: SurveySchema) -> str:
-    """What of the mapping that the models see changed, in words (``""`` when nothing did):
-    the target, attributes added or left out, scales, the gap policy, the weight, missing
-    codes (:meth:`~cx_app.survey.schema.SurveySchema.training_fields`)."""
+    """What of the mapping that the models see changed, in words (``""`` when nothing did)."""
     before, after = old.training_fields(), new.training_fields()
     parts = []
     if before["target"] != after["target"]:
@@ -310,13 +274,9 @@ DRIFT_HEADERS: dict[str, str] = {
     "unseen_values": "Answers not seen in training",
     "out_of_scale_values": "Answers outside the scale",
 }
-"""The drift table's headers, plain words first (the statistic's code after them)."""
 
 
 def drift_table(drift: Any, labels: Mapping[str, str]) -> pd.DataFrame:
-    """A wave's drift (:class:`~cx_app.estimate.drift.DriftReport`) as the New wave page
-    shows it: one row per attribute named by its label (``labels``: name → label), the
-    columns of :data:`DRIFT_HEADERS` under their plain headers."""
     frame = drift.to_frame()
     frame["attribute"] = [labels.get(n, n) for n in frame["attribute"]]
     frame["unseen_values"] = [", ".join(map(str, v)) for v in frame["unseen_values"]]

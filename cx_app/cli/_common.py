@@ -1,9 +1,6 @@
 """Argument helpers shared by the commands that read a survey (``validate``, ``nps``, ...).
 
-``add_survey_arguments(parser)`` adds ``FILE``, ``--schema``, ``--sheet`` and the mapping flags
-(``--target COL --scale MIN-MAX --attributes A,B,C [--segments S,T] [--id COL]``);
-``survey_from_args(args)`` reads the survey with them. Without ``--schema`` and without mapping
-flags the layout is inferred (the report's notes say so).
+Without ``--schema`` and without mapping flags the layout is inferred (the report's notes say so).
 """
 
 from __future__ import annotations
@@ -24,13 +21,10 @@ from cx_app.survey.schema import (
 )
 
 _MAPPING_FLAGS = ("target", "scale", "attributes", "segments", "id", "attribute_scale",
-                  "missing_codes", "kind", "weight")
-"""Flags that describe the layout (``--missing-policy`` is not one: it also applies to a
-schema or an inferred layout)."""
+                  "missing_codes", "kind", "weight")  # not --missing-policy: it applies to any
 
 
 def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the survey file, schema, sheet and column-mapping arguments to ``parser``."""
     parser.add_argument("file", metavar="FILE", help="survey file (.xlsx, .xlsm, .xls, .ods, .csv)")
     parser.add_argument("--schema", metavar="S", help="survey schema file (YAML)")
     parser.add_argument("--sheet", metavar="NAME",
@@ -67,8 +61,7 @@ def add_survey_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _split(text: str | None) -> list[str]:
-    """Comma-separated headers; a header that holds a comma is written in double quotes
-    (``'A,"Effort (-2 = hard, 2 = easy)",B'``)."""
+    """Comma-separated headers; one that holds a comma is written in double quotes."""
     if not text:
         return []
     row = next(csv.reader([text], skipinitialspace=True))
@@ -85,8 +78,7 @@ def _code(text: str) -> int | float | str:
 
 
 def _attribute_scales(values: list[str]) -> tuple[str | None, dict[str, str]]:
-    """(the scale of every attribute, {header: its own scale}) from ``--attribute-scale``
-    values ``MIN-MAX`` and ``COL=MIN-MAX``."""
+    """(every attribute's scale, {header: its own}) from ``MIN-MAX`` and ``COL=MIN-MAX``."""
     common, own = None, {}
     for value in values:
         header, sep, scale = value.rpartition("=")
@@ -101,7 +93,7 @@ def _attribute_scales(values: list[str]) -> tuple[str | None, dict[str, str]]:
 
 
 def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
-    """The schema given by ``--schema`` or the mapping flags; None to infer from the data."""
+    """None: infer from the data."""
     mapping = any(getattr(args, f, None) for f in _MAPPING_FLAGS)
     if args.schema and mapping:
         raise SchemaError("give either --schema or the mapping flags (--target ...), not both")
@@ -136,16 +128,31 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
 
 
 def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -> SurveyData:
-    """Read the survey named by the arguments of :func:`add_survey_arguments`. With an
-    inferred layout, ``--missing-policy`` replaces the inferred policy (as the app's policy
-    choice does), so flags, schema and inference apply it the same way."""
+    """With an inferred layout ``--missing-policy`` replaces the inferred policy, as the app's
+    choice does."""
     return load_survey(args.file, schema=schema_from_args(args), sheet=args.sheet,
                        require_target=require_target,
                        missing_policy=getattr(args, "missing_policy", None))
 
 
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--algorithm``, ``--preset``, ``--calibration``, ``--folds`` and ``--seed``."""
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+    from cx_app.models.algorithms import ALGORITHMS, PRESETS
+
+    parser.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
+                        help=f"algorithm id: {', '.join(ALGORITHMS)}")
+    parser.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
+                        help="probability calibration (default auto: smallest held-out ALP gap)")
+    parser.add_argument("--preset", choices=PRESETS, default=None,
+                        help="fast (faster solver or stopping rule, same model family) or papers "
+                             "(the papers' settings); default: the algorithm's default preset")
+    parser.add_argument("--folds", type=int, default=10,
+                        help="cross-validation folds (default 10, as the app and evaluate)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--dask-scheduler`` and ``--dask-timeout`` (run the fits on a Dask cluster)."""
     from cx_app.models.cluster import CONNECT_TIMEOUT, SCHEDULER_ENV
 
     parser.add_argument("--dask-scheduler", metavar="tcp://HOST:PORT",
@@ -160,7 +167,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 @contextlib.contextmanager
 def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
     """Run the block on the cluster named by ``--dask-scheduler`` or ``CX_APP_DASK_SCHEDULER``
-    (printing which), or locally when neither is set. Outputs are written after the block."""
+    (printing which), else locally."""
     from cx_app.models import cluster
 
     address = cluster.scheduler_address(getattr(args, "dask_scheduler", None))
@@ -171,8 +178,7 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def model_words(algorithm_id: str, preset: str) -> str:
-    """A trained model as the CLI's text names it: the algorithm's name and its preset in
-    words ("Logistic regression (fast settings)"), not their ids."""
+    """"Logistic regression (fast settings)", not the ids."""
     from cx_app.models.algorithms import get_algorithm
     from cx_app.models.names import PRESET_WORDS
 

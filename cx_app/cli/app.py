@@ -1,10 +1,7 @@
 """``cx-app app``: start the Streamlit app (the entry script and ``app_pages/`` live beside the package).
 
-Team mode (docs/deployment.md): ``--secrets FILE`` (a Streamlit secrets TOML whose ``[auth]``
-section configures the OpenID Connect sign-in) and ``--teams FILE`` (the teams YAML,
-:mod:`cx_app.workspace.teams`), or the variables ``CX_APP_SECRETS`` and ``CX_APP_TEAMS``. Both
-files are checked before the server starts (one sentence per problem); the secrets file goes
-to Streamlit's ``secrets.files`` option, the teams file's absolute path to the server in
+Team mode (docs/deployment.md): both files are checked before the server starts; the secrets
+file goes to Streamlit's ``secrets.files`` option, the teams file's path to the server in
 ``CX_APP_TEAMS``.
 """
 
@@ -40,21 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 ENV_SECRETS, ENV_TEAMS = "CX_APP_SECRETS", "CX_APP_TEAMS"
-AUTH_KEYS = ("client_id", "client_secret", "server_metadata_url")
-"""What each provider of the ``[auth]`` section needs (``redirect_uri`` and ``cookie_secret``
-are the section's own)."""
+AUTH_KEYS = ("client_id", "client_secret", "server_metadata_url")  # each provider's
 
 
 @dataclass(frozen=True)
 class ServerLaunch:
-    """The Streamlit server's command line and environment."""
-
     command: list[str]
     env: dict[str, str]
 
 
 def _auth_problem(auth: object) -> str | None:
-    """What is missing from the ``[auth]`` section, in words (None: nothing)."""
     if not isinstance(auth, dict):
         return "has no [auth] section (Streamlit's sign-in settings)"
     for key in ("redirect_uri", "cookie_secret"):
@@ -75,7 +67,6 @@ def _auth_problem(auth: object) -> str | None:
 
 
 def check_secrets(path: Path) -> None:
-    """The secrets file is readable TOML with a usable ``[auth]`` section."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -90,24 +81,16 @@ def check_secrets(path: Path) -> None:
 
 
 SERVER_THREADS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-"""The server's BLAS libraries on one thread each (unless its environment says otherwise).
+"""The server's BLAS on one thread each (unless its environment says otherwise).
 
-The server trains through its job pool, as many jobs at once as it has CPUs
-(:mod:`cx_app.app.job_pool`), so each job gets one core's worth; a survey's model works on
-narrow matrices (respondents × a few dozen attributes), where a second BLAS thread saves
-nothing and its spinning at every call's barrier costs much when another job or program holds
-the other core. Measured on the shared 2-core machine (``bench/RESULTS.md``, training_times):
-a logistic regression of 7,500 respondents × 4 folds took 0.4 s with one or two BLAS threads
-when the machine was quiet, and 14.5 s with two against 5.8 s with one under a load average of
-9. BLAS reads these variables once, when it is loaded: they are set here, for the server
-process this command starts, never by the library at run time (a thread count is a setting of
-the whole process)."""
+The job pool runs as many jobs as CPUs, and a survey's matrices are narrow: a second BLAS thread
+saves nothing and spins at every barrier when another job holds the other core (a logistic
+regression took 14.5 s with two against 5.8 s with one under a load of 9, ``bench/RESULTS.md``
+training_times). Set for the server process this command starts, never by the library."""
 
 
 def server_launch(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerLaunch:
-    """The server's command line and environment for ``args``: in team mode (secrets and
-    teams given, by flag or variable) both files checked first; BLAS on one thread
-    (:data:`SERVER_THREADS`) unless the environment sets it."""
+    """In team mode both files are checked first."""
     from cx_app.workspace.teams import load_teams
 
     command = [
@@ -141,17 +124,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 STOP_GRACE_SECONDS = 5.0
-"""How long the server has to stop after a forwarded signal before it is terminated."""
 
 
 def _serve(command: list[str], env: dict[str, str] | None = None) -> int:
-    """Run the Streamlit server as a child and stop it with us: SIGTERM, SIGINT and SIGHUP
-    are forwarded to it, and a server still running when we leave is terminated (then
-    killed), so stopping ``cx-app app`` never leaves a server holding the port.
-
-    A server still running :data:`STOP_GRACE_SECONDS` after a forwarded signal is terminated
-    too: Streamlit listens on its port before it installs its own handlers, and a SIGINT in
-    between may be swallowed (seen once in a loaded test run)."""
+    """Run the Streamlit server as a child and stop it with us (signals forwarded; still
+    running when we leave, or :data:`STOP_GRACE_SECONDS` after a signal: terminated), so that
+    ``cx-app app`` never leaves a server holding the port. Streamlit listens before it installs
+    its own handlers, so a SIGINT in between may be swallowed."""
     child = subprocess.Popen(command, cwd=ENTRY_SCRIPT.parent,
                              env=os.environ.copy() if env is None else env)
     asked: list[float] = []  # when a stop signal was forwarded

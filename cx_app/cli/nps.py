@@ -1,15 +1,8 @@
 """``cx-app nps FILE``: the net score (NPS, or CSAT net and top-2-box) with 95% intervals.
 
-The words follow :func:`cx_app.survey.vocabulary.vocabulary`: "NPS", promoters and detractors
-only for a recommend question on 0–10; any other target prints a "net score (top box − bottom
-box)" with neutral group names (the JSON's ``score`` says which; its keys stay as they are).
-
-Overall, and per segment with ``--by COL`` (a segment's name, header or alias; may be given
-several times). When the segment has the role ``wave``, the changes between consecutive waves
-follow, with their interval and two-sided p-value. ``--compare A B`` adds the change from
-segment value A to B (two waves, two operators, ...) of a ``--by`` segment, with its interval
-and two-sided z test (MATH.md §11: SE = √(Var_A + Var_B)). Promoters and detractors (or satisfied and
-dissatisfied) come from the schema's plan (``cx_app.survey.nps.groups_for_schema``).
+"NPS", promoters and detractors only for a recommend question on 0–10; any other target prints
+a "net score (top box − bottom box)" with neutral group names (the JSON's keys stay as they are).
+Changes use the two-sided z test of MATH.md §11 (SE = √(Var_A + Var_B)).
 """
 
 from __future__ import annotations
@@ -59,7 +52,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def resolve_segment(schema: SurveySchema, text: str, columns: pd.Index) -> SegmentSpec:
-    """The schema's segment named by ``text`` (its name, column header or an alias)."""
     wanted = normalise_header(text)
     for segment in schema.segments:
         keys = {normalise_header(k) for k in (segment.name, *segment.candidates)}
@@ -115,8 +107,7 @@ def _summaries(parts: list[tuple[str, pd.DataFrame]], target: str, weight: str |
 
 
 def _comparisons(pairs: list[list[str]], tables: list) -> list[list[NpsChange]]:
-    """For each ``--by`` table, the changes A → B of the ``--compare`` pairs whose two values
-    are segments of that table (labels matched case- and space-insensitively)."""
+    """For each ``--by`` table, the ``--compare`` changes A → B of its values."""
     if pairs and not tables:
         raise SchemaError("--compare needs a segment to compare within: add --by COL")
     out: list[list[NpsChange]] = [[] for _ in tables]
@@ -145,8 +136,7 @@ def _change_rows(changes: list[NpsChange]) -> list[dict]:
 
 def _chosen_groups(schema: SurveySchema, low_up_to: int | None,
                    high_from: int | None) -> NetScoreGroups:
-    """The schema's groups, or the analyst's cut points (``--low-up-to``, ``--high-from``;
-    one alone keeps the other side of the schema's groups)."""
+    """One cut point alone keeps the other side of the schema's groups."""
     groups = groups_for_schema(schema)
     if low_up_to is None and high_from is None:
         return groups
@@ -187,11 +177,9 @@ def run(args: argparse.Namespace) -> int:
             "kind": schema.target.kind,
             "score": {"name": words.score_name, "recommend_question": words.is_nps},
             "weight": schema.weight.column if weight is not None else None,
-            "groups": {
-                "positive": {"name": groups.positive_name, "scores": sorted(groups.positive)},
-                "neutral": {"name": groups.neutral_name, "scores": sorted(groups.neutral)},
-                "negative": {"name": groups.negative_name, "scores": sorted(groups.negative)},
-            },
+            "groups": {side: {"name": getattr(groups, f"{side}_name"),
+                              "scores": sorted(getattr(groups, side))}
+                       for side in ("positive", "neutral", "negative")},
             "rows_read": survey.quality.rows_read,
             "respondents": survey.quality.respondents,
             "rows_excluded": excluded,

@@ -1,32 +1,23 @@
 """``cx-app program ...``: CX programs kept in the workspace database, for monthly automation.
 
-``create NAME FILE [mapping flags] --algorithm A`` trains the program's model on its reference
-survey; ``add-wave NAME FILE...`` estimates and stores each wave (the same file twice is one
-wave; ``--audit SAMPLE`` with one file: the wave's audited net score, which the tracker then
-shows, :mod:`cx_app.estimate.audit`); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
-``respondents``, ``estimated_nps`` {``value``, ``ci95``} and ``segments``); ``report NAME --out
-DIR`` (``report.xlsx`` and ``report.html`` with the tracker over all waves, and the deck
-``NAME.pptx``); ``list``;
-``export NAME FILE.cxproj`` and ``import FILE.cxproj``; ``delete NAME``, ``move NAME --team
-T`` and ``audit NAME [--json]`` (the program's audit trail); ``forget-sign-in EMAIL`` (team
-mode: release an address bound to a sign-in account). The database: ``--db URL``, else
-``CX_APP_DATABASE_URL``, else the user's SQLite file (``docs/workspace.md``).
-
-Who: every change is an audit row recorded for the operating-system account running the CLI
-(:func:`cx_app.workspace.audit.cli_user`). The CLI is the server operator's tool, so it is
-unrestricted by default; ``--as EMAIL`` with a teams file (``--teams FILE``, else
-``CX_APP_TEAMS``) acts as that user of team mode: their teams' programs only, their role's
-actions only, recorded as ``ACCOUNT (as EMAIL)``. A teams file without ``--as`` only checks
-that ``--team`` names one of its teams.
+The CLI is the server operator's tool, so it is unrestricted by default; ``--as EMAIL`` with a
+teams file acts as that user of team mode, recorded as ``ACCOUNT (as EMAIL)``. A teams file
+without ``--as`` only checks that ``--team`` names one of its teams.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
-from cx_app.cli._common import add_survey_arguments, model_words, schema_from_args
+from cx_app.cli._common import (
+    add_survey_arguments,
+    add_training_arguments,
+    model_words,
+    schema_from_args,
+)
 
 ENV_TEAMS = "CX_APP_TEAMS"
 
@@ -47,9 +38,6 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from cx_app.estimate.calibration import CALIBRATION_METHODS
-    from cx_app.models.algorithms import ALGORITHMS, PRESETS
-
     p = sub.add_parser("program", help="CX programs in the workspace database: reference "
                                        "survey, model, waves, tracker and reports")
     commands = p.add_subparsers(dest="program_command", required=True, metavar="ACTION")
@@ -57,14 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = commands.add_parser("create", help="a new program: its reference survey and model")
     c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
     add_survey_arguments(c)
-    c.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
-                   help=f"algorithm id: {', '.join(ALGORITHMS)}")
-    c.add_argument("--preset", choices=PRESETS, default=None,
-                   help="fast or papers (default: the algorithm's default preset)")
-    c.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
-                   help="probability calibration (default auto: smallest held-out ALP gap)")
-    c.add_argument("--folds", type=int, default=10, help="cross-validation folds (default 10)")
-    c.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_training_arguments(c)
     c.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
     c.add_argument("--keep-survey", action="store_true",
                    help="store the survey file and the wave files themselves in the "
@@ -147,8 +128,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _workspace(args: argparse.Namespace):
-    """The workspace of ``--db`` acting for the OS account, or (``--as``) for a user of the
-    teams file, checked by it."""
     import os
 
     from cx_app.errors import CxAppError
@@ -312,10 +291,8 @@ def _audit(args: argparse.Namespace) -> int:
     with _workspace(args) as ws:
         rows = ws.audit(args.name)
     if args.json:
-        print(json.dumps([{"created": r.created.isoformat(), "user": r.user, "action": r.action,
-                           "program": r.program, "detail": r.detail, "issuer": r.issuer,
-                           "subject": r.subject} for r in rows],
-                         indent=1, ensure_ascii=False))
+        print(json.dumps([{**dataclasses.asdict(r), "created": r.created.isoformat()}
+                          for r in rows], indent=1, ensure_ascii=False))
         return 0
     for r in rows:
         print(f"{r.created:%Y-%m-%d %H:%M:%S} UTC  {r.user}  {r.action}"

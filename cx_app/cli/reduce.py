@@ -1,18 +1,10 @@
 """``cx-app reduce MATRIX.csv --plan PLAN.yaml [--json]``: reduce a confusion matrix by a plan.
 
-MATRIX.csv: the first row holds the predicted labels, the first column the actual labels, as
-``pandas.crosstab(actual, predicted).to_csv()`` writes it (the top-left cell, e.g. ``actual``
-or ``row_0``, is ignored, and so is a second row holding only the index name). Cells may be
-real-valued (an ALP matrix, ``crosstab(..., values=, aggfunc="sum")``; its empty NaN cells are
-read as 0 and counted in the notes). Labels that all look like integers (``7`` or ``7.0``) are
-read as integers. A crosstab leaves out classes that never occur: the plan's ``classes`` (or,
-without them, the labels of the first row and column together) define the matrix, and a class
-with no row or no column gets zeros (said in the notes). Margins (``All``) are refused.
-PLAN.yaml: a stand-alone plan file (:func:`cx_app.engine.plan.load_plan_file`); every label of the
-matrix must be one of its ``classes``, if given.
-
-Output: every level (original, then one per step) with its matrix (IM as an extra row and
-column) and metrics; ``--json`` prints ``{"levels": [...], "notes": [...]}``.
+MATRIX.csv as ``pandas.crosstab(actual, predicted).to_csv()`` writes it; cells may be
+real-valued (an ALP matrix; its empty NaN cells are read as 0 and counted in the notes). A
+crosstab leaves out classes that never occur: the plan's ``classes`` (else the labels of the
+first row and column together) define the matrix, and a class with no row or no column gets
+zeros (said in the notes). Margins (``All``) are refused.
 """
 
 from __future__ import annotations
@@ -52,8 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _labels(cells: list[str]) -> tuple:
-    """Labels as written; when every one looks like an integer (``7`` or ``7.0``, as pandas
-    writes float-typed scores) they become ints."""
+    """Ints when every one looks like an integer (``7`` or ``7.0``, as pandas writes them)."""
     cells = [c.strip() for c in cells]
     if cells and all(_INT.fullmatch(c) or _INTEGRAL_FLOAT.fullmatch(c) for c in cells):
         return tuple(int(float(c)) if "." in c else int(c) for c in cells)
@@ -67,7 +58,6 @@ def _show_labels(labels) -> str:
 def _matrix_and_notes(
     path: str | Path, classes: Sequence | None = None
 ) -> tuple[ConfusionMatrix, list[str]]:
-    """The matrix (over ``classes`` when given) and notes on what was filled in."""
     path = Path(path)
     name = path.name
     try:
@@ -196,24 +186,16 @@ def _matrix_and_notes(
 
 
 def read_matrix_csv(path: str | Path, *, classes: Sequence | None = None) -> ConfusionMatrix:
-    """A confusion matrix from a CSV file (layout in the module docstring).
-
-    ``classes``: the class list (the plan's or the scale's). A class the file has no row or no
-    column for (``pandas.crosstab`` leaves out classes that never occur) gets zeros; a label
-    that is not a class is an error. Without ``classes`` the labels of the first row and first
-    column together are the classes (sorted when they are integers).
-    """
+    """A confusion matrix from a CSV file (layout in the module docstring)."""
     return _matrix_and_notes(path, classes)[0]
 
 
 def _group(label: object) -> object:
-    """A class or group label as printed: a default plan's group code in words
-    (``passives_promoters`` → "passives and promoters"), any other label as it is."""
+    """A default plan's group code in words (``passives_promoters`` → "passives and promoters")."""
     return PLAIN_NAMES.get(label, label) if isinstance(label, str) else label
 
 
 def _matrix_text(level: Level) -> str:
-    """The level's matrix (IM row and column included) with the IM corner left empty."""
     frame = level.to_frame().rename(index=_group, columns=_group)
     if all(str(t) == "Int64" for t in frame.dtypes):  # <NA> ignores na_rep
         frame = frame.astype(object).where(frame.notna(), "")
@@ -230,11 +212,7 @@ def _metrics_text(level: Level) -> str:
             v = m[k]
             lines.append(f"{name:<{width}}  {v:.4f}" if isinstance(v, float)
                          else f"{name:<{width}}  {v}")
-    summary = {
-        k: m[k]
-        for k in MULTICLASS_SUMMARY
-        if k in m
-    }
+    summary = {k: m[k] for k in MULTICLASS_SUMMARY if k in m}
     lines.append("  ".join(f"{short_name(k)} {v:.4f}" for k, v in summary.items()))
     per_class = pd.DataFrame.from_dict(m["per_class"], orient="index").rename(index=_group)
     per_class.index.name = "class"

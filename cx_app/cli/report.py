@@ -1,12 +1,7 @@
 """``cx-app report``: the Excel or HTML report of saved results, an estimate or a project.
 
-``cx-app report RESULTS.json [--new-wave ESTIMATE.json] --out FILE.xlsx|FILE.html`` and
-``cx-app report --project FILE.cxproj --out DIR``.
-
-Re-renders a report from saved results without retraining anything. A new-wave estimate must
-belong to the results (its model trained on the same survey, classes and attributes; with a
-project, one of the project's model files): otherwise it is refused. With ``--project`` the
-project's ``results.json`` is written back into DIR beside ``report.xlsx`` and ``report.html``.
+Nothing is retrained. A new-wave estimate must belong to the results (its model trained on the
+same survey, classes and attributes; with a project, one of the project's model files).
 """
 
 from __future__ import annotations

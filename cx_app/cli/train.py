@@ -1,12 +1,8 @@
 """``cx-app train FILE --algorithm ID --out MODEL.skops``: train a driver model and save it.
 
-``--calibration auto`` (the default) cross-validates every calibration method and keeps the one
-with the smallest held-out ALP–CM gap (|ALP accuracy − accuracy| + class-share distance +
-net-score calibration error / 100); the gaps of every option are printed so the choice can be
-checked. Always printed too: the paper's Section 5 check (the model fit on 100 % of the data,
-validated with ALP, beside the held-out figures). ``--report-gaps`` adds regular vs ALP
-metrics per level on the training and the held-out folds, and the learning curve (training
-share 3 %–78 %). Everything printed is also in the model file's metadata (``cv``).
+The gaps of every calibration option are printed so that ``--calibration auto``'s choice can be
+checked, and the paper's Section 5 check (the model fit on 100 % of the data, validated with
+ALP). Everything printed is also in the model file's metadata (``cv``).
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ import sys
 from cx_app.cli._common import (
     add_cluster_arguments,
     add_survey_arguments,
+    add_training_arguments,
     cluster_from_args,
     model_words,
     survey_from_args,
@@ -25,21 +22,9 @@ from cx_app.cli._common import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from cx_app.estimate.calibration import CALIBRATION_METHODS
-    from cx_app.models.algorithms import ALGORITHMS, PRESETS
-
     p = sub.add_parser("train", help="train a driver model on a labelled survey and save it")
     add_survey_arguments(p)
-    p.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
-                   help=f"algorithm id: {', '.join(ALGORITHMS)}")
-    p.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
-                   help="probability calibration (default auto: smallest held-out ALP gap)")
-    p.add_argument("--preset", choices=PRESETS, default=None,
-                   help="fast (faster solver or stopping rule, same model family) or papers "
-                        "(the papers' settings); default: the algorithm's default preset")
-    p.add_argument("--folds", type=int, default=10,
-                   help="cross-validation folds (default 10, as the app and evaluate)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_training_arguments(p)
     p.add_argument("--out", required=True, metavar="MODEL.skops", help="model file to write")
     p.add_argument("--report-gaps", action="store_true",
                    help="also print regular vs ALP metrics per level on training and held-out "

@@ -1,9 +1,7 @@
 """``cx-app validate FILE``: read a survey and print its data-quality report.
 
 Exit status 0 when the file is usable (at least one respondent row used), 2 when it is not.
-Without ``--schema`` and mapping flags the layout is inferred, printed, and used.
-``--save-schema PATH`` writes the layout in use (inferred or given by the mapping flags) as a
-schema file that ``--schema PATH`` reads back: the way to confirm a mapping.
+``--save-schema PATH`` writes the layout in use as a schema file: the way to confirm a mapping.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def report_dict(survey: SurveyData, *, inferred: bool) -> dict:
-    """The JSON document printed by ``validate --json``."""
     schema = survey.schema
     return {
         "file": survey.source.filename,

@@ -42,9 +42,8 @@ _LAZY = {"Report": "blocks", "build_report": "content", "excel_bytes": "excel",
 
 
 def __getattr__(name: str) -> Any:
-    # the writers and the content model are imported when first used, not with the package:
-    # `cx-app validate` needs the plain names of cx_app.reports.definitions, not Altair,
-    # openpyxl, SciPy and scikit-learn (PEP 562)
+    # imported when first used (PEP 562): `cx-app validate` needs the plain names of
+    # cx_app.reports.definitions, not Altair, openpyxl, SciPy and scikit-learn
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"cx_app.reports.{_LAZY[name]}"), name)
@@ -54,24 +53,13 @@ def write_report(results: Results | Mapping[str, Any], path: str | Path,
                  new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                  respondent_data: bool = False, source_name: str | None = None) -> Path:
     """Write one report; the format follows the suffix of ``path`` (.xlsx or .html)."""
-    from cx_app.reports.content import build_report
-    from cx_app.reports.excel import write_excel
-    from cx_app.reports.html import write_html
-
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise CxAppError(f"cannot tell the report format from {path.name}: use a name ending "
                          "in .xlsx or .html")
-    report = build_report(results, new_wave, respondent_data=respondent_data,
-                          source_name=source_name)
-    try:
-        if fmt == "xlsx":
-            write_excel(report, path)
-        else:
-            write_html(report, path)
-    except OSError as exc:
-        raise CxAppError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+    _write(results, new_wave, respondent_data, source_name, {fmt: path},
+           f"the report {path}")
     return path
 
 
@@ -79,18 +67,25 @@ def write_reports(results: Results | Mapping[str, Any], out_dir: str | Path,
                   new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                   respondent_data: bool = False) -> dict[str, Path]:
     """Write ``out_dir/report.xlsx`` and ``out_dir/report.html`` from one content model."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"xlsx": out_dir / "report.xlsx", "html": out_dir / "report.html"}
+    _write(results, new_wave, respondent_data, "results.json", paths,
+           f"the reports into {out_dir}")
+    return paths
+
+
+def _write(results: Results | Mapping[str, Any],
+           new_wave: WaveEstimateDocument | Mapping[str, Any] | None, respondent_data: bool,
+           source_name: str | None, paths: Mapping[str, Path], what: str) -> None:
     from cx_app.reports.content import build_report
     from cx_app.reports.excel import write_excel
     from cx_app.reports.html import write_html
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     report = build_report(results, new_wave, respondent_data=respondent_data,
-                          source_name="results.json")
-    paths = {"xlsx": out_dir / "report.xlsx", "html": out_dir / "report.html"}
+                          source_name=source_name)
     try:
-        write_excel(report, paths["xlsx"])
-        write_html(report, paths["html"])
+        for fmt, path in paths.items():
+            (write_excel if fmt == "xlsx" else write_html)(report, path)
     except OSError as exc:
-        raise CxAppError(f"cannot write the reports into {out_dir}: {exc.strerror or exc}") from None
-    return paths
+        raise CxAppError(f"cannot write {what}: {exc.strerror or exc}") from None

@@ -10,18 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score", "pp"]
-"""How a column's numbers are shown: ``int`` whole numbers, ``count`` counts that may be
-real-valued (ALP), ``float`` 3 decimals, ``percent`` a rate shown as %, ``pvalue`` 4 decimals,
-``score`` a net score (NPS, −100..100) with one decimal, ``pp`` a difference of two rates in
-percentage points (the value is already in points: 100 × the difference of the rates), signed,
-one decimal."""
+"""``count`` may be real-valued (ALP); ``pp`` is already in points (100 × a difference of rates)."""
 
 
 @dataclass(frozen=True)
 class TableColumn:
-    """One column of a report table: its key in the rows, its title, how its values are
-    written (:data:`ColumnKind`)."""
-
     key: str
     title: str
     kind: ColumnKind = "text"
@@ -29,8 +22,7 @@ class TableColumn:
 
 @dataclass(frozen=True)
 class NativeChart:
-    """A chart a spreadsheet can draw from its table: ``scatter`` (x, y per ``series``) or
-    ``bar`` (``x`` the category column, ``y`` the value columns)."""
+    """A chart a spreadsheet draws from its table (``scatter``: x, y per ``series``)."""
 
     kind: Literal["scatter", "bar"]
     title: str
@@ -49,15 +41,13 @@ class Table:
     note: str = ""
     native_chart: NativeChart | None = None
     cell_kinds: tuple[tuple[ColumnKind | None, ...], ...] = ()
-    """Optional per-row overrides of the columns' kinds (None: the column's kind), for a
-    column whose rows hold different measures (accuracy as %, MCC as a number)."""
+    """Per-row overrides of the columns' kinds, for rows of different measures."""
 
     def column_values(self, key: str) -> list[Any]:
         index = [c.key for c in self.columns].index(key)
         return [row[index] for row in self.rows]
 
     def kind(self, row: int, column: int) -> ColumnKind:
-        """The kind of one cell: its row's override, else its column's kind."""
         if row < len(self.cell_kinds) and column < len(self.cell_kinds[row]):
             override = self.cell_kinds[row][column]
             if override is not None:
@@ -67,7 +57,7 @@ class Table:
 
 @dataclass(frozen=True)
 class MatrixBlock:
-    """A confusion matrix: rows = actual, columns = predicted; ``im`` the IM row/column."""
+    """Rows = actual, columns = predicted; ``im`` the IM row/column."""
 
     title: str
     labels: tuple[str, ...]
@@ -80,8 +70,7 @@ class MatrixBlock:
 
 @dataclass(frozen=True)
 class ChartBlock:
-    """An Altair chart as a Vega-Lite spec (data inline): interactive in HTML, an image in
-    Excel."""
+    """A Vega-Lite spec (data inline): interactive in HTML, an image in Excel."""
 
     title: str
     spec: dict

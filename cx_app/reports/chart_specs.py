@@ -1,7 +1,4 @@
-"""A chart kept as its Vega-Lite spec, for a page to cache and draw again.
-
-:func:`vega_lite_spec` gives the spec Streamlit draws, so a page need not build and validate the
-Altair chart on every run."""
+"""A chart kept as its Vega-Lite spec, for a page to cache and draw again."""
 
 from __future__ import annotations
 
@@ -13,11 +10,8 @@ __all__ = ["vega_lite_spec"]
 
 
 def vega_lite_spec(chart: alt.TopLevelMixin) -> dict:
-    """The chart's Vega-Lite spec (validated against the schema, its data inline in
-    ``datasets``) as a host with a theme of its own draws it: without what Altair's
-    ``"default"`` theme adds (a 300 × 300 view size), as Streamlit's ``st.altair_chart`` does.
-    A plain dict, so that a page can keep it (``st.cache_data``) and draw it again with
-    ``st.vega_lite_chart`` without building and validating the chart on every run."""
+    """The validated spec as a host with a theme of its own draws it: without what Altair's
+    ``"default"`` theme adds (a 300 × 300 view), as ``st.altair_chart`` does."""
     spec = chart.to_dict()
     if alt.theme.active == "default":
         _drop_defaults(spec, alt.theme.get()())
@@ -25,8 +19,7 @@ def vega_lite_spec(chart: alt.TopLevelMixin) -> dict:
 
 
 def _drop_defaults(spec: dict, defaults: Mapping) -> None:
-    """Remove from ``spec`` (in place) every leaf equal to the same leaf of ``defaults``, and
-    the dicts that leaves empty."""
+    """In place, every leaf equal to the default's, and the dicts that leaves empty."""
     for key, default in defaults.items():
         value = spec.get(key)
         if isinstance(default, Mapping) and isinstance(value, dict):

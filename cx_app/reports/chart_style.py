@@ -1,9 +1,4 @@
-"""Chart style shared by every chart builder: colours, label text, band heights, axis domains.
-
-Labels are shown without control characters and cut to
-:data:`~cx_app.safe_text.LABEL_LIMIT` characters (:func:`labels_as_text`); significance colours
-say direction (blue higher or better, orange lower or worse), never good/bad.
-"""
+"""Chart style shared by every chart builder: colours, label text, band heights, axis domains."""
 
 from __future__ import annotations
 
@@ -16,30 +11,25 @@ import pandas as pd
 from cx_app.safe_text import plain_text, short_labels
 
 CATEGORY_COLOURS: tuple[str, ...] = ("#c0392b", "#9aa5ab", "#2e8b57", "#1f6f8b", "#8e6c8a")
-"""Colours for the first-step groups in scale order: detractors red, passives grey, promoters
-green (and two more for plans with more groups)."""
+"""The first-step groups in scale order: detractors red, passives grey, promoters green."""
 
 IM_COLOUR_SCHEME = "oranges"
 CELL_COLOUR_SCHEME = "blues"
 
 
 def labels_as_text(values: Sequence[object]) -> list[str]:
-    """Labels as chart text: without control characters, at most
-    :data:`~cx_app.safe_text.LABEL_LIMIT` characters each (distinct values stay distinct; the
-    data behind the chart keeps the full text)."""
+    """Without control characters, at most :data:`~cx_app.safe_text.LABEL_LIMIT` characters
+    each (distinct values stay distinct)."""
     return short_labels(plain_text(str(v)) for v in values)
 
 
 def chart_labels(column: pd.Series) -> pd.Series:
-    """A column of labels as `labels_as_text` makes them."""
     return pd.Series(labels_as_text(column), index=column.index, name=column.name)
 
 
 def band_height(chart, n: int, step: int = 34, minimum: int = 90):
-    """A chart with one band per category on y: ``step`` pixels per band, whatever the host does
-    with the width. ``fit-x``: the width follows the page (Streamlit's ``width="stretch"``)
-    while the height is the plot's own, so the bands are never squeezed into a fixed total
-    height together with the axis and its title."""
+    """``step`` pixels per band on y; ``fit-x``: the width follows the page while the height is
+    the plot's own, so the bands are never squeezed together with the axis and its title."""
     return chart.properties(height=max(minimum, step * n),
                             autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
@@ -49,9 +39,8 @@ BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
 
 def fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True,
                    pad: float = 5.0, bounds: tuple[float, float] = (-100.0, 100.0)) -> list[float]:
-    """An axis domain that fits the data (the intervals' extent plus ``pad`` points, zero
-    included when bars start at it), inside ``bounds``: a fixed −100..100 axis squeezes a
-    ten-point gap between segments into a few pixels."""
+    """The intervals' extent plus ``pad`` points, inside ``bounds``: a fixed −100..100 axis
+    squeezes a ten-point gap between segments into a few pixels."""
     values = pd.concat([low, high]).astype(float)
     values = values[np.isfinite(values)]
     lo, hi = (float(values.min()), float(values.max())) if len(values) else (-10.0, 10.0)

@@ -1,13 +1,8 @@
 """Altair chart builders: tidy DataFrames in, ``alt.Chart`` out.
 
-Pure functions with no streamlit import, so that the app and the reports draw the same charts.
-Each builder documents the columns it reads; labels from the survey (attribute names, operator
-names, class labels) are data values, never markup, so they are shown literally, and cut to
-:data:`~cx_app.safe_text.LABEL_LIMIT` characters (:func:`~cx_app.safe_text.short_labels`).
-
-Confusion matrices follow the project's orientation: rows = actual class (y axis), columns =
-predicted class (x axis). The intragroup-mismatch (IM) row and column are drawn in a separate
-colour scale and outlined, so that they cannot be mistaken for ordinary cells.
+No streamlit import, so that the app and the reports draw the same charts. Each builder
+documents the columns it reads; survey labels are data values, never markup, shown literally
+and cut to :data:`~cx_app.safe_text.LABEL_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -60,49 +55,53 @@ FLAG_COLOURS: dict[str, str] = {
     "significant fall": LOWER_COLOUR,
     "no significant difference": NO_DIFFERENCE_COLOUR,
 }
-"""Bar colours by flag (:mod:`cx_app.survey.nps_flags`, the deck's wave-on-wave flags): the
-direction (blue higher, orange lower), never good/bad."""
+"""Bar colours by flag: the direction (blue higher, orange lower), never good/bad."""
+
+
+def _score_tooltips(score_title: str) -> list[alt.Tooltip]:
+    return [alt.Tooltip("nps:Q", title=score_title, format=".1f"),
+            alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
+            alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
+            alt.Tooltip("n:Q", title="Respondents", format=",")]
 
 
 def nps_bars(frame: pd.DataFrame, *, group_title: str = "Group",
              score_title: str = "NPS",
              flag_title: str = "Against the other respondents (Holm, 5%)") -> alt.LayerChart:
-    """NPS (or another net score: ``score_title``) per group with its 95% interval, on an axis
-    fitted to the intervals.
+    """A net score per group with its 95% interval, on an axis fitted to the intervals.
 
-    Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag`` (see
-    :func:`cx_app.survey.nps_flags.segments_vs_rest`): bars coloured by whether the group is
-    significantly above or below the other respondents — or, with the flags of
-    :func:`cx_app.survey.nps_flags.flag_changes` and ``flag_title`` saying so, whether it rose
-    or fell significantly since the previous wave.
+    Columns: ``group``, ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally ``flag``
+    (:mod:`cx_app.survey.nps_flags`, named by ``flag_title``) colouring the bars.
     """
     data = frame.assign(group=chart_labels(frame["group"]))
     order = data.sort_values("nps", ascending=False)["group"].tolist()
     y = alt.Y("group:N", sort=order, title=group_title, axis=BAND_AXIS)
-    tooltip = [
-        alt.Tooltip("group:N", title=group_title),
-        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
-        alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
-        alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
-        alt.Tooltip("n:Q", title="Respondents", format=","),
-    ]
+    tooltip = [alt.Tooltip("group:N", title=group_title), *_score_tooltips(score_title)]
     if "flag" in data:
         tooltip.append(alt.Tooltip("flag:N", title=flag_title))
-        domain = [f for f in FLAG_COLOURS if f in set(data["flag"])]
-        colour = alt.Color("flag:N", title=flag_title,
-                           scale=alt.Scale(domain=domain,
-                                           range=[FLAG_COLOURS[f] for f in domain]),
-                           legend=alt.Legend(orient="bottom", direction="vertical"))
+        colour = _colour_by(data, "flag", flag_title, FLAG_COLOURS,
+                            alt.Legend(orient="bottom", direction="vertical"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
     x = alt.X("nps:Q", title=f"{score_title} (95% interval)",
               scale=alt.Scale(domain=fitted_domain(data["ci_low"], data["ci_high"])))
-    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour,
-                                                         tooltip=tooltip)
-    whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=1.5).encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
-    )
-    return band_height(alt.layer(bars, whiskers), len(order))
+    return band_height(_bars_with_whiskers(data, x, y, colour, tooltip, 1.5), len(order))
+
+
+def _colour_by(data: pd.DataFrame, field: str, title: str, colours: Mapping[str, str],
+               legend: alt.Legend) -> alt.Color:
+    domain = [d for d in colours if d in set(data[field])]
+    return alt.Color(f"{field}:N", title=title, legend=legend,
+                     scale=alt.Scale(domain=domain, range=[colours[d] for d in domain]))
+
+
+def _bars_with_whiskers(data: pd.DataFrame, x: alt.X, y: alt.Y, colour: alt.Color,
+                        tooltip: list, width: float | None = None) -> alt.LayerChart:
+    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    rule = {"color": "#1b1f23"} if width is None else {"color": "#1b1f23", "strokeWidth": width}
+    whiskers = alt.Chart(data).mark_rule(**rule).encode(x="ci_low:Q", x2="ci_high:Q", y=y,
+                                                        tooltip=tooltip)
+    return alt.layer(bars, whiskers)
 
 
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
@@ -110,14 +109,10 @@ TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "�
 
 def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
                     score_title: str = "NPS") -> alt.LayerChart:
-    """NPS (or another net score: ``score_title``) per wave, one line per series, with a 95% interval band, on an axis fitted to the
-    intervals.
+    """A net score per wave, one line per series, with a 95% interval band.
 
-    Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``, and
-    optionally ``series`` (e.g. the operator; absent = one line) and ``flag`` (see
-    :func:`cx_app.survey.nps_flags.wave_trend`): a significant change from the previous wave
-    is marked ▲ / ▼ above its point; ``realized`` (a labelled wave's own score) is drawn as a
-    diamond beside the estimate.
+    Columns: ``wave`` (ordered as given), ``nps``, ``ci_low``, ``ci_high``, ``n``; optionally
+    ``series``, ``flag`` (a significant change marked ▲ / ▼) and ``realized`` (a diamond).
     """
     data = frame.copy()
     if "series" not in data:
@@ -128,14 +123,8 @@ def nps_trend_chart(frame: pd.DataFrame, *, wave_title: str = "Wave",
     x = alt.X("wave:O", sort=order, title=wave_title)
     colour = alt.Color("series:N", title=None)
     scale = alt.Scale(domain=fitted_domain(data["ci_low"], data["ci_high"], include_zero=False))
-    tooltip = [
-        alt.Tooltip("series:N", title="Series"),
-        alt.Tooltip("wave:O", title=wave_title),
-        alt.Tooltip("nps:Q", title=score_title, format=".1f"),
-        alt.Tooltip("ci_low:Q", title="95% low", format=".1f"),
-        alt.Tooltip("ci_high:Q", title="95% high", format=".1f"),
-        alt.Tooltip("n:Q", title="Respondents", format=","),
-    ]
+    tooltip = [alt.Tooltip("series:N", title="Series"), alt.Tooltip("wave:O", title=wave_title),
+               *_score_tooltips(score_title)]
     if "flag" in data:
         tooltip.append(alt.Tooltip("flag:N", title="Since the previous wave"))
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
@@ -169,8 +158,7 @@ def score_distribution_chart(
 ) -> alt.Chart:
     """Respondents per score, coloured by the score's group (detractor / passive / promoter).
 
-    Columns: ``score``, ``count``, ``category``; optionally ``share`` (0–1). ``categories``
-    fixes the colour order (default: order of appearance).
+    Columns: ``score``, ``count``, ``category``; optionally ``share`` (0–1).
     """
     data = frame.copy()
     data["score"] = chart_labels(data["score"])
@@ -198,13 +186,10 @@ def score_distribution_chart(
 
 
 def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean score") -> alt.LayerChart:
-    """Mean attribute scores, one coloured point per series (e.g. per NPS group) on each
-    attribute's row, with a thin rule spanning the series of that attribute (the gap between
-    detractors and promoters). Attributes are separate questions, so no line joins one
-    attribute to the next.
+    """Mean attribute scores, one point per series on each attribute's row, a rule spanning
+    them. Attributes are separate questions, so no line joins one to the next.
 
-    Columns: ``attribute``, ``mean``, ``series``; attributes and series keep their order of
-    appearance.
+    Columns: ``attribute``, ``mean``, ``series``.
     """
     data = frame.assign(attribute=chart_labels(frame["attribute"]), series=chart_labels(frame["series"]))
     order = list(dict.fromkeys(data["attribute"]))
@@ -235,12 +220,8 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
 
 
 def matrix_to_long(matrix: pd.DataFrame, *, im_label: str = "IM") -> pd.DataFrame:
-    """A square matrix frame (index = actual, columns = predicted, possibly with an IM row and
-    column named ``im_label``) → long rows ``actual, predicted, count, row_share, kind``.
-
-    ``kind`` is ``"correct"`` on the diagonal, ``"error"`` off it and ``"IM"`` in the IM row
-    and column; ``row_share`` is the count over its row total (IM column included). Empty
-    (NaN) cells, such as the IM × IM corner, are left out.
+    """A square matrix frame (index = actual) → long rows ``actual, predicted, count,
+    row_share, kind`` (``correct``, ``error`` or ``IM``); empty (NaN) cells are left out.
     """
     actual = labels_as_text(matrix.index)
     predicted = labels_as_text(matrix.columns)
@@ -269,12 +250,9 @@ def confusion_heatmap(
     matrix: pd.DataFrame, *, title: str | None = None, im_label: str = "IM",
     count_format: str = ",.0f", cell_size: int | None = None,
 ) -> alt.LayerChart:
-    """Heatmap of a confusion matrix: rows = actual (y), columns = predicted (x).
-
-    ``matrix``: square frame, index = actual labels, columns = predicted labels, optionally an
-    IM row and column named ``im_label``. Ordinary cells are shaded blue by their row share;
-    IM cells orange with a dark outline; the diagonal is outlined. Counts are printed in the
-    cells (real-valued ALP matrices: pass ``count_format=",.1f"``).
+    """Heatmap of a confusion matrix: rows = actual (y), columns = predicted (x). The IM row
+    and column get their own colour scale and outline, so that they cannot be mistaken for
+    ordinary cells.
     """
     data = matrix_to_long(matrix, im_label=im_label)
     actual_order = labels_as_text(matrix.index)
@@ -335,9 +313,8 @@ def confusion_heatmap(
 
 
 def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
-    """One model's curve (columns ``fpr``, ``tpr``, in sweep order) with at most
-    ``max_points`` of its vertices (:func:`cx_app.engine.roc.thin_curve`): a survey-sized ROC has one
-    point per respondent, far more than a chart can show (and Vega-Lite's inline-data limit)."""
+    """One model's curve with at most ``max_points`` vertices: a survey-sized ROC has one point
+    per respondent, far more than a chart can show."""
     fpr, tpr = roc_thin_curve(curve["fpr"].to_numpy(), curve["tpr"].to_numpy(), max_points)
     out = pd.DataFrame({"fpr": fpr, "tpr": tpr})
     for column in curve.columns.difference(["fpr", "tpr"]):
@@ -346,11 +323,7 @@ def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
 
 
 def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
-    """The random-selection line of each ROC curve, for :func:`roc_chart`'s ``random_lines``.
-
-    ``ends``: model → the TPR where its curve ends (TP_ML/P_actual for a 2×2+IM, 1 for an
-    ordinary ROC); each line runs from (0, 0) to (1, that TPR). ``{"random": 1.0}`` is the
-    plain diagonal.
+    """Each ROC curve's random-selection line, from (0, 0) to (1, the TPR where it ends).
 
     >>> random_selection_lines({"lr": 0.8}).to_dict(orient="records")
     [{'model': 'lr', 'fpr': 0.0, 'tpr': 0.0}, {'model': 'lr', 'fpr': 1.0, 'tpr': 0.8}]
@@ -362,12 +335,7 @@ def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
 
 def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
               title: str | None = None, max_points: int = 800) -> alt.LayerChart:
-    """ROC curves, one per ``model``, with each model's random-selection line dashed.
-
-    ``curves`` columns: ``model``, ``fpr``, ``tpr`` (in sweep order); each curve is drawn with
-    at most ``max_points`` points (:func:`thin_curve`). ``random_lines`` columns: ``model``,
-    ``fpr``, ``tpr`` (two points each: (0,0) and (1, TP_ML/P_actual)).
-    """
+    """ROC curves (columns ``model``, ``fpr``, ``tpr`` in sweep order), random lines dashed."""
     data = curves.assign(model=chart_labels(curves["model"]))
     data = pd.concat([thin_curve(part, max_points) for _, part in
                       data.groupby("model", sort=False)], ignore_index=True)
@@ -395,10 +363,7 @@ def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
 
 
 def auc_bars(frame: pd.DataFrame, *, title: str | None = None) -> alt.LayerChart:
-    """AUC per model beside the random-selection line's area.
-
-    Columns: ``model``, ``auc``, ``random_auc``.
-    """
+    """AUC per model beside the random-selection line's (``model``, ``auc``, ``random_auc``)."""
     data = frame.assign(model=chart_labels(frame["model"]))
     long = data.melt(id_vars="model", value_vars=["auc", "random_auc"],
                      var_name="curve", value_name="area")
@@ -424,11 +389,9 @@ PAIR_COLOURS = (HIGHER_COLOUR, LOWER_COLOUR, NO_DIFFERENCE_COLOUR)
 
 def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
                    lower_is_better: bool = False) -> alt.FacetChart:
-    """Pairwise test matrix, one panel per ``test``: a cell coloured by the better model when
-    its adjusted p-value is below ``alpha`` (blue the row model A, orange the column model B,
-    grey no significant difference), its p-value written in it. Columns: ``test``,
-    ``model_a``, ``model_b``, ``p_value``, ``mean_difference`` (A − B; ``lower_is_better``:
-    the metric is an error, a negative difference means A is better)."""
+    """Pairwise tests, one panel per ``test``: a cell coloured by the better model when its
+    adjusted p-value is below ``alpha``. Columns: ``test``, ``model_a``, ``model_b``,
+    ``p_value``, ``mean_difference`` (A − B)."""
     a_better = frame["mean_difference"] < 0 if lower_is_better else frame["mean_difference"] > 0
     data = frame.assign(model_a=chart_labels(frame["model_a"]), model_b=chart_labels(frame["model_b"]),
                         verdict=np.where(~(frame["p_value"] < alpha), PAIR_VERDICTS[2], np.where(
@@ -455,11 +418,7 @@ def pvalue_heatmap(frame: pd.DataFrame, *, alpha: float = 0.05,
 
 
 def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.LayerChart:
-    """The φ–δ rhombus (Armano): φ on x, δ on y, the border |φ| + |δ| = 1.
-
-    Columns: ``phi``, ``delta``, ``series`` (colour: the model or attribute) and optionally
-    ``label`` (tooltip, e.g. "fold 3").
-    """
+    """The φ–δ rhombus (Armano). Columns: ``phi``, ``delta``, ``series``, optional ``label``."""
     data = frame.assign(series=chart_labels(frame["series"]))
     if "label" not in data:
         data["label"] = data["series"]
@@ -502,11 +461,9 @@ DIRECTION_COLOURS: dict[str, str] = {
 
 
 def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> alt.LayerChart:
-    """Driver importance with its interval, largest first.
-
-    Columns: ``attribute``, ``importance``, ``ci_low``, ``ci_high``; optionally ``direction``
-    (+1 / −1 / 0: the sign of the attribute's relation with the score): bars coloured by it,
-    so that an attribute whose higher ratings go with *lower* scores is not read as a lever.
+    """Driver importance with its interval, largest first (``attribute``, ``importance``,
+    ``ci_low``, ``ci_high``); an optional ``direction`` colours the bars, so that an attribute
+    whose higher ratings go with *lower* scores is not read as a lever.
     """
     data = frame.assign(attribute=chart_labels(frame["attribute"]))
     order = data.sort_values("importance", ascending=False)["attribute"].tolist()
@@ -518,21 +475,13 @@ def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> 
     if "direction" in data:
         signs = pd.to_numeric(data["direction"], errors="coerce").fillna(0)
         data["direction"] = [DIRECTION_LABELS[int(np.sign(v))] for v in signs]
-        domain = [d for d in DIRECTION_COLOURS if d in set(data["direction"])]
-        colour = alt.Color("direction:N", title="Direction",
-                           scale=alt.Scale(domain=domain,
-                                           range=[DIRECTION_COLOURS[d] for d in domain]),
-                           legend=alt.Legend(orient="bottom"))
+        colour = _colour_by(data, "direction", "Direction", DIRECTION_COLOURS,
+                            alt.Legend(orient="bottom"))
         tooltip.append(alt.Tooltip("direction:N", title="Direction"))
     else:
         colour = alt.value(CATEGORY_COLOURS[3])
-    bars = alt.Chart(data).mark_bar(opacity=0.85).encode(
-        x=alt.X("importance:Q", title=value_title), y=y, color=colour, tooltip=tooltip
-    )
-    whiskers = alt.Chart(data).mark_rule(color="#1b1f23").encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip
-    )
-    return band_height(alt.layer(bars, whiskers), len(order), 30)
+    x = alt.X("importance:Q", title=value_title)
+    return band_height(_bars_with_whiskers(data, x, y, colour, tooltip), len(order), 30)
 
 
 def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
@@ -541,11 +490,9 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
                    performance_domain: tuple[float, float] | None = None) -> alt.LayerChart:
     """Importance–performance quadrant: performance on x, importance on y, lines at the means.
 
-    Columns: ``attribute``, ``importance``, ``performance``; optional ``importance_low/high``
-    and ``performance_low/high`` (95% intervals, drawn as error bars) and ``quadrant`` (the
-    colour). ``importance_domain`` / ``performance_domain``: the axes' full range (e.g. 0–100%
-    of R² and of each scale), so that attributes close together look close together; without
-    them the axes fit the data. Top-left (important, weak) is where to act first.
+    Columns: ``attribute``, ``importance``, ``performance``; optional ``*_low/high`` intervals
+    and ``quadrant``. The domains fix the axes' full range, so that attributes close together
+    look close together.
     """
     data = frame.assign(attribute=chart_labels(frame["attribute"]))
     means = pd.DataFrame({"importance": [data["importance"].mean()],
@@ -581,9 +528,8 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
 
 
 def chart_png(spec: dict, scale: float = 2.0) -> bytes:
-    """A chart spec as PNG (vl-convert), for the Excel report and the deck. vl-convert aborts
-    the whole process (a Rust panic) on a string that is not valid XML, e.g. one holding NUL:
-    every string of the spec is made plain first (:func:`~cx_app.safe_text.plain_spec`)."""
+    """A chart spec as PNG. vl-convert aborts the whole process (a Rust panic) on a string that
+    is not valid XML: every string of the spec is made plain first."""
     import vl_convert
 
     return vl_convert.vegalite_to_png(plain_spec(spec), scale=scale)

@@ -1,12 +1,7 @@
 """The report's content, built once from typed results and rendered by both writers.
 
-:func:`build_report` turns the evaluation results (:class:`cx_app.models.results.Results`, the
-``results.json`` of ``cx-app evaluate --out DIR``) and, optionally, a new-wave estimate
-(:class:`cx_app.estimate.document.WaveEstimateDocument`, ``cx-app estimate --json``) into a
-:class:`~cx_app.reports.blocks.Report`: one section per module of
-:mod:`cx_app.reports.sections`, each made of blocks. The Excel and the HTML writers only lay
-these blocks out. Respondent-level values (the offending cell values of excluded rows) are
-included only when ``respondent_data=True``.
+One section per module of :mod:`cx_app.reports.sections`; the Excel and the HTML writers only
+lay its blocks out.
 """
 
 from __future__ import annotations
@@ -40,12 +35,8 @@ def build_report(results: Results | Mapping[str, Any],
                  new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
                  respondent_data: bool = False, source_name: str | None = None,
                  created: str | None = None) -> Report:
-    """The report's content from evaluation ``results`` (and an optional new-wave estimate);
-    plain dicts are validated first (:class:`cx_app.models.results.ResultsError` if invalid).
-
-    ``respondent_data``: include respondent-level values (the excluded cells' contents).
-    ``source_name``: the results file the report was made from, for the About section.
-    """
+    """Plain dicts are validated first; ``respondent_data``: include the excluded cells'
+    contents; ``source_name``: the results file, for the About section."""
     if not isinstance(results, Results):
         results = Results.from_dict(results, source=source_name or "results")
     if new_wave is not None and not isinstance(new_wave, WaveEstimateDocument):

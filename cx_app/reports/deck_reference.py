@@ -1,8 +1,7 @@
 """The deck's reference-survey slides: the measured score overall, by each segment, by wave.
 
 They come right after the title slide, before any estimated wave: the numbers of the Net score
-page (results.json ``dataset.nps`` and ``dataset.reference``, :mod:`cx_app.models.reference`),
-each slide titled by its fact (:mod:`cx_app.reports.headlines`).
+page (results.json ``dataset.nps`` and ``dataset.reference``).
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ def _split_slide(split: ReferenceSplit, words: ScoreVocabulary) -> DeckSlide:
 
 
 def reference_slides(results: Results) -> list[DeckSlide]:
-    """The overall slide, then one per segment and one for the waves (when the results hold
-    them; results written before the reference was kept say so on the overall slide)."""
+    """The overall slide, then one per segment and one for the waves (when the results hold them)."""
     dataset = results.dataset
     words, nps = dataset.vocabulary, dataset.nps
     fact = ReferenceOverallFact(score_name=words.short_name, score=nps.value,

@@ -1,10 +1,4 @@
-"""One slide of the program deck and how survey text and numbers read on a slide.
-
-:class:`DeckSlide` is what the deck's builders (:mod:`cx_app.reports.pptx_deck`,
-:mod:`cx_app.reports.deck_reference`) decide and :mod:`cx_app.reports.pptx_render` lays out; the
-helpers make survey text plain and short (:func:`label`) and write scores and intervals alike on
-every slide.
-"""
+"""One slide of the program deck and how survey text and numbers read on a slide."""
 
 from __future__ import annotations
 
@@ -19,16 +13,14 @@ from cx_app.safe_text import plain_text, short_label
 
 @dataclass(frozen=True)
 class DeckSlide:
-    """One slide: its title (the message), bullets, a table and a chart (a Vega-Lite spec),
-    and speaker notes (how the numbers were made)."""
+    """One slide: its title is the message; the notes say how the numbers were made."""
 
     title: str
     bullets: tuple[str, ...] = ()
     table: Table | None = None
     chart: dict | None = None
     notes: str = ""
-    subtitle: str = ""
-    """The title slide's second line (only the first slide has one)."""
+    subtitle: str = ""  # the title slide's second line
 
 
 def label(text: Any) -> str:
@@ -54,7 +46,6 @@ def segment_title(by: str, titles: Mapping[str, str]) -> str:
 
 
 def segment_value(by: str, value: str, titles: Mapping[str, str]) -> str:
-    """A segment value with its segment when the value does not name it ("Crete (Region)",
-    "Operator B")."""
+    """With its segment when the value does not name it ("Crete (Region)", "Operator B")."""
     name, shown = segment_title(by, titles), label(value)
     return shown if name.lower() in shown.lower() else f"{shown} ({name})"

@@ -1,10 +1,6 @@
 """What the reports explain besides the metrics: grouping options, papers, field labels.
 
-What the reports explain besides the metrics: the grouping options, the papers the method
-comes from, and readable labels of the results' driver and new-wave fields.
-
-The metrics themselves (names, words, formulas, formats, directions) are in the engine's
-catalogue, :mod:`cx_app.engine.catalogue`.
+The metrics themselves are in the engine's catalogue, :mod:`cx_app.engine.catalogue`.
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ from cx_app.survey.schema import SurveySchema
 
 @dataclass(frozen=True)
 class GroupingOption:
-    """A grouping option of the reduced confusion matrix (R, S or RS)."""
-
     code: str
     name: str
     words: str
@@ -28,8 +22,6 @@ class GroupingOption:
 
 @dataclass(frozen=True)
 class Paper:
-    """A paper the method is taken from."""
-
     key: str
     citation: str
     used_for: str
@@ -49,7 +41,6 @@ GROUPING_OPTIONS: dict[str, GroupingOption] = {o.code: o for o in (
 )}
 
 ALP = "Estimated from the model's probabilities (ALP)"
-"""The glossary's term for the ALP estimates (hover help of every ALP figure)."""
 
 GLOSSARY: dict[str, str] = {
     ALP:
@@ -110,7 +101,6 @@ GLOSSARY: dict[str, str] = {
         "A change in who answers or how they answer between the training survey and a new "
         "wave; large drift makes the model's estimates less reliable.",
 }
-"""One-line explanations of the method's words, shown by the app's Glossary page."""
 
 PAPERS: tuple[Paper, ...] = (
     Paper("reduced-matrix", "Markoulidakis, I., Rallis, I., Georgoulas, I., Kopsiaftis, G., "
@@ -144,7 +134,6 @@ NET_SCORE_DEFINITION = MetricDefinition(
     "Share of the top group minus share of the bottom group, in points; 95% interval by the "
     "adjusted Wald method. (The target is not a recommend question on 0–10.)",
     "100·(p_top − p_bottom)", "Rocks 2016 (MATH.md §11)", percent=False)
-"""The definition the reports show in place of the catalogue's ``nps`` for any other target."""
 
 
 PLAIN_NAMES: dict[str, str] = {
@@ -168,13 +157,10 @@ PLAIN_NAMES: dict[str, str] = {
     "cx_app": "cx-app",
     "vl_convert": "vl-convert",
 }
-"""The one code → plain-name table: every code the library keeps (a JSON key, a CLI flag value,
-a plan's group code) as a person reads it. Metric keys are named by the engine's catalogue."""
+"""The one code → plain-name table; metric keys are named by the engine's catalogue."""
 
 
 def explain(term: str) -> str:
-    """The glossary's one-line explanation of ``term``: a :data:`GLOSSARY` entry or a metric
-    key of the catalogue (for hover help)."""
     if term in GLOSSARY:
         return GLOSSARY[term]
     metric = metric_definition(term)
@@ -184,8 +170,7 @@ def explain(term: str) -> str:
 
 
 def glossary_entries() -> list[tuple[str, str]]:
-    """The Glossary page's entries: the method's words, then every metric of the catalogue
-    (its name and meaning), each name once."""
+    """The method's words, then every metric of the catalogue, each name once."""
     metrics = [d for table in (catalogue.MULTICLASS_METRICS, catalogue.BINARY_METRICS,
                                catalogue.PER_CLASS_METRICS, catalogue.OTHER_DEFINITIONS,
                                catalogue.DRIVER_DEFINITIONS) for d in table.values()]
@@ -201,23 +186,17 @@ TRACKER_HEADERS: dict[str, str] = {
     "realized": "Realized", "note": "Note", "alert": "Alerts", "change": "Change",
     "p": "p", "p_holm": "p (Holm)", "flag": "Significant?", "date": "Date",
 }
-"""The tracker table's own headers (:data:`cx_app.estimate.tracker.TRACKER_COLUMNS` and the
-flags of :func:`cx_app.survey.nps_flags.flag_changes`); the score's column is renamed to the
-score's name by the page."""
 
 _SPREAD_TEST = "Test of how the answers spread (χ², chi-square) and df"
 COLUMN_TERMS: dict[str, str] = {"chi2": _SPREAD_TEST, "dof": _SPREAD_TEST,
                                 "p_value": "p-value (p)",
                                 "ci_low": "95% interval", "ci_high": "95% interval",
                                 "psi": "Drift"}
-"""Data columns whose hover help is a glossary entry (metric keys explain themselves). Only
-keys that mean one thing in every table: ``level`` (a drift level, or a reduction level)
-is not one of them."""
+"""Only keys that mean one thing in every table (not ``level``: drift or reduction)."""
 
 
 def plain_name(code: object) -> str:
-    """A code as a person reads it: its entry in :data:`PLAIN_NAMES`, else the catalogue's
-    metric name, else the code with its underscores as spaces.
+    """
 
     >>> plain_name("impute_indicator"), plain_name("f1_macro"), plain_name("max_iter")
     ("Keep; models fill with the training median + a 'was missing' flag", 'F1 (macro, mean of per-class F1)', 'max iter')
@@ -230,8 +209,7 @@ def plain_name(code: object) -> str:
 
 
 def survey_labels(schema: SurveySchema) -> dict[str, str]:
-    """Each column identifier of ``schema`` → what a person reads: an attribute's label (its
-    header by default), any other column's header."""
+    """Each column identifier → what a person reads (an attribute's label, else the header)."""
     specs = [schema.target, *schema.segments,
              *(s for s in (schema.respondent_id, schema.weight) if s is not None)]
     return {**{s.name: s.column for s in specs},
@@ -239,8 +217,6 @@ def survey_labels(schema: SurveySchema) -> dict[str, str]:
 
 
 def column_help(column: object) -> str | None:
-    """The one-line explanation shown on hover over a column holding a metric or another
-    glossary term (:data:`COLUMN_TERMS`), else None."""
     if not isinstance(column, str):
         return None
     if column in COLUMN_TERMS:
@@ -250,9 +226,7 @@ def column_help(column: object) -> str | None:
 
 
 def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) -> str:
-    """The grouping of a reduction step in words, for chart and table titles: "Relaxed
-    grouping" when every group uses the same option, else each group with its option
-    ("grouping: detractors Strict, passives_promoters Hybrid").
+    """
 
     >>> grouping_name(["S", "S"])
     'Strict grouping'
@@ -267,8 +241,7 @@ def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) ->
 
 
 def auc_reading(model: str, auc: float, random_auc: float) -> str:
-    """One sentence on an AUC read against its own random-selection area (the dashed line),
-    which is below 0.5 whenever the positive group has intragroup mismatch.
+    """An AUC against its own random-selection area, below 0.5 whenever there is IM.
 
     >>> auc_reading("lr", 0.31, 0.21)
     'lr: AUC 0.310 against 0.210 for random selection with the same end point: better than chance (1.48× the random area).'

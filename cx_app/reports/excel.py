@@ -1,12 +1,9 @@
 """The Excel workbook (openpyxl): one sheet per report section.
 
-Only layout lives here; the content comes from :mod:`cx_app.reports.content`. Every string is
-written through :func:`_put`, which stores formula-like text (``=``, ``+``, ``-``, ``@``, tab,
-CR first) as a string cell with Excel's quote prefix, so survey text never becomes a formula.
-Numbers stay numbers with number formats (percentages for rates). Confusion matrices get a
-colour scale through conditional formatting, their IM row and column a distinct fill and
-dashed border. Charts: PNG images rendered from the same Altair specs (vl-convert) and, for
-ROC points and AUC, native Excel charts drawn from the sheet's own cells.
+Only layout lives here. Every string is written through :func:`_put`, which stores formula-like
+text as a string cell with Excel's quote prefix, so survey text never becomes a formula. Charts:
+PNG images of the same Altair specs and, for ROC points and AUC, native Excel charts drawn from
+the sheet's own cells.
 """
 
 from __future__ import annotations
@@ -46,6 +43,7 @@ _HEADER_FILL = PatternFill("solid", start_color="DCE6F0", end_color="DCE6F0")
 _IM_FILL = PatternFill("solid", start_color="FCE4C8", end_color="FCE4C8")
 _IM_FONT = Font(italic=True, bold=True, color="7A3E00")
 _DASHED = Side(style="dashed", color="7A3E00")
+_IM_BORDER = Border(left=_DASHED, right=_DASHED, top=_DASHED, bottom=_DASHED)
 _THICK = Side(style="medium", color="1B1F23")
 _TITLE_FONT = Font(bold=True, size=14)
 _BLOCK_FONT = Font(bold=True, size=12)
@@ -56,7 +54,6 @@ _ROW_PIXELS = 20
 
 def _put(ws: Worksheet, row: int, column: int, value: Any, *, number_format: str | None = None,
          font: Font | None = None) -> Any:
-    """Write one cell; strings are always text, never formulas."""
     cell = ws.cell(row=row, column=column)
     if isinstance(value, str):
         value = ILLEGAL_CHARACTERS_RE.sub("", value)[:_MAX_CELL_TEXT]
@@ -90,6 +87,16 @@ class _SheetWriter:
         self.widths: dict[int, int] = {}
         self.image_scale = image_scale
 
+    def _note(self, text: str) -> None:
+        if text:
+            _put(self.ws, self.row, 1, text, font=_NOTE_FONT)
+            self.row += 1
+
+    def _im_cell(self, row: int, column: int, value: Any, fmt: str) -> None:
+        cell = _put(self.ws, row, column, value, number_format=fmt, font=_IM_FONT)
+        cell.fill = _IM_FILL
+        cell.border = _IM_BORDER
+
     def _note_width(self, column: int, value: Any, cap: int = 60) -> None:
         if value is None:
             return
@@ -104,7 +111,7 @@ class _SheetWriter:
         font = {"note": _NOTE_FONT, "warning": _WARNING_FONT, "heading": _BLOCK_FONT}.get(
             block.style)
         _put(self.ws, self.row, 1, block.text, font=font)
-        self.row += 1 if block.style != "heading" else 1
+        self.row += 1
 
     def table(self, block: Table) -> None:
         ws = self.ws
@@ -134,9 +141,7 @@ class _SheetWriter:
         if block.native_chart is not None and block.rows:
             self._native_chart(block, header_row, last_row)
         self.row = last_row + 1
-        if block.note:
-            _put(ws, self.row, 1, block.note, font=_NOTE_FONT)
-            self.row += 1
+        self._note(block.note)
         self.row += 1
 
     def _native_chart(self, block: Table, header_row: int, last_row: int) -> None:
@@ -188,9 +193,7 @@ class _SheetWriter:
         ws = self.ws
         _put(ws, self.row, 1, block.title, font=_BLOCK_FONT)
         self.row += 1
-        if block.positive:
-            _put(ws, self.row, 1, f"Positive group: {block.positive}", font=_NOTE_FONT)
-            self.row += 1
+        self._note(f"Positive group: {block.positive}" if block.positive else "")
         top = self.row
         m = len(block.labels)
         corner = _put(ws, top, 1, "Actual ↓ / Predicted →", font=Font(bold=True))
@@ -214,9 +217,7 @@ class _SheetWriter:
                     cell.border = Border(left=_THICK, right=_THICK, top=_THICK, bottom=_THICK)
                 self._note_width(j + 2, value)
             if has_im:
-                cell = _put(ws, r, m + 2, block.im[i], number_format=fmt, font=_IM_FONT)
-                cell.fill = _IM_FILL
-                cell.border = Border(left=_DASHED, right=_DASHED, top=_DASHED, bottom=_DASHED)
+                self._im_cell(r, m + 2, block.im[i], fmt)
         last = top + m
         if m:
             area = f"B{top + 1}:{get_column_letter(m + 1)}{last}"
@@ -227,14 +228,10 @@ class _SheetWriter:
             head = _put(ws, last, 1, "IM", font=_IM_FONT)
             head.fill = _IM_FILL
             for j, value in enumerate(block.im):
-                cell = _put(ws, last, j + 2, value, number_format=fmt, font=_IM_FONT)
-                cell.fill = _IM_FILL
-                cell.border = Border(left=_DASHED, right=_DASHED, top=_DASHED, bottom=_DASHED)
+                self._im_cell(last, j + 2, value, fmt)
             _put(ws, last, m + 2, None).fill = _IM_FILL
         self.row = last + 1
-        if block.note:
-            _put(ws, self.row, 1, block.note, font=_NOTE_FONT)
-            self.row += 1
+        self._note(block.note)
         self.row += 1
 
     def chart(self, block: ChartBlock) -> None:
@@ -259,7 +256,6 @@ class _SheetWriter:
         self.ws.freeze_panes = self.freeze or "A3"
 
 
-
 def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,
                    image_scale: float) -> None:
     writer = _SheetWriter(ws, image_scale=image_scale)
@@ -279,10 +275,7 @@ def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: b
 
 def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool = True,
                 image_scale: float = 1.0) -> None:
-    """Write ``report`` as an ``.xlsx`` workbook (one sheet per section) to ``path``.
-
-    ``charts=False`` leaves out the chart images (faster; native charts stay).
-    """
+    """``charts=False`` leaves out the chart images (faster; native charts stay)."""
     workbook = Workbook()
     workbook.remove(workbook.active)
     for section in report.sections:
@@ -300,7 +293,6 @@ def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool =
 
 
 def excel_bytes(report: Report, **options: Any) -> bytes:
-    """The workbook as bytes (for the app's download button)."""
     buffer = io.BytesIO()
     write_excel(report, buffer, **options)
     return buffer.getvalue()

@@ -1,8 +1,5 @@
 """How the reports show numbers and names: cells, intervals, metric kinds, labels.
 
-How the reports show numbers and names: cells, intervals in sentences, metric kinds,
-attribute labels.
-
 >>> format_value(0.4567, "percent"), format_value(-3.25, "pp"), format_value(1200, "count")
 ('45.7%', '-3.2 pp', '1,200')
 >>> join(["a", "b", "c"])
@@ -24,7 +21,7 @@ def is_number(value: Any) -> bool:
 
 
 def cell(value: Any) -> Any:
-    """A table cell: numbers (NaN and infinities as an empty cell), text, yes/no, "a, b"."""
+    """NaN and infinities as an empty cell; yes/no; sequences as "a, b"."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float) and not math.isfinite(value):
@@ -39,8 +36,7 @@ def cell(value: Any) -> Any:
 
 
 def format_value(value: Any, kind: str) -> str:
-    """How a table cell is shown as text (the workbook keeps full precision behind its
-    number formats)."""
+    """A cell as text (the workbook keeps full precision behind its number formats)."""
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -78,8 +74,6 @@ def join(parts: Iterable[str]) -> str:
 
 
 def metric_kind(key: str, binary: bool) -> ColumnKind:
-    """The column kind of a metric from the catalogue: a rate is a percentage, a respondent
-    count a count, anything else (MCC, δ, φ, AUC) a number."""
     found = metric_definition(key, binary=binary)
     if found is None:
         return "float"
@@ -92,8 +86,6 @@ def metric_display(key: str, binary: bool) -> str:
 
 
 def attribute_columns(labels: Mapping[str, str]) -> tuple[TableColumn, ...]:
-    """The attribute column of a driver table: the attribute as the survey labels it (its
-    header by default; the identifier is no reader's word)."""
     return (TableColumn("attribute", "Attribute"),)
 
 
@@ -103,8 +95,7 @@ def attribute_cells(name: str, labels: Mapping[str, str]) -> tuple[str, ...]:
 
 def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,
                 note: str = "") -> Table:
-    """Item / value rows, each value in its own kind (R² as a number, a method as text);
-    facts without a value are left out."""
+    """Item / value rows, each in its own kind; facts without a value are left out."""
     kept = [(k, cell(v), kind) for k, v, kind in facts if v is not None and v != ""]
     return Table(title, (TableColumn("item", "Item"), TableColumn("value", "Value")),
                  tuple((k, v) for k, v, _ in kept), note=note,

@@ -19,12 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cx_app.reports.formatting import join
 
-NAMED = 3
-"""Values or drivers named in a headline at most (then "and N more")."""
+NAMED = 3  # values or drivers named in a headline at most (then "and N more")
 
 
 def named(names: tuple[str, ...] | list[str]) -> str:
-    """Names joined in words, the first :data:`NAMED` and "N more".
+    """
 
     >>> named(["a", "b", "c", "d", "e"])
     'a, b, c and 2 more'
@@ -41,9 +40,7 @@ class BestModelFact(Fact):
     """The best model (by the best-model rule's metric, accuracy) at each level."""
 
     models: int = Field(ge=0)
-    """How many models the program compared."""
-    best_by_level: tuple[tuple[str, str], ...] = ()
-    """(level as read, best model's name) in level order."""
+    best_by_level: tuple[tuple[str, str], ...] = ()  # (level as read, best model) in level order
 
     @property
     def same_everywhere(self) -> bool:
@@ -68,10 +65,8 @@ class BestModelFact(Fact):
 class ChangeFact(Fact):
     """A score's change between two waves and whether it is beyond its uncertainty."""
 
-    score_name: str
-    """"NPS", "net score"... (the vocabulary's short name)."""
-    since: str
-    """The previous wave's label."""
+    score_name: str  # the vocabulary's short name
+    since: str  # the previous wave's label
     change: float
     significant: bool
 
@@ -96,14 +91,11 @@ class FirstWaveFact(Fact):
 class SegmentMovesFact(Fact):
     """Which values of one segment moved beyond their uncertainty since the previous wave."""
 
-    head: str
-    """"Region in Q3" — the segment and the wave."""
-    since: str | None
-    """The previous wave's label; None for a program's first wave."""
+    head: str  # "Region in Q3": the segment and the wave
+    since: str | None  # None: a program's first wave
     rises: tuple[str, ...] = ()
     falls: tuple[str, ...] = ()
-    highest: str | None = None
-    """The value with the highest score (said only for a first wave)."""
+    highest: str | None = None  # said only for a first wave
     score_name: str = "NPS"
 
     def headline(self) -> str:
@@ -124,7 +116,6 @@ class DriversFact(Fact):
     score_name: str
     top: tuple[str, ...] = ()
     analysed: bool = True
-    """False when the results hold no driver analysis."""
 
     def headline(self) -> str:
         if not self.analysed:
@@ -178,7 +169,6 @@ class ReferenceWavesFact(Fact):
     first: str
     last: str
     rises: tuple[str, ...] = ()
-    """Waves whose score rose beyond the uncertainty from the wave before."""
     falls: tuple[str, ...] = ()
 
     def headline(self) -> str:

@@ -1,11 +1,8 @@
 """The self-contained HTML report: the same content as the workbook, interactive charts.
 
-One file that opens with no network: the Vega, Vega-Lite and vega-embed libraries are inlined
-(``vl_convert.javascript_bundle()``), chart specs are embedded as JSON with their data inline,
-and nothing is fetched from a CDN. Every text is escaped with :func:`cx_app.safe_text.escape_html`
-and the JSON island escapes ``<``, ``>`` and ``&``, so survey labels never become markup. A print
-stylesheet hides the navigation, starts each section on a new page and keeps tables and charts
-whole.
+One file that opens with no network: the Vega libraries are inlined and chart specs embedded
+with their data. Every text is escaped and the JSON island escapes ``<``, ``>`` and ``&``, so
+survey labels never become markup.
 """
 
 from __future__ import annotations
@@ -91,13 +88,11 @@ _RENDER_SCRIPT = """
 _NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue", "score", "pp"}
 
 LONG_TABLE_ROWS = 60
-"""Tables longer than this are folded (``<details>``): all rows are there, one click away, and
-the page stays readable (a reduced ROC has one point per distinct score: thousands)."""
+"""Longer tables are folded (``<details>``): a reduced ROC has one point per distinct score."""
 
 
 @functools.lru_cache(maxsize=1)
 def vega_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one inline script (defines ``window.vegaEmbed``)."""
     import vl_convert
 
     # A literal "</script" inside the code would end the element early; "<\\/" is the same
@@ -106,9 +101,16 @@ def vega_bundle() -> str:
 
 
 def _json_island(value: Any) -> str:
-    """JSON that is safe inside ``<script type="application/json">``."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _note(text: str) -> str:
+    return f'<p class="note">{escape_html(text)}</p>' if text else ""
+
+
+def _block(title: str, inner: str) -> str:
+    return f'<div class="block"><h3>{escape_html(title)}</h3>{inner}</div>'
 
 
 class _Renderer:
@@ -121,13 +123,12 @@ class _Renderer:
         for i, row in enumerate(block.rows):
             cells = [self._cell(value, block.kind(i, j)) for j, value in enumerate(row)]
             body.append("<tr>" + "".join(cells) + "</tr>")
-        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
         table = (f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
                  "</table>")
         if len(block.rows) > LONG_TABLE_ROWS:
             table = (f'<details class="long"><summary>Show all {len(block.rows):,} rows'
                      f"</summary>{table}</details>")
-        return f'<div class="block"><h3>{escape_html(block.title)}</h3>{table}{note}</div>'
+        return _block(block.title, table + _note(block.note))
 
     @staticmethod
     def _cell(value: Any, kind: str) -> str:
@@ -164,19 +165,15 @@ class _Renderer:
             cells = ['<th class="rowhead im">IM</th>'] + [
                 f'<td class="im">{escape_html(format_value(v, kind))}</td>' for v in block.im]
             rows.append("<tr>" + "".join(cells) + '<td class="im"></td></tr>')
-        positive = (f'<p class="note">Positive group: {escape_html(block.positive)}</p>'
-                    if block.positive else "")
-        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
-        return (f'<div class="block"><h3>{escape_html(block.title)}</h3>{positive}'
-                f'<table class="matrix"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
-                f"</tbody></table>{note}</div>")
+        positive = _note(f"Positive group: {block.positive}" if block.positive else "")
+        return _block(block.title, f'{positive}<table class="matrix"><thead><tr>{head}</tr>'
+                      f'</thead><tbody>{"".join(rows)}</tbody></table>{_note(block.note)}')
 
     def chart(self, block: ChartBlock) -> str:
         index = len(self.specs)
         self.specs.append(plain_spec(block.spec))
-        note = f'<p class="note">{escape_html(block.note)}</p>' if block.note else ""
-        return (f'<div class="block"><h3>{escape_html(block.title)}</h3>'
-                f'<div class="chart" id="chart-{index}" data-chart="{index}"></div>{note}</div>')
+        return _block(block.title, f'<div class="chart" id="chart-{index}" '
+                      f'data-chart="{index}"></div>{_note(block.note)}')
 
     @staticmethod
     def paragraph(block: Paragraph) -> str:
@@ -200,11 +197,7 @@ class _Renderer:
 
 
 def render_html(report: Report, *, charts: bool = True) -> str:
-    """The report as one self-contained HTML document (a string).
-
-    ``charts=False`` leaves out the charts and the inlined Vega libraries (a small, static
-    file).
-    """
+    """``charts=False`` leaves out the charts and the inlined Vega libraries (a small file)."""
     renderer = _Renderer()
     sections = [s if charts else Section(s.key, s.title, tuple(
         b for b in s.blocks if not isinstance(b, ChartBlock))) for s in report.sections]
@@ -229,7 +222,6 @@ def render_html(report: Report, *, charts: bool = True) -> str:
 
 
 def write_html(report: Report, path: str | Path, **options: Any) -> None:
-    """Write :func:`render_html` to ``path`` (UTF-8)."""
     from cx_app.atomic_files import write_text_atomic
 
     write_text_atomic(path, render_html(report, **options))

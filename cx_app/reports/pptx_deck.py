@@ -1,23 +1,10 @@
 """The PowerPoint deck of a CX program: one message per slide, each title stating it.
 
-:func:`program_slides` reads a program's typed view (:class:`cx_app.workspace.views.ProgramView`
-is passed in; this module does not import the workspace) and its results document
-(:class:`cx_app.models.results.Results`) and decides every slide's title, bullets, table, chart
-and speaker notes (:class:`DeckSlide`); :func:`deck_bytes` lays them out with python-pptx, the
-charts rendered to PNG by vl-convert after :func:`cx_app.safe_text.plain_spec`
-(:mod:`cx_app.reports.pptx_render`). Each title is worded by its typed fact
-(:mod:`cx_app.reports.headlines`).
-
-The slides: the program; the reference survey's measured score overall, by each segment and
-by wave (:mod:`cx_app.reports.deck_reference`); the tracker over all waves (estimated, with its 95% interval, and
-realized where the wave has its scores); the latest wave by segment, flagged where a segment
-moved beyond its uncertainty since the previous wave (:func:`cx_app.survey.nps_flags.flag_changes`:
-two-sided z test of the difference, Holm's adjustment); each wave's estimate and alerts
-(:mod:`cx_app.estimate.alerts`, as the estimate documents hold them); the drivers, named only
-when they stand out (:mod:`cx_app.models.importance_performance`); the best model per level;
-the definitions. The score's words come from :mod:`cx_app.survey.vocabulary` ("NPS" only for a
-recommend question). Survey text (wave labels, segment values) is made plain and cut to a
-label's length before it reaches a slide.
+:func:`program_slides` decides every slide's title, bullets, table, chart and speaker notes
+(:class:`DeckSlide`), each title worded by its typed fact (:mod:`cx_app.reports.headlines`);
+:mod:`cx_app.reports.pptx_render` lays them out. The program's view is passed in as a protocol:
+the workspace is a layer above the reports. Survey text is made plain and cut to a label's
+length before it reaches a slide.
 """
 
 from __future__ import annotations
@@ -71,8 +58,7 @@ __all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracke
 
 
 class WaveView(Protocol):
-    """What the deck reads of a wave (:class:`cx_app.workspace.views.WaveView`; the workspace
-    is a layer above the reports, so it is not imported here)."""
+    """What the deck reads of a :class:`cx_app.workspace.views.WaveView`."""
 
     label: str
     filename: str | None
@@ -91,8 +77,6 @@ class SurveyFile(Protocol):
 
 
 class ProgramView(Protocol):
-    """What the deck reads of a program (:class:`cx_app.workspace.views.ProgramView`)."""
-
     name: str
     survey: SurveyFile
     waves: Sequence[WaveView]
@@ -112,8 +96,7 @@ MAX_BULLETS = 9
 
 
 def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
-    """The tracker chart's data of a program (:func:`~cx_app.reports.charts.nps_trend_chart`):
-    the estimated series (flagged wave to wave) and the realized one, in wave order."""
+    """The estimated series (flagged wave to wave) and the realized one, in wave order."""
     rows = [{"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
              "nps": w.estimated_nps.value, "ci_low": w.estimated_nps.ci95[0],
              "ci_high": w.estimated_nps.ci95[1],
@@ -167,8 +150,8 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
 
 
 def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd.DataFrame:
-    """Every value of segment ``by`` in the latest wave with its estimate, and its change since
-    the previous wave with its flag (Holm over the values of ``by``)."""
+    """Every value of ``by`` in the latest wave, its change since the previous wave flagged
+    (Holm over the values of ``by``)."""
     rows = []
     before = {} if previous is None else previous.segments.get(by, {})
     for value, figure in latest.segments[by].items():
@@ -326,8 +309,7 @@ def _level_name(level: str) -> str:
 
 
 def best_model_fact(results: Results) -> BestModelFact:
-    """The best model at each level by the best-model rule's metric (mean per-fold accuracy,
-    :data:`~cx_app.models.analysis.BEST_MODEL_RULE`), as the models' full names."""
+    """The best model at each level by the best-model rule's metric, by full name."""
     metric = BEST_MODEL_RULE[1]
     best = []
     for level in results.level_names():
@@ -394,8 +376,7 @@ def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
 def program_slides(view: ProgramView, results: Results, *,
                    segment_titles: Mapping[str, str] | None = None,
                    created: str = "") -> list[DeckSlide]:
-    """The slides of the program ``view`` with its ``results`` (see the module docstring);
-    ``segment_titles``: a segment's header by its name (the mapping's ``column``)."""
+    """``segment_titles``: a segment's header by its name (the mapping's ``column``)."""
     titles = dict(segment_titles or {})
     words = results.dataset.vocabulary
     waves = view.waves
@@ -417,7 +398,7 @@ def program_slides(view: ProgramView, results: Results, *,
 
 
 def deck_filename(program: str) -> str:
-    """``NAME.pptx`` with the characters a file name cannot hold replaced by ``-``.
+    """``NAME.pptx``, the characters a file name cannot hold as ``-``.
 
     >>> deck_filename("bank/nps: 2026")
     'bank-nps- 2026.pptx'
@@ -429,7 +410,6 @@ def deck_filename(program: str) -> str:
 def write_program_deck(view: ProgramView, results: Results, path: str | Path, *,
                        segment_titles: Mapping[str, str] | None = None,
                        created: str = "") -> bytes:
-    """Write the deck of the program ``view`` to ``path`` atomically; its bytes."""
     data = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
                                      created=created))
     try:

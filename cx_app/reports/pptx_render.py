@@ -1,8 +1,6 @@
 """The program deck laid out with python-pptx: 16:9, a title slide, then one message each.
 
-Only layout lives here; every title, bullet, table and chart comes from the slides
-(:class:`cx_app.reports.deck_slide.DeckSlide`). Charts are rendered to PNG by vl-convert
-(:func:`cx_app.reports.charts.chart_png`); text goes through :func:`cx_app.safe_text.plain_text`.
+Only layout lives here; every text goes through :func:`cx_app.safe_text.plain_text`.
 """
 
 from __future__ import annotations
@@ -118,7 +116,6 @@ def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
 
 
 def deck_bytes(slides: Sequence[DeckSlide]) -> bytes:
-    """The .pptx file of ``slides`` (16:9; a title slide first, then one message each)."""
     from pptx import Presentation
     from pptx.util import Inches
 

@@ -1,8 +1,6 @@
 """The readings in plain words: the best model, the drivers, the NPS.
 
-The readings in plain words: which model is best (and whether its lead is significant),
-what drives the score, what the NPS is. The report's Summary and the app's pages say the same
-sentences because both call these functions.
+The report's Summary and the app's pages say the same sentences because both call these.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ NPS_WORDS = vocabulary_for(nps=True)
 
 @dataclass(frozen=True)
 class BestPick:
-    """The best model of one level by one metric (mean over the folds, the value the paired
-    tests compare), and how it stands against the runner-up. ``best`` and ``runner_up`` are
-    the models' display names (:func:`~cx_app.models.names.model_display_name`)."""
+    """The best model of one level by one metric (mean over the folds) against the runner-up,
+    by display names."""
 
     metric: str
     metric_name: str
@@ -54,9 +51,7 @@ class BestPick:
 
 
 def best_picks(results: Results, level_name: str) -> list[BestPick]:
-    """At one level, the best model by accuracy, by the level's headline metric (macro F1, or
-    MCC on a 2×2+IM level) and by any other metric the results compare models on — ranked by
-    :func:`cx_app.models.analysis.rank_models`, the rule that picks the best model everywhere."""
+    """At one level, the best model by each compared metric, ranked by the one best-model rule."""
     levels = results.levels(level_name)
     binary = any(lv.is_binary for lv in levels.values())
     metrics = list(compared_metrics(binary))
@@ -80,8 +75,7 @@ def best_picks(results: Results, level_name: str) -> list[BestPick]:
 
 
 def models_reading(picks: Mapping[str, Sequence[BestPick]]) -> str:
-    """Two sentences in plain words: which model is best (per level when it differs) and
-    where its lead over the runner-up is significant after Holm's correction."""
+    """Which model is best and where its lead is significant after Holm's correction."""
     every = [p for level in picks.values() for p in level]
     if not every:
         return ""
@@ -126,12 +120,8 @@ def models_reading(picks: Mapping[str, Sequence[BestPick]]) -> str:
 
 def drivers_reading(quadrant: pd.DataFrame, *, labels: Mapping[str, str] | None = None,
                     r_squared: float | None = None, target: str | None = None) -> str:
-    """The drivers in words, claiming only what the bootstrap supports
-    (:mod:`cx_app.models.importance_performance`): ``quadrant`` is an importance–performance
-    table (``attribute``, ``importance`` as % of R², ``importance_vs_others``, ``quadrant``);
-    ``labels`` shows attribute names as labels; with ``r_squared`` and ``target`` the variance
-    explained. Attributes are named as the strongest drivers only when their importance stands
-    above the others', and as where to concentrate only when the quadrant labels them so.
+    """The drivers in words, claiming only what the bootstrap supports (``quadrant``: an
+    importance–performance table).
 
     >>> table = pd.DataFrame({"attribute": ["net", "bill", "shop"], "importance": [61.0, 30, 9],
     ...                       "importance_vs_others": ["above", "like the others", "below"],
@@ -177,8 +167,6 @@ Network.'
 
 def nps_reading(nps: NetScoreFigure | None, estimated: NetScoreFigure | None = None, *,
                 words: ScoreVocabulary = NPS_WORDS) -> str:
-    """The data set's net score with its interval, and a new wave's estimated one, in
-    ``words`` ("NPS" only for an NPS)."""
     parts = []
     if nps is not None:
         parts.append(f"The {words.score_name} of the {nps.n:,} analysed respondents is "

@@ -1,15 +1,8 @@
 """Who is acting on the workspace, and what they may see and change (team mode).
 
-A :class:`~cx_app.workspace.programs.Workspace` acts for one user (:class:`Actor`): the name the
-audit trail records, and, in team mode, the teams file that decides which programs they see
-and change (:mod:`cx_app.workspace.teams`). Without a teams file (single-user mode, or the CLI
-run by an operator on the server) nothing is checked.
-
-In team mode a program the user may not read is reported exactly like a missing one ("no
-program named ... among your teams' programs": not the workspace's address, nor how to create
-one), and the programs listed in that sentence are only those they may read, so its existence
-is not revealed; a program they may read but not change gives an
-:class:`~cx_app.errors.AccessDenied` naming the role needed.
+Without a teams file (single-user mode, or the CLI run by an operator) nothing is checked. In
+team mode a program the user may not read is reported exactly like a missing one, listing only
+the programs they may read, so that its existence is not revealed.
 """
 
 from __future__ import annotations
@@ -25,32 +18,25 @@ from cx_app.workspace.teams import TEAM_NAME_CHARS, Action, Teams
 
 __all__ = ["Action", "Actor"]
 
-SHOWN_NAMES = 10
-"""How many program names a "no program named" sentence lists."""
+SHOWN_NAMES = 10  # program names a "no program named" sentence lists
 
 
 @dataclass(frozen=True)
 class Actor:
-    """The user a workspace acts for (``user``: an e-mail in team mode, an account name or
-    :data:`cx_app.workspace.audit.LOCAL_APP_USER` otherwise) and the teams file that limits
-    them (None: unrestricted)."""
+    """The user a workspace acts for (an e-mail in team mode) and the teams file limiting them."""
 
     user: str
     teams: Teams | None = None
-    acting_as: str | None = None
-    """The e-mail checked against the teams file when it is not ``user`` (the CLI's ``--as``:
-    the OS account is recorded, the e-mail is checked)."""
+    acting_as: str | None = None  # the CLI's ``--as``: the OS account is recorded, this checked
 
     @property
     def member(self) -> str:
-        """The e-mail the teams file is asked about."""
         return self.acting_as or self.user
 
     def can(self, team: str | None, action: Action) -> bool:
         return self.teams is None or self.teams.can(self.member, team, action)
 
     def require(self, team: str | None, action: Action, doing: str | None = None) -> None:
-        """:class:`~cx_app.errors.AccessDenied` (one sentence) unless allowed."""
         if self.teams is not None:
             self.teams.require(self.member, team, action, doing=doing)
 
@@ -65,8 +51,7 @@ class Actor:
 
     def find(self, session: Session, name: str, action: Action, where: str,
              doing: str | None = None) -> Program:
-        """The program ``name`` if the user may do ``action`` with it; a program they may not
-        read is missing to them (``where``: the workspace's address, for the sentence)."""
+        """The program ``name`` if the user may do ``action`` with it (``where``: the address)."""
         program = session.scalar(select(Program).where(Program.name == name))
         if program is None or not self.can(program.team, Action.READ):
             query = select(Program.name, Program.team).order_by(Program.name)
@@ -74,15 +59,12 @@ class Actor:
                 query = query.limit(SHOWN_NAMES + 1)
             rows = session.execute(query)
             names = [n for n, team in rows if self.can(team, Action.READ)]
-            if self.teams is not None:  # team mode: only that it is not theirs (issue 33)
-                raise WorkspaceError(
-                    f"no program named {name!r} among your teams' programs"
-                    + (f": yours are {', '.join(names[:SHOWN_NAMES])}"
-                       + (", ..." if len(names) > SHOWN_NAMES else "") if names else "")
-                    + ".")
-            known = (f"its programs are {', '.join(names[:SHOWN_NAMES])}"
-                     + (", ..." if len(names) > SHOWN_NAMES else "")
-                     if names else "it holds no program yet (cx-app program create)")
+            listed = ", ".join(names[:SHOWN_NAMES]) + (", ..." if len(names) > SHOWN_NAMES else "")
+            if self.teams is not None:  # team mode: only that it is not theirs
+                raise WorkspaceError(f"no program named {name!r} among your teams' programs"
+                                     + (f": yours are {listed}" if names else "") + ".")
+            known = (f"its programs are {listed}" if names
+                     else "it holds no program yet (cx-app program create)")
             raise WorkspaceError(f"no program named {name!r} in the workspace {where}: "
                                  f"{known}.")
         if action is not Action.READ:

@@ -1,23 +1,10 @@
 """The app's analyses kept in the workspace: one program per survey file, stored as it is made.
 
-The app works on an analysis (a survey, its mapping, the reduction plan and cross-validated
-models); :class:`AnalysisStore` keeps it in a program of the workspace so that a reload, a
-second tab or a restarted server shows the same work:
-
-- :meth:`AnalysisStore.program_for` finds the program of a survey file (its SHA-256, sheet and
-  file name) or creates one, named after the file; the file itself is kept in ``files`` when
-  the analyst allows it (needed to reopen the analysis after a restart).
-- :meth:`AnalysisStore.store_model` writes a model the moment its cross-validation ends (the
-  arrays, permutation importance and recipe; no model fitted on all respondents yet);
-  :meth:`AnalysisStore.store_final` adds that fit when it is made.
-- Models remember the data key of the mapping they were trained on
-  (:attr:`cx_app.survey.data.SurveyData.data_key`): a label edit keeps the key and the models;
-  a new target, attribute or scale gives another key, and the models of the old one stay in the
-  program (they come back when the analyst returns to that mapping).
-- :meth:`AnalysisStore.reopen` gives everything back as the library's documents
-  (:class:`cx_app.project.ProjectModel`), never rows.
-- The store acts for its workspace's user: a program created and a model trained are audit
-  rows; in team mode the user finds only their teams' programs and changes them as analysts.
+A reload, a second tab or a restarted server shows the same work. A model is written the
+moment its cross-validation ends, its fit on all respondents when made. Models remember the
+data key of the mapping they were trained on: a label edit keeps the key and the models; a new
+target, attribute or scale gives another key, and the models of the old one stay in the program
+(they come back when the analyst returns to that mapping).
 """
 
 from __future__ import annotations
@@ -51,12 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["AnalysisStore", "ReopenedProgram"]
 
 
-
 @dataclass(frozen=True, eq=False)
 class ReopenedProgram:
-    """A program as the app reopens it: its survey file (``data`` None when it is not kept),
-    mapping, plan and the models of the mapping in use (``models``), plus how many models of
-    earlier mappings it keeps."""
+    """A program as the app reopens it (``data`` None: its survey file is not kept)."""
 
     name: str
     filename: str | None
@@ -77,9 +61,17 @@ def _stem(filename: str | None) -> str:
 
 
 def _model_key(row: Model) -> str:
-    """The app's key of a stored model: its training key, or (a model the CLI trained) one
-    made from its row."""
+    """Its training key, or (a model the CLI trained) one made from its row."""
     return row.training_key or f"program-model-{row.id}"
+
+
+def _model_rows(session: Session, program: Program, *where: Any, full: bool = False
+                ) -> list[Model]:
+    """The program's model rows (``full``: with the model file and permutation loaded)."""
+    query = select(Model).where(Model.program_id == program.id, *where).order_by(Model.id)
+    if full:
+        query = query.options(undefer(Model.skops), undefer(Model.permutation))
+    return list(session.scalars(query).all())
 
 
 def _permutation_bytes(permutation: Any) -> tuple[bytes | None, dict[str, Any] | None]:
@@ -115,8 +107,7 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
 
 
 class ProgramLookup(Protocol):
-    """What the analyses need of a workspace (:class:`~cx_app.workspace.programs.Workspace`
-    is one): its database, who is acting, and the program rows that person may use."""
+    """What the analyses need of a workspace (:class:`~cx_app.workspace.programs.Workspace`)."""
 
     database: Database
     actor: Actor
@@ -131,8 +122,6 @@ class ProgramLookup(Protocol):
 
 
 class AnalysisStore:
-    """The app's analyses in a workspace (a :class:`ProgramLookup`)."""
-
     def __init__(self, workspace: ProgramLookup) -> None:
         self.workspace = workspace
         self.database = workspace.database
@@ -141,8 +130,7 @@ class AnalysisStore:
 
     def find_program(self, sha256: str, sheet: str | None, filename: str | None
                      ) -> str | None:
-        """The newest program of this survey file (content, sheet and name) that the user
-        may change (team mode: of a team where they are an analyst), if any."""
+        """The newest program of this survey file that the user may change, if any."""
         return self.database.read(lambda s: self._found(s, sha256, sheet, filename))
 
     def _found(self, session: Session, sha256: str, sheet: str | None, filename: str | None
@@ -156,11 +144,9 @@ class AnalysisStore:
 
     def program_for(self, survey: SurveyData, data: bytes | None, *,
                     keep_files: bool = True, team: str | None = None) -> str:
-        """The name of the program of ``survey`` (found by its file, else created for
-        ``team`` and named after the file: ``bank_nps``, ``bank_nps (2)``...), its mapping
-        set to the survey's. ``data``: the file's bytes, kept in the program when
-        ``keep_files`` — never a file that held personal data (its e-mail addresses, names or
-        IP addresses were dropped at import and must not be stored)."""
+        """The program of ``survey`` (found by its file, else created named after it:
+        ``bank_nps (2)``), its mapping set to the survey's. ``data`` is kept when
+        ``keep_files``, never when the file held personal data (dropped at import)."""
         source = survey.source
         keep_files = keep_files and not source.held_personal_data
         name = self.find_program(source.sha256, source.sheet, source.filename)
@@ -204,12 +190,10 @@ class AnalysisStore:
         return self.workspace.program_row(session, name, action)
 
     def team_of(self, name: str) -> str | None:
-        """The team that owns the program ``name`` (None: a program of no team)."""
         return self.database.read(lambda s: self._program(s, name).team)
 
     def set_mapping(self, name: str, survey: SurveyData) -> None:
-        """The program's mapping in use becomes the survey's (its models of other data keys
-        stay, see the module docstring)."""
+        """Models of other data keys stay."""
         yaml_text, data_key = survey.schema.to_yaml(), survey.data_key
 
         def work(session: Session) -> None:
@@ -225,8 +209,7 @@ class AnalysisStore:
         self.database.write(work)
 
     def set_plan(self, name: str, plan: dict[str, Any]) -> None:
-        """The reduction plan in use (a grouping change: nothing is retrained); a change is
-        audited (its group names are labels the reports show)."""
+        """A change is audited (its group names are labels the reports show)."""
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
@@ -238,12 +221,10 @@ class AnalysisStore:
         self.database.write(work)
 
     def keep_file(self, name: str, data: bytes, filename: str | None) -> None:
-        """Keep a file (the survey or a wave) in the program, once per content."""
         self.database.write(lambda session: keep_file(
             session, self._program(session, name, Action.ANALYSE).id, data, filename))
 
     def kept_file(self, name: str, sha256: str) -> bytes | None:
-        """A file kept in the program (None when it is not kept)."""
         return self.database.read(lambda s: s.scalar(
             select(StoredFile.data).where(StoredFile.program_id == self._program(s, name).id,
                                           StoredFile.sha256 == sha256)))
@@ -252,7 +233,7 @@ class AnalysisStore:
         return bool(self.database.read(lambda s: self._program(s, name).keep_files))
 
     def set_keep_files(self, name: str, keep: bool) -> None:
-        """Allow or stop keeping files; stopping deletes the files already kept."""
+        """Stopping deletes the files already kept."""
         from sqlalchemy import delete
 
         def work(session: Session) -> None:
@@ -266,9 +247,7 @@ class AnalysisStore:
     # ------------------------------------------------------------------ models
 
     def store_model(self, name: str, model: Any, *, data_key: str, respondents: int) -> None:
-        """Store a cross-validated model of the app (a
-        :class:`cx_app.app.session.CrossValidatedModel`) under the mapping ``data_key``; a
-        model of the same training key is stored once."""
+        """Store a :class:`cx_app.app.session.CrossValidatedModel` once per training key."""
         if model.key.startswith("program-model-"):
             return  # a model the program holds already (made by the CLI)
         cv = model.cv
@@ -296,21 +275,18 @@ class AnalysisStore:
         self.database.write(work)
 
     def remove_model(self, name: str, key: str) -> bool:
-        """Remove the stored model of ``key`` (its cross-validation and wave estimates go
-        with it); whether there was one."""
+        """Its cross-validation and wave estimates go with it; whether there was one."""
         from sqlalchemy import delete
 
         def work(session: Session) -> bool:
             program = self._program(session, name, Action.ANALYSE)
-            ids = [r.id for r in session.scalars(select(Model).where(
-                Model.program_id == program.id)) if _model_key(r) == key]
+            ids = [r.id for r in _model_rows(session, program) if _model_key(r) == key]
             session.execute(delete(Model).where(Model.id.in_(ids)))
             return bool(ids)
 
         return self.database.write(work)
 
     def store_final(self, name: str, key: str, model: TrainedModel) -> None:
-        """Add the model fitted on all respondents to the stored model of ``key``."""
         from cx_app.estimate.model_file import model_bytes
 
         skops = model_bytes(model)
@@ -318,8 +294,7 @@ class AnalysisStore:
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
-            row = next((r for r in session.scalars(select(Model).where(
-                Model.program_id == program.id)) if _model_key(r) == key), None)
+            row = next((r for r in _model_rows(session, program) if _model_key(r) == key), None)
             if row is None:
                 raise WorkspaceError(f"the program {name!r} has no model {key!r} to add the "
                                      "fitted model to")
@@ -332,12 +307,9 @@ class AnalysisStore:
         from cx_app.workspace.records import model_file
 
         def work(session: Session) -> Model | None:
-            program = self._program(session, name)
-            for row in session.scalars(select(Model).options(undefer(Model.skops)).where(
-                    Model.program_id == program.id, Model.skops.is_not(None))):
-                if _model_key(row) == key:
-                    return row
-            return None
+            rows = _model_rows(session, self._program(session, name), Model.skops.is_not(None),
+                               full=True)
+            return next((row for row in rows if _model_key(row) == key), None)
 
         row = self.database.read(work)
         return None if row is None else model_file(row, name)
@@ -345,7 +317,6 @@ class AnalysisStore:
     # ------------------------------------------------------------------ reopening
 
     def reopen(self, name: str) -> ReopenedProgram:
-        """The program ``name`` as the app reopens it (see :class:`ReopenedProgram`)."""
 
         def work(session: Session) -> ReopenedProgram:
             program = self._program(session, name)
@@ -355,9 +326,7 @@ class AnalysisStore:
             if data is None:
                 data = session.scalar(select(Program.survey_bytes).where(
                     Program.id == program.id))
-            rows = session.scalars(
-                select(Model).options(undefer(Model.skops), undefer(Model.permutation))
-                .where(Model.program_id == program.id).order_by(Model.id)).all()
+            rows = _model_rows(session, program, full=True)
             current = [r for r in rows if r.data_key in (None, program.data_key)]
             models = [_project_model(row, name) for row in current]
             return ReopenedProgram(
@@ -370,15 +339,11 @@ class AnalysisStore:
         return self.database.read(work)
 
     def models_of(self, name: str, data_key: str) -> tuple[ProjectModel, ...]:
-        """The program's models trained on the mapping ``data_key`` (e.g. the analyst went
-        back to a mapping used before)."""
+        """The program's models trained on the mapping ``data_key`` (one used before)."""
 
         def work(session: Session) -> tuple[ProjectModel, ...]:
-            program = self._program(session, name)
-            rows = session.scalars(
-                select(Model).options(undefer(Model.skops), undefer(Model.permutation))
-                .where(Model.program_id == program.id, Model.data_key == data_key)
-                .order_by(Model.id)).all()
+            rows = _model_rows(session, self._program(session, name),
+                               Model.data_key == data_key, full=True)
             return tuple(_project_model(r, name) for r in rows)
 
         return self.database.read(work)
@@ -388,9 +353,8 @@ class AnalysisStore:
             select(func.count(Wave.id)).where(Wave.program_id == self._program(s, name).id))))
 
     def stored_results(self, name: str, schema: SurveySchema) -> Results:
-        """The results document of the program's stored cross-validations under ``schema``
-        (its mapping in use) and its kept survey file, by the library's one builder
-        (:func:`cx_app.models.analysis.finish_evaluation`; nothing is retrained)."""
+        """The results of the stored cross-validations and the kept survey file, by the
+        library's one builder (nothing is retrained)."""
         import numpy as np
 
         from cx_app.engine.grouping import resolve_plan

@@ -1,11 +1,7 @@
 """The audit trail: one row per change made to a program, with who made it and when.
 
-Rows go to the ``audit_events`` table (migration 0003, :class:`~cx_app.workspace.tables.AuditEvent`)
-and outlive the program they name (they hold its name, not its row). Who: in the app, the
-signed-in user's e-mail (team mode) or :data:`LOCAL_APP_USER` (single-user mode); in the CLI,
-the operating-system account that ran it (:func:`cli_user`, ``getpass.getuser()``: the
-``LOGNAME``, ``USER``, ``LNAME`` or ``USERNAME`` variable, else the account's name in the
-password database).
+Rows outlive the program they name (they hold its name, not its row). Who: in the app, the
+signed-in user's e-mail or :data:`LOCAL_APP_USER`; in the CLI, the operating-system account.
 
 >>> AuditAction.MODEL_TRAINED == "model trained"
 True
@@ -29,17 +25,13 @@ from cx_app.workspace.tables import AuditEvent, utc_now
 
 __all__ = ["LOCAL_APP_USER", "AuditAction", "AuditRecord", "cli_user", "events", "record"]
 
-LOCAL_APP_USER = "local user"
-"""Who the app records in single-user mode (nobody signs in)."""
+LOCAL_APP_USER = "local user"  # single-user mode: nobody signs in
 USER_CHARS = 320
 PROGRAM_CHARS = 200
 DEFAULT_LIMIT = 200
-"""How many rows :func:`events` returns unless told (newest first)."""
 
 
 class AuditAction(StrEnum):
-    """The changes the audit trail records."""
-
     PROGRAM_CREATED = "program created"
     PROGRAM_DELETED = "program deleted"
     PROGRAM_MOVED = "program moved"
@@ -55,18 +47,15 @@ class AuditAction(StrEnum):
 
 @dataclass(frozen=True)
 class AuditRecord:
-    """One row of the audit trail. ``action`` is an :class:`AuditAction` value (kept as text:
-    a row written by a newer cx-app may hold an action this one does not know)."""
+    """``action`` stays text: a newer cx-app may write an action this one does not know."""
 
     created: dt.datetime
     user: str
     action: str
     program: str | None
     detail: str | None
-    issuer: str | None = None
-    """The identity provider of the signed-in person (team mode; None: CLI, local app)."""
+    issuer: str | None = None  # None: CLI, local app
     subject: str | None = None
-    """Their subject (``sub``) at that provider: with ``user`` (their address), who they are."""
 
 
 def _record_of(row: AuditEvent) -> AuditRecord:
@@ -76,8 +65,7 @@ def _record_of(row: AuditEvent) -> AuditRecord:
 
 
 def cli_user() -> str:
-    """The operating-system account running the CLI (``getpass.getuser()``); ``uid N`` when
-    it has no name (a container user without a password-database entry)."""
+    """The operating-system account; ``uid N`` without a name (a container user)."""
     try:
         name = getpass.getuser()
     except (KeyError, OSError):
@@ -88,10 +76,8 @@ def cli_user() -> str:
 def record(database: Database, user: str, action: AuditAction, program: str | None = None,
            detail: str | None = None, *, session: Session | None = None,
            issuer: str | None = None, subject: str | None = None) -> AuditRecord:
-    """Add one row to the audit trail and return it. ``session``: write it in that (open)
-    write transaction, so that the row commits with the change it records; else in a
-    transaction of its own. ``issuer`` and ``subject``: the signed-in person's identity at
-    their provider (team mode), recorded beside their address ``user``."""
+    """Add one row; ``session``: in that write transaction, so that it commits with the change
+    it records."""
     user = user.strip()
     if not user:
         raise WorkspaceError("an audit record needs the user who made the change")
@@ -117,9 +103,7 @@ def record(database: Database, user: str, action: AuditAction, program: str | No
 def events(database: Database, program: str | None = None, *, user: str | None = None,
            since: dt.datetime | None = None, limit: int = DEFAULT_LIMIT
            ) -> tuple[AuditRecord, ...]:
-    """The audit trail, newest first (at most ``limit`` rows): of one ``program`` (by name)
-    and/or one ``user`` when given, else of the whole workspace; ``since``: rows made then
-    or later only."""
+    """The audit trail, newest first."""
     query = select(AuditEvent).order_by(AuditEvent.created.desc(), AuditEvent.id.desc())
     if program is not None:
         query = query.where(AuditEvent.program == program)

@@ -1,20 +1,11 @@
 """Opening the workspace database: its URL, the engine, sessions with retries, migrations.
 
-The URL is the one given (``--db URL``), else ``CX_APP_DATABASE_URL``, else a SQLite file in the
-user's data directory (``$XDG_DATA_HOME/cx-app/workspace.db``, by default
-``~/.local/share/cx-app/workspace.db``). Any SQLAlchemy URL works; PostgreSQL needs the
-``psycopg`` driver (``pip install 'cx-app[postgresql]'``; ``postgresql://`` uses it).
-
 SQLite is made fit for several processes at once: write-ahead logging (readers never wait for
 the writer), a busy timeout, foreign keys on, and every write transaction opened with ``BEGIN
 IMMEDIATE`` (it waits for the write lock up front instead of failing half-way when another
 process wrote in between). A transaction that still meets "database is locked" is run again
-from the start, with a growing pause, for up to :data:`RETRY_SECONDS`.
-
-Schema migrations (Alembic, ``cx_app/workspace/migrations``) run when a database is opened
-(:func:`open_database`, ``migrate=True``): a new database gets the whole schema, an older one
-is upgraded to the newest revision, under the write lock (SQLite) or an advisory lock
-(PostgreSQL) so that two processes opening it at once do not both migrate.
+from the start, with a growing pause. Migrations run when a database is opened, under the write
+lock (SQLite) or an advisory lock (PostgreSQL), so that two processes opening it migrate once.
 """
 
 from __future__ import annotations
@@ -41,10 +32,8 @@ __all__ = ["ENV_URL", "RETRY_SECONDS", "Database", "current_revision", "database
            "default_database_path", "head_revision", "migrate", "open_database", "serialize"]
 
 ENV_URL = "CX_APP_DATABASE_URL"
-BUSY_TIMEOUT_MS = 30_000
-"""How long SQLite itself waits for a lock before it answers "database is locked"."""
-RETRY_SECONDS = 60.0
-"""How long a transaction that met "database is locked" is retried before giving up."""
+BUSY_TIMEOUT_MS = 30_000  # SQLite's own wait before it answers "database is locked"
+RETRY_SECONDS = 60.0  # how long a locked transaction is run again before giving up
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_MIGRATION_LOCK = 0x6378_6170_7077  # an arbitrary, fixed advisory-lock key ("cxappw")
 
@@ -58,14 +47,11 @@ def default_database_path() -> Path:
 
 
 def database_url(url: str | None = None) -> str:
-    """The workspace URL: ``url``, else ``$CX_APP_DATABASE_URL``, else the default SQLite
-    file (:func:`default_database_path`)."""
     chosen = url or os.environ.get(ENV_URL)
     return chosen if chosen else f"sqlite:///{default_database_path()}"
 
 
 def _shown(url: str) -> str:
-    """The URL as it may be printed: without its password."""
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
@@ -81,13 +67,11 @@ def _is_locked(exc: BaseException) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class Database:
-    """An opened workspace database: ``read`` and ``write`` run a unit of work in one
-    transaction, retried while SQLite says the database is locked."""
+    """``read`` and ``write`` run a unit of work in one transaction, retried while locked."""
 
     url: str
     engine: Engine
-    writer: Engine
-    """The same engine whose transactions take the write lock first (SQLite)."""
+    writer: Engine  # the same engine, its transactions taking the write lock first (SQLite)
 
     @property
     def shown_url(self) -> str:
@@ -98,12 +82,9 @@ class Database:
         return self.engine.dialect.name
 
     def read(self, work: Callable[[Session], T]) -> T:
-        """``work(session)`` in a read transaction; its return value."""
         return self._run(self.engine, work)
 
     def write(self, work: Callable[[Session], T]) -> T:
-        """``work(session)`` in a write transaction, committed when it returns; run again
-        from the start while the database is locked (at most :data:`RETRY_SECONDS`)."""
         return self._run(self.writer, work)
 
     def _run(self, engine: Engine, work: Callable[[Session], T]) -> T:
@@ -114,15 +95,13 @@ class Database:
         return _with_retries(self.shown_url, once)
 
     def dispose(self) -> None:
-        """Close every pooled connection (a test or a process that is done)."""
         self.engine.dispose()
 
 
 def serialize(session: Session, subject: str) -> None:
     """Inside a write transaction: wait until no other transaction works on ``subject`` (a
-    look-up then an insert that must not run twice at once, such as making the program of a
-    file). SQLite's write transactions are already one at a time (``BEGIN IMMEDIATE``);
-    PostgreSQL takes a transaction-scoped advisory lock on the subject's hash."""
+    look-up then an insert that must not run twice at once). SQLite's write transactions are
+    one at a time already; PostgreSQL takes an advisory lock on the subject's hash."""
     if session.get_bind().dialect.name == "postgresql":
         key = int.from_bytes(hashlib.sha256(subject.encode("utf-8")).digest()[:8], "big",
                              signed=True)
@@ -135,8 +114,6 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _with_retries(shown_url: str, work: Callable[[], T]) -> T:
-    """``work()``, run again from the start while the database is locked (a growing pause,
-    at most :data:`RETRY_SECONDS` in all); any other database failure is one sentence."""
     deadline = time.monotonic() + RETRY_SECONDS
     pause = 0.05
     while True:
@@ -171,10 +148,8 @@ def _sqlite_setup(engine: Engine) -> None:
 
 
 def _check_sqlite_file(path: Path, shown: str) -> None:
-    """Refuse, before anything writes to it, a file that is not an empty file nor a cx-app
-    workspace: not a SQLite database (damaged, or another kind of file), or another
-    application's SQLite database (tables, but no cx-app schema revision). It is read through a
-    read-only connection: its bytes stay as they are (issue 33)."""
+    """Refuse, before anything writes to it, a non-empty file that is not a cx-app workspace
+    (not SQLite, or another application's tables); read read-only, so its bytes stay as they are."""
     import sqlite3
 
     try:
@@ -225,8 +200,7 @@ def _engine(url: str) -> Engine:
 
 
 def _alembic_config(connection: Connection | None = None) -> Any:
-    """Alembic's configuration without an ``alembic.ini``: the shipped scripts, and the
-    connection the migrations run on (``env.py`` takes it from ``attributes``)."""
+    """Without an ``alembic.ini``; ``env.py`` takes the connection from ``attributes``."""
     from alembic.config import Config
 
     config = Config()
@@ -243,12 +217,10 @@ def _scripts() -> Any:
 
 
 def head_revision() -> str:
-    """The newest schema revision shipped with this cx-app."""
     return str(_scripts().get_current_head())
 
 
 def current_revision(database: Database) -> str | None:
-    """The schema revision the database is at (None: an empty database)."""
     from alembic.runtime.migration import MigrationContext
 
     with database.engine.connect() as connection:
@@ -256,10 +228,8 @@ def current_revision(database: Database) -> str | None:
 
 
 def _upgrade_sqlite(database: Database, run: Callable[[Connection], None]) -> None:
-    """Run a migration on SQLite the way its manual prescribes for table rebuilds (Alembic's
-    batch mode): foreign keys off for the connection (a rebuilt parent table would otherwise
-    cascade its drop to every child row), the migration in one write transaction, then
-    ``PRAGMA foreign_key_check`` before it commits."""
+    """As SQLite's manual prescribes for table rebuilds: foreign keys off (a rebuilt parent
+    table would cascade its drop to every child row), then ``foreign_key_check`` before commit."""
     with database.writer.connect() as connection:
         raw = connection.connection.driver_connection
         raw.execute("PRAGMA foreign_keys = OFF")  # outside a transaction, as it must be
@@ -275,8 +245,7 @@ def _upgrade_sqlite(database: Database, run: Callable[[Connection], None]) -> No
 
 
 def migrate(database: Database, revision: str = "head") -> None:
-    """Upgrade the database's schema to ``revision`` (Alembic, programmatically: no
-    ``alembic.ini``), under a lock so that concurrent openers migrate once."""
+    """Upgrade the schema to ``revision``, under a lock so that concurrent openers migrate once."""
     from alembic import command
     from alembic.util import CommandError
 
@@ -307,9 +276,7 @@ def migrate(database: Database, revision: str = "head") -> None:
 
 
 def open_database(url: str | None = None, *, migrate_schema: bool = True) -> Database:
-    """Open the workspace at ``url`` (:func:`database_url`), upgrading its schema to the
-    newest revision unless ``migrate_schema=False``; :class:`WorkspaceError` (one sentence)
-    when it cannot be reached."""
+    """Open the workspace at ``url`` (:func:`database_url`), its schema upgraded."""
     chosen = database_url(url)
     engine = _engine(chosen)
     database = Database(chosen, engine, engine.execution_options(cx_app_write=True))

@@ -1,37 +1,23 @@
 """Expected training times learned from this workspace's own measured fits (the ``fits`` table).
 
-Every fresh training of the app (and of ``cx-app program create``, when its caller records it)
-is a row of the ``fits`` table: algorithm, preset, respondents, attributes, folds and seconds.
-The seconds are *reference seconds*: the measured time divided by
-:func:`cx_app.models.timing.settings_factor` (a forest of 300 trees counts as a third of its
-time, a calibrated model as the calibration's share of it), so that fits of one algorithm with
-different settings teach the same rate, and by the machine's load when the fit ended
-(:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
-so that a fit made while the machine was busy teaches a quiet machine's rate.
-
-The estimate of a new training scales those fits by the cost model of
-:mod:`cx_app.models.timing`::
+Each row is one training's *reference seconds*: the measured time divided by
+:func:`cx_app.models.timing.settings_factor` and by the machine's load when it ended
+(:func:`cx_app.models.timing.load_factor`), so that fits with other settings, or made while the
+machine was busy, teach a quiet machine's rate of the same algorithm. A new training's estimate::
 
     size = folds × (n_train / 1000) ** b × attributes / 10,  n_train = respondents × (folds − 1) / folds
     rate = median over the most recent fits of seconds / size      (seconds per unit of size)
     expected = rate × size(new training) × settings_factor(settings, calibration) × load factor now
 
-Why this scaling: what changes from one machine (or one load) to another is mostly the *level*
-of the cost — a machine with a load of 28 on 2 cores ran the constants' trainings 5–20× slower
-(``bench/RESULTS.md``, section ``time_estimate``), about its load per core — while the *shape*, how a fit grows with the
-rows, is the algorithm's own (kNN's predictions grow slower than linearly, naive Bayes is mostly
-fixed costs). So the exponent ``b`` is the constants' (``bench/bench_timing.py``) and the level
-is learned here; with a single fit this is that fit scaled by the constants' shape, which for
-``b = 1`` is a linear scaling in respondents × folds. When the recent fits span at least
-:data:`SPREAD` in training rows (at least :data:`FITS_FOR_SHAPE` of them), ``b`` is learned
-too: the Theil–Sen slope (the median of the pairwise slopes, robust to a fit slowed by a busy
-moment) of log seconds per fold on log training rows, kept within :data:`EXPONENTS`. The median
-rate ignores an odd slow or fast fit; the :data:`RECENT` most recent fits follow a machine that
-changed.
-
-Without a fit of the algorithm and preset, the estimate is the constants'
-(:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
-bounded select on the indexed ``algorithm`` column: the Models page runs it on every rerun.
+Why: from one machine (or load) to another mostly the *level* of the cost changes (a load of 28
+on 2 cores ran the constants' trainings 5–20× slower, ``bench/RESULTS.md`` ``time_estimate``),
+while the *shape* in the rows is the algorithm's own. So ``b`` is the constants'
+(``bench/bench_timing.py``) and the level is learned here; once the recent fits span
+:data:`SPREAD` in training rows (at least :data:`FITS_FOR_SHAPE` of them) ``b`` is learned too,
+as the Theil–Sen slope of log seconds per fold on log training rows (robust to a fit slowed by
+a busy moment), kept within :data:`EXPONENTS`. Without a fit the constants' estimate is said
+as a first guess. The query is one bounded select on the indexed ``algorithm`` column: the
+Models page runs it on every rerun.
 """
 
 from __future__ import annotations
@@ -58,19 +44,15 @@ __all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "Expec
 RECENT = 20
 """How many of the most recent fits of an algorithm (and preset) an estimate learns from."""
 SPREAD = 2.0
-"""How many times more training rows the largest recent fit must have than the smallest for
-the growth exponent to be learned from the fits (else the constants' is used)."""
+"""Largest over smallest training rows of the recent fits it takes to learn the exponent."""
 FITS_FOR_SHAPE = 3
-"""How many recent fits it takes at least to learn the growth exponent."""
 EXPONENTS = (0.3, 1.5)
-"""The range a learned growth exponent is kept in (0.3: the constants' lower bound, fits
-dominated by fixed costs; 1.5: faster growth than any algorithm measured)."""
+"""The range of a learned growth exponent (0.3: fixed costs dominate; 1.5: faster than any
+algorithm measured)."""
 
 
 @dataclass(frozen=True)
 class MeasuredFit:
-    """One fit of the ``fits`` table: its size and reference seconds."""
-
     respondents: int
     attributes: int
     folds: int
@@ -83,8 +65,7 @@ class MeasuredFit:
 
 @dataclass(frozen=True)
 class Estimate:
-    """An expected training time: ``seconds``, learned from ``fits`` measured fits of this
-    workspace (0: the constants' first guess)."""
+    """An expected training time, learned from ``fits`` measured fits (0: a first guess)."""
 
     seconds: float
     fits: int
@@ -105,9 +86,7 @@ def _checked(algorithm: str, preset: str, respondents: int, attributes: int,
 
 def record_fit(database: Database, *, algorithm: str, preset: str, respondents: int,
                attributes: int, folds: int, seconds: float) -> None:
-    """Keep one measured training (``seconds``: reference seconds, see the module docstring)
-    for the estimates of later ones. :class:`WorkspaceError` for a size or time that cannot be
-    one (a time that is not a positive number)."""
+    """Keep one measured training (``seconds``: reference seconds) for later estimates."""
     _checked(algorithm, preset, respondents, attributes, folds)
     if not (math.isfinite(seconds) and seconds > 0):
         raise WorkspaceError(f"a fit of {algorithm} needs a positive time in seconds "
@@ -122,9 +101,8 @@ def record_fit(database: Database, *, algorithm: str, preset: str, respondents: 
 
 def fit_recorder(database: Database, load: Callable[[], float] = timing.load_factor,
                  ) -> Callable[[str, str, int, int, int, float], None]:
-    """:func:`record_fit` on ``database`` taking its values in order, the seconds divided by
-    the machine's ``load`` factor at that moment (a quiet machine's seconds): the
-    ``record_fit`` callback of :class:`cx_app.app.training.TrainingJob`."""
+    """:func:`record_fit` taking its values in order, the seconds divided by the machine's
+    ``load`` factor then: the ``record_fit`` callback of :class:`cx_app.app.training.TrainingJob`."""
 
     def record(algorithm: str, preset: str, respondents: int, attributes: int, folds: int,
                seconds: float) -> None:
@@ -135,7 +113,6 @@ def fit_recorder(database: Database, load: Callable[[], float] = timing.load_fac
 
 
 def recent_query(algorithm: str, preset: str, limit: int = RECENT) -> Select:
-    """The select of :func:`recent_fits`: bounded, on the indexed ``algorithm`` column."""
     return (select(Fit.respondents, Fit.attributes, Fit.folds, Fit.seconds)
             .where(Fit.algorithm == algorithm, Fit.preset == preset)
             .order_by(Fit.id.desc()).limit(limit))
@@ -143,7 +120,7 @@ def recent_query(algorithm: str, preset: str, limit: int = RECENT) -> Select:
 
 def recent_fits(database: Database, algorithm: str, preset: str,
                 limit: int = RECENT) -> list[MeasuredFit]:
-    """The ``limit`` most recent fits of ``algorithm`` under ``preset``, newest first."""
+    """Newest first."""
 
     def work(session: Session) -> list[MeasuredFit]:
         return [MeasuredFit(*row)
@@ -169,8 +146,7 @@ def _exponent(algorithm: str, fits: Sequence[MeasuredFit]) -> float:
 
 def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents: int,
                     attributes: int, folds: int) -> float:
-    """The reference seconds of a training of ``algorithm`` on ``respondents`` ×
-    ``attributes`` × ``folds`` learned from ``fits`` (at least one; see the module docstring).
+    """The reference seconds of a training learned from ``fits`` (at least one).
 
     >>> one = [MeasuredFit(respondents=2_000, attributes=10, folds=5, seconds=8.0)]
     >>> b = timing.COSTS["ann"].b  # one fit: the constants' growth exponent (about 1)
@@ -193,8 +169,7 @@ def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents:
 def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: int, folds: int,
                 settings: Mapping[str, Any] | None = None, calibration: str = "none",
                 load: float = 1.0) -> Estimate:
-    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`) times the
-    machine's ``load`` factor, learned from no fit."""
+    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`) × ``load``."""
     return Estimate(load * timing.expected_seconds(
         algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
         calibration=calibration, preset=preset), 0)
@@ -203,11 +178,8 @@ def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: in
 def expected_seconds(database: Database, algorithm: str, *, preset: str, respondents: int,
                      attributes: int, folds: int, settings: Mapping[str, Any] | None = None,
                      calibration: str = "none", load: float = 1.0) -> Estimate:
-    """The expected seconds of a training (cross-validation and permutation importance, as the
-    app's Train button runs it) learned from this workspace's recent fits of ``algorithm``
-    under ``preset``; the constants' (:func:`cx_app.models.timing.expected_seconds`) when it has
-    none; either times the machine's ``load`` factor now
-    (:func:`cx_app.models.timing.load_factor`)."""
+    """The expected seconds of a training as the app's Train button runs it (cross-validation
+    and permutation importance), learned from the recent fits, else :func:`first_guess`."""
     _checked(algorithm, preset, respondents, attributes, folds)
     fits = recent_fits(database, algorithm, preset)
     if not fits:
@@ -223,15 +195,13 @@ def expected_seconds(database: Database, algorithm: str, *, preset: str, respond
 
 @dataclass(frozen=True)
 class ExpectedTimes:
-    """The expected time of each algorithm of one click of Train, and the sentence that says
-    it."""
+    """The expected time of each algorithm of one click of Train, and its sentence."""
 
     estimates: Mapping[str, Estimate]
     respondents: int
     attributes: int
     folds: int
     load: float = 1.0
-    """The machine's load factor the estimates were multiplied by."""
 
     @property
     def total(self) -> float:
@@ -239,14 +209,11 @@ class ExpectedTimes:
 
     @property
     def seconds(self) -> dict[str, float]:
-        """Each algorithm's expected seconds (a :class:`~cx_app.app.training.TrainingJob`
-        refines them from its folds as it runs)."""
         return {k: e.seconds for k, e in self.estimates.items()}
 
     def sentence(self, slow: float = 10.0) -> str:
-        """"Expected time: about 40 s (xgb about 30 s) for ..., learned from ..." — the
-        algorithms of ``slow`` seconds or more named, where the figures come from, the
-        machine's load when it is busy, and that the folds refine it.
+        """The algorithms of ``slow`` seconds or more named, where the figures come from, and
+        the machine's load when it is busy.
 
         >>> times = ExpectedTimes({"lr": Estimate(4.2, 3), "xgb": Estimate(31.0, 0)}, 5_000, 9, 10,
         ...                       load=2.5)
@@ -277,10 +244,8 @@ class ExpectedTimes:
 def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[str, Any]], *,
                    preset: str | None, respondents: int, attributes: int, folds: int,
                    calibration: str = "none", load: float | None = None) -> ExpectedTimes:
-    """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) with a time
-    estimate; ``preset`` ``None``: each algorithm's default; ``database`` ``None`` (no
-    workspace): the constants'; ``load``: the machine's load factor (``None``: now, by
-    :func:`cx_app.models.timing.load_factor`)."""
+    """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) that has a
+    time estimate; ``database`` None: the constants'; ``load`` None: the load now."""
     from cx_app.models.algorithms import resolve_preset
 
     load = timing.load_factor() if load is None else load

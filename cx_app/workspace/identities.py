@@ -1,19 +1,10 @@
 """Sign-in identities: a person is the pair (issuer, subject), bound to one address at first sign-in.
 
-OpenID Connect identifies a person by the provider that signed them in (``iss``) and their
-subject there (``sub``); an e-mail claim is only an attribute, and one the provider may not have
-verified. Team mode finds a person's teams by address, so the address must belong to exactly
-one subject: the first sign-in of a subject binds it to its (verified) address in the
-``identities`` table (migration 0004), and from then on
-
-- the same subject signs in with that address as before;
-- another subject (a second account at the same provider, or an account at another provider)
-  claiming that address is refused with :class:`~cx_app.errors.AccessDenied`;
-- the bound subject claiming another address is refused too (the administrator removes the
-  binding when a person's address really changes: :func:`forget_identity`).
-
-Whether the address was verified is decided before, by the app's sign-in gate
-(``app_pages/team_mode.py``, the ``email_verified`` claim or the one the server names).
+OpenID Connect identifies a person by ``iss`` and ``sub``; an e-mail claim is only an attribute.
+Team mode finds teams by address, so the address must belong to exactly one subject: another
+subject claiming a bound address, or the bound subject claiming another, is refused (the
+administrator removes a binding with :func:`forget_identity`). Whether the address was verified
+is decided before, by the app's sign-in gate (``app_pages/team_mode.py``).
 
 >>> normalized_email("  Alice@Example.COM ")
 'alice@example.com'
@@ -36,8 +27,6 @@ ISSUER_CHARS, SUBJECT_CHARS, EMAIL_CHARS = 500, 255, 320
 
 
 class SignIn(BaseModel):
-    """Who signed in: the provider (``issuer``), the subject there and the address it claims."""
-
     model_config = ConfigDict(frozen=True)
 
     issuer: str
@@ -52,9 +41,7 @@ def normalized_email(email: str) -> str:
 
 def bind_identity(database: Database, sign_in: SignIn) -> SignIn:
     """Accept ``sign_in`` if its subject is bound to its address, or bind them now when neither
-    is bound yet (the subject's first sign-in); :class:`AccessDenied` (one sentence) when the
-    address belongs to another subject or the subject to another address. Returns the sign-in
-    with its address normalized."""
+    is bound yet; the sign-in with its address normalized."""
     found = SignIn(issuer=sign_in.issuer.strip(), subject=sign_in.subject.strip(),
                    email=normalized_email(sign_in.email))
     if not (found.issuer and found.subject and found.email):
@@ -92,8 +79,7 @@ def bind_identity(database: Database, sign_in: SignIn) -> SignIn:
 
 
 def forget_identity(database: Database, email: str) -> int:
-    """Remove the binding of ``email`` (a person whose address or account changed); the number
-    of bindings removed (0 or 1)."""
+    """The number of bindings removed (0 or 1)."""
     address = normalized_email(email)
     if not address:
         raise WorkspaceError("name the address whose sign-in binding to remove")

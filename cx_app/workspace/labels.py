@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from cx_app.survey.data import SurveyData
 
-__all__ = ["WaveLabel", "label_from_text", "wave_label", "wave_order_key"]
+__all__ = ["WaveLabel", "label_from_file", "label_from_text", "wave_label", "wave_order_key"]
 
 LabelOrigin = Literal["given", "wave column", "file name"]
 
@@ -36,8 +36,6 @@ _WAVE = re.compile(r"(?i)(?<![A-Za-z])(?:W|wave)[-_ ]?(\d{1,4})" + _NOT_DIGIT_AF
 
 @dataclass(frozen=True)
 class WaveLabel:
-    """A wave's label, its date (None when nothing names one) and where the label came from."""
-
     label: str
     date: dt.date | None
     origin: LabelOrigin
@@ -87,10 +85,19 @@ def label_from_text(text: str) -> tuple[str, dt.date | None] | None:
 _SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods", ".csv", ".txt", ".tsv"}
 
 
+def label_from_file(filename: str | None) -> tuple[str, dt.date | None]:
+    """The wave a file name names, else the file name without its extension."""
+    named = label_from_text(filename or "")
+    return named if named else (PurePath(filename or "wave").stem, None)
+
+
+def _role_column(survey: SurveyData, role: str) -> str | None:
+    return next((s.name for s in survey.schema.segments
+                 if s.role == role and s.name in survey.frame.columns), None)
+
+
 def _single_value(survey: SurveyData, role: str) -> str | None:
-    column = next((s.name for s in survey.schema.segments
-                   if s.role == role and s.name in survey.frame.columns), None)
-    if column is None:
+    if (column := _role_column(survey, role)) is None:
         return None
     values = survey.frame[column].dropna().unique()
     return str(values[0]) if len(values) == 1 else None
@@ -99,9 +106,7 @@ def _single_value(survey: SurveyData, role: str) -> str | None:
 def _earliest_answer(survey: SurveyData) -> dt.date | None:
     import pandas as pd
 
-    column = next((s.name for s in survey.schema.segments
-                   if s.role == "date" and s.name in survey.frame.columns), None)
-    if column is None:
+    if (column := _role_column(survey, "date")) is None:
         return None
     values = pd.to_datetime(survey.frame[column], errors="coerce").dropna()
     return None if values.empty else values.min().date()
@@ -109,8 +114,7 @@ def _earliest_answer(survey: SurveyData) -> dt.date | None:
 
 def wave_label(survey: SurveyData, *, filename: str | None, given: str | None = None
                ) -> WaveLabel:
-    """The label and date of one wave (``survey``: the wave's respondents, read with the
-    program's mapping; ``filename``: the file it came from); see the module docstring."""
+    """The label and date of one wave (``survey``: its respondents); see the module docstring."""
     from cx_app.safe_text import plain_text
 
     named: tuple[str, dt.date | None] | None = None
@@ -123,8 +127,8 @@ def wave_label(survey: SurveyData, *, filename: str | None, given: str | None = 
         named = label_from_text(value)
     else:
         origin = "file name"
-        named = label_from_text(filename or "")
-        label = named[0] if named else PurePath(filename or "wave").stem
+        named = label_from_file(filename)
+        label = named[0]
     date = named[1] if named and named[1] is not None else _earliest_answer(survey)
     return WaveLabel(label, date, origin)
 

@@ -14,17 +14,12 @@ from cx_app.safe_text import plain_text
 __all__ = ["NAME_LENGTH", "program_name"]
 
 NAME_LENGTH = 200
-"""The longest program name the tables hold."""
-
-_DIRECTION = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Direction marks and overrides: they make a name read differently from what it is."""
+_DIRECTION = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # make a name read otherwise
 
 
 def program_name(name: str) -> str:
-    """The one name check of every way a program gets a name (create, import, the app's
-    analyses): survey-safe text (:func:`cx_app.safe_text.plain_text`: no control characters),
-    no direction marks, every run of spaces, tabs or line breaks one space, none around it, 1 to :data:`NAME_LENGTH` characters;
-    :class:`WorkspaceError` otherwise.
+    """No control characters nor direction marks, white space folded to one space, 1 to
+    :data:`NAME_LENGTH` characters.
 
     >>> program_name("  bank-nps ")
     'bank-nps'

@@ -1,24 +1,9 @@
 """Programs in the workspace: create one from a reference survey, add and remove waves, show it.
 
-:class:`Workspace` is the API the CLI (and later the app) calls: it stores, and leaves reading,
-training and estimating to :mod:`cx_app.workspace.services`. It returns the library's typed
-documents (:class:`cx_app.estimate.model_file.TrainedModel`, the views of
-:mod:`cx_app.workspace.views` built on :class:`cx_app.estimate.document.WaveEstimateDocument`),
-never database rows.
-
-- :meth:`Workspace.create_program` stores the model trained on the reference survey
-  (:func:`cx_app.workspace.services.train_reference`): the model file, its cross-validation arrays, the mapping and the survey's SHA-256 (its bytes only when
-  the analyst allows).
-- :meth:`Workspace.add_waves` is content-addressed: a file whose SHA-256 the program has
-  already is one wave, reported as such, not read again. A file whose wave column holds several
-  waves gives one wave per value. Each wave is estimated by every model of the program and by
-  every segment of the mapping (:func:`cx_app.workspace.services.estimate_file`), and stored at
-  once.
-- Waves are labelled by :mod:`cx_app.workspace.labels` and shown in wave order.
-- A workspace acts for one user (:class:`~cx_app.workspace.access.Actor`): every change writes
-  an audit row (:mod:`cx_app.workspace.audit`) in the transaction of the change, and in team
-  mode (a teams file) the user sees only their teams' programs and changes them as their role
-  allows.
+:class:`Workspace` stores, and leaves reading, training and estimating to
+:mod:`cx_app.workspace.services`; it returns typed documents, never database rows. Adding waves
+is content-addressed: a file whose SHA-256 the program has already is one wave, reported as
+such, not read again. Every change writes its audit row in the transaction of the change.
 """
 
 from __future__ import annotations
@@ -71,8 +56,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Workspace", "part_key", "program_name", "segment_names"]
 
-FILE_LENGTH = 500
-"""The longest file and sheet name the tables hold (longer ones are cut)."""
+FILE_LENGTH = 500  # the longest file and sheet name the tables hold
+
+
 def _cut(text: str | None, length: int) -> str | None:
     return None if text is None else text[:length]
 
@@ -84,18 +70,14 @@ def _current(program: Program) -> Any:
 
 
 class Workspace:
-    """A workspace database (:func:`cx_app.workspace.database.open_database`) and its programs,
-    acting for ``user`` (default: the operating-system account, :func:`audit.cli_user`);
-    ``teams``: team mode, the user sees and changes only what their roles allow (None:
-    unrestricted)."""
+    """A workspace database and its programs, acting for ``user`` (default: the operating-system
+    account); ``teams``: team mode, the user sees and changes only what their roles allow."""
 
     def __init__(self, database: Database, *, user: str | None = None,
                  teams: Teams | None = None, acting_as: str | None = None,
                  sign_in: SignIn | None = None) -> None:
         self.database = database
-        self.sign_in = sign_in
-        """The signed-in person's identity (team mode in the app): the audit trail records
-        its issuer and subject beside the address."""
+        self.sign_in = sign_in  # the audit trail records its issuer and subject
         user = audit.cli_user() if user is None else user.strip()
         if not user or len(user) > audit.USER_CHARS:
             raise WorkspaceError(f"a workspace acts for a user named in 1 to {audit.USER_CHARS} "
@@ -105,20 +87,16 @@ class Workspace:
     @classmethod
     def open(cls, url: str | None = None, *, user: str | None = None,
              teams: Teams | None = None, acting_as: str | None = None) -> Workspace:
-        """The workspace at ``url`` (else ``CX_APP_DATABASE_URL``, else the user's SQLite
-        file), its schema upgraded to this cx-app's; ``acting_as``: the e-mail the teams file
-        is asked about when it is not ``user`` (see :class:`Actor`)."""
+        """``acting_as``: the e-mail the teams file is asked about when it is not ``user``."""
         return cls(open_database(url), user=user, teams=teams, acting_as=acting_as)
 
     def for_user(self, user: str, teams: Teams | None = None,
                  sign_in: SignIn | None = None) -> Workspace:
-        """This workspace's database acting for ``user`` (the app: one per signed-in user on
-        one shared engine; do not :meth:`close` it, that closes the shared database);
-        ``sign_in``: their identity at the provider, for the audit trail."""
+        """This workspace's database acting for ``user`` (one per signed-in user on one shared
+        engine: do not :meth:`close` it)."""
         return Workspace(self.database, user=user, teams=teams, sign_in=sign_in)
 
     def audit_identity(self) -> dict[str, str | None]:
-        """The ``issuer`` and ``subject`` keywords of :func:`audit.record` for this user."""
         found = self.sign_in
         return {"issuer": None if found is None else found.issuer,
                 "subject": None if found is None else found.subject}
@@ -129,7 +107,6 @@ class Workspace:
 
     def record_change(self, session: Session | None, action: audit.AuditAction, program: str,
                       detail: str | None = None) -> None:
-        """Write one audit row for this workspace's user (``session``: in that transaction)."""
         audit.record(self.database, self.user, action, program, _cut(detail, 2000),
                      session=session, **self.audit_identity())
 
@@ -146,14 +123,11 @@ class Workspace:
 
     def _program(self, session: Session, name: str, action: Action = Action.READ,
                  doing: str | None = None) -> Program:
-        """The program ``name``, if the user may do ``action`` with it (see
-        :meth:`Actor.find`)."""
         return self.actor.find(session, name, action, self.database.shown_url, doing)
 
     program_row = _program  # how cx_app.workspace.analyses (ProgramLookup) finds programs
 
     def list_programs(self) -> list[ProgramSummary]:
-        """Every program the user may read, by name."""
 
         def work(session: Session) -> list[ProgramSummary]:
             counts = dict(session.execute(select(Wave.program_id, func.count(Wave.id))
@@ -181,11 +155,8 @@ class Workspace:
                        calibration: str = "auto", folds: int = 10, seed: int = 0,
                        keep_survey: bool = False, missing_policy: str | None = None,
                        team: str | None = None) -> ProgramView:
-        """A new program ``name`` of ``team`` from its reference survey ``source`` (a path or
-        bytes; ``schema``: the mapping, None to infer it) and a model of ``algorithm`` trained
-        on it. ``keep_survey``: store the survey file itself (default: its SHA-256, name and
-        sheet only). :class:`WorkspaceError` if the name is taken; in team mode
-        :class:`~cx_app.errors.AccessDenied` unless the user is an analyst of ``team``."""
+        """A new program from its reference survey and a model of ``algorithm`` trained on it;
+        ``keep_survey``: store the file itself (default: its SHA-256, name and sheet only)."""
         from cx_app.estimate.model_file import model_bytes
 
         name = program_name(name)
@@ -218,8 +189,6 @@ class Workspace:
         return self.show(name)
 
     def check_new_program(self, team: str | None) -> None:
-        """In team mode, a new program of ``team`` needs a team of the teams file and the
-        analyst role in it (a program without a team: an admin)."""
         self.actor.require_known_team(team)
         self.actor.require(team, Action.ANALYSE, doing="creating a program")
 
@@ -242,8 +211,8 @@ class Workspace:
 
     def add_waves(self, name: str, sources: Sequence[Any], *, label: str | None = None,
                   sheet: str | int | None = None, audit_sample: Any = None) -> list[AddedWave]:
-        """Add each file of ``sources`` (paths, or ``(bytes, file name)`` pairs) as a wave of the
-        program ``name``; ``label``, ``audit_sample``: one wave's label and audit sample."""
+        """Add each file (a path, or ``(bytes, file name)``) as a wave; ``label`` and
+        ``audit_sample`` name one wave's."""
         if (label is not None or audit_sample is not None) and len(sources) > 1:
             raise WorkspaceError(f"a {'label' if label else 'audit sample'} names one wave: give "
                                  "one file, or let each file's wave column or name label it")
@@ -262,14 +231,11 @@ class Workspace:
 
     def add_wave(self, name: str, source: Any, *, filename: str | None = None,
                  label: str | None = None, **options: Any) -> list[AddedWave]:
-        """Add one wave file (a path, or its bytes with ``filename``) to the program ``name``:
-        :meth:`add_waves` of one file (a file of several waves gives several; ``options``:
-        its ``sheet`` and ``audit_sample``)."""
+        """:meth:`add_waves` of one file (a path, or its bytes with ``filename``)."""
         item = (source, filename) if isinstance(source, bytes | bytearray) else source
         return self.add_waves(name, [item], label=label, **options)
 
     def _models(self, name: str) -> list[FittedModel]:
-        """The program's models fitted on all respondents, of the mapping in use."""
 
         def work(session: Session) -> list[Model]:
             program = self._program(session, name)
@@ -336,9 +302,8 @@ class Workspace:
                                for e in part.estimates])
 
     def estimate_waves(self, name: str, model: str) -> list[str]:
-        """Estimate by the model ``model`` (a model id of the program, fitted on all
-        respondents) every wave it has not estimated yet, from the files the program keeps;
-        the labels of the waves whose file is not kept (they cannot be estimated)."""
+        """Estimate by ``model`` every wave it has not estimated yet, from the kept files; the
+        labels of the waves whose file is not kept."""
         def fitted(session: Session) -> int | None:
             program = self._program(session, name)
             return session.scalar(select(Model.id).where(
@@ -383,8 +348,7 @@ class Workspace:
         return not_kept
 
     def remove_wave(self, name: str, label: str, *, sha256: str | None = None) -> int:
-        """Remove the wave labelled ``label`` (with ``sha256``: the one of that file, when two
-        files carry the same label) and its estimates; the number of waves removed."""
+        """``sha256``: which file, when two carry the same label; the number of waves removed."""
 
         def work(session: Session) -> int:
             program = self._program(session, name, Action.ANALYSE, "removing waves")
@@ -408,8 +372,7 @@ class Workspace:
     # ------------------------------------------------------------------ reading
 
     def show(self, name: str, *, model: str | None = None) -> ProgramView:
-        """The program ``name`` with its waves in wave order, each estimated by ``model`` (a
-        model id of the program; default its first model)."""
+        """The program with its waves in wave order, estimated by ``model`` (default its first)."""
 
         def work(session: Session) -> ProgramView:
             program = self._program(session, name)
@@ -439,18 +402,14 @@ class Workspace:
         return self.database.read(work)
 
     def program_model(self, name: str, model: str | None = None) -> TrainedModel:
-        """The program's model ``model`` (default its first) as a checked
-        :class:`cx_app.estimate.model_file.TrainedModel`."""
         for fitted in self._models(name):
             if model is None or fitted.model_id == model:
                 return fitted.model
         raise WorkspaceError(f"the program {name!r} has no model {model!r}.")
 
     def results(self, name: str) -> Results:
-        """The results document of the program's models (what its reports show): the one made
-        when the CLI created it, else (a program of the app) built from the stored
-        cross-validations of the mapping in use and the kept survey file, by the library's one
-        builder (:func:`cx_app.models.analysis.finish_evaluation`; nothing is retrained)."""
+        """The one made when the CLI created the program, else (a program of the app) built
+        from the stored cross-validations and the kept survey file."""
         import json
 
         from cx_app.models.results import Results
@@ -464,7 +423,6 @@ class Workspace:
         return Results.from_dict(json.loads(text), source=f"program {name}")
 
     def schema(self, name: str) -> SurveySchema:
-        """The program's mapping in use."""
         import yaml
 
         from cx_app.survey.schema import parse_schema
@@ -473,7 +431,6 @@ class Workspace:
         return parse_schema(yaml.safe_load(text))
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
-        """Note a report made of the program: its file, SHA-256, size and waves covered."""
         from cx_app.provenance import sha256_hex
 
         def work(session: Session) -> None:
@@ -487,8 +444,7 @@ class Workspace:
         self.database.write(work)
 
     def delete_program(self, name: str) -> None:
-        """Remove the program and everything stored with it (in team mode: an admin of its
-        team); its audit rows stay."""
+        """Its audit rows stay."""
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ADMINISTER, "deleting a program")
@@ -499,7 +455,6 @@ class Workspace:
         self.database.write(work)
 
     def move_program(self, name: str, team: str) -> None:
-        """Give the program to ``team`` (in team mode: an admin of its team and of ``team``)."""
         self.actor.require_known_team(team)
 
         def work(session: Session) -> None:
@@ -513,7 +468,6 @@ class Workspace:
 
     def audit(self, name: str, *, limit: int = audit.DEFAULT_LIMIT
               ) -> tuple[audit.AuditRecord, ...]:
-        """The program's audit trail, newest first: the rows since it was created (the rows of
-        an earlier program of that name are not its own)."""
+        """Newest first, since it was created (an earlier program of that name is not it)."""
         created = self.database.read(lambda s: self._program(s, name).created)
         return audit.events(self.database, name, since=created, limit=limit)

@@ -1,7 +1,6 @@
 """Rows from the library's objects and back, and the typed views read from them.
 
-A trained model and its cross-validation, a wave's estimate with its segments, and the typed
-views (:mod:`cx_app.workspace.views`) read from them. Arrays are stored as ``.npy`` bytes and read back with ``allow_pickle=False``."""
+Arrays are stored as ``.npy`` bytes and read back with ``allow_pickle=False``."""
 
 from __future__ import annotations
 
@@ -34,14 +33,12 @@ __all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row
 
 
 def npy_bytes(array: np.ndarray) -> bytes:
-    """``array`` in numpy's ``.npy`` format (object arrays refused: never pickled)."""
     buffer = io.BytesIO()
     np.save(buffer, np.asarray(array), allow_pickle=False)
     return buffer.getvalue()
 
 
 def npy_array(data: bytes) -> np.ndarray:
-    """The array of :func:`npy_bytes` (``allow_pickle=False``)."""
     return np.load(io.BytesIO(data), allow_pickle=False)
 
 
@@ -52,8 +49,6 @@ def as_utc(value: dt.datetime) -> dt.datetime:
 
 def model_rows(model: TrainedModel, cv: CrossValResult, *, model_id: str, skops: bytes
                ) -> Model:
-    """A :class:`Model` row (with its :class:`CrossValidation`) of a trained model, its
-    model file's bytes ``skops`` and its cross-validation ``cv``."""
     return Model(model_id=model_id, algorithm=model.algorithm_id, preset=model.preset,
                  calibration=model.calibration, file_sha256=sha256_hex(skops), skops=skops,
                  model_metadata=json.loads(json.dumps(model.metadata(), default=str)),
@@ -61,13 +56,12 @@ def model_rows(model: TrainedModel, cv: CrossValResult, *, model_id: str, skops:
 
 
 def crossval_row(cv: CrossValResult) -> CrossValidation:
-    """The :class:`CrossValidation` row of ``cv`` (its arrays as ``.npy`` bytes)."""
     return CrossValidation(fields=crossval_fields(cv),
                            **{k: npy_bytes(a) for k, a in crossval_arrays(cv).items()})
 
 
 def keep_file(session: Session, program_id: int, data: bytes, filename: str | None) -> None:
-    """Keep a file in the program (in ``session``'s transaction), once per content."""
+    """Once per content."""
     sha256 = sha256_hex(data)
     if not session.scalar(select(StoredFile.id).where(StoredFile.program_id == program_id,
                                                       StoredFile.sha256 == sha256)):
@@ -77,7 +71,6 @@ def keep_file(session: Session, program_id: int, data: bytes, filename: str | No
 
 
 def crossval_result(row: CrossValidation) -> CrossValResult:
-    """The :class:`cx_app.models.crossval.CrossValResult` stored in ``row``."""
     arrays = {name: npy_array(getattr(row, name)) for name in ("y_true", "y_pred", "proba",
                                                                 "fold")}
     return crossval_from(row.fields, arrays, where=f"model {row.model_id}'s cross-validation")
@@ -98,9 +91,8 @@ def survey_identity(program: Program) -> SurveyIdentity:
 
 def estimate_row(model_row_id: int, estimate: WaveEstimate,
                  segments: Mapping[str, Sequence[SegmentEstimate]]) -> Estimate:
-    """An :class:`Estimate` row: the estimate document (``cx-app estimate --json``'s JSON),
-    every segment's estimates and the headline numbers (the audited net score when the
-    wave came with an audit sample, :mod:`cx_app.estimate.audit`)."""
+    """The headline numbers are the audited net score's when the wave came with an audit
+    sample."""
     document = json.loads(estimate.to_json())
     nps = estimate.estimated_nps if estimate.audit is None else estimate.audit.audited_nps
     realized = estimate.realized_nps
@@ -113,7 +105,6 @@ def estimate_row(model_row_id: int, estimate: WaveEstimate,
 
 
 def wave_view(wave: Wave, estimate: Estimate, model_id: str) -> WaveView:
-    """The typed view of a stored wave and its estimate by the model ``model_id``."""
     where = f"wave {wave.label}"
     return WaveView(
         label=wave.label, date=wave.wave_date, filename=wave.filename, sha256=wave.file_sha256,
@@ -125,16 +116,13 @@ def wave_view(wave: Wave, estimate: Estimate, model_id: str) -> WaveView:
 
 
 def model_file(row: Model, program_name: str) -> Any:
-    """The stored model opened as a :class:`cx_app.estimate.model_file.TrainedModel` (every
-    check of :func:`cx_app.estimate.model_file.load_model`, as for any model file)."""
+    """Opened with every check of :func:`cx_app.estimate.model_file.load_model`."""
     from cx_app.estimate.model_file import load_model
 
     return load_model(row.skops, name=f"program {program_name}: model {row.model_id}")
 
 
 class FittedModel(BaseModel):
-    """A stored model fitted on all respondents: its row id, model id and the opened model."""
-
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
     row_id: int
     model_id: str
@@ -142,8 +130,7 @@ class FittedModel(BaseModel):
 
 
 class KeptWave(BaseModel):
-    """A stored wave to estimate again: its row id, file, part and label, and the file's
-    bytes (None: the program does not keep the file)."""
+    """A stored wave to estimate again (``data`` None: the program does not keep the file)."""
 
     model_config = ConfigDict(frozen=True)
     wave_id: int

@@ -1,11 +1,7 @@
 """A program's reports: the Excel and HTML reports with a tracker over all waves, and a deck.
 
-:func:`write_program_reports` builds the report of the program's results document
-(:func:`cx_app.reports.build_report`, with the latest wave in wave order as its new wave) and
-adds a "Tracker" section: one row per wave and per segment value, with the estimated net score,
-its 95% interval and, for a labelled wave, the realized one. Beside them it writes the
-program's PowerPoint deck (:mod:`cx_app.reports.pptx_deck`: one message per slide). Each file
-written is recorded in the workspace (``reports``: file, SHA-256, size, waves covered).
+The report of the program's results (its latest wave as the new wave) gets a "Tracker" section;
+beside it the deck. Each file written is recorded in the workspace.
 """
 
 from __future__ import annotations
@@ -13,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -33,10 +29,7 @@ ALL_RESPONDENTS = "All respondents"
 
 
 def tracker_table(view: ProgramView) -> Table:
-    """Every wave (in wave order) and every segment value of it: the estimated net score with
-    its interval, the realized one when the wave is labelled, the change since the previous
-    wave of the same line with its significance (Holm-adjusted, 5%), and the raised alerts
-    (estimated accuracy or net score beyond their limits)."""
+    """Every wave (in wave order) and every segment value of it."""
     segments = list(dict.fromkeys(by for wave in view.waves for by in wave.segments))
     frames = [program_tracker_frame(view)]
     for by in segments:
@@ -78,9 +71,8 @@ def tracker_table(view: ProgramView) -> Table:
 
 
 def _twins(waves: tuple[WaveView, ...]) -> list[tuple[WaveView, WaveView | None]]:
-    """The waves to show, each with its labelled twin: a wave added twice under one label,
-    once without and once with its scores (the scores arrived later), is one wave — the
-    unlabelled one's estimate with the labelled one's realized score beside it."""
+    """A wave added twice under one label, without and with its scores (they arrived later),
+    is one wave: the unlabelled one's estimate with the labelled one's realized score."""
     shown: list[tuple[WaveView, WaveView | None]] = []
     for label in dict.fromkeys(w.label for w in waves):
         same = [w for w in waves if w.label == label]
@@ -95,37 +87,33 @@ def _twins(waves: tuple[WaveView, ...]) -> list[tuple[WaveView, WaveView | None]
 
 
 def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFrame:
-    """The tracker chart's and table's data of a program (what the app shows): one row per
-    wave in wave order for all respondents, and per value of the segment ``by``; the columns
-    of :func:`cx_app.estimate.tracker.tracker_frame` (estimated ``nps`` with its interval and
-    SE, ``realized`` for a labelled wave, alerts, and the Holm-adjusted change flags), the wave
-    shown by its label. Labelled twins are one wave (:func:`_twins`)."""
+    """The tracker's data (the columns of :func:`cx_app.estimate.tracker.tracker_frame`): one
+    row per wave for all respondents, and per value of the segment ``by``."""
     from cx_app.estimate.tracker import TRACKER_COLUMNS
     from cx_app.survey.nps_flags import flag_changes
 
-    def alerts(docs: list) -> str:
-        return "; ".join(a.short() for a in docs if a.alert)
+    def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
+            alerts: Any) -> dict[str, Any]:
+        return {"wave": wave.label, "series": series, "n": n,
+                "nps": None if est is None else est.value,
+                "ci_low": None if est is None else est.ci95[0],
+                "ci_high": None if est is None else est.ci95[1],
+                "se": None if est is None else est.se,
+                "realized": None if real is None else real.value, "note": note,
+                "alert": "; ".join(a.short() for a in alerts if a.alert)}
 
     rows = []
     for wave, twin in _twins(view.waves):
-        est, real = wave.estimated_nps, (twin or wave).realized_nps
-        rows.append({"wave": wave.label, "series": ALL_RESPONDENTS, "n": wave.respondents,
-                     "nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
-                     "se": est.se, "realized": None if real is None else real.value,
-                     "note": "" if est.audited_n is None else
-                     f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
-                     "alert": alerts(list(wave.estimate.alerts))})
+        est = wave.estimated_nps
+        rows.append(row(wave, ALL_RESPONDENTS, wave.respondents, est,
+                        (twin or wave).realized_nps, "" if est.audited_n is None else
+                        f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
+                        wave.estimate.alerts))
         twin_segments = (twin or wave).segments.get(by, {}) if by else {}
         for value, figure in (wave.segments.get(by, {}) if by else {}).items():
-            seg = figure.estimated_nps
-            seg_real = twin_segments[value].realized_nps if value in twin_segments else None
-            rows.append({"wave": wave.label, "series": value, "n": figure.respondents,
-                         "nps": None if seg is None else seg.value,
-                         "ci_low": None if seg is None else seg.ci95[0],
-                         "ci_high": None if seg is None else seg.ci95[1],
-                         "se": None if seg is None else seg.se,
-                         "realized": None if seg_real is None else seg_real.value,
-                         "note": figure.note or "", "alert": alerts(figure.alerts)})
+            real = twin_segments[value].realized_nps if value in twin_segments else None
+            rows.append(row(wave, value, figure.respondents, figure.estimated_nps, real,
+                            figure.note or "", figure.alerts))
     return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 
@@ -147,8 +135,7 @@ def _with_tracker(report: Report, section: Section) -> Report:
 
 def program_report_files(view: ProgramView, results: Results, *, source_name: str,
                          segment_titles: Mapping[str, str]) -> dict[str, bytes]:
-    """The Excel and HTML reports (``xlsx``, ``html``) of a program's results with its tracker,
-    and its deck (``pptx``): what ``cx-app program report`` writes and the app offers."""
+    """``xlsx``, ``html`` and ``pptx``: what ``cx-app program report`` writes and the app offers."""
     from cx_app.reports import build_report
     from cx_app.reports.excel import excel_bytes
     from cx_app.reports.html import render_html
@@ -165,8 +152,6 @@ def program_report_files(view: ProgramView, results: Results, *, source_name: st
 
 def write_program_reports(workspace: Workspace, name: str, out_dir: str | Path
                           ) -> dict[str, Path]:
-    """Write ``out_dir/report.xlsx``, ``out_dir/report.html`` and the deck
-    ``out_dir/NAME.pptx`` of the program ``name``."""
     from cx_app.reports.pptx_deck import deck_filename
 
     view = workspace.show(name)

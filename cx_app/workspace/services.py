@@ -1,8 +1,6 @@
 """The work a program's changes need, apart from storing them: read, train, estimate.
 
-:class:`cx_app.workspace.programs.Workspace` stores; these functions read survey files, train a
-program's first model (:func:`train_reference`) and estimate waves by every model and segment
-(:func:`estimate_file`, :func:`estimate_kept`), and return typed records that the workspace
+:class:`cx_app.workspace.programs.Workspace` stores; these functions return typed records that it
 turns into rows. Nothing here opens the database.
 """
 
@@ -28,18 +26,13 @@ if TYPE_CHECKING:
 __all__ = ["EstimatedPart", "ModelEstimate", "TrainedProgram", "estimate_file", "estimate_kept",
            "part_key", "read_file", "segment_names", "train_reference"]
 
-TEXT_LENGTH = NAME_LENGTH
-"""The longest wave label and wave part the tables hold (longer labels are cut)."""
-NOT_SEGMENTED = ("wave", "date")
-"""Segment roles that are not estimated by segment (one value per wave, or one per day)."""
+TEXT_LENGTH = NAME_LENGTH  # the longest wave label and part the tables hold
+NOT_SEGMENTED = ("wave", "date")  # segment roles with one value per wave, or one per day
 
 _RECORD = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
 
 class TrainedProgram(BaseModel):
-    """A program's reference survey (its bytes ``data``), its first model trained on it and
-    the results document."""
-
     model_config = _RECORD
     data: bytes
     survey: Any  # cx_app.survey.data.SurveyData
@@ -51,8 +44,6 @@ class TrainedProgram(BaseModel):
 
 
 class ModelEstimate(BaseModel):
-    """One wave estimated by one stored model (``model_row``: its row id), with its segments."""
-
     model_config = _RECORD
     model_row: int
     estimate: Any  # cx_app.estimate.new_wave.WaveEstimate
@@ -60,8 +51,7 @@ class ModelEstimate(BaseModel):
 
 
 class EstimatedPart(BaseModel):
-    """One wave of a file (a part: one value of its wave column, "" for a file of one wave)
-    and its estimates."""
+    """One wave of a file (``part``: its wave column's value, "" in a file of one wave)."""
 
     model_config = _RECORD
     part: str
@@ -74,21 +64,18 @@ class EstimatedPart(BaseModel):
 
 
 def segment_names(schema: SurveySchema, survey: SurveyData) -> list[str]:
-    """The segments each wave is estimated by: the mapping's segments present in the wave,
-    except its wave and date columns."""
+    """The segments each wave is estimated by (not its wave and date columns)."""
     return [s.name for s in schema.segments
             if s.role not in NOT_SEGMENTED and s.name in survey.model_frame.columns]
 
 
 def part_key(part: SurveyData, parts: int) -> str:
-    """The wave column's value of one part of a file (:func:`cx_app.estimate.tracker.split_waves`
-    names a part ``file · value``); "" for a file of one wave."""
+    """The wave column's value of one part (``split_waves`` names it ``file · value``)."""
     return "" if parts == 1 else part.source.filename.split(" · ", 1)[1][:TEXT_LENGTH]
 
 
 def read_file(source: Any, filename: str | None = None) -> tuple[bytes, str]:
-    """The bytes and shown name of ``source`` (a path, bytes, or a ``(bytes, name)`` pair),
-    within the reading limits."""
+    """The bytes and shown name of a path, bytes or ``(bytes, name)``, within the limits."""
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 
@@ -100,7 +87,6 @@ def train_reference(source: Any, *, filename: str | None, schema: SurveySchema |
                     sheet: str | int | None, missing_policy: str | None, algorithm: str,
                     preset: str | None, calibration: str, folds: int, seed: int
                     ) -> TrainedProgram:
-    """Read the reference survey ``source`` and train a model of ``algorithm`` on it."""
     from cx_app.engine.grouping import resolve_plan
     from cx_app.estimate.training import train_model
     from cx_app.models.algorithms import preset_label
@@ -149,8 +135,7 @@ def _parts(model: TrainedModel, data: bytes, filename: str, sheet: str | int | N
 def estimate_file(models: Sequence[FittedModel], data: bytes, filename: str, *,
                   label: str | None, sheet: str | int | None,
                   sample: tuple[bytes, str] | None = None) -> list[EstimatedPart]:
-    """The waves of a wave file, each estimated by every model of ``models`` (``label``: the
-    file's one wave's label; ``sample``: its audit sample's bytes and name)."""
+    """The waves of a wave file, each estimated by every model (``sample``: an audit sample)."""
     from cx_app.estimate.audit import read_audit
 
     survey, parts = _parts(models[0].model, data, filename, sheet)
@@ -172,8 +157,7 @@ def estimate_file(models: Sequence[FittedModel], data: bytes, filename: str, *,
 
 def estimate_kept(model: FittedModel, waves: Sequence[KeptWave]
                   ) -> tuple[dict[int, ModelEstimate], list[str]]:
-    """Estimate by ``model`` the kept waves ``waves`` (wave row id -> its estimate), and the
-    labels of those that cannot be (their file, or their part of it, is not kept)."""
+    """``{wave row id: estimate}``, and the labels of the waves whose file is not kept."""
     estimates: dict[int, ModelEstimate] = {}
     not_kept = [w.label for w in waves if w.data is None]
     for sha256 in sorted({w.sha256 for w in waves if w.data is not None}):

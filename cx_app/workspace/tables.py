@@ -1,14 +1,8 @@
 """The workspace's tables (SQLAlchemy 2 declarative, typed ``Mapped[...]``).
 
-One program is a reference survey with its mapping (``programs``), the driver models trained on
-it (``models``, each with its cross-validation arrays in ``crossval``), the waves added to it
-(``waves``, content-addressed: one row per file SHA-256 and wave of the file) and each wave's
-estimate by each model (``estimates``), plus the reports made of it (``reports``).
-
-These classes describe the schema at the newest migration (``migrations/versions``); the
-migrations, not :meth:`Base.metadata.create_all`, create and upgrade real databases, and a test
-checks that both agree. Rows never leave :mod:`cx_app.workspace`: the programs API returns the
-library's typed documents instead.
+These classes describe the schema at the newest migration; the migrations, not
+``create_all``, create and upgrade real databases, and a test checks that both agree. Rows
+never leave :mod:`cx_app.workspace`.
 
 JSON values are stored as text (:class:`JsonText`): Python's own encoding round-trips NaN (an
 undefined metric), which PostgreSQL's ``json`` type would refuse.
@@ -45,9 +39,7 @@ __all__ = ["AuditEvent", "Base", "CrossValidation", "Estimate", "Fit", "Identity
 NAMING = {"ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",
           "ck": "ck_%(table_name)s_%(constraint_name)s",
           "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-          "pk": "pk_%(table_name)s"}
-"""Constraint names fixed by convention, so that migrations (SQLite's batch mode rebuilds
-tables) can name them."""
+          "pk": "pk_%(table_name)s"}  # so that migrations (SQLite's batch mode) can name them
 
 
 class JsonText(TypeDecorator):
@@ -74,15 +66,22 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-class Program(Base):
-    """A CX program: its reference survey (identity always, bytes only when allowed), mapping
-    and the settings its models were trained with."""
+class _Keyed(Base):
+    __abstract__ = True
+    id: Mapped[int] = mapped_column(primary_key=True)
+
+
+class _Dated(_Keyed):
+    __abstract__ = True
+    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
+
+
+class Program(_Dated):
+    """A CX program: its reference survey (bytes only when allowed) and mapping."""
 
     __tablename__ = "programs"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     schema_yaml: Mapped[str] = mapped_column(Text)
     plan: Mapped[dict[str, Any]]
     settings: Mapped[dict[str, Any]]
@@ -91,14 +90,11 @@ class Program(Base):
     survey_sha256: Mapped[str] = mapped_column(String(64))
     survey_bytes: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     results_json: Mapped[str | None] = mapped_column(Text, deferred=True)
-    """The results document (``results.json``) of the program's models."""
     data_key: Mapped[str | None] = mapped_column(String(64))
-    """The training data key of the mapping in use (:func:`cx_app.provenance.training_data_key`;
-    migration 0003): the models of another key were trained on an earlier mapping."""
+    """The training data key of the mapping in use: models of another key were trained on an
+    earlier mapping."""
     keep_files: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    """Whether the survey and wave files are kept in ``files`` (the analyst allowed it)."""
     team: Mapped[str | None] = mapped_column(String(200))
-    """The team the program belongs to (team mode; None in single-user mode)."""
 
     models: Mapped[list[Model]] = relationship(back_populates="program",
                                                cascade="all, delete-orphan",
@@ -108,35 +104,25 @@ class Program(Base):
                                              passive_deletes=True)
 
 
-class Model(Base):
-    """A trained driver model: the skops model file's bytes, its SHA-256 and metadata."""
-
+class Model(_Dated):
     __tablename__ = "models"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     model_id: Mapped[str] = mapped_column(String(100))
-    """The model's label (:func:`cx_app.models.algorithms.preset_label`: ``lr``, ``svm papers``)."""
     algorithm: Mapped[str] = mapped_column(String(50))
     preset: Mapped[str] = mapped_column(String(20))
     calibration: Mapped[str] = mapped_column(String(50))
     file_sha256: Mapped[str | None] = mapped_column(String(64))
     skops: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
-    """The model fitted on all respondents (None until it is fitted: the app stores a model as
-    soon as its cross-validation ends)."""
+    """The model fitted on all respondents (None until fitted: the app stores a model as soon
+    as its cross-validation ends)."""
     model_metadata: Mapped[dict[str, Any]]
-    """:meth:`cx_app.estimate.model_file.TrainedModel.metadata` (everything but the estimator)."""
     fit_seconds: Mapped[float] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     training_key: Mapped[str | None] = mapped_column(String(64))
-    """The content key of the cross-validation run (:func:`cx_app.provenance.training_key`)."""
     data_key: Mapped[str | None] = mapped_column(String(64))
-    """The training data key of the mapping the model was trained on."""
     recipe: Mapped[dict[str, Any] | None]
-    """Settings, folds, seed, preset and calibration of the training."""
-    permutation: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
-    """The permutation importance per fold (``.npy``, folds × attributes)."""
+    permutation: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)  # folds × attributes
     respondents: Mapped[int | None] = mapped_column(Integer)
 
     program: Mapped[Program] = relationship(back_populates="models")
@@ -144,17 +130,14 @@ class Model(Base):
         back_populates="model", cascade="all, delete-orphan", passive_deletes=True)
 
 
-class CrossValidation(Base):
-    """A model's cross-validation: out-of-fold class, probabilities and fold per respondent
-    (``.npy`` bytes, read back with ``allow_pickle=False``) and its recipe."""
+class CrossValidation(_Keyed):
+    """Out-of-fold arrays as ``.npy`` bytes, read back with ``allow_pickle=False``."""
 
     __tablename__ = "crossval"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
                                           unique=True)
-    fields: Mapped[dict[str, Any]]
-    """Everything but the arrays (:func:`cx_app.project.crossval_fields`)."""
+    fields: Mapped[dict[str, Any]]  # everything but the arrays
     y_true: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
     y_pred: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
     proba: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
@@ -163,7 +146,7 @@ class CrossValidation(Base):
     model: Mapped[Model] = relationship(back_populates="crossval")
 
 
-class Wave(Base):
+class Wave(_Dated):
     """One wave of a program. Content-addressed: a file (its SHA-256) gives one wave, or one
     per value of its wave column (``part``); adding it again finds the same row."""
 
@@ -171,120 +154,95 @@ class Wave(Base):
     __table_args__ = (UniqueConstraint("program_id", "file_sha256", "part",
                                        name="uq_waves_content"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     file_sha256: Mapped[str] = mapped_column(String(64))
     part: Mapped[str] = mapped_column(String(200), default="")
-    """The value of the file's wave column when the file holds several waves, else ""."""
     filename: Mapped[str | None] = mapped_column(String(500))
-    sheet: Mapped[str | None] = mapped_column(String(500))
-    """The sheet the wave was read from (migration 0002; None for waves added before it)."""
+    sheet: Mapped[str | None] = mapped_column(String(500))  # None: added before migration 0002
     label: Mapped[str] = mapped_column(String(200))
     wave_date: Mapped[dt.date | None] = mapped_column(Date)
     respondents: Mapped[int] = mapped_column(Integer)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
     program: Mapped[Program] = relationship(back_populates="waves")
     estimates: Mapped[list[Estimate]] = relationship(
         back_populates="wave", cascade="all, delete-orphan", passive_deletes=True)
 
 
-class Estimate(Base):
-    """A wave's estimate by one model: the estimate document (``cx-app estimate --json`` of
-    the wave), the per-segment estimates of every segment of the mapping, and the headline
-    numbers as columns."""
+class Estimate(_Dated):
+    """A wave's estimate by one model, its headline numbers also as columns."""
 
     __tablename__ = "estimates"
     __table_args__ = (UniqueConstraint("wave_id", "model_id", name="uq_estimates_wave_model"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     wave_id: Mapped[int] = mapped_column(ForeignKey("waves.id", ondelete="CASCADE"),
                                          index=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
                                           index=True)
     document: Mapped[dict[str, Any]]
-    segments: Mapped[dict[str, Any]]
-    """``{segment name: {value: SegmentEstimate.to_dict()}}``."""
+    segments: Mapped[dict[str, Any]]  # {segment name: {value: SegmentEstimate.to_dict()}}
     estimated_nps: Mapped[float] = mapped_column(Float)
     ci_low: Mapped[float] = mapped_column(Float)
     ci_high: Mapped[float] = mapped_column(Float)
     realized_nps: Mapped[float | None] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
     wave: Mapped[Wave] = relationship(back_populates="estimates")
 
 
-class StoredFile(Base):
-    """A survey or wave file kept with its program (migration 0003; only when the analyst
-    allows it), by SHA-256: one row per content."""
+class StoredFile(_Dated):
+    """A survey or wave file kept (when the analyst allows it), one row per content."""
 
     __tablename__ = "files"
     __table_args__ = (UniqueConstraint("program_id", "sha256", name="uq_files_content"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"))
     sha256: Mapped[str] = mapped_column(String(64))
     filename: Mapped[str | None] = mapped_column(String(500))
     size: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class Fit(Base):
-    """One measured training (migration 0003): expected times are learned from these."""
+class Fit(_Dated):
+    """One measured training: expected times are learned from these."""
 
     __tablename__ = "fits"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     algorithm: Mapped[str] = mapped_column(String(50), index=True)
     preset: Mapped[str] = mapped_column(String(20))
     respondents: Mapped[int] = mapped_column(Integer)
     attributes: Mapped[int] = mapped_column(Integer)
     folds: Mapped[int] = mapped_column(Integer)
     seconds: Mapped[float] = mapped_column(Float)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class AuditEvent(Base):
-    """One change made to a program (migration 0003): who, when, what. Kept when the program
-    is deleted (it names the program, it does not point at its row)."""
+class AuditEvent(_Dated):
+    """One change made to a program; kept when the program is deleted (it names it)."""
 
     __tablename__ = "audit_events"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
     user: Mapped[str] = mapped_column(String(320))
     action: Mapped[str] = mapped_column(String(50))
     program: Mapped[str | None] = mapped_column(String(200), index=True)
     detail: Mapped[str | None] = mapped_column(Text)
-    issuer: Mapped[str | None] = mapped_column(String(500))
-    """The identity provider of the signed-in person (migration 0004; None: CLI, local app)."""
+    issuer: Mapped[str | None] = mapped_column(String(500))  # None: CLI, local app
     subject: Mapped[str | None] = mapped_column(String(255))
-    """Their subject (``sub``) at that provider (migration 0004)."""
 
 
-class Identity(Base):
-    """A sign-in identity bound to its e-mail address at its first sign-in (migration 0004)."""
+class Identity(_Dated):
+    """A sign-in identity bound to its e-mail address at its first sign-in."""
 
     __tablename__ = "identities"
     __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_identities_issuer"),
                       UniqueConstraint("email", name="uq_identities_email"))
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     issuer: Mapped[str] = mapped_column(String(500))
     subject: Mapped[str] = mapped_column(String(255))
     email: Mapped[str] = mapped_column(String(320))
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)
 
 
-class Report(Base):
-    """A report made of a program (migration 0002): which file, its SHA-256 and size, and
-    how many waves it covered."""
-
+class Report(_Dated):
     __tablename__ = "reports"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
     program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
                                             index=True)
     kind: Mapped[str] = mapped_column(String(20))
@@ -292,4 +250,3 @@ class Report(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(Integer)
     waves: Mapped[int] = mapped_column(Integer)
-    created: Mapped[dt.datetime] = mapped_column(default=utc_now)

@@ -1,38 +1,9 @@
 """Teams and roles of a team deployment: who may read, analyse or administer a team's programs.
 
-Team mode (``cx-app app --teams FILE``, docs/deployment.md) reads a YAML file naming, per team,
-its admins, analysts and viewers::
-
-    teams:
-      North:
-        admin: [alice@example.com]
-        analyst: [dana@example.com]
-        viewer: [carol@example.com, "@example.org"]
-      South:
-        analyst: [bob@example.com]
-
-An entry is an e-mail address (matched exactly, ignoring case) or a domain written
-``"@example.org"`` (every address of that domain, not of its subdomains). A user listed several
-times in a team has the highest of their roles there (admin > analyst > viewer). A program
-belongs to one team (``programs.team``); what a role may do with a team's programs:
-
-==============  ===================================================  ==========================
-action          what it covers                                       needs
-==============  ===================================================  ==========================
-``read``        see programs, open them, download reports            viewer (or higher)
-``analyse``     upload surveys, train models, estimate, add waves    analyst (or higher)
-``administer``  delete programs, move them to another team           admin
-==============  ===================================================  ==========================
-
-A program without a team (made in single-user mode, before the deployment) belongs, in team
-mode, to the admins of every team (they move it into a team) and to nobody else.
-
-Single-user mode (:meth:`Teams.single_user`, the default of ``make run``) has one implicit
-team and allows everything: there is nobody to keep out.
-
-A bad teams file is refused whole, with one sentence per problem naming the file and the entry
-(:class:`~cx_app.errors.WorkspaceError`); a refused action is an
-:class:`~cx_app.errors.AccessDenied` naming the user, the team and the role it needs.
+The teams file, its entries (an address, or a whole ``"@domain"``), the roles and what each may
+do are described in ``docs/deployment.md`` ("Write the teams file"). A user listed several times
+in a team has their highest role there; a program without a team belongs, in team mode, to the
+admins of every team. A bad teams file is refused whole, one sentence per problem.
 
 >>> teams = teams_from_yaml_text("teams: {North: {analyst: [dana@example.com], "
 ...                              "viewer: ['@example.org']}}", "teams.yaml")
@@ -64,10 +35,8 @@ from cx_app.errors import AccessDenied, WorkspaceError
 __all__ = ["Action", "Role", "TeamRoster", "Teams", "TeamsDocument", "load_teams",
            "parse_teams", "teams_from_yaml_text"]
 
-MAX_TEAMS_BYTES = 1_000_000
-"""A teams file larger than this is refused unread (a few thousand people fit in 100 kB)."""
-TEAM_NAME_CHARS = 200
-"""The longest team name: the width of ``programs.team``."""
+MAX_TEAMS_BYTES = 1_000_000  # refused unread (a few thousand people fit in 100 kB)
+TEAM_NAME_CHARS = 200  # the width of ``programs.team``
 
 
 class Role(IntEnum):
@@ -83,8 +52,6 @@ class Role(IntEnum):
 
 
 class Action(StrEnum):
-    """What a user asks to do with a team's programs."""
-
     READ = "read"
     ANALYSE = "analyse"
     ADMINISTER = "administer"
@@ -92,12 +59,10 @@ class Action(StrEnum):
 
 NEEDED: Mapping[Action, Role] = MappingProxyType(
     {Action.READ: Role.VIEWER, Action.ANALYSE: Role.ANALYST, Action.ADMINISTER: Role.ADMIN})
-"""The lowest role that may do each action."""
 
 DOING: Mapping[Action, str] = MappingProxyType(
     {Action.READ: "reading programs", Action.ANALYSE: "uploading, training and estimating",
      Action.ADMINISTER: "deleting and moving programs"})
-"""Each action in words, for a refusal that does not name a more precise one."""
 
 ROLE_SCOPE: Mapping[Role, str] = MappingProxyType(
     {Role.VIEWER: "viewers read programs and download reports",
@@ -117,8 +82,7 @@ def _domain(address: str) -> str:
 
 
 class TeamRoster(BaseModel):
-    """One team of the teams file: its admins, analysts and viewers (e-mail addresses or
-    ``@domain`` entries, kept in lower case)."""
+    """One team of the teams file (entries kept in lower case)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -159,7 +123,6 @@ class TeamRoster(BaseModel):
         return self
 
     def role_of(self, email: str) -> Role | None:
-        """The highest role ``email`` has here (None: not a member)."""
         address = email.strip().lower()
         if not _ADDRESS.match(address):
             return None
@@ -172,8 +135,6 @@ class TeamRoster(BaseModel):
 
 
 class TeamsDocument(BaseModel):
-    """The teams file: ``teams: {name: roster}``, at least one team."""
-
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     teams: dict[str, TeamRoster]
@@ -198,8 +159,7 @@ class TeamsDocument(BaseModel):
 
 @dataclass(frozen=True)
 class Teams:
-    """Who may do what with each team's programs (see the module docstring). ``single_user``:
-    single-user mode, one implicit team, every action allowed."""
+    """Who may do what with each team's programs; single-user mode (no document) allows all."""
 
     document: TeamsDocument | None
     source: str = "single-user mode"
@@ -214,13 +174,10 @@ class Teams:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The teams, in the file's order (empty in single-user mode)."""
         return () if self.document is None else tuple(self.document.teams)
 
     def role(self, email: str, team: str | None) -> Role | None:
-        """``email``'s role in ``team`` (None: not a member). In single-user mode the one user
-        is an admin of everything. A program without a team (``team`` None) is an admin's
-        of any team."""
+        """None: not a member. A program without a team is an admin's of any team."""
         if self.document is None:
             return Role.ADMIN
         if team is None:
@@ -229,25 +186,20 @@ class Teams:
         return None if roster is None else roster.role_of(email)
 
     def roles(self, email: str) -> dict[str, Role]:
-        """``{team: role}`` of every team ``email`` belongs to, in the file's order."""
         if self.document is None:
             return {}
         found = {name: roster.role_of(email) for name, roster in self.document.teams.items()}
         return {name: role for name, role in found.items() if role is not None}
 
     def teams_of(self, email: str) -> tuple[str, ...]:
-        """The teams whose programs ``email`` may read."""
         return tuple(self.roles(email))
 
     def can(self, email: str, team: str | None, action: Action) -> bool:
-        """Whether ``email`` may do ``action`` with a program of ``team``."""
         role = self.role(email, team)
         return role is not None and role >= NEEDED[action]
 
     def require(self, email: str, team: str | None, action: Action,
                 doing: str | None = None) -> None:
-        """Nothing when :meth:`can`; else :class:`AccessDenied`, one sentence naming the user,
-        the team and the role needed. ``doing``: the action in words ("training")."""
         if self.can(email, team, action):
             return
         needed = NEEDED[action]
@@ -265,8 +217,7 @@ class Teams:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (a team or role written
-    twice would otherwise silently drop the first)."""
+    """Refuses a key given twice (a team or role written twice would silently drop the first)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set[Any] = set()
@@ -280,7 +231,6 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def parse_teams(data: object, source: str = "teams file") -> Teams:
-    """Validate a teams document given as parsed YAML; errors name ``source`` and the entry."""
     if not isinstance(data, dict):
         raise WorkspaceError(f"{source}: expected a mapping with a 'teams' key (teams: {{name: "
                              f"{{admin: [...], analyst: [...], viewer: [...]}}}}), got "
@@ -292,7 +242,6 @@ def parse_teams(data: object, source: str = "teams file") -> Teams:
 
 
 def teams_from_yaml_text(text: bytes | str, name: str = "teams file") -> Teams:
-    """Parse and validate the YAML text of a teams file called ``name``."""
     if len(text) > MAX_TEAMS_BYTES:
         raise WorkspaceError(f"{name}: a teams file of {len(text):,} bytes is too large "
                              f"(limit {MAX_TEAMS_BYTES:,} bytes)")
@@ -307,7 +256,6 @@ def teams_from_yaml_text(text: bytes | str, name: str = "teams file") -> Teams:
 
 
 def load_teams(path: str | Path) -> Teams:
-    """Read and validate the teams file at ``path`` (``cx-app app --teams FILE``)."""
     path = Path(path)
     try:
         data = path.read_bytes()

@@ -1,14 +1,9 @@
 """One program out of the workspace as a ``.cxproj`` file, and back in.
 
-The project file (:mod:`cx_app.project`) stays the export and import format of one program:
-its mapping and plan, the reference survey's identity (its bytes when the workspace holds
-them), every model with its cross-validation arrays and model file, the results document, and
-one estimate document per wave in wave order. What only a program has — each wave's label,
-date, file, part and segment estimates — travels in the project's ``settings.json`` under
-``program``, so an exported program imports as the same program. A project saved by the app
-(no ``program`` settings) imports too: its estimates become waves labelled from their files.
-Both write an audit row for the workspace's user; in team mode exporting needs the reader
-role, importing the analyst role in the program's team.
+What only a program has (each wave's label, date, file, part and segment estimates) travels in
+the project's ``settings.json`` under ``program``, so an exported program imports as the same
+program. A project saved by the app imports too: its estimates become waves labelled from their
+files.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from cx_app.errors import WorkspaceError
 from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
 from cx_app.workspace.audit import AuditAction
-from cx_app.workspace.labels import label_from_text
+from cx_app.workspace.labels import label_from_file
 from cx_app.workspace.names import program_name
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.records import crossval_result, model_file, model_rows
@@ -46,7 +41,6 @@ def _project_model(row: Model, program: Program, name: str) -> ProjectModel:
 
 
 def export_program(workspace: Workspace, name: str, path: str | Path | None = None) -> bytes:
-    """The ``.cxproj`` bytes of the program ``name`` (written to ``path`` when given)."""
     view = workspace.show(name)  # refuses a program the user may not read
 
     def work(session: Session) -> Project:
@@ -83,26 +77,22 @@ def export_program(workspace: Workspace, name: str, path: str | Path | None = No
 
 
 def _wave_info(estimate: dict[str, Any], info: dict[str, Any] | None) -> dict[str, Any]:
-    """The wave of one imported estimate: from the program's settings when it has them, else
-    from the estimate's own source (file name and SHA-256)."""
+    """From the program's settings when it has them, else from the estimate's source file."""
     if info is not None:
         date = info.get("date")
         return {**info, "date": None if date is None else dt.date.fromisoformat(date)}
     source = estimate.get("source", {})
     filename = source.get("filename")
-    named = label_from_text(filename or "")
-    return {"label": named[0] if named else Path(filename or "wave").stem,
-            "date": named[1] if named else None, "file": filename,
+    label, date = label_from_file(filename)
+    return {"label": label, "date": date, "file": filename,
             "sha256": source.get("sha256") or "", "part": "",
             "respondents": int(estimate["n"]), "segments": {}}
 
 
 def import_program(workspace: Workspace, source: str | Path | bytes, *,
                    name: str | None = None, team: str | None = None) -> str:
-    """Add the program of a ``.cxproj`` file (every check of
-    :func:`cx_app.project.read_project`) under ``name`` (default: its exported name, else the
-    file's name) to ``team``; the name it was given. Only models with their model file come
-    in (a wave needs one to be estimated)."""
+    """Add the program of a ``.cxproj`` file; the name it was given (default: its exported
+    name). Only models with their model file come in (a wave needs one to be estimated)."""
     workspace.check_new_program(team)
     project = read_project(source)
     meta = project.settings.get("program") if isinstance(project.settings, dict) else None

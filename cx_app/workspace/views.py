@@ -1,11 +1,6 @@
 """What the workspace returns: typed views of a program built from the library's documents.
 
-:class:`ProgramView` is one program as the tracker reads it: the reference survey's identity
-(:class:`cx_app.project.SurveyIdentity`), its models (:class:`ModelSummary`) and its waves in
-wave order (:class:`WaveView`), each with the wave's full estimate document
-(:class:`cx_app.estimate.document.WaveEstimateDocument`) and the estimate of every segment
-(:class:`SegmentFigure`, what :class:`cx_app.estimate.tracker.SegmentEstimate` writes).
-``to_dict`` gives ``cx-app program show --json``. No database row leaves the workspace.
+No database row leaves the workspace; ``ProgramView.to_dict`` gives ``program show --json``.
 """
 
 from __future__ import annotations
@@ -33,13 +28,9 @@ class EstimateBrief(Document):
     ci95: list[float]
     se: float | None = None
     covers: str | None = None
-    se_segment: float | None = None
-    """A segment's own added SE (its held-out error, :mod:`cx_app.estimate.segment_error`)."""
-    segment_correction: float | None = None
-    """The shrunken held-out error subtracted from a segment's estimate (points)."""
-    audited_n: int | None = None
-    """The wave's estimate is the audited one (:mod:`cx_app.estimate.audit`) from this many
-    audited answers; ``label_free`` is the estimate without them."""
+    se_segment: float | None = None  # a segment's own added SE (its held-out error)
+    segment_correction: float | None = None  # the shrunken held-out error subtracted (points)
+    audited_n: int | None = None  # audited answers behind an audited estimate
     label_free: float | None = None
 
 
@@ -49,17 +40,13 @@ AUDITED_COVERS = ("audited: this wave's realized score from {n:,} audited answer
 
 
 class RealizedBrief(Document):
-    """A realized net score (a labelled wave's own scores) with its interval."""
-
     value: float
     ci95: list[float]
     n: int | float
 
 
 class SegmentFigure(Document):
-    """One segment value of one wave (:meth:`cx_app.estimate.tracker.SegmentEstimate.to_dict`):
-    its respondents, estimate (None when too few to estimate), note, realized score and the
-    alert checks of its estimated accuracy and net score."""
+    """One segment value of one wave (``estimated_nps`` None: too few to estimate)."""
 
     respondents: int
     estimated_nps: EstimateBrief | None
@@ -69,44 +56,34 @@ class SegmentFigure(Document):
 
 
 Iso = PlainSerializer(lambda d: d.isoformat())
-"""A date or time written as ISO 8601 text, as ``isoformat`` writes it."""
 
 
 class ModelSummary(Document):
-    """A model of the program (its file is in the workspace; ``Workspace.program_model``
-    opens it as a :class:`cx_app.estimate.model_file.TrainedModel`)."""
-
     model_id: str = Field(alias="model")
     algorithm: str
     preset: str
     calibration: str
-    file_sha256: str | None
-    """The SHA-256 of its model file (None until it is fitted on all respondents)."""
+    file_sha256: str | None  # None until it is fitted on all respondents
     training_n: int | None
     created: Annotated[dt.datetime, Iso]
 
 
 class WaveView(Document):
-    """One wave of a program, as estimated by one of its models."""
-
     label: str
     date: Annotated[dt.date, Iso] | None
     filename: str | None = Field(alias="file")
     sha256: str
-    part: str = Field(exclude_if=lambda v: not v)
-    """The value of the file's wave column when the file holds several waves, else ""."""
+    part: str = Field(exclude_if=lambda v: not v)  # the wave column's value in a file of several
     respondents: int
     model_id: str = Field(alias="model")
     estimate: WaveEstimateDocument = Field(exclude=True)
-    segments: dict[str, dict[str, SegmentFigure]]
-    """``{segment name: {value: figure}}`` for every segment of the mapping (not the wave and
-    date columns)."""
+    segments: dict[str, dict[str, SegmentFigure]]  # {segment: {value: figure}}
 
     @computed_field
     @property
     def estimated_nps(self) -> EstimateBrief:
-        """The wave's estimate the tracker shows: the audited one when the wave was added
-        with an audit sample (and ``covers`` says so), else the label-free one."""
+        """The audited estimate when the wave was added with an audit sample, else the
+        label-free one."""
         figure = self.estimate.estimated_nps
         assert figure is not None  # every stored estimate has one (estimate_wave)
         audited = self.estimate.audited_nps
@@ -132,8 +109,7 @@ class WaveView(Document):
 
 
 def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
-    """The waves (in wave order) with each segment's change alerts since the previous wave
-    added to its alerts (:func:`cx_app.estimate.alerts.series_changes`): computed when the
+    """The waves with each segment's change alerts since the previous wave, computed when the
     program is read, so a wave added out of order is compared with its real neighbours."""
     out = []
     for before, wave in zip((None, *waves), waves, strict=False):
@@ -147,9 +123,7 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
 
 
 def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> SegmentFigure:
-    """``figure`` with its change alerts derived anew: any it already holds (a program
-    imported from a project file that a program wrote, views included) are replaced, never
-    added twice."""
+    """Change alerts it already holds (an imported program) are replaced, never added twice."""
     bands = [a for a in figure.alerts if a.comparison != "previous wave"]
     changes = () if previous is None else series_changes(previous.alerts, bands)
     if not changes and len(bands) == len(figure.alerts):
@@ -159,8 +133,6 @@ def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> Segm
 
 
 class ProgramView(Document):
-    """A program: its reference survey, models and waves (in wave order)."""
-
     name: str = Field(alias="program")
     created: Annotated[dt.datetime, Iso]
     survey: SurveyIdentity
@@ -168,7 +140,6 @@ class ProgramView(Document):
     models: tuple[ModelSummary, ...]
     waves: tuple[WaveView, ...]
     team: str | None = None
-    """The team the program belongs to (None: no team, single-user mode)."""
 
     @field_serializer("survey")
     def _survey(self, survey: SurveyIdentity) -> dict[str, Any]:
@@ -177,23 +148,18 @@ class ProgramView(Document):
 
     @property
     def version(self) -> tuple:
-        """What the program's tracker is made of, in a hashable key that changes when a wave
-        or a model is added, removed or fitted again: its name and team, its models (id and
-        model file SHA-256) and its waves in order (label, date, file, its SHA-256, part,
-        respondents, and the model that estimated them). Pages cache what they draw from a
-        view under it (with the person it is shown to)."""
+        """A hashable key that changes when a wave or a model is added, removed or fitted
+        again: pages cache what they draw from a view under it."""
         return (self.name, self.team,
                 tuple((m.model_id, m.file_sha256) for m in self.models),
                 tuple((w.label, w.date, w.filename, w.sha256, w.part, w.respondents,
                        w.model_id) for w in self.waves))
 
     def wave(self, label: str) -> WaveView:
-        """The wave labelled ``label`` (the first of that label); KeyError otherwise."""
         for wave in self.waves:
             if wave.label == label:
                 return wave
         raise KeyError(label)
-
 
 
 @dataclass(frozen=True)
@@ -207,22 +173,18 @@ class ProgramSummary:
     survey: SurveyIdentity
     team: str | None = None
     last_wave: str | None = None
-    """The label of the wave added last (None: no wave yet)."""
-    last_change: dt.datetime | None = None
-    """When a wave was last added (else when the program was created), UTC."""
+    last_change: dt.datetime | None = None  # a wave last added, else the program created (UTC)
 
 
 def recent_first(programs: list[ProgramSummary]) -> list[ProgramSummary]:
-    """``programs`` most recent first: by the time a wave was last added (else created),
-    then by name (the first page's order)."""
+    """Most recent change first, then by name (the first page's order)."""
     by_name = sorted(programs, key=lambda p: p.name)
     return sorted(by_name, key=lambda p: p.last_change or p.created, reverse=True)
 
 
 @dataclass(frozen=True)
 class AddedWave:
-    """What adding one wave did: ``added``, or ``already`` (the same file content was added
-    before: one wave, not two)."""
+    """``status``: ``added``, or ``already`` (the same file content: one wave, not two)."""
 
     label: str
     filename: str | None

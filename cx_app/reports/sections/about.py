@@ -1,8 +1,4 @@
-"""About: where the numbers come from (inputs, schema, plan, settings, versions).
-
-About: where the numbers come from (input file, sheet, SHA-256, schema, plan, folds, seed,
-settings of every model) and the library versions.
-"""
+"""About: where the numbers come from (inputs, schema, plan, settings, versions)."""
 
 from __future__ import annotations
 

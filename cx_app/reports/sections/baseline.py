@@ -1,8 +1,7 @@
 """The baseline in the reports: always answering the commonest class, and who is below it.
 
-A model whose accuracy at a level is below the baseline's (results.json ``baseline``, each
-model's ``below_baseline``) is named in a warning sentence, so a reader of the Summary knows it
-without comparing numbers; the table gives the baseline of every level.
+A model below the baseline is named in a warning sentence, so that a reader of the Summary
+knows it without comparing numbers.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from cx_app.reports.formatting import join
 
 
 def below_sentences(results: Results) -> list[str]:
-    """One sentence per model below the baseline at some level; none when no model is."""
     out = []
     for model_id, model in results.models.items():
         levels = [name for name in model.below_baseline or [] if name in results.baseline]
@@ -34,7 +32,6 @@ def below_sentences(results: Results) -> list[str]:
 
 
 def blocks(results: Results) -> list[Block]:
-    """The baseline table and a warning per model below it (nothing for older results)."""
     if not results.baseline:
         return []
     below = {name: [model_display_name(m) for m, model in results.models.items()

@@ -1,8 +1,4 @@
-"""Data quality: the two bases, the exclusions with their reasons, the gaps, the notes.
-
-Data quality: the two bases (survey: NPS; models), exclusions with reasons and scope,
-unanswered attribute scores per attribute, notes.
-"""
+"""Data quality: the two bases, the exclusions with their reasons, the gaps, the notes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Drivers: every importance measure of each attribute, and the importance–performance map.
-
-Drivers: relative weights, ordinal coefficients, permutation importance, the
-importance–performance map and the top-box δ/φ of each attribute.
-"""
+"""Drivers: every importance measure of each attribute, and the importance–performance map."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""New wave: a wave's estimated net score and performance (ALP) beside the realized values.
-
-New wave: a wave's estimated net score (NPS for a recommend question) and performance (ALP),
-beside the realized values when the wave has its scores, with the model's held-out check and
-the drift of each attribute.
-"""
+"""New wave: a wave's estimated net score and performance (ALP) beside the realized values."""
 
 from __future__ import annotations
 
@@ -39,7 +34,6 @@ _DRIFT_COLUMNS: tuple[tuple[str, str, ColumnKind], ...] = (
     ("unseen_values", "Answers not seen in training", "text"),
     ("out_of_scale_values", "Answers outside the scale", "text"),
 )
-"""The drift table's columns: data key, its own header, kind of value."""
 
 
 def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
@@ -60,8 +54,7 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
 
 
 def wave_vocabulary(wave: WaveEstimateDocument) -> ScoreVocabulary:
-    """The words of a wave estimate's net score: its ``kind`` is "nps" only for an NPS (an
-    estimate written without a kind was one)."""
+    """``kind`` is "nps" only for an NPS (an estimate written without a kind was one)."""
     kind = wave.estimated_nps.kind
     return vocabulary_for(nps=kind in (None, "nps"), satisfaction=kind == "csat")
 
@@ -82,8 +75,7 @@ def _matrices(wave: WaveEstimateDocument) -> list[Block]:
 
 
 def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool) -> list[Block]:
-    """One table per kind of metric (counts, rates, others): the ALP estimate beside the
-    realized value; a difference of two rates in percentage points."""
+    """One table per kind of metric (counts, rates, others); rates differ in points."""
     binary = any(r.metric == "tpr" for r in rows)
     blocks: list[Block] = []
     for kind, title in (("count", "counts"), ("percent", "rates"), ("float", "other metrics")):
@@ -121,7 +113,6 @@ _INTERVAL_NOTE = ("95% interval of this wave's realized value: the spread of its
 
 
 def _alerts(wave: WaveEstimateDocument) -> list[Block]:
-    """The estimated accuracy and net score against their alert limits."""
     if not wave.alerts:
         return []
     return [Table(

@@ -1,9 +1,7 @@
 """Reference survey: its measured net score overall, by each segment and by wave.
 
-The numbers of the Net score page (:mod:`cx_app.models.reference`): each segment value against
-the other respondents and each wave against the previous one, with 95% intervals and
-Holm-adjusted significance flags. It comes before any estimated wave: these are measured from
-the survey's own scores.
+Measured from the survey's own scores, as the Net score page shows them; it comes before any
+estimated wave.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ TEST_NOTE = {
 
 
 def split_table(split: ReferenceSplit, words: ScoreVocabulary) -> Table:
-    """One segment's (or the waves') net scores with their intervals and flags."""
     versus = "Difference from the rest" if split.kind == "segment" else "Change from the previous wave"
     return Table(
         f"{words.title} by {split.title}" if split.kind == "segment"
