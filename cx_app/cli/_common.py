@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from cx_app.errors import SchemaError
@@ -168,6 +168,17 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
         if info is not None:
             print(info.describe(), flush=True)
         yield info
+
+
+def progress_printer(model_ids: Sequence[str]) -> Callable[[int, int, str], None]:
+    """The ``progress`` callback of the commands that train: the title of a training, then an
+    indented line per finished fold, model ids written as their names."""
+    from cx_app.models.names import names_in_text
+
+    def progress(done: int, total: int, message: str) -> None:
+        print(("  " if done else "") + names_in_text(message, model_ids), flush=True)
+
+    return progress
 
 
 def model_words(algorithm_id: str, preset: str) -> str:

@@ -1,6 +1,6 @@
 """``cx-app program ...``: CX programs kept in the workspace database, for monthly automation.
 
-``create NAME FILE [mapping flags] --algorithm A`` trains the program's model on its reference
+``create NAME FILE [mapping flags] [--algorithm A]`` trains the program's model on its reference
 survey; ``add-wave NAME FILE...`` estimates and stores each wave (the same file twice is one
 wave; ``--audit SAMPLE`` with one file: the wave's audited net score, which the tracker then
 shows, :mod:`cx_app.estimate.audit`); ``remove-wave NAME LABEL``; ``show NAME [--json]`` (JSON: ``waves``, each with ``label``,
@@ -26,7 +26,13 @@ import argparse
 import json
 import sys
 
-from cx_app.cli._common import add_survey_arguments, model_words, schema_from_args
+from cx_app.cli._common import (
+    add_survey_arguments,
+    model_words,
+    progress_printer,
+    schema_from_args,
+    survey_from_args,
+)
 
 ENV_TEAMS = "CX_APP_TEAMS"
 
@@ -57,8 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = commands.add_parser("create", help="a new program: its reference survey and model")
     c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
     add_survey_arguments(c)
-    c.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
-                   help=f"algorithm id: {', '.join(ALGORITHMS)}")
+    c.add_argument("--algorithm", default="lr", choices=sorted(ALGORITHMS), metavar="ID",
+                   help="algorithm id (default lr: logistic regression, the first model the "
+                        f"app's Models page trains); also: {', '.join(ALGORITHMS)}")
     c.add_argument("--preset", choices=PRESETS, default=None,
                    help="fast or papers (default: the algorithm's default preset)")
     c.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
@@ -174,13 +181,37 @@ def _ci(ci: list[float]) -> str:
     return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _calibration_progress(algorithm: str, calibration: str):
+    """The fold lines of the training; with ``auto`` each title says which of the calibrations
+    it cross-validates (they are tried in the order of ``CALIBRATION_METHODS``)."""
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+
+    methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
+    printer, titles = progress_printer([algorithm]), iter(range(1, len(methods) + 1))
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not done and (k := next(titles, None)) is not None:
+            message += f" (calibration {k} of {len(methods)}: {methods[k - 1]})"
+        printer(done, total, message)
+
+    return progress
+
+
 def _create(args: argparse.Namespace) -> int:
+    from cx_app.reports.definitions import PLAIN_NAMES, survey_labels
+    from cx_app.survey.schema import describe_schema
+
     with _workspace(args) as ws:
+        ws.check_new_program(args.team)
+        survey = survey_from_args(args)  # what validate prints, before the long training
+        print(describe_schema(survey.schema, PLAIN_NAMES))
+        print(survey.quality.to_text(labels=survey_labels(survey.schema)), flush=True)
         view = ws.create_program(
             args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
             algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
             folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
-            missing_policy=args.missing_policy, team=args.team)
+            missing_policy=args.missing_policy, team=args.team,
+            progress=_calibration_progress(args.algorithm, args.calibration))
         model = view.models[0]
         print(f"created program {view.name} in {ws.database.shown_url}: "
               f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "
