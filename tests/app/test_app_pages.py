@@ -64,6 +64,19 @@ def test_data_page_shows_the_sample_and_its_quality_report(sample):
     assert len(at.data_editor) == 1  # the editable column mapping
     mapping = at.data_editor[0].value
     assert mapping.loc[mapping["role"] == "target", "column"].item() == sample.schema.target.column
+    # the gap policy in a sentence, never its select-box label ("Keep; models fill ...")
+    gaps = [m.value for m in at.markdown if m.value.startswith("Unanswered attribute scores")]
+    assert gaps == ["Unanswered attribute scores (n/a, blank, code): the respondents stay in the "
+                    "models, and each model fills the gaps with its training median; the support "
+                    "vector machine and ordinal logistic regression also add a 'was missing' "
+                    "indicator. Per attribute:"]
+    policy = next(s for s in at.selectbox if s.label.startswith("Unanswered attribute"))
+    policy.set_value("impute_median").run()
+    _ok(at)
+    gaps = [m.value for m in at.markdown if m.value.startswith("Unanswered attribute scores")]
+    assert gaps == ["Unanswered attribute scores (n/a, blank, code): the respondents stay in the "
+                    "models, and each model fills the gaps with its training median. Per "
+                    "attribute:"]
 
 
 def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
