@@ -123,6 +123,14 @@ def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, 
     assert cli["weighted"] and cli["n"] == expected.quality.respondents
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["NPS"] == f"{cli['value']:+.1f}"
+    # the cover sheet: its title is a single cell, not a column (the CLI's sentence)
+    at.switch_page("app_pages/data.py").run()
+    next(s for s in at.selectbox if s.label == "Sheet").set_value("Notes").run()
+    assert [e.value for e in at.error] == [
+        "bank.xlsx: could not infer a layout from sheet 'Notes': its header row (row 1) holds a "
+        "single cell, 'Bank NPS tracker', not a row of column headers, and no column under it "
+        "holds scores on an integer scale (a target and at least one attribute are needed); "
+        "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"]
 
 
 def test_an_unsure_layout_asks_for_the_target_instead_of_guessing():
