@@ -182,16 +182,20 @@ def _ci(ci: list[float]) -> str:
 
 
 def _calibration_progress(algorithm: str, calibration: str):
-    """The fold lines of the training; with ``auto`` each title says which of the calibrations
-    it cross-validates (they are tried in the order of ``CALIBRATION_METHODS``)."""
+    """The fold lines of the training; with ``auto`` each title says which calibration it
+    cross-validates (they are tried in the order of ``CALIBRATION_METHODS``)."""
     from cx_app.estimate.calibration import CALIBRATION_METHODS
 
-    methods = CALIBRATION_METHODS if calibration == "auto" else (calibration,)
-    printer, titles = progress_printer([algorithm]), iter(range(1, len(methods) + 1))
+    printer = progress_printer([algorithm])
+    if calibration != "auto":
+        return printer
+    titles = enumerate(CALIBRATION_METHODS, 1)
 
     def progress(done: int, total: int, message: str) -> None:
-        if not done and (k := next(titles, None)) is not None:
-            message += f" (calibration {k} of {len(methods)}: {methods[k - 1]})"
+        if not done and (tried := next(titles, None)) is not None:
+            k, m = tried
+            message += (f" (calibration {k} of {len(CALIBRATION_METHODS)}: probabilities "
+                        + ("as trained)" if m == "none" else f"recalibrated, {m})"))
         printer(done, total, message)
 
     return progress
