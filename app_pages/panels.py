@@ -316,9 +316,12 @@ def data_quality(survey: SurveyData) -> None:
         st.success("Every row read is used: no respondent was excluded.")
     gaps = {k: v for k, v in q.gaps.items() if v}
     if gaps:
-        st.write("Unanswered attribute scores (n/a, blank, code), kept: each model fills them "
-                 "from its training data ("
-                 f"{common.md_escape(plain_name(survey.schema.missing_attributes))}):")
+        also = ("; the support vector machine and ordinal logistic regression also add a "
+                "'was missing' indicator" if survey.schema.missing_attributes == "impute_indicator"
+                else "")
+        st.write("Unanswered attribute scores (n/a, blank, code): the respondents stay in the "
+                 f"models, and each model fills the gaps with its training median{also}. Per "
+                 "attribute:")
         shown = {a.name: a.display for a in survey.schema.attributes}  # labels, not names
         common.table(pd.DataFrame({"attribute": [shown.get(k, k) for k in gaps],
                                    "unanswered": list(gaps.values()),

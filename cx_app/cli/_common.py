@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from cx_app.errors import SchemaError
@@ -135,13 +135,22 @@ def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -
                        missing_policy=getattr(args, "missing_policy", None))
 
 
-def add_training_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--algorithm``, ``--preset``, ``--calibration``, ``--folds`` and ``--seed``."""
+def add_training_arguments(parser: argparse.ArgumentParser,
+                           default_algorithm: str | None = None) -> None:
+    """``--algorithm`` (required unless ``default_algorithm``), ``--preset``, ``--calibration``,
+    ``--folds`` and ``--seed``."""
     from cx_app.estimate.calibration import CALIBRATION_METHODS
     from cx_app.models.algorithms import ALGORITHMS, PRESETS
 
-    parser.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="ID",
-                        help=f"algorithm id: {', '.join(ALGORITHMS)}")
+    if default_algorithm is None:
+        parser.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS),
+                            metavar="ID", help=f"algorithm id: {', '.join(ALGORITHMS)}")
+    else:
+        parser.add_argument("--algorithm", default=default_algorithm, choices=sorted(ALGORITHMS),
+                            metavar="ID",
+                            help=f"algorithm id (default {default_algorithm}: logistic "
+                                 "regression, the first model the app's Models page trains); "
+                                 f"also: {', '.join(ALGORITHMS)}")
     parser.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
                         help="probability calibration (default auto: smallest held-out ALP gap)")
     parser.add_argument("--preset", choices=PRESETS, default=None,
@@ -175,6 +184,17 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
         if info is not None:
             print(info.describe(), flush=True)
         yield info
+
+
+def progress_printer(model_ids: Sequence[str]) -> Callable[[int, int, str], None]:
+    """The ``progress`` callback of the commands that train: the title of a training, then an
+    indented line per finished fold, model ids written as their names."""
+    from cx_app.models.names import names_in_text
+
+    def progress(done: int, total: int, message: str) -> None:
+        print(("  " if done else "") + names_in_text(message, model_ids), flush=True)
+
+    return progress
 
 
 def model_words(algorithm_id: str, preset: str) -> str:

@@ -25,6 +25,7 @@ from cx_app.cli._common import (
     add_cluster_arguments,
     add_survey_arguments,
     cluster_from_args,
+    progress_printer,
     survey_from_args,
 )
 from cx_app.models.algorithms import DEFAULT_ALGORITHMS, PAPERS_BY_DEFAULT, PRESETS
@@ -161,13 +162,7 @@ def run(args: argparse.Namespace) -> int:
     pairs = [pair for text in args.five_by_two for pair in parse_pairs(text)]
     survey = survey_from_args(args)
 
-    def progress(done: int, total: int, message: str) -> None:
-        message = names_in_text(message, algorithms)
-        if done:
-            print(f"  {message}", flush=True)
-        else:
-            print(message, flush=True)
-
+    progress = progress_printer(algorithms)
     cvs = []
     with cluster_from_args(args):  # on a cluster, --n-jobs is moot: every worker is used
         document, evaluations = evaluate_survey(

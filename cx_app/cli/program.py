@@ -16,7 +16,9 @@ from cx_app.cli._common import (
     add_survey_arguments,
     add_training_arguments,
     model_words,
+    progress_printer,
     schema_from_args,
+    survey_from_args,
 )
 
 ENV_TEAMS = "CX_APP_TEAMS"
@@ -45,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = commands.add_parser("create", help="a new program: its reference survey and model")
     c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
     add_survey_arguments(c)
-    add_training_arguments(c)
+    add_training_arguments(c, default_algorithm="lr")
     c.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
     c.add_argument("--keep-survey", action="store_true",
                    help="store the survey file and the wave files themselves in the "
@@ -153,13 +155,41 @@ def _ci(ci: list[float]) -> str:
     return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _calibration_progress(algorithm: str, calibration: str):
+    """The fold lines of the training; with ``auto`` each title says which calibration it
+    cross-validates (they are tried in the order of ``CALIBRATION_METHODS``)."""
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+
+    printer = progress_printer([algorithm])
+    if calibration != "auto":
+        return printer
+    titles = enumerate(CALIBRATION_METHODS, 1)
+
+    def progress(done: int, total: int, message: str) -> None:
+        if not done and (tried := next(titles, None)) is not None:
+            k, m = tried
+            message += (f" (calibration {k} of {len(CALIBRATION_METHODS)}: probabilities "
+                        + ("as trained)" if m == "none" else f"recalibrated, {m})"))
+        printer(done, total, message)
+
+    return progress
+
+
 def _create(args: argparse.Namespace) -> int:
+    from cx_app.reports.definitions import PLAIN_NAMES, survey_labels
+    from cx_app.survey.schema import describe_schema
+
     with _workspace(args) as ws:
+        ws.check_new_program(args.team)
+        survey = survey_from_args(args)  # what validate prints, before the long training
+        print(describe_schema(survey.schema, PLAIN_NAMES))
+        print(survey.quality.to_text(labels=survey_labels(survey.schema)), flush=True)
         view = ws.create_program(
             args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
             algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
             folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
-            missing_policy=args.missing_policy, team=args.team)
+            missing_policy=args.missing_policy, team=args.team,
+            progress=_calibration_progress(args.algorithm, args.calibration))
         model = view.models[0]
         print(f"created program {view.name} in {ws.database.shown_url}: "
               f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "

@@ -216,7 +216,10 @@ or a text of digits that names no sheet, read as a number counting from 1; by de
     notes.extend(table.notes)
     where = f"{name}, sheet '{grid.sheet}'" if grid.sheet is not None else name
     if schema is None:  # the roles
-        schema = inferred or infer_schema(table.frame, name=Path(name).stem or "inferred")
+        try:
+            schema = inferred or infer_schema(table.frame, name=Path(name).stem or "inferred")
+        except SchemaError as exc:  # the file named, as the app's message names it
+            raise SchemaError(f"{name}: {exc}") from None
         if missing_policy is not None:
             schema = schema.model_copy(update={"missing_attributes": missing_policy})
         notes.append(f"layout inferred from the data (no schema given): target "

@@ -200,6 +200,24 @@ def matrix_sentence(question: str, items: list[str], top: int) -> str:
             f"them as gaps, or set the scale 1–{top} if {top} is an answer")
 
 
+def _no_scores(frame: pd.DataFrame, found: int) -> str:
+    """Why a table has no layout, naming its sheet and header row: a header row of one cell
+    (a sheet's title, "Bank NPS tracker") is said to be one, not called a column."""
+    sheet, row = frame.attrs.get("sheet"), frame.attrs.get("header_row")
+    where = (f" from sheet '{sheet}'" if sheet is not None else "")
+    header = "its header row" if row is None else f"its header row (row {row})"
+    headers = list(frame.columns)
+    if len(headers) == 1:
+        read = (f"{header} holds a single cell, {headers[0]!r}, not a row of column headers, "
+                f"and {'no' if not found else 'only one'} column under it holds scores")
+    else:
+        shown = ", ".join(map(repr, headers[:8])) + (", …" if len(headers) > 8 else "")
+        read = (f"{header} names {len(headers)} columns ({shown}), and "
+                f"{'none' if not found else 'only one'} of them holds scores")
+    return (f"{where}: {read} on an integer scale (a target and at least one attribute are "
+            "needed)")
+
+
 def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
                  labels: dict[str, str] | None = None) -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
@@ -243,11 +261,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
         scores[header] = (values, scale)
         codes |= seen
     if len(scores) < 2:
-        raise SchemaError(
-            "could not infer a layout: need a target and at least one attribute scored on an "
-            f"integer scale, found {len(scores)} scored column(s) among {list(frame.columns)}; "
-            "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"
-        )
+        raise SchemaError(f"could not infer a layout{_no_scores(frame, len(scores))}; give the "
+                          "mapping (--target COL --scale MIN-MAX --attributes A,B,C)")
     def priority(header: str) -> int:
         found = normalise_header(text(header))
         return min((i for i, w in enumerate(_TARGET_WORDS) if w in found),

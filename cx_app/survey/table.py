@@ -122,6 +122,7 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
     frame.columns = headers
     start = header + 2 + grid.row_offset  # the file's row number (header rows folded: later)
     frame.index = pd.RangeIndex(start, start + len(frame), name="row")
+    frame.attrs.update(header_row=start - 1, sheet=grid.sheet)  # for infer_schema's sentences
     if grid.labels is not None:  # question texts: infer_schema gives them to the attributes
         frame.attrs["labels"] = {h: label for h, label in zip(headers, grid.labels,
                                                                   strict=False) if label}

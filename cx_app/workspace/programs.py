@@ -154,7 +154,7 @@ class Workspace:
                        algorithm: str = "lr", preset: str | None = None,
                        calibration: str = "auto", folds: int = 10, seed: int = 0,
                        keep_survey: bool = False, missing_policy: str | None = None,
-                       team: str | None = None) -> ProgramView:
+                       team: str | None = None, progress: Any = None) -> ProgramView:
         """A new program from its reference survey and a model of ``algorithm`` trained on it;
         ``keep_survey``: store the file itself (default: its SHA-256, name and sheet only)."""
         from cx_app.estimate.model_file import model_bytes
@@ -164,7 +164,8 @@ class Workspace:
         self._refuse_taken(name)
         made = train_reference(source, filename=filename, schema=schema, sheet=sheet,
                                missing_policy=missing_policy, algorithm=algorithm,
-                               preset=preset, calibration=calibration, folds=folds, seed=seed)
+                               preset=preset, calibration=calibration, folds=folds, seed=seed,
+                               progress=progress)
         survey, data, model_id = made.survey, made.data, made.model_id
         row = model_rows(made.model, made.cv, model_id=model_id, skops=model_bytes(made.model))
         row.data_key, row.respondents = survey.data_key, len(survey.y)

@@ -85,8 +85,8 @@ def read_file(source: Any, filename: str | None = None) -> tuple[bytes, str]:
 
 def train_reference(source: Any, *, filename: str | None, schema: SurveySchema | None,
                     sheet: str | int | None, missing_policy: str | None, algorithm: str,
-                    preset: str | None, calibration: str, folds: int, seed: int
-                    ) -> TrainedProgram:
+                    preset: str | None, calibration: str, folds: int, seed: int,
+                    progress: Any = None) -> TrainedProgram:
     from cx_app.engine.grouping import resolve_plan
     from cx_app.estimate.training import train_model
     from cx_app.models.algorithms import preset_label
@@ -98,7 +98,7 @@ def train_reference(source: Any, *, filename: str | None, schema: SurveySchema |
     survey = load_survey(data, schema=schema, sheet=sheet, filename=shown,
                          missing_policy=missing_policy)
     outcome = train_model(survey, algorithm, calibration=calibration, folds=folds, seed=seed,
-                          preset=preset)
+                          preset=preset, progress=progress)
     model, cv = outcome.model, outcome.cv
     plan = resolve_plan(survey.schema.plan_spec, survey.classes)
     model_id = preset_label(model.algorithm_id, model.preset)

@@ -64,6 +64,19 @@ def test_data_page_shows_the_sample_and_its_quality_report(sample):
     assert len(at.data_editor) == 1  # the editable column mapping
     mapping = at.data_editor[0].value
     assert mapping.loc[mapping["role"] == "target", "column"].item() == sample.schema.target.column
+    # the gap policy in a sentence, never its select-box label ("Keep; models fill ...")
+    gaps = [m.value for m in at.markdown if m.value.startswith("Unanswered attribute scores")]
+    assert gaps == ["Unanswered attribute scores (n/a, blank, code): the respondents stay in the "
+                    "models, and each model fills the gaps with its training median; the support "
+                    "vector machine and ordinal logistic regression also add a 'was missing' "
+                    "indicator. Per attribute:"]
+    policy = next(s for s in at.selectbox if s.label.startswith("Unanswered attribute"))
+    policy.set_value("impute_median").run()
+    _ok(at)
+    gaps = [m.value for m in at.markdown if m.value.startswith("Unanswered attribute scores")]
+    assert gaps == ["Unanswered attribute scores (n/a, blank, code): the respondents stay in the "
+                    "models, and each model fills the gaps with its training median. Per "
+                    "attribute:"]
 
 
 def test_data_page_reads_an_uploaded_csv_with_an_inferred_layout():
@@ -110,6 +123,14 @@ def test_a_messy_upload_gives_the_same_respondents_and_nps_as_the_cli(tmp_path, 
     assert cli["weighted"] and cli["n"] == expected.quality.respondents
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["NPS"] == f"{cli['value']:+.1f}"
+    # the cover sheet: its title is a single cell, not a column (the CLI's sentence)
+    at.switch_page("app_pages/data.py").run()
+    next(s for s in at.selectbox if s.label == "Sheet").set_value("Notes").run()
+    assert [e.value for e in at.error] == [
+        "bank.xlsx: could not infer a layout from sheet 'Notes': its header row (row 1) holds a "
+        "single cell, 'Bank NPS tracker', not a row of column headers, and no column under it "
+        "holds scores on an integer scale (a target and at least one attribute are needed); "
+        "give the mapping (--target COL --scale MIN-MAX --attributes A,B,C)"]
 
 
 def test_an_unsure_layout_asks_for_the_target_instead_of_guessing():

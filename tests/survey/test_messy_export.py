@@ -266,3 +266,23 @@ def test_evaluate_train_and_estimate_use_the_same_respondents(export, tmp_path, 
     assert estimate["realized_nps"]["n"] == len(wave_scores)
     assert estimate["realized_nps"]["value"] == pytest.approx(
         hand_nps(wave_scores, wave_rows[WEIGHT_COLUMN].astype(float)), abs=1e-9)
+
+
+def test_the_cover_sheets_title_is_not_called_a_column(export, capsys):
+    """The "Notes" cover sheet starts with the title "Bank NPS tracker": asked to read that
+    sheet, the sentence names the file, the sheet and the row, and says the title is a single
+    cell, not a row of column headers (it used to list it as the sheet's only column)."""
+    from cx_app.errors import SchemaError
+
+    path = export[0]
+    expected = (f"{path.name}: could not infer a layout from sheet 'Notes': its header row "
+                "(row 1) holds a single cell, 'Bank NPS tracker', not a row of column headers, "
+                "and no column under it holds scores on an integer scale (a target and at "
+                "least one attribute are needed); give the mapping (--target COL --scale "
+                "MIN-MAX --attributes A,B,C)")
+    with pytest.raises(SchemaError) as info:
+        load_survey(path, sheet="Notes")
+    assert str(info.value) == expected
+    capsys.readouterr()
+    assert main(["validate", str(path), "--sheet", "Notes"]) == 2
+    assert capsys.readouterr().err == f"error: {expected}\n"

@@ -240,3 +240,50 @@ def test_long_names_are_cut_to_what_the_tables_hold(program, survey_files):
         with pytest.raises(WorkspaceError, match="a program needs a name of 1 to 200 "
                                                  "characters"):
             ws.create_program("x" * 201, survey_files["reference"])
+
+
+@pytest.mark.slow  # ~12 s alone, ~40 s on a loaded machine
+def test_create_with_defaults_says_what_it_read_then_each_fold(survey_files, tmp_path):
+    """No ``--algorithm`` and no mapping: the program trains logistic regression (the app's
+    first default model) on the inferred layout, and before the training it prints the layout,
+    the row counts and each excluded row with its reason, then a line per finished fold."""
+    frame = pd.read_csv(survey_files["reference"])
+    frame.loc[4, "Likelihood to recommend (0-10)"] = 12  # file row 6 (header on row 1)
+    path = tmp_path / "reference_one_bad.csv"
+    frame.to_csv(path, index=False)
+    out = ok("program", "create", "defaults", str(path), "--folds", "2", "--calibration",
+             "none", "--db", f"sqlite:///{tmp_path / 'ws.db'}")
+    lines = out.splitlines()
+    assert "  target: 'Likelihood to recommend (0-10)' (kind nps, scale 0-10; recommend " \
+           "question: yes)" in lines
+    assert "  respondent id: 'Respondent ID'" in lines
+    assert "rows read: 600" in lines and "rows excluded: 1" in lines
+    assert "    row 6, column 'Likelihood to recommend (0-10)': '12'" in lines
+    folds = ["Logistic regression: fitting 2 folds",
+             "  Logistic regression: fold 1/2 done", "  Logistic regression: fold 2/2 done"]
+    start = lines.index(folds[0])
+    assert lines[start:start + 3] == folds
+    assert start > lines.index("rows excluded: 1")  # what it read comes before the training
+    assert lines[-1].startswith("created program defaults in ")
+    assert "model Logistic regression (fast settings), calibration none, trained on 599 " \
+           "respondents" in lines[-1]
+
+
+def test_create_says_which_calibration_each_round_of_folds_tries(capsys):
+    """With ``--calibration auto`` the folds are fitted once per calibration, in the order
+    ``compare_calibrations`` tries them: each round's title says which, in words."""
+    from cx_app.cli.program import _calibration_progress
+    from cx_app.estimate.calibration import CALIBRATION_METHODS
+
+    progress = _calibration_progress("nb", "auto")
+    for _ in CALIBRATION_METHODS:
+        progress(0, 2, "nb: fitting 2 folds")
+        progress(2, 2, "nb: fold 2/2 done")
+    assert capsys.readouterr().out.splitlines()[::2] == [
+        "Naive Bayes: fitting 2 folds (calibration 1 of 4: probabilities as trained)",
+        "Naive Bayes: fitting 2 folds (calibration 2 of 4: probabilities recalibrated, "
+        "temperature)",
+        "Naive Bayes: fitting 2 folds (calibration 3 of 4: probabilities recalibrated, sigmoid)",
+        "Naive Bayes: fitting 2 folds (calibration 4 of 4: probabilities recalibrated, "
+        "isotonic)"]
+    assert CALIBRATION_METHODS == ("none", "temperature", "sigmoid", "isotonic")
