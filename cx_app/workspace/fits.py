@@ -3,31 +3,26 @@
 Every fresh training of the app (and of ``cx-app program create``, when its caller records it)
 is a row of the ``fits`` table: algorithm, preset, respondents, attributes, folds and seconds.
 The seconds are *reference seconds*: the measured time divided by
-:func:`cx_app.models.timing.settings_factor` (a forest of 300 trees counts as a third of its
-time, a calibrated model as the calibration's share of it), so that fits of one algorithm with
+:func:`cx_app.models.timing.settings_factor` at its size (a forest of 300 trees counts its
+fit phase as 100 trees', a calibrated model without the calibration's fits), so that fits of one algorithm with
 different settings teach the same rate, and by the machine's load when the fit ended
 (:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
 so that a fit made while the machine was busy teaches a quiet machine's rate.
 
-The estimate of a new training scales those fits by the cost model of
-:mod:`cx_app.models.timing`::
+The estimate of a new training is the cost model of :mod:`cx_app.models.timing` (its fixed cost
+per fold, its growth with the rows, the split between the folds and the permutation importance)
+at the *level* this machine measured::
 
-    size = folds × (n_train / 1000) ** b × attributes / 10,  n_train = respondents × (folds − 1) / folds
-    rate = median over the most recent fits of seconds / size      (seconds per unit of size)
-    expected = rate × size(new training) × settings_factor(settings, calibration) × load factor now
+    level    = median over the most recent fits of seconds / timing.expected_seconds(fit's size)
+    expected = level × timing.expected_phases(new size, settings, calibration) × load factor now
 
-Why this scaling: what changes from one machine (or one load) to another is mostly the *level*
+Why only the level: what changes from one machine (or one load) to another is mostly the level
 of the cost — a machine with a load of 28 on 2 cores ran the constants' trainings 5–20× slower
-(``bench/RESULTS.md``, section ``time_estimate``), about its load per core — while the *shape*, how a fit grows with the
-rows, is the algorithm's own (kNN's predictions grow slower than linearly, naive Bayes is mostly
-fixed costs). So the exponent ``b`` is the constants' (``bench/bench_timing.py``) and the level
-is learned here; with a single fit this is that fit scaled by the constants' shape, which for
-``b = 1`` is a linear scaling in respondents × folds. When the recent fits span at least
-:data:`SPREAD` in training rows (at least :data:`FITS_FOR_SHAPE` of them), ``b`` is learned
-too: the Theil–Sen slope (the median of the pairwise slopes, robust to a fit slowed by a busy
-moment) of log seconds per fold on log training rows, kept within :data:`EXPONENTS`. The median
-rate ignores an odd slow or fast fit; the :data:`RECENT` most recent fits follow a machine that
-changed.
+(``bench/RESULTS.md``, section ``time_estimate``), about its load per core — while the shape,
+how each phase grows with the rows and folds, is the algorithm's own (naive Bayes is mostly the
+importance's fixed cost per fold, kNN's predictions grow with the training rows); a single fit
+teaches the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast
+one and follows a machine that changed.
 
 Without a fit of the algorithm and preset, the estimate is the constants'
 (:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
@@ -37,6 +32,7 @@ bounded select on the indexed ``algorithm`` column: the Models page runs it on e
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,20 +47,12 @@ from cx_app.models import timing
 from cx_app.workspace.database import Database
 from cx_app.workspace.tables import Fit
 
-__all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "ExpectedTimes",
-           "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "fit_recorder",
-           "learned_seconds", "recent_fits", "recent_query", "record_fit"]
+__all__ = ["RECENT", "Estimate", "ExpectedTimes", "MeasuredFit", "expected_seconds",
+           "expected_times", "first_guess", "fit_recorder", "learned_level", "recent_fits",
+           "recent_query", "record_fit"]
 
 RECENT = 20
 """How many of the most recent fits of an algorithm (and preset) an estimate learns from."""
-SPREAD = 2.0
-"""How many times more training rows the largest recent fit must have than the smallest for
-the growth exponent to be learned from the fits (else the constants' is used)."""
-FITS_FOR_SHAPE = 3
-"""How many recent fits it takes at least to learn the growth exponent."""
-EXPONENTS = (0.3, 1.5)
-"""The range a learned growth exponent is kept in (0.3: the constants' lower bound, fits
-dominated by fixed costs; 1.5: faster growth than any algorithm measured)."""
 
 
 @dataclass(frozen=True)
@@ -76,18 +64,18 @@ class MeasuredFit:
     folds: int
     seconds: float
 
-    def n_train(self) -> float:
-        """Training rows per fold, in thousands."""
-        return self.respondents * (self.folds - 1) / self.folds / 1000
-
 
 @dataclass(frozen=True)
 class Estimate:
-    """An expected training time: ``seconds``, learned from ``fits`` measured fits of this
-    workspace (0: the constants' first guess)."""
+    """An expected training time: its two ``phases`` (the folds, the permutation importance),
+    learned from ``fits`` measured fits of this workspace (0: the constants' first guess)."""
 
-    seconds: float
+    phases: timing.Phases
     fits: int
+
+    @property
+    def seconds(self) -> float:
+        return self.phases.total
 
     @property
     def learned(self) -> bool:
@@ -152,73 +140,44 @@ def recent_fits(database: Database, algorithm: str, preset: str,
     return database.read(work)
 
 
-def _exponent(algorithm: str, fits: Sequence[MeasuredFit]) -> float:
-    """The growth exponent ``b``: learned from ``fits`` when they span enough sizes, else the
-    constants' (1 for an algorithm without constants)."""
-    from scipy.stats import theilslopes
+def learned_level(algorithm: str, preset: str, fits: Sequence[MeasuredFit]) -> float:
+    """How many times the constants' time this machine takes (module docstring): the median
+    of ``fits``' seconds over the constants' for their sizes (at least one fit).
 
-    cost = timing.COSTS.get(algorithm)
-    b = cost.b if cost is not None else 1.0
-    sizes = [f.n_train() for f in fits]
-    if len(fits) < FITS_FOR_SHAPE or max(sizes) < SPREAD * min(sizes):
-        return b
-    per_fold = [math.log(f.seconds / f.folds / (f.attributes / 10)) for f in fits]
-    slope = float(theilslopes(per_fold, [math.log(s) for s in sizes])[0])
-    return min(max(slope, EXPONENTS[0]), EXPONENTS[1])
-
-
-def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents: int,
-                    attributes: int, folds: int) -> float:
-    """The reference seconds of a training of ``algorithm`` on ``respondents`` ×
-    ``attributes`` × ``folds`` learned from ``fits`` (at least one; see the module docstring).
-
-    >>> one = [MeasuredFit(respondents=2_000, attributes=10, folds=5, seconds=8.0)]
-    >>> b = timing.COSTS["ann"].b  # one fit: the constants' growth exponent (about 1)
-    >>> seconds = learned_seconds("ann", one, respondents=4_000, attributes=10, folds=5)
-    >>> round(seconds, 9) == round(8.0 * 2 ** b, 9)  # twice the training rows
+    >>> fit = MeasuredFit(respondents=2_000, attributes=9, folds=5, seconds=8.0)
+    >>> constants = timing.expected_seconds("nb", rows=2_000, attributes=9, folds=5)
+    >>> learned_level("nb", "fast", [fit]) == 8.0 / constants
     True
     """
-    if not fits:
-        raise ValueError("learned_seconds needs at least one fit")
-    b = _exponent(algorithm, fits)
-
-    def size(respondents_: int, attributes_: int, folds_: int) -> float:
-        n_train = respondents_ * (folds_ - 1) / folds_ / 1000
-        return folds_ * n_train ** b * attributes_ / 10
-
-    rate = median(f.seconds / size(f.respondents, f.attributes, f.folds) for f in fits)
-    return rate * size(respondents, attributes, folds)
+    return median(f.seconds / timing.expected_seconds(
+        algorithm, rows=f.respondents, attributes=f.attributes, folds=f.folds, preset=preset)
+        for f in fits)
 
 
 def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: int, folds: int,
                 settings: Mapping[str, Any] | None = None, calibration: str = "none",
                 load: float = 1.0) -> Estimate:
-    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`) times the
+    """The constants' estimate (:func:`cx_app.models.timing.expected_phases`) times the
     machine's ``load`` factor, learned from no fit."""
-    return Estimate(load * timing.expected_seconds(
+    return Estimate(timing.expected_phases(
         algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
-        calibration=calibration, preset=preset), 0)
+        calibration=calibration, preset=preset).times(load), 0)
 
 
 def expected_seconds(database: Database, algorithm: str, *, preset: str, respondents: int,
                      attributes: int, folds: int, settings: Mapping[str, Any] | None = None,
                      calibration: str = "none", load: float = 1.0) -> Estimate:
     """The expected seconds of a training (cross-validation and permutation importance, as the
-    app's Train button runs it) learned from this workspace's recent fits of ``algorithm``
-    under ``preset``; the constants' (:func:`cx_app.models.timing.expected_seconds`) when it has
-    none; either times the machine's ``load`` factor now
-    (:func:`cx_app.models.timing.load_factor`)."""
+    app's Train button runs it): the constants' times the level learned from this workspace's
+    recent fits of ``algorithm`` under ``preset`` (:func:`learned_level`; 1 when it has none),
+    times the machine's ``load`` factor now (:func:`cx_app.models.timing.load_factor`)."""
     _checked(algorithm, preset, respondents, attributes, folds)
     fits = recent_fits(database, algorithm, preset)
+    guess = first_guess(algorithm, preset=preset, respondents=respondents, attributes=attributes,
+                        folds=folds, settings=settings, calibration=calibration, load=load)
     if not fits:
-        return first_guess(algorithm, preset=preset, respondents=respondents,
-                           attributes=attributes, folds=folds, settings=settings,
-                           calibration=calibration, load=load)
-    factor = timing.settings_factor(algorithm, settings=settings, calibration=calibration,
-                                    preset=preset) if algorithm in timing.COSTS else 1.0
-    seconds = learned_seconds(algorithm, fits, respondents=respondents,
-                              attributes=attributes, folds=folds)
-    return Estimate(seconds * factor * load, len(fits))
+        return guess
+    return Estimate(guess.phases.times(learned_level(algorithm, preset, fits)), len(fits))
 
 
 @dataclass(frozen=True)
@@ -238,17 +197,18 @@ class ExpectedTimes:
         return sum(e.seconds for e in self.estimates.values())
 
     @property
-    def seconds(self) -> dict[str, float]:
-        """Each algorithm's expected seconds (a :class:`~cx_app.app.training.TrainingJob`
-        refines them from its folds as it runs)."""
-        return {k: e.seconds for k, e in self.estimates.items()}
+    def phases(self) -> dict[str, timing.Phases]:
+        """Each algorithm's expected phases (a :class:`~cx_app.app.training.TrainingJob`
+        refines them from its steps as it runs)."""
+        return {k: e.phases for k, e in self.estimates.items()}
 
     def sentence(self, slow: float = 10.0) -> str:
         """"Expected time: about 40 s (xgb about 30 s) for ..., learned from ..." — the
         algorithms of ``slow`` seconds or more named, where the figures come from, the
         machine's load when it is busy, and that the folds refine it.
 
-        >>> times = ExpectedTimes({"lr": Estimate(4.2, 3), "xgb": Estimate(31.0, 0)}, 5_000, 9, 10,
+        >>> times = ExpectedTimes({"lr": Estimate(timing.Phases(1.2, 3.0), 3),
+        ...                        "xgb": Estimate(timing.Phases(25.0, 6.0), 0)}, 5_000, 9, 10,
         ...                       load=2.5)
         >>> times.sentence()[:72]
         'Expected time: about 40 s (xgb about 30 s) for 5,000 respondents × 9 att'
@@ -270,8 +230,8 @@ class ExpectedTimes:
         return (f"Expected time: {timing.format_duration(self.total)}"
                 + (f" ({named})" if named else "")
                 + f" for {self.respondents:,} respondents × {self.attributes} attributes × "
-                  f"{self.folds} folds; {'; '.join(sources)}. Refined from the folds as they "
-                  "finish.")
+                  f"{self.folds} folds; {'; '.join(sources)}. Refined from the folds and the "
+                  "permutation importance as they finish.")
 
 
 def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[str, Any]], *,
@@ -280,10 +240,10 @@ def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[s
     """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) with a time
     estimate; ``preset`` ``None``: each algorithm's default; ``database`` ``None`` (no
     workspace): the constants'; ``load``: the machine's load factor (``None``: now, by
-    :func:`cx_app.models.timing.load_factor`)."""
+    :func:`cx_app.models.timing.load_factor` with the training's workers, one per core)."""
     from cx_app.models.algorithms import resolve_preset
 
-    load = timing.load_factor() if load is None else load
+    load = timing.load_factor(workers=os.cpu_count() or 1) if load is None else load
     estimates: dict[str, Estimate] = {}
     for algorithm, settings in algorithms.items():
         if algorithm not in timing.COSTS:
