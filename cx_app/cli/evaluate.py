@@ -105,8 +105,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def leaderboard(evaluations: dict[str, ModelEvaluation],
                 baseline: Mapping[str, BaselineLevel] | None = None) -> str:
-    """A short text table: mean per-fold accuracy at each level, AUCs and fit time; the best
-    model first by :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
+    """A short text table: accuracy at each level (every respondent's out-of-fold prediction
+    pooled, as results.json, the baseline row and its warning), AUCs and fit time, and a
+    footnote saying so; the best model first by
+    :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
     ``baseline`` (results.json's): a last column naming the levels where a model is below
     always answering the commonest class, and that baseline's accuracies as the last row."""
     first = next(iter(evaluations.values()))
@@ -118,17 +120,17 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
     level, metric = BEST_MODEL_RULE
     ranked = rank_models({m: e.mean(level, metric) for m, e in evaluations.items()}, metric)
     for a, e in ((m, evaluations[m]) for m in ranked):
+        accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
         rows.append(
             [
                 model_display_name(a) + (" (unweighted)" if e.weighted is False else ""),
                 plain_name(e.cv_summary.get("preset", "papers")),
-                *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
+                *(f"{accuracies[n]:.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
             ]
         )
         if baseline:
-            accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
             rows[-1].append(", ".join(below_baseline(
                 accuracies, {k: v.model_dump(by_alias=True) for k, v in baseline.items()}))
                 or "-")
@@ -140,7 +142,9 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
     lines = [
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]
     ]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", "acc: accuracy of every respondent's out-of-fold prediction "
+                       "pooled (as in results.json); order: best first by the mean of the "
+                       f"folds' {metric} at the {level} level."])
 
 
 def baseline_warnings(results: Results) -> list[str]:
