@@ -16,6 +16,7 @@ of every model (``svm`` is the default preset, ``svm papers`` the other).
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -160,10 +161,36 @@ def baseline_warnings(results: Results) -> list[str]:
     return out
 
 
+def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.Namespace,
+                  load: float) -> str:
+    """The time said before training, by the cost model the app's Models page uses
+    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the
+    permutation importance of the best one (the slowest's, as it is not known yet), times
+    the machine's ``load`` factor."""
+    from cx_app.models.algorithms import resolve_preset
+    from cx_app.models.timing import COSTS, expected_phases, format_duration
+
+    phases = [expected_phases(a, rows=len(survey.y), attributes=len(survey.schema.attributes),
+                              folds=args.folds, calibration=args.calibration,
+                              preset=resolve_preset(a, args.preset))
+              for a in algorithms if a in COSTS]
+    if not phases:
+        return ""
+    quiet = (sum(p.folds for p in phases)
+             + max(p.importance for p in phases) * args.permutation_repeats / PERMUTATION_REPEATS)
+    return (f"Expected time: {format_duration(quiet * load)} (a quiet 2-core server's "
+            f"{quiet:.1f} s × {load:.1f} for this machine's load now).")
+
+
 def run(args: argparse.Namespace) -> int:
+    from cx_app.models.timing import load_factor
+
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     pairs = [pair for text in args.five_by_two for pair in parse_pairs(text)]
     survey = survey_from_args(args)
+    said = expected_time(survey, algorithms, args, load_factor(workers=os.cpu_count() or 1))
+    if said:
+        print(said, flush=True)
 
     def progress(done: int, total: int, message: str) -> None:
         message = names_in_text(message, algorithms)
