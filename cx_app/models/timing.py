@@ -1,7 +1,7 @@
 """The expected time of a training, said before it starts and refined while it runs.
 
-A training (the app's Train button, ``cx-app evaluate``) has two phases, each counted on the
-progress bar fold by fold: the cross-validation (a model fitted per fold) and then the
+A training (the app's Train button; ``cx-app evaluate`` runs the importance of its best model
+only) has two phases, each counted on the progress bar fold by fold: the cross-validation (a model fitted per fold) and then the
 permutation importance (each fold's model scores its held-out respondents with each attribute
 shuffled, :data:`~cx_app.models.drivers.PERMUTATION_REPEATS` times). Their seconds on a quiet
 2-core machine (the project's reference server: the folds run on 2 worker processes)::
@@ -22,9 +22,9 @@ whose papers preset changes the solver.
 
 The constants are a quiet machine's. A busy one is slower by :func:`load_factor` (the load
 average plus the training's own worker processes, per core, when above 1; the estimates said
-before training multiply by it), and while a
-training runs its time left is refined from the steps already finished — folds, then the
-importance fold by fold — as a progress bar does (:func:`remaining_seconds`);
+before training multiply by it), and while a training runs its time left is refined from the
+steps already finished — folds, then the importance fold by fold — as a progress bar does
+(:func:`remaining_seconds`);
 ``bench/bench_time_estimate.py`` measures both on a busy machine. The workspace's own fits
 replace the constants' level (:mod:`cx_app.workspace.fits`).
 
@@ -74,8 +74,8 @@ COSTS: dict[str, Cost] = {
 }
 """Constants per algorithm id (default preset, one BLAS thread as the app server), measured by
 ``bench/bench_time_estimate.py``'s calibration (``CX_BENCH_TIME_ESTIMATE_CALIBRATE=1 python
-bench/bench_time_estimate.py`` prints them and how well they fit its runs): least squares on runs of 500 × 10 folds, 2,000 × 10 and × 3 and
-6,000 × 5 (9 attributes), each phase's quiet seconds taken as the CPU seconds of the main
+bench/bench_time_estimate.py`` prints them and how well they fit its runs): least squares on
+runs of 500 × 10 folds, 2,000 × 10 and × 3 and 6,000 × 5 (9 attributes), each phase's quiet seconds taken as the CPU seconds of the main
 process plus those of the 2 worker processes halved (CPU time does not grow with the load, so
 the constants can be measured on a busy machine). ``cnn``: an order of magnitude only (JIT
 compilation and early stopping make it erratic), its importance counted in its fit."""
