@@ -16,13 +16,9 @@ at the *level* this machine measured::
     level    = median over the most recent fits of seconds / timing.expected_seconds(fit's size)
     expected = level × timing.expected_phases(new size, settings, calibration) × load factor now
 
-Why only the level: what changes from one machine (or one load) to another is mostly the level
-of the cost — a machine with a load of 28 on 2 cores ran the constants' trainings 5–20× slower
-(``bench/RESULTS.md``, section ``time_estimate``), about its load per core — while the shape,
-how each phase grows with the rows and folds, is the algorithm's own (naive Bayes is mostly the
-importance's fixed cost per fold, kNN's predictions grow with the training rows); a single fit
-teaches the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast
-one and follows a machine that changed.
+Only the level: from one machine (or load) to another the level of the cost changes, while its
+shape — how each phase grows with the rows and folds — is the algorithm's own; one fit teaches
+the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast one.
 
 Without a fit of the algorithm and preset, the estimate is the constants'
 (:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
