@@ -88,7 +88,7 @@ b2.caption(common.md_escape(refused or (names_in_text(times.sentence(), chosen) 
 if clicked and not refused and not (job is not None and job.running):
     job = st.session_state[lifecycle.TRAINING] = job_queue.start(TrainingJob(
         a, chosen_settings, folds=folds, seed=seed, calibration=calibration,
-        store=common.result_store(), preset=preset, expected=times.seconds,
+        store=common.result_store(), preset=preset, expected=times.phases,
         around=(lambda: cluster.on_cluster(client)) if client is not None else None,
         record_fit=fits.fit_recorder(database) if database is not None else None,
         on_model=lifecycle.keep_model(lifecycle.ensure_program(a), a)))

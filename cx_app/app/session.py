@@ -67,10 +67,13 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                n_jobs: int | None = None) -> tuple[Any, Any]:
     """Cross-validate one algorithm for the app: ``(cv, permutation)``.
 
-    The fold models are needed only for permutation importance and are large (a 10-fold random
-    forest on the sample holds about 1 GB): the importance is computed right after training and
-    the models dropped, so a session and the shared store keep a few MB.
-    ``on_cross_validated`` gets the cv as soon as every fold is done."""
+    The fold models are needed only for permutation importance (the Drivers and Report pages),
+    and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
+    permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
+    after training, with the fold models, and the models are dropped. What a session and the
+    shared store keep is the out-of-fold arrays and the importance, a few MB. The folds run on
+    ``n_jobs`` worker processes (default :func:`~cx_app.app.job_pool.cores_per_job`).
+    ``progress(done, 2 × folds, text)``: a step per fold's fit, then one per fold's importance."""
     import dataclasses
 
     from cx_app.app.job_pool import cores_per_job
@@ -78,17 +81,27 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     from cx_app.models.drivers import PERMUTATION_REPEATS, permutation_importance_cv
 
     n_jobs = cores_per_job() if n_jobs is None else n_jobs
+    steps = 2 * folds  # ``progress(done, steps, text)``: each fold's fit, then its importance
+
+    def fitted(done: int, _total: int, text: str) -> None:
+        if progress is not None:
+            progress(done, steps, text)
+
+    def importance(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(folds + done, steps, f"{algorithm_id}: permutation importance, fold "
+                                          f"{done}/{folds} done")
+
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings), n_jobs=n_jobs,
-                              calibration=calibration, progress=progress, keep_models=True,
+                              calibration=calibration, progress=fitted, keep_models=True,
                               missing_policy=survey.schema.missing_attributes,
                               sample_weight=survey.model_weights, preset=preset)
     if on_cross_validated is not None:
         on_cross_validated(dataclasses.replace(cv, models=None))
-    if progress is not None:
-        progress(folds, folds, f"{algorithm_id}: permutation importance")
+    fitted(folds, folds, f"{algorithm_id}: permutation importance")
     permutation = permutation_importance_cv(cv, survey.X, n_repeats=PERMUTATION_REPEATS,
-                                            n_jobs=n_jobs)
+                                            n_jobs=n_jobs, progress=importance)
     return dataclasses.replace(cv, models=None), permutation
 
 
@@ -224,7 +237,7 @@ class Analysis:
         from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
         events: list[TrainingEvent] = []
-        total = max(1, len(algorithms) * folds)
+        total = max(1, len(algorithms) * 2 * folds)  # train_lean's steps
 
         def emit(event: TrainingEvent) -> None:
             events.append(event)
@@ -240,7 +253,7 @@ class Analysis:
             if calibration != "none":
                 label += f" {calibration}"
             stored = store.get(key)  # (cv without fold models, permutation importance)
-            done = min(1.0, (i + 1) * folds / total)
+            done = min(1.0, (i + 1) / len(algorithms))
             if key in self.trained_keys and stored is not None:
                 status, message = "repeat", (f"{label}: already trained in this session (same "
                                              "data and recipe)")
@@ -249,7 +262,7 @@ class Analysis:
             else:
                 if stored is None:
                     def fold_progress(n_done: int, _total: int, text: str,
-                                      offset: int = i * folds) -> None:
+                                      offset: int = i * 2 * folds) -> None:
                         if progress is not None:
                             progress(min(1.0, (offset + n_done) / total), text)
 

@@ -29,6 +29,7 @@ from typing import Any
 from cx_app.app.job_pool import JobPool, PooledJob
 from cx_app.app.session import Analysis, CrossValidatedModel, ResultStore, TrainingEvent
 from cx_app.errors import CxAppError
+from cx_app.models.timing import Phases
 
 __all__ = ["TrainingCancelled", "TrainingJob"]
 
@@ -51,11 +52,16 @@ class TrainingJob:
                  preset: str | None = None,
                  on_model: Callable[[CrossValidatedModel], None] | None = None,
                  record_fit: RecordFit | None = None,
-                 expected: Mapping[str, float] | None = None) -> None:
-        """``around``: a context entered in the training thread (e.g.
+                 expected: Mapping[str, Phases] | None = None) -> None:
+        """``around``: a context to train inside, entered in the training thread (e.g.
         :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread).
-        ``record_fit``: each fresh fit in reference seconds (divided by
-        :func:`cx_app.models.timing.settings_factor`)."""
+        ``on_model(model)``: each model trained (fresh, or a hit in the shared store; not a
+        repeat of this session). ``record_fit(algorithm, preset, respondents, attributes,
+        folds, seconds)``: each fresh fit, ``seconds`` the wall time of its cross-validation
+        and permutation importance in reference seconds (divided by
+        :func:`cx_app.models.timing.settings_factor` of its settings, calibration and size).
+        ``expected``: each algorithm's expected phases, said before Train (refined while it
+        runs: :attr:`remaining`)."""
         self.analysis = analysis
         self.expected = dict(expected or {})
         self._around = around
@@ -168,12 +174,12 @@ class TrainingJob:
         from cx_app.models.timing import COSTS, settings_factor
 
         preset = resolve_preset(model.algorithm_id, self.preset)
+        rows, attributes = len(self._shadow.survey.y), len(self._shadow.survey.schema.attributes)
         factor = settings_factor(model.algorithm_id, settings=model.settings,
-                                 calibration=self.calibration, preset=preset) if (
+                                 calibration=self.calibration, preset=preset, rows=rows,
+                                 attributes=attributes, folds=self.folds) if (
             model.algorithm_id in COSTS) else 1.0
-        survey = self._shadow.survey
-        return (model.algorithm_id, preset, len(survey.y), len(survey.schema.attributes),
-                self.folds, seconds / factor)
+        return (model.algorithm_id, preset, rows, attributes, self.folds, seconds / factor)
 
     def _run_pooled(self) -> None:
         with self._lock:
@@ -283,12 +289,15 @@ class TrainingJob:
 
     @property
     def remaining(self) -> float | None:
-        """The expected times rescaled by the pace of the folds done; None unless running."""
+        """The seconds left while it runs: the expected times rescaled by the pace of the
+        steps already done, folds and permutation importance
+        (:func:`cx_app.models.timing.remaining_seconds`); None when queued, ended, or without
+        expected times."""
         from cx_app.models.timing import remaining_seconds
 
         if self.state != "running" or self.began is None or not self.expected:
             return None
-        expected = [self.expected.get(a, 0.0) for a in self.algorithms]
+        expected = [self.expected.get(a, Phases(0.0, 0.0)) for a in self.algorithms]
         return remaining_seconds(expected, self.share, time.monotonic() - self.began)
 
     def finish(self) -> bool:

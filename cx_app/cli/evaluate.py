@@ -16,6 +16,7 @@ of every model (``svm`` is the default preset, ``svm papers`` the other).
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,8 +107,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def leaderboard(evaluations: dict[str, ModelEvaluation],
                 baseline: Mapping[str, BaselineLevel] | None = None) -> str:
-    """A short text table: mean per-fold accuracy at each level, AUCs and fit time; the best
-    model first by :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
+    """A short text table: accuracy at each level (every respondent's out-of-fold prediction
+    pooled, as results.json, the baseline row and its warning), AUCs and fit time, and a
+    footnote saying so; the best model first by
+    :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
     ``baseline`` (results.json's): a last column naming the levels where a model is below
     always answering the commonest class, and that baseline's accuracies as the last row."""
     first = next(iter(evaluations.values()))
@@ -119,17 +122,17 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
     level, metric = BEST_MODEL_RULE
     ranked = rank_models({m: e.mean(level, metric) for m, e in evaluations.items()}, metric)
     for a, e in ((m, evaluations[m]) for m in ranked):
+        accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
         rows.append(
             [
                 model_display_name(a) + (" (unweighted)" if e.weighted is False else ""),
                 plain_name(e.cv_summary.get("preset", "papers")),
-                *(f"{e.mean(n, 'accuracy'):.3f}" for n in names),
+                *(f"{accuracies[n]:.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
             ]
         )
         if baseline:
-            accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
             rows[-1].append(", ".join(below_baseline(
                 accuracies, {k: v.model_dump(by_alias=True) for k, v in baseline.items()}))
                 or "-")
@@ -141,7 +144,9 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
     lines = [
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]
     ]
-    return "\n".join(lines)
+    return "\n".join([*lines, "", "acc: accuracy of every respondent's out-of-fold prediction "
+                       "pooled (as in results.json); order: best first by the mean of the "
+                       f"folds' {metric} at the {level} level."])
 
 
 def baseline_warnings(results: Results) -> list[str]:
@@ -157,10 +162,36 @@ def baseline_warnings(results: Results) -> list[str]:
     return out
 
 
+def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.Namespace,
+                  load: float) -> str:
+    """The time said before training, by the cost model the app's Models page uses
+    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the
+    permutation importance of the best one (the slowest's, as it is not known yet), times
+    the machine's ``load`` factor."""
+    from cx_app.models.algorithms import resolve_preset
+    from cx_app.models.timing import COSTS, expected_phases, format_duration
+
+    phases = [expected_phases(a, rows=len(survey.y), attributes=len(survey.schema.attributes),
+                              folds=args.folds, calibration=args.calibration,
+                              preset=resolve_preset(a, args.preset))
+              for a in algorithms if a in COSTS]
+    if not phases:
+        return ""
+    quiet = (sum(p.folds for p in phases)
+             + max(p.importance for p in phases) * args.permutation_repeats / PERMUTATION_REPEATS)
+    return (f"Expected time: {format_duration(quiet * load)} (a quiet 2-core server's "
+            f"{quiet:.1f} s × {load:.1f} for this machine's load now).")
+
+
 def run(args: argparse.Namespace) -> int:
+    from cx_app.models.timing import load_factor
+
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     pairs = [pair for text in args.five_by_two for pair in parse_pairs(text)]
     survey = survey_from_args(args)
+    said = expected_time(survey, algorithms, args, load_factor(workers=os.cpu_count() or 1))
+    if said:
+        print(said, flush=True)
 
     progress = progress_printer(algorithms)
     cvs = []

@@ -25,7 +25,7 @@ labelling an attribute only where a bootstrap over respondents says it stands ap
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -251,11 +251,13 @@ def permutation_importance_cv(
     seed: int = 0,
     scoring: str = "accuracy",
     n_jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PermutationImportance:
     """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
     using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``).
     One joblib task per fold (``n_jobs`` of them at a time; on a cluster, see
-    :mod:`~cx_app.models.cluster`); the result does not depend on where the folds ran."""
+    :mod:`~cx_app.models.cluster`); the result does not depend on where the folds ran.
+    ``progress(folds done, folds)`` after each fold."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -267,10 +269,14 @@ def permutation_importance_cv(
     frame = _frame(X)
     Xa, codes, fold = cluster.share(frame.to_numpy(), cv.class_positions(), cv.fold)
     one_fold = cluster.task(_fold_importance)
-    rows = Parallel(n_jobs=n_jobs, batch_size=1)(
+    rows = []
+    for row in Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator")(
         delayed(one_fold)(model, Xa, codes, fold, f, scoring, n_repeats, seed + f)
         for f, model in enumerate(cv.models)
-    )
+    ):
+        rows.append(row)
+        if progress is not None:
+            progress(len(rows), len(cv.models))
     return PermutationImportance(
         algorithm_id=cv.algorithm_id, attributes=tuple(map(str, frame.columns)),
         per_fold=np.vstack(rows), scoring=scoring, n_repeats=n_repeats,

@@ -1,25 +1,35 @@
-"""The expected time of a cross-validation from the data size, said before a slow model starts.
+"""The expected time of a training, said before it starts and refined while it runs.
 
-A cost model per algorithm, with constants measured by ``bench/bench_timing.py`` on the
-project's reference machine (2 cores, shared; the app's Train button path: cross-validation
-keeping the fold models, then the permutation importance)::
+A training (the app's Train button; ``cx-app evaluate`` runs the importance of its best model
+only) has two phases, each counted on the progress bar fold by fold: the cross-validation (a model fitted per fold) and then the
+permutation importance (each fold's model scores its held-out respondents with each attribute
+shuffled, :data:`~cx_app.models.drivers.PERMUTATION_REPEATS` times). Their seconds on a quiet
+2-core machine (the project's reference server: the folds run on 2 worker processes)::
 
-    seconds ≈ folds × c × (n_train / 1000) ** b × (attributes / 10) × work
+    folds phase      = folds × c × (n_train / 1000) ** b × (attributes / 10) × work
+    importance phase = (attributes / 10) × (folds × o + r × (rows / 1000) × (n_train / 1000) ** g)
     n_train = rows × (folds − 1) / folds
 
-``b`` is how the fit grows with the training rows (about 1 for most; the SVM's probability
-estimates, an internal 5-fold fit, grow faster), ``c`` the seconds of one fold of 1,000
-training rows and 10 attributes. ``work`` scales with the settings that set the amount of work
-(trees for forests and boosting, epochs for the networks). A calibrated model fits
-``calibration_folds`` models on (k − 1)/k of each training fold. The constants are a quiet
-machine's (load average about 1); a busy one is slower by about its load per core
-(:func:`load_factor`, which the estimates said before training multiply by), and while a
-training runs its time left is refined from the folds already finished
-(:func:`remaining_seconds`); ``bench/bench_time_estimate.py`` measures both.
+``c``/``b``: the seconds of one fold's fit on 1,000 training rows and how it grows with them;
+``o``: the importance's fixed cost per fold (its scorer calls and the fold model's loading: most
+of the time of the fast models, whatever the rows); ``r``/``g``: its predictions, of every
+respondent once per fold (``r``: seconds per 1,000 predicted rows; ``g``: how a prediction
+grows with the training rows, kNN's searching them). ``work`` scales with the setting that sets
+the amount of work (trees for forests and boosting, epochs for the networks); a calibrated
+model fits ``calibration_folds`` models on (k − 1)/k of each training fold. The constants are
+for each algorithm's default (``fast``) preset; :data:`PAPERS_FACTOR` scales the fit of those
+whose papers preset changes the solver.
 
-``cnn`` (Keras on JAX; ``CX_BENCH_TIMING_ALGORITHMS=cnn``) times are erratic — 27.5 s, 12.1 s
-and 3.2 s for the three runs, larger first: JIT compilation and early stopping — so its
-constant is an order of magnitude only.
+The constants are a quiet machine's. A busy one is slower by :func:`load_factor` (the load
+average plus the training's own worker processes, per core, when above 1; the estimates said
+before training multiply by it), and while a training runs its time left is refined from the
+steps already finished — folds, then the importance fold by fold — as a progress bar does
+(:func:`remaining_seconds`);
+``bench/bench_time_estimate.py`` measures both on a busy machine. The workspace's own fits
+replace the constants' level (:mod:`cx_app.workspace.fits`).
+
+Not counted: a server's first training (or the first after its worker processes idled 5
+minutes) starts the worker processes, about 3 s of CPU each (their imports).
 """
 
 from __future__ import annotations
@@ -27,71 +37,86 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cx_app.errors import AnalysisError
 
-__all__ = ["COSTS", "FAST_FACTOR", "Cost", "expected_seconds", "format_duration", "load_factor",
-           "remaining_seconds", "settings_factor"]
+__all__ = ["COSTS", "PAPERS_FACTOR", "Cost", "Phases", "expected_phases", "expected_seconds",
+           "format_duration", "load_factor", "remaining_seconds", "settings_factor"]
 
 
 @dataclass(frozen=True)
 class Cost:
-    """Seconds of one fold of 1,000 training rows and 10 attributes (``c``), the growth
-    exponent in training rows (``b``) and the setting that scales the work (its value at
-    ``c``)."""
+    """The constants of one algorithm (module docstring): the fit's ``c`` and ``b``, the
+    permutation importance's ``o``, ``r`` and ``g``, and the setting that scales the fit's work
+    (its value at ``c``)."""
 
     c: float
     b: float
+    o: float = 0.0
+    r: float = 0.0
+    g: float = 0.0
     work_setting: str | None = None
     work_reference: float = 1.0
 
 
 COSTS: dict[str, Cost] = {
-    "lr": Cost(0.088, 0.3),  # fixed costs dominate at these sizes (one BLAS thread)
-    "svm": Cost(1.35, 1.57),
-    "knn": Cost(1.01, 0.95),  # the permutation importance's predictions dominate
-    "nb": Cost(0.10, 0.32),
-    "dt": Cost(0.062, 0.3),
-    "rf": Cost(1.15, 0.71, "n_estimators", 100),
-    "ann": Cost(1.71, 1.01, "max_iter", 100),
-    "xgb": Cost(0.59, 0.47, "n_estimators", 100),
-    "ordinal": Cost(0.85, 0.46),
-    "cnn": Cost(4.8, 0.3, "epochs", 100),  # erratic: JIT compilation, early stopping
+    "lr": Cost(0.0225, 0.31, 0.095, 0.0171),  # mostly the importance's cost per fold
+    "svm": Cost(0.796, 0.20, 1.24, 0.219),  # the importance's cost per fold: its predictions
+    "knn": Cost(0.0172, 0.61, 0.172, 0.399, 0.95),  # predictions search the training rows
+    "nb": Cost(0.0109, 0.31, 0.101, 0.0399),
+    "dt": Cost(0.0114, 0.23, 0.0917, 0.0163),
+    "rf": Cost(0.301, 0.40, 0.521, 0.389, 0.51, "n_estimators", 100),
+    "ann": Cost(0.398, 0.36, 0.105, 0.0153, 0.15, "max_iter", 200),
+    "xgb": Cost(0.142, 0.39, 0.143, 0.305, 0.09, "n_estimators", 100),
+    "ordinal": Cost(1.24, 0.19, 0.115, 0.00847, 1.01),
+    "cnn": Cost(1.44, 0.3, 0.0, 0.0, 0.0, "epochs", 30),  # erratic: JIT compilation, early stopping
 }
-"""Constants per algorithm id, measured by ``bench/bench_timing.py`` (``bench/RESULTS.md``,
-section ``timing``): a least-squares fit of log seconds per fold on log training rows over its
-three runs (1,000, 3,000 and 4,000 training rows per fold, 9 attributes, ``papers`` preset), in
-the app server's environment (one BLAS thread, XGBoost on one thread) on the 2-core reference
-machine at a load average of about 1. A busy server is slower: the fits of
-:mod:`cx_app.workspace.fits` replace these constants as soon as the workspace has measured its
-own. The lower bound of ``b`` is 0.3 (the fastest models are dominated by fixed costs).
-``cnn`` (from an earlier run, two BLAS threads under load): see the module docstring's note."""
+"""Constants per algorithm id (default preset, one BLAS thread as the app server), measured by
+``bench/bench_time_estimate.py``'s calibration (``CX_BENCH_TIME_ESTIMATE_CALIBRATE=1 python
+bench/bench_time_estimate.py`` prints them and how well they fit its runs): least squares on
+runs of 500 × 10 folds, 2,000 × 10 and × 3 and 6,000 × 5 (9 attributes), each phase's quiet seconds taken as the CPU seconds of the main
+process plus those of the 2 worker processes halved (CPU time does not grow with the load, so
+the constants can be measured on a busy machine). ``cnn``: an order of magnitude only (JIT
+compilation and early stopping make it erratic), its importance counted in its fit."""
 
 
-FAST_FACTOR: dict[str, float] = {"svm": 0.16, "ann": 0.07}
-"""The ``fast`` preset's time over the papers' for the algorithms whose fast preset changes the
-solver (svm: bench ``models``, the sample's 10 folds, 33.7 s against 217.5 s in the same run;
-ann: bench ``training_times``, where 0.03 — from 12.0 s against 464.8 s in the ``models``
-bench, under load with two BLAS threads — put the fast network at 0.44 of its actual time on
-one thread); the CNN's fast preset is counted by its epochs (30 of 100)."""
+PAPERS_FACTOR: dict[str, float] = {"svm": 6.25, "ann": 14.3}
+"""The papers preset's fit time over the fast one's, for the algorithms whose papers preset
+changes the solver (svm: bench ``models``, 217.5 s against 33.7 s; ann: bench
+``training_times``, the fast MLP at 0.07 of the papers' per epoch; its epochs are counted by
+``max_iter``); the CNN's papers preset is counted by its epochs (100 of 30)."""
 
 
-def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
-                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
-                     calibration_folds: int = 3, preset: str = "papers") -> float:
-    """The expected seconds of one cross-validation of ``algorithm_id`` on ``rows``
-    respondents and ``attributes`` attributes (see the module docstring).
+class Phases(NamedTuple):
+    """The expected seconds of a training's two phases."""
 
-    >>> c, b = COSTS["lr"].c, COSTS["lr"].b  # 11 folds, n_train 10 (thousand)
-    >>> expected_seconds("lr", rows=11_000, attributes=10, folds=11) == 11 * c * 10 ** b
+    folds: float
+    importance: float
+
+    @property
+    def total(self) -> float:
+        return self.folds + self.importance
+
+    def times(self, factor: float) -> Phases:
+        return Phases(self.folds * factor, self.importance * factor)
+
+
+def expected_phases(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
+                    settings: Mapping[str, Any] | None = None, calibration: str = "none",
+                    calibration_folds: int = 3, preset: str = "fast") -> Phases:
+    """The expected quiet seconds of the two phases of one training of ``algorithm_id`` on
+    ``rows`` respondents and ``attributes`` attributes (see the module docstring).
+
+    >>> k = COSTS["lr"]  # 11 folds of 11,000 rows: n_train 10 (thousand), 20 attributes
+    >>> phases = expected_phases("lr", rows=11_000, attributes=20, folds=11)
+    >>> phases.folds == 11 * k.c * 10 ** k.b * 2
     True
-    >>> expected_seconds("rf", rows=1_000, attributes=10, settings={"n_estimators": 200}) == (
-    ...     2 * expected_seconds("rf", rows=1_000, attributes=10))
+    >>> phases.importance == 2 * (11 * k.o + k.r * 11 * 10 ** k.g)
     True
-    >>> round(expected_seconds("svm", rows=1_000, attributes=10, preset="fast")
-    ...       / expected_seconds("svm", rows=1_000, attributes=10), 2)
-    0.16
+    >>> expected_phases("rf", rows=1_000, attributes=10, settings={"n_estimators": 200}
+    ...                 ).folds == 2 * expected_phases("rf", rows=1_000, attributes=10).folds
+    True
     """
     cost = COSTS.get(algorithm_id)
     if cost is None:
@@ -103,34 +128,45 @@ def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: in
     work = 1.0
     if cost.work_setting and settings and cost.work_setting in settings:
         work = float(settings[cost.work_setting]) / cost.work_reference
-    per_fold = cost.c * n_train ** cost.b * (attributes / 10) * work
-    if preset == "fast":
-        per_fold *= FAST_FACTOR.get(algorithm_id, 1.0)
+    fit = cost.c * n_train ** cost.b * (attributes / 10) * work
+    if preset == "papers":
+        fit *= PAPERS_FACTOR.get(algorithm_id, 1.0)
     if calibration != "none":
         k = calibration_folds
-        per_fold *= k * ((k - 1) / k) ** cost.b
-    return folds * per_fold
+        fit *= k * ((k - 1) / k) ** cost.b
+    importance = (attributes / 10) * (folds * cost.o + cost.r * rows / 1000 * n_train ** cost.g)
+    return Phases(folds * fit, importance)
+
+
+def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
+                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
+                     calibration_folds: int = 3, preset: str = "fast") -> float:
+    """The expected quiet seconds of one training: both phases of :func:`expected_phases`."""
+    return expected_phases(algorithm_id, rows=rows, attributes=attributes, folds=folds,
+                           settings=settings, calibration=calibration,
+                           calibration_folds=calibration_folds, preset=preset).total
 
 
 def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = None,
                     calibration: str = "none", calibration_folds: int = 3,
-                    preset: str = "papers") -> float:
-    """How many times longer ``settings`` and ``calibration`` make a training of
-    ``algorithm_id`` than its reference settings without calibration, by the cost model (the
-    same at any size): the work setting's ratio times the calibration's factor. Learned
-    estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds with it.
+                    preset: str = "fast", rows: int = 1_000, attributes: int = 10,
+                    folds: int = 10) -> float:
+    """How many times longer ``settings``, ``calibration`` and ``preset`` make a training of
+    ``algorithm_id`` on ``rows`` × ``attributes`` × ``folds`` than its default-preset
+    settings without calibration, by the cost model (they scale the fit, not the importance).
+    Learned estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds
+    with it.
 
-    >>> round(settings_factor("rf", settings={"n_estimators": 300}), 9)  # 300 trees / 100
-    3.0
-    >>> b = COSTS["lr"].b  # sigmoid calibration: 3 fits on 2/3 of the rows each
-    >>> round(settings_factor("lr", calibration="sigmoid"), 9) == round(3 * (2 / 3) ** b, 9)
-    True
-    >>> settings_factor("lr", settings={"C": 0.5}, preset="fast")
+    >>> settings_factor("lr", settings={"C": 0.5})
     1.0
+    >>> p = expected_phases("rf", rows=1_000, attributes=10)  # 300 trees: 3 times the fit
+    >>> round(settings_factor("rf", settings={"n_estimators": 300}), 9) == round(
+    ...     (3 * p.folds + p.importance) / p.total, 9)
+    True
     """
-    size = {"rows": 1_000, "attributes": 10, "folds": 10, "preset": preset}
+    size = {"rows": rows, "attributes": attributes, "folds": folds}
     return (expected_seconds(algorithm_id, settings=settings, calibration=calibration,
-                             calibration_folds=calibration_folds, **size)
+                             calibration_folds=calibration_folds, preset=preset, **size)
             / expected_seconds(algorithm_id, **size))
 
 
@@ -149,21 +185,26 @@ def format_duration(seconds: float) -> str:
     return f"about {round(seconds / 60):.0f} min"
 
 
-def load_factor(load: float | None = None, cpus: int | None = None) -> float:
-    """How many times slower than on a quiet machine a training runs now: the 1-minute load
-    average per core when above 1 (the cores are shared among that many runnable processes),
-    else 1. ``load``/``cpus``: this machine's now when ``None`` (1 where the platform has no
-    load average).
+def load_factor(load: float | None = None, cpus: int | None = None, workers: int = 0) -> float:
+    """How many times slower than on a quiet machine a training runs now: the runnable
+    processes per core when above 1 (the cores are shared among them), else 1 — the 1-minute
+    load average plus the ``workers`` the training is about to start (its folds' worker
+    processes, not yet in the load average: every core's in the app), over the cores.
+    ``load``/``cpus``: this machine's now when ``None`` (1 where the platform has no load
+    average). A fit's time is recorded at ``workers=0``: the load average after it counts
+    its own workers already.
 
     >>> load_factor(6.4, 2), load_factor(0.7, 2), load_factor(3.0, 4)
     (3.2, 1.0, 1.0)
+    >>> load_factor(6.4, 2, workers=2), load_factor(0.0, 2, workers=2), load_factor(1.0, 2, 2)
+    (4.2, 1.0, 1.5)
     """
     if load is None:
         try:
             load = os.getloadavg()[0]
         except (AttributeError, OSError):  # Windows: no load average
             return 1.0
-    return max(1.0, load / (cpus or os.cpu_count() or 1))
+    return max(1.0, (load + workers) / (cpus or os.cpu_count() or 1))
 
 
 PRIOR_WEIGHT = 0.2
@@ -172,31 +213,36 @@ share of the whole expected time): with a fifth of the expected work done, the t
 same."""
 
 
-def remaining_seconds(expected: Sequence[float], share: float, elapsed: float) -> float:
+def remaining_seconds(expected: Sequence[Phases], share: float, elapsed: float) -> float:
     """The seconds left of a training of ``len(expected)`` models one after the other
-    (``expected``: each one's expected seconds, said before it started), ``share`` (0..1) of
-    their folds done — each model's folds count equally, as on the progress bar — after
-    ``elapsed`` seconds. The estimates are rescaled by the pace measured so far, as a
+    (``expected``: each one's expected phases, said before it started) with ``share`` (0..1)
+    of the progress bar's steps done after ``elapsed`` seconds. Each model has as many steps
+    for its folds as for its permutation importance (a step per fold in each; all models'
+    steps count equally, as on the bar), so the expected work done is each finished step's
+    share of its own phase. The estimates are rescaled by the pace measured so far, as a
     progress bar does: pace = (elapsed + w) / (expected work done + w), w =
-    :data:`PRIOR_WEIGHT` × the expected total, so the first folds move it a little and the
-    later ones a lot (a busy machine is found out by its own folds).
+    :data:`PRIOR_WEIGHT` × the expected total, so the first steps move it a little and the
+    later ones a lot (a busy machine is found out by its own steps).
 
-    >>> remaining_seconds([10.0, 30.0], 0.0, 0.0)  # nothing done: the estimate
+    >>> two = [Phases(2.0, 8.0), Phases(30.0, 0.0)]
+    >>> remaining_seconds(two, 0.0, 0.0)  # nothing done: the estimate
     40.0
-    >>> remaining_seconds([10.0, 30.0], 0.5, 10.0)  # on time: 30 s left
-    30.0
-    >>> remaining_seconds([10.0, 30.0], 0.5, 30.0)  # 3× slower so far: (30+8)/(10+8) × 30
+    >>> remaining_seconds(two, 0.25, 2.0)  # the first model's folds done, on time: 38 s left
+    38.0
+    >>> remaining_seconds(two, 0.5, 30.0)  # the first model done in 3× its time: (30+8)/(10+8) × 30
     63.333333333333336
-    >>> remaining_seconds([10.0, 30.0], 1.0, 55.0)
+    >>> remaining_seconds(two, 1.0, 55.0)
     0.0
     """
-    expected = [max(0.0, float(e)) for e in expected]
-    total = sum(expected)
+    total = sum(max(0.0, p.folds) + max(0.0, p.importance) for p in expected)
     if not expected or total <= 0 or share >= 1:
         return 0.0
     position = max(0.0, share) * len(expected)
     current = min(int(position), len(expected) - 1)
-    done = sum(expected[:current]) + (position - current) * expected[current]
+    within = 2 * (position - current)  # 0..1: its folds, 1..2: its importance
+    done = (sum(p.total for p in expected[:current])
+            + min(within, 1.0) * expected[current].folds
+            + max(within - 1.0, 0.0) * expected[current].importance)
     weight = PRIOR_WEIGHT * total
     pace = (max(0.0, elapsed) + weight) / (done + weight)
     return pace * (total - done)

@@ -1,28 +1,34 @@
 """Expected training times learned from this workspace's own measured fits (the ``fits`` table).
 
-Each row is one training's *reference seconds*: the measured time divided by
-:func:`cx_app.models.timing.settings_factor` and by the machine's load when it ended
-(:func:`cx_app.models.timing.load_factor`), so that fits with other settings, or made while the
-machine was busy, teach a quiet machine's rate of the same algorithm. A new training's estimate::
+Every fresh training of the app (and of ``cx-app program create``, when its caller records it)
+is a row of the ``fits`` table: algorithm, preset, respondents, attributes, folds and seconds.
+The seconds are *reference seconds*: the measured time divided by
+:func:`cx_app.models.timing.settings_factor` at its size (a forest of 300 trees counts its
+fit phase as 100 trees', a calibrated model without the calibration's fits), so that fits of one algorithm with
+different settings teach the same rate, and by the machine's load when the fit ended
+(:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
+so that a fit made while the machine was busy teaches a quiet machine's rate.
 
-    size = folds × (n_train / 1000) ** b × attributes / 10,  n_train = respondents × (folds − 1) / folds
-    rate = median over the most recent fits of seconds / size      (seconds per unit of size)
-    expected = rate × size(new training) × settings_factor(settings, calibration) × load factor now
+The estimate of a new training is the cost model of :mod:`cx_app.models.timing` (its fixed cost
+per fold, its growth with the rows, the split between the folds and the permutation importance)
+at the *level* this machine measured::
 
-Why: from one machine (or load) to another mostly the *level* of the cost changes (a load of 28
-on 2 cores ran the constants' trainings 5–20× slower, ``bench/RESULTS.md`` ``time_estimate``),
-while the *shape* in the rows is the algorithm's own. So ``b`` is the constants'
-(``bench/bench_timing.py``) and the level is learned here; once the recent fits span
-:data:`SPREAD` in training rows (at least :data:`FITS_FOR_SHAPE` of them) ``b`` is learned too,
-as the Theil–Sen slope of log seconds per fold on log training rows (robust to a fit slowed by
-a busy moment), kept within :data:`EXPONENTS`. Without a fit the constants' estimate is said
-as a first guess. The query is one bounded select on the indexed ``algorithm`` column: the
-Models page runs it on every rerun.
+    level    = median over the most recent fits of seconds / timing.expected_seconds(fit's size)
+    expected = level × timing.expected_phases(new size, settings, calibration) × load factor now
+
+Only the level: from one machine (or load) to another the level of the cost changes, while its
+shape — how each phase grows with the rows and folds — is the algorithm's own; one fit teaches
+the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast one.
+
+Without a fit of the algorithm and preset, the estimate is the constants'
+(:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
+bounded select on the indexed ``algorithm`` column: the Models page runs it on every rerun.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -37,18 +43,12 @@ from cx_app.models import timing
 from cx_app.workspace.database import Database
 from cx_app.workspace.tables import Fit
 
-__all__ = ["EXPONENTS", "FITS_FOR_SHAPE", "RECENT", "SPREAD", "Estimate", "ExpectedTimes",
-           "MeasuredFit", "expected_seconds", "expected_times", "first_guess", "fit_recorder",
-           "learned_seconds", "recent_fits", "recent_query", "record_fit"]
+__all__ = ["RECENT", "Estimate", "ExpectedTimes", "MeasuredFit", "expected_seconds",
+           "expected_times", "first_guess", "fit_recorder", "learned_level", "recent_fits",
+           "recent_query", "record_fit"]
 
 RECENT = 20
 """How many of the most recent fits of an algorithm (and preset) an estimate learns from."""
-SPREAD = 2.0
-"""Largest over smallest training rows of the recent fits it takes to learn the exponent."""
-FITS_FOR_SHAPE = 3
-EXPONENTS = (0.3, 1.5)
-"""The range of a learned growth exponent (0.3: fixed costs dominate; 1.5: faster than any
-algorithm measured)."""
 
 
 @dataclass(frozen=True)
@@ -58,17 +58,18 @@ class MeasuredFit:
     folds: int
     seconds: float
 
-    def n_train(self) -> float:
-        """Training rows per fold, in thousands."""
-        return self.respondents * (self.folds - 1) / self.folds / 1000
-
 
 @dataclass(frozen=True)
 class Estimate:
-    """An expected training time, learned from ``fits`` measured fits (0: a first guess)."""
+    """An expected training time: its two ``phases`` (the folds, the permutation importance),
+    learned from ``fits`` measured fits of this workspace (0: the constants' first guess)."""
 
-    seconds: float
+    phases: timing.Phases
     fits: int
+
+    @property
+    def seconds(self) -> float:
+        return self.phases.total
 
     @property
     def learned(self) -> bool:
@@ -129,68 +130,44 @@ def recent_fits(database: Database, algorithm: str, preset: str,
     return database.read(work)
 
 
-def _exponent(algorithm: str, fits: Sequence[MeasuredFit]) -> float:
-    """The growth exponent ``b``: learned from ``fits`` when they span enough sizes, else the
-    constants' (1 for an algorithm without constants)."""
-    from scipy.stats import theilslopes
+def learned_level(algorithm: str, preset: str, fits: Sequence[MeasuredFit]) -> float:
+    """How many times the constants' time this machine takes (module docstring): the median
+    of ``fits``' seconds over the constants' for their sizes (at least one fit).
 
-    cost = timing.COSTS.get(algorithm)
-    b = cost.b if cost is not None else 1.0
-    sizes = [f.n_train() for f in fits]
-    if len(fits) < FITS_FOR_SHAPE or max(sizes) < SPREAD * min(sizes):
-        return b
-    per_fold = [math.log(f.seconds / f.folds / (f.attributes / 10)) for f in fits]
-    slope = float(theilslopes(per_fold, [math.log(s) for s in sizes])[0])
-    return min(max(slope, EXPONENTS[0]), EXPONENTS[1])
-
-
-def learned_seconds(algorithm: str, fits: Sequence[MeasuredFit], *, respondents: int,
-                    attributes: int, folds: int) -> float:
-    """The reference seconds of a training learned from ``fits`` (at least one).
-
-    >>> one = [MeasuredFit(respondents=2_000, attributes=10, folds=5, seconds=8.0)]
-    >>> b = timing.COSTS["ann"].b  # one fit: the constants' growth exponent (about 1)
-    >>> seconds = learned_seconds("ann", one, respondents=4_000, attributes=10, folds=5)
-    >>> round(seconds, 9) == round(8.0 * 2 ** b, 9)  # twice the training rows
+    >>> fit = MeasuredFit(respondents=2_000, attributes=9, folds=5, seconds=8.0)
+    >>> constants = timing.expected_seconds("nb", rows=2_000, attributes=9, folds=5)
+    >>> learned_level("nb", "fast", [fit]) == 8.0 / constants
     True
     """
-    if not fits:
-        raise ValueError("learned_seconds needs at least one fit")
-    b = _exponent(algorithm, fits)
-
-    def size(respondents_: int, attributes_: int, folds_: int) -> float:
-        n_train = respondents_ * (folds_ - 1) / folds_ / 1000
-        return folds_ * n_train ** b * attributes_ / 10
-
-    rate = median(f.seconds / size(f.respondents, f.attributes, f.folds) for f in fits)
-    return rate * size(respondents, attributes, folds)
+    return median(f.seconds / timing.expected_seconds(
+        algorithm, rows=f.respondents, attributes=f.attributes, folds=f.folds, preset=preset)
+        for f in fits)
 
 
 def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: int, folds: int,
                 settings: Mapping[str, Any] | None = None, calibration: str = "none",
                 load: float = 1.0) -> Estimate:
-    """The constants' estimate (:func:`cx_app.models.timing.expected_seconds`) × ``load``."""
-    return Estimate(load * timing.expected_seconds(
+    """The constants' estimate (:func:`cx_app.models.timing.expected_phases`) times the
+    machine's ``load`` factor, learned from no fit."""
+    return Estimate(timing.expected_phases(
         algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
-        calibration=calibration, preset=preset), 0)
+        calibration=calibration, preset=preset).times(load), 0)
 
 
 def expected_seconds(database: Database, algorithm: str, *, preset: str, respondents: int,
                      attributes: int, folds: int, settings: Mapping[str, Any] | None = None,
                      calibration: str = "none", load: float = 1.0) -> Estimate:
-    """The expected seconds of a training as the app's Train button runs it (cross-validation
-    and permutation importance), learned from the recent fits, else :func:`first_guess`."""
+    """The expected seconds of a training (cross-validation and permutation importance, as the
+    app's Train button runs it): the constants' times the level learned from this workspace's
+    recent fits of ``algorithm`` under ``preset`` (:func:`learned_level`; 1 when it has none),
+    times the machine's ``load`` factor now (:func:`cx_app.models.timing.load_factor`)."""
     _checked(algorithm, preset, respondents, attributes, folds)
     fits = recent_fits(database, algorithm, preset)
+    guess = first_guess(algorithm, preset=preset, respondents=respondents, attributes=attributes,
+                        folds=folds, settings=settings, calibration=calibration, load=load)
     if not fits:
-        return first_guess(algorithm, preset=preset, respondents=respondents,
-                           attributes=attributes, folds=folds, settings=settings,
-                           calibration=calibration, load=load)
-    factor = timing.settings_factor(algorithm, settings=settings, calibration=calibration,
-                                    preset=preset) if algorithm in timing.COSTS else 1.0
-    seconds = learned_seconds(algorithm, fits, respondents=respondents,
-                              attributes=attributes, folds=folds)
-    return Estimate(seconds * factor * load, len(fits))
+        return guess
+    return Estimate(guess.phases.times(learned_level(algorithm, preset, fits)), len(fits))
 
 
 @dataclass(frozen=True)
@@ -208,14 +185,17 @@ class ExpectedTimes:
         return sum(e.seconds for e in self.estimates.values())
 
     @property
-    def seconds(self) -> dict[str, float]:
-        return {k: e.seconds for k, e in self.estimates.items()}
+    def phases(self) -> dict[str, timing.Phases]:
+        """Each algorithm's expected phases (a :class:`~cx_app.app.training.TrainingJob`
+        refines them from its steps as it runs)."""
+        return {k: e.phases for k, e in self.estimates.items()}
 
     def sentence(self, slow: float = 10.0) -> str:
         """The algorithms of ``slow`` seconds or more named, where the figures come from, and
         the machine's load when it is busy.
 
-        >>> times = ExpectedTimes({"lr": Estimate(4.2, 3), "xgb": Estimate(31.0, 0)}, 5_000, 9, 10,
+        >>> times = ExpectedTimes({"lr": Estimate(timing.Phases(1.2, 3.0), 3),
+        ...                        "xgb": Estimate(timing.Phases(25.0, 6.0), 0)}, 5_000, 9, 10,
         ...                       load=2.5)
         >>> times.sentence()[:72]
         'Expected time: about 40 s (xgb about 30 s) for 5,000 respondents × 9 att'
@@ -237,18 +217,20 @@ class ExpectedTimes:
         return (f"Expected time: {timing.format_duration(self.total)}"
                 + (f" ({named})" if named else "")
                 + f" for {self.respondents:,} respondents × {self.attributes} attributes × "
-                  f"{self.folds} folds; {'; '.join(sources)}. Refined from the folds as they "
-                  "finish.")
+                  f"{self.folds} folds; {'; '.join(sources)}. Refined from the folds and the "
+                  "permutation importance as they finish.")
 
 
 def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[str, Any]], *,
                    preset: str | None, respondents: int, attributes: int, folds: int,
                    calibration: str = "none", load: float | None = None) -> ExpectedTimes:
-    """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) that has a
-    time estimate; ``database`` None: the constants'; ``load`` None: the load now."""
+    """:func:`expected_seconds` of each algorithm (``{algorithm id: settings}``) with a time
+    estimate; ``preset`` ``None``: each algorithm's default; ``database`` ``None`` (no
+    workspace): the constants'; ``load``: the machine's load factor (``None``: now, by
+    :func:`cx_app.models.timing.load_factor` with the training's workers, one per core)."""
     from cx_app.models.algorithms import resolve_preset
 
-    load = timing.load_factor() if load is None else load
+    load = timing.load_factor(workers=os.cpu_count() or 1) if load is None else load
     estimates: dict[str, Estimate] = {}
     for algorithm, settings in algorithms.items():
         if algorithm not in timing.COSTS:

@@ -45,7 +45,8 @@ def models_page():
 def test_the_expected_time_is_learned_from_the_fits_of_this_workspace(models_page):
     at = models_page
     assert "a first guess for Logistic regression, Naive Bayes" in _caption(at)
-    assert _caption(at).endswith("Refined from the folds as they finish.")
+    assert _caption(at).endswith("Refined from the folds and the permutation importance as "
+                                 "they finish.")
     at.button(key="train").click().run()
     _ok(at)
     survey = at.session_state["analysis"].survey

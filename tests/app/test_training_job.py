@@ -182,16 +182,21 @@ def test_on_model_and_record_fit_are_called_once_per_fresh_model(analysis):
 
 
 def test_record_fit_gets_reference_seconds_for_non_default_settings(analysis):
-    from cx_app.models.timing import COSTS, settings_factor
+    from cx_app.models.timing import COSTS, expected_phases, settings_factor
 
     fits = []
     job = TrainingJob(analysis, {"rf": {"n_estimators": 20}}, folds=3, seed=0,
                       calibration="sigmoid", store=ResultStore(8),
                       record_fit=lambda *fit: fits.append(fit)).start()
     assert job.wait(120) and job.finish()
+    assert fits[0][:5] == ("rf", "fast", 240, 3, 3)
     factor = settings_factor("rf", settings={"n_estimators": 20}, calibration="sigmoid",
-                             preset=fits[0][1])
-    assert factor == pytest.approx(0.2 * 3 * (2 / 3) ** COSTS["rf"].b)
+                             preset="fast", rows=240, attributes=3, folds=3)
+    # 20 trees of 100 and 3 calibration fits on 2/3 of each training fold: the fits' phase
+    # only, at the survey's size (240 respondents, 3 attributes, 3 folds)
+    phases = expected_phases("rf", rows=240, attributes=3, folds=3)
+    assert factor == pytest.approx((phases.folds * 0.2 * 3 * (2 / 3) ** COSTS["rf"].b
+                                    + phases.importance) / phases.total)
     measured = fits[0][5] * factor  # the wall time, between the job's start and its end
     assert 0 < measured <= job.elapsed
 
@@ -221,3 +226,27 @@ def test_a_model_kept_by_a_cancel_reaches_on_model_when_the_thread_ends(analysis
     slow_permutation.open.set()
     assert job.join(60)
     assert seen == [analysis.models["lr"]]  # without permutation; no fit time: not complete
+
+
+def test_the_time_left_counts_the_permutation_importance_as_steps(analysis, slow_permutation):
+    """During lr's permutation importance (its folds done: half its steps) the time left is
+    the importance's expected seconds rescaled by the pace so far, not "almost done"."""
+    from cx_app.models.timing import Phases, remaining_seconds
+
+    said = {"lr": Phases(2.0, 8.0)}
+    job = TrainingJob(analysis, {"lr": {}}, folds=3, seed=0, calibration="none",
+                      store=ResultStore(8), expected=said).start()
+    assert slow_permutation.reached.wait(60)
+    assert job.share == 0.5 and job.text == "lr: permutation importance"
+    before = job.began
+    left = job.remaining
+    import time
+
+    after = time.monotonic() - before
+    # the formula between the job's start and now (it grows with the time elapsed): with no
+    # time elapsed, 8 s × (0 + 2) / (2 + 2) (prior weight 0.2 × 10 s)
+    lowest = remaining_seconds([said["lr"]], 0.5, 0.0)
+    assert lowest == pytest.approx(8.0 * 2 / 4) and left >= lowest
+    assert left <= remaining_seconds([said["lr"]], 0.5, after)
+    slow_permutation.open.set()
+    assert job.wait(60) and job.remaining is None and job.share == 1.0

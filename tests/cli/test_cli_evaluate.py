@@ -132,6 +132,43 @@ def test_leaderboard_is_ordered_by_the_best_model_rule(evaluate_run):
     assert _leaderboard_order(evaluate_run.stdout) == ["Logistic regression", "Naive Bayes"]
 
 
+def test_the_time_said_before_training_is_the_cost_model_of_the_models_page(evaluate_run):
+    """lr and nb, 3 folds of 300 respondents × 3 attributes: both models' folds, then the
+    slower importance of the two at 2 repeats of the model's 5, times the load factor."""
+    from cx_app.models.timing import expected_phases
+
+    phases = [expected_phases(a, rows=300, attributes=3, folds=3) for a in ("lr", "nb")]
+    quiet = sum(p.folds for p in phases) + max(p.importance for p in phases) * 2 / 5
+    first = evaluate_run.stdout.splitlines()[0]
+    said = re.fullmatch(r"Expected time: (under 1 s|about \d+ s|about \d+ min) \(a quiet "
+                        r"2-core server's ([\d.]+) s × ([\d.]+) for this machine's load now\)\.",
+                        first)
+    assert said is not None, first
+    assert said[2] == f"{quiet:.1f}" and float(said[3]) >= 1.0
+
+
+def test_the_leaderboard_shows_the_pooled_accuracy_of_results_json(evaluate_run):
+    """The table's accuracy is the one results.json, the baseline row and its warning use:
+    every respondent's out-of-fold prediction pooled (not the mean of the folds'), and its
+    footnote says so. Pooled = the share of respondents predicted right, by hand."""
+    doc = evaluate_run.doc
+    lines = evaluate_run.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "preset"])
+    header = re.split(r"\s{2,}", lines[start].strip())
+    column = header.index("acc original")
+    rows = {re.split(r"\s{2,}", row)[0]: re.split(r"\s{2,}", row.strip())
+            for row in lines[start + 1:lines.index("", start)]}
+    for model in ("lr", "nb"):
+        level = doc["models"][model]["levels"]["original"]
+        pooled = level["metrics"]["accuracy"]
+        assert rows[model_display_name(model)][column] == f"{pooled:.3f}"
+        matrix = np.array(level["matrix"], dtype=float)  # rows actual, columns predicted
+        assert pooled == pytest.approx(np.trace(matrix) / matrix.sum())
+    footnote = lines[lines.index("", start) + 1]
+    assert footnote.startswith("acc: accuracy of every respondent's out-of-fold prediction "
+                               "pooled (as in results.json)")
+
+
 def test_unknown_algorithm_is_a_clear_error(tmp_path, capsys):
     csv = tmp_path / "s.csv"
     pd.DataFrame({"NPS": [1, 9] * 10, "A": [2, 8] * 10}).to_csv(csv, index=False)

@@ -1,5 +1,6 @@
-"""Learned training-time estimates (cx_app.workspace.fits): scaled by hand-computed sizes, the
-robust median, the learned growth exponent, and the constants when nothing was measured."""
+"""Learned training-time estimates (cx_app.workspace.fits): the level learned from fits of known
+times gives hand-computed estimates, the robust median, and the constants when nothing was
+measured."""
 
 from __future__ import annotations
 
@@ -34,66 +35,51 @@ def _estimate(database, algorithm, respondents, attributes, folds, preset="fast"
 def test_without_a_fit_the_estimate_is_the_constants_first_guess(database):
     estimate = _estimate(database, "xgb", 5_000, 9, 10, settings={"n_estimators": 200},
                          calibration="sigmoid")
-    assert estimate == fits.Estimate(timing.expected_seconds(
+    assert estimate == fits.Estimate(timing.expected_phases(
         "xgb", rows=5_000, attributes=9, folds=10, settings={"n_estimators": 200},
         calibration="sigmoid", preset="fast"), 0)
     assert not estimate.learned
-    # xgb: 10 folds × c × 4.5^b × 0.9 × 2 (200 trees) × 3 × (2/3)^b (sigmoid, 3 folds)
-    c, b = timing.COSTS["xgb"].c, timing.COSTS["xgb"].b
-    assert estimate.seconds == pytest.approx(10 * c * 4.5 ** b * 0.9 * 2 * 3 * (2 / 3) ** b)
+    # folds: 10 × c × 4.5^b × 0.9 × 2 (200 trees) × 3 × (2/3)^b (sigmoid, 3 folds);
+    # importance: 0.9 × (10 × o + r × 5 (thousand rows) × 4.5^g)
+    k = timing.COSTS["xgb"]
+    assert estimate.phases.folds == pytest.approx(10 * k.c * 4.5 ** k.b * 0.9 * 2 * 3
+                                                  * (2 / 3) ** k.b)
+    assert estimate.phases.importance == pytest.approx(0.9 * (10 * k.o + k.r * 5 * 4.5 ** k.g))
 
 
-def test_one_fit_scales_linearly_for_a_linear_algorithm(database, monkeypatch):
-    monkeypatch.setitem(timing.COSTS, "lr", timing.Cost(1.0, 1.0))  # an exponent of 1
-    _record(database, "lr", 2_000, 10, 5, 8.0)  # n_train 1.6k: size 5 × 1.6 = 8, 1 s a unit
-    assert _estimate(database, "lr", 4_000, 10, 5) == fits.Estimate(16.0, 1)
-    # 10 folds of 4,000: n_train 3.6k, size 10 × 3.6 = 36; 20 attributes: twice
-    assert _estimate(database, "lr", 4_000, 20, 10).seconds == pytest.approx(72.0)
+@pytest.fixture
+def simple_lr(monkeypatch):
+    """lr's constants made round: 1 s per fold at 1,000 training rows (linear), importance
+    0.5 s per fold (no prediction cost), so sizes are easy to compute by hand."""
+    monkeypatch.setitem(timing.COSTS, "lr", timing.Cost(1.0, 1.0, o=0.5))
 
 
-def test_one_fit_scales_by_the_constants_growth_for_knn(database):
-    _record(database, "knn", 1_000, 9, 4, 6.0)  # n_train 0.75k
-    # 4,000 rows, 4 folds: n_train 3k, (3 / 0.75)^b = 4^b times 6 s
-    assert _estimate(database, "knn", 4_000, 9, 4).seconds == pytest.approx(
-        6.0 * 4 ** timing.COSTS["knn"].b)
+def test_one_fit_teaches_the_level_of_the_constants(database, simple_lr):
+    # 2,000 × 10 attributes × 5 folds: 5 × 1.6 + 5 × 0.5 = 10.5 s by the constants;
+    # measured 21 s: this machine takes twice their time
+    _record(database, "lr", 2_000, 10, 5, 21.0)
+    # 4,000 rows, 5 folds: folds 5 × 3.2 = 16 s, importance 2.5 s; twice both
+    assert _estimate(database, "lr", 4_000, 10, 5) == fits.Estimate(timing.Phases(32.0, 5.0), 1)
+    # 20 attributes, 10 folds: folds 10 × 3.6 × 2 = 72, importance 2 × 10 × 0.5 = 10; twice
+    assert _estimate(database, "lr", 4_000, 20, 10).phases == (pytest.approx(144.0),
+                                                               pytest.approx(20.0))
 
 
-def test_the_median_rate_ignores_an_odd_slow_fit(database):
-    for seconds in (10.0, 12.0, 100.0):  # the 100 s one ran on a busy machine
-        _record(database, "nb", 3_000, 9, 5, seconds)
-    assert _estimate(database, "nb", 3_000, 9, 5) == fits.Estimate(12.0, 3)
-
-
-def test_the_growth_exponent_is_learned_from_fits_of_several_sizes(database):
-    def seconds(respondents, folds):  # 2 s per fold × n_train^0.8 (k rows), 10 attributes
-        return folds * 2.0 * (respondents * (folds - 1) / folds / 1000) ** 0.8
-
-    for respondents, folds in ((1_000, 5), (2_500, 5), (6_000, 3)):
-        _record(database, "nb", respondents, 10, folds, seconds(respondents, folds))
-    # nb's constant exponent is about 0.3; these fits grow as 0.8 and the estimate follows them
-    assert timing.COSTS["nb"].b < 0.5
-    assert _estimate(database, "nb", 20_000, 10, 10).seconds == pytest.approx(
-        seconds(20_000, 10))
-    assert fits._exponent("nb", fits.recent_fits(database, "nb", "fast")) == pytest.approx(0.8)
-
-
-def test_a_learned_exponent_is_kept_within_its_range(database):
-    for respondents in (1_000, 2_000, 4_000):  # grows as n^3: noise, not an algorithm
-        _record(database, "dt", respondents, 10, 2, (respondents / 1000) ** 3)
-    assert fits._exponent("dt", fits.recent_fits(database, "dt", "fast")) == 1.5
-    # two fits, or sizes too close together: the constants' exponent
-    assert fits._exponent("dt", fits.recent_fits(database, "dt", "fast", limit=2)) == 0.3
-    close = [fits.MeasuredFit(1_000, 10, 2, 1.0), fits.MeasuredFit(1_500, 10, 2, 3.0),
-             fits.MeasuredFit(1_900, 10, 2, 9.0)]
-    assert fits._exponent("dt", close) == 0.3
+def test_the_median_level_ignores_an_odd_slow_fit(database, simple_lr):
+    # 3,000 × 10 × 5: 5 × 2.4 + 2.5 = 14.5 s by the constants
+    for seconds in (14.5, 29.0, 290.0):  # levels 1, 2 and 20 (a busy moment)
+        _record(database, "lr", 3_000, 10, 5, seconds)
+    assert _estimate(database, "lr", 3_000, 10, 5) == fits.Estimate(timing.Phases(24.0, 5.0), 3)
 
 
 def test_only_the_most_recent_fits_teach(database):
+    constants = timing.expected_seconds("rf", rows=2_000, attributes=10, folds=2)
     for _ in range(5):
-        _record(database, "rf", 2_000, 10, 2, 100.0)  # an old, slow machine
+        _record(database, "rf", 2_000, 10, 2, 25 * constants)  # an old, slow machine
     for _ in range(fits.RECENT):
         _record(database, "rf", 2_000, 10, 2, 4.0)
-    assert _estimate(database, "rf", 2_000, 10, 2) == fits.Estimate(4.0, fits.RECENT)
+    estimate = _estimate(database, "rf", 2_000, 10, 2)
+    assert estimate.fits == fits.RECENT and estimate.seconds == pytest.approx(4.0)
 
 
 def test_fits_of_another_preset_or_algorithm_do_not_teach(database):
@@ -107,11 +93,13 @@ def test_fits_of_another_preset_or_algorithm_do_not_teach(database):
 
 def test_settings_and_calibration_scale_a_learned_estimate(database):
     _record(database, "rf", 2_000, 10, 5, 10.0)  # reference seconds: 100 trees, no calibration
-    plain = _estimate(database, "rf", 2_000, 10, 5).seconds
-    assert plain == pytest.approx(10.0)
+    plain = _estimate(database, "rf", 2_000, 10, 5).phases
+    assert plain.total == pytest.approx(10.0)
     more = _estimate(database, "rf", 2_000, 10, 5, settings={"n_estimators": 300},
-                     calibration="isotonic").seconds
-    assert more == pytest.approx(10.0 * 3 * 3 * (2 / 3) ** timing.COSTS["rf"].b)
+                     calibration="isotonic").phases
+    # the fits' phase: 3 times the trees, 3 calibration fits on 2/3 of each training fold
+    assert more == (pytest.approx(plain.folds * 3 * 3 * (2 / 3) ** timing.COSTS["rf"].b),
+                    pytest.approx(plain.importance))
 
 
 @pytest.mark.parametrize(("respondents", "folds", "seconds", "says"), [
@@ -124,38 +112,39 @@ def test_a_fit_that_cannot_be_is_refused_in_a_sentence(database, respondents, fo
     assert fits.recent_fits(database, "lr", "fast") == []
 
 
-def test_the_sentence_says_where_each_estimate_comes_from(database):
-    _record(database, "lr", 5_000, 9, 10, 3.0)
-    _record(database, "lr", 5_000, 9, 10, 5.0)
+def test_the_sentence_says_where_each_estimate_comes_from(database, simple_lr):
+    # 5,000 × 9 × 10: folds 10 × 4.5 × 0.9 = 40.5 s, importance 0.9 × 10 × 0.5 = 4.5 s: 45 s
+    _record(database, "lr", 5_000, 9, 10, 45.0 / 3)  # levels 1/3 and 1/5: median 4/15
+    _record(database, "lr", 5_000, 9, 10, 45.0 / 5)
     times = fits.expected_times(database, {"lr": {}, "xgb": {}}, preset="fast",
                                 respondents=5_000, attributes=9, folds=10, load=1.0)
-    assert times.estimates["lr"] == fits.Estimate(4.0, 2)  # the median of 3 and 5
-    xgb = timing.expected_seconds("xgb", rows=5_000, attributes=9, folds=10, preset="fast")
+    assert times.estimates["lr"].seconds == pytest.approx(12.0) and times.estimates["lr"].fits == 2
+    xgb = timing.expected_phases("xgb", rows=5_000, attributes=9, folds=10, preset="fast")
     assert times.estimates["xgb"] == fits.Estimate(xgb, 0)
-    assert times.total == pytest.approx(4.0 + xgb)
-    assert times.sentence() == (
-        f"Expected time: {timing.format_duration(4.0 + xgb)} (xgb "
-        f"{timing.format_duration(xgb)}) for 5,000 respondents × 9 attributes × 10 folds; "
+    assert times.total == pytest.approx(12.0 + xgb.total)
+    assert times.phases == {"lr": times.estimates["lr"].phases, "xgb": xgb}
+    assert times.sentence(slow=1.0) == (  # both named: 1 s or more
+        f"Expected time: {timing.format_duration(12.0 + xgb.total)} (lr about 10 s, xgb "
+        f"{timing.format_duration(xgb.total)}) for 5,000 respondents × 9 attributes × 10 folds; "
         "learned from this machine's fits for lr (2); a first guess for xgb (measured on a "
-        "quiet 2-core server, until a training here teaches it). Refined from the folds as "
-        "they finish.")
+        "quiet 2-core server, until a training here teaches it). Refined from the folds and "
+        "the permutation importance as they finish.")
     alone = fits.expected_times(None, {"lr": {}}, preset="fast", respondents=5_000,
                                 attributes=9, folds=10, load=1.0)
     assert alone.estimates["lr"].fits == 0 and "first guess for lr" in alone.sentence()
 
 
-def test_a_busy_machine_multiplies_the_estimate_by_its_load_per_core(database):
+def test_a_busy_machine_multiplies_the_estimate_by_its_load_per_core(database, simple_lr):
     """Fits are kept at a quiet machine's rate (divided by the load factor when recorded) and
-    said times the load factor now: a fit of 12 s recorded at load 6 on 2 cores (factor 3) is
-    4 quiet seconds; said at factor 2.5 for twice the respondents (lr's growth b) it is
-    4 × 2 ** b × 2.5."""
+    said times the load factor now: a fit of 135 s recorded at load 6 on 2 cores (factor 3) is
+    45 quiet seconds, the constants' (level 1); said at factor 2.5 for twice the respondents
+    (10 × 9 × 0.9 + 4.5 = 85.5 s) it is 85.5 × 2.5."""
     record = fits.fit_recorder(database, load=lambda: timing.load_factor(6.0, 2))
-    record("lr", "fast", 5_000, 9, 10, 12.0)
-    assert fits.recent_fits(database, "lr", "fast")[0].seconds == pytest.approx(4.0)
+    record("lr", "fast", 5_000, 9, 10, 135.0)
+    assert fits.recent_fits(database, "lr", "fast")[0].seconds == pytest.approx(45.0)
     times = fits.expected_times(database, {"lr": {}, "xgb": {}}, preset="fast",
                                 respondents=10_000, attributes=9, folds=10, load=2.5)
-    b = timing.COSTS["lr"].b
-    assert times.estimates["lr"] == fits.Estimate(pytest.approx(4.0 * 2 ** b * 2.5), 1)
+    assert times.estimates["lr"].seconds == pytest.approx(85.5 * 2.5)
     xgb = timing.expected_seconds("xgb", rows=10_000, attributes=9, folds=10, preset="fast")
     assert times.estimates["xgb"].seconds == pytest.approx(2.5 * xgb)  # the constants too
     assert "2.5× a quiet machine's time, as this machine is busy now" in times.sentence()
