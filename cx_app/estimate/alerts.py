@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -159,11 +158,11 @@ class Alert(Result):
 
     metric: str
     value: float
-    lower: float | None
-    upper: float | None
+    lower: float | None = None
+    upper: float | None = None
     alert: bool
-    source: str
-    """"analyst" or the reference band's basis."""
+    source: str = ""
+    """"analyst" or the reference band's basis ("" in documents written before it was kept)."""
     comparison: str = ""
     """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
     written before it was kept)."""
@@ -201,15 +200,6 @@ class Alert(Result):
         return f"{head}estimated {name} {value} within {lo} to {hi}"
 
 
-class _Checked(Protocol):
-    """What :func:`change_alert` reads of an alert (an :class:`Alert` or its document)."""
-
-    metric: str
-    value: float
-    comparison: str
-    sd: float | None
-
-
 def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
                 thresholds: AlertThresholds | None = None) -> Alert | None:
     """``value`` (the estimate for n respondents) against the analyst's limits when set, else
@@ -229,7 +219,7 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
                  source=source, comparison=comparison, sd=sd)
 
 
-def change_alert(previous: _Checked, current: _Checked,
+def change_alert(previous: Alert, current: Alert,
                  sigmas: float = DEFAULT_SIGMAS) -> Alert | None:
     """The change of one metric of one series (the whole wave, or one segment) since its
     previous wave: an alert when ``current.value`` leaves ``previous.value ± sigmas·√(sd₀² +
@@ -259,8 +249,8 @@ def change_alert(previous: _Checked, current: _Checked,
                  comparison="previous wave", sd=float(current.sd))
 
 
-def series_changes(previous: Sequence[_Checked],
-                   current: Sequence[_Checked]) -> tuple[Alert, ...]:
+def series_changes(previous: Sequence[Alert],
+                   current: Sequence[Alert]) -> tuple[Alert, ...]:
     """The change alerts of one series between two consecutive waves: each metric of
     ``current`` checked (:func:`change_alert`) against the same metric of ``previous`` (their
     band checks; change checks are skipped)."""

@@ -11,7 +11,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from cx_app.estimate.alerts import alert_short
+from cx_app.estimate.alerts import Alert
+from cx_app.estimate.drift import AttributeDrift
 from cx_app.estimate.model_metadata import AlpGapDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.models.results import (
@@ -54,24 +55,6 @@ class ProvenanceBlock(Document):
     inputs: dict[str, str | None] = {}
 
 
-class AttributeDriftDoc(Document):
-    present: bool
-    psi: float | None
-    level: str
-    chi2: float | None
-    dof: int | None
-    p_value: float | None
-    n_reference: int
-    n_current: int
-    n_missing: int = 0
-    unseen_values: list[str] = []
-    out_of_scale_values: list[str] = []
-    na_share_reference: float | None = None
-    na_share_current: float | None = None
-    na_share_p: float | None = None
-    na_share_changed: bool = False
-
-
 class MetricComparisonRow(Document):
     """One metric of one level: its ALP estimate, and its realized value when labels exist."""
 
@@ -82,28 +65,6 @@ class MetricComparisonRow(Document):
     ci_low: float | None = None
     """The estimate's 95 % interval (:mod:`cx_app.estimate.metric_intervals`): low end."""
     ci_high: float | None = None
-
-
-class AlertDoc(Document):
-    """One alert check (:meth:`cx_app.estimate.alerts.Alert.to_dict`)."""
-
-    metric: str
-    value: float
-    lower: float | None = None
-    upper: float | None = None
-    alert: bool
-    direction: str = ""
-    source: str = ""
-    comparison: str = ""
-    """What was compared: "reference", "own reference", "previous wave" or "analyst" ("" in
-    documents written before it was kept)."""
-    sd: float | None = None
-    """The SD of ``value`` at its size (absent for analyst limits and older documents)."""
-
-    def short(self) -> str:
-        """The raised alert in a few words (:func:`cx_app.estimate.alerts.alert_short`)."""
-        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
-                           self.comparison)
 
 
 class WaveEstimateDocument(Document):
@@ -120,7 +81,7 @@ class WaveEstimateDocument(Document):
     levels: dict[str, LevelDocument]  # real-valued (ALP) matrices; no per-fold values
     estimated_class_counts: dict[str, float]
     estimated_nps: NetScoreFigure | None = None
-    drift: dict[str, AttributeDriftDoc] = {}
+    drift: dict[str, AttributeDrift] = {}
     warnings: list[str] = []
     model: EstimatingModel
     source: dict[str, Any] = {}
@@ -129,7 +90,7 @@ class WaveEstimateDocument(Document):
     realized_levels: dict[str, dict[str, Any]] | None = None
     realized_nps: NetScoreFigure | None = None
     provenance: ProvenanceBlock | None = None
-    alerts: list[AlertDoc] = []
+    alerts: list[Alert] = []
     audited_nps: AuditedFigure | None = None
     """The net score from an audit sample of the wave (:mod:`cx_app.estimate.audit`)."""
     shift_detected: bool | None = None

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
-from cx_app.estimate.alerts import series_changes
-from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
+from cx_app.estimate.alerts import Alert, series_changes
+from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Document
 from cx_app.project import SurveyIdentity
 
@@ -65,7 +65,7 @@ class SegmentFigure(Document):
     estimated_nps: EstimateBrief | None
     note: str | None = None
     realized_nps: RealizedBrief | None = None
-    alerts: list[AlertDoc] = []
+    alerts: list[Alert] = []
 
 
 Iso = PlainSerializer(lambda d: d.isoformat())

@@ -15,7 +15,6 @@ import pytest
 
 from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
 from cx_app.estimate.alerts import Alert, change_alert, series_changes
-from cx_app.estimate.document import AlertDoc
 from cx_app.estimate.model_metadata import SegmentErrorsDoc
 from cx_app.workspace.views import SegmentFigure, with_change_alerts
 
@@ -132,10 +131,11 @@ def test_program_view_adds_change_alerts_in_wave_order():
 def test_alert_document_round_trips_the_comparison():
     alert = Alert(metric="accuracy", value=0.3, lower=0.35, upper=0.5, alert=True, source="own",
                   comparison="own reference", sd=0.02)
-    doc = AlertDoc.from_dict(alert.to_dict())
+    doc = Alert.model_validate(alert.to_dict())
     assert doc.to_dict() == alert.to_dict() and doc.short() == alert.short()
-    older = AlertDoc.from_dict({"metric": "accuracy", "value": 0.3, "lower": 0.35, "upper": 0.5,
-                                "alert": True, "direction": "below", "source": "x"})
+    older = Alert.model_validate({"metric": "accuracy", "value": 0.3, "lower": 0.35,
+                                  "upper": 0.5, "alert": True, "direction": "below",
+                                  "source": "x"})
     assert older.short() == "accuracy below 0.350" and older.sd is None
 
 
