@@ -43,7 +43,7 @@ from cx_app.errors import AnalysisError
 from cx_app.result import Result
 
 __all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
-           "alert_short", "change_alert", "check_alert", "estimate_alerts", "parse_limits",
+           "change_alert", "check_alert", "estimate_alerts", "parse_limits",
            "series_changes"]
 
 DEFAULT_SIGMAS = 3.0
@@ -131,28 +131,6 @@ def _name(metric: str) -> str:
     return "accuracy" if metric == "accuracy" else "net score"
 
 
-def alert_short(metric: str, direction: str, lower: float | None, upper: float | None,
-                alert: bool, comparison: str = "") -> str:
-    """A raised alert in a few words, saying which comparison fired (``""`` when not raised).
-
-    >>> alert_short("accuracy", "below", 0.64, 0.8, True, "reference")
-    'accuracy below 0.640'
-    >>> alert_short("net_score", "below", -20.0, 5.0, True, "own reference")
-    'net score below -20.0 (its own usual range)'
-    >>> alert_short("net_score", "above", -9.0, 11.0, True, "previous wave")
-    'net score rose since the previous wave (above +11.0)'
-    """
-    if not alert:
-        return ""
-    limit = lower if direction == "below" else upper
-    shown = "" if limit is None else _fmt(metric, limit)
-    if comparison == "previous wave":
-        moved = "fell" if direction == "below" else "rose"
-        return f"{_name(metric)} {moved} since the previous wave ({direction} {shown})"
-    own = " (its own usual range)" if comparison == "own reference" else ""
-    return f"{_name(metric)} {direction} {shown}{own}"
-
-
 class Alert(Result):
     """One metric of one wave or segment checked against its limits."""
 
@@ -178,9 +156,27 @@ class Alert(Result):
         return "below" if self.lower is not None and self.value < self.lower else "above"
 
     def short(self) -> str:
-        """``"accuracy below 0.640"`` (a raised alert), else ``""`` (:func:`alert_short`)."""
-        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
-                           self.comparison)
+        """A raised alert in a few words, saying which comparison fired (``""`` when not raised).
+
+        >>> def short(metric, value, lower, upper, comparison):
+        ...     return Alert(metric=metric, value=value, lower=lower, upper=upper, alert=True,
+        ...                  comparison=comparison).short()
+        >>> short("accuracy", 0.5, 0.64, 0.8, "reference")
+        'accuracy below 0.640'
+        >>> short("net_score", -30.0, -20.0, 5.0, "own reference")
+        'net score below -20.0 (its own usual range)'
+        >>> short("net_score", 20.0, -9.0, 11.0, "previous wave")
+        'net score rose since the previous wave (above +11.0)'
+        """
+        if not self.alert:
+            return ""
+        limit = self.lower if self.direction == "below" else self.upper
+        shown = "" if limit is None else _fmt(self.metric, limit)
+        if self.comparison == "previous wave":
+            moved = "fell" if self.direction == "below" else "rose"
+            return f"{_name(self.metric)} {moved} since the previous wave ({self.direction} {shown})"
+        own = " (its own usual range)" if self.comparison == "own reference" else ""
+        return f"{_name(self.metric)} {self.direction} {shown}{own}"
 
     def sentence(self, where: str = "") -> str:
         """One line for the CLI, reports and page: ``"ALERT: estimated accuracy 0.61 is below

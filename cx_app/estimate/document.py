@@ -1,8 +1,6 @@
 """The typed new-wave estimate document: what ``cx-app estimate --json`` writes, validated.
 
-:class:`WaveEstimateDocument` is the JSON of :meth:`cx_app.estimate.new_wave.WaveEstimate.to_dict`
-with its fields typed; the reports read it, ``cx-app report --new-wave`` validates it. Like
-:class:`cx_app.models.results.Results`, ``from_dict(d).to_dict() == d``.
+The reports read it, ``cx-app report --new-wave`` validates it; ``from_dict(d).to_dict() == d``.
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from typing import Any
 
 from cx_app.estimate.alerts import Alert
 from cx_app.estimate.drift import AttributeDrift
+from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.estimate.model_metadata import AlpGapDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.models.results import (
@@ -53,18 +52,6 @@ class ProvenanceBlock(Document):
     preset: str | None = None
     schema_sha256: str | None = None
     inputs: dict[str, str | None] = {}
-
-
-class MetricComparisonRow(Document):
-    """One metric of one level: its ALP estimate, and its realized value when labels exist."""
-
-    level: str
-    metric: str
-    estimated: float | None
-    realized: float | None = None
-    ci_low: float | None = None
-    """The estimate's 95 % interval (:mod:`cx_app.estimate.metric_intervals`): low end."""
-    ci_high: float | None = None
 
 
 class WaveEstimateDocument(Document):
@@ -116,17 +103,10 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
                            results_name: str = "the results",
                            estimate_name: str = "the estimate",
                            model_sha256: Collection[str] | None = None) -> None:
-    """Refuse a new-wave estimate that was not made with a model of these results: the model's
-    training survey (SHA-256), its classes and attributes must be the results' own; the model
-    itself must be one the results evaluated (a model of theirs with its algorithm and preset,
-    the model id of :func:`cx_app.models.algorithms.preset_label`: a model of another algorithm
-    trained on the same file is refused); and, when ``model_sha256`` lists the model files
-    that belong to the results (a project file), the estimate's model file must be one of them
-    (an estimate by a model fitted in the app and never read from a file records no file hash:
-    that check is then left out). :class:`ResultsError`, one sentence naming both sides,
-    otherwise; an estimate without its model's identity (written before cx-app recorded it) is
-    refused too, since nothing shows it belongs.
-    """
+    """:class:`ResultsError`, one sentence naming both sides, unless the estimate was made
+    with a model these results evaluated (same training file, classes, attributes, algorithm
+    and preset) and, when ``model_sha256`` lists the results' model files (a project file),
+    with one of them (a model fitted in the app and never read from a file has no hash)."""
     model = estimate.model
     if model.training_sha256 is None or model.attributes is None:
         raise ResultsError(

@@ -52,9 +52,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import Field, model_serializer, model_validator
 
 from cx_app.engine.catalogue import WAVE_SUMMARY
 from cx_app.result import Estimate, Result
@@ -63,7 +64,8 @@ if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
     from cx_app.estimate.model_metadata import HeldOutFigures
 
-__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "INTERVAL_METHODS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
+__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "INTERVAL_METHODS", "LABEL_BUDGET", "MIN_DRAWS", "MetricComparisonRow",
+           "MetricInterval",
            "MetricIntervals", "draw_realized_matrices", "effective_draws",
            "errors_from_pooled_gaps", "heldout_metric_errors", "level_values",
            "metric_intervals", "stacked_level_metrics", "wave_metric_intervals"]
@@ -174,6 +176,35 @@ class MetricIntervals(Result):
         """``{metric: [low, high]}`` of one level (the JSON's ``estimated_ci95`` for the
         original level)."""
         return {m: list(iv.ci95) for m, iv in self.levels.get(level, {}).items()}
+
+
+class MetricComparisonRow(Result):
+    """One metric of one level: its ALP estimate with its 95 % interval, written flat as
+    ``ci_low``/``ci_high`` after ``estimated``, and its realized value when the wave has its
+    scores (the key absent otherwise)."""
+
+    level: str
+    metric: str
+    estimated: float | None
+    interval: Estimate | None = Field(default=None, exclude=True)
+    realized: float | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _interval_from_json(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("ci_low") is not None:
+            value = data.get("estimated")
+            data = {**data, "interval": {"value": math.nan if value is None else value,
+                                         "ci95": (data["ci_low"], data["ci_high"])}}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _interval_flat(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        head = {k: out.pop(k) for k in ("level", "metric", "estimated")}
+        if self.interval is not None:
+            head.update(ci_low=self.interval.ci95[0], ci_high=self.interval.ci95[1])
+        return {**head, **out}
 
 
 

@@ -70,6 +70,8 @@ from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
+from cx_app.estimate.document import EstimatingModel, WaveEstimateDocument
+from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
 
@@ -77,7 +79,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cx_app.estimate.alerts import AlertThresholds
-    from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
@@ -263,7 +264,8 @@ class WaveEstimate(Result):
     estimated_nps: EstimatedNetScore
     drift: Any  # DriftReport
     warnings: tuple[str, ...]
-    model_summary: dict = Field(serialization_alias="model")
+    model_summary: Annotated[EstimatingModel, PlainSerializer(EstimatingModel.to_dict)] = Field(
+        serialization_alias="model")
     source: dict
     realized: dict | None = Field(default=None, exclude_if=_absent)
     realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
@@ -308,35 +310,25 @@ class WaveEstimate(Result):
 
     def document(self) -> WaveEstimateDocument:
         """The estimate as its typed document (the JSON read back), as reports take it."""
-        from cx_app.estimate.document import WaveEstimateDocument
-
         return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
 
     @computed_field(alias="metric_comparison")
     @property
-    def metric_comparison_rows(self) -> list[dict[str, Any]]:
+    def metric_comparison_rows(self) -> list[MetricComparisonRow]:
         return self.metric_comparison()
 
-    def metric_comparison(self) -> list[dict[str, Any]]:
+    def metric_comparison(self) -> list[MetricComparisonRow]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
-        level: ``level``, ``metric``, the ALP ``estimated`` value with its 95 % interval
-        (``ci_low``, ``ci_high``) and, when the wave carries
-        its scores, the ``realized`` one. The New wave page and the report show these rows."""
+        level with their intervals and, when the wave carries its scores, realized values;
+        the New wave page and the report show these rows."""
         realized = {lv.name: lv.metrics for lv in self.realized_levels or ()}
-        rows = []
-        for level in self.levels:
-            for key in WAVE_SUMMARY:
-                if key not in level.metrics:
-                    continue
-                row = {"level": level.name, "metric": key, "estimated": level.metrics[key]}
-                ci = (None if self.metric_intervals is None
-                      else self.metric_intervals.ci95(level.name).get(key))
-                if ci is not None:
-                    row.update(ci_low=ci[0], ci_high=ci[1])
-                if self.realized_levels is not None:
-                    row["realized"] = realized.get(level.name, {}).get(key)
-                rows.append(row)
-        return rows
+        intervals = {} if self.metric_intervals is None else self.metric_intervals.levels
+        return [MetricComparisonRow(
+                    level=level.name, metric=key, estimated=level.metrics[key],
+                    interval=intervals.get(level.name, {}).get(key),
+                    realized=(None if self.realized_levels is None
+                              else realized.get(level.name, {}).get(key)))
+                for level in self.levels for key in WAVE_SUMMARY if key in level.metrics]
 
 
 def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
@@ -570,17 +562,12 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
         estimated_class_counts={str(c): float(v) for c, v in zip(classes, proba.sum(axis=0),
                                                                   strict=True)},
         estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
-        model_summary={"algorithm": model.algorithm_id, "preset": model.preset,
-                       "calibration": model.calibration,
-                       "training_sha256": model.training.sha256,
-                       "training_n": model.training.n,
-                       "heldout_alp_gap": (None if model.cv.alp_gap is None
-                                           else model.cv.alp_gap.to_dict()),
-                       "file_sha256": model.file_sha256 or None,
-                       "training_file": model.training.filename,
-                       "training_sheet": model.training.sheet,
-                       "attributes": list(model.attribute_names),
-                       "schema_sha256": sha256_hex(model.schema_yaml)},
+        model_summary=EstimatingModel(
+            algorithm=model.algorithm_id, preset=model.preset, calibration=model.calibration,
+            training_sha256=model.training.sha256, training_n=model.training.n,
+            heldout_alp_gap=model.cv.alp_gap, file_sha256=model.file_sha256 or None,
+            training_file=model.training.filename, training_sheet=model.training.sheet,
+            attributes=list(model.attribute_names), schema_sha256=sha256_hex(model.schema_yaml)),
         source=survey.source.to_dict(),
         provenance=provenance_block(
             seed=model.cv.seed, folds=model.cv.folds,
