@@ -146,22 +146,15 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                         segment: SegmentCorrection | None = None) -> EstimatedNetScore:
     """Net score from class probabilities and its interval (module docstring).
 
-    ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
-    ``weights``: survey weights (weighted mean probabilities). ``model_se``: the model's
-    held-out systematic error in points (:func:`heldout_net_score_error`); None falls back to
-    the wider fresh-sample interval. ``reference_se``: the training survey's own sampling
-    error of its net score (:func:`model_reference_se`; with ``model_se`` only).
-    ``segment``: the respondents are one segment of a wave;
-    its correction and own SE (:func:`cx_app.estimate.segment_error.segment_correction`).
+    ``model_se`` None (an older model file) falls back to the wider fresh-sample interval;
+    ``reference_se`` counts with ``model_se`` only; ``segment``: the respondents are one
+    segment of a wave (:func:`cx_app.estimate.segment_error.segment_correction`).
     """
     from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
 
-    p = np.asarray(proba, dtype=float)
-    cls = list(classes)
-    pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
-    neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
-    n = p.shape[0]
+    pos, neg = _group_sums(proba, classes, groups)
+    n = len(pos)
     if n == 0:
         raise AnalysisError("no respondents to estimate a net score from")
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
@@ -200,6 +193,14 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                              se_segment=se_segment, segment_correction=correction)
 
 
+def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each respondent's probability of the positive group and of the negative group."""
+    p = np.asarray(proba, dtype=float)
+    return tuple(p[:, [i for i, c in enumerate(classes) if c in members]].sum(axis=1)
+                 for members in (groups.positive, groups.negative))
+
+
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
                             classes: Sequence, groups: NetScoreGroups) -> dict[str, Any]:
     """The model's systematic net-score error on its held-out folds.
@@ -212,11 +213,7 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     100·√(Σ_i Var(s_i))/n over every out-of-fold probability (module docstring, part 3).
     """
     y = np.asarray(y_true)
-    p = np.asarray(proba, dtype=float)
-    cls = list(classes)
-    pos_cols = [i for i, c in enumerate(cls) if c in groups.positive]
-    neg_cols = [i for i, c in enumerate(cls) if c in groups.negative]
-    pos, neg = p[:, pos_cols].sum(axis=1), p[:, neg_cols].sum(axis=1)
+    pos, neg = _group_sums(proba, classes, groups)
     outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
         y, list(groups.negative)).astype(float)
     estimated, realized, variance, sizes = [], [], [], []
@@ -301,7 +298,7 @@ class WaveEstimate(Result):
         return None if self.audit is None else self.audit.shift_detected
 
     def predictions_frame(self) -> pd.DataFrame:
-        """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
+        """A copy of :attr:`predictions` (:func:`_predictions`)."""
         return self.predictions.copy()
 
     def to_json(self) -> str:
@@ -332,8 +329,7 @@ class WaveEstimate(Result):
 
 
 def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
-    """The model's held-out net-score error per segment (``segment_error`` module), None for
-    model files written before it was kept."""
+    """The model's held-out net-score error per segment (None: an older model file)."""
     error = model.cv.net_score_error
     return None if error is None else error.segments
 
@@ -360,8 +356,7 @@ def model_reference_se(model: TrainedModel) -> float:
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
-    """The model's held-out systematic net-score error (points), None for model files
-    written before it was kept."""
+    """The model's held-out systematic net-score error (points; None: an older model file)."""
     error = model.cv.net_score_error
     return None if error is None or error.model_se is None else float(error.model_se)
 
@@ -506,14 +501,11 @@ def _realized(schema: Any, survey: SurveyData, classes: tuple, y_pred: np.ndarra
 
 def estimate_wave(model: TrainedModel, survey: SurveyData, *,
                   thresholds: AlertThresholds | None = None) -> WaveEstimate:
-    """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
+    """Estimate a wave read with the model's schema (its target column may be absent).
 
-    ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
-    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
-    require_attributes=False)``). An attribute the wave lacks is filled with its training
-    median and warned about; drift reports it as missing. ``thresholds``: the analyst's alert
-    limits (default: the reference bands of :mod:`cx_app.estimate.alerts`). Every estimated
-    metric gets its interval (:mod:`cx_app.estimate.metric_intervals`).
+    An attribute the wave lacks is filled with its training median and warned about; drift
+    reports it as missing. ``thresholds``: the analyst's alert limits (default: the reference
+    bands of :mod:`cx_app.estimate.alerts`).
     """
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
