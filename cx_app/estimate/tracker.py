@@ -128,8 +128,7 @@ class TrackedWave(Result):
 def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
                       by: str, thresholds: AlertThresholds | None = None,
                       ) -> tuple[SegmentEstimate, ...]:
-    """The estimate of each value of the segment ``by`` of a wave already estimated
-    (``estimate``, of ``survey`` by ``model``): what :func:`track_waves` adds with ``by``."""
+    """The estimate of each value of the segment ``by`` of a wave already estimated."""
     from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
     from cx_app.estimate.alerts import estimate_alerts
     from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
@@ -209,8 +208,7 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
                 by: str | None = None,
                 thresholds: AlertThresholds | None = None) -> list[TrackedWave]:
     """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
-    ``by`` (a segment name of the model's schema), each of its segments; ``thresholds``: the
-    analyst's alert limits (default: the reference bands, :mod:`cx_app.estimate.alerts`)."""
+    ``by`` (a segment name of the model's schema), each of its segments."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -250,7 +248,6 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
 
 
 def _alert_text(alerts: Sequence) -> str:
-    """The raised alerts in a few words ("accuracy below 0.640; net score below +12.0")."""
     return "; ".join(a.short() for a in alerts if a.alert)
 
 
@@ -260,12 +257,9 @@ TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "rea
 
 
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
-    """One row per wave (series "All respondents") and per segment of each wave: ``wave``
-    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
-    ``realized`` (labelled waves), ``note``, ``alert`` (the raised alerts of
-    :mod:`cx_app.estimate.alerts`, in words; "" for none), and the change from the previous
-    wave of the same series with its test (``change``, ``p``, ``p_holm``, ``flag``:
-    :func:`cx_app.survey.nps_flags.flag_changes`) — the tracker chart's and table's data.
+    """One row per wave (series "All respondents") and per segment of each wave
+    (:data:`TRACKER_COLUMNS`), with the change from the previous wave of the same series and
+    its test (:func:`cx_app.survey.nps_flags.flag_changes`): the tracker chart's and table's data.
 
     The change test treats the two estimates as independent with their whole SE (answers'
     spread and the model's held-out error): conservative, since the model's systematic error
