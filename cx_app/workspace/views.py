@@ -4,7 +4,7 @@
 (:class:`cx_app.project.SurveyIdentity`), its models (:class:`ModelSummary`) and its waves in
 wave order (:class:`WaveView`), each with the wave's full estimate document
 (:class:`cx_app.estimate.document.WaveEstimateDocument`) and the estimate of every segment
-(:class:`SegmentFigure`, what :class:`cx_app.estimate.tracker.SegmentEstimate` writes).
+(:class:`cx_app.estimate.tracker.SegmentEstimate`, as the tracker wrote it).
 ``to_dict`` gives ``cx-app program show --json``. No database row leaves the workspace.
 """
 
@@ -17,55 +17,19 @@ from typing import Annotated, Any
 
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
-from cx_app.estimate.alerts import Alert, series_changes
+from cx_app.estimate.alerts import series_changes
 from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.estimate.tracker import EstimateBrief, RealizedBrief, SegmentEstimate
 from cx_app.models.results import Document
 from cx_app.project import SurveyIdentity
 
-__all__ = ["AddedWave", "EstimateBrief", "ModelSummary", "ProgramSummary", "ProgramView",
-           "RealizedBrief", "SegmentFigure", "WaveView", "with_change_alerts"]
-
-
-class EstimateBrief(Document):
-    """An estimated net score in brief: value, 95% interval, SE and what the interval covers."""
-
-    value: float
-    ci95: list[float]
-    se: float | None = None
-    covers: str | None = None
-    se_segment: float | None = None
-    """A segment's own added SE (its held-out error, :mod:`cx_app.estimate.segment_error`)."""
-    segment_correction: float | None = None
-    """The shrunken held-out error subtracted from a segment's estimate (points)."""
-    audited_n: int | None = None
-    """The wave's estimate is the audited one (:mod:`cx_app.estimate.audit`) from this many
-    audited answers; ``label_free`` is the estimate without them."""
-    label_free: float | None = None
+__all__ = ["AddedWave", "ModelSummary", "ProgramSummary", "ProgramView", "WaveView",
+           "with_change_alerts"]
 
 
 AUDITED_COVERS = ("audited: this wave's realized score from {n:,} audited answers and the "
                   "model's predictions of every respondent (prediction-powered inference); "
                   "the label-free estimate was {label_free:+.1f}")
-
-
-class RealizedBrief(Document):
-    """A realized net score (a labelled wave's own scores) with its interval."""
-
-    value: float
-    ci95: list[float]
-    n: int | float
-
-
-class SegmentFigure(Document):
-    """One segment value of one wave (:meth:`cx_app.estimate.tracker.SegmentEstimate.to_dict`):
-    its respondents, estimate (None when too few to estimate), note, realized score and the
-    alert checks of its estimated accuracy and net score."""
-
-    respondents: int
-    estimated_nps: EstimateBrief | None
-    note: str | None = None
-    realized_nps: RealizedBrief | None = None
-    alerts: list[Alert] = []
 
 
 Iso = PlainSerializer(lambda d: d.isoformat())
@@ -98,7 +62,7 @@ class WaveView(Document):
     respondents: int
     model_id: str = Field(alias="model")
     estimate: WaveEstimateDocument = Field(exclude=True)
-    segments: dict[str, dict[str, SegmentFigure]]
+    segments: dict[str, dict[str, SegmentEstimate]]
     """``{segment name: {value: figure}}`` for every segment of the mapping (not the wave and
     date columns)."""
 
@@ -146,7 +110,8 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
     return tuple(out)
 
 
-def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> SegmentFigure:
+def _with_changes(figure: SegmentEstimate, previous: SegmentEstimate | None
+                  ) -> SegmentEstimate:
     """``figure`` with its change alerts derived anew: any it already holds (a program
     imported from a project file that a program wrote, views included) are replaced, never
     added twice."""
@@ -155,7 +120,7 @@ def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> Segm
     if not changes and len(bands) == len(figure.alerts):
         return figure
     alerts = [a.to_dict() for a in bands] + [a.to_dict() for a in changes]
-    return SegmentFigure.from_dict({**figure.to_dict(), "alerts": alerts})
+    return SegmentEstimate.from_dict({**figure.to_dict(), "alerts": alerts})
 
 
 class ProgramView(Document):

@@ -16,7 +16,8 @@ import pytest
 from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
 from cx_app.estimate.alerts import Alert, change_alert, series_changes
 from cx_app.estimate.model_metadata import SegmentErrorsDoc
-from cx_app.workspace.views import SegmentFigure, with_change_alerts
+from cx_app.estimate.tracker import SegmentEstimate
+from cx_app.workspace.views import with_change_alerts
 
 KEPT = {"bank": SegmentErrorsDoc.from_dict({"between_sd": 0.0, "labels": {
     "A": {"n": 400, "error": 0.0, "variance": 16.0, "estimated": -40.0, "outcome_sd": 80.0,
@@ -102,7 +103,7 @@ def test_change_since_previous_wave():
 def _figure(value, sd):
     alert = Alert(metric="net_score", value=value, lower=value - 50, upper=value + 50, alert=False,
                   source="own", comparison="own reference", sd=sd)
-    return SegmentFigure.from_dict({"respondents": 300, "estimated_nps": {
+    return SegmentEstimate.from_dict({"respondents": 300, "estimated_nps": {
         "value": value, "ci95": [value - 5, value + 5]}, "alerts": [alert.to_dict()]})
 
 
