@@ -70,20 +70,34 @@ from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
 from cx_app.errors import AnalysisError
-from cx_app.estimate.document import EstimatingModel, WaveEstimateDocument
-from cx_app.estimate.metric_intervals import MetricComparisonRow
+from cx_app.estimate.alerts import Alert, AlertThresholds, estimate_alerts
+from cx_app.estimate.document import EstimatingModel, ProvenanceBlock, WaveEstimateDocument
+from cx_app.estimate.drift import DriftReport, attribute_drift
+from cx_app.estimate.metric_intervals import (
+    MetricComparisonRow,
+    MetricIntervals,
+    level_values,
+    wave_metric_intervals,
+)
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
+from cx_app.survey.data import SourceInfo
+from cx_app.survey.nps import (
+    Z95,
+    NetScoreGroups,
+    NpsResult,
+    groups_for_schema,
+    net_score_from_counts,
+    nps_summary,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cx_app.estimate.alerts import AlertThresholds
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
-    from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
            "heldout_net_score_error", "model_net_score_se", "model_reference_se",
@@ -150,7 +164,6 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
     ``reference_se`` counts with ``model_se`` only; ``segment``: the respondents are one
     segment of a wave (:func:`cx_app.estimate.segment_error.segment_correction`).
     """
-    from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
 
     pos, neg = _group_sums(proba, classes, groups)
@@ -259,17 +272,17 @@ class WaveEstimate(Result):
     levels: tuple
     estimated_class_counts: dict
     estimated_nps: EstimatedNetScore
-    drift: Any  # DriftReport
+    drift: DriftReport
     warnings: tuple[str, ...]
     model_summary: Annotated[EstimatingModel, PlainSerializer(EstimatingModel.to_dict)] = Field(
         serialization_alias="model")
-    source: dict
+    source: SourceInfo
     realized: dict | None = Field(default=None, exclude_if=_absent)
     realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
-    realized_nps: Any = Field(default=None, exclude_if=_absent)  # NpsResult
-    provenance: dict = {}
-    metric_intervals: Any = Field(default=None, exclude_if=_absent)  # MetricIntervals
-    alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
+    realized_nps: NpsResult | None = Field(default=None, exclude_if=_absent)
+    provenance: Annotated[ProvenanceBlock, PlainSerializer(ProvenanceBlock.to_dict)]
+    metric_intervals: MetricIntervals | None = Field(default=None, exclude_if=_absent)
+    alerts: tuple[Alert, ...] = ()  # estimated accuracy and net score
     audit: AsDocument = Field(default=None, exclude_if=_absent)  # AuditResult (estimate.ppi)
 
     @field_serializer("levels")
@@ -337,8 +350,6 @@ def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | N
 def model_reference_se(model: TrainedModel) -> float:
     """The training survey's own sampling error of its net score (points): kept at training,
     or for older model files the adjusted-Wald SE of its class counts (a little wider)."""
-    from cx_app.survey.nps import groups_for_schema, net_score_from_counts
-
     error = model.cv.net_score_error
     if error is not None and error.reference_se is not None:
         return float(error.reference_se)
@@ -430,7 +441,7 @@ def _predictions(schema: Any, survey: SurveyData, classes: tuple, proba: np.ndar
     return frame
 
 
-def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: Any, absent: list[str],
+def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: DriftReport, absent: list[str],
                    medians: Mapping[str, float], filled: Mapping[str, int]) -> list[str]:
     """What the analyst must know about the estimate: the model file's notes, drift, absent
     and unanswered attributes, a small wave, excluded rows."""
@@ -484,7 +495,6 @@ def _realized(schema: Any, survey: SurveyData, classes: tuple, y_pred: np.ndarra
     (every respondent is estimated); Nones when the wave carries no answers."""
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.engine.levels import reduce_confusion
-    from cx_app.survey.nps import nps_summary
 
     target = schema.target.name
     labeled = (survey.model_frame[target].notna().to_numpy() if survey.has_target
@@ -510,11 +520,7 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
     from cx_app.estimate.alert_bands import model_bands
-    from cx_app.estimate.alerts import estimate_alerts
     from cx_app.estimate.alp import alp_confusion_matrix
-    from cx_app.estimate.drift import attribute_drift
-    from cx_app.estimate.metric_intervals import level_values, wave_metric_intervals
-    from cx_app.survey.nps import groups_for_schema
 
     schema = model.schema
     classes = tuple(model.classes)
@@ -560,12 +566,12 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
             heldout_alp_gap=model.cv.alp_gap, file_sha256=model.file_sha256 or None,
             training_file=model.training.filename, training_sheet=model.training.sheet,
             attributes=list(model.attribute_names), schema_sha256=sha256_hex(model.schema_yaml)),
-        source=survey.source.to_dict(),
-        provenance=provenance_block(
+        source=survey.source,
+        provenance=ProvenanceBlock.from_dict(provenance_block(
             seed=model.cv.seed, folds=model.cv.folds,
             preset=model.preset, schema_yaml=survey.schema.to_yaml(),
             inputs={survey.source.filename or "wave": survey.source.sha256,
-                    "model file": model.file_sha256 or None}),
+                    "model file": model.file_sha256 or None})),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
         metric_intervals=intervals,
         alerts=estimate_alerts(estimated["accuracy"], est_nps.value, n,
