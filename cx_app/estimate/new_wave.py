@@ -69,6 +69,8 @@ import pandas as pd
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
+from cx_app.engine.confusion import ConfusionMatrix
+from cx_app.engine.levels import Level
 from cx_app.errors import AnalysisError
 from cx_app.estimate.alerts import Alert, AlertThresholds, estimate_alerts
 from cx_app.estimate.document import EstimatingModel, ProvenanceBlock, WaveEstimateDocument
@@ -79,6 +81,7 @@ from cx_app.estimate.metric_intervals import (
     level_values,
     wave_metric_intervals,
 )
+from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
 from cx_app.survey.data import SourceInfo
@@ -254,11 +257,6 @@ def _absent(value: Any) -> bool:
     return value is None
 
 
-AsDocument = Annotated[Any, PlainSerializer(lambda doc: doc.to_dict())]
-"""A :class:`cx_app.models.results.Document` written as its own JSON (only the keys it was
-made with)."""
-
-
 class WaveEstimate(Result):
     """Everything estimated for one wave (and realized, when its labels are present); its
     JSON is what ``cx-app estimate --json`` prints."""
@@ -266,10 +264,10 @@ class WaveEstimate(Result):
     n: int
     classes: tuple
     predictions: pd.DataFrame = Field(repr=False, exclude=True)
-    alp: Annotated[Any, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())] = Field(
-        serialization_alias="alp_matrix")  # ConfusionMatrix
+    alp: Annotated[ConfusionMatrix, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())
+                   ] = Field(serialization_alias="alp_matrix")
     estimated: dict
-    levels: tuple
+    levels: tuple[Level, ...]
     estimated_class_counts: dict
     estimated_nps: EstimatedNetScore
     drift: DriftReport
@@ -278,12 +276,13 @@ class WaveEstimate(Result):
         serialization_alias="model")
     source: SourceInfo
     realized: dict | None = Field(default=None, exclude_if=_absent)
-    realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
+    realized_levels: tuple[Level, ...] | None = Field(default=None, exclude_if=_absent)
     realized_nps: NpsResult | None = Field(default=None, exclude_if=_absent)
     provenance: Annotated[ProvenanceBlock, PlainSerializer(ProvenanceBlock.to_dict)]
     metric_intervals: MetricIntervals | None = Field(default=None, exclude_if=_absent)
     alerts: tuple[Alert, ...] = ()  # estimated accuracy and net score
-    audit: AsDocument = Field(default=None, exclude_if=_absent)  # AuditResult (estimate.ppi)
+    audit: Annotated[AuditResult, PlainSerializer(AuditResult.to_dict)] | None = Field(
+        default=None, exclude_if=_absent)
 
     @field_serializer("levels")
     def _levels(self, levels: tuple) -> dict[str, Any]:  # real-valued (ALP) matrices
@@ -299,9 +298,10 @@ class WaveEstimate(Result):
         """95 % interval of each ``estimated`` metric (same keys)."""
         return None if self.metric_intervals is None else self.metric_intervals.ci95()
 
-    @computed_field(exclude_if=_absent, return_type=AsDocument)
+    @computed_field(exclude_if=_absent, return_type=Annotated[
+        AuditedFigure, PlainSerializer(AuditedFigure.to_dict)] | None)
     @property
-    def audited_nps(self) -> Any:
+    def audited_nps(self) -> AuditedFigure | None:
         """The net score from an audit sample of the wave, beside ``estimated_nps``."""
         return None if self.audit is None else self.audit.audited_nps
 
