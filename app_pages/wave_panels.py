@@ -256,7 +256,7 @@ def details(estimate, score: str, filename: str, plan_spec, key: tuple | None = 
         st.text(f"Realized {score} {r.value:+.1f} (95% interval {r.ci95[0]:+.1f} to "
                 f"{r.ci95[1]:+.1f}); realized accuracy "
                 f"{common.pct(estimate.realized['accuracy'])}")
-    metrics = pd.DataFrame(estimate.metric_comparison()).rename(
+    metrics = pd.DataFrame([r.to_dict() for r in estimate.metric_comparison()]).rename(
         columns={"estimated": "estimated (ALP)"})
     values = [c for c in metrics.columns if c not in ("level", "metric")]
     shown = metrics.assign(metric=metrics["metric"].map(metric_name))  # the CSV keeps keys

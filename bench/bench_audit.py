@@ -98,7 +98,7 @@ def run() -> str:
                     idx = np.random.default_rng([w, n, d]).choice(N_WAVE, n, replace=False)
                     m = wave_ppi_mean(s[idx], f[idx], f)
                     alone = wave_ppi_mean(s[idx], f[idx], f, lam=0.0)
-                    a_lo, a_hi = m.ci()
+                    a_lo, a_hi = m.ci95
                     rows.append({
                         "scenario": name, "n": n, "shift": realized - float(f.mean()),
                         "ppi_covered": a_lo <= realized <= a_hi,

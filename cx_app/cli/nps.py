@@ -15,6 +15,7 @@ import pandas as pd
 from cx_app.cli._common import add_survey_arguments, survey_from_args
 from cx_app.errors import SchemaError
 from cx_app.survey.nps import (
+    CsatResult,
     NetScoreGroups,
     NpsChange,
     NpsResult,
@@ -74,14 +75,14 @@ def _members(members: frozenset[int]) -> str:
     return ", ".join(str(m) for m in ordered)
 
 
-def _row(result: NpsResult, groups: NetScoreGroups, top_box: dict | None, score: str) -> dict:
+def _row(result: NpsResult, groups: NetScoreGroups, csat: CsatResult | None, score: str) -> dict:
     row = {"segment": result.label, "n": result.n}
     if result.weighted:
         row["effective n"] = f"{result.n_effective:,.0f}"
     row.update({name: f"{100 * result.shares[name]:.1f}%" for name in groups.names})
-    if top_box is not None:
-        low, high = top_box["top_box_ci95"]
-        row["top-2-box"] = f"{100 * top_box['top_box']:.1f}%"
+    if csat is not None:
+        low, high = csat.top_box.ci95
+        row["top-2-box"] = f"{100 * csat.top_box.value:.1f}%"
         row["top-2-box 95% CI"] = f"[{100 * low:.1f}, {100 * high:.1f}]"
     row[score] = f"{result.value:+.1f}"
     row["95% CI"] = f"[{result.ci95[0]:+.1f}, {result.ci95[1]:+.1f}]"
@@ -93,14 +94,14 @@ def _table(rows: list[dict], first: str = "") -> str:
 
 
 def _summaries(parts: list[tuple[str, pd.DataFrame]], target: str, weight: str | None,
-               groups: NetScoreGroups, csat: bool) -> list[tuple[NpsResult, dict | None]]:
+               groups: NetScoreGroups, csat: bool) -> list[tuple[NpsResult, CsatResult | None]]:
     out = []
     for label, part in parts:
         scores = part[target].to_numpy()
         weights = None if weight is None else part[weight].to_numpy()
         if csat:
             summary = csat_summary(scores, groups=groups, label=label, weights=weights)
-            out.append((summary.net, summary.to_dict()))
+            out.append((summary.net, summary))
         else:
             out.append((nps_summary(scores, groups=groups, label=label, weights=weights), None))
     return out
@@ -183,11 +184,12 @@ def run(args: argparse.Namespace) -> int:
             "rows_read": survey.quality.rows_read,
             "respondents": survey.quality.respondents,
             "rows_excluded": excluded,
-            "overall": {**overall[0].to_dict(), **({"csat": overall[1]} if csat else {})},
+            "overall": {**overall[0].to_dict(),
+                        **({"csat": overall[1].to_dict()} if csat else {})},
             "by": [
                 {
                     "segment": segment.name, "column": segment.column, "role": segment.role,
-                    "results": [{**r.to_dict(), **({"csat": t} if csat else {})}
+                    "results": [{**r.to_dict(), **({"csat": t.to_dict()} if csat else {})}
                                 for r, t in results],
                     "changes": [c.to_dict() for c in changes],
                     "comparisons": [c.to_dict() for c in pairs],

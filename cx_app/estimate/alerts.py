@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -44,7 +43,7 @@ from cx_app.errors import AnalysisError
 from cx_app.result import Result
 
 __all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
-           "alert_short", "change_alert", "check_alert", "estimate_alerts", "parse_limits",
+           "change_alert", "check_alert", "estimate_alerts", "parse_limits",
            "series_changes"]
 
 DEFAULT_SIGMAS = 3.0
@@ -132,38 +131,16 @@ def _name(metric: str) -> str:
     return "accuracy" if metric == "accuracy" else "net score"
 
 
-def alert_short(metric: str, direction: str, lower: float | None, upper: float | None,
-                alert: bool, comparison: str = "") -> str:
-    """A raised alert in a few words, saying which comparison fired (``""`` when not raised).
-
-    >>> alert_short("accuracy", "below", 0.64, 0.8, True, "reference")
-    'accuracy below 0.640'
-    >>> alert_short("net_score", "below", -20.0, 5.0, True, "own reference")
-    'net score below -20.0 (its own usual range)'
-    >>> alert_short("net_score", "above", -9.0, 11.0, True, "previous wave")
-    'net score rose since the previous wave (above +11.0)'
-    """
-    if not alert:
-        return ""
-    limit = lower if direction == "below" else upper
-    shown = "" if limit is None else _fmt(metric, limit)
-    if comparison == "previous wave":
-        moved = "fell" if direction == "below" else "rose"
-        return f"{_name(metric)} {moved} since the previous wave ({direction} {shown})"
-    own = " (its own usual range)" if comparison == "own reference" else ""
-    return f"{_name(metric)} {direction} {shown}{own}"
-
-
 class Alert(Result):
     """One metric of one wave or segment checked against its limits."""
 
     metric: str
     value: float
-    lower: float | None
-    upper: float | None
+    lower: float | None = None
+    upper: float | None = None
     alert: bool
-    source: str
-    """"analyst" or the reference band's basis."""
+    source: str = ""
+    """"analyst" or the reference band's basis ("" in documents written before it was kept)."""
     comparison: str = ""
     """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
     written before it was kept)."""
@@ -179,9 +156,27 @@ class Alert(Result):
         return "below" if self.lower is not None and self.value < self.lower else "above"
 
     def short(self) -> str:
-        """``"accuracy below 0.640"`` (a raised alert), else ``""`` (:func:`alert_short`)."""
-        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
-                           self.comparison)
+        """A raised alert in a few words, saying which comparison fired (``""`` when not raised).
+
+        >>> def short(metric, value, lower, upper, comparison):
+        ...     return Alert(metric=metric, value=value, lower=lower, upper=upper, alert=True,
+        ...                  comparison=comparison).short()
+        >>> short("accuracy", 0.5, 0.64, 0.8, "reference")
+        'accuracy below 0.640'
+        >>> short("net_score", -30.0, -20.0, 5.0, "own reference")
+        'net score below -20.0 (its own usual range)'
+        >>> short("net_score", 20.0, -9.0, 11.0, "previous wave")
+        'net score rose since the previous wave (above +11.0)'
+        """
+        if not self.alert:
+            return ""
+        limit = self.lower if self.direction == "below" else self.upper
+        shown = "" if limit is None else _fmt(self.metric, limit)
+        if self.comparison == "previous wave":
+            moved = "fell" if self.direction == "below" else "rose"
+            return f"{_name(self.metric)} {moved} since the previous wave ({self.direction} {shown})"
+        own = " (its own usual range)" if self.comparison == "own reference" else ""
+        return f"{_name(self.metric)} {self.direction} {shown}{own}"
 
     def sentence(self, where: str = "") -> str:
         """One line for the CLI, reports and page: ``"ALERT: estimated accuracy 0.61 is below
@@ -199,15 +194,6 @@ class Alert(Result):
             return (f"ALERT: {head}estimated {name} {value} is {self.direction} "
                     f"{limit} ({self.source})")
         return f"{head}estimated {name} {value} within {lo} to {hi}"
-
-
-class _Checked(Protocol):
-    """What :func:`change_alert` reads of an alert (an :class:`Alert` or its document)."""
-
-    metric: str
-    value: float
-    comparison: str
-    sd: float | None
 
 
 def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
@@ -229,7 +215,7 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
                  source=source, comparison=comparison, sd=sd)
 
 
-def change_alert(previous: _Checked, current: _Checked,
+def change_alert(previous: Alert, current: Alert,
                  sigmas: float = DEFAULT_SIGMAS) -> Alert | None:
     """The change of one metric of one series (the whole wave, or one segment) since its
     previous wave: an alert when ``current.value`` leaves ``previous.value ± sigmas·√(sd₀² +
@@ -259,8 +245,8 @@ def change_alert(previous: _Checked, current: _Checked,
                  comparison="previous wave", sd=float(current.sd))
 
 
-def series_changes(previous: Sequence[_Checked],
-                   current: Sequence[_Checked]) -> tuple[Alert, ...]:
+def series_changes(previous: Sequence[Alert],
+                   current: Sequence[Alert]) -> tuple[Alert, ...]:
     """The change alerts of one series between two consecutive waves: each metric of
     ``current`` checked (:func:`change_alert`) against the same metric of ``previous`` (their
     band checks; change checks are skipped)."""

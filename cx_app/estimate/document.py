@@ -1,8 +1,6 @@
 """The typed new-wave estimate document: what ``cx-app estimate --json`` writes, validated.
 
-:class:`WaveEstimateDocument` is the JSON of :meth:`cx_app.estimate.new_wave.WaveEstimate.to_dict`
-with its fields typed; the reports read it, ``cx-app report --new-wave`` validates it. Like
-:class:`cx_app.models.results.Results`, ``from_dict(d).to_dict() == d``.
+The reports read it, ``cx-app report --new-wave`` validates it; ``from_dict(d).to_dict() == d``.
 """
 
 from __future__ import annotations
@@ -11,7 +9,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from cx_app.estimate.alerts import alert_short
+from cx_app.estimate.alerts import Alert
+from cx_app.estimate.drift import AttributeDrift
+from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.estimate.model_metadata import AlpGapDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.models.results import (
@@ -54,58 +54,6 @@ class ProvenanceBlock(Document):
     inputs: dict[str, str | None] = {}
 
 
-class AttributeDriftDoc(Document):
-    present: bool
-    psi: float | None
-    level: str
-    chi2: float | None
-    dof: int | None
-    p_value: float | None
-    n_reference: int
-    n_current: int
-    n_missing: int = 0
-    unseen_values: list[str] = []
-    out_of_scale_values: list[str] = []
-    na_share_reference: float | None = None
-    na_share_current: float | None = None
-    na_share_p: float | None = None
-    na_share_changed: bool = False
-
-
-class MetricComparisonRow(Document):
-    """One metric of one level: its ALP estimate, and its realized value when labels exist."""
-
-    level: str
-    metric: str
-    estimated: float | None
-    realized: float | None = None
-    ci_low: float | None = None
-    """The estimate's 95 % interval (:mod:`cx_app.estimate.metric_intervals`): low end."""
-    ci_high: float | None = None
-
-
-class AlertDoc(Document):
-    """One alert check (:meth:`cx_app.estimate.alerts.Alert.to_dict`)."""
-
-    metric: str
-    value: float
-    lower: float | None = None
-    upper: float | None = None
-    alert: bool
-    direction: str = ""
-    source: str = ""
-    comparison: str = ""
-    """What was compared: "reference", "own reference", "previous wave" or "analyst" ("" in
-    documents written before it was kept)."""
-    sd: float | None = None
-    """The SD of ``value`` at its size (absent for analyst limits and older documents)."""
-
-    def short(self) -> str:
-        """The raised alert in a few words (:func:`cx_app.estimate.alerts.alert_short`)."""
-        return alert_short(self.metric, self.direction, self.lower, self.upper, self.alert,
-                           self.comparison)
-
-
 class WaveEstimateDocument(Document):
     """A new wave's estimate (and realized values when the wave has its scores)."""
 
@@ -120,7 +68,7 @@ class WaveEstimateDocument(Document):
     levels: dict[str, LevelDocument]  # real-valued (ALP) matrices; no per-fold values
     estimated_class_counts: dict[str, float]
     estimated_nps: NetScoreFigure | None = None
-    drift: dict[str, AttributeDriftDoc] = {}
+    drift: dict[str, AttributeDrift] = {}
     warnings: list[str] = []
     model: EstimatingModel
     source: dict[str, Any] = {}
@@ -129,7 +77,7 @@ class WaveEstimateDocument(Document):
     realized_levels: dict[str, dict[str, Any]] | None = None
     realized_nps: NetScoreFigure | None = None
     provenance: ProvenanceBlock | None = None
-    alerts: list[AlertDoc] = []
+    alerts: list[Alert] = []
     audited_nps: AuditedFigure | None = None
     """The net score from an audit sample of the wave (:mod:`cx_app.estimate.audit`)."""
     shift_detected: bool | None = None
@@ -155,17 +103,10 @@ def check_estimate_belongs(results: Results, estimate: WaveEstimateDocument, *,
                            results_name: str = "the results",
                            estimate_name: str = "the estimate",
                            model_sha256: Collection[str] | None = None) -> None:
-    """Refuse a new-wave estimate that was not made with a model of these results: the model's
-    training survey (SHA-256), its classes and attributes must be the results' own; the model
-    itself must be one the results evaluated (a model of theirs with its algorithm and preset,
-    the model id of :func:`cx_app.models.algorithms.preset_label`: a model of another algorithm
-    trained on the same file is refused); and, when ``model_sha256`` lists the model files
-    that belong to the results (a project file), the estimate's model file must be one of them
-    (an estimate by a model fitted in the app and never read from a file records no file hash:
-    that check is then left out). :class:`ResultsError`, one sentence naming both sides,
-    otherwise; an estimate without its model's identity (written before cx-app recorded it) is
-    refused too, since nothing shows it belongs.
-    """
+    """:class:`ResultsError`, one sentence naming both sides, unless the estimate was made
+    with a model these results evaluated (same training file, classes, attributes, algorithm
+    and preset) and, when ``model_sha256`` lists the results' model files (a project file),
+    with one of them (a model fitted in the app and never read from a file has no hash)."""
     model = estimate.model
     if model.training_sha256 is None or model.attributes is None:
         raise ResultsError(

@@ -82,7 +82,8 @@ def population_stability_index(reference: Mapping[str, float], current: Mapping[
 class AttributeDrift(Result):
     """One attribute: PSI, chi-square test, unseen/out-of-scale values, missing share."""
 
-    name: str = Field(exclude=True)
+    name: str = Field("", exclude=True)
+    """The attribute (its document is keyed by it)."""
     present: bool
     psi: float | None = None
     level: str = "missing"
@@ -92,8 +93,8 @@ class AttributeDrift(Result):
     n_reference: int = 0
     n_current: int = 0
     n_missing: int = 0
-    unseen_values: tuple[str, ...] = ()
-    out_of_scale_values: tuple[str, ...] = ()
+    unseen_values: list[str] = []
+    out_of_scale_values: list[str] = []
     na_share_reference: float | None = None
     na_share_current: float | None = None
     na_share_p: float | None = None

@@ -52,18 +52,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import Field, model_serializer, model_validator
 
 from cx_app.engine.catalogue import WAVE_SUMMARY
 from cx_app.result import Estimate, Result
+from cx_app.survey.nps import Z95
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
     from cx_app.estimate.model_metadata import HeldOutFigures
 
-__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "INTERVAL_METHODS", "LABEL_BUDGET", "MIN_DRAWS", "MetricInterval",
+__all__ = ["DRAW_BLOCK", "INTERVAL_DRAWS", "INTERVAL_METHODS", "LABEL_BUDGET", "MIN_DRAWS", "MetricComparisonRow",
+           "MetricInterval",
            "MetricIntervals", "draw_realized_matrices", "effective_draws",
            "errors_from_pooled_gaps", "heldout_metric_errors", "level_values",
            "metric_intervals", "stacked_level_metrics", "wave_metric_intervals"]
@@ -77,7 +80,6 @@ MIN_DRAWS = 100
 """Fewest draws (the SD within ±14 %, 95 %); a 100,000-respondent wave costs ~4 s."""
 DRAW_BLOCK = 1_000_000
 """Respondent labels drawn at once (draws × respondents): bounds memory to ~K·8 MB."""
-Z95 = 1.959963984540054
 INTERVAL_METHODS: tuple[str, ...] = ("bootstrap", "delta")
 """How SE_outcome is computed: parametric bootstrap draws, or the delta method (closed form)."""
 DELTA_STEP = 1e-4
@@ -131,7 +133,7 @@ def stacked_level_metrics(counts: np.ndarray, resolved_plan: ResolvedPlan | None
 def draw_realized_matrices(proba: np.ndarray, pred_idx: np.ndarray, *,
                            n_draws: int = INTERVAL_DRAWS, seed: int = 0) -> np.ndarray:
     """``n_draws`` realized confusion matrices ``(n_draws, K, K)``: each respondent's actual
-    class drawn from its probabilities (inverse CDF of one uniform), predicted = ``pred_idx``."""
+    class drawn from its probabilities (inverse CDF of one uniform)."""
     p = np.asarray(proba, dtype=float)
     n, k = p.shape
     cum = np.cumsum(p, axis=1)
@@ -174,6 +176,35 @@ class MetricIntervals(Result):
         """``{metric: [low, high]}`` of one level (the JSON's ``estimated_ci95`` for the
         original level)."""
         return {m: list(iv.ci95) for m, iv in self.levels.get(level, {}).items()}
+
+
+class MetricComparisonRow(Result):
+    """One metric of one level: its ALP estimate with its 95 % interval, written flat as
+    ``ci_low``/``ci_high`` after ``estimated``, and its realized value when the wave has its
+    scores (the key absent otherwise)."""
+
+    level: str
+    metric: str
+    estimated: float | None
+    interval: Estimate | None = Field(default=None, exclude=True)
+    realized: float | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _interval_from_json(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("ci_low") is not None:
+            value = data.get("estimated")
+            data = {**data, "interval": {"value": math.nan if value is None else value,
+                                         "ci95": (data["ci_low"], data["ci_high"])}}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _interval_flat(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        head = {k: out.pop(k) for k in ("level", "metric", "estimated")}
+        if self.interval is not None:
+            head.update(ci_low=self.interval.ci95[0], ci_high=self.interval.ci95[1])
+        return {**head, **out}
 
 
 
@@ -244,13 +275,9 @@ def metric_intervals(proba: np.ndarray, estimates: Mapping[str, Mapping[str, flo
                      model_error_source: str | None = None,
                      n_draws: int = INTERVAL_DRAWS, seed: int = 0,
                      method: str = "bootstrap") -> MetricIntervals:
-    """Intervals of the ALP ``estimates`` (``{level: {metric: value}}``, e.g. the levels of
-    :func:`cx_app.engine.levels.reduce_confusion` of the ALP matrix) — see the module
-    docstring. ``y_pred_idx``: the predicted class positions (default: arg-max of ``proba``);
-    ``model_error``: SE_model per level and metric (:func:`heldout_metric_errors` or
-    :func:`errors_from_pooled_gaps`; a callable is not accepted, missing entries are 0);
-    ``method``: ``"bootstrap"`` (``n_draws`` draws) or ``"delta"`` (closed form, no draws:
-    ``n_draws`` of the result is 0).
+    """Intervals of the ALP ``estimates`` ``{level: {metric: value}}`` (module docstring);
+    ``model_error``: SE_model per level and metric, missing entries 0; ``method="delta"``
+    draws nothing (``n_draws`` of the result is 0).
 
     >>> import numpy as np
     >>> p = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.4, 0.6]] * 50)
@@ -293,11 +320,8 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
                           resolved_plan: ResolvedPlan | None = None, n_draws: int = 200,
                           seed: int = 0, method: str = "bootstrap",
                           ) -> dict[str, dict[str, float]]:
-    """SE_model of every wave metric from held-out folds (module docstring, part 2):
-    ``{level: {metric: SE_model}}``. ``y_true_idx``: the actual class positions; ``proba``:
-    held-out (out-of-fold) probabilities; ``fold``: each row's fold; ``y_pred_idx``: the
-    predicted class positions (default: arg-max of ``proba``); ``method``: of each fold's
-    outcome SD and centre (:func:`metric_intervals`)."""
+    """SE_model ``{level: {metric: SE}}`` of every wave metric from out-of-fold
+    probabilities (module docstring, part 2)."""
     p = np.asarray(proba, dtype=float)
     y = np.asarray(y_true_idx, dtype=np.int64)
     k = p.shape[1]

@@ -69,20 +69,38 @@ import pandas as pd
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.engine.catalogue import MACRO_SUMMARY, WAVE_SUMMARY
+from cx_app.engine.confusion import ConfusionMatrix
+from cx_app.engine.levels import Level
 from cx_app.errors import AnalysisError
+from cx_app.estimate.alerts import Alert, AlertThresholds, estimate_alerts
+from cx_app.estimate.document import EstimatingModel, ProvenanceBlock, WaveEstimateDocument
+from cx_app.estimate.drift import DriftReport, attribute_drift
+from cx_app.estimate.metric_intervals import (
+    MetricComparisonRow,
+    MetricIntervals,
+    level_values,
+    wave_metric_intervals,
+)
+from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
+from cx_app.survey.data import SourceInfo
+from cx_app.survey.nps import (
+    Z95,
+    NetScoreGroups,
+    NpsResult,
+    groups_for_schema,
+    net_score_from_counts,
+    nps_summary,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from cx_app.estimate.alerts import AlertThresholds
-    from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
-    from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
            "heldout_net_score_error", "model_net_score_se", "model_reference_se",
@@ -145,22 +163,14 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                         segment: SegmentCorrection | None = None) -> EstimatedNetScore:
     """Net score from class probabilities and its interval (module docstring).
 
-    ``groups``: :class:`cx_app.survey.nps.NetScoreGroups` (positive / negative class sets).
-    ``weights``: survey weights (weighted mean probabilities). ``model_se``: the model's
-    held-out systematic error in points (:func:`heldout_net_score_error`); None falls back to
-    the wider fresh-sample interval. ``reference_se``: the training survey's own sampling
-    error of its net score (:func:`model_reference_se`; with ``model_se`` only).
-    ``segment``: the respondents are one segment of a wave;
-    its correction and own SE (:func:`cx_app.estimate.segment_error.segment_correction`).
+    ``model_se`` None (an older model file) falls back to the wider fresh-sample interval;
+    ``reference_se`` counts with ``model_se`` only; ``segment``: the respondents are one
+    segment of a wave (:func:`cx_app.estimate.segment_error.segment_correction`).
     """
-    from cx_app.survey.nps import Z95, net_score_from_counts
     from cx_app.survey.weights import effective_sample_size
 
-    p = np.asarray(proba, dtype=float)
-    cls = list(classes)
-    pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
-    neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
-    n = p.shape[0]
+    pos, neg = _group_sums(proba, classes, groups)
+    n = len(pos)
     if n == 0:
         raise AnalysisError("no respondents to estimate a net score from")
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
@@ -199,6 +209,14 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                              se_segment=se_segment, segment_correction=correction)
 
 
+def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each respondent's probability of the positive group and of the negative group."""
+    p = np.asarray(proba, dtype=float)
+    return tuple(p[:, [i for i, c in enumerate(classes) if c in members]].sum(axis=1)
+                 for members in (groups.positive, groups.negative))
+
+
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
                             classes: Sequence, groups: NetScoreGroups) -> dict[str, Any]:
     """The model's systematic net-score error on its held-out folds.
@@ -211,11 +229,7 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     100·√(Σ_i Var(s_i))/n over every out-of-fold probability (module docstring, part 3).
     """
     y = np.asarray(y_true)
-    p = np.asarray(proba, dtype=float)
-    cls = list(classes)
-    pos_cols = [i for i, c in enumerate(cls) if c in groups.positive]
-    neg_cols = [i for i, c in enumerate(cls) if c in groups.negative]
-    pos, neg = p[:, pos_cols].sum(axis=1), p[:, neg_cols].sum(axis=1)
+    pos, neg = _group_sums(proba, classes, groups)
     outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
         y, list(groups.negative)).astype(float)
     estimated, realized, variance, sizes = [], [], [], []
@@ -243,11 +257,6 @@ def _absent(value: Any) -> bool:
     return value is None
 
 
-AsDocument = Annotated[Any, PlainSerializer(lambda doc: doc.to_dict())]
-"""A :class:`cx_app.models.results.Document` written as its own JSON (only the keys it was
-made with)."""
-
-
 class WaveEstimate(Result):
     """Everything estimated for one wave (and realized, when its labels are present); its
     JSON is what ``cx-app estimate --json`` prints."""
@@ -255,23 +264,25 @@ class WaveEstimate(Result):
     n: int
     classes: tuple
     predictions: pd.DataFrame = Field(repr=False, exclude=True)
-    alp: Annotated[Any, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())] = Field(
-        serialization_alias="alp_matrix")  # ConfusionMatrix
+    alp: Annotated[ConfusionMatrix, PlainSerializer(lambda cm: np.asarray(cm.counts).tolist())
+                   ] = Field(serialization_alias="alp_matrix")
     estimated: dict
-    levels: tuple
+    levels: tuple[Level, ...]
     estimated_class_counts: dict
     estimated_nps: EstimatedNetScore
-    drift: Any  # DriftReport
+    drift: DriftReport
     warnings: tuple[str, ...]
-    model_summary: dict = Field(serialization_alias="model")
-    source: dict
+    model_summary: Annotated[EstimatingModel, PlainSerializer(EstimatingModel.to_dict)] = Field(
+        serialization_alias="model")
+    source: SourceInfo
     realized: dict | None = Field(default=None, exclude_if=_absent)
-    realized_levels: tuple | None = Field(default=None, exclude_if=_absent)
-    realized_nps: Any = Field(default=None, exclude_if=_absent)  # NpsResult
-    provenance: dict = {}
-    metric_intervals: Any = Field(default=None, exclude_if=_absent)  # MetricIntervals
-    alerts: tuple = ()  # Alert (cx_app.estimate.alerts): estimated accuracy, net score
-    audit: AsDocument = Field(default=None, exclude_if=_absent)  # AuditResult (estimate.ppi)
+    realized_levels: tuple[Level, ...] | None = Field(default=None, exclude_if=_absent)
+    realized_nps: NpsResult | None = Field(default=None, exclude_if=_absent)
+    provenance: Annotated[ProvenanceBlock, PlainSerializer(ProvenanceBlock.to_dict)]
+    metric_intervals: MetricIntervals | None = Field(default=None, exclude_if=_absent)
+    alerts: tuple[Alert, ...] = ()  # estimated accuracy and net score
+    audit: Annotated[AuditResult, PlainSerializer(AuditResult.to_dict)] | None = Field(
+        default=None, exclude_if=_absent)
 
     @field_serializer("levels")
     def _levels(self, levels: tuple) -> dict[str, Any]:  # real-valued (ALP) matrices
@@ -287,9 +298,10 @@ class WaveEstimate(Result):
         """95 % interval of each ``estimated`` metric (same keys)."""
         return None if self.metric_intervals is None else self.metric_intervals.ci95()
 
-    @computed_field(exclude_if=_absent, return_type=AsDocument)
+    @computed_field(exclude_if=_absent, return_type=Annotated[
+        AuditedFigure, PlainSerializer(AuditedFigure.to_dict)] | None)
     @property
-    def audited_nps(self) -> Any:
+    def audited_nps(self) -> AuditedFigure | None:
         """The net score from an audit sample of the wave, beside ``estimated_nps``."""
         return None if self.audit is None else self.audit.audited_nps
 
@@ -299,7 +311,7 @@ class WaveEstimate(Result):
         return None if self.audit is None else self.audit.shift_detected
 
     def predictions_frame(self) -> pd.DataFrame:
-        """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
+        """A copy of :attr:`predictions` (:func:`_predictions`)."""
         return self.predictions.copy()
 
     def to_json(self) -> str:
@@ -308,40 +320,29 @@ class WaveEstimate(Result):
 
     def document(self) -> WaveEstimateDocument:
         """The estimate as its typed document (the JSON read back), as reports take it."""
-        from cx_app.estimate.document import WaveEstimateDocument
-
         return WaveEstimateDocument.from_dict(json.loads(self.to_json()))
 
     @computed_field(alias="metric_comparison")
     @property
-    def metric_comparison_rows(self) -> list[dict[str, Any]]:
+    def metric_comparison_rows(self) -> list[MetricComparisonRow]:
         return self.metric_comparison()
 
-    def metric_comparison(self) -> list[dict[str, Any]]:
+    def metric_comparison(self) -> list[MetricComparisonRow]:
         """The wave's headline metrics (:data:`cx_app.engine.catalogue.WAVE_SUMMARY`) at each
-        level: ``level``, ``metric``, the ALP ``estimated`` value with its 95 % interval
-        (``ci_low``, ``ci_high``) and, when the wave carries
-        its scores, the ``realized`` one. The New wave page and the report show these rows."""
+        level with their intervals and, when the wave carries its scores, realized values;
+        the New wave page and the report show these rows."""
         realized = {lv.name: lv.metrics for lv in self.realized_levels or ()}
-        rows = []
-        for level in self.levels:
-            for key in WAVE_SUMMARY:
-                if key not in level.metrics:
-                    continue
-                row = {"level": level.name, "metric": key, "estimated": level.metrics[key]}
-                ci = (None if self.metric_intervals is None
-                      else self.metric_intervals.ci95(level.name).get(key))
-                if ci is not None:
-                    row.update(ci_low=ci[0], ci_high=ci[1])
-                if self.realized_levels is not None:
-                    row["realized"] = realized.get(level.name, {}).get(key)
-                rows.append(row)
-        return rows
+        intervals = {} if self.metric_intervals is None else self.metric_intervals.levels
+        return [MetricComparisonRow(
+                    level=level.name, metric=key, estimated=level.metrics[key],
+                    interval=intervals.get(level.name, {}).get(key),
+                    realized=(None if self.realized_levels is None
+                              else realized.get(level.name, {}).get(key)))
+                for level in self.levels for key in WAVE_SUMMARY if key in level.metrics]
 
 
 def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
-    """The model's held-out net-score error per segment (``segment_error`` module), None for
-    model files written before it was kept."""
+    """The model's held-out net-score error per segment (None: an older model file)."""
     error = model.cv.net_score_error
     return None if error is None else error.segments
 
@@ -349,8 +350,6 @@ def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | N
 def model_reference_se(model: TrainedModel) -> float:
     """The training survey's own sampling error of its net score (points): kept at training,
     or for older model files the adjusted-Wald SE of its class counts (a little wider)."""
-    from cx_app.survey.nps import groups_for_schema, net_score_from_counts
-
     error = model.cv.net_score_error
     if error is not None and error.reference_se is not None:
         return float(error.reference_se)
@@ -368,8 +367,7 @@ def model_reference_se(model: TrainedModel) -> float:
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
-    """The model's held-out systematic net-score error (points), None for model files
-    written before it was kept."""
+    """The model's held-out systematic net-score error (points; None: an older model file)."""
     error = model.cv.net_score_error
     return None if error is None or error.model_se is None else float(error.model_se)
 
@@ -443,7 +441,7 @@ def _predictions(schema: Any, survey: SurveyData, classes: tuple, proba: np.ndar
     return frame
 
 
-def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: Any, absent: list[str],
+def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: DriftReport, absent: list[str],
                    medians: Mapping[str, float], filled: Mapping[str, int]) -> list[str]:
     """What the analyst must know about the estimate: the model file's notes, drift, absent
     and unanswered attributes, a small wave, excluded rows."""
@@ -497,7 +495,6 @@ def _realized(schema: Any, survey: SurveyData, classes: tuple, y_pred: np.ndarra
     (every respondent is estimated); Nones when the wave carries no answers."""
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.engine.levels import reduce_confusion
-    from cx_app.survey.nps import nps_summary
 
     target = schema.target.name
     labeled = (survey.model_frame[target].notna().to_numpy() if survey.has_target
@@ -514,23 +511,16 @@ def _realized(schema: Any, survey: SurveyData, classes: tuple, y_pred: np.ndarra
 
 def estimate_wave(model: TrainedModel, survey: SurveyData, *,
                   thresholds: AlertThresholds | None = None) -> WaveEstimate:
-    """Estimate a wave with a :class:`cx_app.estimate.model_file.TrainedModel`.
+    """Estimate a wave read with the model's schema (its target column may be absent).
 
-    ``survey``: :class:`cx_app.survey.importing.SurveyData` read with the model's schema (its target
-    column may be absent: ``load_survey(..., schema=model.schema, require_target=False,
-    require_attributes=False)``). An attribute the wave lacks is filled with its training
-    median and warned about; drift reports it as missing. ``thresholds``: the analyst's alert
-    limits (default: the reference bands of :mod:`cx_app.estimate.alerts`). Every estimated
-    metric gets its interval (:mod:`cx_app.estimate.metric_intervals`).
+    An attribute the wave lacks is filled with its training median and warned about; drift
+    reports it as missing. ``thresholds``: the analyst's alert limits (default: the reference
+    bands of :mod:`cx_app.estimate.alerts`).
     """
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
     from cx_app.estimate.alert_bands import model_bands
-    from cx_app.estimate.alerts import estimate_alerts
     from cx_app.estimate.alp import alp_confusion_matrix
-    from cx_app.estimate.drift import attribute_drift
-    from cx_app.estimate.metric_intervals import level_values, wave_metric_intervals
-    from cx_app.survey.nps import groups_for_schema
 
     schema = model.schema
     classes = tuple(model.classes)
@@ -570,23 +560,18 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
         estimated_class_counts={str(c): float(v) for c, v in zip(classes, proba.sum(axis=0),
                                                                   strict=True)},
         estimated_nps=est_nps, drift=drift, warnings=tuple(warnings),
-        model_summary={"algorithm": model.algorithm_id, "preset": model.preset,
-                       "calibration": model.calibration,
-                       "training_sha256": model.training.sha256,
-                       "training_n": model.training.n,
-                       "heldout_alp_gap": (None if model.cv.alp_gap is None
-                                           else model.cv.alp_gap.to_dict()),
-                       "file_sha256": model.file_sha256 or None,
-                       "training_file": model.training.filename,
-                       "training_sheet": model.training.sheet,
-                       "attributes": list(model.attribute_names),
-                       "schema_sha256": sha256_hex(model.schema_yaml)},
-        source=survey.source.to_dict(),
-        provenance=provenance_block(
+        model_summary=EstimatingModel(
+            algorithm=model.algorithm_id, preset=model.preset, calibration=model.calibration,
+            training_sha256=model.training.sha256, training_n=model.training.n,
+            heldout_alp_gap=model.cv.alp_gap, file_sha256=model.file_sha256 or None,
+            training_file=model.training.filename, training_sheet=model.training.sheet,
+            attributes=list(model.attribute_names), schema_sha256=sha256_hex(model.schema_yaml)),
+        source=survey.source,
+        provenance=ProvenanceBlock.from_dict(provenance_block(
             seed=model.cv.seed, folds=model.cv.folds,
             preset=model.preset, schema_yaml=survey.schema.to_yaml(),
             inputs={survey.source.filename or "wave": survey.source.sha256,
-                    "model file": model.file_sha256 or None}),
+                    "model file": model.file_sha256 or None})),
         realized=realized, realized_levels=realized_levels, realized_nps=realized_nps,
         metric_intervals=intervals,
         alerts=estimate_alerts(estimated["accuracy"], est_nps.value, n,

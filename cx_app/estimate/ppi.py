@@ -10,34 +10,36 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import model_validator
 from scipy.stats import norm
 
 from cx_app.errors import AnalysisError
 from cx_app.models.results import Document
+from cx_app.result import Estimate
+from cx_app.survey.nps import Z95
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "ExcludedAuditRow", "PpiMean", "ShiftTest",
            "audited_figure", "f1_macro_ppi", "ppi_mean", "shift_test", "wave_ppi_mean"]
 
-Z95 = float(norm.ppf(0.975))
 MIN_AUDIT = 10
 """Fewer audited answers than this: no audited estimate (an error says so)."""
 SHIFT_ALPHA = 0.05
 
 
-class PpiMean(BaseModel):
-    """A prediction-powered mean: estimate, standard error, the λ used, audit and wave sizes."""
+class PpiMean(Estimate):
+    """A prediction-powered mean with its normal 95 % interval, the λ used, audit and wave
+    sizes."""
 
-    model_config = ConfigDict(frozen=True)
-
-    value: float
     se: float
     lam: float
     n: int
     population: int
 
-    def ci(self, z: float = Z95) -> tuple[float, float]:
-        return (self.value - z * self.se, self.value + z * self.se)
+    @model_validator(mode="before")
+    @classmethod
+    def _normal_interval(cls, data: dict) -> dict:
+        return {"ci95": (data["value"] - Z95 * data["se"], data["value"] + Z95 * data["se"]),
+                **data}
 
 
 def _vectors(y, yhat, pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,7 +177,7 @@ class AuditResult(Document):
 
 def audited_figure(m: PpiMean, label_free: float, *, scale: float = 1.0,
             bounds: tuple[float, float] = (-100.0, 100.0)) -> AuditedFigure:
-    lo, hi = m.ci()
+    lo, hi = m.ci95
     return AuditedFigure(value=scale * m.value, n=m.n, se=scale * m.se,
                          ci95=[max(bounds[0], scale * lo), min(bounds[1], scale * hi)],
                          lam=None if math.isnan(m.lam) else m.lam, label_free=label_free)

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, InstanceOf, PlainSerializer, computed_field
+from pydantic import Field, InstanceOf, computed_field
 
 from cx_app.errors import AnalysisError
+from cx_app.estimate.alerts import Alert
 from cx_app.estimate.new_wave import (
     EstimatedNetScore,
     WaveEstimate,
@@ -36,6 +37,7 @@ from cx_app.estimate.new_wave import (
     model_segment_errors,
 )
 from cx_app.estimate.segment_error import segment_correction
+from cx_app.models.results import Document
 from cx_app.result import Result
 from cx_app.survey.nps import NpsResult
 from cx_app.survey.nps_flags import flag_changes
@@ -55,29 +57,54 @@ SMALL_SEGMENT = 50
 """Fewer respondents than this: the segment's estimate comes with a "wide interval" note."""
 
 
-def _brief(nps: EstimatedNetScore) -> dict:
-    """The estimate in brief: value, interval, SE, what it covers (and a segment's own SE
-    and correction)."""
-    return nps.model_dump(mode="json", include={"value", "ci95", "se", "covers", "se_segment",
-                                                "segment_correction"})
+def _absent(value: Any) -> bool:
+    return value is None
 
 
-def _realized(nps: NpsResult) -> dict:
-    return nps.model_dump(mode="json", include={"value", "ci95", "n"})
+class EstimateBrief(Document):
+    """An estimated net score in brief: value, 95% interval, SE and what the interval covers."""
+
+    value: float
+    ci95: list[float]
+    se: float | None = Field(default=None, exclude_if=_absent)
+    covers: str | None = Field(default=None, exclude_if=_absent)
+    se_segment: float | None = Field(default=None, exclude_if=_absent)
+    """A segment's own added SE (its held-out error, :mod:`cx_app.estimate.segment_error`)."""
+    segment_correction: float | None = Field(default=None, exclude_if=_absent)
+    """The shrunken held-out error subtracted from a segment's estimate (points)."""
+    audited_n: int | None = Field(default=None, exclude_if=_absent)
+    """The wave's estimate is the audited one (:mod:`cx_app.estimate.audit`) from this many
+    audited answers; ``label_free`` is the estimate without them."""
+    label_free: float | None = Field(default=None, exclude_if=_absent)
+
+    @classmethod
+    def of(cls, nps: EstimatedNetScore) -> EstimateBrief:
+        return cls.model_validate(nps.model_dump(mode="json", include=set(cls.model_fields)))
 
 
-class SegmentEstimate(Result):
-    """One segment of one wave: its respondents, estimated net score (None when too small)
-    and a note on its size; the realized net score when the wave is labelled."""
+class RealizedBrief(Document):
+    """A realized net score (a labelled wave's own scores) with its interval."""
 
-    label: str = Field(exclude=True)
+    value: float
+    ci95: list[float]
+    n: int | float
+
+    @classmethod
+    def of(cls, nps: NpsResult) -> RealizedBrief:
+        return cls.model_validate(nps.model_dump(mode="json", include=set(cls.model_fields)))
+
+
+class SegmentEstimate(Document):
+    """One segment of one wave: its respondents, estimated net score (None when too small),
+    a note on its size, its alerts, and the realized net score when the wave is labelled;
+    what the tracker JSON writes per segment and the workspace reads back."""
+
+    label: str = Field(default="", exclude=True)
     respondents: int
-    estimated_nps: Annotated[EstimatedNetScore, PlainSerializer(_brief)] | None
+    estimated_nps: EstimateBrief | None
     note: str = Field(default="", exclude_if=lambda v: not v)
-    realized_nps: Annotated[NpsResult, PlainSerializer(_realized)] | None = Field(
-        default=None, exclude_if=lambda v: v is None)
-    alerts: tuple[Any, ...] = Field(default=(), exclude_if=lambda v: not v)
-    """Alert (cx_app.estimate.alerts): estimated accuracy and net score."""
+    realized_nps: RealizedBrief | None = Field(default=None, exclude_if=_absent)
+    alerts: tuple[Alert, ...] = Field(default=(), exclude_if=lambda v: not v)
 
 
 class TrackedWave(Result):
@@ -95,8 +122,8 @@ class TrackedWave(Result):
 
     @computed_field(alias="estimated_nps")
     @property
-    def estimated_nps_brief(self) -> dict:
-        return _brief(self.estimate.estimated_nps)
+    def estimated_nps_brief(self) -> EstimateBrief:
+        return EstimateBrief.of(self.estimate.estimated_nps)
 
     @computed_field
     @property
@@ -115,9 +142,9 @@ class TrackedWave(Result):
 
     @computed_field(alias="realized_nps", exclude_if=lambda v: v is None)
     @property
-    def realized_nps_brief(self) -> dict | None:
+    def realized_nps_brief(self) -> RealizedBrief | None:
         r = self.estimate.realized_nps
-        return None if r is None else _realized(r)
+        return None if r is None else RealizedBrief.of(r)
 
     @computed_field(alias="by", exclude_if=lambda v: v is None)
     @property
@@ -128,8 +155,7 @@ class TrackedWave(Result):
 def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
                       by: str, thresholds: AlertThresholds | None = None,
                       ) -> tuple[SegmentEstimate, ...]:
-    """The estimate of each value of the segment ``by`` of a wave already estimated
-    (``estimate``, of ``survey`` by ``model``): what :func:`track_waves` adds with ``by``."""
+    """The estimate of each value of the segment ``by`` of a wave already estimated."""
     from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
     from cx_app.estimate.alerts import estimate_alerts
     from cx_app.survey.nps import groups_for_schema, nps_summary, segment_frames
@@ -175,8 +201,10 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
         own = {} if bands is None else bands.get(label, bands[""])
         alerts = estimate_alerts(float(proba[rows].max(axis=1).mean()), nps.value, n, own,
                                  thresholds)
-        out.append(SegmentEstimate(label=label, respondents=n, estimated_nps=nps, note=note,
-                                   realized_nps=realized, alerts=alerts))
+        out.append(SegmentEstimate(
+            label=label, respondents=n, estimated_nps=EstimateBrief.of(nps), note=note,
+            realized_nps=None if realized is None else RealizedBrief.of(realized),
+            alerts=alerts))
     return tuple(out)
 
 
@@ -209,8 +237,7 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
                 by: str | None = None,
                 thresholds: AlertThresholds | None = None) -> list[TrackedWave]:
     """Estimate every wave (each read with ``load_survey(..., scoring=True)``) and, with
-    ``by`` (a segment name of the model's schema), each of its segments; ``thresholds``: the
-    analyst's alert limits (default: the reference bands, :mod:`cx_app.estimate.alerts`)."""
+    ``by`` (a segment name of the model's schema), each of its segments."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -250,7 +277,6 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
 
 
 def _alert_text(alerts: Sequence) -> str:
-    """The raised alerts in a few words ("accuracy below 0.640; net score below +12.0")."""
     return "; ".join(a.short() for a in alerts if a.alert)
 
 
@@ -260,12 +286,9 @@ TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "rea
 
 
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
-    """One row per wave (series "All respondents") and per segment of each wave: ``wave``
-    (file), ``series``, ``n``, estimated ``nps`` with ``ci_low``/``ci_high`` and ``se``,
-    ``realized`` (labelled waves), ``note``, ``alert`` (the raised alerts of
-    :mod:`cx_app.estimate.alerts`, in words; "" for none), and the change from the previous
-    wave of the same series with its test (``change``, ``p``, ``p_holm``, ``flag``:
-    :func:`cx_app.survey.nps_flags.flag_changes`) — the tracker chart's and table's data.
+    """One row per wave (series "All respondents") and per segment of each wave
+    (:data:`TRACKER_COLUMNS`), with the change from the previous wave of the same series and
+    its test (:func:`cx_app.survey.nps_flags.flag_changes`): the tracker chart's and table's data.
 
     The change test treats the two estimates as independent with their whole SE (answers'
     spread and the model's held-out error): conservative, since the model's systematic error

@@ -163,26 +163,15 @@ def train_model(
 ) -> TrainingOutcome:
     """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
     ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
-    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`.
+    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`
+    whose ``cv`` is :class:`~cx_app.estimate.model_metadata.HeldOutFigures`
+    (``learning_curve=True``: ten more fits).
 
-    The model's ``cv`` metadata holds the held-out metrics per level, the held-out ALP gap,
-    regular vs ALP metrics per level on the held-out and on the training folds
-    (``alp_vs_cm``), the calibration table, and the paper's Section 5 check
-    (``full_training_check``: the model fit on 100 % validated with ALP beside the held-out
-    figures). ``learning_curve=True`` adds ``learning_curve`` (CM and ALP accuracy on train
-    and test for training shares 3 %–78 %; ten more fits).
-
-    ``preset``: ``fast`` or ``papers`` (``None``: the algorithm's default preset, or the
-    preset of ``cross_validation`` when given); recorded in the model file.
-
-    ``cross_validation``: a cross-validation already done of this algorithm, settings, classes
-    and respondents (else :class:`AnalysisError`). Nothing is cross-validated again: the
-    calibration is the cross-validation's own (``cross_validation.calibration``; a
-    ``calibration`` other than ``"auto"`` must equal it), its folds and seed are used (the
-    ``folds`` and ``seed`` arguments are ignored), and only the final model is fitted. The
-    calibration table then holds that one method. The ``alp_vs_cm`` training-folds side needs
-    the fold models' probabilities on their training rows: it is absent unless the
-    cross-validation kept them (``keep_train_proba=True``).
+    ``preset`` None: the algorithm's default, or that of ``cross_validation``.
+    ``cross_validation``: one already done of this algorithm, settings, classes and
+    respondents (else :class:`AnalysisError`): its calibration, folds and seed are kept (a
+    ``calibration`` other than ``"auto"`` must equal it) and only the final model is fitted;
+    ``alp_vs_cm``'s training-folds side is then absent unless it kept ``keep_train_proba``.
     """
     from cx_app.engine.grouping import resolve_plan
     from cx_app.estimate.alp import alp_learning_curve, full_training_alp_check

@@ -18,6 +18,7 @@ from cx_app.reports.headlines import (
     ReferenceWavesFact,
 )
 from cx_app.reports.sections.reference import TEST_NOTE, split_table
+from cx_app.result import Estimate
 from cx_app.survey.nps_flags import FLAG_ABOVE, FLAG_BELOW, FLAG_DOWN, FLAG_UP
 from cx_app.survey.vocabulary import ScoreVocabulary
 
@@ -71,8 +72,8 @@ def reference_slides(results: Results) -> list[DeckSlide]:
     """The overall slide, then one per segment and one for the waves (when the results hold them)."""
     dataset = results.dataset
     words, nps = dataset.vocabulary, dataset.nps
-    fact = ReferenceOverallFact(score_name=words.short_name, score=nps.value,
-                                ci_low=nps.ci95[0], ci_high=nps.ci95[1], respondents=nps.n)
+    fact = ReferenceOverallFact(score_name=words.short_name, respondents=nps.n,
+                                score=Estimate(value=nps.value, ci95=tuple(nps.ci95)))
     reference = dataset.reference
     bullets = [f"{words.title}: {score(nps.value)}, 95% interval {interval(nps.ci95)}, from "
                f"{nps.n:,.0f} respondents' own scores."]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from cx_app.reports.formatting import join
+from cx_app.result import Estimate
 
 NAMED = 3  # values or drivers named in a headline at most (then "and N more")
 
@@ -131,15 +132,13 @@ class ReferenceOverallFact(Fact):
     """The reference survey's measured score overall."""
 
     score_name: str
-    score: float
-    ci_low: float
-    ci_high: float
+    score: Estimate
     respondents: int | float
 
     def headline(self) -> str:
-        return (f"The reference survey's {self.score_name} is {self.score:+.1f} (95% interval "
-                f"{self.ci_low:+.1f} to {self.ci_high:+.1f}, {self.respondents:,.0f} "
-                "respondents)")
+        low, high = self.score.ci95
+        return (f"The reference survey's {self.score_name} is {self.score.value:+.1f} (95% "
+                f"interval {low:+.1f} to {high:+.1f}, {self.respondents:,.0f} respondents)")
 
 
 class ReferenceSegmentFact(Fact):

@@ -51,7 +51,8 @@ from cx_app.survey.nps_flags import FLAG_DOWN, FLAG_NONE, FLAG_UP, flag_changes
 from cx_app.survey.vocabulary import ScoreVocabulary
 
 if TYPE_CHECKING:
-    from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
+    from cx_app.estimate.alerts import Alert
+    from cx_app.estimate.document import WaveEstimateDocument
 
 __all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracker_frame_of",
            "write_program_deck"]
@@ -213,7 +214,7 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
 # ----------------------------------------------------------------------------- waves
 
 
-def _alert_words(alert: AlertDoc, words: ScoreVocabulary) -> str:
+def _alert_words(alert: Alert, words: ScoreVocabulary) -> str:
     what = "accuracy" if alert.metric == "accuracy" else words.short_name
 
     def shown(x: float | None) -> str:

@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, computed_field
+from pydantic import Field, computed_field, model_serializer
 from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
@@ -283,18 +283,22 @@ class CsatResult(Result):
     """A CSAT summary: the top-box (satisfied) share with its Wilson 95% interval, and the net
     score (satisfied − dissatisfied) in the NPS-style math."""
 
-    top_box: float
-    top_box_ci95: tuple[float, float]
+    top_box: Estimate = Field(exclude=True)
+    """The top-box share with its Wilson interval, written as ``top_box`` and ``top_box_ci95``."""
     n: int
     net: NpsResult
     label: str = ""
 
+    @model_serializer(mode="wrap")
+    def _top_box_flat(self, handler: Any) -> dict[str, Any]:
+        return {"top_box": self.top_box.value, "top_box_ci95": self.top_box.ci95, **handler(self)}
+
     def to_frame(self) -> pd.DataFrame:
         frame = self.net.to_frame().rename(columns={
             "value": "net", "ci_low": "net_ci_low", "ci_high": "net_ci_high", "se": "net_se"})
-        frame.insert(2, "top_box", self.top_box)
-        frame.insert(3, "top_box_ci_low", self.top_box_ci95[0])
-        frame.insert(4, "top_box_ci_high", self.top_box_ci95[1])
+        frame.insert(2, "top_box", self.top_box.value)
+        frame.insert(3, "top_box_ci_low", self.top_box.ci95[0])
+        frame.insert(4, "top_box_ci_high", self.top_box.ci95[1])
         return frame
 
 
@@ -491,7 +495,7 @@ def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
     Kish's effective sample size.
 
     >>> r = csat_summary([5, 4, 4, 3, 1])
-    >>> r.top_box, r.net.value
+    >>> r.top_box.value, r.net.value
     (0.6, 40.0)
     """
     net = nps_summary(scores, groups=groups, label=label, weights=weights)
@@ -499,7 +503,7 @@ def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
     share = float(net.shares[groups.positive_name])
     base = net.n_effective if net.weighted else n
     low, high = proportion_confint(share * base, base, alpha=0.05, method="wilson")
-    return CsatResult(top_box=share, top_box_ci95=(float(low), float(high)), n=n,
+    return CsatResult(top_box=Estimate(value=share, ci95=(float(low), float(high))), n=n,
                       net=net, label=label)
 
 

@@ -17,15 +17,15 @@ from sqlalchemy.orm import Session
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.model_metadata import TrainingData
+from cx_app.estimate.tracker import SegmentEstimate
 from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
 from cx_app.provenance import sha256_hex
 from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, StoredFile, Wave
-from cx_app.workspace.views import ModelSummary, SegmentFigure, WaveView
+from cx_app.workspace.views import ModelSummary, WaveView
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.estimate.new_wave import WaveEstimate
-    from cx_app.estimate.tracker import SegmentEstimate
     from cx_app.models.crossval import CrossValResult
 
 __all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "model_rows", "model_summary",
@@ -110,7 +110,7 @@ def wave_view(wave: Wave, estimate: Estimate, model_id: str) -> WaveView:
         label=wave.label, date=wave.wave_date, filename=wave.filename, sha256=wave.file_sha256,
         part=wave.part, respondents=wave.respondents, model_id=model_id,
         estimate=WaveEstimateDocument.from_dict(estimate.document, source=where),
-        segments={by: {value: SegmentFigure.from_dict(figure, source=f"{where}, {by} {value}")
+        segments={by: {value: SegmentEstimate.from_dict(figure, source=f"{where}, {by} {value}")
                        for value, figure in values.items()}
                   for by, values in estimate.segments.items()})
 

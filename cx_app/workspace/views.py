@@ -13,46 +13,18 @@ from typing import Annotated, Any
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 
 from cx_app.estimate.alerts import series_changes
-from cx_app.estimate.document import AlertDoc, WaveEstimateDocument
+from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.estimate.tracker import EstimateBrief, RealizedBrief, SegmentEstimate
 from cx_app.models.results import Document
 from cx_app.project import SurveyIdentity
 
-__all__ = ["AddedWave", "EstimateBrief", "ModelSummary", "ProgramSummary", "ProgramView",
-           "RealizedBrief", "SegmentFigure", "WaveView", "with_change_alerts"]
-
-
-class EstimateBrief(Document):
-    """An estimated net score in brief: value, 95% interval, SE and what the interval covers."""
-
-    value: float
-    ci95: list[float]
-    se: float | None = None
-    covers: str | None = None
-    se_segment: float | None = None  # a segment's own added SE (its held-out error)
-    segment_correction: float | None = None  # the shrunken held-out error subtracted (points)
-    audited_n: int | None = None  # audited answers behind an audited estimate
-    label_free: float | None = None
+__all__ = ["AddedWave", "ModelSummary", "ProgramSummary", "ProgramView", "WaveView",
+           "with_change_alerts"]
 
 
 AUDITED_COVERS = ("audited: this wave's realized score from {n:,} audited answers and the "
                   "model's predictions of every respondent (prediction-powered inference); "
                   "the label-free estimate was {label_free:+.1f}")
-
-
-class RealizedBrief(Document):
-    value: float
-    ci95: list[float]
-    n: int | float
-
-
-class SegmentFigure(Document):
-    """One segment value of one wave (``estimated_nps`` None: too few to estimate)."""
-
-    respondents: int
-    estimated_nps: EstimateBrief | None
-    note: str | None = None
-    realized_nps: RealizedBrief | None = None
-    alerts: list[AlertDoc] = []
 
 
 Iso = PlainSerializer(lambda d: d.isoformat())
@@ -77,7 +49,7 @@ class WaveView(Document):
     respondents: int
     model_id: str = Field(alias="model")
     estimate: WaveEstimateDocument = Field(exclude=True)
-    segments: dict[str, dict[str, SegmentFigure]]  # {segment: {value: figure}}
+    segments: dict[str, dict[str, SegmentEstimate]]  # {segment: {value: figure}}
 
     @computed_field
     @property
@@ -122,14 +94,15 @@ def with_change_alerts(waves: Sequence[WaveView]) -> tuple[WaveView, ...]:
     return tuple(out)
 
 
-def _with_changes(figure: SegmentFigure, previous: SegmentFigure | None) -> SegmentFigure:
+def _with_changes(figure: SegmentEstimate, previous: SegmentEstimate | None
+                  ) -> SegmentEstimate:
     """Change alerts it already holds (an imported program) are replaced, never added twice."""
     bands = [a for a in figure.alerts if a.comparison != "previous wave"]
     changes = () if previous is None else series_changes(previous.alerts, bands)
     if not changes and len(bands) == len(figure.alerts):
         return figure
     alerts = [a.to_dict() for a in bands] + [a.to_dict() for a in changes]
-    return SegmentFigure.from_dict({**figure.to_dict(), "alerts": alerts})
+    return SegmentEstimate.from_dict({**figure.to_dict(), "alerts": alerts})
 
 
 class ProgramView(Document):

@@ -104,8 +104,8 @@ def test_ppi_mean_equals_ppi_python_to_1e9():
                                         (yhat_all, wave.lam)])
         for (lam, mine), (point, lo, hi) in zip(ours.items(), answers, strict=False):
             assert mine.value == pytest.approx(point, abs=1e-9), (seed, lam)
-            assert mine.ci()[0] == pytest.approx(lo, abs=1e-9), (seed, lam)
-            assert mine.ci()[1] == pytest.approx(hi, abs=1e-9), (seed, lam)
+            assert mine.ci95[0] == pytest.approx(lo, abs=1e-9), (seed, lam)
+            assert mine.ci95[1] == pytest.approx(hi, abs=1e-9), (seed, lam)
         assert 0.0 < ours[None].lam < 1.0
         # the wave's estimator is PPI's point estimate with the whole wave as the unlabelled set
         assert wave.value == pytest.approx(answers[-1][0], abs=1e-9), seed
@@ -169,7 +169,7 @@ def _coverage(shift: ConceptShift, runs: int, n_audit: int = 200, n_wave: int = 
         f = _score(w.reference_proba)
         audit = np.random.default_rng([seed, 7]).choice(n_wave, n_audit, replace=False)
         m = wave_ppi_mean(s[audit], f[audit], f)
-        ppi += m.ci()[0] <= s.mean() <= m.ci()[1]
+        ppi += m.ci95[0] <= s.mean() <= m.ci95[1]
         ratio.append(m.se / wave_ppi_mean(s[audit], f[audit], f, lam=0.0).se)
         p = w.reference_proba
         pos, neg = p[:, 9:].sum(axis=1), p[:, :7].sum(axis=1)
@@ -297,8 +297,8 @@ def test_audited_accuracy_and_f1_cover_the_realized_ones_on_shifted_waves():
         pred = p.argmax(axis=1)
         a = np.random.default_rng([seed, 3]).choice(800, 150, replace=False)
         m = wave_ppi_mean(y[a] == pred[a], p[a].max(axis=1), p.max(axis=1))
-        acc += m.ci()[0] <= np.mean(y == pred) <= m.ci()[1]
+        acc += m.ci95[0] <= np.mean(y == pred) <= m.ci95[1]
         present = np.union1d(y, pred)  # sklearn's macro F1 over the classes that occur
         f = f1_macro_ppi(y[a], p[a], pred[a], p, pred)
-        f1 += f.ci()[0] <= f1_score(y, pred, labels=present, average="macro") <= f.ci()[1]
+        f1 += f.ci95[0] <= f1_score(y, pred, labels=present, average="macro") <= f.ci95[1]
     assert acc / runs >= 0.88 and f1 / runs >= 0.85

@@ -46,7 +46,7 @@ def test_stable_wave_gives_no_warning_and_shift_is_warned():
     by_name = {a.name: a for a in report.attributes}
     assert by_name["a"].level == "major"
     assert by_name["a"].p_value < 1e-10
-    assert by_name["b"].unseen_values == ("9",) and by_name["b"].out_of_scale_values == ("9",)
+    assert by_name["b"].unseen_values == ["9"] and by_name["b"].out_of_scale_values == ["9"]
     text = " ".join(report.warnings)
     assert "'a' has shifted" in text and "never seen in training: 9" in text
     assert "outside its scale 1–5: 9" in text

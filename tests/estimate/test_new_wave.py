@@ -163,24 +163,29 @@ def test_metric_comparison_rows_hold_the_estimated_and_realized_values(model):
 
     wave = _survey([8], 150)
     est = estimate_wave(model, wave)
-    rows = {(r["level"], r["metric"]): r for r in est.metric_comparison()}
+    rows = {(r.level, r.metric): r for r in est.metric_comparison()}
     # every level, the catalogue's wave metrics that the level has, in the catalogue's order
     for level in est.levels:
-        keys = [r["metric"] for r in est.metric_comparison() if r["level"] == level.name]
+        keys = [r.metric for r in est.metric_comparison() if r.level == level.name]
         assert keys == [k for k in WAVE_SUMMARY if k in level.metrics]
-    assert rows[("2x2+IM", "tpr")]["estimated"] == est.levels[2].metrics["tpr"]
+    assert rows[("2x2+IM", "tpr")].estimated == est.levels[2].metrics["tpr"]
     # the realized values are the plain metrics of the labelled wave (sklearn as the oracle)
     predicted = est.predictions_frame().predicted.astype(int).to_numpy()
     actual = np.asarray(wave.y, dtype=int)
-    assert rows[("original", "accuracy")]["realized"] == pytest.approx(
+    assert rows[("original", "accuracy")].realized == pytest.approx(
         accuracy_score(actual, predicted))
-    assert rows[("original", "recall_macro")]["realized"] == pytest.approx(
+    assert rows[("original", "recall_macro")].realized == pytest.approx(
         recall_score(actual, predicted, average="macro", labels=range(11), zero_division=0))
-    assert rows[("2x2+IM", "tpr")]["realized"] == est.realized_levels[2].metrics["tpr"]
+    assert rows[("2x2+IM", "tpr")].realized == est.realized_levels[2].metrics["tpr"]
+    # the interval is the metric's own (MetricIntervals), written flat after the estimate
+    accuracy = rows[("original", "accuracy")]
+    assert accuracy.interval.ci95 == est.metric_intervals.levels["original"]["accuracy"].ci95
+    assert list(accuracy.to_dict()) == ["level", "metric", "estimated", "ci_low", "ci_high",
+                                        "realized"]
     document = json.loads(json.dumps(est.to_dict()))  # as `cx-app estimate --json` writes it
     assert WaveEstimateDocument.from_dict(document).to_dict() == document
     unlabelled = estimate_wave(model, _survey([7], 60, labelled=False))
-    assert all("realized" not in r for r in unlabelled.metric_comparison())
+    assert all("realized" not in r.to_dict() for r in unlabelled.metric_comparison())
 
 
 def test_wave_gaps_are_filled_with_the_training_median_and_no_respondent_is_lost(model):

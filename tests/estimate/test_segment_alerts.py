@@ -15,9 +15,9 @@ import pytest
 
 from cx_app.estimate.alert_bands import NO_SEGMENT_BANDS, segment_bands
 from cx_app.estimate.alerts import Alert, change_alert, series_changes
-from cx_app.estimate.document import AlertDoc
 from cx_app.estimate.model_metadata import SegmentErrorsDoc
-from cx_app.workspace.views import SegmentFigure, with_change_alerts
+from cx_app.estimate.tracker import SegmentEstimate
+from cx_app.workspace.views import with_change_alerts
 
 KEPT = {"bank": SegmentErrorsDoc.from_dict({"between_sd": 0.0, "labels": {
     "A": {"n": 400, "error": 0.0, "variance": 16.0, "estimated": -40.0, "outcome_sd": 80.0,
@@ -103,7 +103,7 @@ def test_change_since_previous_wave():
 def _figure(value, sd):
     alert = Alert(metric="net_score", value=value, lower=value - 50, upper=value + 50, alert=False,
                   source="own", comparison="own reference", sd=sd)
-    return SegmentFigure.from_dict({"respondents": 300, "estimated_nps": {
+    return SegmentEstimate.from_dict({"respondents": 300, "estimated_nps": {
         "value": value, "ci95": [value - 5, value + 5]}, "alerts": [alert.to_dict()]})
 
 
@@ -132,10 +132,11 @@ def test_program_view_adds_change_alerts_in_wave_order():
 def test_alert_document_round_trips_the_comparison():
     alert = Alert(metric="accuracy", value=0.3, lower=0.35, upper=0.5, alert=True, source="own",
                   comparison="own reference", sd=0.02)
-    doc = AlertDoc.from_dict(alert.to_dict())
+    doc = Alert.model_validate(alert.to_dict())
     assert doc.to_dict() == alert.to_dict() and doc.short() == alert.short()
-    older = AlertDoc.from_dict({"metric": "accuracy", "value": 0.3, "lower": 0.35, "upper": 0.5,
-                                "alert": True, "direction": "below", "source": "x"})
+    older = Alert.model_validate({"metric": "accuracy", "value": 0.3, "lower": 0.35,
+                                  "upper": 0.5, "alert": True, "direction": "below",
+                                  "source": "x"})
     assert older.short() == "accuracy below 0.350" and older.sd is None
 
 

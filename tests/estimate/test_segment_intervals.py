@@ -199,7 +199,9 @@ def test_older_model_file_falls_back_to_a_wider_segment_interval(simulated):
     (again,) = track_waves(old, [wave], by="bank")
     for new_seg, old_seg in zip(tracked[0].segments, again.segments, strict=True):
         assert old_seg.estimated_nps.covers == COVERS_SEGMENT_SAMPLE
-        assert old_seg.estimated_nps.se > new_seg.estimated_nps.se_outcome
+        # the same answers', model's and reference's parts, plus the fresh-sample part
+        old, new = old_seg.estimated_nps, new_seg.estimated_nps
+        assert old.se > math.sqrt(new.se**2 - new.se_segment**2)
         assert "retrain" in old_seg.note
         assert new_seg.estimated_nps.covers == COVERS_SEGMENT
     assert set(sim.reference.frame[SEGMENT_COLUMN]) == {s.label for s in again.segments}

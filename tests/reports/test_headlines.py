@@ -21,6 +21,7 @@ from cx_app.reports.headlines import (
     SegmentMovesFact,
 )
 from cx_app.reports.pptx_deck import best_model_fact
+from cx_app.result import Estimate
 
 LEVELS = ("the original scale", "3x3+IM", "2x2+IM")
 
@@ -91,8 +92,8 @@ def test_drivers_fact_claims_a_driver_only_beyond_uncertainty():
 
 
 def test_reference_facts():
-    overall = ReferenceOverallFact(score_name="NPS", score=-3.84, ci_low=-9.0, ci_high=1.5,
-                                   respondents=1200)
+    overall = ReferenceOverallFact(score_name="NPS", respondents=1200,
+                                   score=Estimate(value=-3.84, ci95=(-9.0, 1.5)))
     assert overall.headline() == ("The reference survey's NPS is -3.8 (95% interval -9.0 to "
                                   "+1.5, 1,200 respondents)")
     segment = ReferenceSegmentFact(segment="Bank", score_name="NPS", above=("C",),

@@ -19,7 +19,7 @@ from statsmodels.stats.multitest import multipletests
 from workspace.conftest import survey_files  # noqa: F401  (the workspace tests' surveys)
 from workspace.workspace_helpers import telecom_mapping
 
-from cx_app.estimate.document import AlertDoc
+from cx_app.estimate.alerts import Alert
 from cx_app.reports.pptx_deck import deck_bytes, program_slides, write_program_deck
 from cx_app.survey.schema import with_recommend
 from cx_app.workspace.programs import Workspace
@@ -246,8 +246,8 @@ def test_titles_in_plain_words_and_the_scores_words(program, deck):
 
 def test_a_raised_alert_titles_its_wave(program):
     wave = program.view.waves[0]
-    alert = AlertDoc(metric="accuracy", value=0.5, lower=0.6, upper=0.8, alert=True,
-                     direction="below", source="held-out accuracy ± 3 SD")
+    alert = Alert(metric="accuracy", value=0.5, lower=0.6, upper=0.8, alert=True,
+                  source="held-out accuracy ± 3 SD")
     alerted = wave.model_copy(update={"estimate": wave.estimate.model_copy(
         update={"alerts": [alert]}), "segments": {}})
     view = program.view.model_copy(update={"waves": (alerted,)})

@@ -184,9 +184,10 @@ def test_csat_top_box_wilson_and_net_score_by_hand():
     z2 = Z95**2
     centre = (0.6 + z2 / 10) / (1 + z2 / 5)
     half = Z95 * math.sqrt(0.6 * 0.4 / 5 + z2 / 100) / (1 + z2 / 5)
-    assert r.top_box == 0.6 and r.n == 5
-    assert r.top_box_ci95 == pytest.approx((centre - half, centre + half), abs=1e-9)
-    assert r.top_box_ci95 == pytest.approx((0.2307, 0.8824), abs=1e-4)
+    assert r.top_box.value == 0.6 and r.n == 5
+    assert r.top_box.ci95 == pytest.approx((centre - half, centre + half), abs=1e-9)
+    assert r.top_box.ci95 == pytest.approx((0.2307, 0.8824), abs=1e-4)
+    assert r.to_dict()["top_box"] == 0.6 and r.to_dict()["top_box_ci95"] == list(r.top_box.ci95)
     assert r.net.value == pytest.approx(40.0)
     assert r.net.counts == {"dissatisfied": 1, "neutral": 1, "satisfied": 3}
     frame = r.to_frame()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cx_app.engine.catalogue import OTHER_DEFINITIONS
-from cx_app.estimate.document import MetricComparisonRow, WaveEstimateDocument
+from cx_app.estimate.document import WaveEstimateDocument
+from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.models.names import model_display_name
 from cx_app.models.results import finite
 from cx_app.reports.blocks import (
@@ -84,7 +85,7 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
             continue
         rates = kind == "percent"
         columns = [TableColumn("metric", "Metric"), TableColumn("estimate", "Estimate", kind)]
-        intervals = any(r.ci_low is not None for r in chosen)
+        intervals = any(r.interval is not None for r in chosen)
         if intervals:
             columns += [TableColumn("ci_low", "95% low", kind), TableColumn("ci_high", "95% high", kind)]
         if realized:
@@ -95,7 +96,7 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
         for r in chosen:
             row = [metric_display(r.metric, binary), r.estimated]
             if intervals:
-                row += [r.ci_low, r.ci_high]
+                row += list(r.interval.ci95) if r.interval else [None, None]
             if realized:
                 diff = (None if r.estimated is None or r.realized is None
                         else (r.estimated - r.realized) * (100 if rates else 1))
