@@ -16,8 +16,8 @@ gets the pooled shares right but over-estimates the net score of unhappy respond
 under-estimates that of happy ones, so its estimated NPS misses by several points as soon as
 a wave's mix shifts; the net-score term catches that.
 
-Also here: the multiclass Brier score (scikit-learn), the top-label expected calibration error
-and reliability-diagram data (scikit-learn's ``calibration_curve``).
+Also here: the multiclass Brier score (scikit-learn) and the top-label expected calibration
+error.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss
 
 from cx_app.errors import AnalysisError
@@ -61,7 +59,6 @@ __all__ = [
     "compare_calibrations",
     "expected_calibration_error",
     "gap_advice",
-    "reliability_curve",
 ]
 
 CALIBRATION_METHODS: tuple[str, ...] = ("none", "temperature", "sigmoid", "isotonic")
@@ -99,41 +96,6 @@ def expected_calibration_error(y_true: Sequence, proba: np.ndarray, classes: Seq
         if mask.any():
             total += mask.sum() / n * abs(correct[mask].mean() - conf[mask].mean())
     return float(total)
-
-
-def reliability_curve(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
-                      target: object = "top_label", n_bins: int = 10,
-                      strategy: str = "uniform") -> pd.DataFrame:
-    """Reliability-diagram data by scikit-learn's ``calibration_curve``.
-
-    ``target="top_label"``: confidence = max probability, outcome = prediction correct;
-    otherwise a class label: its probability against "actual class is that label".
-    Columns: ``mean_predicted``, ``fraction_observed``, ``count`` (respondents in the bin).
-    """
-    p = _check_proba(proba, classes)
-    true_idx = _label_index(list(y_true), classes, "actual")
-    if target == "top_label":
-        pred = p.argmax(axis=1)
-        score = p[np.arange(len(pred)), pred]
-        outcome = (pred == true_idx).astype(int)
-    else:
-        k = _label_index([target], classes, "reliability target")[0]
-        score = p[:, k]
-        outcome = (true_idx == k).astype(int)
-    if outcome.min() == outcome.max():
-        # calibration_curve needs both outcomes; one-outcome data has a trivial diagram
-        return pd.DataFrame({"mean_predicted": [float(score.mean())],
-                             "fraction_observed": [float(outcome[0])], "count": [len(score)]})
-    frac, mean_pred = calibration_curve(outcome, score, n_bins=n_bins, strategy=strategy)
-    if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-    else:
-        edges = np.percentile(score, np.linspace(0, 100, n_bins + 1))
-    ids = np.searchsorted(edges[1:-1], score, side="right")
-    counts = np.bincount(ids, minlength=len(edges) - 1)
-    counts = counts[counts > 0]
-    return pd.DataFrame({"mean_predicted": mean_pred, "fraction_observed": frac,
-                         "count": counts[: len(frac)]})
 
 
 class CalibrationReport(Result):
@@ -212,12 +174,6 @@ class CalibrationChoice(Result):
             if r.method == method:
                 return r
         raise KeyError(method)
-
-    def to_frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame([r.to_dict() for r in self.reports])
-        frame["chosen"] = frame["method"] == self.chosen
-        return frame
-
 
 
 def _calibrated(method: str) -> str:

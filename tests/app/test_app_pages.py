@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from cx_app.engine.confusion import confusion_matrix
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.levels import reduce_confusion
+from cx_app.estimate.model_choice import choose_from_crossvalidation
 from cx_app.survey.importing import load_survey
 from cx_app.survey.nps import groups_for_schema, nps_summary
 from cx_app.survey.nps_flags import segments_vs_rest
@@ -253,6 +254,11 @@ def test_compare_drivers_new_wave_and_report_pages(trained):
 
     at.switch_page("app_pages/new_wave.py").run()
     _ok(at)
+    # two models: the one whose held-out net score errs least is preselected, and why
+    choice = choose_from_crossvalidation({m: model.cv for m, model in analysis.models.items()},
+                                         groups_for_schema(analysis.survey.schema))
+    assert at.selectbox(key="nw_model").value == choice.chosen
+    assert any(c.value.startswith("Preselected: estimated with") for c in at.caption)
     at.button(key="nw_fit").click().run()
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}

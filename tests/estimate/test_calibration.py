@@ -12,7 +12,6 @@ from cx_app.estimate.calibration import (
     choose_calibration,
     expected_calibration_error,
     gap_advice,
-    reliability_curve,
 )
 
 P = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.25, 0.5, 0.25], [0.9, 0.05, 0.05]])
@@ -36,18 +35,6 @@ def test_ece_by_hand():
     two_bins = expected_calibration_error(Y, P, CLASSES, n_bins=2)
     # bin (0, .5]: {0.5 wrong}; bin (.5, 1]: {0.7, 0.6, 0.9 all right}
     assert two_bins == pytest.approx(0.25 * 0.5 + 0.75 * abs(1 - (0.7 + 0.6 + 0.9) / 3))
-
-
-def test_reliability_curve_counts_and_perfect_calibration():
-    rng = np.random.default_rng(0)
-    q = rng.uniform(0, 1, 20000)
-    y = (rng.uniform(0, 1, 20000) < q).astype(int)
-    p = np.column_stack([1 - q, q])
-    curve = reliability_curve(y, p, [0, 1], target=1, n_bins=5)
-    assert curve["count"].sum() == 20000
-    np.testing.assert_allclose(curve.fraction_observed, curve.mean_predicted, atol=0.03)
-    top = reliability_curve(y, p, [0, 1], n_bins=5)
-    assert (top.mean_predicted >= 0.5 - 1e-12).all()
 
 
 def _report(method, acc_gap, share_gap):

@@ -1,0 +1,123 @@
+"""Which trained model estimates new waves: the one whose held-out net score errs least.
+
+Several models trained on one reference survey give several estimates of a new wave's net
+score. They are not equally good at it: a model whose probabilities are too flat (strong
+regularisation, a missing-value step that hides answers) estimates every respondent a little
+too close to the reference's average, so a wave whose customers are happier or unhappier than
+the reference's is estimated leaning back towards the reference — the pull of issue 36.
+
+That lean shows on the reference itself, out of fold: sort the held-out respondents by their
+estimated net score and compare, group by group, the estimated with the realized net score
+(:func:`cx_app.estimate.alp.net_score_calibration_error`, noise-corrected RMS in points). A
+model that is right on average but too high for unhappy respondents and too low for happy ones
+has a large error there, and that is the error a shifted wave inherits. The model to estimate
+waves with is the one with the smallest such error (:func:`choose_estimation_model`), except
+that the model listed first (the analyst's default) is kept unless another errs less by at
+least :data:`CHOICE_MARGIN` points: the error is itself measured with noise (it is 0 for most
+well-calibrated models, and a difference below a point picked the worse model as often as the
+better one in ``bench/bench_model_choice.py``). A model file that keeps no held-out net-score
+error is ranked after those that do.
+
+``bench/bench_model_choice.py`` measures the choice against each model alone and against the
+equal-weight average of the models' estimates, on the bank program's waves and on the two
+worlds of ``bench/bench_pull.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from cx_app.errors import AnalysisError
+from cx_app.result import Result
+
+if TYPE_CHECKING:
+    from cx_app.models.crossval import CrossValResult
+    from cx_app.survey.nps import NetScoreGroups
+
+__all__ = ["CHOICE_MARGIN", "EstimationChoice", "choose_estimation_model",
+           "choose_from_crossvalidation", "heldout_net_error"]
+
+CHOICE_MARGIN = 1.0
+"""Points by which another model's held-out net-score error must be smaller than the first
+model's for it to estimate the waves instead."""
+
+
+class EstimationChoice(Result):
+    """The model that estimates new waves, the held-out net-score error of every candidate
+    (points; None: the model file keeps none) and the reason in plain words."""
+
+    chosen: str
+    errors: dict[str, float | None]
+    reason: str
+
+
+def heldout_net_error(cv) -> float | None:
+    """A model's held-out net-score error (points) from its cross-validation figures
+    (:class:`~cx_app.estimate.model_metadata.HeldOutFigures`, or anything with an
+    ``alp_gap``); None when it was not kept."""
+    gap = getattr(cv, "alp_gap", None)
+    value = None if gap is None else gap.net_calibration_error
+    return None if value is None else float(value)
+
+
+def choose_estimation_model(errors: Mapping[str, float | None],
+                            names: Mapping[str, str] | None = None, *,
+                            margin: float = CHOICE_MARGIN) -> EstimationChoice:
+    """The model (key of ``errors``, the first one the analyst's default) with the smallest
+    held-out net-score error, the first kept unless another's is smaller by ``margin`` points
+    or more; ``names``: how each is named for analysts (default: its key).
+
+    >>> names = {"lr": "logistic regression", "nb": "naive Bayes"}
+    >>> c = choose_estimation_model({"lr": 3.4, "nb": 0.9}, names)
+    >>> c.chosen
+    'nb'
+    >>> c.reason
+    'estimated with the model whose held-out net-score error was smallest (naive Bayes, 0.9 points; logistic regression 3.4)'
+    >>> choose_estimation_model({"lr": 0.8, "nb": 0.0}, names).reason
+    'estimated with logistic regression (held-out net-score error 0.8 points): no other model errs less by 1.0 point or more (naive Bayes 0.0)'
+    """
+    if not errors:
+        raise AnalysisError("no trained model to estimate the wave with")
+    names = dict(names or {})
+    order = list(errors)
+    first = order[0]
+
+    def shown(models) -> str:
+        return "; ".join(f"{names.get(m, m)} "
+                         + ("not measured" if errors[m] is None else f"{errors[m]:.1f}")
+                         for m in models)
+
+    known = [m for m in order if errors[m] is not None]
+    if not known:
+        return EstimationChoice(
+            chosen=first, errors=dict(errors),
+            reason=f"estimated with {names.get(first, first)}, the first model: no model keeps "
+                   "its held-out net-score error (trained before it was kept)")
+    best = min(known, key=lambda m: (float(errors[m]), order.index(m)))
+    if errors[first] is not None and best != first \
+            and float(errors[first]) - float(errors[best]) < margin:
+        return EstimationChoice(
+            chosen=first, errors=dict(errors),
+            reason=(f"estimated with {names.get(first, first)} (held-out net-score error "
+                    f"{errors[first]:.1f} points): no other model errs less by {margin:.1f} "
+                    f"point or more ({shown(order[1:])})"))
+    others = [m for m in order if m != best]
+    return EstimationChoice(
+        chosen=best, errors=dict(errors),
+        reason=("estimated with the model whose held-out net-score error was smallest "
+                f"({names.get(best, best)}, {errors[best]:.1f} points"
+                + (f"; {shown(others)})" if others else ")")))
+
+def choose_from_crossvalidation(results: Mapping[str, CrossValResult], groups: NetScoreGroups,
+                                names: Mapping[str, str] | None = None, *,
+                                margin: float = CHOICE_MARGIN) -> EstimationChoice:
+    """:func:`choose_estimation_model` over cross-validated models (the app's trained models:
+    ``results`` model id → its cross-validation), each error measured on its out-of-fold
+    probabilities (:func:`cx_app.estimate.alp.net_score_calibration_error`)."""
+    from cx_app.estimate.alp import net_score_calibration_error
+
+    errors = {m: net_score_calibration_error(cv.class_positions(), cv.proba, cv.classes, groups)
+              for m, cv in results.items()}
+    return choose_estimation_model(errors, names, margin=margin)
+
