@@ -38,6 +38,10 @@ from cx_app.provenance import library_versions
 SCHEDULER_ENV = "CX_APP_DASK_SCHEDULER"
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before giving up with one sentence."""
+IDLE_WORKER_SECONDS = 1.0
+"""Local worker processes (loky's) leave after this long without a task (joblib's
+``idle_worker_timeout``, default 300 s): a run holds no idle workers (about 230 MB each) while
+it trains a CNN or writes its reports; the next parallel step starts them again (seconds)."""
 
 CHECKED_PACKAGES: tuple[str, ...] = (
     "cx_app", "python", "numpy", "pandas", "sklearn", "scipy", "statsmodels", "xgboost",

@@ -273,7 +273,7 @@ def permutation_importance_cv(
     frame = _frame(X)
     Xa, codes, fold = cluster.share(frame.to_numpy(), cv.class_positions(), cv.fold)
     one_fold = cluster.task(_fold_importance)
-    rows = Parallel(n_jobs=n_jobs, batch_size=1)(
+    rows = Parallel(n_jobs=n_jobs, batch_size=1, idle_worker_timeout=cluster.IDLE_WORKER_SECONDS)(
         delayed(one_fold)(model, Xa, codes, fold, f, scoring, n_repeats, seed + f)
         for f, model in enumerate(cv.models)
     )
