@@ -549,20 +549,16 @@ def _call(job: tuple) -> Any:
 
 
 def _apart(jobs: list) -> Iterator[Any]:
-    """The outputs of ``jobs`` run one after another in one process started for them (loky's
-    executor, no thread limits: JAX uses every core) and gone when they are done, with all
-    that Keras and JAX hold (about 350 MB, which the evaluating process would otherwise keep
-    for the rest of the run). In this process when there are none or it cannot have
-    children."""
-    if not jobs:
-        return
-    if multiprocessing.current_process().daemon:
-        yield from map(_call, jobs)
-        return
-    from joblib.externals.loky import ProcessPoolExecutor
+    """The outputs of ``jobs``, one after another in one process started for them (loky's,
+    without thread limits: JAX uses every core) that ends with them and with what Keras and
+    JAX hold (about 350 MB); here in a process that cannot have children."""
+    if jobs and not multiprocessing.current_process().daemon:
+        from joblib.externals.loky import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=1) as executor:
-        yield from executor.map(_call, jobs)
+        with ProcessPoolExecutor(max_workers=1) as executor:
+            yield from executor.map(_call, jobs)
+    else:
+        yield from map(_call, jobs)
 
 
 @dataclass(frozen=True)
