@@ -25,7 +25,6 @@ Conventions
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import shutil
 import tempfile
 import time
@@ -549,16 +548,14 @@ def _call(job: tuple) -> Any:
 
 
 def _apart(jobs: list) -> Iterator[Any]:
-    """The outputs of ``jobs``, one after another in one process started for them (loky's,
-    without thread limits: JAX uses every core) that ends with them and with what Keras and
-    JAX hold (about 350 MB); here in a process that cannot have children."""
-    if jobs and not multiprocessing.current_process().daemon:
+    """The outputs of ``jobs``, one after another in one process started for them (joblib's
+    loky executor, without thread limits: JAX uses every core) that ends with them and with
+    what Keras and JAX hold (about 350 MB)."""
+    if jobs:
         from joblib.externals.loky import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=1) as executor:
             yield from executor.map(_call, jobs)
-    else:
-        yield from map(_call, jobs)
 
 
 @dataclass(frozen=True)
