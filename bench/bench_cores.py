@@ -110,9 +110,10 @@ def _mean_load(fn, *args):
 
 
 def run() -> str:
-    """Each case's arms alternate (a, b, then b, a in a second round when
-    ``CX_BENCH_CORES_ROUNDS=2``), so that both see the same load; the ratio is taken per round."""
-    rounds = int(os.environ.get("CX_BENCH_CORES_ROUNDS", "1"))
+    """Each case's arms alternate (a, b, then b, a in a second round...; rounds per case from
+    ``CX_BENCH_CORES_ROUNDS``, e.g. ``1,2``), so that both see the same load; the ratio is
+    taken per round."""
+    rounds = [int(r) for r in os.environ.get("CX_BENCH_CORES_ROUNDS", "1,1").split(",")]
     before = os.environ.get("CX_BENCH_CORES_BEFORE")
     load = [os.getloadavg()]
     rows, same = [], []
@@ -121,7 +122,7 @@ def run() -> str:
         big = _resampled(20_000, w / "big.csv")
         cases = [("nine algorithms, sample (7,506)", SAMPLE, NINE),
                  ("rf, knn, ann, 20,000 respondents", big, THREE)]
-        for label, data, algorithms in cases:
+        for (label, data, algorithms), case_rounds in zip(cases, rounds, strict=True):
             common = [str(data), "--schema", str(SCHEMA), "--algorithms", algorithms,
                       "--folds", "10"]
             if algorithms == NINE:  # the target is about the default: before vs now
@@ -130,7 +131,7 @@ def run() -> str:
                     arms.insert(0, (f"before (its default, {Path(before).name})", Path(before), []))
             else:
                 arms = [("--n-jobs 1", ROOT, ["--n-jobs", "1"]), ("default (every core)", ROOT, [])]
-            for r in range(rounds):
+            for r in range(case_rounds):
                 results = {}
                 for mode, code, extra in (arms if r % 2 == 0 else arms[::-1]):
                     out = w / f"{len(rows)}"
@@ -139,6 +140,7 @@ def run() -> str:
                     results[mode] = (wall, peak, _document(out))
                     rows.append(f"| {label} | {mode} | {r + 1} | {wall:.1f} | {peak:.0f} | "
                                 f"{mean:.1f} |")
+                    print(f"[bench_cores] {rows[-1]}", flush=True)
                 if len(arms) == 2:
                     (ma, _, _), (mb, _, _) = arms
                     (a, pa, da), (b, pb, db) = results[ma], results[mb]
