@@ -8,8 +8,8 @@ summed, sampled every 0.1 s from /proc), against ``--n-jobs 1`` in the same run.
   (target: the default ≤ 0.6× ``--n-jobs 1``).
 
 ``CX_BENCH_CORES_BEFORE=/path/to/older/checkout`` also runs the nine algorithms with that
-checkout's code (``PYTHONPATH``) and its default: the "before" row. Results documents of the
-modes are compared without their wall-clock fields. The 16-core run is ``bench/device/scale16.sh``.
+checkout's code (``PYTHONPATH``) and its default: the "before" row, alternating with "now".
+Results documents of the arms are compared without their wall-clock fields. The 16-core run is ``bench/device/scale16.sh``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,29 @@ def _document(out: Path) -> dict:
     return without_wall_clock(json.loads((out / "results.json").read_text()))
 
 
+def _mean_load(fn, *args):
+    """``fn(*args)`` and the mean 1-minute load average while it ran (sampled every second)."""
+    loads, done = [], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(1.0):
+            loads.append(os.getloadavg()[0])
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        return fn(*args), (sum(loads) / len(loads) if loads else os.getloadavg()[0])
+    finally:
+        done.set()
+        watcher.join()
+
+
 def run() -> str:
+    """Each case's arms alternate (a, b, then b, a in a second round...; rounds per case from
+    ``CX_BENCH_CORES_ROUNDS``, e.g. ``1,2``), so that both see the same load; the ratio is
+    taken per round."""
+    rounds = [int(r) for r in os.environ.get("CX_BENCH_CORES_ROUNDS", "1,1").split(",")]
+    before = os.environ.get("CX_BENCH_CORES_BEFORE")
     load = [os.getloadavg()]
     rows, same = [], []
     with tempfile.TemporaryDirectory(prefix="cx-bench-cores-") as folder:
@@ -100,40 +122,44 @@ def run() -> str:
         big = _resampled(20_000, w / "big.csv")
         cases = [("nine algorithms, sample (7,506)", SAMPLE, NINE),
                  ("rf, knn, ann, 20,000 respondents", big, THREE)]
-        for label, data, algorithms in cases:
+        for (label, data, algorithms), case_rounds in zip(cases, rounds, strict=True):
             common = [str(data), "--schema", str(SCHEMA), "--algorithms", algorithms,
                       "--folds", "10"]
-            results = {}
-            for mode, extra in (("--n-jobs 1", ["--n-jobs", "1"]), ("default (every core)", [])):
-                out = w / f"{len(rows)}"
-                wall, peak = _run(["evaluate", *common, *extra, "--out", str(out)])
-                results[mode] = (wall, peak, _document(out))
-                rows.append(f"| {label} | {mode} | {wall:.1f} | {peak:.0f} |")
-            (a, pa, da), (b, pb, db) = results.values()
-            same.append(f"- {label}: default ÷ `--n-jobs 1` time **{b / a:.2f}×**, peak "
-                        f"{pb / pa:.2f}×; results.json identical: {da == db}")
-            before = os.environ.get("CX_BENCH_CORES_BEFORE")
-            if before and algorithms == NINE:
-                out = w / "before"
-                wall, peak = _run(["evaluate", *common, "--out", str(out)], Path(before))
-                rows.append(f"| {label} | before (its default, {Path(before).name}) | "
-                            f"{wall:.1f} | {peak:.0f} |")
-                same.append(f"- {label}: before → now (defaults) time {wall:.1f} → {b:.1f} s, "
-                            f"peak {peak:.0f} → {pb:.0f} MB; results.json identical: "
-                            f"{_document(out) == db}")
+            if algorithms == NINE:  # the target is about the default: before vs now
+                arms = [("default (every core)", ROOT, [])]
+                if before:
+                    arms.insert(0, (f"before (its default, {Path(before).name})", Path(before), []))
+            else:
+                arms = [("--n-jobs 1", ROOT, ["--n-jobs", "1"]), ("default (every core)", ROOT, [])]
+            for r in range(case_rounds):
+                results = {}
+                for mode, code, extra in (arms if r % 2 == 0 else arms[::-1]):
+                    out = w / f"{len(rows)}"
+                    (wall, peak), mean = _mean_load(
+                        _run, ["evaluate", *common, *extra, "--out", str(out)], code)
+                    results[mode] = (wall, peak, _document(out))
+                    rows.append(f"| {label} | {mode} | {r + 1} | {wall:.1f} | {peak:.0f} | "
+                                f"{mean:.1f} |")
+                    print(f"[bench_cores] {rows[-1]}", flush=True)
+                if len(arms) == 2:
+                    (ma, _, _), (mb, _, _) = arms
+                    (a, pa, da), (b, pb, db) = results[ma], results[mb]
+                    same.append(f"- {label}, round {r + 1}: {mb} ÷ {ma} time **{b / a:.2f}×**, "
+                                f"peak {pb:.0f} vs {pa:.0f} MB; results.json identical: {da == db}")
     load.append(os.getloadavg())
     return "\n".join([
         "## Cores: one pool for the whole run, every core by default (issue 38)",
         "",
         f"`cx-app evaluate` as a whole process, 10 folds, on {os.cpu_count()} cores; peak = the "
         "largest sum of the resident sets of the process and its worker processes (sampled "
-        "every 0.1 s). Load average before "
+        "every 0.1 s). The arms of a case alternate; the last column is the mean 1-minute load "
+        "average while the run ran. Load average before "
         + " / ".join(f"{v:.2f}" for v in load[0]) + ", after "
         + " / ".join(f"{v:.2f}" for v in load[1])
         + " (the machine was shared with other jobs: read the ratios).",
         "",
-        "| run | mode | wall s | peak MB (all processes) |",
-        "|---|---|---:|---:|",
+        "| run | mode | round | wall s | peak MB (all processes) | load |",
+        "|---|---|---:|---:|---:|---:|",
         *rows,
         "",
         *same,

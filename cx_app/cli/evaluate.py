@@ -195,7 +195,11 @@ def run(args: argparse.Namespace) -> int:
 
     progress = progress_printer(algorithms)
     cvs = []
-    with cluster_from_args(args):  # on a cluster, --n-jobs is moot: every worker is used
+    from cx_app.models.cluster import short_lived_workers
+
+    # on a cluster, --n-jobs is moot: every worker is used; locally, a one-shot run keeps no
+    # idle worker through the CNN and the reports
+    with cluster_from_args(args), short_lived_workers():
         document, evaluations = evaluate_survey(
             survey, algorithms, folds=args.folds, seed=args.seed, n_jobs=args.n_jobs,
             calibration=args.calibration, permutation_repeats=args.permutation_repeats,

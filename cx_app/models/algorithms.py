@@ -203,7 +203,8 @@ class AlgorithmSpec:
     fold_processes: bool = True
     """Whether its folds gain from running in worker processes (``n_jobs``). False for the
     CNN: JAX already uses every core for one fit, and each fresh worker process pays seconds
-    of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``)."""
+    of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``):
+    its folds run one after another in one process of their own (``crossval._apart``)."""
     gaps: GapHandling = "indicator"
     """Its gap features under the default policy ``impute_indicator`` (module docstring)."""
 

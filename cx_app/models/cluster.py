@@ -38,6 +38,28 @@ from cx_app.provenance import library_versions
 SCHEDULER_ENV = "CX_APP_DASK_SCHEDULER"
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before giving up with one sentence."""
+SHORT_IDLE_SECONDS = 1.0
+"""How long a one-shot run's local worker processes (loky's) stay without a task
+(:func:`short_lived_workers`): ``cx-app evaluate`` then holds no idle workers (about 230 MB
+each) while it trains a CNN or writes its reports; the next parallel step starts them again.
+A server keeps joblib's default (300 s): its next training reuses the warm workers."""
+_IDLE_SECONDS: ContextVar[float] = ContextVar("cx_app_idle_worker_seconds", default=300.0)
+
+
+def idle_worker_seconds() -> float:
+    """joblib's ``idle_worker_timeout`` for the pools started in this context."""
+    return _IDLE_SECONDS.get()
+
+
+@contextlib.contextmanager
+def short_lived_workers(seconds: float = SHORT_IDLE_SECONDS) -> Iterator[None]:
+    """Pools started inside let their idle workers leave after ``seconds`` (one-shot runs)."""
+    token = _IDLE_SECONDS.set(seconds)
+    try:
+        yield
+    finally:
+        _IDLE_SECONDS.reset(token)
+
 
 CHECKED_PACKAGES: tuple[str, ...] = (
     "cx_app", "python", "numpy", "pandas", "sklearn", "scipy", "statsmodels", "xgboost",

@@ -30,7 +30,7 @@ import tempfile
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -516,8 +516,11 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
     (loky's worker processes; the arrays, memory-mapped by joblib, are shipped once; each fold
     fits on one thread); batch_size=1: one fold
     per task (joblib's auto-batching would pair fast folds and then keep pairing slow ones on
-    one worker while others idle). A CNN's folds stay in this process
-    (``AlgorithmSpec.fold_processes``: JAX uses every core for one fit), except on a cluster."""
+    one worker while others idle). Idle workers stay :func:`cluster.idle_worker_seconds`
+    (short in ``cx-app evaluate``, joblib's 300 s in the app server). A CNN's folds
+    (``AlgorithmSpec.fold_processes`` False: JAX uses every core for one fit) run after the
+    pool's, one after another in one process of their own (:func:`_apart`), except on a
+    cluster."""
     tasks = [(w.fold_processes or cluster.active(), job) for w in works for job in w.jobs]
     total = len(tasks)
     if progress:
@@ -527,9 +530,9 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
     pooled = [i for i, (pool, _) in enumerate(tasks) if pool]
     alone = [i for i, (pool, _) in enumerate(tasks) if not pool]
     parallel = Parallel(n_jobs=n_jobs if len(pooled) > 1 else 1, return_as="generator",
-                        batch_size=1)
+                        batch_size=1, idle_worker_timeout=cluster.idle_worker_seconds())
     results = parallel(tasks[i][1] for i in pooled)
-    here = (fn(*args, **kwargs) for fn, args, kwargs in (tasks[i][1] for i in alone))
+    here = _apart([tasks[i][1] for i in alone])
     for done, (i, out) in enumerate(zip([*pooled, *alone], itertools.chain(results, here),
                                         strict=True), start=1):
         outputs[i] = out
@@ -537,6 +540,22 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
             progress(done, total, f"{names[i]}: fold {done}/{total} done" if len(works) == 1
                      else f"fold {done}/{total} done ({names[i]})")
     return outputs
+
+
+def _call(job: tuple) -> Any:
+    fn, args, kwargs = job
+    return fn(*args, **kwargs)
+
+
+def _apart(jobs: list) -> Iterator[Any]:
+    """The outputs of ``jobs``, one after another in one process started for them (joblib's
+    loky executor, without thread limits: JAX uses every core) that ends with them and with
+    what Keras and JAX hold (about 350 MB)."""
+    if jobs:
+        from joblib.externals.loky import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=1) as executor:
+            yield from executor.map(_call, jobs)
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,8 @@ def permutation_importance_cv(
     Xa, codes, fold = cluster.share(frame.to_numpy(), cv.class_positions(), cv.fold)
     one_fold = cluster.task(_fold_importance)
     rows = []
-    for row in Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator")(
+    for row in Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator",
+                        idle_worker_timeout=cluster.idle_worker_seconds())(
         delayed(one_fold)(model, Xa, codes, fold, f, scoring, n_repeats, seed + f)
         for f, model in enumerate(cv.models)
     ):

@@ -3,6 +3,7 @@ attributes, equivalence of its fast layers with Keras' own, plain-data state."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
@@ -227,10 +228,13 @@ def test_importing_the_package_does_not_import_keras():
     assert out.stdout.split() == ["False", "False"]
 
 
-@pytest.mark.slow  # cross-validates the network twice (~6 s)
-def test_cnn_folds_stay_in_process_whatever_n_jobs(monkeypatch):
+@pytest.mark.slow  # cross-validates the network three times, once in a child (~20 s)
+def test_cnn_folds_run_apart_in_a_process_that_ends_with_the_same_numbers(monkeypatch):
     """JAX uses every core for one fit and a fresh worker process pays seconds of start-up:
-    the CNN's folds run here (n_jobs 1 for joblib), other algorithms' folds in workers."""
+    the CNN's folds are no pool tasks (n_jobs 1 for joblib), other algorithms' folds are. They
+    run one after another in one process started for them, so that Keras and JAX leave with
+    it: the evaluating process never imports them, and the probabilities are those of the
+    folds run here."""
     from cx_app.models import crossval
 
     seen = []
@@ -244,7 +248,18 @@ def test_cnn_folds_stay_in_process_whatever_n_jobs(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.integers(1, 11, size=(60, 5)).astype(float)
     y = np.array([0, 1, 2] * 20)
-    crossval.cross_validate_model(X, y, (0, 1, 2), "cnn", settings={"epochs": 2}, folds=2,
-                                  n_jobs=2)
+    apart = crossval.cross_validate_model(X, y, (0, 1, 2), "cnn", settings={"epochs": 2},
+                                          folds=2, n_jobs=2)
     crossval.cross_validate_model(X, y, (0, 1, 2), "nb", folds=2, n_jobs=2)
     assert seen == [1, 2]
+    code = ("import sys, json; import numpy as np; from cx_app.models.crossval import "
+            "cross_validate_model; cv = cross_validate_model(np.eye(6), [0, 1, 2] * 2, (0, 1, 2),"
+            " 'cnn', settings={'epochs': 2}, folds=2); assert cv.proba.shape == (6, 3);"
+            " print(json.dumps(['keras' in sys.modules, 'jax' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == [False, False]
+    monkeypatch.setattr(crossval, "_apart", lambda jobs: map(crossval._call, jobs))
+    here = crossval.cross_validate_model(X, y, (0, 1, 2), "cnn", settings={"epochs": 2},
+                                         folds=2)
+    np.testing.assert_array_equal(apart.proba, here.proba)
