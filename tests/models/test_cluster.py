@@ -459,3 +459,22 @@ def test_the_shared_client_reconnects_on_a_new_address_and_closes_the_old_one(mo
     second = shared.get("tcp://b:8786")
     assert second.address == "tcp://b:8786" and first.closed and not second.closed
     assert len(made) == 2
+
+
+def test_idle_workers_leave_soon_only_inside_a_one_shot_run():
+    """A server's pools keep joblib's idle timeout (warm workers for the next training);
+    cx-app evaluate's (``short_lived_workers``) let them go after a second, also in a thread
+    the context does not reach."""
+    import threading
+
+    from cx_app.models import cluster
+
+    assert cluster.idle_worker_seconds() == 300.0
+    seen = []
+    with cluster.short_lived_workers():
+        assert cluster.idle_worker_seconds() == cluster.SHORT_IDLE_SECONDS == 1.0
+        thread = threading.Thread(target=lambda: seen.append(cluster.idle_worker_seconds()))
+        thread.start()
+        thread.join()
+    assert seen == [300.0]
+    assert cluster.idle_worker_seconds() == 300.0

@@ -92,6 +92,7 @@ def test_same_seed_same_model_other_seed_other_model():
     assert np.random.random() == before
 
 
+@pytest.mark.slow  # about 20 s on 2 cores (three CNN cross-validations)
 def test_cross_validation_is_reproducible_and_records_the_adaptation():
     X, y = _data(n=150, p=3)
     runs = [cross_validate_model(X, y, range(5), "cnn", folds=3, seed=2,

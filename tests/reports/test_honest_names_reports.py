@@ -14,6 +14,7 @@ from pathlib import Path
 
 import openpyxl
 import pandas as pd
+import pytest
 
 from cx_app.cli import main
 from cx_app.reports.definitions import PAPERS
@@ -59,6 +60,7 @@ def without_citations(text: str) -> str:
     return text
 
 
+@pytest.mark.slow  # about 14 s: evaluate and both reports
 def test_a_target_that_is_no_recommend_question_has_no_nps_in_either_report(tmp_path, capsys):
     html, cells = reports(tmp_path, ATTITUDE)
     capsys.readouterr()

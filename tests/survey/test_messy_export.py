@@ -241,6 +241,7 @@ def test_a_plan_that_does_not_cover_the_scale_is_refused_before_fitting(export, 
     assert groups_for_schema  # the check the evaluation runs first
 
 
+@pytest.mark.slow  # about 12 s: evaluate, train and estimate on one export
 def test_evaluate_train_and_estimate_use_the_same_respondents(export, tmp_path, capsys):
     """One path: `evaluate`, `train` and `estimate` resolve the messy files to the respondents
     and NPS counted by hand (the NPS over every valid answer, weighted; every respondent of
