@@ -28,7 +28,6 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -123,23 +122,11 @@ def _bank_rows(seed: int) -> list[dict]:
 
 
 def _app_proba(algorithm, x, y, x_new):
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    import bench_pull
 
     from cx_app.models.crossval import build_model
 
-    model = build_model(algorithm)
-
-    def full(p, classes):
-        out = np.zeros((len(p), 11))
-        out[:, classes] = p
-        return out
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        oof = cross_val_predict(model, x, y, method="predict_proba",
-                                cv=StratifiedKFold(10, shuffle=True, random_state=0))
-        model.fit(x, y)
-    return full(oof, model.classes_), full(model.predict_proba(x_new), model.classes_)
+    return bench_pull.oof_and_new_proba(build_model(algorithm), x, y, x_new)
 
 
 def _world_rows(seed: int) -> list[dict]:

@@ -132,11 +132,17 @@ def _worlds(seed):
 
 def _model_proba(x, y, x_new):
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=300))
+    return oof_and_new_proba(model, x, y, x_new)
+
+
+def oof_and_new_proba(model, x, y, x_new):
+    """``model``'s 10-fold out-of-fold probabilities on ``x`` and, fitted on all of it, on
+    ``x_new``; both as 11 columns (scores 0–10)."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     def full(p, classes):
         out = np.zeros((len(p), 11))
