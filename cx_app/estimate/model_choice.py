@@ -75,7 +75,7 @@ def choose_estimation_model(errors: Mapping[str, float | None],
     >>> c.reason
     'estimated with the model whose held-out net-score error was smallest (naive Bayes, 0.9 points; logistic regression 3.4)'
     >>> choose_estimation_model({"lr": 0.8, "nb": 0.0}, names).reason
-    'estimated with logistic regression (held-out net-score error 0.8 points): no other model errs less by 1.0 point or more (naive Bayes 0.0)'
+    'estimated with logistic regression (held-out net-score error 0.8 points): no other model errs less by 1.0 point or more (naive Bayes within sampling noise)'
     """
     if not errors:
         raise AnalysisError("no trained model to estimate the wave with")
@@ -83,9 +83,14 @@ def choose_estimation_model(errors: Mapping[str, float | None],
     order = list(errors)
     first = order[0]
 
+    def points(model, unit: str = "") -> str:
+        """The error in words: below 0.05 it is within the sampling noise it was corrected for."""
+        value = float(errors[model])
+        return "within sampling noise" if value < 0.05 else f"{value:.1f}{unit}"
+
     def shown(models) -> str:
         return "; ".join(f"{names.get(m, m)} "
-                         + ("not measured" if errors[m] is None else f"{errors[m]:.1f}")
+                         + ("not measured" if errors[m] is None else points(m))
                          for m in models)
 
     known = [m for m in order if errors[m] is not None]
@@ -100,13 +105,13 @@ def choose_estimation_model(errors: Mapping[str, float | None],
         return EstimationChoice(
             chosen=first, errors=dict(errors),
             reason=(f"estimated with {names.get(first, first)} (held-out net-score error "
-                    f"{errors[first]:.1f} points): no other model errs less by {margin:.1f} "
+                    f"{points(first, ' points')}): no other model errs less by {margin:.1f} "
                     f"point or more ({shown(order[1:])})"))
     others = [m for m in order if m != best]
     return EstimationChoice(
         chosen=best, errors=dict(errors),
         reason=("estimated with the model whose held-out net-score error was smallest "
-                f"({names.get(best, best)}, {errors[best]:.1f} points"
+                f"({names.get(best, best)}, {points(best, ' points')}"
                 + (f"; {shown(others)})" if others else ")")))
 
 def choose_from_crossvalidation(results: Mapping[str, CrossValResult], groups: NetScoreGroups,

@@ -34,7 +34,10 @@ def test_the_smallest_error_wins_by_a_margin_ties_go_first_and_unmeasured_come_l
     # the first model (the analyst's default) stays unless another errs less by a point
     kept = choose_estimation_model({"lr": 0.8, "nb": 0.0})
     assert kept.chosen == "lr" and "no other model errs less by 1.0 point" in kept.reason
-    assert choose_estimation_model({"lr": 1.0, "nb": 0.0}).chosen == "nb"
+    zero = choose_estimation_model({"lr": 1.0, "nb": 0.0})
+    assert zero.chosen == "nb"
+    # a noise-corrected error of 0 is said in words, not as "0.0 points"
+    assert zero.reason.endswith("(nb, within sampling noise; lr 1.0)")
     assert choose_estimation_model({"lr": 0.8, "nb": 0.0}, margin=0.0).chosen == "nb"
     c = choose_estimation_model({"old": None, "lr": 2.0}, {"old": "old file"})
     assert c.chosen == "lr"
