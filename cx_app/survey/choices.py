@@ -1,15 +1,9 @@
 """Answers exported as choice text read as ordinal scores, and "not an answer" texts as gaps.
 
-Survey platforms export answers either as numeric codes or as the choice texts the respondent
-saw: ``"0 - Not at all likely"`` … ``"10 - Extremely likely"``, ``"Very dissatisfied"`` …
-``"Very satisfied"``, ``"Not applicable"``. :func:`score_choices` reads one column of such
-texts as the scores an analyst means: a text that begins with a number is that number; a text
-of a known ordered scale (agreement, satisfaction, likelihood, quality, ease; 5- and 7-point)
-is its position 1..k; a "not an answer" text (Not applicable, Don't know, Prefer not to say)
-is a gap, never a score. The vocabulary is the data file ``data/answer_scales.yaml`` (extend it
-there). A column is converted only when every answer in it is read one of these ways and at
-least one is a choice text: plain numeric columns, and text columns of other words (brands,
-comments), are left as they are.
+The rules are in ``docs/platform-exports.md`` ("Answers"), the vocabulary in
+``data/answer_scales.yaml``. A column is converted only when every answer in it is read one of
+these ways and at least one is a choice text: plain numeric columns, and text columns of other
+words (brands, comments), are left as they are.
 """
 
 from __future__ import annotations

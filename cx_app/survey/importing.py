@@ -1,23 +1,8 @@
 """Reading survey files into clean, validated respondent tables: the import's stages.
 
-:func:`load_survey` calls each stage once, in order (``docs/architecture.md``, "The import"):
-
-1. **bytes** — :func:`~cx_app.survey.reading.read_source` (within the size limit);
-2. **grid** — :func:`~cx_app.survey.reading.read_grids`: workbooks (fastexcel) and SPSS/Stata
-   files (pyreadstat) read in a child process with limits, CSV/TSV decoded and sniffed;
-3. **layout** — :func:`~cx_app.survey.layout.recognise_layout`: a platform's header rows folded
-   into one, question texts as labels, personal data and platform columns dropped;
-4. **typed columns** — :func:`~cx_app.survey.table.read_columns`: the header row and the cells
-   below it (choice texts, value labels and declared missing codes read as codes and gaps),
-   blank and Excel-error masks;
-5. **roles** — :func:`~cx_app.survey.inference.infer_schema` when no schema is given;
-6. **survey** — :func:`~cx_app.survey.cleaning.clean_columns` on the mapped columns (gaps,
-   invalid cells listed with their reason, the survey and model bases), an attribute carrying
-   the target's answer refused (:mod:`cx_app.survey.leaks`), the
-   :class:`~cx_app.survey.data.SurveyData`.
-
-A workbook's sheets go through stages 2–4 (and 5 without a schema) in order until one fits.
-Row numbers are the file's rows as Excel shows them (CSV: the line number).
+:func:`load_survey` calls each stage once, in order: bytes, grid, layout, typed columns, roles,
+survey (``docs/architecture.md``, "The import"). Row numbers are the file's rows as Excel shows
+them (CSV: the line number).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from cx_app.errors import SchemaError
 from cx_app.safe_text import plain_text
 from cx_app.survey.distinct import on_distinct
 from cx_app.survey.leaks import leak_reason
+from cx_app.survey.personal import split_words
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
@@ -123,8 +124,7 @@ def _stated_scale(header: str) -> Scale | None:
 
 def _words(header: str) -> set[str]:
     """A header's words, camelCase and underscores split (``ResponseId`` → response, id)."""
-    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(header)).replace("_", " ")
-    return set(re.findall(r"[a-z]+", normalise_header(spaced)))
+    return set(re.findall(r"[a-z]+", split_words(str(header))))
 
 
 def free_text(header: str, values: pd.Series) -> bool:

@@ -1,26 +1,9 @@
 """Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
 
-The layout stage folds a platform's header rows into one column name plus a label and drops
-platform columns and personal data. :func:`recognise_layout` is the stage between the raw grid
-(:mod:`cx_app.survey.reading`) and the typed columns (:mod:`cx_app.survey.table`, where choice
-texts, value labels and declared missing codes become codes and gaps). It recognises, from
-the first rows:
-
-- **Qualtrics** (CSV, TSV, Excel; docs/platform-exports.md): row 1 the field names (``Q1``,
-  ``Q2_3``), row 2 the question texts (a matrix item as "question - item"), row 3 the
-  ``{"ImportId": ...}`` row when present; the legacy two-row form (``V1`` … ``V10`` over
-  ``ResponseID``, ``ResponseSet``, ...). The field name is the column name, the question text
-  its label.
-- **SurveyMonkey** ("expanded"): row 1 the question texts (written once over a matrix's
-  columns), row 2 the sub-questions, "Response" or "Open-Ended Response". A column is named by
-  its question text ("question – item" for a matrix item or an open-ended answer).
-- **SPSS/Stata** (:func:`~cx_app.survey.reading.stat_grid`): the variable labels are the labels.
-- anything else: a plain one-row header (found later by the importer), left as it is.
-
-Then for every layout: columns holding personal data (:mod:`cx_app.survey.personal`) are
-dropped; on a platform export, its own columns (dates, durations, progress, status, finished
-flags, channels, language, locations, its derived ``*_NPS_GROUP``) are dropped too, the response
-id kept. Each dropped column is a note, and kept on :attr:`Grid.left_out` with its reason.
+The layout stage of the import: a platform's header rows folded into one column name plus a
+label (the question text), personal data and the platform's own columns dropped, each with a
+note and kept on :attr:`Grid.left_out` with its reason. The layouts recognised, and what is
+dropped, are in ``docs/platform-exports.md``.
 """
 
 from __future__ import annotations

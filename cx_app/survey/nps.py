@@ -11,17 +11,14 @@ The reported value is the plain NPS 100·(P − D)/n; ``se`` is 100·√Var. The
 independent waves (or segments) A → B is Δ = NPS_B − NPS_A with SE = √(se_A² + se_B²), the
 interval Δ ± 1.96·SE and a two-sided z test (z = Δ/SE).
 
-Which answers are promoters and detractors comes from :class:`NetScoreGroups`: the NPS default
-(promoters {9, 10}, detractors {0..6}), the CSAT default (satisfied {4, 5}, dissatisfied
-{1, 2}), or the groups of a survey schema's plan (:func:`groups_from_plan`,
-:func:`groups_for_schema`). For CSAT, :func:`csat_summary` adds the top-2-box share (the
-satisfied share) with a Wilson interval (statsmodels ``proportion_confint``).
+Which answers are promoters and detractors comes from :class:`NetScoreGroups`. For CSAT,
+:func:`csat_summary` adds the top-2-box share with a Wilson interval.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -163,11 +160,8 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
 
 
 def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
-    """The net-score groups of a :class:`cx_app.survey.schema.SurveySchema`: their scores from
-    its plan when it has one, else the NPS cut points ({0..6} / {7, 8} / {9, 10}) for a
-    recommend question, the symmetric split ({0..4} / {5} / {6..10}) for any other 0–10 item,
-    or the 1–5 default; their names always from :func:`cx_app.survey.vocabulary.vocabulary`
-    (promoters and detractors only for an NPS)."""
+    """A schema's net-score groups: their scores from its plan, else the default of its scale;
+    their names always from :func:`cx_app.survey.vocabulary.vocabulary`."""
     from cx_app.survey.vocabulary import vocabulary
 
     words = vocabulary(schema)
@@ -191,8 +185,7 @@ def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
 
 def symmetric_groups(classes: Sequence[int], names: Sequence[str] = ("low", "middle", "high")
                      ) -> NetScoreGroups:
-    """The symmetric split of a scale of at least 3 points around its midpoint (the default
-    of a 0–10 item that is not a recommend question: {0..4} / {5} / {6..10}).
+    """The symmetric split of a scale of at least 3 points around its midpoint.
 
     >>> g = symmetric_groups(range(11))
     >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
@@ -204,26 +197,12 @@ def symmetric_groups(classes: Sequence[int], names: Sequence[str] = ("low", "mid
     return NetScoreGroups(classes, frozenset(high), frozenset(low), positive, neutral, negative)
 
 
-def _custom_groups(promoters: Iterable[int] | None, detractors: Iterable[int] | None,
-                   base: NetScoreGroups) -> NetScoreGroups:
-    if promoters is None and detractors is None:
-        return base
-    positive = frozenset(int(s) for s in promoters) if promoters is not None else base.positive
-    negative = frozenset(int(s) for s in detractors) if detractors is not None else base.negative
-    classes = tuple(sorted(set(base.classes) | positive | negative))
-    return NetScoreGroups(classes, positive, negative, base.positive_name, base.neutral_name,
-                          base.negative_name)
-
-
 # --------------------------------------------------------------------------- results
 
 
 class NpsResult(Estimate):
-    """A net score (NPS points, −100..100) with its adjusted-Wald 95% interval.
-
-    ``counts`` and ``shares`` (fractions) are keyed by the group names in the order negative,
-    neutral, positive; ``missing`` counts the scores that were missing (NaN) and left out.
-    """
+    """A net score (NPS points, −100..100) with its adjusted-Wald 95% interval; ``counts`` and
+    ``shares`` (fractions) keyed by the group names, negative first."""
 
     se: float
     n: int | float
@@ -308,8 +287,7 @@ class CsatResult(Result):
 def net_score_from_counts(negative: float, neutral: float, positive: float, *,
                           groups: NetScoreGroups = NPS_GROUPS, label: str = "",
                           missing: int = 0) -> NpsResult:
-    """The net score and its adjusted-Wald interval from group counts (real-valued counts,
-    e.g. estimated ones, are allowed)."""
+    """The net score from group counts (real-valued counts, e.g. estimated ones, allowed)."""
     counts = np.array([negative, neutral, positive], dtype=float)
     if np.any(counts < 0) or not np.all(np.isfinite(counts)):
         raise AnalysisError(f"group counts must be finite and non-negative, got {counts.tolist()}")
@@ -356,16 +334,13 @@ def _in(label: str) -> str:
     return f" in {label!r}" if label else ""
 
 
-def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS,
-                promoters: Iterable[int] | None = None, detractors: Iterable[int] | None = None,
-                label: str = "", weights: object = None) -> NpsResult:
+def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS, label: str = "",
+                weights: object = None) -> NpsResult:
     """NPS of the given scores with its adjusted-Wald 95% interval (MATH.md §11).
 
-    ``groups`` sets the promoters/detractors (default NPS); ``promoters=`` / ``detractors=``
-    override them. Missing scores (NaN) are left out and counted in ``missing``.
-    ``weights`` (survey weights aligned with ``scores``): the weighted shares give the value,
-    and the interval is the adjusted-Wald one on Kish's effective sample size
-    (:mod:`cx_app.survey.weights`); ``n`` and ``counts`` stay respondents.
+    Missing scores (NaN) are left out and counted in ``missing``. ``weights``: the weighted
+    shares give the value, the interval rests on Kish's effective sample size; ``n`` and
+    ``counts`` stay respondents.
 
     >>> r = nps_summary([10, 9, 8, 7, 6, 0, 10, 9])
     >>> r.value, r.counts
@@ -374,7 +349,6 @@ def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS,
     >>> w.value, round(w.n_effective, 3), w.counts
     (40.0, 2.273, {'detractors': 1, 'passives': 1, 'promoters': 1})
     """
-    groups = _custom_groups(promoters, detractors, groups)
     if weights is not None:
         return _weighted_summary(scores, weights, groups, label)
     values, missing = _clean_scores(scores, groups, label)
@@ -413,8 +387,7 @@ def _weighted_summary(scores: object, weights: object, groups: NetScoreGroups,
 
 
 def change_test(delta: float, se: float) -> tuple[float, float]:
-    """(z, two-sided p) of a change ``delta`` with standard error ``se``; a change with
-    ``se`` 0 is certain (z = ±inf, p = 0) unless it is 0 (z = 0, p = 1).
+    """(z, two-sided p) of a change; with ``se`` 0 a change is certain, unless it is 0.
 
     >>> change_test(3.92, 2.0)[1] < 0.05 < change_test(3.9, 2.0)[1]
     True
@@ -424,8 +397,7 @@ def change_test(delta: float, se: float) -> tuple[float, float]:
 
 
 def nps_change(a: NpsResult, b: NpsResult) -> NpsChange:
-    """The change from ``a`` to ``b`` (Δ = b − a, NPS points) of two independent samples:
-    SE = √(se_a² + se_b²), 95% interval Δ ± 1.96·SE, two-sided z test."""
+    """The change Δ = b − a (NPS points) of two independent samples (module docstring)."""
     se = math.hypot(a.se, b.se)
     delta = float(b.value - a.value)
     z, p = change_test(delta, se)
@@ -442,8 +414,7 @@ def _segment_label(key: object) -> str:
 
 def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
                    target: str | None = None) -> list[tuple[str, pd.DataFrame]]:
-    """(label, rows) per segment of ``by`` (one or more columns), sorted by segment value; a
-    missing segment value is its own segment, labelled "(missing)"."""
+    """(label, rows) per segment of ``by``, sorted; a missing value is its own segment."""
     by_cols = [by] if isinstance(by, str) else list(by)
     unknown = [c for c in [*([target] if target else []), *by_cols] if c not in frame.columns]
     if unknown:
@@ -456,8 +427,7 @@ def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
 def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
                    groups: NetScoreGroups = NPS_GROUPS,
                    weight: str | None = None) -> list[NpsResult]:
-    """One :class:`NpsResult` per segment (see :func:`segment_frames`); ``weight`` names a
-    survey-weight column of ``frame`` (weighted results)."""
+    """One :class:`NpsResult` per segment (see :func:`segment_frames`)."""
     return [nps_summary(part[target].to_numpy(), groups=groups, label=label,
                         weights=None if weight is None else part[weight].to_numpy())
             for label, part in segment_frames(frame, by, target)]
@@ -466,10 +436,8 @@ def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
 def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
            groups: NetScoreGroups = NPS_GROUPS, total: bool = False,
            weight: str | None = None) -> pd.DataFrame:
-    """NPS per segment of ``by`` (one or more columns): a table with the segment, n, the group
-    counts and shares, the NPS, its 95% interval and SE; ``total=True`` adds an "All" row;
-    ``weight`` names a survey-weight column (weighted NPS, shares and intervals, with
-    ``n_effective``)."""
+    """NPS per segment of ``by`` as a table (one :meth:`NpsResult.to_frame` row each);
+    ``total=True`` adds an "All" row."""
     results = nps_by_results(frame, target, by, groups=groups, weight=weight)
     if total:
         results.append(nps_summary(frame[target].to_numpy(), groups=groups, label="All",
@@ -480,8 +448,7 @@ def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
 
 
 def nps_changes(results: Sequence[NpsResult]) -> pd.DataFrame:
-    """Consecutive changes (second − first, third − second, …) of an ordered list of results,
-    e.g. waves, as a table with delta, SE, interval, z and p."""
+    """Consecutive changes (second − first, …) of an ordered list of results, as a table."""
     rows = [nps_change(a, b).to_frame() for a, b in zip(results[:-1], results[1:], strict=True)]
     columns = ["a_label", "b_label", "a_value", "b_value", "delta", "se", "z", "p", "ci_low",
                "ci_high"]
@@ -490,9 +457,7 @@ def nps_changes(results: Sequence[NpsResult]) -> pd.DataFrame:
 
 def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
                  label: str = "", weights: object = None) -> CsatResult:
-    """Top-box (satisfied) share with a Wilson 95% interval, and the net score satisfied −
-    dissatisfied with the adjusted-Wald interval; ``weights``: weighted share, intervals on
-    Kish's effective sample size.
+    """Top-box (satisfied) share with a Wilson 95% interval, and the net score.
 
     >>> r = csat_summary([5, 4, 4, 3, 1])
     >>> r.top_box.value, r.net.value
@@ -508,8 +473,7 @@ def csat_summary(scores: object, *, groups: NetScoreGroups = CSAT_GROUPS,
 
 
 def score_distribution(scores: object, groups: NetScoreGroups) -> pd.DataFrame:
-    """Respondents per score of ``groups.classes`` (zero for a score nobody gave): columns
-    ``score``, ``count``, ``category`` (the score's group name) and ``share`` of the total."""
+    """Respondents per score of ``groups.classes`` (zero for a score nobody gave)."""
     classes = list(groups.classes)
     counts = pd.Series(scores).value_counts().reindex(classes, fill_value=0)
     out = pd.DataFrame({"score": classes, "count": counts.to_numpy(),
@@ -520,9 +484,8 @@ def score_distribution(scores: object, groups: NetScoreGroups) -> pd.DataFrame:
 
 def attribute_profiles(attributes: pd.DataFrame, scores: object,
                        groups: NetScoreGroups) -> pd.DataFrame:
-    """Mean of each attribute (rows) per score group (columns, in :attr:`NetScoreGroups.names`
-    order, groups nobody is in left out), over the respondents who answered it (NaN answers
-    are not scores)."""
+    """Mean of each attribute (rows) per score group (columns; groups nobody is in left out)
+    over the respondents who answered it."""
     grouped = attributes.assign(_group=[groups.group_of(c) for c in scores]).groupby("_group")
     means = grouped.mean()
     return means.reindex([n for n in groups.names if n in means.index]).T

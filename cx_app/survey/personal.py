@@ -1,12 +1,8 @@
 """Personal data recognised in a survey's columns, by header and by content.
 
-Survey platforms export e-mail addresses, names, IP addresses and coordinates with the answers
-(Qualtrics' ``RecipientEmail``, ``IPAddress``, ``LocationLatitude``; SurveyMonkey's
-``Email Address``, ``First Name``). :func:`personal_data` says whether a column holds any, and
-what: the import drops such a column before anything else sees it (never a page, the
-workspace, a project file or a report), and the Data page says which columns were dropped and
-why. Content is checked on a sample of the column's distinct answers, so a column of
-addresses under any header is found.
+The import drops such a column before anything else sees it (``docs/platform-exports.md``).
+Content is checked on a sample of the column's distinct answers, so a column of addresses
+under any header is found.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ _SAMPLE = 200
 """Distinct answers looked at for content (addresses are all distinct: a sample is enough)."""
 
 
-def _split_words(header: str) -> str:
+def split_words(header: str) -> str:
     """A header in lower case with camelCase and underscores split into words."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", header).replace("_", " ")
     return " ".join(spaced.split()).casefold()
@@ -58,7 +54,7 @@ def personal_data(header: str, column: pd.Series) -> str | None:
     >>> personal_data("Region", pd.Series(["North", "South"])) is None
     True
     """
-    words = _split_words(str(header))
+    words = split_words(str(header))
     for kind, pattern in _HEADER_KINDS:
         if pattern.search(words):
             return kind

@@ -16,6 +16,7 @@ from cx_app.survey.nps import (
     CSAT_GROUPS,
     NPS_GROUPS,
     Z95,
+    NetScoreGroups,
     csat_summary,
     groups_from_plan,
     net_score_from_counts,
@@ -137,7 +138,8 @@ def test_scores_outside_the_scale_or_not_numbers_are_errors_and_nan_is_counted()
 
 
 def test_custom_promoters_and_detractors():
-    r = nps_summary([10, 9, 8, 7, 6], promoters=[8, 9, 10], detractors=[0, 1, 2, 3, 4, 5, 6, 7])
+    groups = NetScoreGroups(tuple(range(11)), frozenset({8, 9, 10}), frozenset(range(8)))
+    r = nps_summary([10, 9, 8, 7, 6], groups=groups)
     assert r.counts == {"detractors": 2, "passives": 0, "promoters": 3}
     assert r.value == pytest.approx(20.0)
 
