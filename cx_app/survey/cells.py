@@ -1,11 +1,8 @@
 """Cleaning one column of survey cells: codes, scores on a scale, texts and dates.
 
-Each cell gets the reason it is not a score, each respondent the first reason that excludes it. :mod:`cx_app.survey.importing` assembles them.
-
-A column is text (:class:`Column`: a workbook's numbers and dates as the reader printed them,
-a CSV file's as written). Survey columns repeat a few answers and codes thousands of times, so
+Each cell gets the reason it is not a score, each respondent the first reason that excludes it;
 each decision that reads a cell's text is made once per distinct text
-(:func:`~cx_app.survey.distinct.on_distinct`) and spread back; masks are vectorised pandas."""
+(:func:`~cx_app.survey.distinct.on_distinct`)."""
 
 from __future__ import annotations
 
@@ -29,10 +26,9 @@ _SERIAL_DATES = (18264, 73050)
 
 @dataclass(frozen=True)
 class ColumnCells:
-    """One column of cells below the header: their texts (``<NA>`` for an empty cell; index:
-    sheet rows), which are blank (empty or whitespace only), which are Excel error cells
-    (their text is the error, ``#N/A``), and whether a workbook's reader printed them
-    (``typed``: a text like ``2024-01-01 00:00:00`` is then a date cell)."""
+    """One column of cells below the header (index: sheet rows), its blank and Excel-error
+    masks, and whether a workbook's reader printed them (``typed``: a text like
+    ``2024-01-01 00:00:00`` is then a date cell)."""
 
     texts: pd.Series
     blank: np.ndarray
@@ -93,13 +89,8 @@ _KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
 
 
 def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
-    """Clean one score column. Missing: blanks, the schema's ``codes`` and — whatever the
-    schema says — the usual "no answer" codes (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES`,
-    e.g. 99, and the texts of :data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`, e.g. "Don't
-    know", "N/A"); a numeric code is missing only outside the column's scale (6 declared for a
-    1–5 matrix's "Not applicable" stays an answer on a 0–10 recommend question).
-    Numbers are read from the trimmed text, a decimal comma allowed ("7,5"); a date cell, an
-    Excel error cell, a non-numeric text, a decimal or an out-of-scale number is invalid."""
+    """Clean one score column: gaps and invalid cells as ``docs/bases-and-gaps.md`` says (a
+    numeric code is a gap only outside the column's scale); a decimal comma is allowed."""
     typed = column.typed
     answers = on_distinct(column.texts, lambda distinct: _score_answers(distinct, typed, scale,
                                                                        codes))
@@ -116,8 +107,7 @@ def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set
 
 def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
                    codes: tuple[set[float], set[str]]) -> list[np.ndarray]:
-    """:func:`clean_scores` of each distinct text: values, missing, date, non_numeric,
-    decimal, out_of_scale."""
+    """:func:`clean_scores` of each distinct text."""
     text = distinct.where(distinct.notna(), "").astype(str).str.strip()
     blank = text.eq("")
     date = (text.str.fullmatch(DATE_TEXT) & typed).astype(bool)
@@ -164,9 +154,8 @@ def text_column(column: ColumnCells) -> pd.Series:
 
 
 def date_column(column: ColumnCells) -> tuple[pd.Series, int, int]:
-    """Dates of a date-role column: date cells, date texts, and Excel serial day numbers
-    (1950–2099) stored as plain numbers; (dates, cells that are not dates, serials
-    converted). Each distinct text is parsed once."""
+    """(dates, cells that are not dates, Excel serial day numbers converted) of a date-role
+    column; a serial is a plain number of 1950–2099."""
     kept = ~(column.blank | column.errors)
     parsed, serial = on_distinct(column.texts.where(kept), _parsed_dates)
     parsed = pd.Series(parsed, index=column.texts.index)
@@ -190,8 +179,7 @@ def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
 def first_reasons(
     n: int, checks: list[tuple[pd.Series, str, str, ColumnCells]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each row, the first check (in order) that fails: reason, column header, the cell as
-    shown (:meth:`Column.display`)."""
+    """For each row, the first check (in order) that fails: reason, column header, the cell."""
     reason = np.full(n, None, dtype=object)
     column = np.full(n, None, dtype=object)
     value = np.full(n, None, dtype=object)

@@ -1,12 +1,4 @@
-"""Cleaning the mapped columns of a survey file into its two bases and the quality report.
-
-:func:`clean_columns` runs the per-column cleaning of :mod:`cx_app.survey.cells` on every
-mapped column, gives each row its first exclusion reason (survey base: a valid target and a
-first respondent id; model base: also valid attribute cells, and under policy ``exclude`` no
-unanswered attribute) and assembles the respondents' frame and the
-:class:`~cx_app.survey.quality.DataQualityReport`. :mod:`cx_app.survey.importing` reads,
-finds the header and maps the columns before.
-"""
+"""Cleaning the mapped columns of a survey file into its two bases and the quality report."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A loaded survey: its respondents, schema, data-quality report and source.
-
-:func:`cx_app.survey.importing.load_survey` makes it.
-"""
+"""A loaded survey (made by :func:`cx_app.survey.importing.load_survey`): its respondents, schema,
+data-quality report and source."""
 
 from __future__ import annotations
 
@@ -12,6 +10,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from cx_app.provenance import survey_key
 from cx_app.result import Result
 from cx_app.survey.quality import DataQualityReport
 from cx_app.survey.schema import SurveySchema
@@ -27,13 +26,11 @@ class SourceInfo(Result):
     delimiter: str | None = None
     header_row: int = 1
     left_out: tuple[tuple[str, str], ...] = Field(default=(), exclude_if=lambda v: not v)
-    """Columns dropped at import, each with why: personal data (e-mail addresses, names, IP
-    addresses, coordinates), a survey platform's own columns, a platform-derived column."""
+    """Columns dropped at import, each with why (:mod:`cx_app.survey.layout`)."""
 
     @property
     def held_personal_data(self) -> bool:
-        """Whether the file held personal data (dropped at import): its bytes are never kept
-        in the workspace (:meth:`~cx_app.workspace.analyses.AnalysisStore.program_for`)."""
+        """Whether the file held personal data (dropped at import): its bytes are never kept."""
         return any(reason.startswith("personal data") for _, reason in self.left_out)
 
 
@@ -51,19 +48,14 @@ class SurveyData:
     quality: DataQualityReport
     source: SourceInfo
     absent_attributes: tuple[str, ...] = ()
-    """Attributes whose column is not in the file (only with ``require_attributes=False``):
-    their column in ``frame`` is all missing, for the scorer to fill and to warn about."""
+    """Attributes whose column is not in the file (``require_attributes=False``): all missing."""
     in_model: np.ndarray | None = field(default=None, repr=False)
     """True for the rows of ``frame`` in the model base; None: every row."""
 
     @property
     def data_key(self) -> str:
-        """The content key of this survey as the models see it: the file's SHA-256, sheet and
-        name, and the schema's :meth:`~cx_app.survey.schema.SurveySchema.training_fields`
-        (a label edit keeps the key, so trained models stay; a new target, attribute or scale
-        changes it)."""
-        from cx_app.provenance import survey_key
-
+        """The content key of this survey as the models see it (a label edit keeps the key, so
+        trained models stay: :meth:`~cx_app.survey.schema.SurveySchema.training_fields`)."""
         return survey_key(self.source.sha256, self.source.sheet,
                           json.dumps(self.schema.training_fields(), sort_keys=True),
                           self.source.filename)
@@ -87,22 +79,19 @@ class SurveyData:
 
     @property
     def X(self) -> pd.DataFrame:  # noqa: N802 - the usual name for a feature matrix
-        """Attribute scores of the model base (float; NaN where unanswered — the fitted
-        pipelines fill gaps from their training data)."""
+        """Attribute scores of the model base (float; NaN where unanswered)."""
         return self.model_frame[list(self.attribute_names)].astype(float)
 
     @property
     def y(self) -> np.ndarray | None:
-        """Target scores (int) of the model base, aligned with :attr:`X`; None when the file
-        has no target column."""
+        """Target scores (int) of the model base; None when the file has no target column."""
         if not self.has_target:
             return None
         return self.model_frame[self.schema.target.name].to_numpy(dtype=np.int64)
 
     @property
     def scores(self) -> np.ndarray | None:
-        """Every valid target answer of the survey base (int): what the NPS is computed on;
-        None when the file has no target column."""
+        """Every valid target answer of the survey base (int): what the NPS is computed on."""
         if not self.has_target:
             return None
         values = self.frame[self.schema.target.name]
@@ -116,8 +105,7 @@ class SurveyData:
 
     @property
     def weights(self) -> np.ndarray | None:
-        """Survey weights of the survey base's valid target answers (aligned with
-        :attr:`scores`), or None for an unweighted survey."""
+        """Survey weights aligned with :attr:`scores`, or None for an unweighted survey."""
         if self.weight_name is None:
             return None
         return self.respondents[self.weight_name].to_numpy(dtype=float)
@@ -131,8 +119,7 @@ class SurveyData:
 
     @property
     def respondents(self) -> pd.DataFrame:
-        """The survey base restricted to valid target answers (for descriptive tables by
-        segment or wave)."""
+        """The survey base restricted to valid target answers."""
         if not self.has_target:
             return self.frame
         return self.frame[self.frame[self.schema.target.name].notna()]

@@ -1,8 +1,6 @@
 """Deciding once per distinct text of a column, then spreading the answer over its cells.
 
-Survey columns repeat a few answers and codes thousands of
-times, so a decision that reads each cell's text (a number, a code, a date) is made on the
-column's distinct texts (pandas' ``factorize``) and spread back over its cells.
+Survey columns repeat a few answers and codes thousands of times.
 """
 
 from __future__ import annotations
@@ -15,9 +13,8 @@ import pandas as pd
 
 def on_distinct(texts: pd.Series,
                 compute: Callable[[pd.Series], Sequence[np.ndarray]]) -> tuple[np.ndarray, ...]:
-    """``compute`` run on the distinct values of a column (an object Series of them, ``None``
-    last for the empty cells), each of the arrays it returns spread back over the column's
-    cells.
+    """``compute`` run on the distinct values of a column (``None`` last for the empty cells),
+    each of the arrays it returns spread back over the column's cells.
 
     >>> on_distinct(pd.Series(["7", "x", None, "7"]), lambda d: [d.isna().to_numpy()])[0]
     array([False, False,  True, False])

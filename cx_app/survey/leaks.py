@@ -1,13 +1,8 @@
 """Attributes that carry the target's answer: a copy of the target, or a function of it.
 
-A platform's derived column (Qualtrics' ``Q1_NPS_GROUP``: 1 = detractor, 2 = passive,
-3 = promoter) or any recode of the recommend answer, taken as a driver, hands the model the
-answer it should predict: its "driver" is the target itself. :func:`leak_reason` says whether
-one attribute column does so, over the respondents who answered both: the attribute takes one
-value for each target answer (a function of the target), or the target takes one value for
-each attribute value (it predicts the target perfectly). Inference leaves such a column out
-of the attributes; a mapping that names one is refused with this sentence
-(:func:`~cx_app.survey.importing.load_survey`).
+A recode of the recommend answer (Qualtrics' ``Q1_NPS_GROUP``), taken as a driver, hands the
+model the answer it should predict. Inference leaves such a column out of the attributes; a
+mapping that names one is refused.
 """
 
 from __future__ import annotations
@@ -19,8 +14,7 @@ MIN_ROWS = 30
 
 
 def leak_reason(target: pd.Series, attribute: pd.Series) -> str | None:
-    """Why ``attribute`` leaks ``target`` (both aligned numeric columns, NaN for no answer),
-    or None.
+    """Why ``attribute`` leaks ``target`` over the respondents who answered both, or None.
 
     >>> t = pd.Series([0, 3, 6, 7, 8, 9, 10] * 5)
     >>> leak_reason(t, (t >= 9).astype(int) - (t <= 6).astype(int))

@@ -32,6 +32,8 @@ from cx_app.engine.plan import PlanSpec
 from cx_app.errors import AnalysisError, PlanError
 from cx_app.result import Estimate, Result
 from cx_app.survey.default_plans import boxes
+from cx_app.survey.vocabulary import vocabulary
+from cx_app.survey.weights import effective_sample_size
 
 Z95 = float(norm.ppf(0.975))
 
@@ -162,8 +164,6 @@ def _groups(labels: tuple[int, ...], groups: dict[str, frozenset[int]], pos: str
 def groups_for_schema(schema: SurveySchema) -> NetScoreGroups:
     """A schema's net-score groups: their scores from its plan, else the default of its scale;
     their names always from :func:`cx_app.survey.vocabulary.vocabulary`."""
-    from cx_app.survey.vocabulary import vocabulary
-
     words = vocabulary(schema)
     negative, neutral, positive = words.group_names
     named = {"negative_name": negative, "neutral_name": neutral, "positive_name": positive}
@@ -360,8 +360,6 @@ def nps_summary(scores: object, *, groups: NetScoreGroups = NPS_GROUPS, label: s
 
 def _weighted_summary(scores: object, weights: object, groups: NetScoreGroups,
                       label: str) -> NpsResult:
-    from cx_app.survey.weights import effective_sample_size
-
     raw = np.asarray(scores, dtype=object).ravel()
     w = np.asarray(weights, dtype=float).ravel()
     if len(w) != len(raw):

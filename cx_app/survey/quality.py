@@ -1,15 +1,8 @@
 """The data-quality report of one import: what was read, what was used, what was left out and why.
 
-Two bases. The **survey base** (``respondents``) is every row with a valid target answer and a
-first respondent id: the NPS, shares, segments and waves are computed over it. The **model
-base** (``rows_used``) is the part of it the models train on: it also leaves out rows with an
-invalid attribute cell (text, out of scale, ...) and, under policy ``exclude`` only, rows with an
-unanswered attribute. Every row read is either in the model base or listed in ``excluded`` with
-one reason (the first problem found, in the order duplicate id → target → attributes → missing
-attributes) and its ``scope``: ``"survey"`` (out of both bases) or ``"model"`` (in the survey
-base, out of the model base). Row numbers are the sheet's row numbers as Excel shows them (header on
-row 1 → first data row is 2; for CSV files, the line number). Completely blank rows are not
-respondents: they are skipped before ``rows_read`` and counted in ``blank_rows`` and the notes.
+The two bases (survey: ``respondents``, model: ``rows_used``) are in ``docs/bases-and-gaps.md``.
+Every row read is either in the model base or listed in ``excluded`` with its first reason and
+its ``scope``. Completely blank rows are not respondents: counted in ``blank_rows`` only.
 """
 
 from __future__ import annotations
@@ -27,13 +20,11 @@ MISSING_TARGET = "missing target"
 MISSING_ATTRIBUTE = "missing attribute score"
 DUPLICATE_ID = "duplicate respondent id"
 EXCEL_ERROR = "Excel error cell"
-"""A formula error (``#N/A``, ``#DIV/0!``, ...; the value shows which) in a workbook's sheet,
-as the reader (fastexcel) reports it: never a blank, never imputed."""
+"""A formula error (``#N/A``, ...): never a blank, never imputed."""
 NUL_BYTE = "NUL byte (binary data) in a cell"
 """A cell holding the character NUL (a damaged export or a binary fragment): the whole row is
 out of the survey — its other cells cannot be trusted either."""
 DATE_IN_SCORE = "date in a score column"
-"""A cell formatted as a date (or time) where a score is expected."""
 
 SURVEY = "survey"
 MODEL = "model"
@@ -54,8 +45,7 @@ class ExcludedRow:
     reason: str
     value: str
     scope: str = MODEL
-    """``"survey"``: out of the survey (no valid target, repeated id); ``"model"``: counted in
-    the NPS but not used to train models."""
+    """``"survey"``: out of both bases; ``"model"``: in the NPS, not used to train models."""
 
 
 def _why(counts: dict[str, int]) -> str:
@@ -66,8 +56,7 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
                out_of_survey: dict[str, int], out_of_models: dict[str, int],
                gaps: dict[str, int] | None = None,
                missing_policy: str | None = None) -> list[tuple[str, int, str]]:
-    """The two bases as (base, respondents, why it differs from the line above) rows: what
-    the data-quality panel, the CLI and the reports show."""
+    """The two bases as (base, respondents, why it differs from the line above) rows."""
     filled = sum((gaps or {}).values())
     models_note = _why(out_of_models) or "every respondent"
     if filled and missing_policy in ("impute_indicator", "impute_median"):
@@ -90,11 +79,10 @@ class DataQualityReport:
 
     rows_read: int
     rows_used: int
-    """The model base: respondents the models train and are evaluated on."""
+    """The model base."""
     excluded: tuple[ExcludedRow, ...] = ()
     gaps: dict[str, int] = field(default_factory=dict)
-    """Unanswered attribute scores (blank, n/a text or code) per attribute in the model base;
-    the models fill them (policies ``impute_indicator``/``impute_median``)."""
+    """Unanswered attribute scores per attribute in the model base."""
     notes: tuple[str, ...] = ()
     blank_rows: int = 0
 
@@ -111,13 +99,11 @@ class DataQualityReport:
 
     @property
     def respondents(self) -> int:
-        """The survey base: rows read minus those out of the survey (no valid target,
-        repeated id). The NPS and every descriptive figure are over these respondents."""
+        """The survey base: rows read minus those out of the survey."""
         return self.rows_read - sum(e.scope == SURVEY for e in self.excluded)
 
     def counts_by_reason(self, scope: str | None = None) -> dict[str, int]:
-        """Excluded rows per reason (reasons with no rows are left out), in :data:`REASONS`
-        order; ``scope`` keeps one base's exclusions (``"survey"`` or ``"model"``)."""
+        """Excluded rows per reason (of one ``scope`` if given), in :data:`REASONS` order."""
         counts = Counter(e.reason for e in self.excluded if scope in (None, e.scope))
         return {r: counts[r] for r in (*REASONS, *sorted(set(counts) - set(REASONS)))
                 if counts[r]}
@@ -161,8 +147,7 @@ class DataQualityReport:
                             columns=["row", "column", "reason", "value", "scope"])
 
     def to_text(self, limit: int = 5, labels: Mapping[str, str] | None = None) -> str:
-        """A plain-text report for the CLI; ``labels``: each attribute's label by its name
-        (default: the name)."""
+        """A plain-text report for the CLI; ``labels``: each attribute's label by its name."""
         labels = labels or {}
         lines = [f"rows read: {self.rows_read}",
                  f"respondents (survey base: net score, shares, segments): {self.respondents}",

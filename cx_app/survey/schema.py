@@ -1,14 +1,8 @@
 """Survey schemas: a declarative, validated description of a survey file's layout.
 
-A schema names the target question (NPS, CSAT, CES or a custom scale), the attribute questions,
-the optional respondent id and segment columns, the missing-value codes and what to do with a
-missing attribute score, and the reduction plan (the same shape as :mod:`cx_app.engine.plan`). Schemas
-live in ``survey_schemas/*.yaml``; :func:`load_schema` reads one, :func:`save_schema` writes one.
-
-Without a schema, :func:`cx_app.survey.inference.infer_schema` proposes a layout from a table (the user confirms it), and
-:func:`schema_from_mapping` builds one from an explicit column mapping (the CLI's ``--target
---scale --attributes`` flags). Columns are matched by their header or any alias, ignoring case
-and runs of whitespace (:func:`normalise_header`).
+Schemas live in ``survey_schemas/*.yaml``; without one, :func:`cx_app.survey.inference.infer_schema`
+proposes a layout and :func:`schema_from_mapping` builds one from the CLI's ``--target --scale
+--attributes`` flags. Columns are matched by their header or any alias (:func:`normalise_header`).
 """
 
 from __future__ import annotations
@@ -21,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cx_app.atomic_files import write_text_atomic
 from cx_app.engine.plan import (
     PlanSpec,
     StepSpec,
@@ -36,11 +31,8 @@ from cx_app.survey.default_plans import default_plan
 TargetKind = Literal["nps", "csat", "ces", "custom"]
 SegmentRole = Literal["brand", "wave", "date", "region", "other"]
 MissingPolicy = Literal["impute_indicator", "impute_median", "exclude"]
-"""How models treat a respondent's unanswered attribute: ``impute_indicator`` (the default) keeps
-every respondent and lets each fitted pipeline fill the gap with the training fold's median,
-plus a "was missing" indicator column for the algorithms it helps (svm and ordinal:
-``AlgorithmSpec.gaps``, see docs/bases-and-gaps.md); ``impute_median`` the median alone;
-``exclude`` leaves respondents with a gap out of the model base (never out of the NPS)."""
+"""How models treat a respondent's unanswered attribute (docs/bases-and-gaps.md); ``exclude``
+leaves them out of the model base, never out of the NPS."""
 MISSING_POLICIES: tuple[str, ...] = ("impute_indicator", "impute_median", "exclude")
 MissingCode = int | float | str
 
@@ -102,15 +94,12 @@ class TargetSpec(ColumnSpec):
     kind: TargetKind = "custom"
     scale: Scale
     recommend: bool | None = None
-    """Is the target a recommend question ("How likely are you to recommend ...?")? Only a
-    recommend question on 0–10 is an NPS (:attr:`SurveySchema.is_nps`); any other target has
-    a net score with neutral group names (:mod:`cx_app.survey.vocabulary`). None (e.g. a YAML
-    schema written before this field): inferred by :attr:`is_recommend`."""
+    """Is the target a recommend question? None (a YAML schema written before this field):
+    inferred by :attr:`is_recommend`."""
 
     @property
     def is_recommend(self) -> bool:
-        """The ``recommend`` answer, or when it is not given: kind ``nps``, or a header that
-        says recommend / NPS / promoter (:func:`guess_recommend`)."""
+        """The ``recommend`` answer, else kind ``nps`` or a header that says so."""
         if self.recommend is not None:
             return self.recommend
         return self.kind == "nps" or guess_recommend(self.column)
@@ -145,9 +134,7 @@ class SurveySchema(BaseModel):
     respondent_id: ColumnSpec | None = None
     segments: tuple[SegmentSpec, ...] = ()
     weight: ColumnSpec | None = None
-    """A survey-weight column (positive numbers): NPS, shares, segment tables and estimated
-    NPS are weighted, their intervals use Kish's effective sample size, and the models that
-    take ``sample_weight`` are trained with it."""
+    """A survey-weight column (:mod:`cx_app.survey.weights`)."""
     missing_codes: tuple[MissingCode, ...] = ()
     missing_attributes: MissingPolicy = "impute_indicator"
     plan: tuple[StepSpec, ...] = ()
@@ -195,12 +182,9 @@ class SurveySchema(BaseModel):
         return PlanSpec(classes=self.classes, plan=self.plan)
 
     def training_fields(self) -> dict[str, Any]:
-        """What of the schema changes what a model sees: the target (column, kind, scale),
-        the attributes (name, column, aliases, scale), the respondent id, the weight, missing
-        codes and the gap policy. Not the display words (the schema's name and description,
-        attribute labels, whether the target is the recommend question), the segments or the
-        reduction plan: editing those never retrains a model (the app's data key,
-        :attr:`cx_app.survey.data.SurveyData.data_key`, is built from these fields)."""
+        """What of the schema changes what a model sees: not the display words, the segments
+        or the plan, so editing those never retrains a model
+        (:attr:`cx_app.survey.data.SurveyData.data_key` is built from these fields)."""
         data = self.model_dump(mode="json", exclude={"name", "description", "segments", "plan"})
         data["target"].pop("recommend", None)
         for attribute in data["attributes"]:
@@ -238,8 +222,7 @@ MAX_SCHEMA_BYTES = 1_000_000
 
 
 def schema_from_yaml_text(data: bytes | str, name: str = "schema") -> SurveySchema:
-    """Validate a schema given as YAML text or bytes (an uploaded file named ``name``): the same
-    checks and messages as :func:`load_schema`."""
+    """Validate a schema given as YAML text or bytes (an uploaded file named ``name``)."""
     if len(data) > MAX_SCHEMA_BYTES:
         raise SchemaError(f"{name}: a schema file of {len(data):,} bytes is too large for a "
                           "survey layout (limit 1 MB)")
@@ -253,8 +236,6 @@ def schema_from_yaml_text(data: bytes | str, name: str = "schema") -> SurveySche
 def save_schema(schema: SurveySchema, path: str | Path) -> Path:
     """Write ``schema`` as YAML that :func:`load_schema` reads back to an equal schema."""
     path = Path(path)
-    from cx_app.atomic_files import write_text_atomic
-
     write_text_atomic(path, schema.to_yaml())
     return path
 
@@ -309,8 +290,8 @@ NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
 
 
 def guess_recommend(header: str) -> bool:
-    """Whether a header reads as a recommend question (recommend, NPS, net promoter,
-    promoter). "Likely" alone is not enough: "How likely are you to renew?" is no NPS.
+    """Whether a header reads as a recommend question ("likely" alone is not: "How likely are
+    you to renew?" is no NPS).
 
     >>> guess_recommend("Q1. How likely are you to recommend Bank X?"), guess_recommend("Overall")
     (True, False)
@@ -319,9 +300,7 @@ def guess_recommend(header: str) -> bool:
 
 
 def guess_kind(header: str, scale: Scale) -> TargetKind:
-    """NPS for a 0–10 recommend question (the header says recommend, NPS or promoter); CES /
-    CSAT by name; otherwise custom (a 0–10 score that is not a recommend question is not an
-    NPS).
+    """NPS for a 0–10 recommend question; CES / CSAT by name; otherwise custom.
 
     >>> guess_kind("Likelihood to recommend", Scale(min=0, max=10))
     'nps'
@@ -372,9 +351,7 @@ def schema_from_mapping(
     """A schema from an explicit column mapping (headers as they appear in the file).
 
     The attributes share ``attribute_scale`` (default: the target scale) except those named
-    in ``attribute_scales`` (header → scale: attributes on their own scale); segment roles are
-    guessed from their headers; ``weight`` is the survey-weight column; the plan is
-    :func:`default_plan` for the target scale.
+    in ``attribute_scales`` (header → scale); segment roles are guessed from their headers.
     """
     target_scale = parse_scale(scale)
     attr_scale = target_scale if attribute_scale is None else parse_scale(attribute_scale)
@@ -420,12 +397,8 @@ def schema_from_mapping(
 
 
 def with_recommend(schema: SurveySchema, recommend: bool) -> SurveySchema:
-    """The schema with the analyst's answer to "is this an NPS (recommend) question?".
-
-    The answer is recorded (``target.recommend``); the kind follows it on a 0–10 target (yes:
-    ``nps``; no: ``custom`` where it was ``nps``) and so does a default plan (the NPS groups
-    named detractors / passives / promoters, or low / middle / high); a plan the analyst
-    wrote is kept.
+    """The schema with the analyst's answer to "is this an NPS (recommend) question?"; the
+    kind and a default plan follow it on a 0–10 target, a plan the analyst wrote is kept.
 
     >>> s = schema_from_mapping(target="Overall rating", scale="0-10", attributes=["Price"])
     >>> s.is_nps, with_recommend(s, True).is_nps, with_recommend(s, True).plan[0].groups[0].name
@@ -452,9 +425,7 @@ KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
 """Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
 an answer on a signed scale such as −2..2)."""
 def describe_schema(schema: SurveySchema, words: Mapping[str, str] | None = None) -> str:
-    """A short human-readable summary (the proposal shown to the user); ``words``: how a
-    person reads the codes it names (the missing-answer policy), e.g. the reports'
-    ``PLAIN_NAMES``."""
+    """A short human-readable summary; ``words``: how a person reads the policy's code."""
     words = words or {}
     lines = [
         f"schema '{schema.name}'" + (f" ({schema.description})" if schema.description else ""),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cx_app.errors import PlanError
 from cx_app.survey.nps import NPS_GROUPS, NetScoreGroups, symmetric_groups
+from cx_app.survey.vocabulary import vocabulary
 
 if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
@@ -61,8 +62,6 @@ def describe_groups(groups: NetScoreGroups) -> str:
 def groups_note(schema: SurveySchema, groups: NetScoreGroups) -> str:
     """Where ``groups`` (the schema's, :func:`groups_for_schema`) come from, in one sentence
     for the Net score page and the reports."""
-    from cx_app.survey.vocabulary import vocabulary
-
     words = vocabulary(schema)
     stated = describe_groups(groups)
     if words.is_nps:

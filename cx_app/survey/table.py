@@ -1,11 +1,7 @@
 """The typed-columns stage of the import: a laid-out grid's header row and the cells below it.
 
-:func:`read_columns` finds the header row (the best match of a schema's columns, else
-:func:`~cx_app.survey.layout.guess_header_row`) and gives the cells below it as a
-:class:`Table`: columns named by their header, blank and Excel-error masks, blank rows dropped
-and counted, the file's rows as the index. Answers become codes here: choice texts scores,
-"not an answer" texts and an SPSS/Stata file's declared missing or "not applicable" codes
-gaps (:mod:`cx_app.survey.choices`), each conversion a note.
+Answers become codes here: choice texts scores, "not an answer" texts and an SPSS/Stata file's
+declared missing codes gaps (:mod:`cx_app.survey.choices`), each conversion a note.
 """
 
 from __future__ import annotations
@@ -27,9 +23,8 @@ from cx_app.survey.xml_safety import column_letters
 
 
 class Table(BaseModel):
-    """The cells below a header row: ``frame`` (text columns named by the header, index: the
-    file's rows, completely blank rows dropped), their blank and Excel-error masks, the header
-    row (0-based in the grid) and its cells, and how many blank rows were dropped."""
+    """The cells below a header row (index: the file's rows, blank rows dropped and counted),
+    their masks, the header row (0-based in the grid) and its cells."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -54,7 +49,7 @@ class Table(BaseModel):
 
     def header_notes(self, found: dict[str, int]) -> list[str]:
         """A note for each used column whose header appears more than once, and for each
-        header that held control characters (removed: :func:`plain_text`)."""
+        header that held control characters."""
         texts = header_texts(self.header_cells)
         notes = []
         for position in sorted(found.values()):
@@ -96,8 +91,7 @@ def match(specs: Sequence[ColumnSpec], headers: list[str]) -> dict[str, int]:
 
 
 def find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
-    """(index of the header row, matched positions): the row among the first rows that matches
-    the most schema columns."""
+    """(index of the header row, matched positions): the first rows' best match of the schema."""
     best_row, best = 0, {}
     for i, row in enumerate(grid.head(HEADER_SCAN_ROWS)):
         found = match(schema.columns(), header_texts(row))
@@ -144,8 +138,7 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
 
 
 def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None) -> list[str]:
-    """Answers as codes, in place: declared missing codes and "not applicable" value labels
-    of an SPSS/Stata file blank, choice texts their scores; a note for each column changed."""
+    """Answers as codes, in place (module docstring); a note for each column changed."""
     notes = []
     for j, variable in enumerate(variables or ()):
         gap_codes = {code for code, text in variable.value_labels.items()

@@ -1,15 +1,8 @@
 """Survey weights: reading a weight column and Kish's effective sample size.
 
-A survey weight says how many people of the population a respondent stands for (design and
-non-response weights from the survey platform). A weight column (schema role ``weight``) must
-hold a non-negative number for every respondent of the survey base, with a positive total: a
-blank, a text, a negative or an infinite weight is refused in one sentence that names the file,
-the column and the first rows, before any model is fitted — a weighted NPS over a silently
-reduced or re-weighted base would mislead.
-
-Weighted figures use the weighted shares for the point estimate and Kish's effective sample
-size n_eff = (Σw)² / Σw² for the interval (an NPS interval on the raw n would be too narrow:
-unequal weights lose information).
+The rules are in ``docs/bases-and-gaps.md`` ("Survey weights"). A bad weight is refused rather
+than dropped: a weighted NPS over a silently reduced or re-weighted base would mislead.
+Intervals rest on n_eff = (Σw)² / Σw²: one on the raw n would be too narrow.
 """
 
 from __future__ import annotations
@@ -38,7 +31,7 @@ def effective_sample_size(weights: object) -> float:
 def clean_weights(raw: pd.Series, blank: pd.Series, keep: np.ndarray, header: str,
                   where: str) -> pd.Series:
     """The weights (float) of a weight column, checked on the rows of ``keep`` (the survey
-    base); a blank, text, negative or infinite weight there raises :class:`SchemaError`."""
+    base)."""
     values = pd.to_numeric(raw.where(~blank), errors="coerce").astype(float)
     keep = np.asarray(keep, dtype=bool)
     problems = {
