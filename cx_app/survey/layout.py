@@ -30,8 +30,7 @@ _QUALTRICS_METADATA = {
     "startdate", "enddate", "status", "progress", "duration (in seconds)", "finished",
     "recordeddate", "externalreference", "externaldatareference", "distributionchannel",
     "userlanguage", "responseset", "locationaccuracy"}
-_SURVEYMONKEY_METADATA = {"collector id", "start date", "end date", "custom data",
-                          "custom data 1", "custom data 2", "custom data 3"}
+_SURVEYMONKEY_METADATA = {"collector id", "start date", "end date"}  # and "custom data ..."
 _SURVEYMONKEY_SUBS = {"response", "open-ended response"}
 _RESPONSE_IDS = {"responseid", "respondent id"}
 HEADER_SCAN_ROWS = 30
@@ -90,53 +89,32 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
                                                              set[int], set[int]]:
     """(column names, labels, positions of platform columns, of the response id)."""
     width = grid.cells.shape[1]
-    first, second = (_row(grid, 0) + [None] * width)[:width], (_row(grid, 1) + [None] * width
-                                                              )[:width]
+    first, second = ((_row(grid, i) + [None] * width)[:width] for i in (0, 1))
     names: list[str] = []
     labels: list[str | None] = []
     platform_cols: set[int] = set()
     ids: set[int] = set()
-    if platform == "surveymonkey (condensed)":  # one header row: the question texts
-        for j in range(width):
-            names.append((first[j] or "").strip() or f"Column {j + 1}")
-            labels.append(None)
-            folded = _fold(first[j])
-            if folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data"):
-                platform_cols.add(j)
-            if folded in _RESPONSE_IDS:
-                ids.add(j)
-        return unique_names(names), labels, platform_cols, ids
-    if platform.startswith("qualtrics"):
-        legacy = platform.endswith("(legacy)")
-        for j in range(width):
-            field, text = (first[j] or "").strip(), (second[j] or "").strip() if rows > 1 else ""
-            if legacy and re.fullmatch(r"V\d+", field) and text:
-                field, text = text, ""
-            folded = _fold(field)
-            names.append(field or f"Column {j + 1}")
-            labels.append(text if text and text != field else None)
-            if (folded in _QUALTRICS_METADATA or folded.startswith("q_")
-                    or folded.endswith("_nps_group")):
-                platform_cols.add(j)
-            if folded in _RESPONSE_IDS:
-                ids.add(j)
-        return unique_names(names), labels, platform_cols, ids
     question = ""
-    for j in range(width):  # SurveyMonkey: the question text is written over its first column
-        top, sub = (first[j] or "").strip(), (second[j] or "").strip()
-        question = top or question
-        folded = _fold(top)
-        if top and not sub:
-            names.append(top)
-            if folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data"):
-                platform_cols.add(j)
-            if folded in _RESPONSE_IDS:
-                ids.add(j)
-        elif _fold(sub) == "response":
-            names.append(question)
+    for j in range(width):
+        top, sub = (first[j] or "").strip(), (second[j] or "").strip() if rows > 1 else ""
+        label = None
+        if platform.startswith("qualtrics"):
+            if platform.endswith("(legacy)") and re.fullmatch(r"V\d+", top) and sub:
+                top, sub = sub, ""
+            folded, label = _fold(top), (sub if sub and sub != top else None)
+            own = (folded in _QUALTRICS_METADATA or folded.startswith("q_")
+                   or folded.endswith("_nps_group"))
+        else:  # SurveyMonkey: the question text is written over its first column
+            question = top or question
+            folded = _fold(top) if platform.endswith("(condensed)") or not sub else ""
+            own = folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data")
+        if platform == "surveymonkey" and (sub or not top):
+            names.append(question if _fold(sub) == "response" else f"{question} – {sub}")
         else:
-            names.append(f"{question} – {sub}")
-        labels.append(None)
+            names.append(top or f"Column {j + 1}")
+        labels.append(label)
+        platform_cols |= {j} if own else set()
+        ids |= {j} if folded in _RESPONSE_IDS else set()
     return unique_names(names), labels, platform_cols, ids
 
 
