@@ -34,9 +34,8 @@ class AnswerVocabulary(BaseModel):
 
 
 class ChoiceScores(BaseModel):
-    """A column's choice texts read as scores: ``codes`` (text of the score, or None for a
-    gap, one per cell), the scale that was recognised (``"numbered"`` for texts that begin
-    with their number), and how many cells were "not an answer" texts made gaps."""
+    """A column's choice texts read as scores (``codes``: the score as text, None for a gap)
+    and the scale recognised (``"numbered"``: texts that begin with their number)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -62,7 +61,7 @@ def vocabulary() -> AnswerVocabulary:
 
 
 def is_not_an_answer(text: str) -> bool:
-    """Whether a text means "no answer" (Not applicable, Don't know, Prefer not to say, ...).
+    """Whether a text means "no answer".
 
     >>> is_not_an_answer("Don’t know"), is_not_an_answer("Very satisfied")
     (True, False)
@@ -72,7 +71,7 @@ def is_not_an_answer(text: str) -> bool:
 
 def _scale_of(texts: set[str]) -> tuple[str, dict[str, int]] | None:
     """The first scale holding every text, no two of them on one level (a 7-point scale's
-    "Disagree" and "Somewhat disagree" are two answers), and each text's position 1..k."""
+    "Disagree" and "Somewhat disagree" are two answers), and each text's position."""
     for name, levels in vocabulary().scales.items():
         position = {t: i + 1 for i, level in enumerate(levels) for t in level}
         if texts <= position.keys() and len({position[t] for t in texts}) == len(texts):
@@ -81,8 +80,7 @@ def _scale_of(texts: set[str]) -> tuple[str, dict[str, int]] | None:
 
 
 def score_choices(column: pd.Series) -> ChoiceScores | None:
-    """The scores of a column of answer texts (see the module docstring), or None when the
-    column is not one of choice texts.
+    """The scores of a column of answer texts, or None when it is not one of choice texts.
 
     >>> found = score_choices(pd.Series(["Very satisfied", "Not applicable", None, "Dissatisfied"]))
     >>> found.codes.tolist(), found.scale, found.gaps

@@ -1,21 +1,5 @@
 """The default reduction plan of every target scale (the convention is in ``docs/scales.md``).
 
-- NPS 0–10 (a recommend question, kind ``nps``): the papers' plan — relaxed detractors {0..6} /
-  passives {7, 8} / promoters {9, 10}, then strict detractors vs passives and promoters.
-- Any other 0–10 target (kind ``custom``, e.g. an opinion item): a symmetric split around the
-  midpoint, low {0..4} / middle {5} / high {6..10} (issue 37: the NPS cut points 0–6 / 9–10
-  scored an opinion item averaging 6.4 at −36), then strict low vs middle and high.
-- 1–5: dissatisfied {1, 2} / neutral {3} / satisfied {4, 5}; 1–7: low {1, 2, 3} / neutral {4} /
-  high {5, 6, 7} (the usual CSAT and CES top-2 / top-3 boxes).
-- Any other scale of k ≥ 3 points: bottom box / middle / top box. With k odd the middle is the
-  midpoint; with k even it is the two central points; the boxes are the points below and above.
-  1–3 → {1} / {2} / {3}; 1–6 → {1, 2} / {3, 4} / {5, 6}; 1–10 → {1..4} / {5, 6} / {7..10};
-  −2..2 → {−2, −1} / {0} / {1, 2}.
-- Then a 2×2+IM step: the top group (positive) against the rest, strict.
-- A 2-point scale (0/1) has no plan: it is already a 2×2.
-
-Every plan is editable (Confusion page, ``--plan``, the schema file).
-
 >>> [[g.members for g in s.groups] for s in default_plan("custom", (1, 6))][0]
 [(1, 2), (3, 4), (5, 6)]
 >>> default_plan("custom", (0, 1))

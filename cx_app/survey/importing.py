@@ -166,29 +166,17 @@ def load_survey(
     scoring: bool = False,
     missing_policy: str | None = None,
 ) -> SurveyData:
-    """Read, map and clean a survey file; see the module docstring.
+    """Read, map and clean a survey file (in memory only: nothing is written to disk).
 
-    ``source`` is a path, bytes or an uploaded file object (give ``filename`` for bytes: its
-    extension picks the reader). ``schema=None`` infers the layout (:func:`infer_schema`) and
-    says so in the notes. ``sheet`` is a sheet name (case-insensitive), an ``int`` 0-based index,
-or a text of digits that names no sheet, read as a number counting from 1; by default the first
-    sheet matching the schema. With ``require_target=False`` a file without the target column
-    is accepted (``.y`` is then None); a present target column is validated as usual. With
-    ``require_attributes=False`` (new waves scored by a saved model) a file lacking some
-    attribute columns is accepted too: those attributes are listed in ``absent_attributes``
-    and their column is all missing — never imputed here, never a reason to exclude a row.
-    ``scoring=True`` (a new wave scored by a saved model) keeps every respondent but a
-    repeated id, whatever the schema's policy: attribute gaps and invalid attribute cells stay
-    missing (the saved model fills them with the training data's statistics, not this file's),
-    and a row without a valid target is estimated but left out of the realized NPS.
-
-    ``missing_policy`` (``impute_indicator``, ``impute_median``, ``exclude``) sets the policy of
-    an inferred layout; with a schema it must equal the schema's ``missing_attributes`` (a
-    conflict is a :class:`SchemaError`, never ignored).
-
-    ``limits`` (default: :func:`limits_from_env`) bound the file: one beyond them, a zip bomb,
-    a DTD, an encrypted or foreign file raises :class:`SurveyFileError` before any large
-    allocation. The file is read into memory only: nothing is written to disk.
+    ``source`` is a path, bytes (give ``filename``: its extension picks the reader) or an
+    uploaded file object. ``sheet``: a name (case-insensitive), a 0-based ``int``, or digits
+    counting from 1; by default the first sheet matching the schema (``None``: inferred).
+    ``require_target=False`` accepts a file without the target column (``.y`` is None);
+    ``require_attributes=False`` one lacking some attribute columns (``absent_attributes``,
+    all missing: never imputed here, never a reason to exclude a row). ``scoring=True`` (a
+    wave scored by a saved model) keeps every respondent but a repeated id: invalid cells stay
+    missing for the saved model to fill with the training data's statistics, not this file's.
+    ``missing_policy`` sets an inferred layout's policy; with a schema it must equal its own.
     """
     limits = limits or limits_from_env()
     if schema is not None and missing_policy not in (None, schema.missing_attributes):

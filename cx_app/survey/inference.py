@@ -1,13 +1,4 @@
-"""Layout inference: a survey schema proposed from a table's headers and answers.
-
-:func:`infer_schema` finds the target question (a recommend or overall question on a standard
-scale), the attribute questions (scores on standard scales, a scale written in the header
-winning), the respondent id, the weight and the segment columns, and the codes that mean "no
-answer" (:data:`~cx_app.survey.schema.KNOWN_NUMERIC_CODES` outside a column's scale,
-:data:`~cx_app.survey.schema.KNOWN_TEXT_CODES`); the user confirms the proposal. The schema
-model itself, its YAML and :func:`~cx_app.survey.schema.schema_from_mapping` are in
-:mod:`cx_app.survey.schema`.
-"""
+"""Layout inference: a survey schema proposed from a table's headers and answers."""
 
 from __future__ import annotations
 
@@ -54,11 +45,9 @@ _TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort"
 
 
 def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
-    """(integer scores without missing codes, codes seen), or None if the column is not a score.
-
-    A score column: at least 90% of its non-blank, non-code cells are integers in −5..10 spanning
-    at most 10 points (typos, decimals and stray text are tolerated; the importer reports them
-    later). A known numeric code (99, 98, −9, …) is a code only outside that range."""
+    """(integer scores without missing codes, codes seen), or None if the column is not a score:
+    at least 90% of its non-blank, non-code cells integers in −5..10 spanning at most 10 points
+    (typos are tolerated: the importer reports them later)."""
     present, is_text_code, numbers, folded = _score_cells(values)
     if not present.any():
         return None
@@ -76,10 +65,8 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
 
 
 def _score_cells(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell of a column: (present: not blank as text, a known text code, the number read
-    from the trimmed text with a decimal comma allowed (NaN if none), the folded text); float64
-    columns are their own number, other columns are read through their text, each distinct
-    text once (:func:`~cx_app.survey.distinct.on_distinct`)."""
+    """Per cell of a column: (present, a known text code, its number with a decimal comma
+    allowed (NaN if none), the folded text); a float64 column is its own number."""
     n = len(values)
     if values.dtype == np.float64:
         numbers = values.to_numpy(dtype=float, copy=True)
@@ -128,9 +115,8 @@ def _words(header: str) -> set[str]:
 
 
 def free_text(header: str, values: pd.Series) -> bool:
-    """Whether a text column holds free text (open answers), never a segment: its header says
-    comment / reason / why / feedback / ..., or its answers are long (more than
-    :data:`_SEGMENT_WORDS` words on average) or nearly all different.
+    """Whether a text column holds free text (open answers, never a segment): by its header,
+    or answers that are long or nearly all different.
 
     >>> free_text("Open comment", pd.Series(["ok"] * 3))
     True
@@ -159,8 +145,8 @@ def _unique_integers(values: pd.Series) -> bool:
 
 
 def infer_scale(scores: pd.Series, header: str = "") -> Scale:
-    """The scale a column of integer scores is on: from ``(a-b)`` in the header when present,
-    else the smallest standard scale (0–10, 1–5, 1–7, 1–10, ...) that holds the values."""
+    """The scale of a column of integer scores: ``(a-b)`` in the header, else the narrowest
+    standard scale that holds the values."""
     stated = _stated_scale(header)
     if stated is not None:
         return stated
@@ -222,13 +208,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
                  labels: dict[str, str] | None = None) -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 
-    Integer-scored columns with a range of at most 10 (ignoring common missing codes such as
-    99 and "Don't know") are scores; the target is the score whose header names a target
-    question (recommend, NPS, overall satisfaction, effort, ...), else the widest-scaled score
-    in the first column position. Text columns with few distinct values and date columns are
-    segments; a text column with one distinct value per row named like an id is the
-    respondent id; a column named like a weight ("Weight", "wgt") is the survey weight. Missing
-    codes seen in the scores are listed; attribute policy ``impute_indicator`` (the default).
+    The target is the score whose header names a target question, else the widest-scaled
+    score first; text columns with few distinct values and date columns are segments.
     """
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise SchemaError("cannot infer a layout from an empty table")
@@ -300,15 +281,11 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
                               and _unique_integers(frame[h])), None)
         if respondent_id in free:
             free.remove(respondent_id)
-    target_values = pd.Series(np.nan, index=frame.index)
-    target_values[scores[target][0].index] = scores[target][0].to_numpy(dtype=float)
-    leaks: dict[str, str] = {}
-    for h in [h for h in scores if h != target]:
-        own = pd.Series(np.nan, index=frame.index)
-        own[scores[h][0].index] = scores[h][0].to_numpy(dtype=float)
-        reason = leak_reason(target_values, own)
-        if reason is not None:
-            leaks[h] = reason
+    def answers(h: str) -> pd.Series:  # a score column's answers, NaN for the other rows
+        return scores[h][0].astype(float).reindex(frame.index)
+
+    leaks = {h: reason for h in scores if h != target
+             if (reason := leak_reason(answers(target), answers(h))) is not None}
     attributes = [h for h in scores if h != target and h not in leaks]
     if not attributes:
         raise SchemaError(
@@ -366,16 +343,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
                         "they stay in, and the models fill each gap with the training median "
                         "(the support vector machine and ordinal logistic regression also add "
                         "a 'was missing' indicator)")
-    schema = schema.model_copy(update={"description": description})
-    if len({scores[h][1] for h in attributes}) > 1:
-        # attributes on different scales: keep each one's own scale
-        updated = tuple(
-            a.model_copy(update={"scale": scores[h][1]})
-            for a, h in zip(schema.attributes, attributes, strict=True)
-        )
-        schema = schema.model_copy(update={"attributes": updated})
-    if any(h in labels for h in attributes):  # the question texts: what the pages show
-        schema = schema.model_copy(update={"attributes": tuple(
-            a.model_copy(update={"label": plain_text(labels[h])}) if h in labels else a
-            for a, h in zip(schema.attributes, attributes, strict=True))})
-    return schema
+    # each attribute on its own scale, with its question text (what the pages show)
+    return schema.model_copy(update={"description": description, "attributes": tuple(
+        a.model_copy(update={"scale": scores[h][1],
+                             **({"label": plain_text(labels[h])} if h in labels else {})})
+        for a, h in zip(schema.attributes, attributes, strict=True))})

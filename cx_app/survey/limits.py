@@ -1,8 +1,6 @@
 """Size limits the importer enforces on every survey file, whoever calls it (app, CLI, tests).
 
-A survey file may come from anyone, and the app may run on a shared server: a file that is too
-big, a zip bomb disguised as ``.xlsx`` or a sheet whose cells claim a huge extent must be refused
-with a clear message *before* it can exhaust memory. :class:`ImportLimits` holds the limits;
+A file from anyone must be refused *before* it can exhaust a shared server's memory.
 :func:`limits_from_env` reads overrides from environment variables (numbers; sizes in MB):
 
 ==============================  ===================================  =========
@@ -19,12 +17,8 @@ variable                        limit                                default
 ``CX_APP_READER_CPU_SECONDS``   CPU time of the reader process       120 s
 ==============================  ===================================  =========
 
-A workbook is parsed in a child process (:mod:`cx_app.survey.reader_process`) that sets the
-last two limits on itself: a file that makes the parser exhaust them stops that child only.
-
-The compression-ratio limit applies to parts larger than :data:`RATIO_FLOOR_BYTES` unzipped
-(small parts of repeated text legitimately compress very well). Normal Excel worksheets
-compress about 10:1.
+The last two bound the reader's child process only. Normal Excel worksheets compress about
+10:1; small parts of repeated text legitimately compress far better, hence the floor below.
 """
 
 from __future__ import annotations
@@ -55,7 +49,7 @@ ENV_VARS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ImportLimits:
-    """Limits on one survey file; sizes in bytes. See the module docstring for defaults."""
+    """Limits on one survey file; sizes in bytes."""
 
     max_file_bytes: int = 200 * MB
     max_rows: int = 1_000_000
@@ -73,17 +67,14 @@ class ImportLimits:
                 raise ValueError(f"ImportLimits.{f.name} must be positive")
 
     def inflation_budget(self) -> InflationBudget:
-        """What one archive (a project or model file, with the archives nested in it) may
-        unpack to: the decompressed size and entry limits of a workbook."""
+        """What one archive (a project or model file, nested archives included) may unpack to."""
         return InflationBudget(max_bytes=self.max_decompressed_bytes,
                                max_entries=self.max_zip_entries)
 
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
-    """The default limits with any ``CX_APP_MAX_*`` environment variable applied.
-
-    A variable that is not a positive number raises ``ValueError`` naming it (a server
-    misconfiguration should not pass silently)."""
+    """The default limits with any ``CX_APP_MAX_*`` environment variable applied (one that is
+    not a positive number raises ``ValueError``: a misconfiguration must not pass silently)."""
     env = os.environ if environ is None else environ
     values: dict = {}
     for name, var in ENV_VARS.items():

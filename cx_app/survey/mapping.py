@@ -1,11 +1,7 @@
 """The column mapping as an editable table: one row per column used, and back to a schema.
 
-The app's Data page shows :func:`mapping_table` in an editor; :func:`schema_from_mapping_table`
-turns the edited rows into a validated :class:`~cx_app.survey.schema.SurveySchema`, with the
-same rules as the library everywhere else (the target's kind from
-:func:`~cx_app.survey.schema.guess_kind`, the default plan of its scale from
-:func:`~cx_app.survey.schema.default_plan`), keeping the base schema's aliases, missing codes,
-policy and — while the target scale is unchanged — its plan.
+The edited rows keep the base schema's aliases, missing codes, policy and — while the target
+scale is unchanged — its plan.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ import pandas as pd
 
 from cx_app.errors import SchemaError
 from cx_app.survey.schema import (
+    ColumnSpec,
     Scale,
     SegmentRole,
     SurveySchema,
@@ -41,23 +38,16 @@ def mapping_table(schema: SurveySchema) -> pd.DataFrame:
     >>> mapping_table(s)[["column", "role", "scale_max"]].to_dict("records")
     [{'column': 'NPS', 'role': 'target', 'scale_max': 10}, {'column': 'Price', 'role': 'attribute', 'scale_max': 10}]
     """
-    rows = [{"column": schema.target.column, "role": "target", "name": schema.target.name,
-             "label": "", "scale_min": schema.target.scale.min,
-             "scale_max": schema.target.scale.max, "segment_role": None}]
-    rows += [{"column": a.column, "role": "attribute", "name": a.name, "label": a.label or "",
-              "scale_min": a.scale.min, "scale_max": a.scale.max, "segment_role": None}
-             for a in schema.attributes]
-    rows += [{"column": s.column, "role": "segment", "name": s.name, "label": "",
-              "scale_min": None, "scale_max": None, "segment_role": s.role}
-             for s in schema.segments]
-    if schema.respondent_id is not None:
-        rows.append({"column": schema.respondent_id.column, "role": "respondent id",
-                     "name": schema.respondent_id.name, "label": "", "scale_min": None,
-                     "scale_max": None, "segment_role": None})
-    if schema.weight is not None:
-        rows.append({"column": schema.weight.column, "role": "weight",
-                     "name": schema.weight.name, "label": "", "scale_min": None,
-                     "scale_max": None, "segment_role": None})
+    def row(spec: ColumnSpec, role: str, scale: Scale | None = None, **extra: Any) -> dict:
+        return {"column": spec.column, "role": role, "name": spec.name, "label": "",
+                "scale_min": scale and scale.min, "scale_max": scale and scale.max,
+                "segment_role": None, **extra}
+
+    rows = [row(schema.target, "target", schema.target.scale)]
+    rows += [row(a, "attribute", a.scale, label=a.label or "") for a in schema.attributes]
+    rows += [row(s, "segment", segment_role=s.role) for s in schema.segments]
+    rows += [row(spec, role) for spec, role in ((schema.respondent_id, "respondent id"),
+                                                (schema.weight, "weight")) if spec is not None]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
@@ -65,14 +55,13 @@ _UNSURE = ("unsure:", "no header names a target question")
 
 
 def target_is_unsure(schema: SurveySchema) -> bool:
-    """Whether inference could not tell which column is the target (two 0–10 scores and no
-    recommend question, or no target-like header at all): the app asks instead of guessing."""
+    """Whether inference could not tell which column is the target: the app asks instead."""
     return any(mark in (schema.description or "") for mark in _UNSURE)
 
 
 def with_target(schema: SurveySchema, column: str) -> SurveySchema:
-    """The schema with ``column`` (the target or an attribute) as the target; the former
-    target becomes an attribute, and the doubt is removed from the description."""
+    """The schema with ``column`` (the target or an attribute) as the target, the former one
+    an attribute, the doubt removed from the description."""
     rows = mapping_table(schema)
     if column not in set(rows.loc[rows["role"].isin(["target", "attribute"]), "column"]):
         raise SchemaError(f"column {column!r} is not a scored column of this layout")
@@ -102,12 +91,8 @@ def _text(value: Any) -> str | None:
 
 
 def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveySchema:
-    """Edited mapping rows → a validated schema; rows with role ``ignore`` are left out.
-
-    Errors (:class:`~cx_app.errors.SchemaError`) name the column and what to fix: no or several
-    targets, a scale without both ends. A segment without a kind gets the kind its header
-    suggests, as inference gives it (:func:`~cx_app.survey.schema.guess_role`: "Region" is a
-    region, "Month" a wave, anything else ``other``)."""
+    """Edited mapping rows → a validated schema; rows with role ``ignore`` are left out, a
+    segment without a kind gets the one its header suggests."""
     records = [r for r in rows.to_dict("records") if r.get("role") != "ignore"]
     targets = [r for r in records if r["role"] == "target"]
     if len(targets) != 1:

@@ -1,16 +1,8 @@
 """Which segment and wave differences are real: significance flags for the NPS charts.
 
-A CX team reads an NPS-by-segment chart as "who is above or below everybody else" and a trend
-chart as "did it move since last wave". Both questions are tests between *independent* groups
-of respondents, so each is :func:`cx_app.survey.nps.nps_change` (difference of two adjusted-Wald
-net scores, two-sided z test):
-
-* :func:`segments_vs_rest` — each segment against all other respondents of the survey base;
-* :func:`wave_trend` — each wave against the wave before it, per series (all respondents, or
-  one line per value of a split column).
-
-Several segments (waves) are tested at once, so the flags use Holm-adjusted p-values over the
-tests shown together (:func:`cx_app.multiple_testing.holm`), at ``alpha`` = 0.05.
+Each flag is a test between independent groups (:func:`cx_app.survey.nps.nps_change`): a
+segment against the rest, a wave against the one before. Several are shown together, so the
+flags use Holm-adjusted p-values over the tests of one table.
 """
 
 from __future__ import annotations
@@ -46,12 +38,8 @@ def _weights(frame: pd.DataFrame, weight: str | None) -> np.ndarray | None:
 def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
                      groups: NetScoreGroups = NPS_GROUPS, weight: str | None = None,
                      alpha: float = 0.05) -> pd.DataFrame:
-    """Each segment of ``by`` against the other respondents of ``frame``.
-
-    Columns: ``segment`` (labelled as :func:`cx_app.survey.nps.segment_frames` does), ``n``,
-    ``nps``, ``rest_n``, ``rest_nps``, ``difference`` (segment − rest, NPS points), ``p``,
-    ``p_holm`` (over the segments) and ``flag`` (:data:`FLAG_ABOVE`, :data:`FLAG_BELOW` or
-    :data:`FLAG_NONE`). A segment that is the whole base has no rest: p is NaN, no flag.
+    """Each segment of ``by`` against the other respondents of ``frame`` (``difference``:
+    segment − rest, NPS points). A segment that is the whole base has no rest: p is NaN.
 
     >>> df = pd.DataFrame({"s": [10] * 60 + [0] * 60, "g": ["a"] * 60 + ["b"] * 60})
     >>> segments_vs_rest(df, "s", "g")[["segment", "difference", "flag"]].to_dict("records")
@@ -76,25 +64,14 @@ def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
                      "rest_nps": rest_nps, "difference": diff, "p": p})
     table = pd.DataFrame(rows, columns=["segment", "n", "nps", "rest_n", "rest_nps",
                                         "difference", "p"])
-    table["p_holm"] = holm(table["p"].tolist())
-    significant = table["p_holm"] < alpha
-    table["flag"] = np.where(significant & (table["difference"] > 0), FLAG_ABOVE,
-                             np.where(significant & (table["difference"] < 0), FLAG_BELOW,
-                                      FLAG_NONE))
-    return table
+    return _flagged(table, "difference", alpha, FLAG_ABOVE, FLAG_BELOW)
 
 
 def wave_trend(frame: pd.DataFrame, target: str, wave: str, *, split: str | None = None,
                groups: NetScoreGroups = NPS_GROUPS, weight: str | None = None,
                alpha: float = 0.05) -> pd.DataFrame:
-    """NPS per wave (in the wave column's sorted order), one series per value of ``split``
-    (or one series, "All respondents"), each wave tested against the previous wave of its
-    series.
-
-    Columns: ``series``, ``wave``, ``n``, ``nps``, ``ci_low``, ``ci_high``, ``se``, ``change`` (from
-    the previous wave, NaN for the first), ``p``, ``p_holm`` (Holm over every change in the
-    table) and ``flag`` (:data:`FLAG_UP`, :data:`FLAG_DOWN` or :data:`FLAG_NONE`).
-    """
+    """NPS per wave (sorted), one series per value of ``split`` (or "All respondents"), each
+    wave tested against the previous wave of its series (:func:`flag_changes`)."""
     series = ([("All respondents", frame)] if split is None
               else segment_frames(frame, split, target))
     rows = []
@@ -110,9 +87,7 @@ def wave_trend(frame: pd.DataFrame, target: str, wave: str, *, split: str | None
 def flag_changes(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
     """Add ``change``, ``p``, ``p_holm`` and ``flag`` to a table of net scores in time order
     (columns ``series``, ``nps``, ``se``): each row against the previous row of its series with
-    an estimate, as :func:`cx_app.survey.nps.nps_change` tests two independent waves
-    (SE = √(se₁² + se₂²), two-sided z); Holm over every change of the table. Rows without an
-    estimate (NaN) get no change and are skipped as "previous".
+    an estimate (NaN rows are skipped); Holm over every change of the table.
 
     >>> t = pd.DataFrame({"series": ["all"] * 3, "nps": [10.0, 11.0, 20.0], "se": [2.0] * 3})
     >>> flag_changes(t)["flag"].tolist()
@@ -134,8 +109,13 @@ def flag_changes(table: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
                                                                            ses[previous])))[1]
             previous = i
     out["change"], out["p"] = change, p
-    out["p_holm"] = holm(p.tolist())
-    significant = out["p_holm"] < alpha
-    out["flag"] = np.where(significant & (out["change"] > 0), FLAG_UP,
-                           np.where(significant & (out["change"] < 0), FLAG_DOWN, FLAG_NONE))
-    return out
+    return _flagged(out, "change", alpha, FLAG_UP, FLAG_DOWN)
+
+
+def _flagged(table: pd.DataFrame, delta: str, alpha: float, up: str, down: str) -> pd.DataFrame:
+    """``table`` with ``p_holm`` (Holm over its ``p``) and ``flag`` (by the sign of ``delta``)."""
+    table["p_holm"] = holm(table["p"].tolist())
+    significant = table["p_holm"] < alpha
+    table["flag"] = np.where(significant & (table[delta] > 0), up,
+                             np.where(significant & (table[delta] < 0), down, FLAG_NONE))
+    return table

@@ -42,8 +42,7 @@ def _is_ip(text: str) -> bool:
 
 
 def personal_data(header: str, column: pd.Series) -> str | None:
-    """What personal data a column holds ("e-mail addresses", "IP addresses", "names",
-    "coordinates", ...) judged by its header or its content, or None.
+    """What personal data a column holds, judged by its header or its content, or None.
 
     >>> personal_data("RecipientEmail", pd.Series(["a@b.com"]))
     'e-mail addresses'

@@ -1,12 +1,7 @@
 """The bundled sample surveys: where they are, and how they are written.
 
-The files in ``sample_surveys/`` (beside the package in a source checkout) are written by
-``python sample_surveys/generate.py``, which calls :func:`write_sample_files`. Their rows come
-from the simulations in :mod:`cx_app.simulation.waves` (re-exported here), so the app, the benchmarks
-and the tests can simulate further waves from the same true model.
-
-Workbooks are written with openpyxl and then normalised (fixed document dates, fixed zip entry
-times), so regenerating gives byte-identical files.
+``python sample_surveys/generate.py`` writes them from :mod:`cx_app.simulation.waves`
+(re-exported here: further waves come from the same true model), byte-identical each time.
 """
 
 from __future__ import annotations
@@ -91,7 +86,7 @@ def _cell(value: object) -> object:
 
 
 def _normalise_xlsx(data: bytes) -> bytes:
-    """Fix the document dates and zip entry times so that the same content gives the same bytes."""
+    """Fix the document dates and zip entry times: the same content gives the same bytes."""
     stamp = _FIXED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ")
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as src, \
@@ -111,10 +106,7 @@ def _normalise_xlsx(data: bytes) -> bytes:
 
 
 def write_workbook(sheets: Mapping[str, pd.DataFrame], path: str | Path) -> Path:
-    """Write data frames as the sheets of an .xlsx file (bold header on row 1, dates as dates).
-
-    The file is byte-for-byte reproducible: document dates and zip times are fixed.
-    """
+    """Write data frames as the sheets of a byte-for-byte reproducible .xlsx file."""
     path = Path(path)
     book = Workbook()
     book.remove(book.active)
@@ -142,11 +134,7 @@ def write_workbook(sheets: Mapping[str, pd.DataFrame], path: str | Path) -> Path
 
 
 def write_sample_files(directory: str | Path = SAMPLE_DIR, *, seed: int = SAMPLE_SEED) -> list[Path]:
-    """Simulate and write every bundled sample into ``directory``; returns the paths written.
-
-    The telecom workbook holds waves 1–6 and the true model ("True weights", "True
-    parameters"); wave 7 is written with and without its target column.
-    """
+    """Simulate and write every bundled sample into ``directory``; returns the paths written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     waves = simulate_telecom_waves(range(1, 7), respondents_per_operator=417, seed=seed)

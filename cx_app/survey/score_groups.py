@@ -1,12 +1,7 @@
 """Net-score groups in words and chosen by the analyst: the symmetric split, own cut points.
 
-Issue 37: the symmetric split of an item that is not a recommend question, the analyst's own
-cut points, and the groups said in words.
-
-:func:`cx_app.survey.nps.groups_for_schema` gives a schema's groups (the NPS cut points only for
-a recommend question); :func:`groups_note` says where they come from, :func:`groups_between`
-builds the ones an analyst chooses on the Net score page or with ``cx-app nps --low-up-to N
---high-from M``.
+:func:`groups_between` builds the groups an analyst chooses on the Net score page or with
+``cx-app nps --low-up-to N --high-from M``.
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ if TYPE_CHECKING:
 def groups_between(classes: Sequence[int], low_up_to: int, high_from: int,
                    names: Sequence[str] = ("low", "middle", "high")) -> NetScoreGroups:
     """The groups an analyst chooses: scores up to ``low_up_to`` negative, from ``high_from``
-    positive, the rest neutral (:class:`PlanError` when they overlap or one is empty).
+    positive, the rest neutral.
 
     >>> g = groups_between(range(11), 3, 8)
     >>> sorted(g.negative), sorted(g.neutral), sorted(g.positive)
@@ -60,8 +55,7 @@ def describe_groups(groups: NetScoreGroups) -> str:
 
 
 def groups_note(schema: SurveySchema, groups: NetScoreGroups) -> str:
-    """Where ``groups`` (the schema's, :func:`groups_for_schema`) come from, in one sentence
-    for the Net score page and the reports."""
+    """Where the schema's ``groups`` come from, in one sentence."""
     words = vocabulary(schema)
     stated = describe_groups(groups)
     if words.is_nps:

@@ -1,11 +1,6 @@
 """The words of a survey's net score: "NPS" with promoters and detractors only for an NPS.
 
-Only a recommend question on 0–10 is an NPS (:attr:`cx_app.survey.schema.SurveySchema.is_nps`).
-Any other target has a "net score (top box − bottom box)" with neutral group names:
-dissatisfied / neutral / satisfied on a satisfaction (CSAT) target, low / middle / high
-otherwise. :func:`vocabulary` is the one place the app, the CLI and the reports take these
-words from, so they cannot disagree; :func:`vocabulary_for` gives them from the two facts a
-results file records (the report's side).
+The one place the app, the CLI and the reports take these words from, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -47,8 +42,8 @@ class ScoreVocabulary:
 
 
 def vocabulary_for(*, nps: bool, satisfaction: bool = False) -> ScoreVocabulary:
-    """The words for an NPS (``nps``: a recommend question on 0–10) or for another target
-    (``satisfaction``: a satisfaction scale, kind ``csat``).
+    """The words for an NPS or another target (``satisfaction``: kind ``csat``), from the two
+    facts a results file records.
 
     >>> vocabulary_for(nps=False).score_name, vocabulary_for(nps=False).group_names
     ('net score (top box − bottom box)', ('low', 'middle', 'high'))
@@ -60,5 +55,5 @@ def vocabulary_for(*, nps: bool, satisfaction: bool = False) -> ScoreVocabulary:
 
 
 def vocabulary(schema: SurveySchema) -> ScoreVocabulary:
-    """The words of ``schema``'s net score (see the module docstring)."""
+    """The words of ``schema``'s net score."""
     return vocabulary_for(nps=schema.is_nps, satisfaction=schema.target.kind == "csat")

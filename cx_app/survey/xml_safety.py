@@ -1,31 +1,19 @@
 """Checks on a workbook archive (``.xlsx``/``.xlsm``/``.ods``) before its cells are used.
 
-A workbook is a zip archive of XML parts. :func:`check_workbook_archive` uses only
-:mod:`zipfile` and byte scans (no XML parser, so nothing can be expanded or fetched):
+Only :mod:`zipfile` and byte scans (no XML parser, so nothing can be expanded or fetched):
 
-1. the archive must open (a truncated or damaged file is refused), hold at most
-   ``max_zip_entries`` parts and look like a workbook (``xl/workbook.xml``, ``xl/workbook.bin``
-   or an OpenDocument ``content.xml``);
-2. the *declared* sizes in the central directory must stay under ``max_decompressed_bytes``
-   in total, and a part larger than :data:`~cx_app.survey.limits.RATIO_FLOOR_BYTES` must not
-   compress better than ``max_compression_ratio``: a zip bomb is refused without inflating;
-3. the first :data:`CHECKED_BYTES` of every part are inflated in one read, counting the
-   bytes produced (zipfile stops at the declared size and checks the CRC: a part that lies
-   about its small size is refused); the checks are bounded, the reader's child process
-   (:mod:`cx_app.survey.reader_process`, ``CX_APP_READER_MEMORY_MB``) bounds the rest;
-4. an XML part with a document type declaration (``<!DOCTYPE``/``<!ENTITY``; XML allows one
-   only in the prolog, Excel never writes one) is refused: entity expansion ("billion
-   laughs") and external entities (XXE) start there;
-5. a worksheet's declared dimension (``<dimension ref="A1:XFD1048576"/>``) and its cell
-   references long enough to pass a limit (``r="XFD1048576"``: as many letters or digits as
-   the limit has or more) may not pass the row, column and cell limits: calamine allocates
-   the sheet's whole box (two cells at A1 and XFD1048576 ask for ~0.5 TB). References beyond
-   the checked prefix or spelled as Excel never writes (``r = 'XFD2'``, none at all) are left
-   to the reader's shape check and memory limit.
-
-Excel error cells need no scan here: fastexcel reports them (:mod:`cx_app.survey.sheet_reader`).
-The application parses no XML itself; workbooks are read only by calamine (quick-xml: no DTD
-processing) and written by openpyxl.
+1. the archive must open, hold at most ``max_zip_entries`` parts and look like a workbook;
+2. the *declared* sizes and compression ratios must stay under the limits: a zip bomb is
+   refused without inflating;
+3. the first :data:`CHECKED_BYTES` of every part are inflated in one read (zipfile stops at
+   the declared size and checks the CRC: a part that lies about its size is refused); the
+   reader's child process bounds the rest;
+4. an XML part with a document type declaration (Excel never writes one) is refused: entity
+   expansion ("billion laughs") and external entities (XXE) start there;
+5. a worksheet's declared dimension and its cell references long enough to pass a limit may
+   not pass the row, column and cell limits: calamine allocates the sheet's whole box (two
+   cells at A1 and XFD1048576 ask for ~0.5 TB). Other references are left to the reader's
+   shape check and memory limit.
 """
 
 from __future__ import annotations
@@ -66,9 +54,7 @@ def column_letters(n: int) -> str:
 
 
 def check_workbook_archive(data: bytes, name: str, limits: ImportLimits) -> None:
-    """Refuse (``SurveyFileError`` naming ``name``) a workbook archive that is damaged, not a
-    workbook, too big once unzipped, a zip bomb, carries a DTD, or whose sheets claim more
-    rows, columns or cells than ``limits`` allow."""
+    """Refuse (``SurveyFileError`` naming ``name``) a workbook archive (module docstring)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -138,9 +124,8 @@ def _long_references(limits: ImportLimits) -> re.Pattern[bytes]:
 
 
 def _check_xml(xml: bytes, part: str, name: str, limits: ImportLimits) -> None:
-    """Refuse a DTD in an XML part and, in a worksheet, a declared dimension (before the
-    cells) or a long cell reference beyond the row, column or cell limits, the first one
-    that passes them."""
+    """Refuse a DTD in an XML part and, in a worksheet, the first declared dimension or long
+    cell reference beyond the limits."""
     if _DTD.search(xml):
         raise SurveyFileError(
             f"{name}: part '{part}' contains an XML document type declaration "
