@@ -58,9 +58,6 @@ def code_sets(codes: Sequence[Any]) -> tuple[set[float], set[str]]:
     for code in codes:
         if isinstance(code, bool):
             continue
-        if isinstance(code, (int, float)):
-            numeric.add(float(code))
-            continue
         try:
             numeric.add(float(str(code).strip()))
         except ValueError:
@@ -136,16 +133,14 @@ def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
 
 
 def cell_text(text: str, typed: bool) -> str:
-    """A cell's text trimmed; a workbook's date cell as its ISO date, the time only when it is
-    not midnight."""
+    """A cell's text trimmed; a workbook's date cell as its ISO date (time only if not midnight)."""
     if typed and re.fullmatch(DATE_TEXT, text):
         return _MIDNIGHT.sub("", text.strip())
     return text.strip()
 
 
 def text_column(column: ColumnCells) -> pd.Series:
-    """Segment or id cells as trimmed text; date cells as ISO dates (time only when not
-    midnight); blank and Excel error cells empty."""
+    """Segment or id cells as :func:`cell_text`; blank and Excel error cells empty."""
     out = column.texts.str.strip()
     dates = column.dates
     if dates.any():

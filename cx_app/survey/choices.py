@@ -34,8 +34,7 @@ class AnswerVocabulary(BaseModel):
 
 
 class ChoiceScores(BaseModel):
-    """A column's choice texts read as scores (``codes``: the score as text, None for a gap)
-    and the scale recognised (``"numbered"``: texts that begin with their number)."""
+    """A column's choice texts read as scores (``codes``: the score as text, None for a gap)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 

@@ -137,18 +137,18 @@ def clean_columns(
         out[weight_spec.name] = clean_weights(weights.texts, pd.Series(weights.blank,
                                                                        index=index),
                                               in_survey, column_of[weight_spec.name], where)
-    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
+    texts = (*schema.segments, *([id_spec] if id_spec is not None else []))
+    for spec in texts:
         if spec.name in raw:
             errors = raw[spec.name].errors
             if errors.any():
                 codes_seen = sorted(set(raw[spec.name].texts[errors]))
                 notes.append(f"{spec.name}: {int(errors.sum())} Excel error cell(s) "
                              f"({', '.join(codes_seen)}) left empty")
-    order = [target] + list(schema.attribute_names) + [s.name for s in schema.segments]
-    order += [id_spec.name] if id_spec is not None else []
+    order = [target, *schema.attribute_names, *(s.name for s in texts)]
     order += [weight_spec.name] if weight_spec is not None else []
     frame = pd.DataFrame({k: out[k] for k in order if k in out}, index=index)[in_survey]
-    for spec in (*schema.segments, *([id_spec] if id_spec is not None else [])):
+    for spec in texts:
         if spec.name in frame:  # the final text step: no control character (cx_app.safe_text)
             frame[spec.name], found = plain_text_column(frame[spec.name])
             if found:

@@ -1,5 +1,4 @@
-"""A loaded survey (made by :func:`cx_app.survey.importing.load_survey`): its respondents, schema,
-data-quality report and source."""
+"""A loaded survey: its respondents, schema, data-quality report and source."""
 
 from __future__ import annotations
 

@@ -49,10 +49,8 @@ def read_table(
 def sheet_names(
     source: Any, *, filename: str | None = None, limits: ImportLimits | None = None,
 ) -> list[str]:
-    """The sheet names of a survey workbook (an empty list for a CSV or statistics file),
-    read exactly as :func:`load_survey` reads the file (the same limits, archive checks and
-    reader in a child process, the same errors), so listing the sheets of an upload is as safe
-    as importing it. ``source``: a path, bytes or a file object; ``filename``: its display name."""
+    """The sheet names of a survey workbook ([] for a CSV or statistics file), read exactly as
+    :func:`load_survey` reads it: listing the sheets of an upload is as safe as importing it."""
     limits = limits or limits_from_env()
     data, name = read_source(source, filename, limits)
     if survey_suffix(data, name) not in EXCEL_SUFFIXES:
@@ -75,10 +73,9 @@ def _laid_out(grid: Grid, notes: list[str]) -> Grid:
 def _sheet(data: bytes, name: str, sheet: str | int | None, schema: SurveySchema | None,
            require_target: bool, require_attributes: bool, limits: ImportLimits,
            ) -> tuple[tuple[Grid, Table, SurveySchema | None], list[str]]:
-    """The stages bytes → grid → layout → typed columns (→ roles while choosing among
-    sheets without a schema) of the sheet to use: ((its grid, its table, the layout inferred
-    while choosing, or None), notes). A workbook's sheets are tried in order: the first that
-    matches the schema, or without one the first with a layout that can be inferred."""
+    """The stages up to the typed columns of the sheet to use (the first that matches the
+    schema, or without one the first with a layout that can be inferred): ((grid, table, the
+    layout inferred while choosing, or None), notes)."""
     notes: list[str] = []
     names, read = read_grids(data, name, limits)
     if not names:  # a CSV, SPSS or Stata file: one table
@@ -231,8 +228,7 @@ def load_survey(
 
 def _check_columns(schema: SurveySchema, found: dict[str, int], table: Table, where: str,
                    notes: list[str], require_target: bool, require_attributes: bool) -> None:
-    """Refuse a file that lacks a required column; a note for each column not found, each
-    header matched twice or cleaned of control characters, and rows skipped."""
+    """Refuse a file that lacks a required column; a note for each column not found."""
     missing = [s for s in _required(schema, require_target, require_attributes)
                if s.name not in found]
     absent = [a.name for a in schema.attributes if a.name not in found]

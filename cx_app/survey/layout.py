@@ -150,9 +150,7 @@ def present(cell: str | None) -> bool:
 
 
 def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
-    """The layout stage: the grid with one header row (names), the platform's columns and
-    personal data dropped (kept on :attr:`Grid.left_out`), and notes saying what was done (see
-    the module docstring)."""
+    """The layout stage (module docstring): the grid with one header row, and notes."""
     if grid.empty:
         return grid, ()
     platform, rows = _platform_of(grid)

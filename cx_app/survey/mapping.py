@@ -60,8 +60,7 @@ def target_is_unsure(schema: SurveySchema) -> bool:
 
 
 def with_target(schema: SurveySchema, column: str) -> SurveySchema:
-    """The schema with ``column`` (the target or an attribute) as the target, the former one
-    an attribute, the doubt removed from the description."""
+    """The schema with ``column`` as the target, the former one an attribute."""
     rows = mapping_table(schema)
     if column not in set(rows.loc[rows["role"].isin(["target", "attribute"]), "column"]):
         raise SchemaError(f"column {column!r} is not a scored column of this layout")

@@ -47,8 +47,7 @@ _NEGATIVE_NAMES = ("detractors", "detractor", "dissatisfied", "negative", "negat
 
 @dataclass(frozen=True)
 class NetScoreGroups:
-    """Which scores count as positive (promoters) and negative (detractors); the rest of
-    ``classes`` is neutral (passives)."""
+    """Which scores count as positive (promoters) and negative; the rest is neutral."""
 
     classes: tuple[int, ...]
     positive: frozenset[int]
@@ -120,17 +119,13 @@ def groups_from_plan(plan: PlanSpec, classes: Sequence[int] | None = None) -> Ne
     for step in plan.steps:
         groups: dict[str, frozenset[int]] = {}
         for group in step.groups:
-            members: set[int] = set()
-            for member in group.members:
-                if member not in level:
-                    raise PlanError(
-                        f"plan step '{step.name}', group '{group.name}': member {member!r} is not "
-                        f"a label of the previous level {list(level)}"
-                    )
-                members |= level[member]
-            groups[group.name] = frozenset(members)
+            unknown = [m for m in group.members if m not in level]
+            if unknown:
+                raise PlanError(f"plan step '{step.name}', group '{group.name}': member "
+                                f"{unknown[0]!r} is not a label of the previous level {list(level)}")
+            groups[group.name] = frozenset().union(*(level[m] for m in group.members))
         expanded_steps.append((step, groups))
-        level = dict(groups)
+        level = groups
 
     for _step, groups in expanded_steps:
         by_norm = {_norm_name(n): n for n in groups}
@@ -259,8 +254,7 @@ class NpsChange(Estimate):
 
 
 class CsatResult(Result):
-    """A CSAT summary: the top-box (satisfied) share with its Wilson 95% interval, and the net
-    score (satisfied − dissatisfied) in the NPS-style math."""
+    """A CSAT summary: the top-box share with its Wilson 95% interval, and the net score."""
 
     top_box: Estimate = Field(exclude=True)
     """The top-box share with its Wilson interval, written as ``top_box`` and ``top_box_ci95``."""
@@ -434,8 +428,7 @@ def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
 def nps_by(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
            groups: NetScoreGroups = NPS_GROUPS, total: bool = False,
            weight: str | None = None) -> pd.DataFrame:
-    """NPS per segment of ``by`` as a table (one :meth:`NpsResult.to_frame` row each);
-    ``total=True`` adds an "All" row."""
+    """NPS per segment of ``by`` as a table; ``total=True`` adds an "All" row."""
     results = nps_by_results(frame, target, by, groups=groups, weight=weight)
     if total:
         results.append(nps_summary(frame[target].to_numpy(), groups=groups, label="All",

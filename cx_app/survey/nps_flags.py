@@ -70,8 +70,7 @@ def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
 def wave_trend(frame: pd.DataFrame, target: str, wave: str, *, split: str | None = None,
                groups: NetScoreGroups = NPS_GROUPS, weight: str | None = None,
                alpha: float = 0.05) -> pd.DataFrame:
-    """NPS per wave (sorted), one series per value of ``split`` (or "All respondents"), each
-    wave tested against the previous wave of its series (:func:`flag_changes`)."""
+    """NPS per wave, one series per value of ``split``, flagged by :func:`flag_changes`."""
     series = ([("All respondents", frame)] if split is None
               else segment_frames(frame, split, target))
     rows = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 
 import pandas as pd
 
@@ -111,14 +112,9 @@ class DataQualityReport:
     def first_rows(self, limit: int = 5,
                    scope: str | None = None) -> dict[str, list[ExcludedRow]]:
         """The first ``limit`` excluded rows of each reason (of one ``scope`` if given)."""
-        out: dict[str, list[ExcludedRow]] = {}
-        for item in self.excluded:
-            if scope not in (None, item.scope):
-                continue
-            rows = out.setdefault(item.reason, [])
-            if len(rows) < limit:
-                rows.append(item)
-        return {r: out[r] for r in self.counts_by_reason(scope)}
+        return {r: list(islice((e for e in self.excluded if e.reason == r
+                                and scope in (None, e.scope)), limit))
+                for r in self.counts_by_reason(scope)}
 
     def bases(self, missing_policy: str | None = None) -> list[tuple[str, int, str]]:
         """See :func:`bases_rows`."""

@@ -1,10 +1,7 @@
 """Parsing an untrusted workbook, SPSS or Stata file in a child process with limits.
 
-:func:`read_in_child` and :func:`read_stat_in_child` hand the file's bytes to
-:mod:`cx_app.survey.sheet_reader` through
-:mod:`cx_app.isolation` (the child limits its memory, ``CX_APP_READER_MEMORY_MB``, and CPU
-time, ``CX_APP_READER_CPU_SECONDS``, then answers with one Arrow IPC stream). A file that makes
-the parser exhaust its memory, spin or crash ends the child only: one
+The file's bytes go to :mod:`cx_app.survey.sheet_reader` through :mod:`cx_app.isolation`. A
+file that makes the parser exhaust its memory, spin or crash ends the child only: one
 :class:`~cx_app.errors.SurveyFileError` sentence says what stopped the reader.
 """
 
@@ -36,42 +33,30 @@ class SheetRead:
     first_column: int = 0
     """The sheet column (0-based) of the table's first column."""
     errors: list[tuple[int, int, str]] = field(default_factory=list)
-    """Excel error cells: (row, column of the table) 0-based, and the error as Excel shows it
-    (``#N/A``)."""
+    """Excel error cells: (row, column of the table) 0-based, and the error (``#N/A``)."""
 
 
 def read_in_child(data: bytes, name: str, sheet: str | int | None, limits: ImportLimits,
                   unreadable: str, checks: Callable[[], object] | None = None) -> SheetRead:
-    """The sheet names of a workbook and, unless ``sheet`` is None, that sheet's cells, parsed
-    in a child process within ``limits.reader_memory_bytes`` and ``reader_cpu_seconds``;
-    ``unreadable`` is the sentence for a file the reader cannot open as a workbook.
-
-    ``checks`` (the archive checks) run in this process while the child parses: a refusal
-    stops the child and is raised, before anything the child says."""
+    """The sheet names of a workbook and, unless ``sheet`` is None, that sheet's cells."""
     where = name if sheet is None or isinstance(sheet, int) else f"{name}, sheet '{sheet}'"
-    table, meta = _read("cx_app.survey.sheet_reader", {"sheet": sheet}, data, name, where,
-                        limits, unreadable, checks)
+    table, meta = read_child({"sheet": sheet}, data, name, where, limits, unreadable, checks)
     if meta["sheet"] is None:
         return SheetRead(meta["sheet_names"])
     return SheetRead(meta["sheet_names"], meta["sheet"], table, meta["first_column"],
                      [tuple(error) for error in meta["errors"]])
 
 
-def read_stat_in_child(data: bytes, name: str, kind: str, limits: ImportLimits,
-                       ) -> tuple[pa.Table, dict]:
-    """An SPSS (``kind="sav"``) or Stata (``"dta"``) file's cells as text and its variables'
-    metadata, parsed by :mod:`cx_app.survey.sheet_reader` in a child process within limits."""
-    what = "SPSS" if kind == "sav" else "Stata"
-    return _read("cx_app.survey.sheet_reader", {"kind": kind}, data, name, name, limits,
-                 f"{name}: not a readable {what} data file (the file is damaged or is not one)")
-
-
-def _read(module: str, request: dict, data: bytes, name: str, where: str,
-          limits: ImportLimits, unreadable: str, checks: Callable[[], object] | None = None
-          ) -> tuple[pa.Table, dict]:
+def read_child(request: dict, data: bytes, name: str, where: str, limits: ImportLimits,
+               unreadable: str, checks: Callable[[], object] | None = None
+               ) -> tuple[pa.Table, dict]:
+    """The table and metadata the reader answers to ``request``; ``unreadable``: the sentence
+    for a file it cannot open. ``checks`` (the archive checks) run in this process while the
+    child parses: a refusal stops the child and is raised, before anything the child says."""
     request = {**request, "max_rows": limits.max_rows, "max_columns": limits.max_columns,
                "max_cells": limits.max_cells}
-    done = run_child([sys.executable, "-m", module], data, where, limits, checks, request)
+    done = run_child([sys.executable, "-m", "cx_app.survey.sheet_reader"], data, where, limits,
+                     checks, request)
     if done.returncode == FAILED:
         raise _failure(json.loads(done.stdout), name, where, limits, unreadable)
     try:
@@ -85,8 +70,7 @@ def _read(module: str, request: dict, data: bytes, name: str, where: str,
 
 def run_child(command: list[str], data: bytes, where: str, limits: ImportLimits,
               checks: Callable[[], object] | None = None, request: object = None):
-    """Run the reader ``command`` on ``data`` (:func:`cx_app.isolation.run_child`) within the
-    reader's limits; a stopped reader is one :class:`SurveyFileError` sentence."""
+    """Run the reader ``command`` on ``data`` within the reader's limits."""
     child = ChildLimits(limits.reader_memory_bytes, limits.reader_cpu_seconds,
                         "CX_APP_READER_MEMORY_MB", "CX_APP_READER_CPU_SECONDS")
     try:

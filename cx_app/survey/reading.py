@@ -1,10 +1,7 @@
 """Raw reading of survey files: bytes, pre-checks, workbook sheets and CSV text as grids.
 
-Bytes come from a path, upload or file object within the import limits; the checks that run before any parser sees a workbook (foreign formats, encryption,
-archive and XML safety), workbook sheets read by fastexcel in a child process with limits
-(:mod:`cx_app.survey.reader_process`), and CSV decoding and delimiter sniffing. Every sheet
-becomes a :class:`Grid` of cell texts; :mod:`cx_app.survey.importing` turns it into
-respondents.
+The checks that run before any parser sees a workbook (foreign formats, encryption, archive and
+XML safety) are here; every sheet becomes a :class:`Grid` of cell texts.
 """
 
 from __future__ import annotations
@@ -25,8 +22,8 @@ from cx_app.errors import CxAppError, SurveyFileError
 from cx_app.survey.limits import ImportLimits
 from cx_app.survey.reader_process import (
     SheetRead,
+    read_child,
     read_in_child,
-    read_stat_in_child,
     shape_error,
 )
 from cx_app.survey.xml_safety import check_workbook_archive
@@ -55,12 +52,9 @@ TEXT = pd.StringDtype("pyarrow")
 """The dtype of every cell column: text, ``<NA>`` for an empty cell."""
 
 
-# --------------------------------------------------------------------------- raw reading
-
 
 class StatVariable(BaseModel):
-    """One variable of an SPSS or Stata file: its name, label (the question text), value
-    labels (code as text → answer text) and declared missing codes (ranges, both ends in)."""
+    """One variable of an SPSS or Stata file; ``missing``: declared ranges, both ends in."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,12 +66,10 @@ class StatVariable(BaseModel):
 
 @dataclass(frozen=True)
 class Grid:
-    """One sheet's cells as text: ``cells`` has one column per sheet column (0, 1, ...) and
-    sheet row ``i + 1`` at row ``i``; an empty cell is ``<NA>``.
+    """One sheet's cells as text (sheet row ``i + 1`` at row ``i``; ``<NA>`` when empty).
 
     A workbook's cells (``typed``) are texts the reader printed: numbers as ``7`` or ``7.5``,
-    dates and times as ``2024-01-01 00:00:00``, TRUE/FALSE as ``true``/``false``, an Excel
-    error cell as its error (``#N/A``, also listed in ``errors``). A CSV file's are its text."""
+    dates and times as ``2024-01-01 00:00:00``, an Excel error cell as its error (``#N/A``)."""
 
     sheet: str | None
     cells: pd.DataFrame
@@ -87,8 +79,7 @@ class Grid:
     widths: tuple[int, ...] | None = None
     """A CSV file's number of cells on each line (a sheet's rows are all as wide)."""
     labels: tuple[str | None, ...] | None = None
-    """Each column's label (the question text) when the file gives one apart from its header:
-    an SPSS variable label, a platform export's question-text row."""
+    """Each column's label (the question text) when the file gives one apart from its header."""
     variables: tuple[StatVariable, ...] | None = None
     """An SPSS/Stata file's variables (labels, value labels, declared missing codes)."""
     row_offset: int = 0
@@ -96,7 +87,7 @@ class Grid:
     left_out: tuple[tuple[str, str], ...] = ()
     """Columns the layout stage dropped (column, why): personal data, platform columns."""
     encoding: str | None = None
-    """A CSV file's encoding and delimiter (None for a workbook or statistics file)."""
+    """A CSV file's encoding and delimiter."""
     delimiter: str | None = None
 
     def width(self, start: int) -> int:
@@ -116,8 +107,7 @@ class Grid:
 
 
 def _grid(sheet: str, read: SheetRead) -> Grid:
-    """The grid of a sheet the child read: its columns moved to their sheet position, the
-    error cells' texts set to the error."""
+    """The grid of a sheet the child read, its columns at their sheet position."""
     table = read.table
     columns = {read.first_column + j: table.column(j).to_pandas(types_mapper={
         table.column(j).type: TEXT}.get) for j in range(table.num_columns)}
@@ -144,12 +134,8 @@ def _too_big(name: str, size: int, limits: ImportLimits,
 def read_source(source: Any, filename: str | None, limits: ImportLimits, *,
                 error: type[CxAppError] = SurveyFileError, what: str = "survey file",
                 ) -> tuple[bytes, str]:
-    """A file's bytes (in memory; nothing is written anywhere) and its display name, from a
-    path, bytes or a binary file object, within ``limits.max_file_bytes``.
-
-    The one reader of uploads: surveys (:class:`SurveyFileError`) and model files
-    (``error=ModelFileError, what="model file"``) say the same things the same way.
-    """
+    """A file's bytes (in memory only) and its display name, from a path, bytes or a binary
+    file object, within ``limits.max_file_bytes``; model files use it too (``error=``)."""
     upload = f"the uploaded {what}"
     if isinstance(source, (str, Path)):
         path = Path(source)
@@ -195,9 +181,7 @@ def _foreign_format(data: bytes) -> str | None:
 
 
 def _check_workbook_bytes(data: bytes, name: str, suffix: str) -> bool:
-    """Refuse, before any reader sees them, bytes that are not a workbook of this kind;
-    whether they are a zip archive (to be checked by
-    :func:`~cx_app.survey.xml_safety.check_workbook_archive`)."""
+    """Refuse bytes that are not a workbook of this kind; whether they are a zip archive."""
     if data.startswith(_OLE_MAGIC):
         # Office wraps a password-protected .xlsx in an OLE2 (CFB) container with
         # "EncryptionInfo" and "EncryptedPackage" streams
@@ -244,14 +228,11 @@ def _unreadable(data: bytes, name: str, suffix: str) -> str:
 
 def excel_grids(data: bytes, name: str, limits: ImportLimits, first: bool = True,
                 ) -> tuple[list[str], Callable[[str], Grid]]:
-    """(sheet names, a function loading one sheet's :class:`Grid`) of a workbook, refused
-    unless it passes the checks; ``first``: read the first sheet at once with the names (one
-    child process fewer when the caller loads it next).
+    """(sheet names, a function loading one sheet's :class:`Grid`) of a workbook; ``first``:
+    read the first sheet with the names (one child process fewer).
 
-    The archive checks (:mod:`cx_app.survey.xml_safety`) run while the first child parses:
-    the child cannot harm this process (it is the reader's sandbox), and a refusal stops it
-    and is the answer, so a file is refused with the same sentence as if it had been checked
-    first, in about the reader's time rather than the sum of both."""
+    The archive checks run while the first child parses (the child cannot harm this process):
+    a refusal stops it and is the answer, in about the reader's time rather than the sum."""
     suffix = Path(name).suffix.lower()
     archive = _check_workbook_bytes(data, name, suffix)
     unreadable = _unreadable(data, name, suffix)
@@ -282,8 +263,7 @@ def _decode(data: bytes, name: str) -> tuple[str, str]:
 
 def _sniff_delimiter(text: str) -> str:
     """The delimiter (``,`` ``;`` tab) giving the most columns consistently over the first
-    lines; ties go to the order comma, semicolon, tab. A delimiter that leaves a field longer
-    than the csv module's limit (a line over 128 KB) is not the file's delimiter."""
+    lines, ties in that order; one leaving a field over the csv module's limit is not it."""
     sample = [line for line in text.splitlines()[:50] if line.strip()]
     best, best_score = ",", (-1, -1)
     for delimiter in DELIMITERS:
@@ -301,16 +281,13 @@ def _sniff_delimiter(text: str) -> str:
 
 
 def csv_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
-    """The rows of a CSV file. Binary data (control bytes, NUL included, on more than 5% of the
-    first 4 KB) is refused; a stray NUL byte in a cell of a text file is kept, and the importer
-    excludes that row with its reason."""
+    """The rows of a CSV file. Binary data (control bytes on more than 5% of the first 4 KB)
+    is refused; a stray NUL byte in a cell is kept, and the importer excludes that row."""
     head = data[:4096]
-    control = sum(head.count(bytes([c])) for c in (*range(9), *range(14, 32)))
-    if (control > 0.05 * len(head)
-            and not data.startswith((b"\xff\xfe", b"\xfe\xff"))):
-        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         text, encoding = data.decode("utf-16"), "UTF-16"
+    elif sum(head.count(bytes([c])) for c in (*range(9), *range(14, 32))) > 0.05 * len(head):
+        raise SurveyFileError(f"{name}: not a text (CSV) file; it looks like binary data")
     else:
         text, encoding = _decode(data, name)
     delimiter = _sniff_delimiter(text)
@@ -338,15 +315,16 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
 
 
 def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
-    """The grid of an SPSS (``.sav``/``.zsav``) or Stata (``.dta``) file: the variable names
-    as the header row, each cell as text, the variables' labels, value labels and declared
-    missing codes beside it (read by pyreadstat in a child process with limits)."""
+    """The grid of an SPSS or Stata file: the variable names as the header row, the
+    variables' labels, value labels and declared missing codes beside it."""
     kind = "dta" if Path(name).suffix.lower() == ".dta" else "sav"
     foreign = _foreign_format(data)
     if foreign or data.startswith(_ZIP_MAGIC):
         raise SurveyFileError(f"{name}: the file is {foreign or 'a zip archive'} renamed "
                               f"{Path(name).suffix.lower()}, not an SPSS or Stata data file")
-    table, meta = read_stat_in_child(data, name, kind, limits)
+    what = "SPSS" if kind == "sav" else "Stata"
+    table, meta = read_child({"kind": kind}, data, name, name, limits, f"{name}: not a readable "
+                             f"{what} data file (the file is damaged or is not one)")
     variables = tuple(StatVariable(name=v["name"], label=v["label"] or None,
                                    value_labels=v["value_labels"],
                                    missing=tuple(tuple(r) for r in v["missing"]))
@@ -372,9 +350,8 @@ def survey_suffix(data: bytes, name: str) -> str:
 
 def read_grids(data: bytes, name: str, limits: ImportLimits,
                ) -> tuple[list[str], Callable[[str | None], Grid]]:
-    """The first stage of the import, bytes → grid: (the sheet names, a function reading one
-    sheet's :class:`Grid`). A CSV, SPSS or Stata file has no sheet names: its one table is
-    read at once and the function gives it for any name. An empty file or workbook is refused."""
+    """Bytes → grid: (the sheet names, a function reading one sheet's :class:`Grid`). A CSV,
+    SPSS or Stata file has no sheet names: the function gives its one table for any name."""
     suffix = survey_suffix(data, name)
     if suffix in EXCEL_SUFFIXES:
         names, load = excel_grids(data, name, limits)

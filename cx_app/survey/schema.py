@@ -70,8 +70,7 @@ class Scale(BaseModel):
 
 
 class ColumnSpec(BaseModel):
-    """A column of the file: its identifier ``name``, its header ``column`` and other headers
-    (``aliases``) it may appear under."""
+    """A column of the file: its identifier ``name``, its header ``column`` and ``aliases``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

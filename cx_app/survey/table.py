@@ -23,8 +23,7 @@ from cx_app.survey.xml_safety import column_letters
 
 
 class Table(BaseModel):
-    """The cells below a header row (index: the file's rows, blank rows dropped and counted),
-    their masks, the header row (0-based in the grid) and its cells."""
+    """The cells below a header row (index: the file's rows; blank rows dropped, counted)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -101,8 +100,7 @@ def find_header(grid: Grid, schema: SurveySchema) -> tuple[int, dict[str, int]]:
 
 
 def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
-    """The typed-columns stage: the :class:`Table` below the header row (the schema's best
-    match, or the guessed header without a schema)."""
+    """The typed-columns stage: the :class:`Table` below the header row."""
     header = guess_header_row(grid) if schema is None else find_header(grid, schema)[0]
     width = grid.width(header)
     body = grid.cells.iloc[header + 1:, :width]

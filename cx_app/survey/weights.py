@@ -30,8 +30,7 @@ def effective_sample_size(weights: object) -> float:
 
 def clean_weights(raw: pd.Series, blank: pd.Series, keep: np.ndarray, header: str,
                   where: str) -> pd.Series:
-    """The weights (float) of a weight column, checked on the rows of ``keep`` (the survey
-    base)."""
+    """The weights (float) of a weight column, checked on the rows of ``keep``."""
     values = pd.to_numeric(raw.where(~blank), errors="coerce").astype(float)
     keep = np.asarray(keep, dtype=bool)
     problems = {
