@@ -204,8 +204,7 @@ def _no_scores(frame: pd.DataFrame, found: int) -> str:
             "needed)")
 
 
-def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
-                 labels: dict[str, str] | None = None) -> SurveySchema:
+def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema:
     """Propose a layout for a table whose columns are the file's headers (to be confirmed).
 
     The target is the score whose header names a target question, else the widest-scaled
@@ -213,7 +212,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred",
     """
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise SchemaError("cannot infer a layout from an empty table")
-    labels = dict(labels if labels is not None else frame.attrs.get("labels", {}))
+    labels = dict(frame.attrs.get("labels", {}))  # the question texts (table.read_columns)
 
     def text(header: str) -> str:  # a header with its question text (the label), if any
         return f"{header} {labels[header]}" if header in labels else header

@@ -24,7 +24,6 @@ The last two bound the reader's child process only. Normal Excel worksheets comp
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from cx_app.archive_limits import MB, InflationBudget
@@ -72,14 +71,13 @@ class ImportLimits:
                                max_entries=self.max_zip_entries)
 
 
-def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
+def limits_from_env() -> ImportLimits:
     """The default limits with any ``CX_APP_MAX_*`` environment variable applied (one that is
     not a positive number raises ``ValueError``: a misconfiguration must not pass silently)."""
-    env = os.environ if environ is None else environ
     values: dict = {}
     for name, var in ENV_VARS.items():
-        if env.get(var, "").strip():
-            number = env_number(var, 0, env)
+        if os.environ.get(var, "").strip():
+            number = env_number(var, 0)
             values[name] = (int(number * MB) if var.endswith("_MB") else
                             number if name == "max_compression_ratio" else int(number))
     return ImportLimits(**values)

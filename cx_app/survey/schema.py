@@ -272,8 +272,7 @@ def slugify(text: str) -> str:
     return slug
 
 
-def _unique_names(headers: Iterable[str], taken: set[str] | None = None) -> list[str]:
-    taken = set() if taken is None else taken
+def _unique_names(headers: Iterable[str], taken: set[str]) -> list[str]:
     names = []
     for header in headers:
         base = slugify(header)
@@ -342,7 +341,6 @@ def schema_from_mapping(
     kind: TargetKind | None = None,
     attribute_scale: str | Sequence[int] | Scale | None = None,
     missing_codes: Sequence[MissingCode] = (),
-    missing_attributes: MissingPolicy = "impute_indicator",
     name: str = "mapping",
     weight: str | None = None,
     attribute_scales: Mapping[str, str | Sequence[int] | Scale] | None = None,
@@ -383,7 +381,6 @@ def schema_from_mapping(
             for n, c in zip(seg_names, segments, strict=True)
         ],
         "missing_codes": list(missing_codes),
-        "missing_attributes": missing_attributes,
         "plan": [s.model_dump(mode="json", exclude_none=True)
                  for s in default_plan(target_kind, target_scale)],
     }

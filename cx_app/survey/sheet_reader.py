@@ -1,20 +1,13 @@
 """The child process that parses one untrusted workbook (fastexcel) or SPSS/Stata file.
 
 ``python -m cx_app.survey.sheet_reader``, started by :mod:`cx_app.survey.reader_process` through
-:mod:`cx_app.isolation` (which limits it first). A workbook (request ``{"sheet": null | index |
-name, "max_rows": n, "max_columns": n, "max_cells": n}``; ``null``: the sheet names only) is
-read by fastexcel (calamine → Arrow) and answered with one Arrow IPC stream: every cell of the
-sheet as text (``dtypes="string"``: numbers as calamine prints them, dates as ``YYYY-MM-DD
-HH:MM:SS``, empty cells null; sheet row ``i + 1`` is row ``i``, the columns start at
-``first_column``), the sheet names and the Excel error cells (fastexcel reports each as a cell
-it could not read, with calamine's error type) in the schema metadata. An SPSS or Stata file
-(request ``{"kind": "sav" | "dta", ...}``) has its metadata read first (a shape beyond the
-limits is refused before any data), then its data with the user-missing codes kept as values
-(``user_missing=True``): one text column per variable (an integer as ``7``, a date as
-``2024-01-31``, a system-missing value null), and in the schema metadata each variable's name,
-label (the question text), value labels and declared missing values or ranges. A file, sheet or
-shape it cannot read is a JSON ``{"failure": ...}`` with exit status 2. Imports: fastexcel or
-pyreadstat, pyarrow and :mod:`cx_app.isolation` only.
+:mod:`cx_app.isolation` (which limits it first). It answers with one Arrow IPC stream of texts
+(sheet row ``i + 1`` is row ``i``) and, in the schema metadata, a workbook's sheet names and
+Excel error cells (request ``{"sheet": null | index | name, ...}``; ``null``: the names only) or
+an SPSS/Stata file's variables: labels, value labels and declared missing codes, kept as values
+(request ``{"kind": "sav" | "dta", ...}``). A shape beyond the limits is refused before any data
+is read; a file, sheet or shape it cannot read is a JSON ``{"failure": ...}`` with exit status
+2. Imports: fastexcel or pyreadstat, pyarrow and :mod:`cx_app.isolation` only.
 """
 
 from __future__ import annotations
