@@ -1,4 +1,5 @@
-"""Survey files in, respondents and NPS out (``docs/architecture.md`` maps the modules).
+"""Survey files in, respondents and NPS out.
 
-Imports: the engine (plans), :mod:`cx_app.simulation` and the foundation modules only.
+``docs/architecture.md`` maps the modules. Imports: the engine (plans), :mod:`cx_app.simulation`
+and the foundation modules only.
 """

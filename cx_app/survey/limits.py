@@ -24,6 +24,7 @@ The last two bound the reader's child process only. Normal Excel worksheets comp
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from cx_app.archive_limits import MB, InflationBudget
@@ -71,13 +72,14 @@ class ImportLimits:
                                max_entries=self.max_zip_entries)
 
 
-def limits_from_env() -> ImportLimits:
+def limits_from_env(environ: Mapping[str, str] | None = None) -> ImportLimits:
     """The default limits with any ``CX_APP_MAX_*`` environment variable applied (one that is
     not a positive number raises ``ValueError``: a misconfiguration must not pass silently)."""
+    env = os.environ if environ is None else environ
     values: dict = {}
     for name, var in ENV_VARS.items():
-        if os.environ.get(var, "").strip():
-            number = env_number(var, 0)
+        if env.get(var, "").strip():
+            number = env_number(var, 0, env)
             values[name] = (int(number * MB) if var.endswith("_MB") else
                             number if name == "max_compression_ratio" else int(number))
     return ImportLimits(**values)
