@@ -167,7 +167,7 @@ def load_survey(
 
     ``source`` is a path, bytes (give ``filename``: its extension picks the reader) or an
     uploaded file object. ``sheet``: a name (case-insensitive), a 0-based ``int``, or digits
-    counting from 1; by default the first sheet matching the schema (``None``: inferred).
+    counting from 1; by default the first sheet matching the schema (``schema=None``: inferred).
     ``require_target=False`` accepts a file without the target column (``.y`` is None);
     ``require_attributes=False`` one lacking some attribute columns (``absent_attributes``,
     all missing: never imputed here, never a reason to exclude a row). ``scoring=True`` (a

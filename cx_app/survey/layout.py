@@ -113,8 +113,10 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
         else:
             names.append(top or f"Column {j + 1}")
         labels.append(label)
-        platform_cols |= {j} if own else set()
-        ids |= {j} if folded in _RESPONSE_IDS else set()
+        if own:
+            platform_cols.add(j)
+        if folded in _RESPONSE_IDS:
+            ids.add(j)
     return unique_names(names), labels, platform_cols, ids
 
 
