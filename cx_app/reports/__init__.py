@@ -1,13 +1,7 @@
 """Metric reports for CX teams: an Excel workbook and a self-contained HTML file.
 
-Both are rendered from one content model (:mod:`cx_app.reports.content`: blocks, formatting,
-prose, one module per section) built from the typed evaluation results
-(:class:`cx_app.models.results.Results`, the ``results.json`` of ``cx-app evaluate --out DIR``)
-and, optionally, a new-wave estimate (``cx-app estimate --json``); nothing is retrained.
-
->>> from cx_app.reports import write_reports                        # doctest: +SKIP
->>> write_reports(results, "out/")                                  # doctest: +SKIP
-{'xlsx': PosixPath('out/report.xlsx'), 'html': PosixPath('out/report.html')}
+Both are rendered from one content model (:mod:`cx_app.reports.content`) built from the typed
+results (``results.json``) and, optionally, a new-wave estimate; nothing is retrained.
 """
 
 from __future__ import annotations
