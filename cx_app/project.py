@@ -44,9 +44,6 @@ class ProjectFileError(CxAppError):
     format version, or a member whose content does not match the manifest."""
 
 
-# --------------------------------------------------------------------------- the contents
-
-
 @dataclass(frozen=True)
 class SurveyIdentity:
     """Which survey file the analysis is of (the bytes' SHA-256, file name and sheet)."""
@@ -103,9 +100,6 @@ class Project:
                 if m.final is not None and m.final.file_sha256]
 
 
-# --------------------------------------------------------------------------- the manifest
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -126,9 +120,6 @@ class Manifest(_Strict):
 def survey_identity(survey: SurveyData) -> SurveyIdentity:
     return SurveyIdentity(sha256=survey.source.sha256, filename=survey.source.filename,
                           sheet=survey.source.sheet)
-
-
-# --------------------------------------------------------------------------- writing
 
 
 def _json(value: Any) -> bytes:
@@ -254,9 +245,6 @@ def write_project(project: Project, path: str | Path) -> Path:
         raise ProjectFileError(f"{path.name}: cannot write the project file "
                                f"({exc.strerror or exc})") from None
     return path
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, bytes]]:

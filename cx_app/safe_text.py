@@ -84,8 +84,6 @@ def escape_html(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-# --------------------------------------------------------------------------- control characters
-
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 """C0 but tab, newline and carriage return, DEL, C1, lone surrogates, U+FFFE and U+FFFF."""
 _CARRIAGE_RETURN = re.compile("\r\n?")
@@ -156,8 +154,6 @@ def plain_spec(spec: Any) -> Any:
     return spec
 
 
-# --------------------------------------------------------------------------- Markdown
-
 _MARKDOWN_ANYWHERE = re.compile(r"([\\`*\[\]<>~$|@&])")
 _MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _MARKDOWN_URL = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
@@ -182,8 +178,6 @@ def escape_markdown(value: Any) -> str:
         lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
         text)
 
-
-# --------------------------------------------------------------------------- label length
 
 LABEL_LIMIT = 100
 """Characters of a label shown in a chart (axis, legend, tooltip); the data keeps the rest."""

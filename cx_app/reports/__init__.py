@@ -17,22 +17,10 @@ if TYPE_CHECKING:
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.models.results import Results
 
-__all__ = [
-    "Report",
-    "build_report",
-    "excel_bytes",
-    "render_html",
-    "write_excel",
-    "write_html",
-    "write_report",
-    "write_reports",
-]
-
 FORMATS = {".xlsx": "xlsx", ".html": "html", ".htm": "html"}
-
-
 _LAZY = {"Report": "blocks", "build_report": "content", "excel_bytes": "excel",
          "write_excel": "excel", "render_html": "html", "write_html": "html"}
+__all__ = [*_LAZY, "write_report", "write_reports"]
 
 
 def __getattr__(name: str) -> Any:

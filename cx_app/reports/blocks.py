@@ -1,7 +1,6 @@
 """The report's building blocks: sections made of paragraphs, tables, matrices and charts.
 
-The section builders (:mod:`cx_app.reports.sections`) decide every number, label and sentence
-and return these frozen blocks; the Excel and HTML writers only lay them out.
+The section builders decide every number and sentence; the writers only lay blocks out.
 """
 
 from __future__ import annotations

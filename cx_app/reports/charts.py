@@ -1,8 +1,7 @@
 """Altair chart builders: tidy DataFrames in, ``alt.Chart`` out.
 
-No streamlit import, so that the app and the reports draw the same charts. Each builder
-documents the columns it reads; survey labels are data values, never markup, shown literally
-and cut to :data:`~cx_app.safe_text.LABEL_LIMIT` characters.
+The app and the reports draw the same charts; survey labels are data values, never markup, cut
+to :data:`~cx_app.safe_text.LABEL_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -215,9 +214,6 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
     return band_height(alt.layer(span, points), len(order), 30, 120)
 
 
-# --------------------------------------------------------------------------- confusion matrices
-
-
 def matrix_to_long(matrix: pd.DataFrame) -> pd.DataFrame:
     """A square matrix frame (index = actual) → long rows ``actual, predicted, count,
     row_share, kind`` (``correct``, ``error`` or ``IM``); empty (NaN) cells are left out.
@@ -293,9 +289,6 @@ def confusion_heatmap(
     if title:
         props["title"] = title
     return chart.properties(**props)
-
-
-# --------------------------------------------------------------------------- ROC, AUC, tests
 
 
 def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
@@ -423,9 +416,6 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
                  alt.Tooltip("delta:Q", title="δ", format=".3f")],
     )
     return alt.layer(outline, cross, points).properties(width=380, height=380)
-
-
-# --------------------------------------------------------------------------- drivers
 
 
 DIRECTION_LABELS: dict[int, str] = {

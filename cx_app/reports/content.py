@@ -1,8 +1,4 @@
-"""The report's content, built once from typed results and rendered by both writers.
-
-One section per module of :mod:`cx_app.reports.sections`; the Excel and the HTML writers only
-lay its blocks out.
-"""
+"""The report's content, built once from typed results and rendered by both writers."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The deck's reference-survey slides: the measured score overall, by each segment, by wave.
 
-They come right after the title slide, before any estimated wave: the numbers of the Net score
-page (results.json ``dataset.nps`` and ``dataset.reference``).
+The Net score page's numbers, right after the title slide.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The Excel workbook (openpyxl): one sheet per report section.
 
-Only layout lives here. Every string is written through :func:`_put`, which stores formula-like
-text as a string cell with Excel's quote prefix, so survey text never becomes a formula. Charts:
-PNG images of the same Altair specs and, for ROC points and AUC, native Excel charts drawn from
-the sheet's own cells.
+Every string goes through :func:`_put`: formula-like text becomes a quote-prefixed string cell.
+Charts: PNGs of the Altair specs, and native Excel charts for ROC points and AUC.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The self-contained HTML report: the same content as the workbook, interactive charts.
 
-One file that opens with no network: the Vega libraries are inlined and chart specs embedded
-with their data. Every text is escaped and the JSON island escapes ``<``, ``>`` and ``&``, so
-survey labels never become markup.
+Opens with no network (the Vega libraries inlined); every text is escaped and the JSON island
+escapes ``<``, ``>`` and ``&``, so survey labels never become markup.
 """
 
 from __future__ import annotations

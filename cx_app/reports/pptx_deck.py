@@ -1,10 +1,7 @@
 """The PowerPoint deck of a CX program: one message per slide, each title stating it.
 
-:func:`program_slides` decides every slide's title, bullets, table, chart and speaker notes
-(:class:`DeckSlide`), each title worded by its typed fact (:mod:`cx_app.reports.headlines`);
-:mod:`cx_app.reports.pptx_render` lays them out. The program's view is passed in as a protocol:
-the workspace is a layer above the reports. Survey text is made plain and cut to a label's
-length before it reaches a slide.
+Titles are worded by typed facts (:mod:`cx_app.reports.headlines`). The program's view is a
+protocol: the workspace is a layer above the reports.
 """
 
 from __future__ import annotations
@@ -89,9 +86,6 @@ REALIZED_SERIES = "Realized (the wave's own scores)"
 MAX_BULLETS = 9
 
 
-# ----------------------------------------------------------------------------- tracker
-
-
 def _figures(est: Any) -> dict[str, float]:
     """An estimate's value, interval and standard error (NaN where there is none)."""
     if est is None:
@@ -146,9 +140,6 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
              "Realized: the wave's own scores, for waves that have them. ▲ / ▼ mark a "
              f"significant rise or fall since the previous wave. {CHANGE_TEST}")
     return DeckSlide(title, table=table, chart=spec, notes=notes)
-
-
-# ----------------------------------------------------------------------------- segments
 
 
 def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd.DataFrame:
@@ -206,9 +197,6 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
     return DeckSlide(title, table=table, chart=spec, notes=notes)
 
 
-# ----------------------------------------------------------------------------- waves
-
-
 def _alert_words(alert: Alert, words: ScoreVocabulary) -> str:
     what = "accuracy" if alert.metric == "accuracy" else words.short_name
 
@@ -264,9 +252,6 @@ def _wave_slide(wave: WaveView, words: ScoreVocabulary, titles: Mapping[str, str
     return DeckSlide(title, tuple(bullets), notes="\n".join(notes))
 
 
-# ----------------------------------------------------------------------------- drivers
-
-
 def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
     drivers = results.drivers
     quadrant = None if drivers is None else drivers.importance_performance
@@ -291,9 +276,6 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
              "attribute is named a top driver only when it stands above the others beyond its "
              f"uncertainty: {METHOD}.")
     return DeckSlide(title, tuple(bullets), chart=spec, notes=notes)
-
-
-# ----------------------------------------------------------------------------- models
 
 
 def _level_name(level: str) -> str:
@@ -331,9 +313,6 @@ def _models_slide(results: Results) -> DeckSlide:
     return DeckSlide(title, (reading, *below_sentences(results)), table=table, notes=notes)
 
 
-# ----------------------------------------------------------------------------- definitions
-
-
 def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
     if words.is_nps:
         score = (f"{words.title}: the share of promoters (9–10) minus the share of detractors "
@@ -355,9 +334,6 @@ def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
         "Driver: an attribute whose ratings explain a large share of the score's variation.",
         "Best model: the one with the best average over the cross-validation folds (parts of "
         "the training survey held out in turn)."))
-
-
-# ----------------------------------------------------------------------------- the deck
 
 
 def program_slides(view: ProgramView, results: Results, *,

@@ -31,11 +31,12 @@ def _descending(records: list[dict], key: str) -> list[dict]:
     return sorted(records, key=lambda r: -r[key] if r[key] is not None else math.inf)
 
 
-def _bars(title: str, names: Sequence[str], values: Sequence[float | None],
-          lows: Sequence[float | None] | None, highs: Sequence[float | None] | None,
-          value_title: str) -> list[Block]:
-    frame = pd.DataFrame({"attribute": list(names), "importance": list(values),
-                          "ci_low": list(lows or values), "ci_high": list(highs or values)})
+def _bars(title: str, names: Sequence[str], records: list[dict], key: str,
+          value_title: str, *, interval: bool = True) -> list[Block]:
+    frame = pd.DataFrame(records, columns=[key, "ci_low", "ci_high"]).rename(
+        columns={key: "importance"}).assign(attribute=list(names))
+    if not interval:
+        frame = frame.assign(ci_low=frame["importance"], ci_high=frame["importance"])
     frame = frame.dropna(subset=["importance"])
     if frame.empty:
         return []
@@ -58,8 +59,8 @@ def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
                    "between correlated attributes; the shares add up to 100%."),
         facts_table("About the relative weights", [("R² of the linear model", r2, "float"),
                                                    ("Method", value.method, "text")]),
-        *_bars("Share of the explained variance by attribute", [r[0] for r in rows],
-               [r["percent"] for r in records], None, None, "Share of R² (%)"),
+        *_bars("Share of the explained variance by attribute", [r[0] for r in rows], records,
+               "percent", "Share of R² (%)", interval=False),
     ]
 
 
@@ -77,9 +78,8 @@ def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
               note=f"{value.model[:1].upper()}{value.model[1:]}. One standard deviation more "
                    "of the attribute multiplies the odds of a higher score by the odds ratio; "
                    "p below 0.05: unlikely to be chance."),
-        *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows],
-               [r["coef"] for r in records], [r["ci_low"] for r in records],
-               [r["ci_high"] for r in records], "Coefficient (log-odds per SD)"),
+        *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows], records,
+               "coef", "Coefficient (log-odds per SD)"),
     ]
 
 
@@ -104,9 +104,7 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
             ("Shuffles per attribute and fold", value.n_repeats, "int"),
             ("Cross-validation folds", folds, "int")]),
         *_bars(f"Permutation importance ({model_id}) with its 95% interval",
-               [r[0] for r in rows], [r["mean"] for r in records],
-               [r["ci_low"] for r in records], [r["ci_high"] for r in records],
-               f"Drop in {value.scoring}"),
+               [r[0] for r in rows], records, "mean", f"Drop in {value.scoring}"),
     ]
     if value.per_fold:
         blocks.append(Table(
