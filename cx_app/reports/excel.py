@@ -160,9 +160,9 @@ class _SheetWriter:
             chart.style = 13
             x_col, y_col = keys.index(spec.x) + 1, keys.index(spec.y[0]) + 1
             series_col = keys.index(spec.series) if spec.series else None
-            runs = itertools.groupby(enumerate(block.rows, start=header_row + 1), lambda r: ""
-                                     if series_col is None else str(r[1][series_col]))
-            for name, run in runs:
+            rows = enumerate(block.rows, start=header_row + 1)  # (sheet row, values)
+            for name, run in itertools.groupby(rows, lambda r: "" if series_col is None
+                                               else str(r[1][series_col])):
                 numbers = [r for r, _ in run]
                 first, last = numbers[0], numbers[-1]
                 series = Series(Reference(self.ws, min_col=y_col, min_row=first, max_row=last),

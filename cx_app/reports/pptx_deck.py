@@ -1,7 +1,7 @@
 """The PowerPoint deck of a CX program: one message per slide, each title stating it.
 
-Titles are worded by typed facts (:mod:`cx_app.reports.headlines`). The program's view is a
-protocol: the workspace is a layer above the reports.
+Titles are worded by typed facts (:mod:`cx_app.reports.headlines`); survey text is made plain
+and cut to a label's length. The program's view is a protocol: the workspace is a layer above.
 """
 
 from __future__ import annotations
