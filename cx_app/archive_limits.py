@@ -1,27 +1,13 @@
 """Bounded zip members: every byte an archive unpacks to, at every level, counted against one limit.
 
-A project file (``.cxproj``) is a zip whose ``.npz`` and ``.skops`` members are zips too, and a
-model file (``.skops``) is a zip of ``.npy`` arrays. Counting the outer archive only lets a
-4 MB project hide a 3 GB array in a compressed ``.npz`` member (issue 24). So the project and
-model readers unpack through :func:`read_members`, which, for one archive and the archives
-nested in it:
-
-1. refuses more than ``max_zip_entries`` members per archive, and an archive whose members'
-   *declared* sizes already exceed what is left of the limit, before inflating anything;
-2. inflates every member in 1 MB chunks with a running count shared by the whole tree
-   (:class:`InflationBudget`): the first chunk past the limit stops it, and :mod:`zipfile`
-   stops at a member's declared size and checks its CRC, so an archive that lies about its
-   sizes is refused as damaged;
-3. reads the header of every ``.npy`` member (``numpy.lib.format``) from its first chunk: an
-   array of Python objects, a shape whose ``shape × itemsize`` claims more than the limit (a
-   745 GiB header in a 1 KB member) or does not match the bytes the member really holds is
-   refused before numpy allocates anything;
-4. checks the ``.npz``/``.skops`` members of an archive the same way, one level down.
-
-The limit is ``CX_APP_MAX_DECOMPRESSED_MB`` and ``CX_APP_MAX_ZIP_ENTRIES`` of
-:mod:`cx_app.survey.limits`, the limits survey workbooks have
-(``ImportLimits.inflation_budget()``). Every refusal is one sentence of the caller's error type
-naming the file (and member); sizes in it are written by :func:`megabytes`.
+A project's ``.npz`` and ``.skops`` members are zips too: counting the outer archive only lets a
+4 MB project hide a 3 GB array (issue 24). :func:`read_members` refuses too many members or too
+large declared sizes before inflating anything, inflates in 1 MB chunks against one running
+count for the whole tree (:class:`InflationBudget`; :mod:`zipfile` checks sizes and CRCs), reads
+every ``.npy`` header first (objects, or a shape claiming more than the limit or than the member
+holds, are refused before numpy allocates), and checks nested archives one level down. The
+limits are the survey workbooks' (:mod:`cx_app.survey.limits`); every refusal is one sentence of
+the caller's error type naming the file and member.
 """
 
 from __future__ import annotations
@@ -71,10 +57,8 @@ class InflationBudget:
 
 def read_members(data: bytes, *, label: str, error: type[Exception], budget: InflationBudget,
                  keep: bool = True, _depth: int = 0) -> dict[str, bytes]:
-    """Every member of the zip archive ``data``, inflated within ``budget`` (see the module
-    docstring); ``keep=False`` checks and counts without keeping the bytes (the result is then
-    empty). ``error(sentence)`` is raised for anything refused; ``label`` names the archive in
-    it (for a nested one, ``"outer.cxproj: models/000.npz"``)."""
+    """Every member of the zip archive ``data``, inflated within ``budget``; ``keep=False``
+    checks and counts without keeping the bytes. ``error(sentence)`` for anything refused."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
@@ -132,7 +116,7 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str,
 def _check_npy_header(first: bytes, info: zipfile.ZipInfo, label: str, error: type[Exception],
                       budget: InflationBudget) -> None:
     """Refuse an ``.npy`` member whose header claims objects, more bytes than the budget has
-    left, or another size than the member holds (its declared size), before numpy reads it."""
+    left, or another size than the member holds."""
     where = f"{label}: the array {info.filename}"
     buffer = io.BytesIO(first)
     try:

@@ -1,12 +1,8 @@
 """Files written whole or not at all: a killed run leaves the old file or no file.
 
-Every file the CLI and the app write (results.json, reports, projects, models, the deck) is
-first written to a temporary file in the same folder, flushed to disk (``fsync``) and then
-moved over the target with :func:`os.replace`, which is atomic on POSIX and Windows when both
-names are on one file system (hence the same folder). A reader therefore sees either the
-previous complete file or the new complete file, never a truncated one; a run killed midway
-leaves at most a hidden ``.NAME.*.tmp`` file beside the target, which the next write of the
-same target does not need and which is safe to delete.
+Written to a temporary file in the same folder, fsynced, then moved over the target with
+:func:`os.replace` (atomic when both names are on one file system); a killed run leaves at most
+a hidden ``.NAME.*.tmp`` beside the target, safe to delete.
 """
 
 from __future__ import annotations
@@ -22,10 +18,8 @@ __all__ = ["atomic_path", "write_bytes_atomic", "write_text_atomic"]
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write to; on a clean exit it replaces ``path``.
-
-    For libraries that write to a path themselves (openpyxl's ``save``, skops' ``dump``).
-    On an exception the temporary file is removed and ``path`` is left as it was.
+    """A temporary path beside ``path`` to write to; on a clean exit it replaces ``path``
+    (for libraries that write to a path themselves: openpyxl, skops).
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
@@ -53,14 +47,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (see the module docstring); returns the path."""
     with atomic_path(path) as tmp, open(tmp, "wb") as out:
         out.write(data)
     return Path(path)
 
 
 def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically (see the module docstring); returns the path."""
     return write_bytes_atomic(path, text.encode(encoding))
 
 

@@ -1,12 +1,9 @@
 """Untrusted input handled in a child process with limits: the one module that starts one.
 
-A hostile workbook, SPSS/Stata file or model file can make the code reading it exhaust its
-memory, spin or crash, so the parent (the app's server or the CLI) hands such work to a child:
-:func:`run_child` writes one JSON header line (the limits, the request) and the input's bytes
-to its standard input; the child's :func:`child_main` limits itself first (``RLIMIT_AS``,
-``RLIMIT_CPU``; one thread per numeric library), then works and answers on standard output.
-A child stopped by a limit, a signal or the parent's wall-clock bound is one
-:class:`ChildStopped` sentence naming the file, in the caller's words; the parent goes on.
+The parent hands a hostile workbook, SPSS/Stata or model file to a child (:func:`run_child`: one
+JSON header line, then the bytes, on its stdin); the child (:func:`child_main`) limits itself
+first (``RLIMIT_AS``, ``RLIMIT_CPU``, one thread per numeric library). A child stopped by a
+limit, a signal or the wall-clock bound is one :class:`ChildStopped` sentence naming the file.
 
 >>> limits = ChildLimits(512 * 1024 * 1024, 1, "CX_APP_READER_MEMORY_MB", "CX_APP_READER_CPU_SECONDS")
 >>> limits.wall_seconds(shares=2), _reason(-24, b""), _reason(OUT_OF_MEMORY, b"")
@@ -55,7 +52,7 @@ _SAY = {
 @dataclass(frozen=True)
 class ChildLimits:
     """What one child may use: address space, CPU time per share of the work (one file), and
-    the environment variables setting them (named in the sentences)."""
+    the environment variables setting them."""
 
     memory_bytes: int
     cpu_seconds: int
@@ -78,8 +75,8 @@ class ChildStopped(CxAppError):
 
 def env_number(var: str, default: float, environ: Mapping[str, str] | None = None,
                error: type[Exception] = ValueError) -> float:
-    """The positive number a limit's environment variable ``var`` sets (``default`` when unset
-    or blank); ``error`` naming it when it is not one (a misconfigured server must not pass)."""
+    """The positive number ``var`` sets (``default`` when unset or blank); ``error`` naming it
+    otherwise (a misconfigured server must not pass)."""
     text = (os.environ if environ is None else environ).get(var, "").strip()
     try:
         value = float(text) if text else default
@@ -105,10 +102,9 @@ def say(wording: Mapping[str, str], reason: str, where: str, limits: ChildLimits
 def run_child(command: list[str], request: object, data: bytes, limits: ChildLimits,
               where: str, wording: Mapping[str, str], *, shares: int = 1,
               checks: Callable[[], object] | None = None) -> subprocess.CompletedProcess:
-    """Run ``command`` (a child whose entry is :func:`child_main`) on ``request`` and ``data``
-    within ``limits`` (``shares`` shares of CPU time) while ``checks`` run here (a check that
-    raises stops the child); its exit status (0, or :data:`FAILED`: it refused the input) and
-    output, or :class:`ChildStopped` in one sentence of ``wording`` naming ``where``."""
+    """Run ``command`` (whose entry is :func:`child_main`) on ``request`` and ``data`` within
+    ``limits`` while ``checks`` run here (one that raises stops the child): exit status 0 or
+    :data:`FAILED` and the output, or :class:`ChildStopped`."""
     header = {"limits": [limits.memory_bytes, limits.cpu_seconds, shares], "request": request}
     wall = limits.wall_seconds(shares)
     path = os.pathsep.join(filter(None, [_PACKAGE_ROOT, os.environ.get("PYTHONPATH")]))

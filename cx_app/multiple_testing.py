@@ -1,14 +1,7 @@
 """Multiple-testing correction: the one home of Holm's step-down adjustment (Holm 1979).
 
-Used by the model comparisons (:mod:`cx_app.models.comparison`, over the pairs of one level and
-metric) and the NPS flags (:mod:`cx_app.survey.nps_flags`, over segments or waves).
-
-Computed here rather than by ``statsmodels.stats.multitest.multipletests(method="holm")``
-(the tests keep it as the reference): that branch of statsmodels runs a full ``gc.collect()``
-on every call — a process-wide pause of about 0.3 s on the app server's heap, on every page
-run that flags changes — which the project's libraries must not cause. The adjustment is the
-same two steps statsmodels takes: p-values sorted ascending times m, m−1, …, 1, then the
-running maximum, capped at 1.
+Not ``statsmodels.stats.multitest.multipletests(method="holm")`` (the tests' reference): it runs
+a full ``gc.collect()`` on every call, a process-wide pause of about 0.3 s on the app server.
 """
 
 from __future__ import annotations

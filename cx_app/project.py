@@ -1,32 +1,16 @@
 """Project files (``.cxproj``): an analysis saved whole, to be reopened without retraining.
 
-A project file is a zip archive. ``manifest.json`` names the format and its version, the
-provenance block (:func:`cx_app.provenance.provenance_block`) and every other member with its
-size and SHA-256; the members are
-
-- ``schema.yaml`` (the mapping), ``plan.json`` (the reduction plan in use), ``settings.json``,
-  ``versions.json``;
-- ``survey.json``: the survey's identity (file name, sheet, SHA-256); ``survey.data``: the
-  survey file itself, only when the user asked for it (respondent data stays out by default);
-- ``models/NNN.json`` + ``models/NNN.npz``: one cross-validated model each, its recipe and its
-  out-of-fold arrays (``y_true``, ``y_pred``, ``proba``, ``fold``, fold times, permutation
-  importance per fold); numpy's own format, read with ``allow_pickle=False``;
-- ``models/NNN.skops``: the model fitted on all respondents, when there is one (a model file of
-  :mod:`cx_app.estimate.model_file`, opened with its trusted-type list only);
-- ``estimates/NNN.json``: new-wave estimates; ``results.json``: the results document.
-
-:func:`read_project` checks everything before it returns anything: a file that is not a zip,
-is truncated, is someone else's zip, comes from another format version, lists a member that
-is missing or holds a member whose hash does not match is refused with one
-:class:`ProjectFileError` sentence, and nothing is half-loaded. Sizes are bounded by the
-survey-upload limits (:mod:`cx_app.survey.limits`) at every level: the ``.npz`` and ``.skops``
-members are unpacked too, chunk by chunk, and every ``.npy`` header is checked before numpy
-allocates its array (:mod:`cx_app.archive_limits`), so a small project cannot hide a
-huge array.
+A zip archive: ``manifest.json`` (format, version, the provenance block, every other member's
+size and SHA-256) and the members docs/architecture.md lists; out-of-fold arrays in numpy's own
+format, read with ``allow_pickle=False``; the survey file itself only when the user asked for it.
+:func:`read_project` checks everything, sizes at every level included
+(:mod:`cx_app.archive_limits`: a small project cannot hide a huge array), before it returns
+anything: one :class:`ProjectFileError` sentence otherwise, nothing half-loaded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import zipfile
@@ -60,9 +44,6 @@ class ProjectFileError(CxAppError):
     format version, or a member whose content does not match the manifest."""
 
 
-# --------------------------------------------------------------------------- the contents
-
-
 @dataclass(frozen=True)
 class SurveyIdentity:
     """Which survey file the analysis is of (the bytes' SHA-256, file name and sheet)."""
@@ -78,9 +59,8 @@ class SurveyIdentity:
 
 @dataclass(frozen=True, eq=False)
 class ProjectModel:
-    """One cross-validated model: its recipe, out-of-fold results (``cv``, a
-    :class:`cx_app.models.crossval.CrossValResult` without fold models), its permutation
-    importance and, when fitted, its final model (:class:`cx_app.estimate.model_file.TrainedModel`)."""
+    """One cross-validated model: recipe, out-of-fold results (``cv``, without fold models),
+    permutation importance and, when fitted, the final model."""
 
     model_id: str
     algorithm_id: str
@@ -91,9 +71,7 @@ class ProjectModel:
     cv: Any
     permutation: Any = None
     final: Any = None
-    final_bytes: bytes | None = None
-    """The final model's file as already serialised (e.g. what the app offered for download),
-    written as is so that its SHA-256 stays the one a downloaded copy has."""
+    final_bytes: bytes | None = None  # written as is: its SHA-256 stays a downloaded copy's
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,26 +84,20 @@ class Project:
     models: tuple[ProjectModel, ...] = ()
     survey_bytes: bytes | None = None
     estimates: tuple[Mapping[str, Any], ...] = ()
-    results: str | None = None
-    """The results document as ``results.json`` text (written back byte for byte)."""
+    results: str | None = None  # results.json as text, written back byte for byte
     settings: Mapping[str, Any] = field(default_factory=dict)
     provenance: Mapping[str, Any] = field(default_factory=dict)
     versions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def schema(self) -> Any:
-        """The survey schema (:class:`cx_app.survey.schema.SurveySchema`)."""
         from cx_app.survey.schema import schema_from_yaml_text
 
         return schema_from_yaml_text(self.schema_yaml, "the project's schema")
 
     def final_model_sha256(self) -> list[str]:
-        """The SHA-256 of every final model file in the project (as written in it)."""
         return [m.final.file_sha256 for m in self.models
                 if m.final is not None and m.final.file_sha256]
-
-
-# --------------------------------------------------------------------------- the manifest
 
 
 class _Strict(BaseModel):
@@ -146,12 +118,8 @@ class Manifest(_Strict):
 
 
 def survey_identity(survey: SurveyData) -> SurveyIdentity:
-    """The identity of a loaded survey (:class:`cx_app.survey.data.SurveyData`)."""
     return SurveyIdentity(sha256=survey.source.sha256, filename=survey.source.filename,
                           sheet=survey.source.sheet)
-
-
-# --------------------------------------------------------------------------- writing
 
 
 def _json(value: Any) -> bytes:
@@ -166,8 +134,7 @@ def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
 
 
 def crossval_fields(cv: Any) -> dict[str, Any]:
-    """A cross-validation's recipe and summary without its per-respondent arrays (JSON-ready):
-    what a project's ``models/NNN.json`` and the workspace keep beside the arrays."""
+    """A cross-validation's recipe and summary without its per-respondent arrays (JSON-ready)."""
     return {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
             "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
             "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
@@ -187,8 +154,7 @@ def crossval_arrays(cv: Any) -> dict[str, np.ndarray]:
 
 def crossval_from(fields: Mapping[str, Any], arrays: Mapping[str, np.ndarray], *,
                   where: str) -> Any:
-    """The :class:`cx_app.models.crossval.CrossValResult` of :func:`crossval_fields` and
-    :func:`crossval_arrays` (``fold_fit_seconds`` from ``fields`` or ``arrays``); ValueError
+    """The cross-validation of :func:`crossval_fields` and :func:`crossval_arrays`; ValueError
     naming ``where`` when the arrays do not fit together."""
     from cx_app.models.crossval import CrossValResult
 
@@ -222,9 +188,8 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
     }
     perm = model.permutation
     if perm is not None:
-        meta["permutation"] = {"algorithm_id": perm.algorithm_id,
-                               "attributes": list(perm.attributes), "scoring": perm.scoring,
-                               "n_repeats": perm.n_repeats}
+        meta["permutation"] = perm.model_dump(
+            include={"algorithm_id", "attributes", "scoring", "n_repeats"})
         arrays["permutation_per_fold"] = np.asarray(perm.per_fold, dtype=float)
     out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": _npz(arrays)}
     if model.final is not None:
@@ -239,9 +204,7 @@ def project_bytes(project: Project, *, created: str | None = None) -> bytes:
     members: dict[str, bytes] = {
         "schema.yaml": project.schema_yaml.encode("utf-8"),
         "plan.json": _json(dict(project.plan)),
-        "survey.json": _json({"sha256": project.survey.sha256,
-                              "filename": project.survey.filename,
-                              "sheet": project.survey.sheet,
+        "survey.json": _json({**dataclasses.asdict(project.survey),
                               "included": project.survey_bytes is not None}),
         "settings.json": _json(dict(project.settings)),
         "versions.json": _json(library_versions()),
@@ -273,9 +236,8 @@ def project_bytes(project: Project, *, created: str | None = None) -> bytes:
 
 
 def write_project(project: Project, path: str | Path) -> Path:
-    """Write ``project`` to ``path`` (a ``.cxproj`` file) whole or not at all
-    (:func:`cx_app.atomic_files.write_bytes_atomic`: a killed run leaves the old file);
-    :class:`ProjectFileError` if it cannot be written."""
+    """Write ``project`` to ``path`` whole or not at all; :class:`ProjectFileError` if it
+    cannot be written."""
     path = Path(path)
     try:
         write_bytes_atomic(path, project_bytes(project))
@@ -283,9 +245,6 @@ def write_project(project: Project, path: str | Path) -> Path:
         raise ProjectFileError(f"{path.name}: cannot write the project file "
                                f"({exc.strerror or exc})") from None
     return path
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, bytes]]:
@@ -389,11 +348,8 @@ def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequenc
     cv = crossval_from(meta["cv"], arrays, where=stem)
     permutation = None
     if "permutation" in meta:
-        p = meta["permutation"]
-        permutation = PermutationImportance(
-            algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
-            per_fold=arrays["permutation_per_fold"], scoring=str(p["scoring"]),
-            n_repeats=int(p["n_repeats"]))
+        permutation = PermutationImportance.model_validate(
+            {**meta["permutation"], "per_fold": arrays["permutation_per_fold"]})
     final = final_bytes = None
     if f"{stem}.skops" in members:
         final_bytes = members[f"{stem}.skops"]  # kept as is: its SHA-256 stays the file's
@@ -406,10 +362,8 @@ def _model(members: Mapping[str, bytes], stem: str, label: str, classes: Sequenc
 
 
 def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = None) -> Project:
-    """Open a project file written by :func:`write_project` (a path, its bytes or a binary
-    file object), every member checked and parsed before anything is returned.
-    :class:`ProjectFileError` (one sentence naming the file) for anything that is not a
-    complete, unchanged cx-app project file of this format version."""
+    """Open a project file (a path, its bytes or a binary file object), every member checked
+    and parsed before anything is returned."""
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.models.results import Results
     from cx_app.survey.limits import limits_from_env

@@ -55,8 +55,7 @@ def sha256_hex(data: bytes | str) -> str:
 
 
 def digest(payload: object) -> str:
-    text = json.dumps(payload, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(json.dumps(payload, sort_keys=True, default=str))[:16]
 
 
 def survey_key(sha256: str, sheet: str | None, schema_yaml: str, filename: str | None = None) -> str:
@@ -76,19 +75,11 @@ def training_key(data_key: str, algorithm_id: str, settings: Mapping[str, Any], 
                     "folds": folds, "seed": seed})
 
 
-def utc_timestamp() -> str:
-    """Now, in UTC, to the second (ISO 8601 with ``+00:00``)."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
 def provenance_block(*, seed: int | None = None, folds: int | None = None,
                      preset: str | None = None, schema_yaml: str | None = None,
                      inputs: Mapping[str, str | None] | None = None,
                      created: str | None = None) -> dict[str, Any]:
-    """The provenance every output carries (results.json, estimate JSON, model and project
-    files, the reports' About section): ``created`` (UTC), library ``versions``, ``seed``,
-    ``folds``, ``preset``, ``schema_sha256`` (of the schema YAML text) and ``inputs`` (file
-    name → SHA-256 of the bytes read). One builder, so every output says the same thing.
+    """The provenance every output carries; ``inputs``: file name → SHA-256 of the bytes read.
 
     >>> block = provenance_block(seed=0, folds=10, schema_yaml="", inputs={"a.csv": "ab"},
     ...                          created="2026-01-01T00:00:00+00:00")
@@ -96,7 +87,8 @@ def provenance_block(*, seed: int | None = None, folds: int | None = None,
     ('e3b0c442', {'a.csv': 'ab'}, ['created', 'folds', 'inputs'])
     """
     return {
-        "created": utc_timestamp() if created is None else created,
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds") if created is None
+        else created,
         "versions": library_versions(),
         "seed": seed,
         "folds": folds,
@@ -107,10 +99,8 @@ def provenance_block(*, seed: int | None = None, folds: int | None = None,
 
 
 def without_wall_clock(value: Any) -> Any:
-    """A JSON document (results.json, an estimate) without its wall-clock fields — durations
-    (keys containing ``seconds``) and the UTC time it was made (``created``): the only things
-    two runs with the same inputs and seed may differ in. For comparing runs (app vs CLI,
-    local vs cluster, a project reopened).
+    """A JSON document without its wall-clock fields (``*seconds*``, ``created``): the only
+    things two runs with the same inputs and seed may differ in.
 
     >>> without_wall_clock({"fit_seconds": 1.2, "created": "2026-01-01", "n": [{"seconds": 3}]})
     {'n': [{}]}

@@ -1,11 +1,7 @@
 """Results as frozen pydantic models; ``Estimate``, the one type of a value with its interval.
 
-:class:`Result` is the base of every result: its JSON is pydantic's (``to_dict``:
-``model_dump(mode="json", by_alias=True)``); field aliases, ``computed_field``, ``exclude_if``
-and :func:`flattened` keep the public keys (the golden files of ``tests/golden`` prove they did
-not move). numpy arrays are kept as they are (:data:`Array`) and written as nested lists;
-:data:`Finite` writes NaN and infinities as null. :class:`Estimate` (value, ``ci95``, ``se``)
-is the base of every estimate that carries a 95 % interval.
+Their JSON is pydantic's; aliases, ``computed_field``, ``exclude_if`` and :func:`flattened` keep
+the public keys (the golden files of ``tests/golden`` prove it).
 """
 
 from __future__ import annotations
@@ -28,13 +24,12 @@ Finite = Annotated[float, PlainSerializer(lambda v: v if math.isfinite(v) else N
 
 
 class Result(BaseModel):
-    """A frozen result; :meth:`to_dict` is its JSON-ready dict (pydantic's serialisation)."""
+    """A frozen result; :meth:`to_dict` is its JSON-ready dict."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, populate_by_name=True)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values (tuples as lists, arrays as nested lists, keys as in the JSON);
-        a numpy scalar in a loosely typed field (``dict``, ``Any``) as its number, any other
+        """A numpy value in a loosely typed field (``dict``, ``Any``) as plain JSON, any other
         value pydantic does not know as its text (as ``json.dumps(default=str)`` wrote it)."""
         return self.model_dump(mode="json", by_alias=True, fallback=_plain_or_text)
 

@@ -1,28 +1,12 @@
 """Survey text kept plain and written out safely (no control characters, formulas or markup).
 
-Column names, labels, segment values and comments come from the survey file, i.e. from whoever
-wrote it. A spreadsheet evaluates a cell that starts with ``=``, ``+``, ``-`` or ``@`` (and,
-through DDE tricks, one that starts with a tab or carriage return) as a formula — "CSV
-injection" (OWASP). The rules here:
-
-- Excel (openpyxl): a formula-like string is stored as a *string cell* with Excel's quote
-  prefix (what Excel itself does when you type ``'=1+1``), so the text shows verbatim and stays
-  text even when the cell is edited. See :func:`cx_app.reports.excel`.
-- CSV: a formula-like string gets a leading apostrophe, as OWASP recommends
-  (:func:`neutralise_csv_value`, :func:`safe_csv_frame`, :func:`to_safe_csv`).
-- HTML: every text is escaped with :func:`html.escape` (:func:`escape_html`).
-
-Only strings are touched: a negative *number* stays a number.
-
-Control characters: NUL and the rest of the C0 set (tab and newline excepted; a
-carriage return becomes a newline), DEL, the C1 set, lone surrogates and the non-characters
-U+FFFE/U+FFFF have no place in a header, a segment value, a group, step or model name. They are
-not valid XML, so the chart renderer (vl-convert) aborts the whole process on a NUL. They are
-removed at the point a file's text becomes data (:func:`plain_text`, :data:`PlainText` for the
-pydantic models of schemas and plans); :func:`plain_spec` strips them again from every string of
-a chart spec before it is rendered (defence in depth for text that did not come through an
-import, e.g. an old ``results.json``). Labels are shortened to a sane length for charts
-(:func:`short_label`, :func:`short_labels`); the data keeps the full text.
+Labels and values come from whoever wrote the survey file. A spreadsheet evaluates a cell that
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return as a formula ("CSV injection",
+OWASP): Excel cells get the quote prefix (:mod:`cx_app.reports.excel`), CSV cells a leading
+apostrophe; HTML is escaped. Only strings are touched: a negative number stays a number.
+Control characters are not valid XML, and vl-convert aborts the whole process on a NUL: they are
+removed where a file's text becomes data (:func:`plain_text`, :data:`PlainText`) and again from
+every chart spec (:func:`plain_spec`, for text that did not come through an import).
 """
 
 from __future__ import annotations
@@ -71,8 +55,7 @@ def _neutralise_label(label: Any) -> Any:
 
 
 def safe_csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of ``frame`` whose strings (cells, column names, index labels) are CSV-safe;
-    numbers, negative ones too, stay numbers."""
+    """A copy of ``frame`` whose strings (cells, column names, index labels) are CSV-safe."""
     out = frame.copy()
     for position in range(out.shape[1]):
         column = out.iloc[:, position]
@@ -101,16 +84,13 @@ def escape_html(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-# --------------------------------------------------------------------------- control characters
-
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 """C0 but tab, newline and carriage return, DEL, C1, lone surrogates, U+FFFE and U+FFFF."""
 _CARRIAGE_RETURN = re.compile("\r\n?")
 
 
 def plain_text(text: str) -> str:
-    """``text`` without control characters (:data:`CONTROL_CHARACTERS`); ``\\r\\n`` and a lone
-    ``\\r`` become ``\\n``. Text without them is returned as it is (the same object).
+    """``text`` without control characters; ``\\r\\n`` and a lone ``\\r`` become ``\\n``.
 
     >>> plain_text("Pri\\x00ce\\x1b[31m"), plain_text("line 1\\r\\nline 2\\ttab")
     ('Price[31m', 'line 1\\nline 2\\ttab')
@@ -125,26 +105,17 @@ def _plain_input(value: Any) -> Any:
 
 
 PlainText = Annotated[str, BeforeValidator(_plain_input)]
-"""A pydantic ``str`` field whose control characters are removed before it is validated (so
-``min_length`` counts what is left): names and headers of schemas and plans."""
-
-
-def character_name(character: str) -> str:
-    """``NUL`` for the NUL character, ``U+001B`` for the others.
-
-    >>> character_name("\\x00"), character_name("\\x1b")
-    ('NUL', 'U+001B')
-    """
-    return "NUL" if character == "\x00" else f"U+{ord(character):04X}"
+"""A pydantic ``str`` without control characters, removed before ``min_length`` counts."""
 
 
 def control_characters(text: str) -> Counter[str]:
     """The control characters of ``text`` that :func:`plain_text` removes, by name, with counts.
 
-    >>> control_characters("a\\x00b\\x00c\\x7f")
-    Counter({'NUL': 2, 'U+007F': 1})
+    >>> control_characters("a\\x00b\\x00c\\x1b")
+    Counter({'NUL': 2, 'U+001B': 1})
     """
-    return Counter(character_name(c) for c in CONTROL_CHARACTERS.findall(text))
+    return Counter("NUL" if c == "\x00" else f"U+{ord(c):04X}"
+                   for c in CONTROL_CHARACTERS.findall(text))
 
 
 def describe_removed(found: Counter[str]) -> str:
@@ -156,8 +127,8 @@ def describe_removed(found: Counter[str]) -> str:
 
 def plain_text_column(column: pd.Series) -> tuple[pd.Series, Counter[str]]:
     """A column of text cells without control characters, and what was removed (counted over
-    every cell). A column without any is returned as it is after one scan of its distinct
-    values (an object array: iterating an Arrow-backed array costs a call per cell)."""
+    every cell); one scan of the distinct values (as objects: an Arrow array costs a call per
+    cell) when there is none."""
     distinct = np.asarray(pd.unique(column.dropna()), dtype=object).tolist()
     texts = [v for v in distinct if isinstance(v, str)]
     joined = "".join(texts)
@@ -172,10 +143,8 @@ def plain_text_column(column: pd.Series) -> tuple[pd.Series, Counter[str]]:
 
 
 def plain_spec(spec: Any) -> Any:
-    """A copy of a JSON-like chart spec whose every string, keys included, has no control
-    character and at most :data:`SPEC_TEXT_LIMIT` characters, so that vl-convert can neither
-    abort nor draw a label a hundred thousand pixels wide (the backstop for text that did not
-    come through the chart builders: an old ``results.json``, a title)."""
+    """A copy of a JSON-like chart spec whose every string, keys included, is plain and at most
+    :data:`SPEC_TEXT_LIMIT` long: vl-convert neither aborts nor draws a label 100,000 px wide."""
     if isinstance(spec, str):
         return short_label(plain_text(spec), SPEC_TEXT_LIMIT)
     if isinstance(spec, dict):
@@ -184,8 +153,6 @@ def plain_spec(spec: Any) -> Any:
         return [plain_spec(v) for v in spec]
     return spec
 
-
-# --------------------------------------------------------------------------- Markdown
 
 _MARKDOWN_ANYWHERE = re.compile(r"([\\`*\[\]<>~$|@&])")
 _MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
@@ -196,12 +163,8 @@ _MARKDOWN_LINE_START = re.compile(r"(?m)^([ \t]*)([#+\-=]|\d+(?=[.)]))")
 def escape_markdown(value: Any) -> str:
     """``value`` as text that Markdown (CommonMark, GFM, Streamlit's directives) shows literally.
 
-    Backslash-escaped: what can open a link or an image (``[ ]``: also ``![p](url)`` and
-    Streamlit's ``:red[...]``), HTML (``< >``, entities ``&``), emphasis, code, strike-through, LaTeX, tables and
-    e-mail autolinks (``* ` ~ $ | @``, and ``_`` but inside a word, where it is literal anyway),
-    bare URLs (the ``:`` of ``http://``, the ``.`` of ``www.``), and headings, quotes, list
-    items and rules at the start of a line. Everything else is left as it is, so a plain
-    sentence such as an error message reads the same in the source and on the page.
+    Only what can open a link, image, HTML, emphasis, code, LaTeX, table, autolink, bare URL or a
+    line-start block is escaped, so a plain sentence reads the same in the source and the page.
 
     >>> escape_markdown("Store ![p](http://host/a.png)")
     'Store !\\\\[p\\\\](http\\\\://host/a.png)'
@@ -215,8 +178,6 @@ def escape_markdown(value: Any) -> str:
         lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)),
         text)
 
-
-# --------------------------------------------------------------------------- label length
 
 LABEL_LIMIT = 100
 """Characters of a label shown in a chart (axis, legend, tooltip); the data keeps the rest."""

@@ -1,13 +1,7 @@
 """Metric reports for CX teams: an Excel workbook and a self-contained HTML file.
 
-Both are rendered from one content model (:mod:`cx_app.reports.content`: blocks, formatting,
-prose, one module per section) built from the typed evaluation results
-(:class:`cx_app.models.results.Results`, the ``results.json`` of ``cx-app evaluate --out DIR``)
-and, optionally, a new-wave estimate (``cx-app estimate --json``); nothing is retrained.
-
->>> from cx_app.reports import write_reports                        # doctest: +SKIP
->>> write_reports(results, "out/")                                  # doctest: +SKIP
-{'xlsx': PosixPath('out/report.xlsx'), 'html': PosixPath('out/report.html')}
+Both are rendered from one content model (:mod:`cx_app.reports.content`) built from the typed
+results (``results.json``) and, optionally, a new-wave estimate; nothing is retrained.
 """
 
 from __future__ import annotations
@@ -23,22 +17,10 @@ if TYPE_CHECKING:
     from cx_app.estimate.document import WaveEstimateDocument
     from cx_app.models.results import Results
 
-__all__ = [
-    "Report",
-    "build_report",
-    "excel_bytes",
-    "render_html",
-    "write_excel",
-    "write_html",
-    "write_report",
-    "write_reports",
-]
-
 FORMATS = {".xlsx": "xlsx", ".html": "html", ".htm": "html"}
-
-
 _LAZY = {"Report": "blocks", "build_report": "content", "excel_bytes": "excel",
          "write_excel": "excel", "render_html": "html", "write_html": "html"}
+__all__ = [*_LAZY, "write_report", "write_reports"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,12 +1,11 @@
 """The report's building blocks: sections made of paragraphs, tables, matrices and charts.
 
-The section builders (:mod:`cx_app.reports.sections`) decide every number, label and sentence
-and return these frozen blocks; the Excel and HTML writers only lay them out.
+The section builders decide every number and sentence; the writers only lay blocks out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 ColumnKind = Literal["text", "int", "count", "float", "percent", "pvalue", "score", "pp"]
@@ -84,6 +83,9 @@ class Paragraph:
 
 
 Block = Paragraph | Table | MatrixBlock | ChartBlock
+BLOCK_KINDS: dict[type, str] = {Paragraph: "paragraph", Table: "table", MatrixBlock: "matrix",
+                                ChartBlock: "chart"}
+"""Each block's method in every writer."""
 
 
 @dataclass(frozen=True)
@@ -92,19 +94,9 @@ class Section:
     title: str  # also the Excel sheet name: at most 31 characters
     blocks: tuple[Block, ...]
 
-    def tables(self) -> list[Table]:
-        return [b for b in self.blocks if isinstance(b, Table)]
-
 
 @dataclass(frozen=True)
 class Report:
     title: str
     created: str
     sections: tuple[Section, ...]
-    meta: dict = field(default_factory=dict)
-
-    def section(self, key: str) -> Section:
-        for s in self.sections:
-            if s.key == key:
-                return s
-        raise KeyError(key)

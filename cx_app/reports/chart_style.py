@@ -37,16 +37,15 @@ def band_height(chart, n: int, step: int = 34, minimum: int = 90):
 BAND_AXIS = alt.Axis(labelLimit=260, labelOverlap=False)
 
 
-def fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True,
-                   pad: float = 5.0, bounds: tuple[float, float] = (-100.0, 100.0)) -> list[float]:
-    """The intervals' extent plus ``pad`` points, inside ``bounds``: a fixed −100..100 axis
-    squeezes a ten-point gap between segments into a few pixels."""
+def fitted_domain(low: pd.Series, high: pd.Series, *, include_zero: bool = True) -> list[float]:
+    """The intervals' extent plus 5 points, inside −100..100: a fixed −100..100 axis squeezes a
+    ten-point gap between segments into a few pixels."""
     values = pd.concat([low, high]).astype(float)
     values = values[np.isfinite(values)]
     lo, hi = (float(values.min()), float(values.max())) if len(values) else (-10.0, 10.0)
     if include_zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    return [max(bounds[0], lo - pad), min(bounds[1], hi + pad)]
+    return [max(-100.0, lo - 5.0), min(100.0, hi + 5.0)]
 
 
 # significance colours say direction (blue higher or better, orange lower or worse), not good/bad

@@ -1,8 +1,7 @@
 """Altair chart builders: tidy DataFrames in, ``alt.Chart`` out.
 
-No streamlit import, so that the app and the reports draw the same charts. Each builder
-documents the columns it reads; survey labels are data values, never markup, shown literally
-and cut to :data:`~cx_app.safe_text.LABEL_LIMIT` characters.
+The app and the reports draw the same charts; survey labels are data values, never markup, cut
+to :data:`~cx_app.safe_text.LABEL_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from cx_app.engine.roc import thin_curve as roc_thin_curve
+from cx_app.engine.roc import thin_curve
 from cx_app.reports.chart_style import (
     BAND_AXIS,
     CATEGORY_COLOURS,
@@ -45,7 +44,6 @@ __all__ = [
     "rhombus_chart",
     "roc_chart",
     "score_distribution_chart",
-    "thin_curve",
 ]
 
 FLAG_COLOURS: dict[str, str] = {
@@ -216,48 +214,32 @@ def attribute_profile_chart(frame: pd.DataFrame, *, value_title: str = "Mean sco
     return band_height(alt.layer(span, points), len(order), 30, 120)
 
 
-# --------------------------------------------------------------------------- confusion matrices
-
-
-def matrix_to_long(matrix: pd.DataFrame, *, im_label: str = "IM") -> pd.DataFrame:
+def matrix_to_long(matrix: pd.DataFrame) -> pd.DataFrame:
     """A square matrix frame (index = actual) → long rows ``actual, predicted, count,
     row_share, kind`` (``correct``, ``error`` or ``IM``); empty (NaN) cells are left out.
     """
-    actual = labels_as_text(matrix.index)
-    predicted = labels_as_text(matrix.columns)
-    values = matrix.to_numpy(dtype=float)
-    rows = []
-    for i, a in enumerate(actual):
-        total = np.nansum(values[i])
-        for j, p in enumerate(predicted):
-            count = float(values[i, j])
-            if np.isnan(count):  # the empty IM × IM corner of a reduced level
-                continue
-            if a == im_label or p == im_label:
-                kind = "IM"
-            elif a == p:
-                kind = "correct"
-            else:
-                kind = "error"
-            rows.append({
-                "actual": a, "predicted": p, "count": count,
-                "row_share": count / total if total else 0.0, "kind": kind,
-            })
-    return pd.DataFrame(rows)
+    values = pd.DataFrame(matrix.to_numpy(dtype=float),
+                          index=pd.Index(labels_as_text(matrix.index), name="actual"),
+                          columns=pd.Index(labels_as_text(matrix.columns), name="predicted"))
+    # NaN: the empty IM × IM corner of a reduced level
+    long = values.stack().dropna().rename("count").reset_index()
+    long["row_share"] = (long["count"] / long["actual"].map(values.sum(axis=1))).fillna(0.0)
+    long["kind"] = np.select([(long["actual"] == "IM") | (long["predicted"] == "IM"),
+                              long["actual"] == long["predicted"]], ["IM", "correct"], "error")
+    return long
 
 
 def confusion_heatmap(
-    matrix: pd.DataFrame, *, title: str | None = None, im_label: str = "IM",
-    count_format: str = ",.0f", cell_size: int | None = None,
+    matrix: pd.DataFrame, *, title: str | None = None, count_format: str = ",.0f",
 ) -> alt.LayerChart:
     """Heatmap of a confusion matrix: rows = actual (y), columns = predicted (x). The IM row
     and column get their own colour scale and outline, so that they cannot be mistaken for
     ordinary cells.
     """
-    data = matrix_to_long(matrix, im_label=im_label)
+    data = matrix_to_long(matrix)
     actual_order = labels_as_text(matrix.index)
     predicted_order = labels_as_text(matrix.columns)
-    size = cell_size or (34 if len(predicted_order) > 6 else 72)
+    size = 34 if len(predicted_order) > 6 else 72
     short = max(len(p) for p in predicted_order) <= 3
     x = alt.X("predicted:N", sort=predicted_order, title="Predicted",
               axis=alt.Axis(orient="top", labelAngle=0 if short else -30, labelLimit=200,
@@ -309,19 +291,6 @@ def confusion_heatmap(
     return chart.properties(**props)
 
 
-# --------------------------------------------------------------------------- ROC, AUC, tests
-
-
-def thin_curve(curve: pd.DataFrame, max_points: int = 800) -> pd.DataFrame:
-    """One model's curve with at most ``max_points`` vertices: a survey-sized ROC has one point
-    per respondent, far more than a chart can show."""
-    fpr, tpr = roc_thin_curve(curve["fpr"].to_numpy(), curve["tpr"].to_numpy(), max_points)
-    out = pd.DataFrame({"fpr": fpr, "tpr": tpr})
-    for column in curve.columns.difference(["fpr", "tpr"]):
-        out[column] = curve[column].iloc[0]  # per-curve constants such as the model name
-    return out
-
-
 def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
     """Each ROC curve's random-selection line, from (0, 0) to (1, the TPR where it ends).
 
@@ -335,10 +304,14 @@ def random_selection_lines(ends: Mapping[str, float]) -> pd.DataFrame:
 
 def roc_chart(curves: pd.DataFrame, random_lines: pd.DataFrame | None = None, *,
               title: str | None = None, max_points: int = 800) -> alt.LayerChart:
-    """ROC curves (columns ``model``, ``fpr``, ``tpr`` in sweep order), random lines dashed."""
-    data = curves.assign(model=chart_labels(curves["model"]))
-    data = pd.concat([thin_curve(part, max_points) for _, part in
-                      data.groupby("model", sort=False)], ignore_index=True)
+    """ROC curves (columns ``model``, ``fpr``, ``tpr`` in sweep order), random lines dashed;
+    at most ``max_points`` vertices per curve (a survey's ROC has one point per respondent)."""
+    frames = []
+    for model, part in curves.assign(model=chart_labels(curves["model"])).groupby(
+            "model", sort=False):
+        fpr, tpr = thin_curve(part["fpr"].to_numpy(), part["tpr"].to_numpy(), max_points)
+        frames.append(pd.DataFrame({"model": model, "fpr": fpr, "tpr": tpr}))
+    data = pd.concat(frames, ignore_index=True)
     data = data.assign(step=range(len(data)))
     # legend in the order given (class 0, 1, …, 10), not alphabetical (0, 1, 10, 2, …)
     names = list(dict.fromkeys(data["model"]))
@@ -443,9 +416,6 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
                  alt.Tooltip("delta:Q", title="δ", format=".3f")],
     )
     return alt.layer(outline, cross, points).properties(width=380, height=380)
-
-
-# --------------------------------------------------------------------------- drivers
 
 
 DIRECTION_LABELS: dict[int, str] = {

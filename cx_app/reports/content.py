@@ -1,8 +1,4 @@
-"""The report's content, built once from typed results and rendered by both writers.
-
-One section per module of :mod:`cx_app.reports.sections`; the Excel and the HTML writers only
-lay its blocks out.
-"""
+"""The report's content, built once from typed results and rendered by both writers."""
 
 from __future__ import annotations
 
@@ -33,15 +29,14 @@ from cx_app.reports.sections import (
 
 def build_report(results: Results | Mapping[str, Any],
                  new_wave: WaveEstimateDocument | Mapping[str, Any] | None = None, *,
-                 respondent_data: bool = False, source_name: str | None = None,
-                 created: str | None = None) -> Report:
+                 respondent_data: bool = False, source_name: str | None = None) -> Report:
     """Plain dicts are validated first; ``respondent_data``: include the excluded cells'
     contents; ``source_name``: the results file, for the About section."""
     if not isinstance(results, Results):
         results = Results.from_dict(results, source=source_name or "results")
     if new_wave is not None and not isinstance(new_wave, WaveEstimateDocument):
         new_wave = WaveEstimateDocument.from_dict(new_wave, source="new-wave estimate")
-    created = created or _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    created = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     sections = [summary.section(results, new_wave), reference.section(results),
                 metrics.section(results),
                 confusion.section(results), per_fold.section(results),
@@ -53,4 +48,4 @@ def build_report(results: Results | Mapping[str, Any],
                  about.section(results, new_wave, created, source_name)]
     name = results.provenance.file
     title = f"CX driver analysis — {name}" if name else "CX driver analysis"
-    return Report(title, created, tuple(sections), meta={"respondent_data": respondent_data})
+    return Report(title, created, tuple(sections))

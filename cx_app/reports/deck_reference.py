@@ -1,7 +1,6 @@
 """The deck's reference-survey slides: the measured score overall, by each segment, by wave.
 
-They come right after the title slide, before any estimated wave: the numbers of the Net score
-page (results.json ``dataset.nps`` and ``dataset.reference``).
+The Net score page's numbers, right after the title slide.
 """
 
 from __future__ import annotations
@@ -28,12 +27,6 @@ FLAG_WORDS = {FLAG_ABOVE: "yes, above the rest", FLAG_BELOW: "yes, below the res
               FLAG_UP: "yes, a rise", FLAG_DOWN: "yes, a fall"}
 
 
-def _frame(split: ReferenceSplit) -> pd.DataFrame:
-    return pd.DataFrame([{"group": label(r.value), "wave": label(r.value), "nps": r.score,
-                          "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "flag": r.flag}
-                         for r in split.rows if r.score is not None])
-
-
 def _split_slide(split: ReferenceSplit, words: ScoreVocabulary) -> DeckSlide:
     title_of = label(split.title)
     values = [(label(r.value), r.flag) for r in split.rows]
@@ -55,7 +48,9 @@ def _split_slide(split: ReferenceSplit, words: ScoreVocabulary) -> DeckSlide:
                          interval([r.ci_low, r.ci_high]) if r.ci_low is not None
                          and r.ci_high is not None else "—",
                          r.difference, FLAG_WORDS.get(r.flag, "no")) for r in split.rows))
-    frame = _frame(split)
+    frame = pd.DataFrame([{"group": label(r.value), "wave": label(r.value), "nps": r.score,
+                           "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "flag": r.flag}
+                          for r in split.rows if r.score is not None])
     chart = None
     if len(frame):
         chart = (nps_trend_chart(frame[["wave", "nps", "ci_low", "ci_high", "n", "flag"]],

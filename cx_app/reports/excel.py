@@ -1,14 +1,13 @@
 """The Excel workbook (openpyxl): one sheet per report section.
 
-Only layout lives here. Every string is written through :func:`_put`, which stores formula-like
-text as a string cell with Excel's quote prefix, so survey text never becomes a formula. Charts:
-PNG images of the same Altair specs and, for ROC points and AUC, native Excel charts drawn from
-the sheet's own cells.
+Every string goes through :func:`_put`: formula-like text becomes a quote-prefixed string cell.
+Charts: PNGs of the Altair specs, and native Excel charts for ROC points and AUC.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,12 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from cx_app.reports.blocks import (
+    BLOCK_KINDS,
     ChartBlock,
     MatrixBlock,
     NativeChart,
     Paragraph,
     Report,
-    Section,
     Table,
 )
 from cx_app.reports.charts import chart_png
@@ -80,16 +79,15 @@ def _number_format(kind: str, values: list[Any]) -> str | None:
 class _SheetWriter:
     """Stacks blocks down one sheet and remembers what to freeze and how wide columns are."""
 
-    def __init__(self, ws: Worksheet, *, image_scale: float) -> None:
+    def __init__(self, ws: Worksheet) -> None:
         self.ws = ws
         self.row = 1
         self.freeze: str | None = None
         self.widths: dict[int, int] = {}
-        self.image_scale = image_scale
 
-    def _note(self, text: str) -> None:
+    def _line(self, text: str, font: Font = _NOTE_FONT) -> None:
         if text:
-            _put(self.ws, self.row, 1, text, font=_NOTE_FONT)
+            _put(self.ws, self.row, 1, text, font=font)
             self.row += 1
 
     def _im_cell(self, row: int, column: int, value: Any, fmt: str) -> None:
@@ -115,8 +113,7 @@ class _SheetWriter:
 
     def table(self, block: Table) -> None:
         ws = self.ws
-        _put(ws, self.row, 1, block.title, font=_BLOCK_FONT)
-        self.row += 1
+        self._line(block.title, _BLOCK_FONT)
         header_row = self.row
         for j, column in enumerate(block.columns, start=1):
             cell = _put(ws, header_row, j, column.title, font=Font(bold=True))
@@ -141,7 +138,7 @@ class _SheetWriter:
         if block.native_chart is not None and block.rows:
             self._native_chart(block, header_row, last_row)
         self.row = last_row + 1
-        self._note(block.note)
+        self._line(block.note)
         self.row += 1
 
     def _native_chart(self, block: Table, header_row: int, last_row: int) -> None:
@@ -163,15 +160,11 @@ class _SheetWriter:
             chart.style = 13
             x_col, y_col = keys.index(spec.x) + 1, keys.index(spec.y[0]) + 1
             series_col = keys.index(spec.series) if spec.series else None
-            runs: list[tuple[str, int, int]] = []
-            for offset, row in enumerate(block.rows):
-                name = "" if series_col is None else str(row[series_col])
-                r = header_row + 1 + offset
-                if runs and runs[-1][0] == name:
-                    runs[-1] = (name, runs[-1][1], r)
-                else:
-                    runs.append((name, r, r))
-            for name, first, last in runs:
+            rows = enumerate(block.rows, start=header_row + 1)  # (sheet row, values)
+            for name, run in itertools.groupby(rows, lambda r: "" if series_col is None
+                                               else str(r[1][series_col])):
+                numbers = [r for r, _ in run]
+                first, last = numbers[0], numbers[-1]
                 series = Series(Reference(self.ws, min_col=y_col, min_row=first, max_row=last),
                                 Reference(self.ws, min_col=x_col, min_row=first, max_row=last),
                                 title=short_label(plain_text(name)) or spec.y[0])
@@ -191,9 +184,8 @@ class _SheetWriter:
 
     def matrix(self, block: MatrixBlock) -> None:
         ws = self.ws
-        _put(ws, self.row, 1, block.title, font=_BLOCK_FONT)
-        self.row += 1
-        self._note(f"Positive group: {block.positive}" if block.positive else "")
+        self._line(block.title, _BLOCK_FONT)
+        self._line(f"Positive group: {block.positive}" if block.positive else "")
         top = self.row
         m = len(block.labels)
         corner = _put(ws, top, 1, "Actual ↓ / Predicted →", font=Font(bold=True))
@@ -231,14 +223,13 @@ class _SheetWriter:
                 self._im_cell(last, j + 2, value, fmt)
             _put(ws, last, m + 2, None).fill = _IM_FILL
         self.row = last + 1
-        self._note(block.note)
+        self._line(block.note)
         self.row += 1
 
     def chart(self, block: ChartBlock) -> None:
-        _put(self.ws, self.row, 1, block.title, font=_BLOCK_FONT)
-        self.row += 1
+        self._line(block.title, _BLOCK_FONT)
         try:
-            png = chart_png(block.spec, self.image_scale)
+            png = chart_png(block.spec, 1.0)
         except Exception as exc:  # vl-convert errors are plain exceptions; the report goes on
             _put(self.ws, self.row, 1, f"(chart not rendered: {exc})", font=_WARNING_FONT)
             self.row += 2
@@ -256,31 +247,17 @@ class _SheetWriter:
         self.ws.freeze_panes = self.freeze or "A3"
 
 
-def _write_section(ws: Worksheet, section: Section, report: Report, *, charts: bool,
-                   image_scale: float) -> None:
-    writer = _SheetWriter(ws, image_scale=image_scale)
-    writer.title(report.title if section.key == "summary" else section.title)
-    for block in section.blocks:
-        if isinstance(block, Table):
-            writer.table(block)
-        elif isinstance(block, MatrixBlock):
-            writer.matrix(block)
-        elif isinstance(block, ChartBlock):
-            if charts:
-                writer.chart(block)
-        else:
-            writer.paragraph(block)
-    writer.finish()
-
-
-def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool = True,
-                image_scale: float = 1.0) -> None:
+def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool = True) -> None:
     """``charts=False`` leaves out the chart images (faster; native charts stay)."""
     workbook = Workbook()
     workbook.remove(workbook.active)
     for section in report.sections:
-        ws = workbook.create_sheet(plain_text(section.title)[:31])
-        _write_section(ws, section, report, charts=charts, image_scale=image_scale)
+        writer = _SheetWriter(workbook.create_sheet(plain_text(section.title)[:31]))
+        writer.title(report.title if section.key == "summary" else section.title)
+        for block in section.blocks:
+            if charts or not isinstance(block, ChartBlock):
+                getattr(writer, BLOCK_KINDS[type(block)])(block)
+        writer.finish()
     workbook.properties.title = plain_text(report.title)
     workbook.properties.creator = "cx-app"
     if isinstance(path, io.BytesIO):

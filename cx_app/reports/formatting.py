@@ -35,27 +35,21 @@ def cell(value: Any) -> Any:
     return str(value)
 
 
+_FORMATS = {"percent": "{:.1%}", "pvalue": "{:.4f}", "score": "{:.1f}", "pp": "{:+.1f} pp",
+            "float": "{:.3f}"}
+
+
 def format_value(value: Any, kind: str) -> str:
     """A cell as text (the workbook keeps full precision behind its number formats)."""
     if value is None:
         return ""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         return str(value)
-    if kind == "percent":
-        return f"{value:.1%}"
-    if kind == "pvalue":
-        return f"{value:.4f}"
-    if kind == "score":
-        return f"{value:.1f}"
-    if kind == "pp":
-        return f"{value:+.1f} pp"
     if kind in ("int", "count"):
         if float(value).is_integer():
             return f"{value:,.0f}" if kind == "count" else f"{value:.0f}"
         return f"{value:,.2f}"
-    if kind == "float":
-        return f"{value:.3f}"
-    return str(value)
+    return _FORMATS[kind].format(value) if kind in _FORMATS else str(value)
 
 
 def interval_text(ci95: Sequence[Any] | None) -> str:
@@ -83,14 +77,6 @@ def metric_kind(key: str, binary: bool) -> ColumnKind:
 def metric_display(key: str, binary: bool) -> str:
     found = metric_definition(key, binary=binary)
     return found.name if found else key
-
-
-def attribute_columns(labels: Mapping[str, str]) -> tuple[TableColumn, ...]:
-    return (TableColumn("attribute", "Attribute"),)
-
-
-def attribute_cells(name: str, labels: Mapping[str, str]) -> tuple[str, ...]:
-    return (labels.get(name) or name,)
 
 
 def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,

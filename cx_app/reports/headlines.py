@@ -1,16 +1,8 @@
 """Headlines built from typed facts: a slide's title says only what its fact holds.
 
-Each kind of headline has one frozen fact (a pydantic model) decided from the numbers and one
-``headline()`` that words it, so a title cannot claim more than the fact: "the best model
-depends on the level" only when the best model differs between levels, "rose beyond its
-uncertainty" only when the change is flagged.
-
->>> BestModelFact(models=3, best_by_level=(("the original scale", "Ordinal"),
-...                                        ("3x3+IM", "Ordinal"))).headline()
-'Ordinal is the best model at every level'
->>> BestModelFact(models=3, best_by_level=(("the original scale", "Ordinal"),
-...                                        ("3x3+IM", "Ordinal"), ("2x2+IM", "SVM"))).headline()
-'The best model depends on the level: Ordinal at the original scale and 3x3+IM, SVM at 2x2+IM'
+Each kind of headline has one frozen fact decided from the numbers and one ``headline()`` that
+words it: "the best model depends on the level" only when it differs between levels, "rose
+beyond its uncertainty" only when the change is flagged.
 """
 
 from __future__ import annotations

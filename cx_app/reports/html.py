@@ -1,8 +1,7 @@
 """The self-contained HTML report: the same content as the workbook, interactive charts.
 
-One file that opens with no network: the Vega libraries are inlined and chart specs embedded
-with their data. Every text is escaped and the JSON island escapes ``<``, ``>`` and ``&``, so
-survey labels never become markup.
+Opens with no network (the Vega libraries inlined); every text is escaped and the JSON island
+escapes ``<``, ``>`` and ``&``, so survey labels never become markup.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cx_app.reports.blocks import (
+    BLOCK_KINDS,
     ChartBlock,
     MatrixBlock,
     Paragraph,
@@ -183,15 +183,7 @@ class _Renderer:
     def section(self, section: Section) -> str:
         parts = [f'<section id="sec-{escape_html(section.key)}">'
                  f"<h2>{escape_html(section.title)}</h2>"]
-        for block in section.blocks:
-            if isinstance(block, Table):
-                parts.append(self.table(block))
-            elif isinstance(block, MatrixBlock):
-                parts.append(self.matrix(block))
-            elif isinstance(block, ChartBlock):
-                parts.append(self.chart(block))
-            else:
-                parts.append(self.paragraph(block))
+        parts += [getattr(self, BLOCK_KINDS[type(b)])(b) for b in section.blocks]
         parts.append("</section>")
         return "".join(parts)
 

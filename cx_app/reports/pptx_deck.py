@@ -1,10 +1,7 @@
 """The PowerPoint deck of a CX program: one message per slide, each title stating it.
 
-:func:`program_slides` decides every slide's title, bullets, table, chart and speaker notes
-(:class:`DeckSlide`), each title worded by its typed fact (:mod:`cx_app.reports.headlines`);
-:mod:`cx_app.reports.pptx_render` lays them out. The program's view is passed in as a protocol:
-the workspace is a layer above the reports. Survey text is made plain and cut to a label's
-length before it reaches a slide.
+Titles are worded by typed facts (:mod:`cx_app.reports.headlines`); survey text is made plain
+and cut to a label's length. The program's view is a protocol: the workspace is a layer above.
 """
 
 from __future__ import annotations
@@ -13,15 +10,12 @@ import dataclasses
 import math
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from cx_app.atomic_files import write_bytes_atomic
 from cx_app.engine.catalogue import short_name
-from cx_app.errors import CxAppError
-from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
+from cx_app.models.analysis import BEST_MODEL_RULE
 from cx_app.models.importance_performance import METHOD, important_above_others
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
@@ -54,8 +48,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.alerts import Alert
     from cx_app.estimate.document import WaveEstimateDocument
 
-__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracker_frame_of",
-           "write_program_deck"]
+__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracker_frame_of"]
 
 
 class WaveView(Protocol):
@@ -93,17 +86,19 @@ REALIZED_SERIES = "Realized (the wave's own scores)"
 MAX_BULLETS = 9
 
 
-# ----------------------------------------------------------------------------- tracker
+def _figures(est: Any) -> dict[str, float]:
+    """An estimate's value, interval and standard error (NaN where there is none)."""
+    if est is None:
+        return dict.fromkeys(("nps", "ci_low", "ci_high", "se"), math.nan)
+    return {"nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
+            "se": math.nan if est.se is None else est.se}
 
 
 def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
     """The estimated series (flagged wave to wave) and the realized one, in wave order."""
-    rows = [{"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
-             "nps": w.estimated_nps.value, "ci_low": w.estimated_nps.ci95[0],
-             "ci_high": w.estimated_nps.ci95[1],
-             "se": math.nan if w.estimated_nps.se is None else w.estimated_nps.se}
-            for w in view.waves]
-    estimated = flag_changes(pd.DataFrame(rows))
+    estimated = flag_changes(pd.DataFrame([
+        {"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
+         **_figures(w.estimated_nps)} for w in view.waves]))
     realized = [{"series": REALIZED_SERIES, "wave": _label(w.label), "n": w.respondents,
                  "nps": r.value, "ci_low": r.ci95[0], "ci_high": r.ci95[1], "se": math.nan,
                  "flag": FLAG_NONE}
@@ -147,9 +142,6 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
     return DeckSlide(title, table=table, chart=spec, notes=notes)
 
 
-# ----------------------------------------------------------------------------- segments
-
-
 def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd.DataFrame:
     """Every value of ``by`` in the latest wave, its change since the previous wave flagged
     (Holm over the values of ``by``)."""
@@ -157,17 +149,11 @@ def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd
     before = {} if previous is None else previous.segments.get(by, {})
     for value, figure in latest.segments[by].items():
         old = before.get(value)
-        for wave, fig in (("previous", old), ("latest", figure)):
-            est = None if fig is None else fig.estimated_nps
-            if wave == "previous" and est is None:
-                continue
-            rows.append({"series": value, "wave": wave,
-                         "respondents": figure.respondents if fig is figure else None,
-                         "nps": math.nan if est is None else est.value,
-                         "ci_low": math.nan if est is None else est.ci95[0],
-                         "ci_high": math.nan if est is None else est.ci95[1],
-                         "se": math.nan if est is None or est.se is None else est.se,
-                         "note": "" if fig is None else (fig.note or "")})
+        if old is not None and old.estimated_nps is not None:
+            rows.append({"series": value, "wave": "previous", "respondents": None,
+                         **_figures(old.estimated_nps), "note": old.note or ""})
+        rows.append({"series": value, "wave": "latest", "respondents": figure.respondents,
+                     **_figures(figure.estimated_nps), "note": figure.note or ""})
     frame = flag_changes(pd.DataFrame(rows, columns=["series", "wave", "respondents", "nps",
                                                      "ci_low", "ci_high", "se", "note"]))
     return frame[frame["wave"] == "latest"].reset_index(drop=True)
@@ -209,9 +195,6 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
              f"compared with itself in that wave. {CHANGE_TEST} Values with fewer than 10 respondents "
              "get no estimate.")
     return DeckSlide(title, table=table, chart=spec, notes=notes)
-
-
-# ----------------------------------------------------------------------------- waves
 
 
 def _alert_words(alert: Alert, words: ScoreVocabulary) -> str:
@@ -269,9 +252,6 @@ def _wave_slide(wave: WaveView, words: ScoreVocabulary, titles: Mapping[str, str
     return DeckSlide(title, tuple(bullets), notes="\n".join(notes))
 
 
-# ----------------------------------------------------------------------------- drivers
-
-
 def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
     drivers = results.drivers
     quadrant = None if drivers is None else drivers.importance_performance
@@ -298,27 +278,15 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
     return DeckSlide(title, tuple(bullets), chart=spec, notes=notes)
 
 
-# ----------------------------------------------------------------------------- models
-
-
-def _model_name(model_id: str) -> str:
-    return _label(model_display_name(model_id))
-
-
 def _level_name(level: str) -> str:
     return "the original scale" if level == "original" else _label(level)
 
 
 def best_model_fact(results: Results) -> BestModelFact:
     """The best model at each level by the best-model rule's metric, by full name."""
-    metric = BEST_MODEL_RULE[1]
-    best = []
-    for level in results.level_names():
-        means = {m: lv.fold_mean(metric) for m, lv in results.levels(level).items()}
-        ranked = [m for m in rank_models(means, metric) if means[m] is not None]
-        if ranked:
-            best.append((_level_name(level), model_display_name(ranked[0])))
-    return BestModelFact(models=len(results.models), best_by_level=tuple(best))
+    best = tuple((_level_name(level), p.best) for level in results.level_names()
+                 for p in best_picks(results, level) if p.metric == BEST_MODEL_RULE[1])
+    return BestModelFact(models=len(results.models), best_by_level=best)
 
 
 def _models_slide(results: Results) -> DeckSlide:
@@ -326,7 +294,7 @@ def _models_slide(results: Results) -> DeckSlide:
         p, best=_label(p.best), runner_up=None if p.runner_up is None else _label(p.runner_up))
         for p in best_picks(results, level)] for level in results.level_names()}
     picks = {level: p for level, p in picks.items() if p}
-    names = [_model_name(m) for m in results.models]
+    names = [_label(model_display_name(m)) for m in results.models]
     title = best_model_fact(results).headline()
     if not picks:
         return DeckSlide(title)
@@ -343,9 +311,6 @@ def _models_slide(results: Results) -> DeckSlide:
     reading = (f"{names[0]}'s measures at each level, as the cross-validation found them; a "
                "comparison needs a second model." if len(names) == 1 else models_reading(picks))
     return DeckSlide(title, (reading, *below_sentences(results)), table=table, notes=notes)
-
-
-# ----------------------------------------------------------------------------- definitions
 
 
 def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
@@ -369,9 +334,6 @@ def _definitions_slide(words: ScoreVocabulary) -> DeckSlide:
         "Driver: an attribute whose ratings explain a large share of the score's variation.",
         "Best model: the one with the best average over the cross-validation folds (parts of "
         "the training survey held out in turn)."))
-
-
-# ----------------------------------------------------------------------------- the deck
 
 
 def program_slides(view: ProgramView, results: Results, *,
@@ -406,15 +368,3 @@ def deck_filename(program: str) -> str:
     """
     stem = re.sub(r"[^\w .()+-]+", "-", plain_text(program)).strip(" .")[:120]
     return f"{stem or 'program'}.pptx"
-
-
-def write_program_deck(view: ProgramView, results: Results, path: str | Path, *,
-                       segment_titles: Mapping[str, str] | None = None,
-                       created: str = "") -> bytes:
-    data = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
-                                     created=created))
-    try:
-        write_bytes_atomic(path, data)
-    except OSError as exc:
-        raise CxAppError(f"cannot write the deck {path}: {exc.strerror or exc}") from None
-    return data

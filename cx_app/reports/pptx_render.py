@@ -20,10 +20,6 @@ __all__ = ["MAX_TABLE_ROWS", "deck_bytes"]
 MAX_TABLE_ROWS = 24
 
 
-def _png(spec: dict) -> bytes:
-    return chart_png({**spec, "width": 560})
-
-
 def _fit(png: bytes, width: float, height: float) -> tuple[float, float]:
     """The largest (width, height) of the PNG's aspect within the box (inches)."""
     w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
@@ -97,7 +93,7 @@ def _render(prs: Any, doc: DeckSlide, first: bool) -> None:
     top, bottom, side_left = 1.6, 7.2, 0.5
     if doc.chart is not None:
         try:
-            png = _png(doc.chart)
+            png = chart_png({**doc.chart, "width": 560})
         except Exception as exc:  # vl-convert errors are plain exceptions; the deck goes on
             _text_box(slide, [f"(chart not rendered: {exc})"], (0.5, top, 7.4, 1.0), 12)
         else:

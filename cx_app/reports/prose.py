@@ -1,6 +1,6 @@
 """The readings in plain words: the best model, the drivers, the NPS.
 
-The report's Summary and the app's pages say the same sentences because both call these.
+The report's Summary and the app's pages call these, so they say the same sentences.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from report_fixtures import (
     make_results,
 )
 
+from cx_app.reports.blocks import Table
 from cx_app.reports.content import build_report
 from cx_app.reports.html import format_value, render_html
 
@@ -186,6 +187,10 @@ def test_a_document_of_another_layout_is_refused_not_guessed():
         build_report({"models": {}})
 
 
+def _section(report, key):
+    return next(s for s in report.sections if s.key == key)
+
+
 def test_long_tables_are_folded_and_roc_chart_points_thinned():
     results = make_results()
     n = 3000
@@ -195,17 +200,18 @@ def test_long_tables_are_folded_and_roc_chart_points_thinned():
     for model in results["models"].values():
         model["roc"]["2x2+IM"] = roc
     report = build_report(results)
-    points = next(b for b in report.section("roc").blocks
+    points = next(b for b in _section(report, "roc").blocks
                   if getattr(b, "title", "") == "ROC points — level 2x2+IM")
     assert len(points.rows) == len(results["models"]) * (n + 1)  # the table keeps every point
-    chart = next(b for b in report.section("roc").blocks
+    chart = next(b for b in _section(report, "roc").blocks
                  if getattr(b, "title", "") == "ROC — level 2x2+IM")
     drawn = [v for d in chart.spec["datasets"].values() for v in d if "tpr" in v]
     assert len(drawn) < len(points.rows) / 4
     page = render_html(report, charts=False)
     assert f"Show all {len(points.rows):,} rows" in page
     assert page.count("<details") == sum(
-        1 for s in report.sections for t in s.tables() if len(t.rows) > 60)
+        1 for s in report.sections for t in s.blocks
+        if isinstance(t, Table) and len(t.rows) > 60)
 
 
 def test_permutation_per_fold_columns_are_named_after_the_attributes():
@@ -214,8 +220,8 @@ def test_permutation_per_fold_columns_are_named_after_the_attributes():
         "algorithm": "lr", "scoring": "accuracy", "n_repeats": 5,
         "attributes": ["billing", "=cmd"], "mean": [0.02, 0.01], "ci_low": [0.01, 0.0],
         "ci_high": [0.03, 0.02], "per_fold": [[0.021, 0.009], [0.019, 0.011], [0.02, 0.01]]}}}
-    table = next(t for t in build_report(results).section("drivers").tables()
-                 if t.title == "Permutation importance per fold (Logistic regression)")
+    table = next(t for t in _section(build_report(results), "drivers").blocks
+                 if getattr(t, "title", "")  == "Permutation importance per fold (Logistic regression)")
     assert [c.title for c in table.columns] == ["Fold", "billing", "=cmd"]
     assert table.rows == ((1, 0.021, 0.009), (2, 0.019, 0.011), (3, 0.02, 0.01))
 
@@ -231,7 +237,7 @@ def test_summary_reading_is_one_plain_paragraph():
         "mean_a": 0.7, "mean_b": 0.6, "mean_diff": 0.1, "t": 9.0, "df": 2, "p": 0.001,
         "t_corrected": 6.0, "p_corrected": 0.004, "p_holm": 0.004, "alpha": 0.05,
         "verdict": "significant"})
-    blocks = build_report(results, make_new_wave()).section("summary").blocks
+    blocks = _section(build_report(results, make_new_wave()), "summary").blocks
     heading = next(i for i, b in enumerate(blocks)
                    if isinstance(b, Paragraph) and b.text == "Reading")
     (reading,) = blocks[heading + 1:]

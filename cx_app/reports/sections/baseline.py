@@ -1,8 +1,4 @@
-"""The baseline in the reports: always answering the commonest class, and who is below it.
-
-A model below the baseline is named in a warning sentence, so that a reader of the Summary
-knows it without comparing numbers.
-"""
+"""The baseline in the reports: always answering the commonest class, and who is below it."""
 
 from __future__ import annotations
 

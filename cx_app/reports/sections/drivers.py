@@ -11,6 +11,7 @@ from cx_app.models.importance_performance import NO_STANDOUT
 from cx_app.models.names import model_display_name
 from cx_app.models.results import (
     ImportancePerformanceDoc,
+    ImportancePerformanceRow,
     OrdinalDoc,
     PermutationDoc,
     RelativeWeightsDoc,
@@ -20,20 +21,22 @@ from cx_app.models.results import (
 from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import importance_bars, quadrant_chart, rhombus_chart
 from cx_app.reports.definitions import plain_name
-from cx_app.reports.formatting import attribute_cells, attribute_columns, facts_table
+from cx_app.reports.formatting import facts_table
 
 Labels = Mapping[str, str]
+ATTRIBUTE = TableColumn("attribute", "Attribute")
 
 
 def _descending(records: list[dict], key: str) -> list[dict]:
     return sorted(records, key=lambda r: -r[key] if r[key] is not None else math.inf)
 
 
-def _bars(title: str, names: Sequence[str], values: Sequence[float | None],
-          lows: Sequence[float | None] | None, highs: Sequence[float | None] | None,
-          value_title: str) -> list[Block]:
-    frame = pd.DataFrame({"attribute": list(names), "importance": list(values),
-                          "ci_low": list(lows or values), "ci_high": list(highs or values)})
+def _bars(title: str, names: Sequence[str], records: list[dict], key: str,
+          value_title: str, *, interval: bool = True) -> list[Block]:
+    frame = pd.DataFrame(records, columns=[key, "ci_low", "ci_high"]).rename(
+        columns={key: "importance"}).assign(attribute=list(names))
+    if not interval:
+        frame = frame.assign(ci_low=frame["importance"], ci_high=frame["importance"])
     frame = frame.dropna(subset=["importance"])
     if frame.empty:
         return []
@@ -42,7 +45,7 @@ def _bars(title: str, names: Sequence[str], values: Sequence[float | None],
 
 def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
     records = _descending(value.records("percent", "raw"), "percent")
-    rows = tuple((*attribute_cells(r["attribute"], labels),
+    rows = tuple((labels.get(r["attribute"]) or r["attribute"],
                   None if r["percent"] is None else r["percent"] / 100, r["raw"])
                  for r in records)
     r2 = value.r_squared
@@ -50,47 +53,46 @@ def _relative_weights(value: RelativeWeightsDoc, labels: Labels) -> list[Block]:
                  f"(R² = {r2:.3f}); " if r2 is not None else "")
     return [
         Table("Relative weights (Johnson 2000): share of the explained variance",
-              (*attribute_columns(labels), TableColumn("share", "Share of R²", "percent"),
+              (ATTRIBUTE, TableColumn("share", "Share of R²", "percent"),
                TableColumn("raw", "Raw weight (variance explained)", "float")), rows,
               note=explained + "each attribute's share splits that explained variance fairly "
                    "between correlated attributes; the shares add up to 100%."),
         facts_table("About the relative weights", [("R² of the linear model", r2, "float"),
                                                    ("Method", value.method, "text")]),
-        *_bars("Share of the explained variance by attribute", [r[0] for r in rows],
-               [r["percent"] for r in records], None, None, "Share of R² (%)"),
+        *_bars("Share of the explained variance by attribute", [r[0] for r in rows], records,
+               "percent", "Share of R² (%)", interval=False),
     ]
 
 
 def _ordinal(value: OrdinalDoc, labels: Labels) -> list[Block]:
     records = _descending(value.records("coef", "se", "ci_low", "ci_high", "p"), "coef")
-    rows = tuple((*attribute_cells(r["attribute"], labels), r["coef"],
+    rows = tuple((labels.get(r["attribute"]) or r["attribute"], r["coef"],
                   math.exp(r["coef"]) if r["coef"] is not None and r["coef"] < 700 else None,
                   r["se"], r["ci_low"], r["ci_high"], r["p"]) for r in records)
     return [
         Table("Ordinal logistic regression: effect of each attribute on the score",
-              (*attribute_columns(labels), TableColumn("coef", "Coefficient (log-odds per SD)", "float"),
+              (ATTRIBUTE, TableColumn("coef", "Coefficient (log-odds per SD)", "float"),
                TableColumn("odds_ratio", "Odds ratio per SD", "float"), TableColumn("se", "SE", "float"),
                TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float"),
                TableColumn("p", "p", "pvalue")), rows,
               note=f"{value.model[:1].upper()}{value.model[1:]}. One standard deviation more "
                    "of the attribute multiplies the odds of a higher score by the odds ratio; "
                    "p below 0.05: unlikely to be chance."),
-        *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows],
-               [r["coef"] for r in records], [r["ci_low"] for r in records],
-               [r["ci_high"] for r in records], "Coefficient (log-odds per SD)"),
+        *_bars("Ordinal coefficients with their 95% intervals", [r[0] for r in rows], records,
+               "coef", "Coefficient (log-odds per SD)"),
     ]
 
 
 def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
                  folds: int | None) -> list[Block]:
     records = _descending(value.records("mean", "ci_low", "ci_high"), "mean")
-    rows = tuple((*attribute_cells(r["attribute"], labels), r["mean"], r["ci_low"], r["ci_high"])
+    rows = tuple((labels.get(r["attribute"]) or r["attribute"], r["mean"], r["ci_low"], r["ci_high"])
                  for r in records)
-    names = [attribute_cells(a, labels)[0] for a in value.attributes]
+    names = [labels.get(a) or a for a in value.attributes]
     blocks: list[Block] = [
         Table(f"Permutation importance ({model_id}): drop in {value.scoring} when the "
               "attribute is shuffled",
-              (*attribute_columns(labels), TableColumn("mean", "Mean drop", "float"),
+              (ATTRIBUTE, TableColumn("mean", "Mean drop", "float"),
                TableColumn("ci_low", "95% low", "float"), TableColumn("ci_high", "95% high", "float")),
               rows,
               note=f"How much the model's {value.scoring} on the held-out folds drops when the "
@@ -102,9 +104,7 @@ def _permutation(model_id: str, value: PermutationDoc, labels: Labels,
             ("Shuffles per attribute and fold", value.n_repeats, "int"),
             ("Cross-validation folds", folds, "int")]),
         *_bars(f"Permutation importance ({model_id}) with its 95% interval",
-               [r[0] for r in rows], [r["mean"] for r in records],
-               [r["ci_low"] for r in records], [r["ci_high"] for r in records],
-               f"Drop in {value.scoring}"),
+               [r[0] for r in rows], records, "mean", f"Drop in {value.scoring}"),
     ]
     if value.per_fold:
         blocks.append(Table(
@@ -126,7 +126,7 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     def scaled(v: float | None, factor: float) -> float | None:
         return None if v is None else v * factor
 
-    rows = tuple((*attribute_cells(r.attribute, labels), scaled(r.importance, share),
+    rows = tuple((labels.get(r.attribute) or r.attribute, scaled(r.importance, share),
                   scaled(r.importance_low, share), scaled(r.importance_high, share),
                   r.importance_vs_others, r.direction, r.performance,
                   scaled(r.performance_pct, 0.01), scaled(r.performance_low, 0.01 if placed
@@ -141,7 +141,7 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
             "means, with no check that the attributes really differ.")
     blocks: list[Block] = [Table(
         "Importance–performance: where to act",
-        (*attribute_columns(labels), TableColumn("importance", title, kind),
+        (ATTRIBUTE, TableColumn("importance", title, kind),
          TableColumn("importance_low", "Importance 95% low", kind),
          TableColumn("importance_high", "Importance 95% high", kind),
          TableColumn("importance_vs_others", "Importance vs the others"),
@@ -162,17 +162,14 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
         blocks.append(Paragraph("No attribute stands out: on importance and performance "
                                 "together, every attribute is within the uncertainty of the "
                                 "others, so none is labelled."))
-    frame = pd.DataFrame({"attribute": [r[0] for r in rows],
-                          "importance": [r.importance for r in records],
-                          "performance": [r.performance_pct if placed else r.performance
-                                          for r in records],
-                          "quadrant": [r.quadrant for r in records]}).dropna()
-    if value.method:
-        frame = frame.assign(
-            importance_low=[r.importance_low for r in records],
-            importance_high=[r.importance_high for r in records],
-            performance_low=[r.performance_low for r in records],
-            performance_high=[r.performance_high for r in records])
+    frame = pd.DataFrame([r.model_dump() for r in records],
+                         columns=list(ImportancePerformanceRow.model_fields))
+    frame["attribute"] = [r[0] for r in rows]
+    if placed:
+        frame["performance"] = frame["performance_pct"]
+    shown = ["attribute", "importance", "performance", "quadrant"]
+    intervals = [f"{a}_{b}" for a in ("importance", "performance") for b in ("low", "high")]
+    frame = frame[shown + (intervals if value.method else [])].dropna(subset=shown)
     if not frame.empty:
         blocks.append(ChartBlock(
             "Importance–performance map",
@@ -187,11 +184,11 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
 
 
 def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
-    rows = tuple((*attribute_cells(r.attribute, labels), plain_name(r.target), r.top_box_share,
+    rows = tuple((labels.get(r.attribute) or r.attribute, plain_name(r.target), r.top_box_share,
                   r.tpr, r.fpr, r.delta, r.phi) for r in rows_in)
     blocks: list[Block] = [Table(
         "Top box as a signal: does a top rating mark the target group?",
-        (*attribute_columns(labels), TableColumn("target", "Target group"),
+        (ATTRIBUTE, TableColumn("target", "Target group"),
          TableColumn("top_box_share", "Top-box share", "percent"),
          TableColumn("tpr", "TPR", "percent"), TableColumn("fpr", "FPR", "percent"),
          TableColumn("delta", "δ", "float"), TableColumn("phi", "φ", "float")), rows,

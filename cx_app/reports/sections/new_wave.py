@@ -20,7 +20,7 @@ from cx_app.reports.blocks import (
 )
 from cx_app.reports.definitions import plain_name
 from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
-from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
+from cx_app.survey.vocabulary import vocabulary_for
 
 _DRIFT_COLUMNS: tuple[tuple[str, str, ColumnKind], ...] = (
     ("present", "In the wave", "text"),
@@ -43,7 +43,8 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
         ("Realized (the wave's own scores)", wave.realized_nps)) if f is not None]
     if not rows:
         return []
-    words = wave_vocabulary(wave)
+    kind = wave.estimated_nps.kind  # an estimate written without a kind was an NPS
+    words = vocabulary_for(nps=kind in (None, "nps"), satisfaction=kind == "csat")
     return [Table(
         f"{words.title} of the new wave",
         (TableColumn("figure", "Figure"), TableColumn("nps", words.title, "score"),
@@ -52,12 +53,6 @@ def _nps_table(wave: WaveEstimateDocument) -> list[Block]:
         note=f"The estimate sums each respondent's predicted probabilities of being in the "
              f"{words.positive} and the {words.negative} groups; its interval adds the model's "
              "uncertainty to the sampling one.")]
-
-
-def wave_vocabulary(wave: WaveEstimateDocument) -> ScoreVocabulary:
-    """``kind`` is "nps" only for an NPS (an estimate written without a kind was one)."""
-    kind = wave.estimated_nps.kind
-    return vocabulary_for(nps=kind in (None, "nps"), satisfaction=kind == "csat")
 
 
 def _matrices(wave: WaveEstimateDocument) -> list[Block]:

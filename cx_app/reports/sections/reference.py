@@ -1,8 +1,4 @@
-"""Reference survey: its measured net score overall, by each segment and by wave.
-
-Measured from the survey's own scores, as the Net score page shows them; it comes before any
-estimated wave.
-"""
+"""Reference survey: its measured net score overall, by each segment and by wave."""
 
 from __future__ import annotations
 

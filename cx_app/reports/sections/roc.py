@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from cx_app.engine.roc import thin_curve
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import (
@@ -19,7 +18,7 @@ from cx_app.reports.blocks import (
 from cx_app.reports.charts import auc_bars, random_selection_lines, roc_chart
 
 CHART_POINTS = 250
-"""Points drawn per curve (:func:`cx_app.engine.roc.thin_curve`); the points table keeps all."""
+"""Points drawn per curve; the points table keeps all."""
 
 
 def section(results: Results) -> Section:
@@ -39,12 +38,11 @@ def section(results: Results) -> Section:
                        for x, y in zip(c.fpr, c.tpr, strict=True))
         if not points:
             continue
-        drawn = pd.concat([pd.DataFrame({"model": m, "fpr": x, "tpr": y}) for m, (x, y) in (
-            (m, thin_curve(c.fpr, c.tpr, max_points=CHART_POINTS)) for m, c in curves.items()
-            if c.fpr)], ignore_index=True)
+        drawn = pd.DataFrame(points, columns=["model", "fpr", "tpr"])
         random_lines = random_selection_lines({m: c.tpr[-1] for m, c in curves.items() if c.tpr})
         blocks += [
-            ChartBlock(f"ROC — level {level_name}", roc_chart(drawn, random_lines).to_dict(),
+            ChartBlock(f"ROC — level {level_name}",
+                       roc_chart(drawn, random_lines, max_points=CHART_POINTS).to_dict(),
                        note="Dashed: the random-selection line, which ends below 1 when the "
                             "positive group has intragroup mismatch."),
             ChartBlock(f"AUC — level {level_name}", auc_bars(

@@ -1,7 +1,4 @@
-"""Summary: the data set, its net score, the best model per level, the top drivers, a reading.
-
-The net score is the NPS for a recommend question on 0–10, else top box − bottom box.
-"""
+"""Summary: the data set, its net score, the best model per level, the top drivers, a reading."""
 
 from __future__ import annotations
 
