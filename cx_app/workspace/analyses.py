@@ -1,10 +1,8 @@
 """The app's analyses kept in the workspace: one program per survey file, stored as it is made.
 
-A reload, a second tab or a restarted server shows the same work. A model is written the
-moment its cross-validation ends, its fit on all respondents when made. Models remember the
-data key of the mapping they were trained on: a label edit keeps the key and the models; a new
-target, attribute or scale gives another key, and the models of the old one stay in the program
-(they come back when the analyst returns to that mapping).
+Models remember the data key of the mapping they were trained on: a label edit keeps it; a new
+target, attribute or scale gives another, and the old key's models stay (they come back when the
+analyst returns to that mapping).
 """
 
 from __future__ import annotations
@@ -228,9 +226,6 @@ class AnalysisStore:
         return self.database.read(lambda s: s.scalar(
             select(StoredFile.data).where(StoredFile.program_id == self._program(s, name).id,
                                           StoredFile.sha256 == sha256)))
-
-    def keeps_files(self, name: str) -> bool:
-        return bool(self.database.read(lambda s: self._program(s, name).keep_files))
 
     def set_keep_files(self, name: str, keep: bool) -> None:
         """Stopping deletes the files already kept."""

@@ -1,28 +1,15 @@
 """Expected training times learned from this workspace's own measured fits (the ``fits`` table).
 
-Every fresh training of the app (and of ``cx-app program create``, when its caller records it)
-is a row of the ``fits`` table: algorithm, preset, respondents, attributes, folds and seconds.
-The seconds are *reference seconds*: the measured time divided by
-:func:`cx_app.models.timing.settings_factor` at its size (a forest of 300 trees counts its
-fit phase as 100 trees', a calibrated model without the calibration's fits), so that fits of one algorithm with
-different settings teach the same rate, and by the machine's load when the fit ended
-(:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
-so that a fit made while the machine was busy teaches a quiet machine's rate.
+A fit's seconds are stored as *reference seconds*: divided by
+:func:`cx_app.models.timing.settings_factor` (so settings of one algorithm teach one rate) and by
+the machine's :func:`~cx_app.models.timing.load_factor` when it ended. Only the *level* is
+learned; the shape of the cost (each phase's growth with rows and folds) is the algorithm's own::
 
-The estimate of a new training is the cost model of :mod:`cx_app.models.timing` (its fixed cost
-per fold, its growth with the rows, the split between the folds and the permutation importance)
-at the *level* this machine measured::
-
-    level    = median over the most recent fits of seconds / timing.expected_seconds(fit's size)
+    level    = median over the RECENT fits of seconds / timing.expected_seconds(fit's size)
     expected = level × timing.expected_phases(new size, settings, calibration) × load factor now
 
-Only the level: from one machine (or load) to another the level of the cost changes, while its
-shape — how each phase grows with the rows and folds — is the algorithm's own; one fit teaches
-the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast one.
-
-Without a fit of the algorithm and preset, the estimate is the constants'
-(:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
-bounded select on the indexed ``algorithm`` column: the Models page runs it on every rerun.
+Without a fit, the constants' first guess. One bounded select on the indexed ``algorithm``
+column: the Models page runs it on every rerun.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from cx_app.workspace.views import ProgramView, WaveView
 if TYPE_CHECKING:
     from cx_app.models.results import Results
 
-__all__ = ["program_report_files", "program_tracker_frame", "tracker_section", "tracker_table",
+__all__ = ["program_report_files", "program_tracker_frame", "tracker_table",
            "write_program_reports"]
 
 ALL_RESPONDENTS = "All respondents"
@@ -117,14 +117,6 @@ def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFr
     return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 
-def tracker_section(view: ProgramView) -> Section:
-    if not view.waves:
-        return Section("tracker", "Tracker", (Paragraph(
-            f"The program {view.name} has no wave yet: add waves with cx-app program "
-            "add-wave.", "note"),))
-    return Section("tracker", "Tracker", (tracker_table(view),))
-
-
 def _with_tracker(report: Report, section: Section) -> Report:
     sections = list(report.sections)
     keys = [s.key for s in sections]
@@ -142,8 +134,11 @@ def program_report_files(view: ProgramView, results: Results, *, source_name: st
     from cx_app.reports.pptx_deck import deck_bytes, program_slides
 
     latest = view.waves[-1].estimate if view.waves else None
+    tracker = (tracker_table(view) if view.waves else Paragraph(
+        f"The program {view.name} has no wave yet: add waves with cx-app program add-wave.",
+        "note"))
     report = _with_tracker(build_report(results, latest, source_name=source_name),
-                           tracker_section(view))
+                           Section("tracker", "Tracker", (tracker,)))
     deck = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
                                      created=report.created[:10]))
     return {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8"),
