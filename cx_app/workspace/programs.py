@@ -1,9 +1,7 @@
 """Programs in the workspace: create one from a reference survey, add and remove waves, show it.
 
-:class:`Workspace` stores, and leaves reading, training and estimating to
-:mod:`cx_app.workspace.services`; it returns typed documents, never database rows. Adding waves
-is content-addressed: a file whose SHA-256 the program has already is one wave, reported as
-such, not read again. Every change writes its audit row in the transaction of the change.
+Returns typed documents, never rows. Adding waves is content-addressed: a file whose SHA-256 the
+program has already is not read again. Every change writes its audit row in its transaction.
 """
 
 from __future__ import annotations
