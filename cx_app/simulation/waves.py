@@ -15,6 +15,7 @@ satisfaction on 1–5, the same kind of model. Every wave has its own stream
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -171,8 +172,7 @@ def wave_label(wave: int) -> str:
 def _month_dates(rng: np.random.Generator, wave: int, n: int) -> np.ndarray:
     year, month = divmod(wave - 1, 12)
     first = dt.date(2021 + year, month + 1, 1)
-    following = dt.date(first.year + (first.month == 12), first.month % 12 + 1, 1)
-    days = rng.integers(0, (following - first).days, size=n)
+    days = rng.integers(0, calendar.monthrange(first.year, first.month)[1], size=n)
     return np.datetime64(first, "D") + days.astype("timedelta64[D]")
 
 
