@@ -75,9 +75,8 @@ def _model_rows(session: Session, program: Program, *where: Any, full: bool = Fa
 def _permutation_bytes(permutation: Any) -> tuple[bytes | None, dict[str, Any] | None]:
     if permutation is None:
         return None, None
-    return npy_bytes(permutation.per_fold), {
-        "algorithm_id": permutation.algorithm_id, "attributes": list(permutation.attributes),
-        "scoring": permutation.scoring, "n_repeats": int(permutation.n_repeats)}
+    return npy_bytes(permutation.per_fold), permutation.model_dump(
+        mode="json", include={"algorithm_id", "attributes", "scoring", "n_repeats"})
 
 
 def _project_model(row: Model, program_name: str) -> ProjectModel:
@@ -87,11 +86,8 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
     recipe = row.recipe or {}
     permutation = None
     if row.permutation is not None and recipe.get("permutation"):
-        p = recipe["permutation"]
-        permutation = PermutationImportance(
-            algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
-            per_fold=npy_array(row.permutation), scoring=str(p["scoring"]),
-            n_repeats=int(p["n_repeats"]))
+        permutation = PermutationImportance(**recipe["permutation"],
+                                            per_fold=npy_array(row.permutation))
     final = None
     if row.skops is not None:
         from cx_app.workspace.records import model_file
