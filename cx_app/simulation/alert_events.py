@@ -1,26 +1,12 @@
 """Waves with planted events: which segment truly moved in which wave is known.
 
-Built to measure whether the alerts of :mod:`cx_app.estimate.alerts` are true
-(``bench/bench_alerts.py``, ``tests/estimate/test_segment_alerts.py``). The respondents follow
-the true model of :mod:`cx_app.simulation.drift_waves` (a latent satisfaction factor ``F``, five
-attributes rated 1–10, the utility ``U = Σ_j w_j·z_j + effect_s + σ·e`` cut into 0–10), with:
-
-- **segments with their own levels**: segment s's factor mean is ``levels[s]`` (default from
-  −0.9 to +0.6: net scores some 40 points apart, as three banks of one program) and it keeps an
-  effect the attributes do not explain (``effect_s ~ N(0, segment_effect_sd)``, fixed);
-  segments have unequal sizes (``shares``);
-- **a drift of the whole**: every segment's factor mean moves by ``drift`` per wave (a few
-  net-score points over all the waves: not an event of any segment);
-- **planted events**: in a share ``event_rate`` of the waves after the first, one segment
-  (drawn) truly moves: its factor mean is shifted by ``±event_size`` (sign drawn) in that wave
-  only, a move of some 25–30 net-score points — three standard errors of a segment of a few
-  hundred respondents, the size the issue calls truly unusual. In every other segment-wave
-  nothing happens beyond the drift.
-
-:attr:`AlertSimulation.moved` (waves × segments, booleans) is the truth against the segment's
-reference level: the segment's state differs from the reference's. :attr:`AlertSimulation.changed`
-is the truth against the previous wave: the state differs from the previous wave's (a one-wave
-event changes twice: when it starts and when it ends). The reference (wave 0) has no event.
+Measures whether the alerts of :mod:`cx_app.estimate.alerts` are true. Respondents follow the
+true model of :mod:`cx_app.simulation.drift_waves`, with segments of their own levels and
+unequal sizes, a slow drift of the whole (not an event of any segment), and in a share
+``event_rate`` of the later waves one drawn segment moved by ``±event_size`` in that wave only
+(some 25–30 net-score points: three standard errors of a segment of a few hundred respondents,
+the issue's "truly unusual"). :attr:`AlertSimulation.moved` is the truth against the reference
+level, :attr:`AlertSimulation.changed` against the previous wave (a one-wave event changes twice).
 """
 
 from __future__ import annotations
@@ -30,13 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cx_app.errors import AnalysisError
-from cx_app.simulation.drift_waves import (
-    SimulatedWave,
-    answers,
-    labelled_wave,
-    segment_names,
-    segment_utility,
-)
+from cx_app.simulation.drift_waves import DriftSimulation, segment_names, segment_wave
 
 __all__ = ["AlertScenario", "AlertScore", "AlertSimulation", "alert_truth", "score_alerts",
            "simulate_alert_waves"]
@@ -62,12 +42,9 @@ class AlertScenario:
 
 
 @dataclass(frozen=True, eq=False)
-class AlertSimulation:
+class AlertSimulation(DriftSimulation):
     """The labelled reference (wave 0), the later waves, and where the truth moved."""
 
-    reference: SimulatedWave
-    waves: tuple[SimulatedWave, ...]
-    segments: tuple[str, ...]
     shift: np.ndarray
     """Waves × segments: the planted factor shift of each later wave's segment (0: none)."""
 
@@ -81,15 +58,6 @@ class AlertSimulation:
         """Waves × segments: True where the state differs from the previous wave's."""
         before = np.vstack([np.zeros((1, self.shift.shape[1])), self.shift[:-1]])
         return self.shift != before
-
-
-def _wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
-          shares: np.ndarray, names: tuple[str, ...]) -> SimulatedWave:
-    rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
-    segment = rng.choice(len(names), size=n, p=shares)
-    factor = rng.normal(means[segment], 1.0)
-    frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
-    return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng)
 
 
 def simulate_alert_waves(n_reference: int = 4000, n_per_wave: int = 1500, *, waves: int = 60,
@@ -112,9 +80,9 @@ def simulate_alert_waves(n_reference: int = 4000, n_per_wave: int = 1500, *, wav
     sign = rng.choice([-1.0, 1.0], size=waves)
     shift[events, who[events]] = sc.event_size * sign[events]
     levels, shares = np.asarray(sc.levels, dtype=float), np.asarray(sc.shares, dtype=float)
-    reference = _wave(0, n_reference, seed, levels, effects, shares, names)
-    later = tuple(_wave(w, n_per_wave, seed, levels + sc.drift * w + shift[w - 1], effects,
-                        shares, names) for w in range(1, waves + 1))
+    reference = segment_wave(0, n_reference, seed, levels, effects, names, shares)
+    later = tuple(segment_wave(w, n_per_wave, seed, levels + sc.drift * w + shift[w - 1],
+                               effects, names, shares) for w in range(1, waves + 1))
     return AlertSimulation(reference, later, names, shift)
 
 

@@ -1,35 +1,19 @@
 """A realistic, messy bank NPS-tracker export with a known true model (tests and backtests).
 
-Real CX exports (``shared/SURVEYS.md``) are not clean tables: this generator writes one the way
-survey platforms do, so that the defaults of the app can be judged on it:
-
-- a cover sheet ("Notes") before the data sheet, and title rows above the header;
-- headers that are whole questions (``"Q1. How likely are you to recommend ..."``);
-- a wave column (quarters), two segments (brand, region), a respondent id, a weight column and
-  free-text comments that may start with ``=``, ``+``, ``-`` or ``@``;
-- "not applicable" coded as 99 on more than half of one attribute (mortgage advice) and on a
-  quarter of another (branch staff), as the texts "N/A" and "Don't know" on a 1–5 attribute,
-  and as blanks (routing) on a signed −2..2 attribute, where −1 is a real answer;
-- attributes on 1–10, 1–5 and −2..2 in one file; a target with heaping on 5, 8 and 10 and a few
-  invalid answers ("Don't know", blank) that are not part of the NPS base;
-- an attribute (online banking) that the last wave did not ask: the column is absent from that
-  wave (:func:`simulate_bank_waves` leaves it blank; write that wave alone to get a file without
-  the column).
-
-The true model is the sample's (:mod:`cx_app.simulation.waves`): a latent satisfaction factor
-``F ~ N(brand mean + trend·(wave − 1), 1)``; attribute answers ``mean + loading·F + noise·e``
-rounded to each attribute's own scale; the utility ``U = Σ_j w_j·z_j + brand effect + σ·e`` with
-``z_j`` the standardised answer, ``z_j = 0`` for a service the respondent did not use (99,
-"N/A", routing blank), and the answer's value for "Don't know" (it hides the answer only);
-the recommend score is ``U`` cut at fixed thresholds into 0..10. So the true class
-probabilities of a respondent given the answers are known in closed form:
-:func:`bank_true_probabilities` (an oracle for backtests).
+Written the way survey platforms write (``shared/SURVEYS.md``), to judge the app's defaults: a
+"Notes" cover sheet and title rows above whole-question headers; wave (quarters), brand, region,
+respondent id, weight and free-text comments starting with ``=``, ``+``, ``-`` or ``@``; "not
+applicable" as 99 (on more than half of one attribute), as "N/A" and "Don't know" on a 1–5
+attribute and as routing blanks on a signed −2..2 one (−1 is a real answer); a target heaped on
+5, 8 and 10 with a few invalid answers; an attribute the last wave did not ask. The true model is
+the sample's (:mod:`cx_app.simulation.waves`) with ``z_j = 0`` for a service not used and the
+answer's value for "Don't know", so the true class probabilities given the answers are closed
+form: :func:`bank_true_probabilities` (an oracle for backtests).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +21,7 @@ import pandas as pd
 
 from cx_app.atomic_files import atomic_path
 from cx_app.errors import AnalysisError
-from cx_app.simulation.waves import NPS_THRESHOLDS, ordered_probit
+from cx_app.simulation.waves import NPS_THRESHOLDS, AttributeTruth, ordered_probit
 
 NOT_APPLICABLE = 99
 NA_TEXT = "N/A"
@@ -65,40 +49,17 @@ COMMENTS = ("Great service", "=1+1", "+ fees too high", "-no comment-", "@branch
             "App keeps crashing", "", "")
 
 
-@dataclass(frozen=True)
-class BankAttribute:
-    """One attribute of the true model and how its "not applicable" answers are written."""
-
-    name: str
-    column: str
-    scale: tuple[int, int]
-    weight: float
-    mean: float
-    loading: float
-    noise: float
-    not_used: float
-    not_used_as: str  # "code" (99), "text" ("N/A") or "blank" (routing)
-    dont_know: float = 0.0
-
-    @property
-    def sd(self) -> float:
-        """The standard deviation that standardises an answer in the utility."""
-        return float(np.hypot(self.loading, self.noise))
-
-
-BANK_ATTRIBUTES: tuple[BankAttribute, ...] = (
-    BankAttribute("fees", "Satisfaction with: Fees & charges (1-10)", (1, 10),
-                  0.28, 6.4, 1.3, 1.5, 0.00, "code"),
-    BankAttribute("branch_staff", "Satisfaction with: Branch staff (1-10)", (1, 10),
-                  0.12, 7.6, 1.1, 1.4, 0.25, "code"),
-    BankAttribute("mortgage_advice", "Satisfaction with: Mortgage advice (1-10)", (1, 10),
-                  0.08, 6.9, 1.2, 1.5, 0.58, "code"),
-    BankAttribute("mobile_app", "Mobile app (1-5)", (1, 5),
-                  0.22, 3.7, 0.7, 0.8, 0.10, "text", dont_know=0.02),
-    BankAttribute("phone_effort", "Phone support: effort (-2 = very hard, 2 = very easy)", (-2, 2),
-                  0.14, 0.3, 0.7, 0.8, 0.35, "blank"),
-    BankAttribute("online_banking", "Online banking (1-10)", (1, 10),
-                  0.16, 7.2, 1.2, 1.4, 0.05, "code"),
+BANK_ATTRIBUTES: tuple[AttributeTruth, ...] = (
+    AttributeTruth("fees", "Satisfaction with: Fees & charges (1-10)", 0.28, 6.4, 1.3, 1.5, 0.00),
+    AttributeTruth("branch_staff", "Satisfaction with: Branch staff (1-10)",
+                   0.12, 7.6, 1.1, 1.4, 0.25),
+    AttributeTruth("mortgage_advice", "Satisfaction with: Mortgage advice (1-10)",
+                   0.08, 6.9, 1.2, 1.5, 0.58),
+    AttributeTruth("mobile_app", "Mobile app (1-5)", 0.22, 3.7, 0.7, 0.8, 0.10, (1, 5), "text",
+                   dont_know=0.02),
+    AttributeTruth("phone_effort", "Phone support: effort (-2 = very hard, 2 = very easy)",
+                   0.14, 0.3, 0.7, 0.8, 0.35, (-2, 2), "blank"),
+    AttributeTruth("online_banking", "Online banking (1-10)", 0.16, 7.2, 1.2, 1.4, 0.05),
 )
 """The true bank model's attributes, in file column order."""
 

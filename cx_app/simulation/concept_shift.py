@@ -1,19 +1,11 @@
 """Waves with a concept shift: P(answer | attributes) changes, the attributes do not.
 
-Built to check audit samples (:mod:`cx_app.estimate.audit`): no label-free estimate can see such
-a change, a few labelled respondents of the wave can. The respondents are drawn as in
-:mod:`cx_app.simulation.drift_waves` (one segment, same five attributes, same file layout and
-schema, :func:`cx_app.simulation.drift_waves.drift_schema_yaml`), but the utility of wave ``w``
-is
-
-    U = Σ_j weight_j·(1 + reweight_j)·z_j + offset + σ·e
-
-so the same answers to the attributes give another recommend score: ``offset`` (utility units;
-−0.1 is about −5 NPS points) moves everyone, ``reweight`` changes what matters. Each
-:class:`ShiftedWave` carries the true class probabilities after the shift (``wave.true_proba``)
-and before it (``reference_proba``: what a perfect model of the reference year says of these
-respondents), so a check needs no trained model. Every wave has its own random stream
-``SeedSequence([seed, index])``.
+Checks audit samples (:mod:`cx_app.estimate.audit`): no label-free estimate can see such a change,
+a few labelled respondents can. Respondents as in :mod:`cx_app.simulation.drift_waves` (one
+segment, same file layout and schema), but the utility of wave ``w`` is
+``U = Σ_j weight_j·(1 + reweight_j)·z_j + offset + σ·e`` (``offset`` −0.1 ≈ −5 NPS points).
+:class:`ShiftedWave` carries the true probabilities after the shift and before it (a perfect
+model of the reference), so a check needs no trained model.
 """
 
 from __future__ import annotations

@@ -1,27 +1,14 @@
 """A reference survey and drifting unlabeled waves whose true P(y | x, segment) is known.
 
-Built to check the estimated net score of new waves and of their segments
-(:mod:`cx_app.estimate.new_wave`, :mod:`cx_app.estimate.tracker`) against an oracle. For each
-respondent of wave ``w`` (the reference is wave 0) in segment ``s`` ("Bank A", "Bank B", …):
-
-1. a latent satisfaction factor ``F ~ N(mu_s + shift·w, 1)``: segments differ in their
-   attributes' means (``mu_s``, which the attributes show) and every segment's attributes move
-   by ``shift`` per wave (a mean shift of the attributes, sign drawn per seed);
-2. five attributes rated 1–10: ``round(mean_j + loading_j·F + noise_j·e_j)`` clipped to 1–10;
-3. the utility ``U = Σ_j w_j·z_j + effect_s,w + σ·e`` with ``z_j = (score_j − mean_j)/sd_j``
-   of the rounded score. ``effect_s,w`` is the segment effect the attributes do not explain:
-   ``effect_s ~ N(0, segment_effect_sd)`` drawn per seed, plus a random walk of
-   ``segment_drift_sd`` per wave (the segment effects drift too);
-4. the recommend score 0–10 is ``U`` cut at the sample generator's thresholds
-   (:data:`cx_app.simulation.waves.NPS_THRESHOLDS`).
-
-So a respondent's true class probabilities given the answers and segment are closed-form
-(:attr:`SimulatedWave.true_proba`), and the realized NPS of a wave (or of one segment of it),
-given its respondents' answers, is a sum of independent draws with known mean and variance:
-:meth:`SimulatedWave.oracle` gives ``E[NPS | x]`` and the 95 % half-width ``1.96·SD`` — the
-narrowest honest interval any estimate can have (it knows the true model). Every wave has its
-own random stream ``SeedSequence([seed, w])``; the segment effects and the drift direction come
-from ``SeedSequence([seed])``.
+Checks the estimated net score of new waves and of their segments against an oracle. Respondent
+of wave ``w`` (reference: 0) in segment ``s``: a factor ``F ~ N(mu_s + shift·w, 1)``; five
+attributes ``round(mean_j + loading_j·F + noise_j·e_j)`` on 1–10; the utility
+``U = Σ_j w_j·z_j + effect_s,w + σ·e`` (``z_j`` the standardised rounded score; ``effect_s,w``
+the segment effect the attributes do not explain, ``N(0, segment_effect_sd)`` plus a random walk
+of ``segment_drift_sd`` per wave) cut at :data:`cx_app.simulation.waves.NPS_THRESHOLDS`. So the
+true class probabilities are closed-form and :meth:`SimulatedWave.oracle` gives ``E[NPS | x]``
+and its 95 % half-width, the narrowest honest interval. Streams: ``SeedSequence([seed, w])``
+per wave, ``SeedSequence([seed])`` for the segment effects and the drift's sign.
 """
 
 from __future__ import annotations
@@ -35,7 +22,7 @@ from cx_app.errors import AnalysisError
 from cx_app.simulation.waves import NPS_THRESHOLDS, UTILITY_NOISE, ordered_probit
 
 __all__ = ["DriftScenario", "DriftSimulation", "OracleNetScore", "SimulatedWave",
-           "drift_schema_yaml", "simulate_drift_waves", "true_probabilities"]
+           "drift_schema_yaml", "simulate_drift_waves"]
 
 ID_COLUMN = "Respondent ID"
 WAVE_COLUMN = "Wave"
@@ -154,11 +141,6 @@ segments:
 """
 
 
-def true_probabilities(mean_utility: np.ndarray) -> np.ndarray:
-    """The true P(score 0..10) of each respondent from their mean utility."""
-    return ordered_probit(mean_utility)
-
-
 def answers(index: int, factor: np.ndarray, segments: np.ndarray,
             rng: np.random.Generator) -> tuple[pd.DataFrame, list[tuple[np.ndarray, float]]]:
     """Wave ``index``'s file without its target, and each attribute's ``(score − mean)/sd``."""
@@ -179,7 +161,7 @@ def labelled_wave(index: int, frame: pd.DataFrame, utility: np.ndarray,
     frame[TARGET_COLUMN] = np.searchsorted(
         np.asarray(NPS_THRESHOLDS), utility + UTILITY_NOISE * rng.normal(size=len(utility)),
         side="right")
-    return SimulatedWave(index, frame, true_probabilities(utility))
+    return SimulatedWave(index, frame, ordered_probit(utility))
 
 
 def segment_utility(effects: np.ndarray, segment: np.ndarray,
@@ -191,12 +173,14 @@ def segment_utility(effects: np.ndarray, segment: np.ndarray,
     return utility
 
 
-def _wave(index: int, n: int, seed: int, factor_means: np.ndarray, effects: np.ndarray,
-          shift: float, names: tuple[str, ...]) -> SimulatedWave:
+def segment_wave(index: int, n: int, seed: int, means: np.ndarray, effects: np.ndarray,
+                 names: tuple[str, ...], shares: np.ndarray | None = None) -> SimulatedWave:
+    """Wave ``index``: segments drawn uniformly (or by ``shares``), factor means ``means``."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, index]))
-    segment = rng.integers(0, len(names), size=n)
-    factor = rng.normal(factor_means[segment] + shift * index, 1.0)
-    frame, centred = answers(index, factor, np.asarray(names)[segment], rng)
+    segment = (rng.integers(0, len(names), size=n) if shares is None
+               else rng.choice(len(names), size=n, p=shares))
+    frame, centred = answers(index, rng.normal(means[segment], 1.0), np.asarray(names)[segment],
+                             rng)
     return labelled_wave(index, frame, segment_utility(effects, segment, centred), rng)
 
 
@@ -219,7 +203,7 @@ def simulate_drift_waves(n_reference: int = 2400, n_per_wave: int = 1200, *, wav
     shift = sc.attribute_shift * rng.choice([-1.0, 1.0])
     steps = rng.normal(0.0, sc.segment_drift_sd, size=(waves, sc.segments))
     walk = np.vstack([np.zeros(sc.segments), np.cumsum(steps, axis=0)])
-    reference = _wave(0, n_reference, seed, factor_means, effects, shift, names)
-    later = tuple(_wave(w, n_per_wave, seed, factor_means, effects + walk[w], shift, names)
-                  for w in range(1, waves + 1))
+    reference = segment_wave(0, n_reference, seed, factor_means, effects, names)
+    later = tuple(segment_wave(w, n_per_wave, seed, factor_means + shift * w, effects + walk[w],
+                               names) for w in range(1, waves + 1))
     return DriftSimulation(reference, later, names)

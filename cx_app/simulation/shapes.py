@@ -1,67 +1,48 @@
 """Two more survey shapes of ``shared/SURVEYS.md``, seeded, for the model-quality suite.
 
-- :func:`simulate_skewed_six`: attributes and the overall satisfaction on a 1–6 scale skewed to
-  the top (most answers 5 and 6), with routing blanks on three attributes (5 %, 20 % and 40 %
-  of respondents).
-- :func:`simulate_signed_agreement`: agreement statements on signed −2..2 scales (−1 is a real
-  answer), the text "n/a" on half of one statement, and the overall satisfaction on 1–5.
-
-Both follow the model of :mod:`cx_app.simulation.waves`: a latent satisfaction factor
-``F ~ N(0, 1)``; each answer ``mean + loading·F + noise·e`` rounded and clipped to its scale; a
-utility ``U = Σ_j w_j·z_j + u_j·[j unanswered] + σ·e`` cut at fixed thresholds into the target's
-scores, with ``z_j`` the standardised answer (0 when unanswered). The ``u_j`` make some gaps
-informative, as in real exports where who skips a question differs from who answers it
-(customers who never called support are a little more satisfied). Rows are returned as written
-in an export (blanks as ``None``, "n/a" as text), to be read back with
-:func:`cx_app.survey.importing.load_survey` and an inferred layout.
+:func:`simulate_skewed_six`: a 1–6 scale skewed to the top with routing blanks on three
+attributes; :func:`simulate_signed_agreement`: signed −2..2 statements (−1 is a real answer),
+"n/a" on half of one, satisfaction 1–5. The model of :mod:`cx_app.simulation.waves`, with
+``U = Σ_j w_j·z_j + u_j·[j unanswered] + σ·e``: the ``u_j`` make some gaps informative, as in
+real exports (who never called support is a little more satisfied). Rows as written in an
+export (blanks as ``None``, "n/a" as text).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from cx_app.errors import AnalysisError
+from cx_app.simulation.waves import AttributeTruth
 
 SKEWED_TARGET = "Overall satisfaction (1-6)"
 SIGNED_TARGET = "Overall satisfaction (1-5)"
 NA_TEXT = "n/a"
 
 
-@dataclass(frozen=True)
-class ShapeAttribute:
-    """One attribute: header, scale, answer model, weight in the utility and its gaps."""
-
-    column: str
-    scale: tuple[int, int]
-    mean: float
-    loading: float
-    noise: float
-    weight: float
-    unanswered: float = 0.0
-    unanswered_effect: float = 0.0
-
-
-SKEWED_ATTRIBUTES: tuple[ShapeAttribute, ...] = (
-    ShapeAttribute("Store staff (1-6)", (1, 6), 5.0, 0.8, 0.7, 0.30, 0.05, 0.0),
-    ShapeAttribute("Product range (1-6)", (1, 6), 4.8, 0.7, 0.8, 0.25),
-    ShapeAttribute("Prices (1-6)", (1, 6), 4.3, 0.8, 0.9, 0.30),
-    ShapeAttribute("Home delivery (1-6)", (1, 6), 5.1, 0.7, 0.8, 0.15, 0.20, -0.10),
-    ShapeAttribute("Phone support (1-6)", (1, 6), 4.6, 0.8, 0.9, 0.20, 0.40, 0.25),
+SKEWED_ATTRIBUTES: tuple[AttributeTruth, ...] = (
+    AttributeTruth("staff", "Store staff (1-6)", 0.30, 5.0, 0.8, 0.7, 0.05, (1, 6)),
+    AttributeTruth("range", "Product range (1-6)", 0.25, 4.8, 0.7, 0.8, 0.0, (1, 6)),
+    AttributeTruth("prices", "Prices (1-6)", 0.30, 4.3, 0.8, 0.9, 0.0, (1, 6)),
+    AttributeTruth("delivery", "Home delivery (1-6)", 0.15, 5.1, 0.7, 0.8, 0.20, (1, 6),
+                   unanswered_effect=-0.10),
+    AttributeTruth("phone", "Phone support (1-6)", 0.20, 4.6, 0.8, 0.9, 0.40, (1, 6),
+                   unanswered_effect=0.25),
 )
 """The 1–6 survey's attributes, in column order."""
 
 SKEWED_THRESHOLDS = (-1.9, -1.3, -0.7, -0.05, 0.75)
 """Utility cut-points into the scores 1..6 (most respondents answer 5 or 6)."""
 
-SIGNED_ATTRIBUTES: tuple[ShapeAttribute, ...] = (
-    ShapeAttribute("The staff were friendly (-2 to 2)", (-2, 2), 0.9, 0.8, 0.7, 0.30),
-    ShapeAttribute("My problem was solved (-2 to 2)", (-2, 2), 0.4, 0.9, 0.8, 0.40),
-    ShapeAttribute("The wait was acceptable (-2 to 2)", (-2, 2), -0.1, 0.8, 0.9, 0.25),
-    ShapeAttribute("The invoice was clear (-2 to 2)", (-2, 2), 0.3, 0.7, 0.9, 0.15, 0.50, 0.20),
-    ShapeAttribute("The website was easy to use (-2 to 2)", (-2, 2), 0.6, 0.7, 0.8, 0.10),
+SIGNED_ATTRIBUTES: tuple[AttributeTruth, ...] = (
+    AttributeTruth("staff", "The staff were friendly (-2 to 2)", 0.30, 0.9, 0.8, 0.7, 0.0, (-2, 2)),
+    AttributeTruth("solved", "My problem was solved (-2 to 2)", 0.40, 0.4, 0.9, 0.8, 0.0, (-2, 2)),
+    AttributeTruth("wait", "The wait was acceptable (-2 to 2)", 0.25, -0.1, 0.8, 0.9, 0.0, (-2, 2)),
+    AttributeTruth("invoice", "The invoice was clear (-2 to 2)", 0.15, 0.3, 0.7, 0.9, 0.50, (-2, 2),
+                   unanswered_effect=0.20),
+    AttributeTruth("website", "The website was easy to use (-2 to 2)", 0.10, 0.6, 0.7, 0.8, 0.0,
+                   (-2, 2)),
 )
 """The signed survey's attributes; "The invoice was clear" is "n/a" for half of them."""
 
@@ -71,7 +52,7 @@ SIGNED_THRESHOLDS = (-1.1, -0.45, 0.2, 0.9)
 UTILITY_NOISE = 0.45
 
 
-def _simulate(attributes: tuple[ShapeAttribute, ...], thresholds: tuple[float, ...],
+def _simulate(attributes: tuple[AttributeTruth, ...], thresholds: tuple[float, ...],
               target: str, first_score: int, n: int, seed: int, gap) -> pd.DataFrame:
     if n < 1:
         raise AnalysisError("a simulated survey needs at least one respondent")
@@ -83,8 +64,8 @@ def _simulate(attributes: tuple[ShapeAttribute, ...], thresholds: tuple[float, .
         lo, hi = a.scale
         scores = np.clip(np.rint(a.mean + a.loading * factor + a.noise * rng.normal(size=n)),
                          lo, hi).astype(np.int64)
-        unanswered = rng.random(n) < a.unanswered
-        z = (scores - a.mean) / float(np.hypot(a.loading, a.noise))
+        unanswered = rng.random(n) < a.not_used
+        z = (scores - a.mean) / a.sd
         utility += np.where(unanswered, a.unanswered_effect, a.weight * z)
         column = scores.astype(object)
         column[unanswered] = gap

@@ -1,36 +1,21 @@
 """Simulated survey waves with a known true model (the bundled samples and the backtests).
 
-Two surveys are simulated, both deterministic for a given seed:
-
-**Telecom NPS market survey** (:func:`simulate_telecom_waves`), imitating the one of the
-reduced-confusion-matrix paper (Section 5.1): three operators, monthly waves, nine attributes
-rated 1–10 and the likelihood to recommend 0–10. For each respondent:
-
-1. a latent overall-satisfaction factor ``F ~ N(mu_operator + trend·(wave − 1), 1)``;
-2. each attribute's latent value ``a_j = mean_j + shift_{operator,j} + drift_j + loading_j·F
-   + noise_j·e_j`` rounded and clipped to 1–10, with a little heaping on 5, 8 and 10
-   (respondents near those scores sometimes snap to them), so attributes correlate through F;
-3. some attributes are "not used" (code 99: Roaming about half the time, sometimes Shops,
-   Call center, Mobile app); a used attribute's answer is hidden as "Don't know" rarely (0.4%);
-4. the utility ``U = Σ_j w_j·z_j + operator_effect + sigma·e`` with ``z_j = (score_j − mean_j) /
-   sd_j`` (``sd_j = √(loading_j² + noise_j²)``, fixed constants), and ``z_j = 0`` for an
-   attribute not used. "Don't know" only hides the answer: the respondent's score still counts;
-5. the likelihood to recommend is ``U`` cut at fixed thresholds into 0–10. The thresholds give
-   wide intervals to 0, 5, 8 and 10, which produces the heaping real NPS data show.
-
-The attributes' weights ``w_j`` are clearly ranked (network data and tariff plan high, shops and
-roaming low), so a driver analysis can be checked against them. Later waves drawn with
-``drift`` shift the attributes' means only: same weights, same thresholds, same noise.
-
-**Retail CSAT survey** (:func:`simulate_retail_csat`): five stores, six months, six attributes
-rated 1–5 and the overall satisfaction 1–5, from the same kind of ordinal model.
-
-Every wave is drawn from its own random stream ``SeedSequence([seed, wave])``, so a wave's rows
-do not depend on which other waves are simulated with it.
+**Telecom NPS market survey** (:func:`simulate_telecom_waves`), after the reduced-confusion-matrix
+paper (Section 5.1): three operators, monthly waves, nine attributes 1–10, recommend 0–10. A
+factor ``F ~ N(mu_operator + trend·(wave − 1), 1)``; attributes ``mean_j + shift_{operator,j} +
+drift_j + loading_j·F + noise_j·e_j`` rounded to 1–10 with a little heaping on 5, 8 and 10;
+"not used" as the code 99 (Roaming about half the time), rarely "Don't know" (which hides the
+answer only: the score still counts); the utility ``U = Σ_j w_j·z_j + operator_effect + σ·e``
+(``z_j`` standardised, 0 when not used) cut at fixed thresholds that heap 0, 5, 8 and 10. The
+weights are clearly ranked, so a driver analysis can be checked; ``drift`` moves the attributes'
+means only. **Retail CSAT** (:func:`simulate_retail_csat`): five stores, six attributes and the
+satisfaction on 1–5, the same kind of model. Every wave has its own stream
+``SeedSequence([seed, wave])``: its rows do not depend on which other waves are simulated.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -58,7 +43,8 @@ REGION_SHARES = (0.40, 0.20, 0.12, 0.14, 0.14)
 
 @dataclass(frozen=True)
 class AttributeTruth:
-    """One attribute of the true model: its weight in the utility and its answer model."""
+    """One attribute of the true model: its weight in the utility, its answer model and how
+    its "not used" answers are written (the code 99, the text "N/A" or a routing blank)."""
 
     name: str
     column: str
@@ -67,6 +53,10 @@ class AttributeTruth:
     loading: float
     noise: float
     not_used: float
+    scale: tuple[int, int] = (1, 10)
+    not_used_as: str = "code"  # "code", "text" or "blank"
+    dont_know: float = 0.0
+    unanswered_effect: float = 0.0  # the utility of a respondent who did not answer
 
     @property
     def sd(self) -> float:
@@ -182,8 +172,7 @@ def wave_label(wave: int) -> str:
 def _month_dates(rng: np.random.Generator, wave: int, n: int) -> np.ndarray:
     year, month = divmod(wave - 1, 12)
     first = dt.date(2021 + year, month + 1, 1)
-    following = dt.date(first.year + (first.month == 12), first.month % 12 + 1, 1)
-    days = rng.integers(0, (following - first).days, size=n)
+    days = rng.integers(0, calendar.monthrange(first.year, first.month)[1], size=n)
     return np.datetime64(first, "D") + days.astype("timedelta64[D]")
 
 

@@ -1,10 +1,8 @@
 """The app's analyses kept in the workspace: one program per survey file, stored as it is made.
 
-A reload, a second tab or a restarted server shows the same work. A model is written the
-moment its cross-validation ends, its fit on all respondents when made. Models remember the
-data key of the mapping they were trained on: a label edit keeps the key and the models; a new
-target, attribute or scale gives another key, and the models of the old one stay in the program
-(they come back when the analyst returns to that mapping).
+Models remember the data key of the mapping they were trained on: a label edit keeps it; a new
+target, attribute or scale gives another, and the old key's models stay (they come back when the
+analyst returns to that mapping).
 """
 
 from __future__ import annotations
@@ -77,9 +75,8 @@ def _model_rows(session: Session, program: Program, *where: Any, full: bool = Fa
 def _permutation_bytes(permutation: Any) -> tuple[bytes | None, dict[str, Any] | None]:
     if permutation is None:
         return None, None
-    return npy_bytes(permutation.per_fold), {
-        "algorithm_id": permutation.algorithm_id, "attributes": list(permutation.attributes),
-        "scoring": permutation.scoring, "n_repeats": int(permutation.n_repeats)}
+    return npy_bytes(permutation.per_fold), permutation.model_dump(
+        mode="json", include={"algorithm_id", "attributes", "scoring", "n_repeats"})
 
 
 def _project_model(row: Model, program_name: str) -> ProjectModel:
@@ -89,11 +86,8 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
     recipe = row.recipe or {}
     permutation = None
     if row.permutation is not None and recipe.get("permutation"):
-        p = recipe["permutation"]
-        permutation = PermutationImportance(
-            algorithm_id=str(p["algorithm_id"]), attributes=tuple(p["attributes"]),
-            per_fold=npy_array(row.permutation), scoring=str(p["scoring"]),
-            n_repeats=int(p["n_repeats"]))
+        permutation = PermutationImportance(**recipe["permutation"],
+                                            per_fold=npy_array(row.permutation))
     final = None
     if row.skops is not None:
         from cx_app.workspace.records import model_file
@@ -228,9 +222,6 @@ class AnalysisStore:
         return self.database.read(lambda s: s.scalar(
             select(StoredFile.data).where(StoredFile.program_id == self._program(s, name).id,
                                           StoredFile.sha256 == sha256)))
-
-    def keeps_files(self, name: str) -> bool:
-        return bool(self.database.read(lambda s: self._program(s, name).keep_files))
 
     def set_keep_files(self, name: str, keep: bool) -> None:
         """Stopping deletes the files already kept."""

@@ -286,15 +286,11 @@ def open_database(url: str | None = None, *, migrate_schema: bool = True) -> Dat
             with engine.connect() as connection:
                 connection.execute(text("SELECT 1"))
             break
-        except OperationalError as exc:
+        except DBAPIError as exc:
             # a new SQLite file switching to WAL in another process answers "locked": wait
             if _is_locked(exc) and time.monotonic() < deadline:
                 time.sleep(0.05 + 0.1 * random.random())
                 continue
-            engine.dispose()
-            raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
-                                 f"{_first_line(exc)}") from None
-        except DBAPIError as exc:
             engine.dispose()
             raise WorkspaceError(f"cannot open the workspace database {database.shown_url}: "
                                  f"{_first_line(exc)}") from None

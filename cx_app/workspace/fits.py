@@ -1,28 +1,15 @@
 """Expected training times learned from this workspace's own measured fits (the ``fits`` table).
 
-Every fresh training of the app (and of ``cx-app program create``, when its caller records it)
-is a row of the ``fits`` table: algorithm, preset, respondents, attributes, folds and seconds.
-The seconds are *reference seconds*: the measured time divided by
-:func:`cx_app.models.timing.settings_factor` at its size (a forest of 300 trees counts its
-fit phase as 100 trees', a calibrated model without the calibration's fits), so that fits of one algorithm with
-different settings teach the same rate, and by the machine's load when the fit ended
-(:func:`cx_app.models.timing.load_factor`: the 1-minute load average per core when above 1),
-so that a fit made while the machine was busy teaches a quiet machine's rate.
+A fit's seconds are stored as *reference seconds*: divided by
+:func:`cx_app.models.timing.settings_factor` (so settings of one algorithm teach one rate) and by
+the machine's :func:`~cx_app.models.timing.load_factor` when it ended. Only the *level* is
+learned; the shape of the cost (each phase's growth with rows and folds) is the algorithm's own::
 
-The estimate of a new training is the cost model of :mod:`cx_app.models.timing` (its fixed cost
-per fold, its growth with the rows, the split between the folds and the permutation importance)
-at the *level* this machine measured::
-
-    level    = median over the most recent fits of seconds / timing.expected_seconds(fit's size)
+    level    = median over the RECENT fits of seconds / timing.expected_seconds(fit's size)
     expected = level × timing.expected_phases(new size, settings, calibration) × load factor now
 
-Only the level: from one machine (or load) to another the level of the cost changes, while its
-shape — how each phase grows with the rows and folds — is the algorithm's own; one fit teaches
-the level at once, and the median of :data:`RECENT` fits ignores an odd slow or fast one.
-
-Without a fit of the algorithm and preset, the estimate is the constants'
-(:func:`cx_app.models.timing.expected_seconds`), said as a first guess. The query is one
-bounded select on the indexed ``algorithm`` column: the Models page runs it on every rerun.
+Without a fit, the constants' first guess. One bounded select on the indexed ``algorithm``
+column: the Models page runs it on every rerun.
 """
 
 from __future__ import annotations
@@ -31,7 +18,6 @@ import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from statistics import median
 from typing import Any
 
@@ -44,7 +30,7 @@ from cx_app.workspace.database import Database
 from cx_app.workspace.tables import Fit
 
 __all__ = ["RECENT", "Estimate", "ExpectedTimes", "MeasuredFit", "expected_seconds",
-           "expected_times", "first_guess", "fit_recorder", "learned_level", "recent_fits",
+           "expected_times", "fit_recorder", "learned_level", "recent_fits",
            "recent_query", "record_fit"]
 
 RECENT = 20
@@ -144,30 +130,24 @@ def learned_level(algorithm: str, preset: str, fits: Sequence[MeasuredFit]) -> f
         for f in fits)
 
 
-def first_guess(algorithm: str, *, preset: str, respondents: int, attributes: int, folds: int,
-                settings: Mapping[str, Any] | None = None, calibration: str = "none",
-                load: float = 1.0) -> Estimate:
-    """The constants' estimate (:func:`cx_app.models.timing.expected_phases`) times the
-    machine's ``load`` factor, learned from no fit."""
-    return Estimate(timing.expected_phases(
-        algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
-        calibration=calibration, preset=preset).times(load), 0)
-
-
-def expected_seconds(database: Database, algorithm: str, *, preset: str, respondents: int,
-                     attributes: int, folds: int, settings: Mapping[str, Any] | None = None,
-                     calibration: str = "none", load: float = 1.0) -> Estimate:
+def expected_seconds(database: Database | None, algorithm: str, *, preset: str,
+                     respondents: int, attributes: int, folds: int,
+                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
+                     load: float = 1.0) -> Estimate:
     """The expected seconds of a training (cross-validation and permutation importance, as the
-    app's Train button runs it): the constants' times the level learned from this workspace's
-    recent fits of ``algorithm`` under ``preset`` (:func:`learned_level`; 1 when it has none),
-    times the machine's ``load`` factor now (:func:`cx_app.models.timing.load_factor`)."""
-    _checked(algorithm, preset, respondents, attributes, folds)
-    fits = recent_fits(database, algorithm, preset)
-    guess = first_guess(algorithm, preset=preset, respondents=respondents, attributes=attributes,
-                        folds=folds, settings=settings, calibration=calibration, load=load)
+    app's Train button runs it): the constants' (:func:`cx_app.models.timing.expected_phases`)
+    times the level learned from this workspace's recent fits of ``algorithm`` under ``preset``
+    (:func:`learned_level`; ``database`` None or no fit: the first guess, level 1), times the
+    machine's ``load`` factor now (:func:`cx_app.models.timing.load_factor`)."""
+    if database is not None:
+        _checked(algorithm, preset, respondents, attributes, folds)
+    guess = timing.expected_phases(
+        algorithm, rows=respondents, attributes=attributes, folds=folds, settings=settings,
+        calibration=calibration, preset=preset).times(load)
+    fits = [] if database is None else recent_fits(database, algorithm, preset)
     if not fits:
-        return guess
-    return Estimate(guess.phases.times(learned_level(algorithm, preset, fits)), len(fits))
+        return Estimate(guess, 0)
+    return Estimate(guess.times(learned_level(algorithm, preset, fits)), len(fits))
 
 
 @dataclass(frozen=True)
@@ -235,9 +215,8 @@ def expected_times(database: Database | None, algorithms: Mapping[str, Mapping[s
     for algorithm, settings in algorithms.items():
         if algorithm not in timing.COSTS:
             continue
-        chosen = resolve_preset(algorithm, preset)
-        estimate = first_guess if database is None else partial(expected_seconds, database)
-        estimates[algorithm] = estimate(algorithm, preset=chosen, respondents=respondents,
-                                        attributes=attributes, folds=folds, settings=settings,
-                                        calibration=calibration, load=load)
+        estimates[algorithm] = expected_seconds(
+            database, algorithm, preset=resolve_preset(algorithm, preset),
+            respondents=respondents, attributes=attributes, folds=folds, settings=settings,
+            calibration=calibration, load=load)
     return ExpectedTimes(estimates, respondents, attributes, folds, load)

@@ -1,10 +1,8 @@
 """Sign-in identities: a person is the pair (issuer, subject), bound to one address at first sign-in.
 
 OpenID Connect identifies a person by ``iss`` and ``sub``; an e-mail claim is only an attribute.
-Team mode finds teams by address, so the address must belong to exactly one subject: another
-subject claiming a bound address, or the bound subject claiming another, is refused (the
-administrator removes a binding with :func:`forget_identity`). Whether the address was verified
-is decided before, by the app's sign-in gate (``app_pages/team_mode.py``).
+Team mode finds teams by address, so an address belongs to exactly one subject (an administrator
+releases it with :func:`forget_identity`); the app's sign-in gate checks it was verified.
 
 >>> normalized_email("  Alice@Example.COM ")
 'alice@example.com'

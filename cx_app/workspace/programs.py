@@ -1,9 +1,7 @@
 """Programs in the workspace: create one from a reference survey, add and remove waves, show it.
 
-:class:`Workspace` stores, and leaves reading, training and estimating to
-:mod:`cx_app.workspace.services`; it returns typed documents, never database rows. Adding waves
-is content-addressed: a file whose SHA-256 the program has already is one wave, reported as
-such, not read again. Every change writes its audit row in the transaction of the change.
+Returns typed documents, never rows. Adding waves is content-addressed: a file whose SHA-256 the
+program has already is not read again. Every change writes its audit row in its transaction.
 """
 
 from __future__ import annotations
@@ -96,19 +94,16 @@ class Workspace:
         engine: do not :meth:`close` it)."""
         return Workspace(self.database, user=user, teams=teams, sign_in=sign_in)
 
-    def audit_identity(self) -> dict[str, str | None]:
-        found = self.sign_in
-        return {"issuer": None if found is None else found.issuer,
-                "subject": None if found is None else found.subject}
-
     @property
     def user(self) -> str:
         return self.actor.user
 
     def record_change(self, session: Session | None, action: audit.AuditAction, program: str,
                       detail: str | None = None) -> None:
+        found = self.sign_in
         audit.record(self.database, self.user, action, program, _cut(detail, 2000),
-                     session=session, **self.audit_identity())
+                     session=session, issuer=None if found is None else found.issuer,
+                     subject=None if found is None else found.subject)
 
     def close(self) -> None:
         self.database.dispose()
@@ -186,7 +181,11 @@ class Workspace:
                                f"from {survey.source.filename}, model {model_id}"
                                + (f", team {team}" if team else ""))
 
-        self._write_new_program(name, work)
+        try:
+            self.database.write(work)
+        except IntegrityError:  # created by another process in the meantime
+            self._refuse_taken(name)
+            raise
         return self.show(name)
 
     def check_new_program(self, team: str | None) -> None:
@@ -200,13 +199,6 @@ class Workspace:
             raise WorkspaceError(f"the workspace {self.database.shown_url} already has a program "
                                  f"named {name!r}: choose another name, or add waves to it "
                                  "(cx-app program add-wave).")
-
-    def _write_new_program(self, name: str, work: Any) -> None:
-        try:
-            self.database.write(work)
-        except IntegrityError:  # created by another process in the meantime
-            self._refuse_taken(name)
-            raise
 
     # ------------------------------------------------------------------ waves
 

@@ -15,14 +15,14 @@ import pandas as pd
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
-from cx_app.reports.blocks import Paragraph, Report, Section, Table, TableColumn
+from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.views import ProgramView, WaveView
 
 if TYPE_CHECKING:
     from cx_app.models.results import Results
 
-__all__ = ["program_report_files", "program_tracker_frame", "tracker_section", "tracker_table",
+__all__ = ["program_report_files", "program_tracker_frame", "tracker_table",
            "write_program_reports"]
 
 ALL_RESPONDENTS = "All respondents"
@@ -117,22 +117,6 @@ def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFr
     return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 
-def tracker_section(view: ProgramView) -> Section:
-    if not view.waves:
-        return Section("tracker", "Tracker", (Paragraph(
-            f"The program {view.name} has no wave yet: add waves with cx-app program "
-            "add-wave.", "note"),))
-    return Section("tracker", "Tracker", (tracker_table(view),))
-
-
-def _with_tracker(report: Report, section: Section) -> Report:
-    sections = list(report.sections)
-    keys = [s.key for s in sections]
-    at = keys.index("data_quality") if "data_quality" in keys else len(sections)
-    sections.insert(at, section)
-    return dataclasses.replace(report, sections=tuple(sections))
-
-
 def program_report_files(view: ProgramView, results: Results, *, source_name: str,
                          segment_titles: Mapping[str, str]) -> dict[str, bytes]:
     """``xlsx``, ``html`` and ``pptx``: what ``cx-app program report`` writes and the app offers."""
@@ -142,8 +126,15 @@ def program_report_files(view: ProgramView, results: Results, *, source_name: st
     from cx_app.reports.pptx_deck import deck_bytes, program_slides
 
     latest = view.waves[-1].estimate if view.waves else None
-    report = _with_tracker(build_report(results, latest, source_name=source_name),
-                           tracker_section(view))
+    tracker = (tracker_table(view) if view.waves else Paragraph(
+        f"The program {view.name} has no wave yet: add waves with cx-app program add-wave.",
+        "note"))
+    report = build_report(results, latest, source_name=source_name)
+    sections = list(report.sections)
+    keys = [s.key for s in sections]
+    sections.insert(keys.index("data_quality") if "data_quality" in keys else len(sections),
+                    Section("tracker", "Tracker", (tracker,)))
+    report = dataclasses.replace(report, sections=tuple(sections))
     deck = deck_bytes(program_slides(view, results, segment_titles=segment_titles,
                                      created=report.created[:10]))
     return {"xlsx": excel_bytes(report), "html": render_html(report).encode("utf-8"),

@@ -1,11 +1,8 @@
 """The workspace's tables (SQLAlchemy 2 declarative, typed ``Mapped[...]``).
 
-These classes describe the schema at the newest migration; the migrations, not
-``create_all``, create and upgrade real databases, and a test checks that both agree. Rows
-never leave :mod:`cx_app.workspace`.
-
-JSON values are stored as text (:class:`JsonText`): Python's own encoding round-trips NaN (an
-undefined metric), which PostgreSQL's ``json`` type would refuse.
+The schema at the newest migration (the migrations, not ``create_all``, make real databases; a
+test checks both agree). JSON is stored as text (:class:`JsonText`): Python's encoding
+round-trips NaN (an undefined metric), which PostgreSQL's ``json`` type would refuse.
 """
 
 from __future__ import annotations

@@ -164,14 +164,6 @@ class Teams:
     document: TeamsDocument | None
     source: str = "single-user mode"
 
-    @classmethod
-    def single_user(cls) -> Teams:
-        return cls(None)
-
-    @property
-    def single_user_mode(self) -> bool:
-        return self.document is None
-
     @property
     def names(self) -> tuple[str, ...]:
         return () if self.document is None else tuple(self.document.teams)

@@ -1,9 +1,8 @@
 """One program out of the workspace as a ``.cxproj`` file, and back in.
 
 What only a program has (each wave's label, date, file, part and segment estimates) travels in
-the project's ``settings.json`` under ``program``, so an exported program imports as the same
-program. A project saved by the app imports too: its estimates become waves labelled from their
-files.
+the project's ``settings.json`` under ``program``; a project saved by the app imports too, its
+estimates as waves labelled from their files.
 """
 
 from __future__ import annotations

@@ -128,12 +128,6 @@ class ProgramView(Document):
                 tuple((w.label, w.date, w.filename, w.sha256, w.part, w.respondents,
                        w.model_id) for w in self.waves))
 
-    def wave(self, label: str) -> WaveView:
-        for wave in self.waves:
-            if wave.label == label:
-                return wave
-        raise KeyError(label)
-
 
 @dataclass(frozen=True)
 class ProgramSummary:

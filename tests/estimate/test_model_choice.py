@@ -15,7 +15,7 @@ from cx_app.estimate.model_choice import (
     choose_from_crossvalidation,
     heldout_net_error,
 )
-from cx_app.simulation.drift_waves import true_probabilities
+from cx_app.simulation.waves import ordered_probit
 from cx_app.survey.nps import NPS_GROUPS
 
 
@@ -56,7 +56,7 @@ def test_the_smallest_error_wins_by_a_margin_ties_go_first_and_unmeasured_come_l
 def test_the_chosen_model_leans_less_towards_the_reference_on_a_shifted_wave():
     rng = np.random.default_rng(36)
     u_ref, u_wave = rng.normal(0.3, 0.6, 6000), rng.normal(0.6, 0.6, 3000)  # the wave moved
-    truth_ref, truth_wave = true_probabilities(u_ref), true_probabilities(u_wave)
+    truth_ref, truth_wave = ordered_probit(u_ref), ordered_probit(u_wave)
     y = _draw(rng, truth_ref)
 
     def flattened(p):  # too flat: every respondent pulled 40 % towards the reference's mean

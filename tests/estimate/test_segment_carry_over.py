@@ -16,7 +16,7 @@ import numpy as np
 
 from cx_app.estimate.model_metadata import SegmentErrorsDoc
 from cx_app.estimate.segment_error import heldout_segment_errors, segment_correction
-from cx_app.simulation.drift_waves import true_probabilities
+from cx_app.simulation.waves import ordered_probit
 from cx_app.survey.nps import NPS_GROUPS
 
 BANKS, QUARTERS, PER_BANK, YEAR = 3, 4, 300, 4
@@ -48,8 +48,8 @@ def _year_later_errors(seed):
     for quarter, effect in enumerate(training):
         b = rng.integers(0, BANKS, BANKS * PER_BANK)
         u = rng.normal(0.3, 0.6, len(b))
-        proba.append(true_probabilities(u))
-        y.append(_draw(rng, true_probabilities(u + effect[b])))
+        proba.append(ordered_probit(u))
+        y.append(_draw(rng, ordered_probit(u + effect[b])))
         bank += [f"Bank {i}" for i in b]
         wave += [f"2026-Q{quarter + 1}"] * len(b)
     kept = heldout_segment_errors(np.concatenate(y), np.vstack(proba), range(11), NPS_GROUPS,
@@ -59,7 +59,7 @@ def _year_later_errors(seed):
         {k: v for k, v in kept.items() if k not in ("stability", "stability_waves")})}
     b = rng.integers(0, BANKS, BANKS * PER_BANK)
     u = rng.normal(0.3, 0.6, len(b))
-    pooled, truth = true_probabilities(u), true_probabilities(u + later[b])
+    pooled, truth = ordered_probit(u), ordered_probit(u + later[b])
     out = []
     for i in range(BANKS):
         rows = b == i

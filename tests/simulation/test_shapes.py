@@ -23,7 +23,7 @@ def test_skewed_six_is_top_heavy_with_routing_blanks():
     assert set(target) <= set(range(1, 7)) and target.isin([5, 6]).mean() > 0.5
     for a in SKEWED_ATTRIBUTES:
         blank = frame[a.column].isna()
-        assert abs(blank.mean() - a.unanswered) < 0.03, a.column  # blanks (None), no codes
+        assert abs(blank.mean() - a.not_used) < 0.03, a.column  # blanks (None), no codes
         answered = frame.loc[~blank, a.column].astype(int)
         assert set(answered) <= set(range(1, 7)) and answered.mean() > 4, a.column
 
@@ -34,7 +34,7 @@ def test_signed_scale_keeps_minus_one_and_half_of_one_statement_is_na():
     for a in SIGNED_ATTRIBUTES:
         column = frame[a.column]
         na = column.eq(NA_TEXT)
-        assert abs(na.mean() - a.unanswered) < 0.03, a.column
+        assert abs(na.mean() - a.not_used) < 0.03, a.column
         answered = column[~na].astype(int)
         assert set(answered) == {-2, -1, 0, 1, 2}, a.column  # −1 is a real answer
     assert max(frame[a.column].eq(NA_TEXT).mean() for a in SIGNED_ATTRIBUTES) > 0.45
@@ -44,7 +44,7 @@ def test_unanswered_statements_move_the_target_as_their_effect_says():
     """The invoice statement's gap raises the utility by 0.20: respondents without an answer
     rate higher on average than those who answered it."""
     frame = simulate_signed_agreement(20_000, seed=7)
-    invoice = next(a for a in SIGNED_ATTRIBUTES if a.unanswered)
+    invoice = next(a for a in SIGNED_ATTRIBUTES if a.not_used)
     na = frame[invoice.column].eq(NA_TEXT)
     target = frame[SIGNED_TARGET].astype(float)
     assert target[na].mean() > target[~na].mean() + 0.05

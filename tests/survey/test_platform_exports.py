@@ -225,7 +225,7 @@ def test_a_file_with_personal_data_is_never_kept_in_the_workspace(files, tmp_pat
         store = AnalysisStore(workspace)
         name = store.program_for(survey, path.read_bytes(), keep_files=True)
         assert store.kept_file(name, survey.source.sha256) is None
-        assert not store.keeps_files(name)
+        assert not store.reopen(name).keep_files
     finally:
         workspace.close()
     stored = (tmp_path / "workspace.db").read_bytes()

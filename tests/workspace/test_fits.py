@@ -86,8 +86,8 @@ def test_fits_of_another_preset_or_algorithm_do_not_teach(database):
     _record(database, "svm", 2_000, 10, 5, 3.0, preset="fast")
     _record(database, "lr", 2_000, 10, 5, 3.0, preset="papers")
     papers = _estimate(database, "svm", 2_000, 10, 5, preset="papers")
-    assert papers == fits.first_guess("svm", preset="papers", respondents=2_000,
-                                      attributes=10, folds=5)
+    assert papers == fits.expected_seconds(None, "svm", preset="papers", respondents=2_000,
+                                           attributes=10, folds=5)
     assert _estimate(database, "svm", 2_000, 10, 5).fits == 1
 
 
