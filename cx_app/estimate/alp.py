@@ -26,6 +26,7 @@ from pydantic import Field, PlainSerializer, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
+from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap, FullTrainingCheck
 from cx_app.json_values import plain
 from cx_app.models.crossval import aligned_proba
 from cx_app.result import Result
@@ -208,42 +209,6 @@ def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
 
 NET_SCORE_BINS = 10
 """Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
-
-LARGE_GAP = 0.03
-"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
-
-LARGE_NET_ERROR = 3.0
-"""A held-out net-score calibration error (NPS points) above this is warned about."""
-
-
-class AlpGap(Result):
-    """How far the ALP estimate is from the truth on labelled data (Theorem 1's check).
-
-    - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
-    - ``share_gap`` = total-variation distance between the estimated class shares (probability
-      sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
-    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
-      group shares (promoters − detractors; None without groups);
-    - ``net_calibration_error`` = :func:`net_score_calibration_error` (NPS points): how far the
-      estimated net score is off for groups of respondents with similar estimates — what the
-      estimated NPS error becomes on a wave whose mix of respondents has shifted;
-    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
-      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
-      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it: the worst
-      of the estimated performance, class counts and NPS decides, and no one of them can be
-      bought at the others' expense (an unweighted sum let a 7-point better net score outweigh
-      a 6-point worse accuracy estimate).
-    """
-
-    n: int
-    accuracy_cm: float
-    accuracy_alp: float
-    accuracy_gap: float
-    share_gap: float
-    score: float
-    net_gap: float | None = None
-    net_calibration_error: float | None = None
-
 
 def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
     pos = [i for i, c in enumerate(classes) if c in groups.positive]
@@ -433,25 +398,6 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
     return pd.DataFrame(rows)
 
 
-class FullTrainingCheck(Result):
-    """The paper's Section 5 workflow: train on 100 % of the labelled rows and validate with
-    ALP, beside the held-out (cross-validated) figures.
-
-    ``heldout_cm`` / ``heldout_alp``: accuracy of the out-of-fold predictions and its ALP
-    estimate; ``full_train_cm`` / ``full_train_alp``: resubstitution accuracy of the model fit
-    on everything, and its ALP accuracy on the same rows. ALP on the full-data model close to
-    the held-out accuracy (and well below ``full_train_cm``) says the extra data did not make
-    the model over-fit; ``full_train_cm`` far above both says it did.
-    """
-
-    n: int
-    heldout_cm: float
-    heldout_alp: float
-    full_train_cm: float
-    full_train_alp: float
-    notes: tuple[str, ...] = ()
-
-
 def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
                             fitted_estimator: Any, *,
                             heldout_y_true: Sequence, heldout_proba: np.ndarray,
@@ -478,4 +424,4 @@ def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
         )
     return FullTrainingCheck(n=len(y), heldout_cm=held.accuracy_cm,
                              heldout_alp=held.accuracy_alp, full_train_cm=full.accuracy_cm,
-                             full_train_alp=full.accuracy_alp, notes=tuple(notes))
+                             full_train_alp=full.accuracy_alp, notes=notes)

@@ -181,7 +181,7 @@ def test_full_training_check_reports_both_routes():
     check = full_training_alp_check(x, y, [0, 1, 2], full, heldout_y_true=y, heldout_proba=held)
     assert check.heldout_cm == pytest.approx(np.mean(held.argmax(axis=1) == y))
     assert check.full_train_alp == pytest.approx(full.predict_proba(x).max(axis=1).mean())
-    assert check.notes == ()
+    assert check.notes == []
 
 
 def test_net_score_error_catches_errors_that_cancel_in_the_pooled_nps():
