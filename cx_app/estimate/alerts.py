@@ -1,33 +1,14 @@
 """Alerts on estimated performance: estimated accuracy or net score outside the normal band.
 
-Is a wave's (or segment's) estimated accuracy or net score outside what the reference data
-makes normal, or has it moved since the previous wave?
-
-Default band, as NannyML's CBPE: CBPE computes the *realized* metric on chunks of the
-reference data and alerts when a chunk's *estimated* metric leaves mean ± 3·SD of those
-values (``StandardDeviationThreshold(3, 3)``). Our waves and segments have many sizes, and a
-chunk's spread shrinks as 1/√n, so the reference spread is kept per respondent
-(:class:`ReferenceBand`: ``unit_sd`` = SD over chunks × √(chunk size)) and the band of a wave
-or segment of n respondents is mean ± 3·unit_sd/√n — with chunks of the reference's own size
-it is CBPE's band exactly. Without reference chunks (a model file keeps only its pooled
-held-out accuracy a) the spread is the binomial one, unit_sd = √(a(1−a)), which is what the
-chunk SD estimates when the reference is stable.
-
-A segment is checked against its *own* reference level and spread (the segment's held-out
-estimate in the training data, kept per segment in the model file; small segments shrunk
-toward the whole by empirical Bayes, :mod:`cx_app.estimate.alert_bands`): its band also
-carries the uncertainty of that level (``level_sd``), so a segment with few training
-respondents gets a wider band. Every wave's and segment's alert also keeps the SD of its
-estimate at its size (``sd``), so that consecutive waves of the same series are compared with
-each other (:func:`change_alert`: the change since the previous wave outside ±3·√(sd₀² + sd₁²)).
-``comparison`` says which comparison an alert made ("reference", "own reference", "previous
-wave", "analyst") and the wording follows it. The analyst can replace the reference bands by
-fixed limits (:class:`AlertThresholds`). Accuracy is on the 0–1 scale, the net score in points
-(−100..100).
-
-This module holds the types and checks only; reading the bands out of a model file's metadata
-is :mod:`cx_app.estimate.alert_bands` (so that the estimate documents can use these types
-without importing the model file's metadata).
+Default band, as NannyML's CBPE (mean ± 3 SD of the realized metric over reference chunks),
+with the reference's spread kept per respondent (:class:`ReferenceBand`: ``unit_sd`` = chunk
+SD × √(chunk size)) because our waves and segments have many sizes: a wave of n respondents is
+checked against mean ± 3·√(unit_sd²/n + level_sd²). A segment has its own band
+(:mod:`cx_app.estimate.alert_bands`); consecutive waves of one series are compared by
+:func:`change_alert`; the analyst may set fixed limits (:class:`AlertThresholds`). Accuracy is
+on 0–1, the net score in points. docs/alp.md ("Alerts") has the reasoning and the benches.
+This module holds the types and checks only, so that the estimate documents can use them
+without importing a model file's metadata.
 """
 
 from __future__ import annotations

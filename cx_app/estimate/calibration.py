@@ -1,23 +1,14 @@
 """Probability calibration, judged by what it does to the ALP estimate.
 
 Methods are scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` (wrapped by
-:func:`cx_app.models.crossval.build_model`): ``sigmoid``
-(Platt) and ``isotonic`` calibrate one-vs-rest and renormalise; ``temperature`` rescales the
-logits of all classes by one T. ``none`` keeps the model's own probabilities.
-
-Calibration is never assumed to help: one-vs-rest calibration of an 11-class model on a few
-hundred respondents per class can make the ALP estimate *worse*. The default per algorithm is
-the method with the smallest held-out ALP–CM gap (:class:`cx_app.estimate.alp.AlpGap`, ``score`` =
-|ALP accuracy − accuracy| + total-variation distance of the estimated class shares + the
-net-score calibration error of the plan's groups / 100, i.e. the estimated-NPS error), measured
-on out-of-fold predictions; ties go to the simpler method (order of :data:`CALIBRATION_METHODS`).
-Matching the class shares alone is not enough: one-vs-rest sigmoid calibration of naive Bayes
-gets the pooled shares right but over-estimates the net score of unhappy respondents and
-under-estimates that of happy ones, so its estimated NPS misses by several points as soon as
-a wave's mix shifts; the net-score term catches that.
-
-Also here: the multiclass Brier score (scikit-learn) and the top-label expected calibration
-error.
+:func:`cx_app.models.crossval.build_model`); ``none`` keeps the model's own probabilities.
+Calibration is never assumed to help (one-vs-rest calibration of an 11-class model on a few
+hundred respondents per class can make the ALP estimate worse): the method with the smallest
+held-out gap score (:class:`cx_app.estimate.alp.AlpGap`) wins, ties going to the simpler one.
+The score includes the net-score calibration error because matching the class shares alone
+is not enough: sigmoid-calibrated naive Bayes gets the pooled shares right but misses the NPS
+by several points as soon as a wave's mix shifts. Also here: the multiclass Brier score and
+the top-label expected calibration error.
 """
 
 from __future__ import annotations

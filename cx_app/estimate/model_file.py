@@ -1,22 +1,12 @@
 """Saved driver models: one skops file with the fitted pipeline and everything to apply it.
 
-A model file is a skops archive of one dict ``{"format", "format_version", "metadata",
-"estimator"}``: ``metadata`` is JSON text (schema as YAML text, classes, plan, algorithm and
-settings, calibration, training-data fingerprint and size, held-out metrics and ALP gaps,
-training attribute distributions, library versions); ``estimator`` is the fitted pipeline
-(with its calibration), trained on class *positions* 0..K−1 like :mod:`cx_app.models.crossval`.
-
-Loading never unpickles: pickle and joblib files are recognised by their first bytes and
-refused; a skops file is opened only when every type it contains is in :data:`TRUSTED_TYPES`
-(skops' ``get_untrusted_types``), an explicit list of the types our algorithms actually use.
-A file from a newer format or another major cx-app version is refused; another scikit-learn or
-xgboost version gives a :class:`ModelVersionWarning` (predictions may differ slightly).
-
-Trusted types are not enough: their arrays come from the file too, and a tree pointing at node
-2,000,000,000 crashes compiled code (issue 24). So :func:`load_model` bounds every member of the
-archive before skops reads it, opens the file and makes a first prediction in a limited child
-process (:mod:`cx_app.estimate.model_sandbox`), and checks every fitted structure against its
-own sizes (:mod:`cx_app.estimate.model_checks`) before the model is returned.
+The file's layout, what it refuses and why are in docs/alp.md ("Model files"); the estimator is
+trained on class *positions* 0..K−1 like :mod:`cx_app.models.crossval`. Loading never
+unpickles, and trusted types are not enough (their arrays come from the file too: a tree
+pointing at node 2,000,000,000 crashes compiled code, issue 24), so :func:`load_model` bounds
+every archive member before skops reads it, opens the file and predicts in a limited child
+(:mod:`cx_app.estimate.model_sandbox`) and checks every fitted structure against its own sizes
+(:mod:`cx_app.estimate.model_checks`) before the model is returned.
 """
 
 from __future__ import annotations

@@ -1,60 +1,18 @@
 """Apply a saved model to a new survey wave: estimated performance and net score without labels.
 
 :func:`estimate_wave` predicts every respondent, builds the ALP matrix (:mod:`cx_app.estimate.alp`),
-reduces it with the survey's plan (the engine's :func:`cx_app.engine.levels.reduce_confusion`), and
-estimates the class counts (probability sums) and the net score:
+reduces it with the survey's plan (:func:`cx_app.engine.levels.reduce_confusion`) and estimates
+the class counts (probability sums) and the net score
 
     NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N      (MATH.md §8)
 
-with group probabilities summed over their classes (NPS: promoters {9, 10} minus detractors
-{0..6}; CSAT: the schema's satisfied minus dissatisfied groups).
-
-Interval. The question is "what is *this* wave's NPS?": the interval describes the uncertainty
-of the wave's realized NPS given its respondents' answers to the attributes (not the NPS of
-another sample of customers). Two parts, independent, so variances add:
-
-1. the answers — even with calibrated probabilities each respondent's actual answer is a draw:
-   s_i ∈ {+1, 0, −1} with probabilities (p̂_iP, p̂_i0, p̂_iD), so the realized score of this
-   very wave differs from the estimate by a Poisson-binomial amount with
-   Var = Σ_i w_i²·Var(s_i)/(Σ_i w_i)², Var(s_i) = p̂_iP + p̂_iD − (p̂_iP − p̂_iD)² (w = 1 without
-   survey weights): SE_outcome;
-2. the model's own error, measured on the held-out folds of its training
-   (:func:`heldout_net_score_error`): the mean squared difference between each fold's estimated
-   and realized net score, minus the part the answers' spread explains, is the squared
-   systematic error SE_model² — it does not shrink with the wave's size.
-
-3. the reference survey's own sampling error, which the model carries into every wave: a
-   model fitted on the reference reproduces the reference's realized class shares (its
-   calibration-in-the-large is learned there), so the reference's chance deviation from its
-   expected net score, SE_reference = 100·√(Σ_i Var(s_i))/n over its out-of-fold
-   probabilities, is an offset shared by every wave. The folds cannot see it (each fold's own
-   answers' spread drowns it), and without it the waves' intervals covered 85 % in
-   ``bench/bench_intervals.py``. Older model files get it from the training class counts
-   (the unconditional spread: a little wider).
-
-SE = √(SE_outcome² + SE_model² + SE_reference²); interval = estimate ± 1.96·SE, clipped to
-[−100, 100].
-
-A segment of the wave (the tracker's ``--by``) gets its own SE_outcome (a small segment: a wide
-interval), the same SE_model, and a third part: segments may differ in ways the attributes do
-not explain, which biases a pooled model's estimate of each segment. The segment's held-out
-error, kept per segment at training, corrects its estimate (shrunken towards 0 by the
-segments' spread) and the error of that correction, SE_segment, is added:
-SE = √(SE_outcome² + SE_model² + SE_segment²) (:mod:`cx_app.estimate.segment_error`).
-
-Model files written before the held-out error was kept fall back to the earlier, wider interval
-(the adjusted-Wald sampling SE of a fresh sample added); files that keep the held-out error but
-not its per-segment part add that fresh-sample SE to a segment's interval instead of
-SE_segment (``covers`` says so). The interval assumes calibrated probabilities and a
-segment's effect as in the training data; the held-out ALP gap and the drift checks
-(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_intervals.py`` measures
-coverage of the realized NPS of waves and segments on drifting waves with a known truth
-(:mod:`cx_app.simulation.drift_waves`), ``bench/bench_alp.py`` per algorithm.
-
-When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
-reported beside the estimates. Every estimated metric of every level carries its own 95 %
-interval (:mod:`cx_app.estimate.metric_intervals`), and the estimated accuracy and net score
-are checked against alert limits (:mod:`cx_app.estimate.alerts`).
+Its interval is for *this* wave's realized score, not another sample's:
+SE = √(SE_outcome² + SE_model² + SE_reference²), a segment adding SE_segment
+(:mod:`cx_app.estimate.segment_error`); each term, the wider fallbacks of older model files and
+the coverage measured by ``bench/bench_intervals.py`` are in docs/alp.md ("Estimated NPS and its
+interval"). With the target column (backtest) the realized values are reported beside the
+estimates; every metric carries its interval (:mod:`cx_app.estimate.metric_intervals`) and the
+accuracy and net score are checked against alert limits (:mod:`cx_app.estimate.alerts`).
 """
 
 from __future__ import annotations

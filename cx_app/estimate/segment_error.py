@@ -1,40 +1,22 @@
 """A segment's own held-out net-score error: the part of a segment's NPS its attributes miss.
 
-Segments (banks, regions, channels) may differ in ways the attributes do not explain: at the
-same answers, one bank's customers recommend a little more. A model trained on all segments
-pooled then estimates every segment of a new wave off by that segment's effect, and an interval
-made only of the answers' spread and the model's overall held-out error
-(:mod:`cx_app.estimate.new_wave`) misses the realized segment NPS far more often than 5 %.
+Segments may differ in ways the attributes do not explain, so a pooled model estimates each
+segment of a new wave off by its effect. At training, each segment ``s`` gets its held-out
+error ``e_s`` (estimated − realized, points) and the answers' variance ``V_s`` of it
+(:func:`heldout_segment_errors`); the effects' spread beyond noise is
+``τ² = max(0, mean_s(e_s² − V_s))``. A new wave's segment is corrected by the shrunken error
+and its interval gets the error of that correction (:func:`segment_correction`):
 
-At training, the out-of-fold predictions give each segment ``s`` of each segment column its
-held-out error ``e_s`` (estimated − realized net score, points) with the answers' variance
-``V_s`` of that estimate (:func:`heldout_segment_errors`); across segments, the spread of the
-effects beyond that noise is ``τ² = max(0, mean_s(e_s² − V_s))``. A new wave's segment ``s`` is
-then corrected by the shrunken error (empirical Bayes: a small segment's noisy error counts
-less) and its interval gets the error of that correction (:func:`segment_correction`):
+    w = τ² / (τ² + V_s),   correction = ρ·w·e_s,
+    SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²
 
-    w = τ² / (τ² + V_s),   correction = w·e_s,
-    SE_segment² = (1 − w)²·max(e_s² − V_s, τ²) + w²·V_s
-
-(``(1 − w)²·δ² + w²·V`` is the mean squared error of ``w·e_s`` as an estimate of the effect δ;
-δ² is estimated by ``e_s² − V_s``, floored at τ² so that a segment whose error happened to come
-out small is not trusted more than the segments' spread). A segment absent from the training
-data gets no correction and ``SE_segment = τ``. Model files written before these numbers were
-kept get no correction and a fresh-sample error instead (wider; the output says so).
-
-A segment's effect need not hold a year later (issue 36: a bank's −7.7 correction overshot by
-+3.5). When the training survey has a wave column with two waves or more, the share of the
-effects that carries over from one wave to another is measured (:func:`segment_stability`,
-``ρ`` in 0..1) and the correction is shrunk by it: ``correction = ρ·w·e_s``, and, the later
-effect being ``ρ·δ`` plus a new part of variance ``(1 − ρ²)·τ²``,
-``SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²``. ``ρ`` is measured
-between the training survey's own waves (often quarters, not a year apart), so a correction
-applied much later may still overstate what persists. With one wave, ``ρ = 1`` (the
-correction above, unchanged).
-
-Otherwise the correction assumes a segment's effect in the new wave is the one of the training
-data: a segment whose effect moves after training is only covered as far as the interval's
-width allows (``bench/bench_intervals.py`` measures it on drifting waves).
+(``(1 − w)²·δ² + w²·V`` is the mean squared error of ``w·e_s`` for the effect δ; δ² floored
+at τ² so that a small error by chance is not trusted more than the segments' spread). ``ρ``,
+the share of the effects that carries over between the training survey's waves
+(:func:`segment_stability`; 1 with one wave), hedges against effects that fade (issue 36).
+A segment absent from the training data gets no correction and ``SE_segment = τ``; older
+model files a fresh-sample error. docs/alp.md ("Estimated NPS and its interval") has what
+was measured.
 """
 
 from __future__ import annotations

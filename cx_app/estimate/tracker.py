@@ -1,18 +1,11 @@
 """Tracking many waves: the estimated net score of each wave and of each of its segments.
 
-A CX team follows monthly waves by segment (bank, region, channel). :func:`track_waves` applies
-one saved model to several waves (:func:`cx_app.estimate.new_wave.estimate_wave` each) and, with
-``by``, splits every wave by a segment column. A segment's estimate is the (weighted) mean of
-its respondents' probabilities, corrected by the segment's own held-out error (shrunken;
-:mod:`cx_app.estimate.segment_error`); its interval has the segment's own answer spread — a
-small segment gets a wide interval — plus the model's held-out error and the error of that
-correction (the module docstring of :mod:`cx_app.estimate.new_wave`). A model file without the
-per-segment errors gets a wider, fresh-sample interval and a note. Below :data:`MIN_SEGMENT` respondents a segment gets no
-estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
-wide. A segment's alerts compare it with its own reference band
-(:mod:`cx_app.estimate.alert_bands`) and, from the second wave on, with its previous wave
-(:func:`with_segment_changes`). ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ...
---json``'s ``waves``.
+:func:`track_waves` applies one saved model to several waves and, with ``by``, splits every
+wave by a segment column: a segment's estimate is its respondents' probability mean corrected
+by its own held-out error (:mod:`cx_app.estimate.segment_error`), with its own interval and
+alerts (its own band, and from the second wave on its change since the previous wave). Below
+:data:`MIN_SEGMENT` respondents a segment gets its count and a note only.
+``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
 """
 
 from __future__ import annotations
