@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AlpClosedForms",
-    "AlpComparison",
     "AlpGap",
     "FullTrainingCheck",
     "alp_closed_forms",
@@ -280,28 +279,6 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                   net_calibration_error=net_error)
 
 
-class AlpComparison(Result):
-    """Regular matrix vs ALP matrix metrics at every level of a plan, with the gap per metric.
-
-    ``rows``: tuples (level, metric, cm, alp, gap = alp − cm).
-    """
-
-    rows: tuple[tuple[str, str, float, float, float], ...] = Field(exclude=True)
-    n: int
-    label: str = ""
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.rows), columns=["level", "metric", "cm", "alp", "gap"])
-
-    @computed_field
-    @property
-    def levels(self) -> dict[str, dict[str, dict[str, Any]]]:
-        out: dict = {}
-        for level, metric, cm, alp, gap in self.rows:
-            out.setdefault(level, {})[metric] = {"cm": cm, "alp": alp, "gap": gap}
-        return out
-
-
 def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
                   ) -> dict[str, dict]:
     """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
@@ -318,25 +295,24 @@ def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                    y_pred: Sequence | None = None, resolved_plan: ResolvedPlan | None = None,
-                   label: str = "") -> AlpComparison:
+                   ) -> dict[str, dict[str, dict[str, float]]]:
     """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
-    held-out folds), every level of ``resolved_plan``, metrics
-    :data:`cx_app.engine.catalogue.MACRO_SUMMARY`."""
+    held-out folds): ``{level: {metric: {"cm", "alp", "gap" = alp − cm}}}`` at every level of
+    ``resolved_plan``, metrics :data:`cx_app.engine.catalogue.MACRO_SUMMARY` (a model file's
+    ``alp_vs_cm``)."""
     from cx_app.engine.confusion import confusion_matrix
 
     p = _check_proba(proba, classes)
     pred = predicted_labels(p, classes) if y_pred is None else np.asarray(y_pred, dtype=object)
     regular = confusion_matrix(list(y_true), list(pred), labels=tuple(classes))
-    alp = alp_confusion_matrix(p, classes, pred)
-    real = level_metrics(regular, resolved_plan)
-    est = level_metrics(alp, resolved_plan)
-    rows = []
-    for level, metrics in real.items():
+    est = level_metrics(alp_confusion_matrix(p, classes, pred), resolved_plan)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for level, metrics in level_metrics(regular, resolved_plan).items():
         for name in MACRO_SUMMARY:
             if name in metrics and name in est[level]:
                 a, b = float(metrics[name]), float(est[level][name])
-                rows.append((level, name, a, b, b - a))
-    return AlpComparison(rows=tuple(rows), n=int(p.shape[0]), label=label)
+                out.setdefault(level, {})[name] = {"cm": a, "alp": b, "gap": b - a}
+    return out
 
 
 def _learning_curve_point(estimator: Any, X: np.ndarray, y: np.ndarray, order: tuple,

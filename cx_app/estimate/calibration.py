@@ -160,12 +160,6 @@ class CalibrationChoice(Result):
     reports: tuple[CalibrationReport, ...]
     warnings: tuple[str, ...] = ()
 
-    def report(self, method: str) -> CalibrationReport:
-        for r in self.reports:
-            if r.method == method:
-                return r
-        raise KeyError(method)
-
 
 def _calibrated(method: str) -> str:
     """The calibration in words, after a model's name: "probabilities as trained" for none."""

@@ -67,13 +67,13 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
     levels = level_metrics(regular, resolved_plan)
     gap = alp_gap(cv.y_true, cv.proba, cv.classes, groups=groups)
     sides = {"heldout": compare_alp_cm(cv.y_true, cv.proba, cv.classes,
-                                       resolved_plan=resolved_plan, label="held-out folds")}
+                                       resolved_plan=resolved_plan)}
     if cv.train_predictions:
         # every fold model on its own training rows, pooled (each row counted folds − 1 times)
         y_train = np.concatenate([cv.y_true[tp.index] for tp in cv.train_predictions])
         p_train = np.vstack([tp.proba for tp in cv.train_predictions])
         sides["training"] = compare_alp_cm(y_train, p_train, cv.classes,
-                                           resolved_plan=resolved_plan, label="training folds")
+                                           resolved_plan=resolved_plan)
     return {
         "folds": cv.folds,
         "seed": cv.seed,
@@ -81,7 +81,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
         "levels": {name: {k: m[k] for k in MACRO_SUMMARY if k in m}
                    for name, m in levels.items()},
         "alp_gap": gap.to_dict(),
-        "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
+        "alp_vs_cm": sides,
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
         **({"net_score_error": {
