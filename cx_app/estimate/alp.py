@@ -8,7 +8,7 @@ probabilities. In our orientation (rows = actual, columns = predicted; MATH.md �
 Column sums are the predicted counts, row sums the probability sums (the estimated actual
 counts, eq. 22), the total is N. No labels are needed. Every metric of ``A`` goes through the
 engine (:func:`cx_app.engine.confusion.multiclass_metrics`, :func:`cx_app.engine.grouping.reduce_confusion`);
-the paper's closed forms (eqs. 35–42, :func:`alp_closed_forms`) are the independent check.
+the paper's closed forms (eqs. 35–42) are the tests' independent check.
 
 Theorem 1 (ALP ≈ regular matrix) needs calibrated probabilities and a model that neither
 over- nor under-fits. :func:`alp_gap` measures how far that holds on labelled data, and is the
@@ -18,18 +18,16 @@ criterion :mod:`cx_app.estimate.calibration` uses to choose a calibration method
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, PlainSerializer, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap, FullTrainingCheck
 from cx_app.json_values import plain
 from cx_app.models.crossval import aligned_proba
-from cx_app.result import Result
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -39,10 +37,8 @@ if TYPE_CHECKING:
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = [
-    "AlpClosedForms",
     "AlpGap",
     "FullTrainingCheck",
-    "alp_closed_forms",
     "alp_confusion_matrix",
     "alp_counts",
     "alp_gap",
@@ -136,74 +132,6 @@ def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
     from cx_app.engine.confusion import ConfusionMatrix
 
     return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
-
-
-class AlpClosedForms(Result):
-    """The paper's closed forms (eqs. 35–42) from the maximum probabilities alone.
-
-    ``estimated_counts`` are the probability sums (eq. 22), ``predicted_counts`` the arg-max
-    counts. Undefined ratios (a class never predicted, or with zero estimated count) are 0, as
-    in scikit-learn's ``zero_division=0``; ``undefined`` lists them.
-    """
-
-    classes: tuple = Field(exclude=True)
-    accuracy: float
-    precision: tuple[float, ...] = Field(exclude=True)
-    recall: tuple[float, ...] = Field(exclude=True)
-    f1: tuple[float, ...] = Field(exclude=True)
-    precision_macro: float
-    recall_macro: float
-    f1_macro: float
-    mean_max_probability: tuple[float, ...] = Field(exclude=True)
-    predicted_counts: tuple[int, ...] = Field(exclude=True)
-    estimated_counts: tuple[float, ...] = Field(exclude=True)
-    undefined: tuple[Annotated[Any, PlainSerializer(str)], ...] = ()
-
-    @computed_field
-    @property
-    def per_class(self) -> dict[str, dict[str, Any]]:
-        return {str(c): {"precision": self.precision[i], "recall": self.recall[i],
-                         "f1": self.f1[i], "mean_max_probability": self.mean_max_probability[i],
-                         "predicted": self.predicted_counts[i],
-                         "estimated_actual": self.estimated_counts[i]}
-                for i, c in enumerate(self.classes)}
-
-
-def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
-    """ALP metrics by the paper's closed forms, without building the matrix.
-
-    accuracy = mean max probability (eq. 35); precision_k = p̄_max(k), the mean max probability
-    among respondents predicted k (eq. 36); recall_k = n(ŷ=k)·p̄_max(k) / n̂(y=k) with n̂ the
-    probability sum (eq. 38); F1_k = 2·n(ŷ=k)·p̄_max(k) / (n̂(y=k) + n(ŷ=k)) (eq. 41); macro =
-    unweighted mean over classes (the paper's macro-F1 is the mean of per-class F1).
-    """
-    p = _check_proba(proba, classes)
-    k = len(classes)
-    pred = p.argmax(axis=1)
-    pmax = p[np.arange(p.shape[0]), pred]
-    n_pred = np.bincount(pred, minlength=k)
-    sum_max = np.bincount(pred, weights=pmax, minlength=k)
-    n_est = p.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pbar = np.where(n_pred > 0, sum_max / np.maximum(n_pred, 1), 0.0)
-        recall = np.where(n_est > 0, n_pred * pbar / np.where(n_est > 0, n_est, 1.0), 0.0)
-        denom = n_est + n_pred
-        f1 = np.where(denom > 0, 2.0 * n_pred * pbar / np.where(denom > 0, denom, 1.0), 0.0)
-    undefined = tuple(classes[i] for i in range(k) if n_pred[i] == 0 or n_est[i] == 0)
-    return AlpClosedForms(
-        classes=tuple(classes),
-        accuracy=float(pmax.mean()),
-        precision=tuple(float(v) for v in pbar),
-        recall=tuple(float(v) for v in recall),
-        f1=tuple(float(v) for v in f1),
-        precision_macro=float(pbar.mean()),
-        recall_macro=float(recall.mean()),
-        f1_macro=float(f1.mean()),
-        mean_max_probability=tuple(float(v) for v in pbar),
-        predicted_counts=tuple(int(v) for v in n_pred),
-        estimated_counts=tuple(float(v) for v in n_est),
-        undefined=undefined,
-    )
 
 
 NET_SCORE_BINS = 10
