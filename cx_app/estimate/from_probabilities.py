@@ -315,7 +315,7 @@ def estimate_from_probabilities(
     oof = heldout[choice.chosen]
     errors = heldout_metric_errors(y_idx, oof, fold, y_pred_idx=ref_pred,
                                    resolved_plan=resolved, seed=seed, method=INTERVAL_METHOD)
-    net_se = heldout_net_score_error(y_labels, oof, fold, classes, groups)["model_se"]
+    net_se = heldout_net_score_error(y_labels, oof, fold, classes, groups).model_se
     calibrated = calibrate_probabilities(choice.chosen, ref, y_idx, new)
     pred = new.argmax(axis=1)
 

@@ -39,6 +39,7 @@ from cx_app.estimate.metric_intervals import (
     level_values,
     wave_metric_intervals,
 )
+from cx_app.estimate.model_metadata import NetScoreErrorDoc, SegmentErrorsDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cx_app.estimate.model_file import TrainedModel
-    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
 
@@ -176,7 +176,7 @@ def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
-                            classes: Sequence, groups: NetScoreGroups) -> dict[str, Any]:
+                            classes: Sequence, groups: NetScoreGroups) -> NetScoreErrorDoc:
     """The model's systematic net-score error on its held-out folds.
 
     For each fold f: the estimated net score E_f = 100·mean(p̂_P − p̂_D), the realized one R_f,
@@ -203,12 +203,12 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     excess = errors**2 - np.array(variance)
     squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
     spread = pos + neg - (pos - neg) ** 2
-    return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
-            "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
-            "model_se": math.sqrt(max(squared, 0.0)),
-            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread),
-            # one respondent's SD of the realized outcome (the alert band's spread)
-            "outcome_sd": 100.0 * float(np.std(outcome))}
+    return NetScoreErrorDoc(
+        fold_estimated=estimated, fold_realized=realized, fold_n=sizes,
+        fold_outcome_variance=variance, bias=float(np.mean(errors)),
+        model_se=math.sqrt(max(squared, 0.0)),
+        reference_se=100.0 * math.sqrt(float(spread.sum())) / len(spread),
+        outcome_sd=100.0 * float(np.std(outcome)))  # the alert band's spread per respondent
 
 
 def _absent(value: Any) -> bool:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cx_app.estimate.model_metadata import SegmentErrorsDoc, SegmentHeldOutDoc
+
 if TYPE_CHECKING:
-    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["MAX_SEGMENT_LABELS", "SegmentCorrection", "heldout_segment_errors",
@@ -55,17 +56,12 @@ class SegmentCorrection:
 def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                            groups: NetScoreGroups,
                            segments: Mapping[str, Sequence[str]],
-                           wave: str | None = None) -> dict[str, Any]:
+                           wave: str | None = None) -> dict[str, SegmentErrorsDoc]:
     """Per segment column (``segments``: name → each respondent's segment label, aligned with
-    ``y_true``): ``{"labels": {label: {"n", "error", "variance", "estimated", "outcome_sd",
-    "accuracy_alp", "accuracy", "estimated_sd", "accuracy_alp_sd"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
-    net score of the segment (points), ``variance`` the answers' variance of that estimate
-    (points²); ``estimated``, ``outcome_sd`` (one respondent's outcome SD, points),
-    ``accuracy_alp`` (mean top probability) and ``accuracy`` (realized) are the segment's own
-    level and spread for its alert band, ``estimated_sd`` and ``accuracy_alp_sd`` the SD of
-    one respondent's estimate (what the level's own sampling error is made of) (:mod:`cx_app.estimate.alert_bands`). ``wave``: the
-    segment column that names each respondent's wave; with two waves or more, each other
-    column also keeps its ``stability`` (:func:`segment_stability`) and ``stability_waves``."""
+    ``y_true``): each segment's held-out error, the answers' variance of it and its own level
+    and spread for its alert band (:class:`~cx_app.estimate.model_metadata.SegmentHeldOutDoc`),
+    and τ. ``wave``: the segment column naming each respondent's wave; with two waves or more,
+    each other column also keeps its ``stability`` (:func:`segment_stability`)."""
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
     cls = list(classes)
@@ -76,7 +72,13 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     spread = pos + neg - (pos - neg) ** 2
     top = p.max(axis=1)
     hit = (y == np.asarray(cls, dtype=object)[p.argmax(axis=1)]).astype(float)
-    out: dict[str, Any] = {}
+
+    def error_and_variance(rows: np.ndarray) -> tuple[float, float]:
+        m = int(rows.sum())
+        return (100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
+                100.0**2 * float(spread[rows].sum()) / m**2)
+
+    out: dict[str, SegmentErrorsDoc] = {}
     for name, labels in segments.items():
         values = np.asarray([str(v) for v in labels], dtype=object)
         distinct = np.unique(values)
@@ -85,23 +87,18 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
         per_label = {}
         for label in distinct:
             rows = values == label
-            m = int(rows.sum())
-            per_label[str(label)] = {
-                "n": m,
-                "error": 100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
-                "variance": 100.0**2 * float(spread[rows].sum()) / m**2,
-                # the segment's own level and spread, for its alert band (cx_app.estimate.alerts)
-                "estimated": 100.0 * float(np.mean(pos[rows] - neg[rows])),
-                "outcome_sd": 100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
-                                                    - float(np.mean(outcome[rows])) ** 2, 0.0)),
-                "estimated_sd": 100.0 * float(np.std(pos[rows] - neg[rows])),
-                "accuracy_alp": float(np.mean(top[rows])),
-                "accuracy_alp_sd": float(np.std(top[rows])),
-                "accuracy": float(np.mean(hit[rows]))}
-        big = [v for v in per_label.values() if v["n"] >= MIN_HELDOUT_SEGMENT]
-        tau2 = (max(0.0, float(np.mean([v["error"] ** 2 - v["variance"] for v in big])))
-                if big else 0.0)
-        out[name] = {"labels": per_label, "between_sd": math.sqrt(tau2)}
+            error, variance = error_and_variance(rows)
+            per_label[str(label)] = SegmentHeldOutDoc(
+                n=int(rows.sum()), error=error, variance=variance,
+                estimated=100.0 * float(np.mean(pos[rows] - neg[rows])),
+                outcome_sd=100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
+                                                 - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                estimated_sd=100.0 * float(np.std(pos[rows] - neg[rows])),
+                accuracy_alp=float(np.mean(top[rows])), accuracy_alp_sd=float(np.std(top[rows])),
+                accuracy=float(np.mean(hit[rows])))
+        big = [v for v in per_label.values() if v.n >= MIN_HELDOUT_SEGMENT]
+        tau2 = max(0.0, float(np.mean([v.error**2 - v.variance for v in big]))) if big else 0.0
+        kept = {}
         waves = segments.get(wave) if wave is not None and wave != name else None
         if waves is not None and len(waves) == len(values):
             when = np.asarray([str(v) for v in waves], dtype=object)
@@ -111,14 +108,12 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             for i, label in enumerate(distinct):
                 for t, period in enumerate(periods):
                     rows = (values == label) & (when == period)
-                    m = int(rows.sum())
-                    if m >= MIN_HELDOUT_SEGMENT:
-                        err[i, t] = 100.0 * float(np.mean(pos[rows] - neg[rows])
-                                                  - np.mean(outcome[rows]))
-                        var[i, t] = 100.0**2 * float(spread[rows].sum()) / m**2
+                    if rows.sum() >= MIN_HELDOUT_SEGMENT:
+                        err[i, t], var[i, t] = error_and_variance(rows)
             stability = segment_stability(err, var)
             if stability is not None:
-                out[name].update({"stability": stability, "stability_waves": len(periods)})
+                kept = {"stability": stability, "stability_waves": len(periods)}
+        out[name] = SegmentErrorsDoc(labels=per_label, between_sd=math.sqrt(tau2), **kept)
     return out
 
 

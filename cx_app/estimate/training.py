@@ -84,10 +84,10 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
         "alp_vs_cm": sides,
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
-        **({"net_score_error": {
-            **heldout_net_score_error(cv.y_true, cv.proba, cv.fold, cv.classes, groups),
-            "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
-                                               segments or {}, wave)}}
+        **({"net_score_error": heldout_net_score_error(
+            cv.y_true, cv.proba, cv.fold, cv.classes, groups).model_copy(update={
+                "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
+                                                   segments or {}, wave)}).to_dict()}
            if groups is not None else {}),
     }
 
