@@ -274,14 +274,6 @@ def _refuse_non_skops(data: bytes, name: str) -> None:
         )
 
 
-def _major(version: str) -> str:
-    return version.split(".")[0]
-
-
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] = (),
                name: str | None = None) -> TrainedModel:
     """Read a model file written by :func:`save_model`, refusing anything unsafe or
@@ -377,7 +369,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
         raise ModelFileError(f"{label}: the model's metadata is missing or damaged.") from None
     current = library_versions()
     saved = meta.get("versions", {})
-    if _major(saved.get("cx_app", "?")) != _major(current["cx_app"]):
+    if saved.get("cx_app", "?").split(".")[0] != current["cx_app"].split(".")[0]:
         raise ModelFileError(
             f"{label} was written by cx-app {saved.get('cx_app', '?')}; this is cx-app "
             f"{current['cx_app']} (another major version). Re-train the model with this cx-app."
@@ -386,7 +378,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
     check_model_size(payload["estimator"], label)
     notes = []
     for lib in ("sklearn", "xgboost"):
-        if lib in saved and _minor(saved[lib]) != _minor(current[lib]):
+        if lib in saved and saved[lib].split(".")[:2] != current[lib].split(".")[:2]:
             notes.append(
                 f"{label} was written with {lib} {saved[lib]}, this is {lib} {current[lib]}: "
                 "predictions may differ slightly; re-train to be sure."

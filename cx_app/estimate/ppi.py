@@ -161,11 +161,11 @@ class AuditResult(Document):
                 f"[{o.ci95[0]:.1f}, {o.ci95[1]:.1f}])")
 
 
-def audited_figure(m: PpiMean, label_free: float, *, scale: float = 1.0,
-            bounds: tuple[float, float] = (-100.0, 100.0)) -> AuditedFigure:
-    lo, hi = m.ci95
-    return AuditedFigure(value=scale * m.value, n=m.n, se=scale * m.se,
-                         ci95=[max(bounds[0], scale * lo), min(bounds[1], scale * hi)],
+def audited_figure(m: PpiMean, label_free: float, *,
+                   bounds: tuple[float, float] = (-100.0, 100.0)) -> AuditedFigure:
+    """``m`` as an audited figure, its interval clipped to ``bounds``."""
+    return AuditedFigure(value=m.value, n=m.n, se=m.se,
+                         ci95=[max(bounds[0], m.ci95[0]), min(bounds[1], m.ci95[1])],
                          lam=None if math.isnan(m.lam) else m.lam, label_free=label_free)
 
 
