@@ -37,16 +37,10 @@ NO_SEGMENT_BANDS = ("no segment alert: the model file keeps no usual range per s
 
 def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     """The default bands of a saved model from its cross-validation metadata: accuracy from
-    its pooled held-out figures (binomial spread), the net score from its held-out folds (the
-    folds' realized SD, CBPE's chunk SD, at least one respondent's outcome SD where the file
-    keeps it, with the uncertainty of the centre). A figure the file does not keep gets no
-    band.
-
-    Centred on the estimator's own value on the held-out rows (held-out ALP accuracy, mean
-    held-out estimated net score), not on the realized one: CBPE calibrates first, so there
-    the two agree; a saved model may carry a known held-out gap (reported by its own warning),
-    and a band around the realized value would flag every wave for that bias instead of for a
-    change."""
+    its pooled held-out figures (binomial spread), the net score from its held-out folds; a
+    figure the file does not keep gets no band. Centred on the estimator's own held-out value,
+    not the realized one, so that a known held-out gap does not flag every wave
+    (docs/alp.md, "Alerts")."""
     bands: dict[str, ReferenceBand] = {}
     gap = cv.alp_gap
     if gap is not None and gap.accuracy_alp is not None and gap.accuracy_cm is not None \

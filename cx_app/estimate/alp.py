@@ -99,11 +99,9 @@ def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
 
 
 def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None) -> np.ndarray:
-    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted.
-
-    ``A = Pᵀ · B`` with ``P`` the n×K probabilities and ``B`` the one-hot predicted classes
-    (the paper's eq. 19, transposed). ``y_pred`` defaults to the arg-max rule.
-    """
+    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted:
+    ``A = Pᵀ · B``, ``B`` the one-hot predicted classes (the paper's eq. 19, transposed;
+    ``y_pred`` defaults to the arg-max rule)."""
     p = _check_proba(proba, classes)
     k = len(classes)
     if y_pred is None:
@@ -175,12 +173,9 @@ def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes
 
 def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
             y_pred: Sequence | None = None, *, groups: NetScoreGroups | None = None) -> AlpGap:
-    """:class:`AlpGap` of probabilities against known labels (pooled over all rows given; for
-    cross-validation pass the out-of-fold arrays, so the gap is a held-out one).
-
-    ``groups``: the plan's net-score groups (:class:`cx_app.survey.nps.NetScoreGroups`, e.g. from
-    :func:`cx_app.survey.nps.groups_for_schema`); with them the gap includes the estimated NPS error.
-    """
+    """:class:`AlpGap` of probabilities against known labels (pooled over all rows given: pass
+    out-of-fold arrays for a held-out gap); with the plan's net-score ``groups`` it includes
+    the estimated NPS error."""
     p = _check_proba(proba, classes)
     if len(y_true) != p.shape[0]:
         raise AnalysisError(f"{len(y_true)} labels for {p.shape[0]} rows of probabilities")
@@ -258,13 +253,8 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
                        test_share: float = 0.2, repeats: int = 1,
                        seed: int = 0) -> pd.DataFrame:
     """CM and ALP accuracy on the training and the test rows against the training share
-    (the paper's Figs. 3–5): for each share a random training sample, then a random test
-    sample of ``test_share`` of all rows from the rest.
-
-    ``estimator`` is any scikit-learn classifier with ``predict_proba`` (cloned for every fit).
-    Returns one row per share and repeat: ``train_share, repeat, n_train, n_test,
-    cm_train, alp_train, cm_test, alp_test``.
-    """
+    (the paper's Figs. 3–5): for each share and repeat a random training sample, then a random
+    test sample of ``test_share`` of all rows from the rest; ``estimator`` is cloned per fit."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster

@@ -206,14 +206,9 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                          sample_weight: np.ndarray | None = None,
                          preset: str | None = None,
                          ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
-    """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
-
-    ``groups``: the plan's net-score groups (the gap then includes the estimated-NPS error);
-    ``keep_train_proba``: also keep each fold model's probabilities on its training rows
-    (for the training-fold side of :func:`cx_app.estimate.alp.compare_alp_cm`); ``preset``:
-    the algorithm's preset (``None``: its default).
-    Returns ``(choice, results)`` with ``results[method]`` the :class:`CrossValResult`.
-    """
+    """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose:
+    ``(choice, {method: its CrossValResult})``. ``groups``: the plan's net-score groups (the
+    gap then includes the estimated-NPS error)."""
     from cx_app.models.algorithms import get_algorithm
     from cx_app.models.crossval import cross_validate_model
 

@@ -77,15 +77,9 @@ _LOG_EPS = 1e-12
 def calibrate_probabilities(method: str, reference_proba: np.ndarray, reference_idx: np.ndarray,
                             proba: np.ndarray) -> np.ndarray:
     """``proba`` recalibrated by ``method`` fitted on the reference (class positions
-    ``reference_idx``); ``"none"`` returns ``proba`` itself.
-
-    scikit-learn's own calibrators, fitted directly (what ``CalibratedClassifierCV`` fits
-    around a frozen classifier whose outputs are these probabilities, without its
-    cross-validation wrapper; the tests check the two agree): ``temperature`` one T on the
-    logarithms of all classes (``_TemperatureScaling``); ``isotonic`` (``IsotonicRegression``,
-    clipped) and ``sigmoid`` (``_SigmoidCalibration``, Platt) one-vs-rest on each class's
-    probability, renormalised (a row all of whose calibrated values are 0: uniform); two
-    classes: the second class's probability calibrated, the first its complement."""
+    ``reference_idx``): what ``CalibratedClassifierCV`` fits around a frozen classifier, without
+    its wrapper (the tests check the two agree); one-vs-rest methods are renormalised (a row
+    of calibrated zeros: uniform)."""
     if method == "none":
         return np.asarray(proba, dtype=float)
     if method not in CALIBRATION_METHODS:

@@ -228,9 +228,8 @@ def save_model(model: TrainedModel, path: str | Path) -> Path:
 
 def model_bytes(model: TrainedModel) -> bytes:
     """The model file's bytes (what :func:`save_model` writes), e.g. for a download button;
-    :func:`load_model` reads them back. This process wrote them from a model it fitted or
-    already checked, so they need no child-process check here
-    (:func:`cx_app.estimate.model_sandbox.remember`)."""
+    remembered as checked (:func:`cx_app.estimate.model_sandbox.remember`): this process
+    fitted or already checked the model."""
     import skops.io as sio
 
     from cx_app.estimate.model_sandbox import remember
@@ -282,12 +281,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     ``source``: a path, the file's bytes (an upload) or a binary file object.
     ``trusted``: extra type names to trust (for a user who has audited a file); default none.
     ``name``: the file name to use in messages (default: the path's or file object's name).
-
-    In order: the file's size, its kind (pickle and joblib refused), every member of the
-    archive within the unpacking limits (:mod:`cx_app.archive_limits`), the types it
-    names against the trusted list (nothing built yet), then its first
-    opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
-    once per file and process), and only then :func:`open_checked_model` here.
+    Nothing is built from the file before :func:`check_model_files` accepted it.
     """
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
@@ -338,11 +332,9 @@ def _audited_types(data: bytes, label: str, trusted: Sequence[str]) -> list[str]
 
 
 def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> TrainedModel:
-    """The model in ``data`` (a skops archive already within the size limits): its types
-    checked against :data:`TRUSTED_TYPES` (plus ``trusted``) before anything is built, its
-    format and versions checked, and every fitted structure compiled code will index checked
-    against its sizes (:func:`cx_app.estimate.model_checks.check_fitted_model`).
-    :func:`load_model` calls it after the child process has done the same safely."""
+    """The model in ``data`` (a skops archive already within the size limits), its types,
+    format, versions, fitted structures and size checked; :func:`load_model` calls it after
+    the child process has done the same safely."""
     import skops.io as sio
 
     from cx_app.estimate.model_checks import check_fitted_model

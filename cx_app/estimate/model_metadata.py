@@ -192,12 +192,8 @@ class NetScoreErrorDoc(MetadataDocument):
 
 
 class HeldOutFigures(MetadataDocument):
-    """What the model's cross-validation measured on its held-out folds (``TrainedModel.cv``).
-
-    ``levels``: level → metric → value; ``alp_vs_cm``: side (``heldout``, ``training``) →
-    level → metric → ``{"cm", "alp", "gap"}``; ``learning_curve``: the rows of
-    :func:`cx_app.estimate.alp.alp_learning_curve`, when it was asked for.
-    """
+    """What the model's cross-validation measured on its held-out folds (``TrainedModel.cv``);
+    ``alp_vs_cm``: side (``heldout``, ``training``) → :func:`cx_app.estimate.alp.compare_alp_cm`."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -118,19 +118,17 @@ def check_limits() -> ChildLimits:
 
 
 def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
-    """Open the model file ``data`` and make a first prediction with it in a limited child
-    process; :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a
-    limit or fails. A file already checked in this process (with the same extra trusted types)
-    gets the same answer at once, without a child."""
+    """Open the model file ``data`` and predict with it in a limited child process;
+    :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a limit or
+    fails (module docstring)."""
     check_files_in_child([(data, label)], trusted)
 
 
 def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
                          ) -> None:
-    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models)
-    with one child for all the files not checked yet: the files are checked in turn, each
-    within the limits; if one kills the child, it is the one refused and the files after it
-    go to a new child. The first refused file, in the given order, raises."""
+    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models),
+    one child for all those not checked yet; the first refused file, in the given order,
+    raises."""
     keys = [_key(data, trusted) for data, _ in files]
     with _lock:
         unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)

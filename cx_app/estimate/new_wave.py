@@ -177,15 +177,10 @@ def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
                             classes: Sequence, groups: NetScoreGroups) -> NetScoreErrorDoc:
-    """The model's systematic net-score error on its held-out folds.
-
-    For each fold f: the estimated net score E_f = 100·mean(p̂_P − p̂_D), the realized one R_f,
-    and the answers' variance V_f = 100²·Σ Var(s_i)/n_f². The model's squared error beyond the
-    answers' spread is SE_model² = max(0, mean_f((E_f − R_f)² − V_f)); with fewer than 3 folds
-    it is not estimable and the mean squared error itself is used. ``reference_se``: the
-    training survey's own sampling error of its net score given its answers,
-    100·√(Σ_i Var(s_i))/n over every out-of-fold probability (module docstring, part 3).
-    """
+    """The model's systematic net-score error on its held-out folds: with each fold's
+    estimated E_f and realized R_f net score and its answers' variance V_f = 100²·Σ Var(s_i)/n_f²,
+    SE_model² = max(0, mean_f((E_f − R_f)² − V_f)) (with fewer than 3 folds, not estimable: the
+    mean squared error itself); ``reference_se`` = 100·√(Σ_i Var(s_i))/n over all of them."""
     y = np.asarray(y_true)
     pos, neg = _group_sums(proba, classes, groups)
     outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(

@@ -162,10 +162,8 @@ def train_model(
     preset: str | None = None,
 ) -> TrainingOutcome:
     """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
-    ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
-    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`
-    whose ``cv`` is :class:`~cx_app.estimate.model_metadata.HeldOutFigures`
-    (``learning_curve=True``: ten more fits).
+    ``calibration="auto"``), fit the chosen pipeline on all respondents and package it as a
+    :class:`TrainedModel` (``learning_curve=True``: ten more fits).
 
     ``preset`` None: the algorithm's default, or that of ``cross_validation``.
     ``cross_validation``: one already done of this algorithm, settings, classes and
