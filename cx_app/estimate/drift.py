@@ -12,6 +12,7 @@ Every finding is a warning attached to the estimate, never silently dropped.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 
@@ -37,6 +38,8 @@ NA_SHARE_CHANGE = 0.05
 NA_SHARE_ALPHA = 0.01
 PSI_MODERATE = 0.1
 PSI_MAJOR = 0.25
+LEVELS = ("stable", "moderate", "major")
+"""The PSI's reading below :data:`PSI_MODERATE`, below :data:`PSI_MAJOR`, and above."""
 SMOOTHING = 0.5
 
 
@@ -112,14 +115,6 @@ class DriftReport(Result):
         return pd.DataFrame([{"attribute": a.name, **a.to_dict()} for a in self.attributes])
 
 
-def _level(psi: float) -> str:
-    if psi >= PSI_MAJOR:
-        return "major"
-    if psi >= PSI_MODERATE:
-        return "moderate"
-    return "stable"
-
-
 def _na_shares(reference_gaps: int | None, reference_n: int | None,
                column: pd.Series) -> tuple[float | None, float | None, float | None]:
     """(training n/a share, wave n/a share, two-proportion z-test p) of one attribute."""
@@ -176,7 +171,7 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
             out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
         na_ref, na_cur, na_p = _na_shares(reference_gaps.get(name), reference_n, column)
         item = AttributeDrift(
-            name=name, present=True, psi=psi, level=_level(psi), chi2=chi2, dof=dof,
+            name=name, present=True, psi=psi, level=LEVELS[bisect.bisect_right((PSI_MODERATE, PSI_MAJOR), psi)], chi2=chi2, dof=dof,
             p_value=p_value, n_reference=int(sum(ref_counts.values())),
             n_current=int(sum(cur_counts.values())), n_missing=int(column.isna().sum()),
             unseen_values=unseen, out_of_scale_values=out_of_scale, na_share_reference=na_ref,

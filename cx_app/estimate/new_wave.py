@@ -310,13 +310,11 @@ def model_reference_se(model: TrainedModel) -> float:
     if not counts:
         return 0.0
     groups = groups_for_schema(model.schema)
-    n = {name: 0 for name in ("negative", "neutral", "positive")}
-    positive, negative = {str(c) for c in groups.positive}, {str(c) for c in groups.negative}
+    side = {**{str(c): 2 for c in groups.positive}, **{str(c): 0 for c in groups.negative}}
+    n = [0, 0, 0]  # negative, neutral, positive
     for c, v in counts.items():
-        key = "positive" if c in positive else "negative" if c in negative else "neutral"
-        n[key] += int(v)
-    return float(net_score_from_counts(n["negative"], n["neutral"], n["positive"],
-                                       groups=groups).se)
+        n[side.get(c, 1)] += int(v)
+    return float(net_score_from_counts(*n, groups=groups).se)
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
@@ -341,14 +339,8 @@ def training_median(counts: Mapping[str, int]) -> float:
     """Median of a training attribute from its value counts (what the model file keeps)."""
     if not counts:
         raise AnalysisError("the model file has no training distribution for this attribute")
-    values = np.array([float(v) for v in counts])
-    weights = np.array([int(c) for c in counts.values()])
-    order = np.argsort(values)
-    values, cum = values[order], np.cumsum(weights[order])
-    total = cum[-1]
-    lower = values[np.searchsorted(cum, (total + 1) // 2)]
-    upper = values[np.searchsorted(cum, total // 2 + 1)]
-    return float((lower + upper) / 2)
+    return float(np.median(np.repeat([float(v) for v in counts],
+                                     [int(c) for c in counts.values()])))
 
 
 def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]
