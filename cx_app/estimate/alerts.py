@@ -23,7 +23,7 @@ from pydantic import Field, computed_field
 from cx_app.errors import AnalysisError
 from cx_app.result import Result
 
-__all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
+__all__ = ["DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
            "change_alert", "check_alert", "estimate_alerts", "parse_limits",
            "series_changes"]
 
@@ -31,15 +31,6 @@ DEFAULT_SIGMAS = 3.0
 """Width of the default band in reference standard deviations (CBPE's default)."""
 
 METRIC_RANGE = {"accuracy": (0.0, 1.0), "net_score": (-100.0, 100.0)}
-
-COMPARISONS = {
-    "reference": "the usual range of the training data",
-    "own reference": "this segment's own usual range in the training data",
-    "previous wave": "the change since the previous wave",
-    "analyst": "the analyst's limits",
-}
-"""What an alert compared its estimate with (``Alert.comparison``), in words."""
-
 
 @dataclass(frozen=True)
 class ReferenceBand:
@@ -100,9 +91,6 @@ class AlertThresholds:
     accuracy: tuple[float | None, float | None] | None = None
     net_score: tuple[float | None, float | None] | None = None
 
-    def for_metric(self, metric: str) -> tuple[float | None, float | None] | None:
-        return {"accuracy": self.accuracy, "net_score": self.net_score}[metric]
-
 
 def _fmt(metric: str, x: float) -> str:
     return f"{x:.3f}" if metric == "accuracy" else f"{x:+.1f}"
@@ -123,8 +111,8 @@ class Alert(Result):
     source: str = ""
     """"analyst" or the reference band's basis ("" in documents written before it was kept)."""
     comparison: str = ""
-    """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
-    written before it was kept)."""
+    """What the value was compared with: "reference", "own reference", "previous wave" or
+    "analyst" ("" in documents written before it was kept)."""
     sd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The SD of the value at its size (its band's ``unit_sd/√n``; None for analyst limits):
     what :func:`change_alert` compares consecutive waves with."""
@@ -181,7 +169,7 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
                 thresholds: AlertThresholds | None = None) -> Alert | None:
     """``value`` (the estimate for n respondents) against the analyst's limits when set, else
     the reference band; None when there is neither."""
-    fixed = None if thresholds is None else thresholds.for_metric(metric)
+    fixed = None if thresholds is None else getattr(thresholds, metric)
     sd = None if band is None else band.sd(n)
     if fixed is not None:
         lower, upper = fixed
