@@ -269,10 +269,6 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
     return {"waves": [t.to_dict() for t in tracked]}
 
 
-def _alert_text(alerts: Sequence) -> str:
-    return "; ".join(a.short() for a in alerts if a.alert)
-
-
 TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "realized", "note",
                    "alert")
 """The columns of a tracker table before its change flags (:func:`tracker_frame`)."""
@@ -286,21 +282,20 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     The change test treats the two estimates as independent with their whole SE (answers'
     spread and the model's held-out error): conservative, since the model's systematic error
     is largely shared by two waves scored by the same model."""
+    def row(wave: str, series: str, n: int, est: Any, real: Any, note: str,
+            alerts: Sequence[Alert]) -> tuple:
+        none = est is None
+        return (wave, series, n, None if none else est.value, None if none else est.ci95[0],
+                None if none else est.ci95[1], None if none else est.se,
+                None if real is None else real.value, note,
+                "; ".join(a.short() for a in alerts if a.alert))
+
     rows = []
     for t in tracked:
-        nps, real = t.estimate.estimated_nps, t.estimate.realized_nps
-        rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
-                     "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
-                     "se": nps.se, "realized": None if real is None else real.value,
-                     "note": "", "alert": _alert_text(t.estimate.alerts)})
-        for s in t.segments:
-            est = s.estimated_nps
-            rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
-                         "nps": None if est is None else est.value,
-                         "ci_low": None if est is None else est.ci95[0],
-                         "ci_high": None if est is None else est.ci95[1],
-                         "se": None if est is None else est.se,
-                         "realized": None if s.realized_nps is None else s.realized_nps.value,
-                         "note": s.note, "alert": _alert_text(s.alerts)})
+        e = t.estimate
+        rows.append(row(t.file, "All respondents", e.n, e.estimated_nps, e.realized_nps, "",
+                        e.alerts))
+        rows.extend(row(t.file, s.label, s.respondents, s.estimated_nps, s.realized_nps,
+                        s.note, s.alerts) for s in t.segments)
     frame = pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
     return flag_changes(frame)
