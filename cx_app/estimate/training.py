@@ -1,11 +1,9 @@
 """Training a driver model for new waves: cross-validate, choose the calibration, fit on all.
 
-:func:`train_model` cross-validates an algorithm (every calibration method, or one), chooses
-the calibration with the smallest held-out ALP gap (:mod:`cx_app.estimate.calibration`), fits
-the chosen pipeline on all respondents and packages it as a
-:class:`~cx_app.estimate.model_file.TrainedModel` whose ``cv`` metadata carries the held-out
-figures. Given a cross-validation already done (``cross_validation=``), it re-uses it and fits
-only the final model. Saving and loading model files is :mod:`cx_app.estimate.model_file`.
+:func:`train_model` chooses the calibration with the smallest held-out ALP gap
+(:mod:`cx_app.estimate.calibration`), fits the chosen pipeline on all respondents and packages
+it as a :class:`~cx_app.estimate.model_file.TrainedModel` whose ``cv`` carries the held-out
+figures; given a cross-validation already done, it fits only the final model.
 """
 
 from __future__ import annotations
