@@ -80,13 +80,9 @@ def expected_calibration_error(y_true: Sequence, proba: np.ndarray, classes: Seq
     conf = p[np.arange(len(pred)), pred]
     correct = (pred == true_idx).astype(float)
     bins = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
-    n = len(conf)
-    total = 0.0
-    for b in range(n_bins):
-        mask = bins == b
-        if mask.any():
-            total += mask.sum() / n * abs(correct[mask].mean() - conf[mask].mean())
-    return float(total)
+    # (n_b/N)·|mean correct − mean confidence| = |Σ_b correct − Σ_b confidence|/N
+    gaps = np.bincount(bins, weights=correct - conf, minlength=n_bins)
+    return float(np.abs(gaps).sum() / len(conf))
 
 
 class CalibrationReport(Result):
