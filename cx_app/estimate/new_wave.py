@@ -185,22 +185,19 @@ def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarra
     pos, neg = _group_sums(proba, classes, groups)
     outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
         y, list(groups.negative)).astype(float)
-    estimated, realized, variance, sizes = [], [], [], []
-    for f in np.unique(fold):
-        test = fold == f
-        m = int(test.sum())
-        estimated.append(100.0 * float(np.mean(pos[test] - neg[test])))
-        realized.append(100.0 * float(np.mean(outcome[test])))
-        v = pos[test] + neg[test] - (pos[test] - neg[test]) ** 2
-        variance.append(100.0**2 * float(v.sum()) / m**2)
-        sizes.append(m)
-    errors = np.array(estimated) - np.array(realized)
-    excess = errors**2 - np.array(variance)
-    squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
     spread = pos + neg - (pos - neg) ** 2
+    index = np.unique(np.asarray(fold), return_inverse=True)[1]
+    sizes = np.bincount(index)
+    estimated = 100.0 * np.bincount(index, weights=pos - neg) / sizes
+    realized = 100.0 * np.bincount(index, weights=outcome) / sizes
+    variance = 100.0**2 * np.bincount(index, weights=spread) / sizes**2
+    errors = estimated - realized
+    excess = errors**2 - variance
+    squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
     return NetScoreErrorDoc(
-        fold_estimated=estimated, fold_realized=realized, fold_n=sizes,
-        fold_outcome_variance=variance, bias=float(np.mean(errors)),
+        fold_estimated=estimated.tolist(), fold_realized=realized.tolist(),
+        fold_n=sizes.tolist(), fold_outcome_variance=variance.tolist(),
+        bias=float(np.mean(errors)),
         model_se=math.sqrt(max(squared, 0.0)),
         reference_se=100.0 * math.sqrt(float(spread.sum())) / len(spread),
         outcome_sd=100.0 * float(np.std(outcome)))  # the alert band's spread per respondent
