@@ -1,34 +1,20 @@
 """The alert bands of a saved model: the whole reference's, and each segment's own.
 
 :func:`model_bands` reads the whole reference's band of each metric from a model file's
-cross-validation metadata; :func:`segment_bands` the bands of the segments of one segment
-column, each centred on the segment's *own* held-out level (kept at training by
-:func:`cx_app.estimate.segment_error.heldout_segment_errors`), so that a segment whose customers
-always score lower than the rest (a structurally unhappy bank or region) is not flagged in
-every wave.
-
+cross-validation metadata; :func:`segment_bands` centres each segment's band on its *own*
+held-out level, so that a structurally unhappy bank or region is not flagged in every wave.
 Small segments are shrunk toward the whole by empirical Bayes (normal–normal, method of
-moments, as the segment corrections of :mod:`cx_app.estimate.segment_error`). For one metric,
-segment s has its held-out level ``L_s`` (the mean of its respondents' estimates) from ``n_s``
-respondents, so its level's sampling variance is ``V_s = v_s²/n_s`` with ``v_s`` the SD of one
-respondent's estimate (net score: of 100·(p̂_P − p̂_D); accuracy: of the top probability); the
-spread of a wave's figure is one respondent's SD of the *realized* metric, ``u_s`` (net score:
-of one promoter/detractor outcome; accuracy: √(a(1−a)) of its realized held-out accuracy), so
-that the band is 3 standard errors of a realized figure at the wave's size. With the whole's
-level ``L`` (the respondent-weighted mean of the ``L_s``) and the segments' spread beyond that
-noise ``τ² = max(0, mean_s((L_s − L)² − V_s))`` (segments of at least 10 respondents):
+moments, as :mod:`cx_app.estimate.segment_error`): with a segment's level ``L_s`` from ``n_s``
+respondents, its sampling variance ``V_s = v_s²/n_s`` (``v_s``: one respondent's SD of the
+estimate), the whole's level ``L`` and the segments' spread beyond noise
+``τ² = max(0, mean_s((L_s − L)² − V_s))`` (segments of at least 10 respondents):
 
     w_s = τ² / (τ² + V_s),   level_s = L + w_s·(L_s − L),   unit_sd_s = u + w_s·(u_s − u),
-    level_sd_s = √(w_s·V_s)  (the posterior SD of the segment's level)
+    level_sd_s = √(w_s·V_s)
 
-and the band of a wave's segment of n respondents is ``level_s ± 3·√(unit_sd_s²/n +
-level_sd_s²)`` (:meth:`cx_app.estimate.alerts.ReferenceBand.limits`). A segment of many training
-respondents keeps its own level (w ≈ 1); one of a handful is judged against the whole, with a
-band widened by the whole's uncertainty about it. The net-score level is the segment's held-out
-estimate minus the correction its estimates get (:func:`segment_correction`), so a wave's
-corrected segment estimate is compared like with like. A segment absent from the training data
-is judged against the whole with ``level_sd = τ``. Model files written before the segments'
-levels were kept give no segment band (the tracker says so).
+``u_s`` being one respondent's SD of the *realized* metric. A segment absent from the training
+data is judged against the whole with ``level_sd = τ``; model files written before the
+segments' levels were kept give no segment band.
 """
 
 from __future__ import annotations
@@ -51,16 +37,10 @@ NO_SEGMENT_BANDS = ("no segment alert: the model file keeps no usual range per s
 
 def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     """The default bands of a saved model from its cross-validation metadata: accuracy from
-    its pooled held-out figures (binomial spread), the net score from its held-out folds (the
-    folds' realized SD, CBPE's chunk SD, at least one respondent's outcome SD where the file
-    keeps it, with the uncertainty of the centre). A figure the file does not keep gets no
-    band.
-
-    Centred on the estimator's own value on the held-out rows (held-out ALP accuracy, mean
-    held-out estimated net score), not on the realized one: CBPE calibrates first, so there
-    the two agree; a saved model may carry a known held-out gap (reported by its own warning),
-    and a band around the realized value would flag every wave for that bias instead of for a
-    change."""
+    its pooled held-out figures (binomial spread), the net score from its held-out folds; a
+    figure the file does not keep gets no band. Centred on the estimator's own held-out value,
+    not the realized one, so that a known held-out gap does not flag every wave
+    (docs/alp.md, "Alerts")."""
     bands: dict[str, ReferenceBand] = {}
     gap = cv.alp_gap
     if gap is not None and gap.accuracy_alp is not None and gap.accuracy_cm is not None \

@@ -1,33 +1,14 @@
 """Alerts on estimated performance: estimated accuracy or net score outside the normal band.
 
-Is a wave's (or segment's) estimated accuracy or net score outside what the reference data
-makes normal, or has it moved since the previous wave?
-
-Default band, as NannyML's CBPE: CBPE computes the *realized* metric on chunks of the
-reference data and alerts when a chunk's *estimated* metric leaves mean ± 3·SD of those
-values (``StandardDeviationThreshold(3, 3)``). Our waves and segments have many sizes, and a
-chunk's spread shrinks as 1/√n, so the reference spread is kept per respondent
-(:class:`ReferenceBand`: ``unit_sd`` = SD over chunks × √(chunk size)) and the band of a wave
-or segment of n respondents is mean ± 3·unit_sd/√n — with chunks of the reference's own size
-it is CBPE's band exactly. Without reference chunks (a model file keeps only its pooled
-held-out accuracy a) the spread is the binomial one, unit_sd = √(a(1−a)), which is what the
-chunk SD estimates when the reference is stable.
-
-A segment is checked against its *own* reference level and spread (the segment's held-out
-estimate in the training data, kept per segment in the model file; small segments shrunk
-toward the whole by empirical Bayes, :mod:`cx_app.estimate.alert_bands`): its band also
-carries the uncertainty of that level (``level_sd``), so a segment with few training
-respondents gets a wider band. Every wave's and segment's alert also keeps the SD of its
-estimate at its size (``sd``), so that consecutive waves of the same series are compared with
-each other (:func:`change_alert`: the change since the previous wave outside ±3·√(sd₀² + sd₁²)).
-``comparison`` says which comparison an alert made ("reference", "own reference", "previous
-wave", "analyst") and the wording follows it. The analyst can replace the reference bands by
-fixed limits (:class:`AlertThresholds`). Accuracy is on the 0–1 scale, the net score in points
-(−100..100).
-
-This module holds the types and checks only; reading the bands out of a model file's metadata
-is :mod:`cx_app.estimate.alert_bands` (so that the estimate documents can use these types
-without importing the model file's metadata).
+Default band, as NannyML's CBPE (mean ± 3 SD of the realized metric over reference chunks),
+with the reference's spread kept per respondent (:class:`ReferenceBand`: ``unit_sd`` = chunk
+SD × √(chunk size)) because our waves and segments have many sizes: a wave of n respondents is
+checked against mean ± 3·√(unit_sd²/n + level_sd²). A segment has its own band
+(:mod:`cx_app.estimate.alert_bands`); consecutive waves of one series are compared by
+:func:`change_alert`; the analyst may set fixed limits (:class:`AlertThresholds`). Accuracy is
+on 0–1, the net score in points. docs/alp.md ("Alerts") has the reasoning and the benches.
+This module holds the types and checks only, so that the estimate documents can use them
+without importing a model file's metadata.
 """
 
 from __future__ import annotations
@@ -42,7 +23,7 @@ from pydantic import Field, computed_field
 from cx_app.errors import AnalysisError
 from cx_app.result import Result
 
-__all__ = ["COMPARISONS", "DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
+__all__ = ["DEFAULT_SIGMAS", "Alert", "AlertThresholds", "ReferenceBand",
            "change_alert", "check_alert", "estimate_alerts", "parse_limits",
            "series_changes"]
 
@@ -50,15 +31,6 @@ DEFAULT_SIGMAS = 3.0
 """Width of the default band in reference standard deviations (CBPE's default)."""
 
 METRIC_RANGE = {"accuracy": (0.0, 1.0), "net_score": (-100.0, 100.0)}
-
-COMPARISONS = {
-    "reference": "the usual range of the training data",
-    "own reference": "this segment's own usual range in the training data",
-    "previous wave": "the change since the previous wave",
-    "analyst": "the analyst's limits",
-}
-"""What an alert compared its estimate with (``Alert.comparison``), in words."""
-
 
 @dataclass(frozen=True)
 class ReferenceBand:
@@ -119,9 +91,6 @@ class AlertThresholds:
     accuracy: tuple[float | None, float | None] | None = None
     net_score: tuple[float | None, float | None] | None = None
 
-    def for_metric(self, metric: str) -> tuple[float | None, float | None] | None:
-        return {"accuracy": self.accuracy, "net_score": self.net_score}[metric]
-
 
 def _fmt(metric: str, x: float) -> str:
     return f"{x:.3f}" if metric == "accuracy" else f"{x:+.1f}"
@@ -142,8 +111,8 @@ class Alert(Result):
     source: str = ""
     """"analyst" or the reference band's basis ("" in documents written before it was kept)."""
     comparison: str = ""
-    """What the value was compared with: a key of :data:`COMPARISONS` ("" in documents
-    written before it was kept)."""
+    """What the value was compared with: "reference", "own reference", "previous wave" or
+    "analyst" ("" in documents written before it was kept)."""
     sd: float | None = Field(default=None, exclude_if=lambda v: v is None)
     """The SD of the value at its size (its band's ``unit_sd/√n``; None for analyst limits):
     what :func:`change_alert` compares consecutive waves with."""
@@ -200,7 +169,7 @@ def check_alert(metric: str, value: float, n: int, band: ReferenceBand | None,
                 thresholds: AlertThresholds | None = None) -> Alert | None:
     """``value`` (the estimate for n respondents) against the analyst's limits when set, else
     the reference band; None when there is neither."""
-    fixed = None if thresholds is None else thresholds.for_metric(metric)
+    fixed = None if thresholds is None else getattr(thresholds, metric)
     sd = None if band is None else band.sd(n)
     if fixed is not None:
         lower, upper = fixed

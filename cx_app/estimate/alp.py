@@ -8,7 +8,7 @@ probabilities. In our orientation (rows = actual, columns = predicted; MATH.md �
 Column sums are the predicted counts, row sums the probability sums (the estimated actual
 counts, eq. 22), the total is N. No labels are needed. Every metric of ``A`` goes through the
 engine (:func:`cx_app.engine.confusion.multiclass_metrics`, :func:`cx_app.engine.grouping.reduce_confusion`);
-the paper's closed forms (eqs. 35–42, :func:`alp_closed_forms`) are the independent check.
+the paper's closed forms (eqs. 35–42) are the tests' independent check.
 
 Theorem 1 (ALP ≈ regular matrix) needs calibrated probabilities and a model that neither
 over- nor under-fits. :func:`alp_gap` measures how far that holds on labelled data, and is the
@@ -18,17 +18,16 @@ criterion :mod:`cx_app.estimate.calibration` uses to choose a calibration method
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, PlainSerializer, computed_field
 
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
+from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap, FullTrainingCheck
 from cx_app.json_values import plain
 from cx_app.models.crossval import aligned_proba
-from cx_app.result import Result
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -38,11 +37,8 @@ if TYPE_CHECKING:
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = [
-    "AlpClosedForms",
-    "AlpComparison",
     "AlpGap",
     "FullTrainingCheck",
-    "alp_closed_forms",
     "alp_confusion_matrix",
     "alp_counts",
     "alp_gap",
@@ -103,11 +99,9 @@ def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
 
 
 def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None) -> np.ndarray:
-    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted.
-
-    ``A = Pᵀ · B`` with ``P`` the n×K probabilities and ``B`` the one-hot predicted classes
-    (the paper's eq. 19, transposed). ``y_pred`` defaults to the arg-max rule.
-    """
+    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted:
+    ``A = Pᵀ · B``, ``B`` the one-hot predicted classes (the paper's eq. 19, transposed;
+    ``y_pred`` defaults to the arg-max rule)."""
     p = _check_proba(proba, classes)
     k = len(classes)
     if y_pred is None:
@@ -138,112 +132,8 @@ def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
     return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
 
 
-class AlpClosedForms(Result):
-    """The paper's closed forms (eqs. 35–42) from the maximum probabilities alone.
-
-    ``estimated_counts`` are the probability sums (eq. 22), ``predicted_counts`` the arg-max
-    counts. Undefined ratios (a class never predicted, or with zero estimated count) are 0, as
-    in scikit-learn's ``zero_division=0``; ``undefined`` lists them.
-    """
-
-    classes: tuple = Field(exclude=True)
-    accuracy: float
-    precision: tuple[float, ...] = Field(exclude=True)
-    recall: tuple[float, ...] = Field(exclude=True)
-    f1: tuple[float, ...] = Field(exclude=True)
-    precision_macro: float
-    recall_macro: float
-    f1_macro: float
-    mean_max_probability: tuple[float, ...] = Field(exclude=True)
-    predicted_counts: tuple[int, ...] = Field(exclude=True)
-    estimated_counts: tuple[float, ...] = Field(exclude=True)
-    undefined: tuple[Annotated[Any, PlainSerializer(str)], ...] = ()
-
-    @computed_field
-    @property
-    def per_class(self) -> dict[str, dict[str, Any]]:
-        return {str(c): {"precision": self.precision[i], "recall": self.recall[i],
-                         "f1": self.f1[i], "mean_max_probability": self.mean_max_probability[i],
-                         "predicted": self.predicted_counts[i],
-                         "estimated_actual": self.estimated_counts[i]}
-                for i, c in enumerate(self.classes)}
-
-
-def alp_closed_forms(proba: np.ndarray, classes: Sequence) -> AlpClosedForms:
-    """ALP metrics by the paper's closed forms, without building the matrix.
-
-    accuracy = mean max probability (eq. 35); precision_k = p̄_max(k), the mean max probability
-    among respondents predicted k (eq. 36); recall_k = n(ŷ=k)·p̄_max(k) / n̂(y=k) with n̂ the
-    probability sum (eq. 38); F1_k = 2·n(ŷ=k)·p̄_max(k) / (n̂(y=k) + n(ŷ=k)) (eq. 41); macro =
-    unweighted mean over classes (the paper's macro-F1 is the mean of per-class F1).
-    """
-    p = _check_proba(proba, classes)
-    k = len(classes)
-    pred = p.argmax(axis=1)
-    pmax = p[np.arange(p.shape[0]), pred]
-    n_pred = np.bincount(pred, minlength=k)
-    sum_max = np.bincount(pred, weights=pmax, minlength=k)
-    n_est = p.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pbar = np.where(n_pred > 0, sum_max / np.maximum(n_pred, 1), 0.0)
-        recall = np.where(n_est > 0, n_pred * pbar / np.where(n_est > 0, n_est, 1.0), 0.0)
-        denom = n_est + n_pred
-        f1 = np.where(denom > 0, 2.0 * n_pred * pbar / np.where(denom > 0, denom, 1.0), 0.0)
-    undefined = tuple(classes[i] for i in range(k) if n_pred[i] == 0 or n_est[i] == 0)
-    return AlpClosedForms(
-        classes=tuple(classes),
-        accuracy=float(pmax.mean()),
-        precision=tuple(float(v) for v in pbar),
-        recall=tuple(float(v) for v in recall),
-        f1=tuple(float(v) for v in f1),
-        precision_macro=float(pbar.mean()),
-        recall_macro=float(recall.mean()),
-        f1_macro=float(f1.mean()),
-        mean_max_probability=tuple(float(v) for v in pbar),
-        predicted_counts=tuple(int(v) for v in n_pred),
-        estimated_counts=tuple(float(v) for v in n_est),
-        undefined=undefined,
-    )
-
-
 NET_SCORE_BINS = 10
 """Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
-
-LARGE_GAP = 0.03
-"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
-
-LARGE_NET_ERROR = 3.0
-"""A held-out net-score calibration error (NPS points) above this is warned about."""
-
-
-class AlpGap(Result):
-    """How far the ALP estimate is from the truth on labelled data (Theorem 1's check).
-
-    - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
-    - ``share_gap`` = total-variation distance between the estimated class shares (probability
-      sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
-    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
-      group shares (promoters − detractors; None without groups);
-    - ``net_calibration_error`` = :func:`net_score_calibration_error` (NPS points): how far the
-      estimated net score is off for groups of respondents with similar estimates — what the
-      estimated NPS error becomes on a wave whose mix of respondents has shifted;
-    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
-      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
-      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it: the worst
-      of the estimated performance, class counts and NPS decides, and no one of them can be
-      bought at the others' expense (an unweighted sum let a 7-point better net score outweigh
-      a 6-point worse accuracy estimate).
-    """
-
-    n: int
-    accuracy_cm: float
-    accuracy_alp: float
-    accuracy_gap: float
-    share_gap: float
-    score: float
-    net_gap: float | None = None
-    net_calibration_error: float | None = None
-
 
 def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
     pos = [i for i, c in enumerate(classes) if c in groups.positive]
@@ -283,12 +173,9 @@ def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes
 
 def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
             y_pred: Sequence | None = None, *, groups: NetScoreGroups | None = None) -> AlpGap:
-    """:class:`AlpGap` of probabilities against known labels (pooled over all rows given; for
-    cross-validation pass the out-of-fold arrays, so the gap is a held-out one).
-
-    ``groups``: the plan's net-score groups (:class:`cx_app.survey.nps.NetScoreGroups`, e.g. from
-    :func:`cx_app.survey.nps.groups_for_schema`); with them the gap includes the estimated NPS error.
-    """
+    """:class:`AlpGap` of probabilities against known labels (pooled over all rows given: pass
+    out-of-fold arrays for a held-out gap); with the plan's net-score ``groups`` it includes
+    the estimated NPS error."""
     p = _check_proba(proba, classes)
     if len(y_true) != p.shape[0]:
         raise AnalysisError(f"{len(y_true)} labels for {p.shape[0]} rows of probabilities")
@@ -315,28 +202,6 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                   net_calibration_error=net_error)
 
 
-class AlpComparison(Result):
-    """Regular matrix vs ALP matrix metrics at every level of a plan, with the gap per metric.
-
-    ``rows``: tuples (level, metric, cm, alp, gap = alp − cm).
-    """
-
-    rows: tuple[tuple[str, str, float, float, float], ...] = Field(exclude=True)
-    n: int
-    label: str = ""
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.rows), columns=["level", "metric", "cm", "alp", "gap"])
-
-    @computed_field
-    @property
-    def levels(self) -> dict[str, dict[str, dict[str, Any]]]:
-        out: dict = {}
-        for level, metric, cm, alp, gap in self.rows:
-            out.setdefault(level, {})[metric] = {"cm": cm, "alp": alp, "gap": gap}
-        return out
-
-
 def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
                   ) -> dict[str, dict]:
     """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
@@ -353,25 +218,24 @@ def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,
                    y_pred: Sequence | None = None, resolved_plan: ResolvedPlan | None = None,
-                   label: str = "") -> AlpComparison:
+                   ) -> dict[str, dict[str, dict[str, float]]]:
     """Regular confusion matrix vs ALP matrix on the same labelled rows (training rows or
-    held-out folds), every level of ``resolved_plan``, metrics
-    :data:`cx_app.engine.catalogue.MACRO_SUMMARY`."""
+    held-out folds): ``{level: {metric: {"cm", "alp", "gap" = alp − cm}}}`` at every level of
+    ``resolved_plan``, metrics :data:`cx_app.engine.catalogue.MACRO_SUMMARY` (a model file's
+    ``alp_vs_cm``)."""
     from cx_app.engine.confusion import confusion_matrix
 
     p = _check_proba(proba, classes)
     pred = predicted_labels(p, classes) if y_pred is None else np.asarray(y_pred, dtype=object)
     regular = confusion_matrix(list(y_true), list(pred), labels=tuple(classes))
-    alp = alp_confusion_matrix(p, classes, pred)
-    real = level_metrics(regular, resolved_plan)
-    est = level_metrics(alp, resolved_plan)
-    rows = []
-    for level, metrics in real.items():
+    est = level_metrics(alp_confusion_matrix(p, classes, pred), resolved_plan)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for level, metrics in level_metrics(regular, resolved_plan).items():
         for name in MACRO_SUMMARY:
             if name in metrics and name in est[level]:
                 a, b = float(metrics[name]), float(est[level][name])
-                rows.append((level, name, a, b, b - a))
-    return AlpComparison(rows=tuple(rows), n=int(p.shape[0]), label=label)
+                out.setdefault(level, {})[name] = {"cm": a, "alp": b, "gap": b - a}
+    return out
 
 
 def _learning_curve_point(estimator: Any, X: np.ndarray, y: np.ndarray, order: tuple,
@@ -389,13 +253,8 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
                        test_share: float = 0.2, repeats: int = 1,
                        seed: int = 0) -> pd.DataFrame:
     """CM and ALP accuracy on the training and the test rows against the training share
-    (the paper's Figs. 3–5): for each share a random training sample, then a random test
-    sample of ``test_share`` of all rows from the rest.
-
-    ``estimator`` is any scikit-learn classifier with ``predict_proba`` (cloned for every fit).
-    Returns one row per share and repeat: ``train_share, repeat, n_train, n_test,
-    cm_train, alp_train, cm_test, alp_test``.
-    """
+    (the paper's Figs. 3–5): for each share and repeat a random training sample, then a random
+    test sample of ``test_share`` of all rows from the rest; ``estimator`` is cloned per fit."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -433,25 +292,6 @@ def alp_learning_curve(X: ArrayLike, y: ArrayLike, classes: Sequence, estimator:
     return pd.DataFrame(rows)
 
 
-class FullTrainingCheck(Result):
-    """The paper's Section 5 workflow: train on 100 % of the labelled rows and validate with
-    ALP, beside the held-out (cross-validated) figures.
-
-    ``heldout_cm`` / ``heldout_alp``: accuracy of the out-of-fold predictions and its ALP
-    estimate; ``full_train_cm`` / ``full_train_alp``: resubstitution accuracy of the model fit
-    on everything, and its ALP accuracy on the same rows. ALP on the full-data model close to
-    the held-out accuracy (and well below ``full_train_cm``) says the extra data did not make
-    the model over-fit; ``full_train_cm`` far above both says it did.
-    """
-
-    n: int
-    heldout_cm: float
-    heldout_alp: float
-    full_train_cm: float
-    full_train_alp: float
-    notes: tuple[str, ...] = ()
-
-
 def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
                             fitted_estimator: Any, *,
                             heldout_y_true: Sequence, heldout_proba: np.ndarray,
@@ -478,4 +318,4 @@ def full_training_alp_check(X: ArrayLike, y: ArrayLike, classes: Sequence,
         )
     return FullTrainingCheck(n=len(y), heldout_cm=held.accuracy_cm,
                              heldout_alp=held.accuracy_alp, full_train_cm=full.accuracy_cm,
-                             full_train_alp=full.accuracy_alp, notes=tuple(notes))
+                             full_train_alp=full.accuracy_alp, notes=notes)

@@ -1,50 +1,18 @@
 """Audit samples: a few labelled respondents of a wave sharpen and check its estimate.
 
-No estimate from probabilities alone can see a change of P(answer | attributes) (a concept
-shift): the model reads the attributes as it learned them. A CX team often has a small
-labelled sample of the same wave (a short survey that asks the recommend question of a
-subsample, a call-back audit). :func:`audit_wave` combines it with the model's predictions
-of every respondent by **prediction-powered inference** (Angelopoulos et al. 2023, *Science*
-382: 669; PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453).
+No estimate from probabilities alone sees a concept shift (a change of P(answer | attributes)).
+:func:`audit_wave` combines a small labelled sample of the wave with the model's predictions of
+every respondent by prediction-powered inference (Angelopoulos et al. 2023, *Science* 382: 669;
+PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453). With ``s_i`` the
+per-respondent quantity (×100 promoter/detractor score; or 1 when the predicted class is
+right) and ``f_i`` the model's expectation of it, known for all N respondents:
 
-For a per-respondent quantity ``s_i`` (the NPS score +1 promoter, 0 passive, −1 detractor,
-×100; or 1 when the predicted class is right, for the accuracy) and the model's expected
-value ``f_i`` (``100·(p̂_promoter − p̂_detractor)``; the probability of the predicted class),
-known for all N respondents of the wave and answered by the n audited ones (the set A):
+    θ̂ = λ·mean_wave(f) + mean_A(s − λ·f),   SE² = (1 − n/N)·S²(s − λf)/n
 
-    θ̂ = λ·mean_wave(f) + mean_A(s − λ·f)
-
-which is the wave's realized value plus an error of mean zero whatever λ (the audit is a
-random sample of the wave). The interval is for **this wave's realized value** (as the
-label-free interval, :mod:`cx_app.estimate.new_wave`): every respondent's ``f`` is known, so
-only the audit's sampling error remains, with the finite-population correction
-``SE² = (1 − n/N)·S²(s − λf)/n`` (S²: the audit's variance, n − 1 in the denominator). It
-shrinks to 0 when the whole wave is audited. λ minimizes S²(s − λf): λ = cov(s, f)/var(f) over
-the audit, clipped to [0, 1] (PPI++'s power tuning with the unlabelled set's own sampling
-error left out, since the wave's predictions are not a sample here). λ = 0 is the audit alone
-(``audit_only_nps``); λ = 1 is plain PPI.
-
-:func:`ppi_mean` is the textbook estimator for the mean of the customers the wave was drawn
-from (the unlabelled predictions a sample too: ``SE² = S₀²(s − λf)/n + λ²·S₀²(f)/N``,
-ppi-python's tuned λ); the tests check it against ``ppi_py.ppi_mean_ci`` to 1e-9.
-
-Macro F1 is a ratio of means: ``F1_k = 2·TP_k/(A_k + Q_k)`` with the true positives and
-actual counts estimated as above (per class, each with its own λ) and the predicted counts
-``Q_k`` known; its SE by the delta method over the audit rows.
-
-**Shift test.** The audit measures the label-free estimate's error on its own rows:
-``D = mean_A(s − f)``. If the label-free interval holds (calibrated probabilities, the
-model's held-out error), ``Var(D) = S²(s − f)/n + SE_model² + SE_reference²`` (the wave's
-answer spread and the audit's sampling without replacement add up to the audit's own
-spread); ``shift_detected`` when the two-sided p-value of ``z = D/√Var(D)`` is below 0.05.
-
-**Matching.** Audit rows are matched to wave rows by respondent id when both files have one
-(a row without an id, an id not in the wave or repeated in it, and every row the reader left
-out of the audit file, e.g. a repeated id, are listed with their reason). Without ids on both sides
-the audit file that *is* the wave file (same SHA-256) uses the wave's own rows with an
-answer; any other audit file is scored from its own attributes and is taken to be a random
-sample of the wave's respondents (a note says so). A weighted wave: the audit is unweighted
-(a note says so).
+the wave's realized value plus an error of mean zero whatever λ (λ = cov(s, f)/var(f) clipped
+to [0, 1]; λ = 0: the audit alone). Macro F1 by the delta method; the shift test compares
+D = mean_A(s − f) with Var(D) = S²(s − f)/n + SE_model² + SE_reference². How audit rows are
+matched to the wave, and what was measured: docs/alp.md ("Audit samples").
 """
 
 from __future__ import annotations
@@ -64,7 +32,6 @@ from cx_app.estimate.ppi import (
     ShiftTest,
     audited_figure,
     f1_macro_ppi,
-    ppi_mean,
     shift_test,
     wave_ppi_mean,
 )
@@ -76,7 +43,7 @@ if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "PpiMean", "ShiftTest", "audit_wave",
-           "f1_macro_ppi", "ppi_mean", "read_audit", "wave_ppi_mean", "with_audit"]
+           "f1_macro_ppi", "read_audit", "wave_ppi_mean", "with_audit"]
 
 
 def _match(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,

@@ -1,23 +1,14 @@
 """Probability calibration, judged by what it does to the ALP estimate.
 
 Methods are scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` (wrapped by
-:func:`cx_app.models.crossval.build_model`): ``sigmoid``
-(Platt) and ``isotonic`` calibrate one-vs-rest and renormalise; ``temperature`` rescales the
-logits of all classes by one T. ``none`` keeps the model's own probabilities.
-
-Calibration is never assumed to help: one-vs-rest calibration of an 11-class model on a few
-hundred respondents per class can make the ALP estimate *worse*. The default per algorithm is
-the method with the smallest held-out ALP–CM gap (:class:`cx_app.estimate.alp.AlpGap`, ``score`` =
-|ALP accuracy − accuracy| + total-variation distance of the estimated class shares + the
-net-score calibration error of the plan's groups / 100, i.e. the estimated-NPS error), measured
-on out-of-fold predictions; ties go to the simpler method (order of :data:`CALIBRATION_METHODS`).
-Matching the class shares alone is not enough: one-vs-rest sigmoid calibration of naive Bayes
-gets the pooled shares right but over-estimates the net score of unhappy respondents and
-under-estimates that of happy ones, so its estimated NPS misses by several points as soon as
-a wave's mix shifts; the net-score term catches that.
-
-Also here: the multiclass Brier score (scikit-learn) and the top-label expected calibration
-error.
+:func:`cx_app.models.crossval.build_model`); ``none`` keeps the model's own probabilities.
+Calibration is never assumed to help (one-vs-rest calibration of an 11-class model on a few
+hundred respondents per class can make the ALP estimate worse): the method with the smallest
+held-out gap score (:class:`cx_app.estimate.alp.AlpGap`) wins, ties going to the simpler one.
+The score includes the net-score calibration error because matching the class shares alone
+is not enough: sigmoid-calibrated naive Bayes gets the pooled shares right but misses the NPS
+by several points as soon as a wave's mix shifts. Also here: the multiclass Brier score and
+the top-label expected calibration error.
 """
 
 from __future__ import annotations
@@ -89,13 +80,9 @@ def expected_calibration_error(y_true: Sequence, proba: np.ndarray, classes: Seq
     conf = p[np.arange(len(pred)), pred]
     correct = (pred == true_idx).astype(float)
     bins = np.clip(np.ceil(conf * n_bins).astype(int) - 1, 0, n_bins - 1)
-    n = len(conf)
-    total = 0.0
-    for b in range(n_bins):
-        mask = bins == b
-        if mask.any():
-            total += mask.sum() / n * abs(correct[mask].mean() - conf[mask].mean())
-    return float(total)
+    # (n_b/N)·|mean correct − mean confidence| = |Σ_b correct − Σ_b confidence|/N
+    gaps = np.bincount(bins, weights=correct - conf, minlength=n_bins)
+    return float(np.abs(gaps).sum() / len(conf))
 
 
 class CalibrationReport(Result):
@@ -169,12 +156,6 @@ class CalibrationChoice(Result):
     reports: tuple[CalibrationReport, ...]
     warnings: tuple[str, ...] = ()
 
-    def report(self, method: str) -> CalibrationReport:
-        for r in self.reports:
-            if r.method == method:
-                return r
-        raise KeyError(method)
-
 
 def _calibrated(method: str) -> str:
     """The calibration in words, after a model's name: "probabilities as trained" for none."""
@@ -221,14 +202,9 @@ def compare_calibrations(X: ArrayLike, y: ArrayLike, classes: Sequence, algorith
                          sample_weight: np.ndarray | None = None,
                          preset: str | None = None,
                          ) -> tuple[CalibrationChoice, dict[str, CrossValResult]]:
-    """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose.
-
-    ``groups``: the plan's net-score groups (the gap then includes the estimated-NPS error);
-    ``keep_train_proba``: also keep each fold model's probabilities on its training rows
-    (for the training-fold side of :func:`cx_app.estimate.alp.compare_alp_cm`); ``preset``:
-    the algorithm's preset (``None``: its default).
-    Returns ``(choice, results)`` with ``results[method]`` the :class:`CrossValResult`.
-    """
+    """Cross-validate ``algorithm_id`` once per calibration method (same folds) and choose:
+    ``(choice, {method: its CrossValResult})``. ``groups``: the plan's net-score groups (the
+    gap then includes the estimated-NPS error)."""
     from cx_app.models.algorithms import get_algorithm
     from cx_app.models.crossval import cross_validate_model
 

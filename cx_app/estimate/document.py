@@ -12,7 +12,7 @@ from typing import Any
 from cx_app.estimate.alerts import Alert
 from cx_app.estimate.drift import AttributeDrift
 from cx_app.estimate.metric_intervals import MetricComparisonRow
-from cx_app.estimate.model_metadata import AlpGapDoc
+from cx_app.estimate.model_metadata import AlpGap
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.models.results import (
     Document,
@@ -33,7 +33,7 @@ class EstimatingModel(Document):
     calibration: str
     training_sha256: str | None = None
     training_n: int | None = None
-    heldout_alp_gap: AlpGapDoc | None = None
+    heldout_alp_gap: AlpGap | None = None
     file_sha256: str | None = None
     """SHA-256 of the model file (None for a model not read from a file)."""
     training_file: str | None = None

@@ -1,28 +1,18 @@
 """Assumption checks before trusting an ALP estimate on a new wave.
 
-Theorem 1 of the ALP paper holds for a wave drawn from the training distribution. We compare,
-attribute by attribute, the new wave's score distribution with the training distribution saved
-in the model file (value counts per attribute):
-
-- population stability index, PSI = Σ_v (q_v − r_v)·ln(q_v / r_v) over the union of values,
-  with 0.5 added to every count of both tables so that an empty cell stays finite;
-  the usual reading: < 0.1 stable, 0.1–0.25 moderate shift, ≥ 0.25 major shift;
-- a chi-square test of homogeneity (``scipy.stats.chi2_contingency`` on the 2×V table of raw
-  counts). With a thousand respondents a tiny shift is "significant", so the test is reported
-  beside the PSI and the warning level follows the PSI;
-- the share of unanswered scores (n/a, blank, code) of each attribute, training vs wave, as its
-  own signal: a change of at least :data:`NA_SHARE_CHANGE` (5 points) that a two-proportion z
-  test (statsmodels ``proportions_ztest``) finds at p < 0.01 is warned about. The PSI and the
-  chi-square compare answered scores only, so a gap is never read as a score;
-- values never seen in training or outside the attribute's scale. An attribute the wave lacks
-  entirely is listed (``present=False``); :func:`cx_app.estimate.new_wave.estimate_wave` names
-  it in its one warning.
-
+Theorem 1 of the ALP paper holds for a wave drawn from the training distribution, so each
+attribute of the wave is compared with the training value counts the model file keeps
+(docs/alp.md, "Drift checks"): the PSI (0.5 added to every cell; < 0.1 stable, ≥ 0.25 major),
+a chi-square test of homogeneity (reported only: with a thousand respondents a tiny shift is
+"significant", so the warning follows the PSI), the share of unanswered scores (a change of at
+least 5 points at p < 0.01, two-proportion z test; the PSI and chi-square compare answered
+scores only, so a gap is never read as a score), and values unseen or outside the scale.
 Every finding is a warning attached to the estimate, never silently dropped.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping
 
@@ -48,6 +38,8 @@ NA_SHARE_CHANGE = 0.05
 NA_SHARE_ALPHA = 0.01
 PSI_MODERATE = 0.1
 PSI_MAJOR = 0.25
+LEVELS = ("stable", "moderate", "major")
+"""The PSI's reading below :data:`PSI_MODERATE`, below :data:`PSI_MAJOR`, and above."""
 SMOOTHING = 0.5
 
 
@@ -123,14 +115,6 @@ class DriftReport(Result):
         return pd.DataFrame([{"attribute": a.name, **a.to_dict()} for a in self.attributes])
 
 
-def _level(psi: float) -> str:
-    if psi >= PSI_MAJOR:
-        return "major"
-    if psi >= PSI_MODERATE:
-        return "moderate"
-    return "stable"
-
-
 def _na_shares(reference_gaps: int | None, reference_n: int | None,
                column: pd.Series) -> tuple[float | None, float | None, float | None]:
     """(training n/a share, wave n/a share, two-proportion z-test p) of one attribute."""
@@ -187,7 +171,7 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
             out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
         na_ref, na_cur, na_p = _na_shares(reference_gaps.get(name), reference_n, column)
         item = AttributeDrift(
-            name=name, present=True, psi=psi, level=_level(psi), chi2=chi2, dof=dof,
+            name=name, present=True, psi=psi, level=LEVELS[bisect.bisect_right((PSI_MODERATE, PSI_MAJOR), psi)], chi2=chi2, dof=dof,
             p_value=p_value, n_reference=int(sum(ref_counts.values())),
             n_current=int(sum(cur_counts.values())), n_missing=int(column.isna().sum()),
             unseen_values=unseen, out_of_scale_values=out_of_scale, na_share_reference=na_ref,

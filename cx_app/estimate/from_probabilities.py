@@ -1,28 +1,13 @@
 """ALP estimates from any model's class probabilities: :func:`estimate_from_probabilities`.
 
-The rest of :mod:`cx_app.estimate` works with our own model files. Here the model is anyone's:
-the caller gives its probabilities on a labelled *reference* set and on an unlabelled
-*analysis* set (NannyML's vocabulary; CBPE takes the same inputs), and gets the same estimates
-as ``cx-app estimate --json``: the ALP metrics with their intervals, the class counts and
-shares, the net score with its interval, and alerts — overall and per chunk.
-
-- Predictions are the arg-max of the *given* analysis probabilities: the model's own decisions
-  (recalibrating probabilities does not change what the model predicted).
-- Calibration maps probabilities to probabilities: scikit-learn's calibrators fitted directly
-  on the given probabilities (:func:`calibrate_probabilities`; ``temperature``: one T on their
-  logarithms; ``sigmoid``/``isotonic``: one-vs-rest on each class's probability,
-  renormalised) — what ``CalibratedClassifierCV`` fits around a frozen classifier, without its
-  wrapper's cost. ``calibration="auto"`` evaluates the methods of
-  :data:`AUTO_CALIBRATIONS` on held-out reference folds
-  (:data:`CALIBRATION_FOLDS`, each fitted on the other folds) and lets the existing chooser
-  (:func:`~cx_app.estimate.calibration.choose_calibration`) pick the smallest held-out gap; the
-  chosen method is then fitted on the whole reference and applied to the analysis rows.
-- The same held-out folds give the model error of the intervals: per metric
-  (:func:`~cx_app.estimate.metric_intervals.heldout_metric_errors`) and for the net score
-  (:func:`~cx_app.estimate.new_wave.heldout_net_score_error`).
-- Alerts (:mod:`cx_app.estimate.alerts`): the reference is cut into chunks of the analysis
-  chunks' size (CBPE's way), the realized accuracy and net score of those chunks give the
-  3-sigma bands.
+The model is anyone's: the caller gives its probabilities on a labelled *reference* set and an
+unlabelled *analysis* set (NannyML CBPE's inputs) and gets what ``cx-app estimate --json``
+gives, overall and per chunk. Predictions are the arg-max of the *given* probabilities (the
+model's own decisions); calibration maps probabilities to probabilities with scikit-learn's own
+calibrators fitted directly (:func:`calibrate_probabilities`), chosen on held-out reference
+folds when ``calibration="auto"``; the same folds give the intervals' model error, and
+reference chunks of the analysis chunks' size the alert bands. docs/alp.md ("Any model's
+probabilities").
 """
 
 from __future__ import annotations
@@ -92,15 +77,9 @@ _LOG_EPS = 1e-12
 def calibrate_probabilities(method: str, reference_proba: np.ndarray, reference_idx: np.ndarray,
                             proba: np.ndarray) -> np.ndarray:
     """``proba`` recalibrated by ``method`` fitted on the reference (class positions
-    ``reference_idx``); ``"none"`` returns ``proba`` itself.
-
-    scikit-learn's own calibrators, fitted directly (what ``CalibratedClassifierCV`` fits
-    around a frozen classifier whose outputs are these probabilities, without its
-    cross-validation wrapper; the tests check the two agree): ``temperature`` one T on the
-    logarithms of all classes (``_TemperatureScaling``); ``isotonic`` (``IsotonicRegression``,
-    clipped) and ``sigmoid`` (``_SigmoidCalibration``, Platt) one-vs-rest on each class's
-    probability, renormalised (a row all of whose calibrated values are 0: uniform); two
-    classes: the second class's probability calibrated, the first its complement."""
+    ``reference_idx``): what ``CalibratedClassifierCV`` fits around a frozen classifier, without
+    its wrapper (the tests check the two agree); one-vs-rest methods are renormalised (a row
+    of calibrated zeros: uniform)."""
     if method == "none":
         return np.asarray(proba, dtype=float)
     if method not in CALIBRATION_METHODS:
@@ -330,7 +309,7 @@ def estimate_from_probabilities(
     oof = heldout[choice.chosen]
     errors = heldout_metric_errors(y_idx, oof, fold, y_pred_idx=ref_pred,
                                    resolved_plan=resolved, seed=seed, method=INTERVAL_METHOD)
-    net_se = heldout_net_score_error(y_labels, oof, fold, classes, groups)["model_se"]
+    net_se = heldout_net_score_error(y_labels, oof, fold, classes, groups).model_se
     calibrated = calibrate_probabilities(choice.chosen, ref, y_idx, new)
     pred = new.argmax(axis=1)
 

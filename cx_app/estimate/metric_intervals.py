@@ -1,51 +1,23 @@
 """95 % intervals of the estimated (ALP) metrics, from the class probabilities alone.
 
-The metrics: accuracy, macro precision / recall / F1 and each reduced level's metrics.
+Accuracy, macro precision / recall / F1 and each reduced level's metrics get an interval for
+*this* wave's realized metric (docs/alp.md, "Intervals on every estimated metric"), of two
+independent parts whose variances add:
 
-What the interval describes. Like the net score's (:mod:`cx_app.estimate.new_wave`), it is an
-interval for *this* wave's realized metric — the value the regular confusion matrix would give
-once the wave's answers are known — given its respondents' probabilities. Two independent
-parts, whose variances add:
+1. the answers (SE_outcome): each respondent's actual class is a draw from p̂_i. A parametric
+   bootstrap draws them (at most :data:`LABEL_BUDGET` labels per interval, in blocks of
+   :data:`DRAW_BLOCK`) and takes the SD of every metric over the draws; ``method="delta"``
+   uses the closed form instead: Var g(C) ≈ Σ_i [Σ_m p̂_im·G_mŷ_i² − (Σ_m p̂_im·G_mŷ_i)²] with
+   G = ∂g/∂C at the ALP matrix (central differences of :func:`stacked_level_metrics`), exact
+   for accuracy, checked against 2,000 draws for the ratios; its centre is the ALP value.
+2. the model (SE_model, :func:`heldout_metric_errors`): the pooled held-out error ê of the
+   centre and its sampling variance V̂, SE_model² = max(ê², V̂) — not ê² − V̂, which hid a
+   bias of half an SE below five folds' noise (macro recall covered 86 % in
+   ``bench/bench_peers.py``). Files keeping only the pooled gap g over N held-out rows:
+   max(g², SE_outcome²·n/N) (:func:`errors_from_pooled_gaps`).
 
-1. the answers (SE_outcome): even with calibrated probabilities each respondent's actual
-   class is a draw from p̂_i. A parametric bootstrap draws every respondent's class from
-   p̂_i (``n_draws`` times, fixed seed), builds the realized matrix of each draw (actual =
-   drawn class, predicted = the model's class) and computes every metric of every level;
-   SE_outcome is the standard deviation of the draws. Unlike accuracy (a Poisson-binomial
-   sum with a closed-form variance), macro precision / recall / F1 and the reduced levels'
-   rates are ratios of dependent sums, so the bootstrap is the simple exact route; its cost
-   is bounded: at most :data:`LABEL_BUDGET` labels per interval (fewer draws for a very large
-   wave, :func:`effective_draws`), drawn in blocks of :data:`DRAW_BLOCK`.
-   The closed form (``method="delta"``, what :func:`~cx_app.estimate.from_probabilities.
-   estimate_from_probabilities` uses) replaces the draws by the delta method: respondent i
-   adds one count to cell (y_i, ŷ_i) with y_i ~ p̂_i, independently, so a metric g of the
-   realized matrix C has Var g(C) ≈ Σ_i [Σ_m p̂_im·G_mŷ_i² − (Σ_m p̂_im·G_mŷ_i)²] with
-   G = ∂g/∂C at the ALP matrix E[C] (central differences of :func:`stacked_level_metrics`,
-   all cells at once: the same metric definitions). Exact for accuracy (a linear metric: the
-   Poisson-binomial variance); for the ratios a first-order approximation that the tests
-   check against 2,000 draws (within their Monte Carlo error on 2,000 respondents, 11
-   classes, every level). Its centre is the ALP value itself.
-2. the model (SE_model): the probabilities' own systematic error, measured on held-out labelled
-   data (:func:`heldout_metric_errors`): the pooled held-out error ê of the interval's centre
-   (size-weighted over the folds: centre − realized) and its own sampling variance V̂ (the
-   folds' outcome variances, drawn or closed-form, pooled). SE_model² = max(ê², V̂): the
-   squared error, or — when it is within its own noise — the variance of that check itself. Why
-   not ê² − V̂ (the unbiased estimate of the squared bias, as the net score's held-out error)?
-   In the simulation of ``bench/bench_peers.py`` a bias of half an SE hid below the noise of
-   five folds, the subtraction gave 0 and the intervals of macro recall covered 86 %: the
-   model's error is known only as well as the reference measures it, and that uncertainty
-   belongs in the interval. Model files that keep only the pooled held-out gap g = ALP −
-   realized over N held-out rows (:func:`errors_from_pooled_gaps`) use SE_model² = max(g²,
-   SE_outcome²·n/N), the wave's outcome variance rescaled to the held-out size standing for
-   the gap's noise.
-
-The interval's centre is the mean realized metric over the draws: for accuracy it is the ALP
-estimate; for ratios of small counts (a rare class's recall, a macro mean of them) the
-expected ratio differs slightly from the ratio of expected counts that ALP reports.
-SE = √(SE_outcome² + SE_model²); interval = centre ± 1.96·SE, clipped to [0, 1]. The
-metrics of the draws are computed here on stacks of matrices (:func:`stacked_level_metrics`,
-vectorised over draws); the tests check them against the engine's
-:func:`cx_app.engine.levels.level_metrics`, matrix by matrix.
+The centre is the mean realized metric over the draws (for ratios of small counts it differs
+slightly from ALP's ratio of expected counts); interval = centre ± 1.96·SE within [0, 1].
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The child process that opens a model file and makes its first prediction, within limits.
 
-Started by :mod:`cx_app.estimate.model_sandbox` (the parent's side: launch, answers, what they
-mean) as ``python -m cx_app.estimate.model_check_child`` through :mod:`cx_app.isolation` (which
-limits it, each file to its own share of CPU time); it opens each file as
-:func:`cx_app.estimate.model_file.open_checked_model` does and predicts a few synthetic
+Started by :mod:`cx_app.estimate.model_sandbox` (the parent's side) as
+``python -m cx_app.estimate.model_check_child`` through :mod:`cx_app.isolation`; it opens each
+file as :func:`cx_app.estimate.model_file.open_checked_model` does and predicts a few synthetic
 respondents, one JSON line per file.
 """
 

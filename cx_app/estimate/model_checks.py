@@ -5,22 +5,11 @@ node 0 points at child 2,000,000,000, a split on feature 10⁹ or a KD-tree inde
 its data make scikit-learn's Cython code read outside its arrays, and the process (the app's
 server, shared by every analyst) dies of a segmentation fault. :func:`check_fitted_model` walks
 the whole fitted object graph — wherever a structure sits (a pipeline step, a forest's trees, a
-calibrated wrapper's estimators) — and checks each one against its own sizes:
-
-- every ``sklearn.tree._tree.Tree``: node count, children (a leaf has none; an inner node's two
-  children come after it and inside the array, so no path leaves it or loops), split features
-  below the tree's feature count, which must be its estimator's (and a forest's);
-- every KD-tree and ball tree: the index array a permutation of the training rows, each node's
-  row range inside it, inner nodes' children inside the node array, bounds of the right shape;
-- XGBoost boosters: feature and class counts equal to their classifier's;
-- libsvm models (``SVC``): support-vector counts, dual coefficients, intercepts;
-- linear models, MLPs, naive Bayes and the gap-filling imputer: coefficient and statistic
-  shapes against ``n_features_in_`` and the classes.
-
-The CNN checks its own weights against its layer shapes when skops rebuilds it
-(:meth:`cx_app.models.cnn.CNNClassifier.__setstate__`). A failure is one
-:class:`~cx_app.errors.ModelFileError` sentence naming the file. These checks make known
-structures safe; :mod:`cx_app.estimate.model_sandbox` is the second defence for the rest.
+calibrated wrapper's estimators) — and checks each tree, neighbour index, booster and coefficient
+array against its own sizes (an inner node's children come after it and inside the array, so no
+path leaves it or loops). The CNN checks its own weights when skops rebuilds it
+(:meth:`cx_app.models.cnn.CNNClassifier.__setstate__`); :mod:`cx_app.estimate.model_sandbox` is
+the second defence for the rest.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """Which trained model estimates new waves: the one whose held-out net score errs least.
 
-Several models trained on one reference survey give several estimates of a new wave's net
-score. They are not equally good at it: a model whose probabilities are too flat (strong
-regularisation, a missing-value step that hides answers) estimates every respondent a little
-too close to the reference's average, so a wave whose customers are happier or unhappier than
-the reference's is estimated leaning back towards the reference — the pull of issue 36.
-
-That lean shows on the reference itself, out of fold: sort the held-out respondents by their
-estimated net score and compare, group by group, the estimated with the realized net score
-(:func:`cx_app.estimate.alp.net_score_calibration_error`, noise-corrected RMS in points). A
-model that is right on average but too high for unhappy respondents and too low for happy ones
-has a large error there, and that is the error a shifted wave inherits. The model to estimate
-waves with is the one with the smallest such error (:func:`choose_estimation_model`), except
-that the model listed first (the analyst's default) is kept unless another errs less by at
-least :data:`CHOICE_MARGIN` points: the error is itself measured with noise (it is 0 for most
-well-calibrated models, and a difference below a point picked the worse model as often as the
-better one in ``bench/bench_model_choice.py``). A model file that keeps no held-out net-score
-error is ranked after those that do.
-
-``bench/bench_model_choice.py`` measures the choice against each model alone and against the
-equal-weight average of the models' estimates, on the bank program's waves and on the two
-worlds of ``bench/bench_pull.py``.
+A model whose probabilities are too flat estimates a shifted wave leaning back towards the
+reference (the pull of issue 36); that shows on the reference out of fold as its net-score
+calibration error (:func:`cx_app.estimate.alp.net_score_calibration_error`). The first model
+(the analyst's default) is kept unless another errs less by :data:`CHOICE_MARGIN` points: the
+error is itself noisy, and a smaller margin picked the worse model as often as the better one
+(``bench/bench_model_choice.py``; docs/alp.md, "Which model estimates the waves"). A model
+file that keeps no held-out net-score error is ranked after those that do.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Saved driver models: one skops file with the fitted pipeline and everything to apply it.
 
-A model file is a skops archive of one dict ``{"format", "format_version", "metadata",
-"estimator"}``: ``metadata`` is JSON text (schema as YAML text, classes, plan, algorithm and
-settings, calibration, training-data fingerprint and size, held-out metrics and ALP gaps,
-training attribute distributions, library versions); ``estimator`` is the fitted pipeline
-(with its calibration), trained on class *positions* 0..K−1 like :mod:`cx_app.models.crossval`.
-
-Loading never unpickles: pickle and joblib files are recognised by their first bytes and
-refused; a skops file is opened only when every type it contains is in :data:`TRUSTED_TYPES`
-(skops' ``get_untrusted_types``), an explicit list of the types our algorithms actually use.
-A file from a newer format or another major cx-app version is refused; another scikit-learn or
-xgboost version gives a :class:`ModelVersionWarning` (predictions may differ slightly).
-
-Trusted types are not enough: their arrays come from the file too, and a tree pointing at node
-2,000,000,000 crashes compiled code (issue 24). So :func:`load_model` bounds every member of the
-archive before skops reads it, opens the file and makes a first prediction in a limited child
-process (:mod:`cx_app.estimate.model_sandbox`), and checks every fitted structure against its
-own sizes (:mod:`cx_app.estimate.model_checks`) before the model is returned.
+The file's layout, what it refuses and why are in docs/alp.md ("Model files"); the estimator is
+trained on class *positions* 0..K−1 like :mod:`cx_app.models.crossval`. Loading never
+unpickles, and trusted types are not enough (their arrays come from the file too: a tree
+pointing at node 2,000,000,000 crashes compiled code, issue 24), so :func:`load_model` bounds
+every archive member before skops reads it, opens the file and predicts in a limited child
+(:mod:`cx_app.estimate.model_sandbox`) and checks every fitted structure against its own sizes
+(:mod:`cx_app.estimate.model_checks`) before the model is returned.
 """
 
 from __future__ import annotations
@@ -238,9 +228,8 @@ def save_model(model: TrainedModel, path: str | Path) -> Path:
 
 def model_bytes(model: TrainedModel) -> bytes:
     """The model file's bytes (what :func:`save_model` writes), e.g. for a download button;
-    :func:`load_model` reads them back. This process wrote them from a model it fitted or
-    already checked, so they need no child-process check here
-    (:func:`cx_app.estimate.model_sandbox.remember`)."""
+    remembered as checked (:func:`cx_app.estimate.model_sandbox.remember`): this process
+    fitted or already checked the model."""
     import skops.io as sio
 
     from cx_app.estimate.model_sandbox import remember
@@ -284,14 +273,6 @@ def _refuse_non_skops(data: bytes, name: str) -> None:
         )
 
 
-def _major(version: str) -> str:
-    return version.split(".")[0]
-
-
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] = (),
                name: str | None = None) -> TrainedModel:
     """Read a model file written by :func:`save_model`, refusing anything unsafe or
@@ -300,12 +281,7 @@ def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] 
     ``source``: a path, the file's bytes (an upload) or a binary file object.
     ``trusted``: extra type names to trust (for a user who has audited a file); default none.
     ``name``: the file name to use in messages (default: the path's or file object's name).
-
-    In order: the file's size, its kind (pickle and joblib refused), every member of the
-    archive within the unpacking limits (:mod:`cx_app.archive_limits`), the types it
-    names against the trusted list (nothing built yet), then its first
-    opening and prediction in a limited child process (:mod:`cx_app.estimate.model_sandbox`,
-    once per file and process), and only then :func:`open_checked_model` here.
+    Nothing is built from the file before :func:`check_model_files` accepted it.
     """
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
@@ -356,11 +332,9 @@ def _audited_types(data: bytes, label: str, trusted: Sequence[str]) -> list[str]
 
 
 def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> TrainedModel:
-    """The model in ``data`` (a skops archive already within the size limits): its types
-    checked against :data:`TRUSTED_TYPES` (plus ``trusted``) before anything is built, its
-    format and versions checked, and every fitted structure compiled code will index checked
-    against its sizes (:func:`cx_app.estimate.model_checks.check_fitted_model`).
-    :func:`load_model` calls it after the child process has done the same safely."""
+    """The model in ``data`` (a skops archive already within the size limits), its types,
+    format, versions, fitted structures and size checked; :func:`load_model` calls it after
+    the child process has done the same safely."""
     import skops.io as sio
 
     from cx_app.estimate.model_checks import check_fitted_model
@@ -387,7 +361,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
         raise ModelFileError(f"{label}: the model's metadata is missing or damaged.") from None
     current = library_versions()
     saved = meta.get("versions", {})
-    if _major(saved.get("cx_app", "?")) != _major(current["cx_app"]):
+    if saved.get("cx_app", "?").split(".")[0] != current["cx_app"].split(".")[0]:
         raise ModelFileError(
             f"{label} was written by cx-app {saved.get('cx_app', '?')}; this is cx-app "
             f"{current['cx_app']} (another major version). Re-train the model with this cx-app."
@@ -396,7 +370,7 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
     check_model_size(payload["estimator"], label)
     notes = []
     for lib in ("sklearn", "xgboost"):
-        if lib in saved and _minor(saved[lib]) != _minor(current[lib]):
+        if lib in saved and saved[lib].split(".")[:2] != current[lib].split(".")[:2]:
             notes.append(
                 f"{label} was written with {lib} {saved[lib]}, this is {lib} {current[lib]}: "
                 "predictions may differ slightly; re-train to be sure."

@@ -8,6 +8,8 @@ the ALP gap, the calibration choice, the fit-on-all check, the NPS error, the le
 Both are read from the model file's JSON with ``from_dict`` and written back with ``to_dict``,
 which gives exactly the document it was made from, so model files written before these types
 existed still open (a part they lack is None; a key this cx-app does not know is kept).
+:class:`AlpGap` and :class:`FullTrainingCheck` are also what :mod:`cx_app.estimate.alp`
+computes: one class each, here (below the documents that read them back, light to import).
 
 >>> doc = {"folds": 5, "seed": 0, "n": 120, "levels": {"original": {"accuracy": 0.5}},
 ...        "warnings": [], "alp_gap": {"n": 120, "accuracy_cm": 0.5, "accuracy_alp": 0.52,
@@ -31,8 +33,11 @@ from cx_app.errors import ModelFileError
 from cx_app.models.results import Document, ResultsError
 
 __all__ = [
+    "LARGE_GAP",
+    "LARGE_NET_ERROR",
+    "AlpGap",
     "CalibrationChoiceDoc",
-    "FullTrainingCheckDoc",
+    "FullTrainingCheck",
     "HeldOutFigures",
     "NetScoreErrorDoc",
     "SegmentErrorsDoc",
@@ -45,19 +50,6 @@ Figure = float | None
 
 
 
-class AlpGapDoc(Document):
-    """The held-out check of the ALP estimate (``cx_app.estimate.alp.AlpGap.to_dict``)."""
-
-    n: int
-    accuracy_cm: float | None
-    accuracy_alp: float | None
-    accuracy_gap: float | None
-    share_gap: float | None
-    net_gap: float | None = None
-    net_calibration_error: float | None = None
-    score: float | None = None
-
-
 class MetadataDocument(Document):
     """A part of a model file's metadata: :class:`ModelFileError` when it is malformed."""
 
@@ -68,6 +60,42 @@ class MetadataDocument(Document):
             return super().from_dict(data, source=source)
         except ResultsError as exc:
             raise ModelFileError(str(exc)) from None
+
+
+LARGE_GAP = 0.03
+"""A held-out |ALP − real| accuracy gap or class-share gap above this is warned about."""
+
+LARGE_NET_ERROR = 3.0
+"""A held-out net-score calibration error (NPS points) above this is warned about."""
+
+
+class AlpGap(MetadataDocument):
+    """How far the ALP estimate is from the truth on labelled data (Theorem 1's check;
+    :func:`cx_app.estimate.alp.alp_gap`).
+
+    - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
+    - ``share_gap`` = total-variation distance between the estimated class shares (probability
+      sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
+    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
+      group shares (promoters − detractors; None without groups);
+    - ``net_calibration_error`` = :func:`cx_app.estimate.alp.net_score_calibration_error` (NPS
+      points): how far the estimated net score is off for groups of respondents with similar
+      estimates — what the estimated NPS error becomes on a wave whose mix has shifted;
+    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
+      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
+      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it, so that no
+      one of them can be bought at the others' expense (an unweighted sum let a 7-point better
+      net score outweigh a 6-point worse accuracy estimate). None in files written before it.
+    """
+
+    n: int
+    accuracy_cm: Figure
+    accuracy_alp: Figure
+    accuracy_gap: Figure
+    share_gap: Figure
+    score: Figure = None
+    net_gap: Figure = None
+    net_calibration_error: Figure = None
 
 
 class TrainingData(MetadataDocument):
@@ -90,8 +118,16 @@ class CalibrationChoiceDoc(MetadataDocument):
     warnings: list[str] = []
 
 
-class FullTrainingCheckDoc(MetadataDocument):
-    """The fit-on-all-respondents check (``cx_app.estimate.alp.FullTrainingCheck.to_dict``)."""
+class FullTrainingCheck(MetadataDocument):
+    """The paper's Section 5 workflow (:func:`cx_app.estimate.alp.full_training_alp_check`):
+    train on 100 % of the labelled rows and validate with ALP, beside the held-out figures.
+
+    ``heldout_cm`` / ``heldout_alp``: accuracy of the out-of-fold predictions and its ALP
+    estimate; ``full_train_cm`` / ``full_train_alp``: resubstitution accuracy of the model fit
+    on everything, and its ALP accuracy on the same rows. ALP on the full-data model close to
+    the held-out accuracy (and well below ``full_train_cm``) says the extra data did not make
+    the model over-fit; ``full_train_cm`` far above both says it did.
+    """
 
     n: int
     heldout_cm: Figure
@@ -156,12 +192,8 @@ class NetScoreErrorDoc(MetadataDocument):
 
 
 class HeldOutFigures(MetadataDocument):
-    """What the model's cross-validation measured on its held-out folds (``TrainedModel.cv``).
-
-    ``levels``: level → metric → value; ``alp_vs_cm``: side (``heldout``, ``training``) →
-    level → metric → ``{"cm", "alp", "gap"}``; ``learning_curve``: the rows of
-    :func:`cx_app.estimate.alp.alp_learning_curve`, when it was asked for.
-    """
+    """What the model's cross-validation measured on its held-out folds (``TrainedModel.cv``);
+    ``alp_vs_cm``: side (``heldout``, ``training``) → :func:`cx_app.estimate.alp.compare_alp_cm`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -169,12 +201,12 @@ class HeldOutFigures(MetadataDocument):
     seed: int | None = None
     n: int | None = None
     levels: dict[str, dict[str, Figure]] = {}
-    alp_gap: AlpGapDoc | None = None
+    alp_gap: AlpGap | None = None
     alp_vs_cm: dict[str, dict[str, dict[str, dict[str, Figure]]]] = {}
     calibration_choice: CalibrationChoiceDoc | None = None
     warnings: list[str] = []
     net_score_error: NetScoreErrorDoc | None = None
-    full_training_check: FullTrainingCheckDoc | None = None
+    full_training_check: FullTrainingCheck | None = None
     learning_curve: list[dict[str, int | Figure]] | None = None
 
     @property

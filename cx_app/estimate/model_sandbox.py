@@ -1,29 +1,20 @@
 """The first opening and prediction of a model file, in a child process with limits (issue 24).
 
 :mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
-know (a crafted XGBoost tree inside a booster's bytes, a path through compiled code nobody
-foresaw) must still not take the server down with it. So before a model file's estimator is
-rebuilt in the server's (or the CLI's) process, :func:`check_in_child` has
-:mod:`cx_app.estimate.model_check_child` open it and predict a few synthetic respondents in a
-child started by :mod:`cx_app.isolation` (address space ``CX_APP_MODEL_CHECK_MB``, default
-4,096 MB; CPU time ``CX_APP_MODEL_CHECK_SECONDS``, default 60 s, per file). A crash, a limit
-reached or an error becomes one :class:`~cx_app.errors.ModelFileError` sentence for that file;
-the server carries on. Several files (a project's final models, :func:`check_files_in_child`)
-share one child, each with its own CPU-time share; a file that kills it is the one refused, and
-the files after it get a new child.
+know (a crafted XGBoost tree inside a booster's bytes) must still not take the server down. So
+:func:`check_in_child` has :mod:`cx_app.estimate.model_check_child` open the file and predict a
+few synthetic respondents in a child started by :mod:`cx_app.isolation` (limits
+``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``: docs/deployment.md); a crash, a limit
+reached or an error becomes one :class:`~cx_app.errors.ModelFileError` sentence. Several files
+share one child, each with its own CPU-time share; a file that kills it is the one refused,
+and the files after it get a new child.
 
-The answer for a file is remembered by its SHA-256 for the life of the process (at most
-:data:`REMEMBERED` files; a refused file is refused again at once), and across processes (issue
-38: each ``cx-app estimate`` is a process of its own) in the check memory, one small file per
-answer in ``CX_APP_MODEL_CHECKS_DIR`` (default ``$XDG_CACHE_HOME/cx-app/model-checks``, i.e.
-``~/.cache/cx-app/model-checks``), named by the file's SHA-256, the extra trusted types and the
-versions of cx-app, Python and scikit-learn (a new version checks again). The files this
-server wrote itself from a model it fitted (``cx-app train``, the app's and the workspace's
-models: :func:`remember`) are recorded there as checked by their content hash, so the app's
-own models never start a child, and another file costs one child at most. What any model may
-use when it predicts a wave is bounded in the process itself by its size
-(:mod:`cx_app.estimate.model_size`), whatever the check memory says. A child costs about
-3–5 s on two busy cores, nearly all of it importing scikit-learn through skops (Keras/JAX add to it for a CNN); ``bench/bench_model_check.py`` measures it.
+Answers are remembered by the file's SHA-256 in the process (at most :data:`REMEMBERED`) and
+across processes (issue 38: each ``cx-app estimate`` is a process of its own) in
+:func:`checks_dir`, keyed also by the extra trusted types and the versions of cx-app, Python
+and scikit-learn; the files this server wrote itself are recorded there (:func:`remember`), so
+its own models never start a child. A child costs about 3–5 s, nearly all of it importing
+scikit-learn through skops (``bench/bench_model_check.py``).
 """
 
 from __future__ import annotations
@@ -127,19 +118,17 @@ def check_limits() -> ChildLimits:
 
 
 def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
-    """Open the model file ``data`` and make a first prediction with it in a limited child
-    process; :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a
-    limit or fails. A file already checked in this process (with the same extra trusted types)
-    gets the same answer at once, without a child."""
+    """Open the model file ``data`` and predict with it in a limited child process;
+    :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a limit or
+    fails (module docstring)."""
     check_files_in_child([(data, label)], trusted)
 
 
 def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
                          ) -> None:
-    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models)
-    with one child for all the files not checked yet: the files are checked in turn, each
-    within the limits; if one kills the child, it is the one refused and the files after it
-    go to a new child. The first refused file, in the given order, raises."""
+    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models),
+    one child for all those not checked yet; the first refused file, in the given order,
+    raises."""
     keys = [_key(data, trusted) for data, _ in files]
     with _lock:
         unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)

@@ -1,25 +1,12 @@
 """A model's size and the memory of one prediction batch, from its arrays (issue 33).
 
-A model file's first prediction runs in a limited child process
-(:mod:`cx_app.estimate.model_sandbox`), but only on a few rows: a file whose network has one
-hidden layer of 400,000 units passes it, and then needs gigabytes for a wave of a thousand
-respondents (each row's activations are 400,000 numbers per layer). So every model, its own or
-another's, is measured from the arrays it holds before it predicts:
-
-- its **parameter count** (every number of its fitted arrays: coefficients, weights, support
-  vectors, the training rows of a nearest-neighbour model) must stay within
-  ``CX_APP_MODEL_MAX_PARAMETERS`` (default :data:`DEFAULT_MAX_PARAMETERS`, 20 million: the
-  papers' models hold at most a few hundred thousand; trees are bounded by
-  :mod:`cx_app.estimate.model_checks` and the archive limits);
-- its **widest intermediate** (the widest layer of a network, the support vectors of a kernel
-  machine, the training rows of a nearest-neighbour model: what one row of a prediction needs
-  as many numbers of) sets how many rows one prediction batch holds, so that a batch needs at
-  most ``CX_APP_PREDICT_BATCH_MB`` (default 64 MB) whatever the wave's size; a model whose one
-  row alone needs more is refused.
-
-A refusal is one :class:`~cx_app.errors.ModelFileError` sentence naming the file and the
-setting; :meth:`cx_app.estimate.model_file.TrainedModel.predict_proba` predicts in batches of
-:func:`batch_rows` rows.
+The child-process check (:mod:`cx_app.estimate.model_sandbox`) predicts only a few rows: a
+network with a hidden layer of 400,000 units passes it and then needs gigabytes for a wave. So
+every model is measured from the arrays it holds before it predicts: its **parameter count**
+must stay within ``CX_APP_MODEL_MAX_PARAMETERS``, and its **widest intermediate** (the widest
+layer, the support vectors, a nearest-neighbour model's training rows) sets how many rows one
+prediction batch holds within ``CX_APP_PREDICT_BATCH_MB`` (docs/deployment.md); a model whose
+one row alone needs more is refused.
 
 >>> import numpy as np
 >>> from sklearn.neural_network import MLPClassifier

@@ -1,60 +1,18 @@
 """Apply a saved model to a new survey wave: estimated performance and net score without labels.
 
 :func:`estimate_wave` predicts every respondent, builds the ALP matrix (:mod:`cx_app.estimate.alp`),
-reduces it with the survey's plan (the engine's :func:`cx_app.engine.levels.reduce_confusion`), and
-estimates the class counts (probability sums) and the net score:
+reduces it with the survey's plan (:func:`cx_app.engine.levels.reduce_confusion`) and estimates
+the class counts (probability sums) and the net score
 
     NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N      (MATH.md §8)
 
-with group probabilities summed over their classes (NPS: promoters {9, 10} minus detractors
-{0..6}; CSAT: the schema's satisfied minus dissatisfied groups).
-
-Interval. The question is "what is *this* wave's NPS?": the interval describes the uncertainty
-of the wave's realized NPS given its respondents' answers to the attributes (not the NPS of
-another sample of customers). Two parts, independent, so variances add:
-
-1. the answers — even with calibrated probabilities each respondent's actual answer is a draw:
-   s_i ∈ {+1, 0, −1} with probabilities (p̂_iP, p̂_i0, p̂_iD), so the realized score of this
-   very wave differs from the estimate by a Poisson-binomial amount with
-   Var = Σ_i w_i²·Var(s_i)/(Σ_i w_i)², Var(s_i) = p̂_iP + p̂_iD − (p̂_iP − p̂_iD)² (w = 1 without
-   survey weights): SE_outcome;
-2. the model's own error, measured on the held-out folds of its training
-   (:func:`heldout_net_score_error`): the mean squared difference between each fold's estimated
-   and realized net score, minus the part the answers' spread explains, is the squared
-   systematic error SE_model² — it does not shrink with the wave's size.
-
-3. the reference survey's own sampling error, which the model carries into every wave: a
-   model fitted on the reference reproduces the reference's realized class shares (its
-   calibration-in-the-large is learned there), so the reference's chance deviation from its
-   expected net score, SE_reference = 100·√(Σ_i Var(s_i))/n over its out-of-fold
-   probabilities, is an offset shared by every wave. The folds cannot see it (each fold's own
-   answers' spread drowns it), and without it the waves' intervals covered 85 % in
-   ``bench/bench_intervals.py``. Older model files get it from the training class counts
-   (the unconditional spread: a little wider).
-
-SE = √(SE_outcome² + SE_model² + SE_reference²); interval = estimate ± 1.96·SE, clipped to
-[−100, 100].
-
-A segment of the wave (the tracker's ``--by``) gets its own SE_outcome (a small segment: a wide
-interval), the same SE_model, and a third part: segments may differ in ways the attributes do
-not explain, which biases a pooled model's estimate of each segment. The segment's held-out
-error, kept per segment at training, corrects its estimate (shrunken towards 0 by the
-segments' spread) and the error of that correction, SE_segment, is added:
-SE = √(SE_outcome² + SE_model² + SE_segment²) (:mod:`cx_app.estimate.segment_error`).
-
-Model files written before the held-out error was kept fall back to the earlier, wider interval
-(the adjusted-Wald sampling SE of a fresh sample added); files that keep the held-out error but
-not its per-segment part add that fresh-sample SE to a segment's interval instead of
-SE_segment (``covers`` says so). The interval assumes calibrated probabilities and a
-segment's effect as in the training data; the held-out ALP gap and the drift checks
-(:mod:`cx_app.estimate.drift`) are reported beside it. ``bench/bench_intervals.py`` measures
-coverage of the realized NPS of waves and segments on drifting waves with a known truth
-(:mod:`cx_app.simulation.drift_waves`), ``bench/bench_alp.py`` per algorithm.
-
-When the wave has the target column (backtest mode) the realized matrix, metrics and NPS are
-reported beside the estimates. Every estimated metric of every level carries its own 95 %
-interval (:mod:`cx_app.estimate.metric_intervals`), and the estimated accuracy and net score
-are checked against alert limits (:mod:`cx_app.estimate.alerts`).
+Its interval is for *this* wave's realized score, not another sample's:
+SE = √(SE_outcome² + SE_model² + SE_reference²), a segment adding SE_segment
+(:mod:`cx_app.estimate.segment_error`); each term, the wider fallbacks of older model files and
+the coverage measured by ``bench/bench_intervals.py`` are in docs/alp.md ("Estimated NPS and its
+interval"). With the target column (backtest) the realized values are reported beside the
+estimates; every metric carries its interval (:mod:`cx_app.estimate.metric_intervals`) and the
+accuracy and net score are checked against alert limits (:mod:`cx_app.estimate.alerts`).
 """
 
 from __future__ import annotations
@@ -81,6 +39,7 @@ from cx_app.estimate.metric_intervals import (
     level_values,
     wave_metric_intervals,
 )
+from cx_app.estimate.model_metadata import NetScoreErrorDoc, SegmentErrorsDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
@@ -98,7 +57,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cx_app.estimate.model_file import TrainedModel
-    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.estimate.segment_error import SegmentCorrection
     from cx_app.survey.importing import SurveyData
 
@@ -218,39 +176,31 @@ def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
 
 
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
-                            classes: Sequence, groups: NetScoreGroups) -> dict[str, Any]:
-    """The model's systematic net-score error on its held-out folds.
-
-    For each fold f: the estimated net score E_f = 100·mean(p̂_P − p̂_D), the realized one R_f,
-    and the answers' variance V_f = 100²·Σ Var(s_i)/n_f². The model's squared error beyond the
-    answers' spread is SE_model² = max(0, mean_f((E_f − R_f)² − V_f)); with fewer than 3 folds
-    it is not estimable and the mean squared error itself is used. ``reference_se``: the
-    training survey's own sampling error of its net score given its answers,
-    100·√(Σ_i Var(s_i))/n over every out-of-fold probability (module docstring, part 3).
-    """
+                            classes: Sequence, groups: NetScoreGroups) -> NetScoreErrorDoc:
+    """The model's systematic net-score error on its held-out folds: with each fold's
+    estimated E_f and realized R_f net score and its answers' variance V_f = 100²·Σ Var(s_i)/n_f²,
+    SE_model² = max(0, mean_f((E_f − R_f)² − V_f)) (with fewer than 3 folds, not estimable: the
+    mean squared error itself); ``reference_se`` = 100·√(Σ_i Var(s_i))/n over all of them."""
     y = np.asarray(y_true)
     pos, neg = _group_sums(proba, classes, groups)
     outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
         y, list(groups.negative)).astype(float)
-    estimated, realized, variance, sizes = [], [], [], []
-    for f in np.unique(fold):
-        test = fold == f
-        m = int(test.sum())
-        estimated.append(100.0 * float(np.mean(pos[test] - neg[test])))
-        realized.append(100.0 * float(np.mean(outcome[test])))
-        v = pos[test] + neg[test] - (pos[test] - neg[test]) ** 2
-        variance.append(100.0**2 * float(v.sum()) / m**2)
-        sizes.append(m)
-    errors = np.array(estimated) - np.array(realized)
-    excess = errors**2 - np.array(variance)
-    squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
     spread = pos + neg - (pos - neg) ** 2
-    return {"fold_estimated": estimated, "fold_realized": realized, "fold_n": sizes,
-            "fold_outcome_variance": variance, "bias": float(np.mean(errors)),
-            "model_se": math.sqrt(max(squared, 0.0)),
-            "reference_se": 100.0 * math.sqrt(float(spread.sum())) / len(spread),
-            # one respondent's SD of the realized outcome (the alert band's spread)
-            "outcome_sd": 100.0 * float(np.std(outcome))}
+    index = np.unique(np.asarray(fold), return_inverse=True)[1]
+    sizes = np.bincount(index)
+    estimated = 100.0 * np.bincount(index, weights=pos - neg) / sizes
+    realized = 100.0 * np.bincount(index, weights=outcome) / sizes
+    variance = 100.0**2 * np.bincount(index, weights=spread) / sizes**2
+    errors = estimated - realized
+    excess = errors**2 - variance
+    squared = float(np.mean(excess)) if len(errors) >= 3 else float(np.mean(errors**2))
+    return NetScoreErrorDoc(
+        fold_estimated=estimated.tolist(), fold_realized=realized.tolist(),
+        fold_n=sizes.tolist(), fold_outcome_variance=variance.tolist(),
+        bias=float(np.mean(errors)),
+        model_se=math.sqrt(max(squared, 0.0)),
+        reference_se=100.0 * math.sqrt(float(spread.sum())) / len(spread),
+        outcome_sd=100.0 * float(np.std(outcome)))  # the alert band's spread per respondent
 
 
 def _absent(value: Any) -> bool:
@@ -357,13 +307,11 @@ def model_reference_se(model: TrainedModel) -> float:
     if not counts:
         return 0.0
     groups = groups_for_schema(model.schema)
-    n = {name: 0 for name in ("negative", "neutral", "positive")}
-    positive, negative = {str(c) for c in groups.positive}, {str(c) for c in groups.negative}
+    side = {**{str(c): 2 for c in groups.positive}, **{str(c): 0 for c in groups.negative}}
+    n = [0, 0, 0]  # negative, neutral, positive
     for c, v in counts.items():
-        key = "positive" if c in positive else "negative" if c in negative else "neutral"
-        n[key] += int(v)
-    return float(net_score_from_counts(n["negative"], n["neutral"], n["positive"],
-                                       groups=groups).se)
+        n[side.get(c, 1)] += int(v)
+    return float(net_score_from_counts(*n, groups=groups).se)
 
 
 def model_net_score_se(model: TrainedModel) -> float | None:
@@ -388,14 +336,8 @@ def training_median(counts: Mapping[str, int]) -> float:
     """Median of a training attribute from its value counts (what the model file keeps)."""
     if not counts:
         raise AnalysisError("the model file has no training distribution for this attribute")
-    values = np.array([float(v) for v in counts])
-    weights = np.array([int(c) for c in counts.values()])
-    order = np.argsort(values)
-    values, cum = values[order], np.cumsum(weights[order])
-    total = cum[-1]
-    lower = values[np.searchsorted(cum, (total + 1) // 2)]
-    upper = values[np.searchsorted(cum, total // 2 + 1)]
-    return float((lower + upper) / 2)
+    return float(np.median(np.repeat([float(v) for v in counts],
+                                     [int(c) for c in counts.values()])))
 
 
 def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]

@@ -1,40 +1,22 @@
 """A segment's own held-out net-score error: the part of a segment's NPS its attributes miss.
 
-Segments (banks, regions, channels) may differ in ways the attributes do not explain: at the
-same answers, one bank's customers recommend a little more. A model trained on all segments
-pooled then estimates every segment of a new wave off by that segment's effect, and an interval
-made only of the answers' spread and the model's overall held-out error
-(:mod:`cx_app.estimate.new_wave`) misses the realized segment NPS far more often than 5 %.
+Segments may differ in ways the attributes do not explain, so a pooled model estimates each
+segment of a new wave off by its effect. At training, each segment ``s`` gets its held-out
+error ``e_s`` (estimated − realized, points) and the answers' variance ``V_s`` of it
+(:func:`heldout_segment_errors`); the effects' spread beyond noise is
+``τ² = max(0, mean_s(e_s² − V_s))``. A new wave's segment is corrected by the shrunken error
+and its interval gets the error of that correction (:func:`segment_correction`):
 
-At training, the out-of-fold predictions give each segment ``s`` of each segment column its
-held-out error ``e_s`` (estimated − realized net score, points) with the answers' variance
-``V_s`` of that estimate (:func:`heldout_segment_errors`); across segments, the spread of the
-effects beyond that noise is ``τ² = max(0, mean_s(e_s² − V_s))``. A new wave's segment ``s`` is
-then corrected by the shrunken error (empirical Bayes: a small segment's noisy error counts
-less) and its interval gets the error of that correction (:func:`segment_correction`):
+    w = τ² / (τ² + V_s),   correction = ρ·w·e_s,
+    SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²
 
-    w = τ² / (τ² + V_s),   correction = w·e_s,
-    SE_segment² = (1 − w)²·max(e_s² − V_s, τ²) + w²·V_s
-
-(``(1 − w)²·δ² + w²·V`` is the mean squared error of ``w·e_s`` as an estimate of the effect δ;
-δ² is estimated by ``e_s² − V_s``, floored at τ² so that a segment whose error happened to come
-out small is not trusted more than the segments' spread). A segment absent from the training
-data gets no correction and ``SE_segment = τ``. Model files written before these numbers were
-kept get no correction and a fresh-sample error instead (wider; the output says so).
-
-A segment's effect need not hold a year later (issue 36: a bank's −7.7 correction overshot by
-+3.5). When the training survey has a wave column with two waves or more, the share of the
-effects that carries over from one wave to another is measured (:func:`segment_stability`,
-``ρ`` in 0..1) and the correction is shrunk by it: ``correction = ρ·w·e_s``, and, the later
-effect being ``ρ·δ`` plus a new part of variance ``(1 − ρ²)·τ²``,
-``SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²``. ``ρ`` is measured
-between the training survey's own waves (often quarters, not a year apart), so a correction
-applied much later may still overstate what persists. With one wave, ``ρ = 1`` (the
-correction above, unchanged).
-
-Otherwise the correction assumes a segment's effect in the new wave is the one of the training
-data: a segment whose effect moves after training is only covered as far as the interval's
-width allows (``bench/bench_intervals.py`` measures it on drifting waves).
+(``(1 − w)²·δ² + w²·V`` is the mean squared error of ``w·e_s`` for the effect δ; δ² floored
+at τ² so that a small error by chance is not trusted more than the segments' spread). ``ρ``,
+the share of the effects that carries over between the training survey's waves
+(:func:`segment_stability`; 1 with one wave), hedges against effects that fade (issue 36).
+A segment absent from the training data gets no correction and ``SE_segment = τ``; older
+model files a fresh-sample error. docs/alp.md ("Estimated NPS and its interval") has what
+was measured.
 """
 
 from __future__ import annotations
@@ -42,12 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cx_app.estimate.model_metadata import SegmentErrorsDoc, SegmentHeldOutDoc
+
 if TYPE_CHECKING:
-    from cx_app.estimate.model_metadata import SegmentErrorsDoc
     from cx_app.survey.nps import NetScoreGroups
 
 __all__ = ["MAX_SEGMENT_LABELS", "SegmentCorrection", "heldout_segment_errors",
@@ -73,17 +56,12 @@ class SegmentCorrection:
 def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequence,
                            groups: NetScoreGroups,
                            segments: Mapping[str, Sequence[str]],
-                           wave: str | None = None) -> dict[str, Any]:
+                           wave: str | None = None) -> dict[str, SegmentErrorsDoc]:
     """Per segment column (``segments``: name → each respondent's segment label, aligned with
-    ``y_true``): ``{"labels": {label: {"n", "error", "variance", "estimated", "outcome_sd",
-    "accuracy_alp", "accuracy", "estimated_sd", "accuracy_alp_sd"}}, "between_sd": τ}``; the ``error`` is the held-out estimated minus realized
-    net score of the segment (points), ``variance`` the answers' variance of that estimate
-    (points²); ``estimated``, ``outcome_sd`` (one respondent's outcome SD, points),
-    ``accuracy_alp`` (mean top probability) and ``accuracy`` (realized) are the segment's own
-    level and spread for its alert band, ``estimated_sd`` and ``accuracy_alp_sd`` the SD of
-    one respondent's estimate (what the level's own sampling error is made of) (:mod:`cx_app.estimate.alert_bands`). ``wave``: the
-    segment column that names each respondent's wave; with two waves or more, each other
-    column also keeps its ``stability`` (:func:`segment_stability`) and ``stability_waves``."""
+    ``y_true``): each segment's held-out error, the answers' variance of it and its own level
+    and spread for its alert band (:class:`~cx_app.estimate.model_metadata.SegmentHeldOutDoc`),
+    and τ. ``wave``: the segment column naming each respondent's wave; with two waves or more,
+    each other column also keeps its ``stability`` (:func:`segment_stability`)."""
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
     cls = list(classes)
@@ -94,7 +72,13 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     spread = pos + neg - (pos - neg) ** 2
     top = p.max(axis=1)
     hit = (y == np.asarray(cls, dtype=object)[p.argmax(axis=1)]).astype(float)
-    out: dict[str, Any] = {}
+
+    def error_and_variance(rows: np.ndarray) -> tuple[float, float]:
+        m = int(rows.sum())
+        return (100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
+                100.0**2 * float(spread[rows].sum()) / m**2)
+
+    out: dict[str, SegmentErrorsDoc] = {}
     for name, labels in segments.items():
         values = np.asarray([str(v) for v in labels], dtype=object)
         distinct = np.unique(values)
@@ -103,23 +87,18 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
         per_label = {}
         for label in distinct:
             rows = values == label
-            m = int(rows.sum())
-            per_label[str(label)] = {
-                "n": m,
-                "error": 100.0 * float(np.mean(pos[rows] - neg[rows]) - np.mean(outcome[rows])),
-                "variance": 100.0**2 * float(spread[rows].sum()) / m**2,
-                # the segment's own level and spread, for its alert band (cx_app.estimate.alerts)
-                "estimated": 100.0 * float(np.mean(pos[rows] - neg[rows])),
-                "outcome_sd": 100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
-                                                    - float(np.mean(outcome[rows])) ** 2, 0.0)),
-                "estimated_sd": 100.0 * float(np.std(pos[rows] - neg[rows])),
-                "accuracy_alp": float(np.mean(top[rows])),
-                "accuracy_alp_sd": float(np.std(top[rows])),
-                "accuracy": float(np.mean(hit[rows]))}
-        big = [v for v in per_label.values() if v["n"] >= MIN_HELDOUT_SEGMENT]
-        tau2 = (max(0.0, float(np.mean([v["error"] ** 2 - v["variance"] for v in big])))
-                if big else 0.0)
-        out[name] = {"labels": per_label, "between_sd": math.sqrt(tau2)}
+            error, variance = error_and_variance(rows)
+            per_label[str(label)] = SegmentHeldOutDoc(
+                n=int(rows.sum()), error=error, variance=variance,
+                estimated=100.0 * float(np.mean(pos[rows] - neg[rows])),
+                outcome_sd=100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
+                                                 - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                estimated_sd=100.0 * float(np.std(pos[rows] - neg[rows])),
+                accuracy_alp=float(np.mean(top[rows])), accuracy_alp_sd=float(np.std(top[rows])),
+                accuracy=float(np.mean(hit[rows])))
+        big = [v for v in per_label.values() if v.n >= MIN_HELDOUT_SEGMENT]
+        tau2 = max(0.0, float(np.mean([v.error**2 - v.variance for v in big]))) if big else 0.0
+        kept = {}
         waves = segments.get(wave) if wave is not None and wave != name else None
         if waves is not None and len(waves) == len(values):
             when = np.asarray([str(v) for v in waves], dtype=object)
@@ -129,14 +108,12 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             for i, label in enumerate(distinct):
                 for t, period in enumerate(periods):
                     rows = (values == label) & (when == period)
-                    m = int(rows.sum())
-                    if m >= MIN_HELDOUT_SEGMENT:
-                        err[i, t] = 100.0 * float(np.mean(pos[rows] - neg[rows])
-                                                  - np.mean(outcome[rows]))
-                        var[i, t] = 100.0**2 * float(spread[rows].sum()) / m**2
+                    if rows.sum() >= MIN_HELDOUT_SEGMENT:
+                        err[i, t], var[i, t] = error_and_variance(rows)
             stability = segment_stability(err, var)
             if stability is not None:
-                out[name].update({"stability": stability, "stability_waves": len(periods)})
+                kept = {"stability": stability, "stability_waves": len(periods)}
+        out[name] = SegmentErrorsDoc(labels=per_label, between_sd=math.sqrt(tau2), **kept)
     return out
 
 

@@ -1,18 +1,11 @@
 """Tracking many waves: the estimated net score of each wave and of each of its segments.
 
-A CX team follows monthly waves by segment (bank, region, channel). :func:`track_waves` applies
-one saved model to several waves (:func:`cx_app.estimate.new_wave.estimate_wave` each) and, with
-``by``, splits every wave by a segment column. A segment's estimate is the (weighted) mean of
-its respondents' probabilities, corrected by the segment's own held-out error (shrunken;
-:mod:`cx_app.estimate.segment_error`); its interval has the segment's own answer spread — a
-small segment gets a wide interval — plus the model's held-out error and the error of that
-correction (the module docstring of :mod:`cx_app.estimate.new_wave`). A model file without the
-per-segment errors gets a wider, fresh-sample interval and a note. Below :data:`MIN_SEGMENT` respondents a segment gets no
-estimate, only its count and a note; below :data:`SMALL_SEGMENT` the note says the interval is
-wide. A segment's alerts compare it with its own reference band
-(:mod:`cx_app.estimate.alert_bands`) and, from the second wave on, with its previous wave
-(:func:`with_segment_changes`). ``TrackedWave.to_dict`` is one entry of ``cx-app estimate ...
---json``'s ``waves``.
+:func:`track_waves` applies one saved model to several waves and, with ``by``, splits every
+wave by a segment column: a segment's estimate is its respondents' probability mean corrected
+by its own held-out error (:mod:`cx_app.estimate.segment_error`), with its own interval and
+alerts (its own band, and from the second wave on its change since the previous wave). Below
+:data:`MIN_SEGMENT` respondents a segment gets its count and a note only.
+``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
 """
 
 from __future__ import annotations
@@ -276,10 +269,6 @@ def tracker_document(tracked: Sequence[TrackedWave]) -> dict:
     return {"waves": [t.to_dict() for t in tracked]}
 
 
-def _alert_text(alerts: Sequence) -> str:
-    return "; ".join(a.short() for a in alerts if a.alert)
-
-
 TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "realized", "note",
                    "alert")
 """The columns of a tracker table before its change flags (:func:`tracker_frame`)."""
@@ -293,21 +282,20 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     The change test treats the two estimates as independent with their whole SE (answers'
     spread and the model's held-out error): conservative, since the model's systematic error
     is largely shared by two waves scored by the same model."""
+    def row(wave: str, series: str, n: int, est: Any, real: Any, note: str,
+            alerts: Sequence[Alert]) -> tuple:
+        none = est is None
+        return (wave, series, n, None if none else est.value, None if none else est.ci95[0],
+                None if none else est.ci95[1], None if none else est.se,
+                None if real is None else real.value, note,
+                "; ".join(a.short() for a in alerts if a.alert))
+
     rows = []
     for t in tracked:
-        nps, real = t.estimate.estimated_nps, t.estimate.realized_nps
-        rows.append({"wave": t.file, "series": "All respondents", "n": t.estimate.n,
-                     "nps": nps.value, "ci_low": nps.ci95[0], "ci_high": nps.ci95[1],
-                     "se": nps.se, "realized": None if real is None else real.value,
-                     "note": "", "alert": _alert_text(t.estimate.alerts)})
-        for s in t.segments:
-            est = s.estimated_nps
-            rows.append({"wave": t.file, "series": s.label, "n": s.respondents,
-                         "nps": None if est is None else est.value,
-                         "ci_low": None if est is None else est.ci95[0],
-                         "ci_high": None if est is None else est.ci95[1],
-                         "se": None if est is None else est.se,
-                         "realized": None if s.realized_nps is None else s.realized_nps.value,
-                         "note": s.note, "alert": _alert_text(s.alerts)})
+        e = t.estimate
+        rows.append(row(t.file, "All respondents", e.n, e.estimated_nps, e.realized_nps, "",
+                        e.alerts))
+        rows.extend(row(t.file, s.label, s.respondents, s.estimated_nps, s.realized_nps,
+                        s.note, s.alerts) for s in t.segments)
     frame = pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
     return flag_changes(frame)

@@ -1,11 +1,9 @@
 """Training a driver model for new waves: cross-validate, choose the calibration, fit on all.
 
-:func:`train_model` cross-validates an algorithm (every calibration method, or one), chooses
-the calibration with the smallest held-out ALP gap (:mod:`cx_app.estimate.calibration`), fits
-the chosen pipeline on all respondents and packages it as a
-:class:`~cx_app.estimate.model_file.TrainedModel` whose ``cv`` metadata carries the held-out
-figures. Given a cross-validation already done (``cross_validation=``), it re-uses it and fits
-only the final model. Saving and loading model files is :mod:`cx_app.estimate.model_file`.
+:func:`train_model` chooses the calibration with the smallest held-out ALP gap
+(:mod:`cx_app.estimate.calibration`), fits the chosen pipeline on all respondents and packages
+it as a :class:`~cx_app.estimate.model_file.TrainedModel` whose ``cv`` carries the held-out
+figures; given a cross-validation already done, it fits only the final model.
 """
 
 from __future__ import annotations
@@ -67,13 +65,13 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
     levels = level_metrics(regular, resolved_plan)
     gap = alp_gap(cv.y_true, cv.proba, cv.classes, groups=groups)
     sides = {"heldout": compare_alp_cm(cv.y_true, cv.proba, cv.classes,
-                                       resolved_plan=resolved_plan, label="held-out folds")}
+                                       resolved_plan=resolved_plan)}
     if cv.train_predictions:
         # every fold model on its own training rows, pooled (each row counted folds − 1 times)
         y_train = np.concatenate([cv.y_true[tp.index] for tp in cv.train_predictions])
         p_train = np.vstack([tp.proba for tp in cv.train_predictions])
         sides["training"] = compare_alp_cm(y_train, p_train, cv.classes,
-                                           resolved_plan=resolved_plan, label="training folds")
+                                           resolved_plan=resolved_plan)
     return {
         "folds": cv.folds,
         "seed": cv.seed,
@@ -81,13 +79,13 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
         "levels": {name: {k: m[k] for k in MACRO_SUMMARY if k in m}
                    for name, m in levels.items()},
         "alp_gap": gap.to_dict(),
-        "alp_vs_cm": {side: comp.to_dict()["levels"] for side, comp in sides.items()},
+        "alp_vs_cm": sides,
         "calibration_choice": choice.to_dict(),
         "warnings": list(cv.warnings),
-        **({"net_score_error": {
-            **heldout_net_score_error(cv.y_true, cv.proba, cv.fold, cv.classes, groups),
-            "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
-                                               segments or {}, wave)}}
+        **({"net_score_error": heldout_net_score_error(
+            cv.y_true, cv.proba, cv.fold, cv.classes, groups).model_copy(update={
+                "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
+                                                   segments or {}, wave)}).to_dict()}
            if groups is not None else {}),
     }
 
@@ -162,10 +160,8 @@ def train_model(
     preset: str | None = None,
 ) -> TrainingOutcome:
     """Cross-validate ``algorithm_id`` on a labelled survey (every calibration method when
-    ``calibration="auto"``, choosing the smallest held-out ALP gap, NPS error included), then
-    fit the chosen pipeline on all respondents and package it as a :class:`TrainedModel`
-    whose ``cv`` is :class:`~cx_app.estimate.model_metadata.HeldOutFigures`
-    (``learning_curve=True``: ten more fits).
+    ``calibration="auto"``), fit the chosen pipeline on all respondents and package it as a
+    :class:`TrainedModel` (``learning_curve=True``: ten more fits).
 
     ``preset`` None: the algorithm's default, or that of ``cross_validation``.
     ``cross_validation``: one already done of this algorithm, settings, classes and

@@ -225,7 +225,7 @@ def test_training_records_the_gap_report_and_the_full_training_check():
     train_acc = meta.alp_vs_cm["training"]["original"]["accuracy"]
     assert train_acc["cm"] == pytest.approx(np.mean(p_tr.argmax(1) == cv.class_positions(y_tr)))
     assert train_acc["alp"] == pytest.approx(p_tr.max(axis=1).mean())
-    held = compare_alp_cm(cv.y_true, cv.proba, cv.classes).to_dict()["levels"]["original"]
+    held = compare_alp_cm(cv.y_true, cv.proba, cv.classes)["original"]
     assert meta.alp_vs_cm["heldout"]["original"] == held
     assert set(meta.alp_vs_cm["heldout"]) == {"original", "3x3+IM", "2x2+IM"}
     # Section 5: the model fit on 100 % validated with ALP, beside the held-out figures

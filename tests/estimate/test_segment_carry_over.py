@@ -53,7 +53,7 @@ def _year_later_errors(seed):
         bank += [f"Bank {i}" for i in b]
         wave += [f"2026-Q{quarter + 1}"] * len(b)
     kept = heldout_segment_errors(np.concatenate(y), np.vstack(proba), range(11), NPS_GROUPS,
-                                  {"bank": bank, "wave": wave}, wave="wave")["bank"]
+                                  {"bank": bank, "wave": wave}, wave="wave")["bank"].to_dict()
     shrunk = {"bank": SegmentErrorsDoc.from_dict(kept)}
     held = {"bank": SegmentErrorsDoc.from_dict(
         {k: v for k, v in kept.items() if k not in ("stability", "stability_waves")})}

@@ -54,7 +54,7 @@ def test_heldout_segment_errors_by_hand():
     proba[1, 9], proba[1, 2], proba[1, 8] = 0.3, 0.2, 0.5
     proba[2, 10], proba[2, 7] = 0.5, 0.5          # segment "b": estimated 50, realized 100
     kept = heldout_segment_errors([10, 3, 9], proba, range(11), NPS_GROUPS,
-                                  {"bank": ["a", "a", "b"]})["bank"]
+                                  {"bank": ["a", "a", "b"]})["bank"].to_dict()
     assert kept["labels"]["a"]["error"] == pytest.approx(30.0)
     assert kept["labels"]["a"]["variance"] == pytest.approx(1e4 * (0.45 + 0.49) / 4)
     b = kept["labels"]["b"]
@@ -102,7 +102,8 @@ def test_reference_se_by_hand_and_for_older_model_files(simulated):
     proba = np.zeros((2, 11))
     proba[0, 10], proba[0, 0], proba[0, 7] = 0.6, 0.1, 0.3
     proba[1, 9], proba[1, 2], proba[1, 8] = 0.3, 0.2, 0.5
-    error = heldout_net_score_error([10, 3], proba, np.array([0, 1]), range(11), NPS_GROUPS)
+    error = heldout_net_score_error([10, 3], proba, np.array([0, 1]), range(11),
+                                    NPS_GROUPS).to_dict()
     assert error["reference_se"] == pytest.approx(100 * math.sqrt(0.45 + 0.49) / 2)
     # an older file: the adjusted-Wald SE of the training class counts (wider: unconditional)
     _, model, _ = simulated[0]

@@ -77,7 +77,7 @@ def test_heldout_model_error_by_hand():
     proba[3, 0], proba[3, 7] = 0.5, 0.5       # fold 1, a detractor
     proba[0, 0] = 0.0
     y, fold = np.array([10, 7, 0, 3]), np.array([0, 0, 1, 1])
-    error = heldout_net_score_error(y, proba, fold, range(11), NPS_GROUPS)
+    error = heldout_net_score_error(y, proba, fold, range(11), NPS_GROUPS).to_dict()
     assert error["fold_estimated"] == pytest.approx([100 * (1.2 - 0.2) / 2, -50.0])
     assert error["fold_realized"] == pytest.approx([50.0, -100.0])
     assert error["bias"] == pytest.approx((0.0 + 50.0) / 2)
