@@ -32,6 +32,7 @@ from cx_app.estimate.ppi import (
     ShiftTest,
     audited_figure,
     f1_macro_ppi,
+    ppi_mean,
     shift_test,
     wave_ppi_mean,
 )
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from cx_app.survey.schema import SurveySchema
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "PpiMean", "ShiftTest", "audit_wave",
-           "f1_macro_ppi", "read_audit", "wave_ppi_mean", "with_audit"]
+           "f1_macro_ppi", "ppi_mean", "read_audit", "wave_ppi_mean", "with_audit"]
 
 
 def _match(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,

@@ -19,7 +19,7 @@ from cx_app.result import Estimate
 from cx_app.survey.nps import Z95
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "ExcludedAuditRow", "PpiMean", "ShiftTest",
-           "audited_figure", "f1_macro_ppi", "shift_test", "wave_ppi_mean"]
+           "audited_figure", "f1_macro_ppi", "ppi_mean", "shift_test", "wave_ppi_mean"]
 
 MIN_AUDIT = 10
 """Fewer audited answers than this: no audited estimate (an error says so)."""
@@ -48,6 +48,20 @@ def _vectors(y, yhat, pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         raise AnalysisError("prediction-powered inference needs at least 2 audited answers, "
                             "each with its prediction")
     return y, yhat, pool
+
+
+def ppi_mean(y, yhat, yhat_unlabeled, *, lam: float | None = None) -> PpiMean:
+    """PPI++ mean of the population the labelled and unlabelled respondents were drawn from
+    (ppi-python's ``ppi_mean_pointestimate``/``ppi_mean_ci`` in one dimension, same λ)."""
+    y, yhat, pool = _vectors(y, yhat, yhat_unlabeled)
+    n, big_n = len(y), len(pool)
+    if lam is None:
+        cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
+        var = float(np.var(np.concatenate([yhat, pool]), ddof=1))
+        lam = 0.0 if var == 0 else float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
+    value = float(np.mean(lam * pool) + np.mean(y - lam * yhat))
+    se = math.sqrt(float(np.std(lam * pool)) ** 2 / big_n + float(np.std(y - lam * yhat)) ** 2 / n)
+    return PpiMean(value=value, se=se, lam=float(lam), n=n, population=big_n)
 
 
 def _wave_lambda(y: np.ndarray, yhat: np.ndarray) -> float:

@@ -18,6 +18,7 @@ from cx_app.errors import AnalysisError
 from cx_app.estimate.audit import (
     MIN_AUDIT,
     f1_macro_ppi,
+    ppi_mean,
     shift_test,
     wave_ppi_mean,
 )
@@ -92,15 +93,22 @@ def _ppi_python(y, yhat, calls: list[tuple[np.ndarray, float | None]]) -> list[l
     return json.loads(done.stdout)
 
 
-def test_wave_ppi_mean_is_ppi_pythons_point_estimate_to_1e9():
+def test_ppi_mean_equals_ppi_python_to_1e9():
     for seed in (0, 1, 2):
         y_all, yhat_all, audit = _inputs(seed)
         y, yhat = y_all[audit], yhat_all[audit]
+        unlabeled = np.delete(yhat_all, audit)
+        ours = {lam: ppi_mean(y, yhat, unlabeled, lam=lam) for lam in (None, 0.0, 0.37, 1.0)}
         wave = wave_ppi_mean(y, yhat, yhat_all)
-        (point, _, _), = _ppi_python(y, yhat, [(yhat_all, wave.lam)])
-        assert 0.0 < wave.lam < 1.0
+        answers = _ppi_python(y, yhat, [*((unlabeled, lam) for lam in ours),
+                                        (yhat_all, wave.lam)])
+        for (lam, mine), (point, lo, hi) in zip(ours.items(), answers, strict=False):
+            assert mine.value == pytest.approx(point, abs=1e-9), (seed, lam)
+            assert mine.ci95[0] == pytest.approx(lo, abs=1e-9), (seed, lam)
+            assert mine.ci95[1] == pytest.approx(hi, abs=1e-9), (seed, lam)
+        assert 0.0 < ours[None].lam < 1.0
         # the wave's estimator is PPI's point estimate with the whole wave as the unlabelled set
-        assert wave.value == pytest.approx(point, abs=1e-9), seed
+        assert wave.value == pytest.approx(answers[-1][0], abs=1e-9), seed
 
 
 # ---------------------------------------------------------------- identities by hand
