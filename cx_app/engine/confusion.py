@@ -188,20 +188,6 @@ class ConfusionMatrix:
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "counts", _as_counts(self.counts, len(labels)))
 
-    @property
-    def n(self) -> float:
-        """Total count N (an int for integer counts)."""
-        return plain(self.counts.sum())
-
-    def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame(
-            self.counts,
-            index=pd.Index(list(self.labels), name="actual"),
-            columns=pd.Index(list(self.labels), name="predicted"),
-        )
-
 
 def confusion_matrix(
     y_true: Any, y_pred: Any, *, labels: Sequence[Any], sample_weight: Any = None
@@ -303,13 +289,6 @@ class MulticlassMetrics:
             "per_class": self.per_class(),
             "undefined": {k: list(v) for k, v in self.undefined.items()},
         }
-
-    def to_frame(self):
-        import pandas as pd
-
-        frame = pd.DataFrame.from_dict(self.per_class(), orient="index")
-        frame.index.name = "class"
-        return frame
 
 
 def multiclass_metrics(
