@@ -203,3 +203,7 @@ def model_words(algorithm_id: str, preset: str) -> str:
     from cx_app.models.names import PRESET_WORDS
 
     return f"{get_algorithm(algorithm_id).name} ({PRESET_WORDS.get(preset, preset)})"
+
+
+def fmt_ci(digits: int, ci: Sequence[float]) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
