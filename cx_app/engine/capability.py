@@ -27,11 +27,8 @@ def delta_phi(tpr: Any, fpr: Any) -> tuple[Any, Any]:
 
 
 class DeltaPhi(Result):
-    """δ and φ of a binary feature against a binary target, with the rates and group sizes.
-
-    ``undefined``: the names among ``tpr``, ``fpr``, ``delta``, ``phi`` that are undefined
-    (no positive or no negative respondents); they are reported as 0.
-    """
+    """δ and φ of a binary feature against a binary target, with the rates and group sizes;
+    ``undefined`` names those without positive or negative respondents (reported as 0)."""
 
     delta: float
     phi: float
@@ -52,12 +49,8 @@ def _as_bool(values: Any, name: str) -> np.ndarray:
 
 
 def feature_delta_phi(feature: Any, target: Any) -> DeltaPhi:
-    """δ/φ of "feature is true" as a predictor of "target is true".
-
-    tpr = share of target-true respondents with the feature, fpr = share of target-false
-    respondents with the feature (e.g. feature "scored the attribute in its top-2 box", target
-    "is a promoter").
-    """
+    """δ/φ of "feature is true" (e.g. "scored the attribute in its top-2 box") as a predictor
+    of "target is true" (e.g. "is a promoter")."""
     f = _as_bool(feature, "feature")
     t = _as_bool(target, "target")
     if f.shape != t.shape:
