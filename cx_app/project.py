@@ -87,8 +87,8 @@ class ProjectModel:
     settings: Mapping[str, Any]
     folds: int
     seed: int
-    key: str
     cv: Any
+    key: str
     permutation: Any = None
     final: Any = None
     final_bytes: bytes | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cx_app.app.store import (
@@ -23,6 +24,7 @@ from cx_app.app.store import (
 )
 from cx_app.engine.plan import PlanSpec
 from cx_app.models.results import Results
+from cx_app.project import ProjectModel
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
@@ -101,16 +103,7 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     return dataclasses.replace(cv, models=None), permutation
 
 
-@dataclass(frozen=True)
-class CrossValidatedModel:
-    model_id: str
-    algorithm_id: str
-    settings: Mapping[str, Any]
-    folds: int
-    seed: int
-    cv: Any  # cx_app.models.crossval.CrossValResult, fold models dropped (see ``permutation``)
-    key: str
-    permutation: Any = None  # cx_app.models.drivers.PermutationImportance, computed at training
+CrossValidatedModel = ProjectModel  # a session's models are the ones projects and programs store
 
 
 @dataclass(frozen=True)
@@ -230,6 +223,7 @@ class Analysis:
 
         events: list[TrainingEvent] = []
         total = max(1, len(algorithms) * 2 * folds)  # train_lean's steps
+        progress = progress or (lambda _share, _text: None)
 
         def emit(event: TrainingEvent) -> None:
             events.append(event)
@@ -244,26 +238,23 @@ class Analysis:
                                 get_algorithm(algorithm_id, chosen).defaults, folds, seed)
             if calibration != "none":
                 label += f" {calibration}"
+            model = partial(CrossValidatedModel, label, algorithm_id, dict(settings), folds, seed,
+                            key=key)
             stored = store.get(key)  # (cv without fold models, permutation importance)
             done = min(1.0, (i + 1) / len(algorithms))
             if key in self.trained_keys and stored is not None:
                 status, message = "repeat", (f"{label}: already trained in this session (same "
                                              "data and recipe)")
-                if progress is not None:
-                    progress(done, f"{label}: already trained")
+                progress(done, f"{label}: already trained")
             else:
                 if stored is None:
                     def fold_progress(n_done: int, _total: int, text: str,
                                       offset: int = i * 2 * folds) -> None:
-                        if progress is not None:
-                            progress(min(1.0, (offset + n_done) / total), text)
+                        progress(min(1.0, (offset + n_done) / total), text)
 
-                    def cross_validated(cv: Any, model: tuple = (label, algorithm_id,
-                                                                  dict(settings), key)) -> None:
+                    def cross_validated(cv: Any, model: partial = model) -> None:
                         if on_cross_validated is not None:
-                            model_id, algorithm, used, model_key = model
-                            on_cross_validated(CrossValidatedModel(
-                                model_id, algorithm, used, folds, seed, cv, model_key))
+                            on_cross_validated(model(cv=cv))
 
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
@@ -277,14 +268,12 @@ class Analysis:
                     store.put(key, stored)
                 # a hit in the shared store (another session, same bytes and recipe) reads
                 # exactly like a fresh training
-                if progress is not None:
-                    progress(done, f"{label}: done")
+                progress(done, f"{label}: done")
                 status = "trained"
                 message = f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s"
             cv, permutation = stored
             self.trained_keys.add(key)
-            self.add_model(CrossValidatedModel(label, algorithm_id, dict(settings), folds, seed,
-                                               cv, key, permutation))
+            self.add_model(model(cv=cv, permutation=permutation))
             emit(TrainingEvent(label, status, message, tuple(cv.warnings)))
         return events
 

@@ -69,7 +69,7 @@ class TrainingJob:
         self._cancel = threading.Event()
         self._ended = threading.Event()  # the job's end for the page (a cancel, or the thread's)
         self._lock = threading.Lock()
-        self._finished = False
+        self.handed_over = False
         self._kept: dict[str, CrossValidatedModel] = {}  # handed over by finish()
         self._kept_trainings = 0  # cross-validation runs among them
         self._seen_trainings = 0
@@ -81,7 +81,7 @@ class TrainingJob:
                                 plan=analysis.plan, trained_keys=set(analysis.trained_keys),
                                 memo_items=analysis.memo_items)
         self._thread = threading.Thread(target=self._run, name="cx-app-training", daemon=True)
-        self._pooled: PooledJob[None] | None = None
+        self.pooled: PooledJob[None] | None = None
         self.began: float | None = None  # when the training itself started (after the queue)
 
     def start(self, pool: JobPool | None = None, user: str = "") -> TrainingJob:
@@ -89,7 +89,7 @@ class TrainingJob:
             with self._lock:
                 if self.state == "running":  # not cancelled before it was started
                     self.state, self.text = "queued", "waiting for the server"
-            self._pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
+            self.pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
             return self
         self._mark = time.monotonic()
         self.began = self._mark
@@ -97,15 +97,11 @@ class TrainingJob:
         return self
 
     @property
-    def pooled(self) -> PooledJob[None] | None:
-        return self._pooled
-
-    @property
     def position(self) -> int | None:
         """1: it starts next; None when not queued."""
-        if self._pooled is None or self.state != "queued":
+        if self.pooled is None or self.state != "queued":
             return None
-        return self._pooled.position
+        return self.pooled.position
 
     # ------------------------------------------------------------------ worker thread
 
@@ -213,8 +209,8 @@ class TrainingJob:
         with self._lock:
             self._cancel.set()
             if self.state == "queued":  # out of the queue at once; it never trained
-                if self._pooled is not None:
-                    self._pooled.cancel()  # False if the pool is starting it: it returns
+                if self.pooled is not None:
+                    self.pooled.cancel()  # False if the pool is starting it: it returns
                 self.state, self.ended = "cancelled", time.monotonic()
                 self.message = "Training cancelled before it started (no model was trained)."
             if self.state != "running":
@@ -246,7 +242,7 @@ class TrainingJob:
 
     @property
     def cancelling(self) -> bool:
-        return self._cancel.is_set() and not self._stopped(0)
+        return self._cancel.is_set() and not self.join(0)
 
     @property
     def running(self) -> bool:
@@ -258,19 +254,12 @@ class TrainingJob:
 
     def join(self, timeout: float | None = None) -> bool:
         """Until the training thread has stopped (after a cancel: its current fold)."""
-        return self._stopped(timeout)
-
-    def _stopped(self, timeout: float | None) -> bool:
-        if self._pooled is not None:
-            return self._pooled.wait(timeout)
+        if self.pooled is not None:
+            return self.pooled.wait(timeout)
         if self._thread.ident is None:  # never started
             return True
         self._thread.join(timeout)
         return not self._thread.is_alive()
-
-    @property
-    def handed_over(self) -> bool:
-        return self._finished
 
     @property
     def elapsed(self) -> float:
@@ -290,9 +279,9 @@ class TrainingJob:
     def finish(self) -> bool:
         """Give the analysis the kept models once the job has ended; True when this call did."""
         with self._lock:
-            if self.running or self._finished:
+            if self.running or self.handed_over:
                 return False
-            self._finished = True
+            self.handed_over = True
             models, trainings = dict(self._kept), self._kept_trainings
         self.analysis.models.update(models)
         self.analysis.trainings += trainings

@@ -204,3 +204,10 @@ def model_words(algorithm_id: str, preset: str) -> str:
 
 def fmt_ci(digits: int, ci: Sequence[float]) -> str:
     return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def segment_line(title: str, value: Any, respondents: int, estimate: Any, note: str | None) -> str:
+    """A tracked segment's line: its respondents and estimated net score with its interval."""
+    shown = "—" if estimate is None else f"{estimate.value:+.1f} {fmt_ci(1, estimate.ci95)}"
+    return (f"    {title} {value}: {respondents:,} respondents, {shown}"
+            + (f" ({note})" if note else ""))

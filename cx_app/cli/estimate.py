@@ -9,7 +9,13 @@ import argparse
 import sys
 from collections import Counter
 
-from cx_app.cli._common import add_cluster_arguments, cluster_from_args, fmt_ci, model_words
+from cx_app.cli._common import (
+    add_cluster_arguments,
+    cluster_from_args,
+    fmt_ci,
+    model_words,
+    segment_line,
+)
 from cx_app.survey.vocabulary import vocabulary_for
 
 
@@ -100,11 +106,8 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
             if a.alert:
                 print(f"  {a.sentence()}")
         for s in t.segments:
-            shown = ("—" if s.estimated_nps is None else
-                     f"{s.estimated_nps.value:+.1f} {fmt_ci(1, s.estimated_nps.ci95)}")
             raised = "; ".join(a.short() for a in s.alerts if a.alert)
-            print(f"    {title} {s.label}: {s.respondents:,} respondents, {shown}"
-                  + (f" ({s.note})" if s.note else "")
+            print(segment_line(title, s.label, s.respondents, s.estimated_nps, s.note)
                   + (f" ALERT: {raised}" if raised else ""))
     print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
     segment = next((s.estimated_nps for t in tracked for s in t.segments

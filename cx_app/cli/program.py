@@ -19,10 +19,10 @@ from cx_app.cli._common import (
     model_words,
     progress_printer,
     schema_from_args,
+    segment_line,
     survey_from_args,
 )
-
-ENV_TEAMS = "CX_APP_TEAMS"
+from cx_app.cli.app import ENV_TEAMS
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -233,11 +233,8 @@ def _show(args: argparse.Namespace) -> int:
         print(line + f"  ({wave.filename})")
         for by, values in wave.segments.items():
             for value, figure in values.items():
-                seg = figure.estimated_nps
-                shown = "—" if seg is None else f"{seg.value:+.1f} {fmt_ci(1, seg.ci95)}"
-                print(f"    {titles.get(by, by)} {value}: {figure.respondents:,} respondents, "
-                      f"{shown}"
-                      + (f" ({figure.note})" if figure.note else ""))
+                print(segment_line(titles.get(by, by), value, figure.respondents,
+                                   figure.estimated_nps, figure.note))
     for wave in view.waves:
         for warning in wave.estimate.warnings:
             print(f"warning: {wave.label}: {warning}", file=sys.stderr)

@@ -20,9 +20,8 @@ def delta_phi(tpr: Any, fpr: Any) -> tuple[Any, Any]:
     """(δ, φ) = (tpr − fpr, tpr + fpr − 1) for numbers or arrays (one point per fold, ...)."""
     if np.ndim(tpr) == 0 and np.ndim(fpr) == 0:
         tpr, fpr = float(tpr), float(fpr)
-        return tpr - fpr, tpr + fpr - 1
-    tpr = np.asarray(tpr, dtype=float)
-    fpr = np.asarray(fpr, dtype=float)
+    else:
+        tpr, fpr = np.asarray(tpr, dtype=float), np.asarray(fpr, dtype=float)
     return tpr - fpr, tpr + fpr - 1
 
 
@@ -57,13 +56,9 @@ def feature_delta_phi(feature: Any, target: Any) -> DeltaPhi:
         raise ValueError(f"feature has {f.size} values but target has {t.size}")
     n_pos = int(t.sum())
     n_neg = int(t.size - n_pos)
-    undefined = []
     tpr = float((f & t).sum() / n_pos) if n_pos else 0.0
     fpr = float((f & ~t).sum() / n_neg) if n_neg else 0.0
-    if not n_pos:
-        undefined.append("tpr")
-    if not n_neg:
-        undefined.append("fpr")
+    undefined = [name for name, n in (("tpr", n_pos), ("fpr", n_neg)) if not n]
     if undefined:
         undefined += ["delta", "phi"]
         delta = phi = 0.0

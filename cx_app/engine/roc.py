@@ -20,7 +20,7 @@ from cx_app.engine.confusion import labels_to_indices, normalize_labels
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import AnalysisError
 
-__all__ = ["OvrRoc", "RocCurve", "ovr_roc", "reduced_roc"]
+__all__ = ["OvrRoc", "RocCurve", "descend_to_class", "ovr_roc", "reduced_roc"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,10 +65,14 @@ def _group_sums(proba_t: np.ndarray, plan: ResolvedPlan, level: int) -> np.ndarr
     return np.stack([proba_t[group_of == a].sum(axis=0) for a in range(group_of.max() + 1)])
 
 
-def _descend(proba_t: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
-    """Maximum-likelihood original class (index) inside ``group`` of level ``level``, per row
-    (``proba_t``: K×n). At each level the member with the largest summed probability wins;
+def descend_to_class(proba: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
+    """Maximum-likelihood original class (index) inside ``group`` (one index, or one per row) of
+    level ``level``, per row: at each level the member with the largest summed probability wins;
     ties go to the first listed."""
+    return _descend(np.ascontiguousarray(np.asarray(proba, dtype=float).T), plan, level, group)
+
+
+def _descend(proba_t: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
     n = proba_t.shape[1]
     chosen = np.broadcast_to(np.asarray(group, dtype=np.intp), (n,)).copy()
     for lvl in range(level, 0, -1):
