@@ -7,6 +7,7 @@ matching: the conventions of docs/engine.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,9 +42,7 @@ def normalize_labels(labels: Iterable[Any]) -> tuple:
     (1, 2)
     """
     out = tuple(plain(v) for v in labels)
-    if len(set(out)) != len(out):
-        seen: set = set()
-        dupes = [v for v in out if v in seen or seen.add(v)]
+    if dupes := [v for v, n in Counter(out).items() if n > 1]:
         raise ValueError(f"labels must be unique, repeated: {dupes}")
     return out
 
