@@ -67,8 +67,8 @@ class ProjectModel:
     settings: Mapping[str, Any]
     folds: int
     seed: int
-    key: str
     cv: Any
+    key: str
     permutation: Any = None
     final: Any = None
     final_bytes: bytes | None = None  # written as is: its SHA-256 stays a downloaded copy's

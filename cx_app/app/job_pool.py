@@ -1,20 +1,12 @@
 """A bounded, fair pool for training jobs on a shared server (no streamlit import).
 
-At most :attr:`PoolLimits.per_user` jobs of one user and :attr:`PoolLimits.per_server` jobs in
-all run at once; the others wait in a queue and know their place in it
-(:attr:`PooledJob.position`). The next job to start is the oldest queued job of the user served
-least recently among those below their own limit (round-robin between users): one user's ten
-queued jobs do not keep another user's first job waiting behind all ten.
-
-A job is any callable, run in a daemon thread of its own (a server being stopped does not wait
-for a training to end); a running one is stopped by its own means (``TrainingJob.cancel``).
-The limits and ``CX_APP_CORES_PER_JOB`` come from the environment (``docs/deployment.md``).
-Every job asks joblib for the same number of workers, so all share joblib's one reusable pool:
-the server never runs more fold workers than that, and a lone analyst's job has every core.
-
-Why these defaults: one job is a whole "Train" click, so a second click of the same user waits
-instead of halving everyone else's share; training is CPU-bound, so more jobs than CPUs would
-only make each slower and add their peak memory together.
+At most ``per_user`` jobs of one user and ``per_server`` jobs in all run at once, each in a
+daemon thread of its own; the next to start is the oldest queued job of the user served least
+recently among those below their limit (round-robin), so one user's ten queued jobs do not keep
+another's first job waiting. Every job asks joblib for the same number of workers, so all share
+joblib's one pool. Why these defaults: one job is a whole "Train" click, so a user's second
+click waits instead of halving everyone's share; training is CPU-bound, so more jobs than CPUs
+would only be slower and add their peak memory together. Limits: ``docs/deployment.md``.
 """
 
 from __future__ import annotations
@@ -205,8 +197,8 @@ class JobPool:
     # ------------------------------------------------------------------ scheduling
 
     def _queue_order(self) -> tuple[PooledJob[Any], ...]:
-        """The queue as :meth:`_next_user` would empty it, ignoring the per-user limits: each
-        simulated start is a turn after every real one."""
+        """The queue in the order it empties when the per-user limits allow: each simulated
+        start is a turn after every real one."""
         queues = {user: list(queue) for user, queue in self._queues.items()}
         turns = dict(self._last_turn)
         last_real_turn = max(turns.values(), default=0)
@@ -219,19 +211,15 @@ class JobPool:
                 del queues[user]
         return tuple(order)
 
-    def _next_user(self) -> str | None:
-        ready = [u for u in self._queues if self._running[u] < self.limits.per_user]
-        if not ready:
-            return None
-        return min(ready, key=lambda u: (self._last_turn[u], self._queues[u][0].number))
-
     def _start_what_fits(self) -> None:
         """Called with the lock held."""
         while sum(self._running.values()) < self.limits.per_server:
-            user = self._next_user()
-            if user is None:
+            job = next((j for j in self._queue_order()
+                        if self._running[j.user] < self.limits.per_user), None)
+            if job is None:
                 return
-            job = self._queues[user].popleft()
+            user = job.user
+            self._queues[user].popleft()  # the first of a user's jobs in the order is their head
             if not self._queues[user]:
                 del self._queues[user]
             if not job.future.set_running_or_notify_cancel():

@@ -5,6 +5,7 @@ Nothing is retrained: the pages derive every view from the restored out-of-fold 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,6 @@ from cx_app.errors import AnalysisError, CxAppError
 from cx_app.project import (
     Project,
     ProjectFileError,
-    ProjectModel,
     project_bytes,
     read_project,
     survey_identity,
@@ -38,11 +38,8 @@ def save_analysis(analysis: Analysis, *, include_survey: bytes | None = None,
     models = []
     for m in analysis.models.values():
         final = analysis.finals.get(f"{m.key}:final")
-        models.append(ProjectModel(model_id=m.model_id, algorithm_id=m.algorithm_id,
-                                   settings=dict(m.settings), folds=m.folds, seed=m.seed,
-                                   key=m.key, cv=m.cv, permutation=m.permutation, final=final,
-                                   final_bytes=(None if final is None else
-                                                analysis.final_model_bytes(m.model_id))))
+        models.append(dataclasses.replace(m, settings=dict(m.settings), final=final, final_bytes=(
+            None if final is None else analysis.final_model_bytes(m.model_id))))
     results = None
     if analysis.models:
         results = analysis.report_document(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from cx_app.app.store import (
@@ -23,6 +24,7 @@ from cx_app.app.store import (
 )
 from cx_app.engine.plan import PlanSpec
 from cx_app.models.results import Results
+from cx_app.project import ProjectModel
 
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
@@ -67,13 +69,9 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
                n_jobs: int | None = None) -> tuple[Any, Any]:
     """Cross-validate one algorithm for the app: ``(cv, permutation)``.
 
-    The fold models are needed only for permutation importance (the Drivers and Report pages),
-    and they are large (a 10-fold random forest on the sample holds about 1 GB): so the
-    permutation importance (:data:`PERMUTATION_REPEATS` shuffles, seed 0) is computed right
-    after training, with the fold models, and the models are dropped. What a session and the
-    shared store keep is the out-of-fold arrays and the importance, a few MB. The folds run on
-    ``n_jobs`` worker processes (default :func:`~cx_app.app.job_pool.cores_per_job`).
-    ``progress(done, 2 × folds, text)``: a step per fold's fit, then one per fold's importance."""
+    The fold models are large (a 10-fold random forest on the sample: about 1 GB) and needed
+    only for permutation importance, so it is computed right away and the models are dropped:
+    sessions and the shared store keep a few MB. ``progress(done, 2 × folds, text)``."""
     import dataclasses
 
     from cx_app.app.job_pool import cores_per_job
@@ -105,16 +103,7 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     return dataclasses.replace(cv, models=None), permutation
 
 
-@dataclass(frozen=True)
-class CrossValidatedModel:
-    model_id: str
-    algorithm_id: str
-    settings: Mapping[str, Any]
-    folds: int
-    seed: int
-    cv: Any  # cx_app.models.crossval.CrossValResult, fold models dropped (see ``permutation``)
-    key: str
-    permutation: Any = None  # cx_app.models.drivers.PermutationImportance, computed at training
+CrossValidatedModel = ProjectModel  # a session's models are the ones projects and programs store
 
 
 @dataclass(frozen=True)
@@ -133,10 +122,9 @@ class TrainingEvent:
 class Analysis:
     """The per-user state of the app: survey, plan, trained models and derived results.
 
-    ``trainings`` counts this user's cross-validation runs (tests prove with it that a grouping
-    change never retrains). Only ``trained_keys`` may be called "already trained": a shared
-    store hit for a key the user never asked for reads like a fresh training.
-    """
+    ``trainings`` counts this user's cross-validation runs. Only ``trained_keys`` may be called
+    "already trained": a shared store hit for a key the user never asked for reads like a fresh
+    training."""
 
     survey: SurveyData
     data_key: str
@@ -175,8 +163,7 @@ class Analysis:
         self.models[model.model_id] = model
 
     def derived(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        """A value computed once per key (include the plan key when it depends on the plan),
-        kept among the ``memo_items`` most recently used."""
+        """A value computed once per key, kept among the ``memo_items`` most recently used."""
         if key in self._memo:
             self._memo.move_to_end(key)
             return self._memo[key]
@@ -199,8 +186,7 @@ class Analysis:
                             lambda: evaluate_result(model.cv, self.resolved_plan()))
 
     def levels(self, model_id: str) -> tuple:
-        """The reduction levels (original, then one per plan step) of a model's out-of-fold
-        predictions."""
+        """The reduction levels of a model's out-of-fold predictions."""
         from cx_app.engine.confusion import confusion_matrix
         from cx_app.engine.levels import reduce_confusion
 
@@ -213,8 +199,8 @@ class Analysis:
         return self.derived(("levels", model.key, self.plan_key), compute)
 
     def comparable_models(self, model_id: str | None = None) -> list[str]:
-        """The models cross-validated on the same folds as ``model_id`` (default: the first):
-        the ones a paired t-test, hence one results document, can compare."""
+        """The models on the same folds as ``model_id`` (default: the first), which one
+        results document can compare."""
         import numpy as np
 
         if not self.models:
@@ -231,13 +217,13 @@ class Analysis:
               ) -> list[TrainingEvent]:
         """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
         trained already, sharing results through ``store`` by content key.
-        ``on_cross_validated``: a fresh model whose folds are done, before its permutation
-        importance (the background job keeps it if cancelled then)."""
+        ``on_cross_validated``: a fresh model before its permutation importance."""
         from cx_app.errors import CxAppError
         from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
         events: list[TrainingEvent] = []
         total = max(1, len(algorithms) * 2 * folds)  # train_lean's steps
+        progress = progress or (lambda _share, _text: None)
 
         def emit(event: TrainingEvent) -> None:
             events.append(event)
@@ -252,26 +238,23 @@ class Analysis:
                                 get_algorithm(algorithm_id, chosen).defaults, folds, seed)
             if calibration != "none":
                 label += f" {calibration}"
+            model = partial(CrossValidatedModel, label, algorithm_id, dict(settings), folds, seed,
+                            key=key)
             stored = store.get(key)  # (cv without fold models, permutation importance)
             done = min(1.0, (i + 1) / len(algorithms))
             if key in self.trained_keys and stored is not None:
                 status, message = "repeat", (f"{label}: already trained in this session (same "
                                              "data and recipe)")
-                if progress is not None:
-                    progress(done, f"{label}: already trained")
+                progress(done, f"{label}: already trained")
             else:
                 if stored is None:
                     def fold_progress(n_done: int, _total: int, text: str,
                                       offset: int = i * 2 * folds) -> None:
-                        if progress is not None:
-                            progress(min(1.0, (offset + n_done) / total), text)
+                        progress(min(1.0, (offset + n_done) / total), text)
 
-                    def cross_validated(cv: Any, model: tuple = (label, algorithm_id,
-                                                                  dict(settings), key)) -> None:
+                    def cross_validated(cv: Any, model: partial = model) -> None:
                         if on_cross_validated is not None:
-                            model_id, algorithm, used, model_key = model
-                            on_cross_validated(CrossValidatedModel(
-                                model_id, algorithm, used, folds, seed, cv, model_key))
+                            on_cross_validated(model(cv=cv))
 
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
@@ -285,20 +268,17 @@ class Analysis:
                     store.put(key, stored)
                 # a hit in the shared store (another session, same bytes and recipe) reads
                 # exactly like a fresh training
-                if progress is not None:
-                    progress(done, f"{label}: done")
+                progress(done, f"{label}: done")
                 status = "trained"
                 message = f"{label}: cross-validated in {stored[0].fit_seconds:.2f} s"
             cv, permutation = stored
             self.trained_keys.add(key)
-            self.add_model(CrossValidatedModel(label, algorithm_id, dict(settings), folds, seed,
-                                               cv, key, permutation))
+            self.add_model(model(cv=cv, permutation=permutation))
             emit(TrainingEvent(label, status, message, tuple(cv.warnings)))
         return events
 
     def held_out_gap(self, model_id: str) -> AlpGap:
-        """The held-out ALP gap of a model's out-of-fold probabilities (with NPS terms when
-        the plan has net-score groups)."""
+        """The held-out ALP gap of a model's out-of-fold probabilities."""
         from cx_app.errors import PlanError
         from cx_app.estimate.alp import alp_gap
         from cx_app.survey.nps import groups_for_schema
@@ -334,7 +314,7 @@ class Analysis:
                     progress: Callable[[int, int, str], None] | None = None,
                     ) -> TrainedModel | None:
         """The model fitted on all respondents for new waves (None: not fitted and not
-        ``fit``); the fit re-uses the model's cross-validation."""
+        ``fit``)."""
         from cx_app.estimate.training import train_model
 
         trained = self.models[model_id]
@@ -370,31 +350,23 @@ class Analysis:
         ids = list(self.models) if model_ids is None else list(model_ids)
         return best_model({m: self.evaluation(m) for m in ids})
 
-    def report_drivers(self, best: str) -> DriverAnalysis:
-        """Every driver view with the permutation importance computed when ``best`` was
-        trained (its fold models are not kept)."""
-        model = self.models[best]
-
-        def compute():
-            permutation = () if model.permutation is None else (model.permutation,)
-            return self.drivers().model_copy(update={"permutation": permutation})
-
-        return self.derived(("report_drivers", model.key, self.plan_key), compute)
-
     def report_document(self, model_ids: list[str] | None = None) -> Results:
         """The ``results.json`` of ``model_ids`` as the Report page and ``cx-app evaluate``
         write it: drivers with the best model's permutation importance."""
         ids = list(self.models) if model_ids is None else list(model_ids)
-        best = self.best_model(ids)
-        return self.results_document(ids, self.report_drivers(best), permutation_model=best)
+        model = self.models[best := self.best_model(ids)]
+        permutation = () if model.permutation is None else (model.permutation,)
+        drivers = self.derived(("report_drivers", model.key, self.plan_key), lambda: (
+            self.drivers().model_copy(update={"permutation": permutation})))
+        return self.results_document(ids, drivers, permutation_model=best)
 
     def report_files(self, model_ids: list[str], new_wave: WaveEstimateDocument | None = None, *,
                      build: bool = False, program: ProgramView | None = None,
                      segment_titles: Mapping[str, str] | None = None
                      ) -> dict[str, bytes] | None:
         """The report files (``json``, ``xlsx``, ``html`` bytes) of ``model_ids``: built when
-        ``build``, else only when already built (``None`` otherwise). With a ``program`` with
-        waves, what ``cx-app program report`` writes (its tracker and a deck too)."""
+        ``build``, else only when already built (``None`` otherwise); with a ``program`` with
+        waves, its tracker and deck too."""
         from cx_app.reports import build_report, excel_bytes, render_html
 
         tracked = None if program is None or not program.waves else program
@@ -428,8 +400,7 @@ class Analysis:
 
     def results_document(self, model_ids: list[str] | None = None, drivers: Any = None,
                          permutation_model: str | None = None) -> Results:
-        """The typed results (``results.json``) of ``model_ids`` by the CLI's one builder, on the
-        memoised evaluations; the models must share their folds (:meth:`comparable_models`)."""
+        """The typed results of ``model_ids`` (sharing their folds) by the CLI's one builder."""
         from cx_app.models.analysis import results_document
 
         ids = list(self.models) if model_ids is None else list(model_ids)

@@ -1,20 +1,12 @@
 """A training run in a background thread that the user can cancel (no streamlit import).
 
-Why a thread: Streamlit stops a script run when the user clicks anything; a job in its own
-thread goes on, and the page picks it up again whenever it is shown. The job trains on a
-*shadow* of the user's analysis (no page reads the analysis' models while another thread adds
-to them); :meth:`TrainingJob.finish` hands the models over in the page's thread.
-
-Cancel ends the job *for the page* at once, under the job's lock, and what is kept is decided
-then: every model finished, and one whose folds were all done (kept without its permutation
-importance). The thread learns of it at its next progress update (the callback raises
-:class:`TrainingCancelled`) and whatever it finishes after is dropped, never added behind the
-user's back. ``on_model`` and ``record_fit`` run in the training thread; what they raise
-becomes a warning of the model's event, never a stopped job.
-
-On a shared server the training is the :class:`~cx_app.app.job_pool.JobPool`'s work, ``"queued"``
-until the limits allow; a cancelled job still finishing its fold keeps its running place until
-its thread stops (the fold still uses the CPU).
+A thread, because Streamlit stops a script run at any click; the page picks the job up again
+whenever it is shown. The job trains on a *shadow* of the user's analysis, and
+:meth:`TrainingJob.finish` hands the models over in the page's thread. Cancel ends the job for
+the page at once and keeps every finished model (one whose folds are done: without its
+permutation importance); the thread stops at its next progress update, and what it finishes
+after is dropped. What ``on_model`` and ``record_fit`` raise becomes a warning of the model's
+event. On a shared server the job waits in the :class:`~cx_app.app.job_pool.JobPool`.
 """
 
 from __future__ import annotations
@@ -53,15 +45,12 @@ class TrainingJob:
                  on_model: Callable[[CrossValidatedModel], None] | None = None,
                  record_fit: RecordFit | None = None,
                  expected: Mapping[str, Phases] | None = None) -> None:
-        """``around``: a context to train inside, entered in the training thread (e.g.
+        """``around``: a context entered in the training thread (e.g.
         :func:`cx_app.models.cluster.on_cluster`, whose routing is per thread).
-        ``on_model(model)``: each model trained (fresh, or a hit in the shared store; not a
-        repeat of this session). ``record_fit(algorithm, preset, respondents, attributes,
-        folds, seconds)``: each fresh fit, ``seconds`` the wall time of its cross-validation
-        and permutation importance in reference seconds (divided by
-        :func:`cx_app.models.timing.settings_factor` of its settings, calibration and size).
-        ``expected``: each algorithm's expected phases, said before Train (refined while it
-        runs: :attr:`remaining`)."""
+        ``on_model(model)``: each model trained (not a repeat of this session).
+        ``record_fit(algorithm, preset, respondents, attributes, folds, seconds)``: each fresh
+        fit, in reference seconds (divided by :func:`cx_app.models.timing.settings_factor`).
+        ``expected``: each algorithm's expected phases (:attr:`remaining`)."""
         self.analysis = analysis
         self.expected = dict(expected or {})
         self._around = around
@@ -80,7 +69,7 @@ class TrainingJob:
         self._cancel = threading.Event()
         self._ended = threading.Event()  # the job's end for the page (a cancel, or the thread's)
         self._lock = threading.Lock()
-        self._finished = False
+        self.handed_over = False
         self._kept: dict[str, CrossValidatedModel] = {}  # handed over by finish()
         self._kept_trainings = 0  # cross-validation runs among them
         self._seen_trainings = 0
@@ -92,7 +81,7 @@ class TrainingJob:
                                 plan=analysis.plan, trained_keys=set(analysis.trained_keys),
                                 memo_items=analysis.memo_items)
         self._thread = threading.Thread(target=self._run, name="cx-app-training", daemon=True)
-        self._pooled: PooledJob[None] | None = None
+        self.pooled: PooledJob[None] | None = None
         self.began: float | None = None  # when the training itself started (after the queue)
 
     def start(self, pool: JobPool | None = None, user: str = "") -> TrainingJob:
@@ -100,7 +89,7 @@ class TrainingJob:
             with self._lock:
                 if self.state == "running":  # not cancelled before it was started
                     self.state, self.text = "queued", "waiting for the server"
-            self._pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
+            self.pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
             return self
         self._mark = time.monotonic()
         self.began = self._mark
@@ -108,15 +97,11 @@ class TrainingJob:
         return self
 
     @property
-    def pooled(self) -> PooledJob[None] | None:
-        return self._pooled
-
-    @property
     def position(self) -> int | None:
         """1: it starts next; None when not queued."""
-        if self._pooled is None or self.state != "queued":
+        if self.pooled is None or self.state != "queued":
             return None
-        return self._pooled.position
+        return self.pooled.position
 
     # ------------------------------------------------------------------ worker thread
 
@@ -224,8 +209,8 @@ class TrainingJob:
         with self._lock:
             self._cancel.set()
             if self.state == "queued":  # out of the queue at once; it never trained
-                if self._pooled is not None:
-                    self._pooled.cancel()  # False if the pool is starting it: it returns
+                if self.pooled is not None:
+                    self.pooled.cancel()  # False if the pool is starting it: it returns
                 self.state, self.ended = "cancelled", time.monotonic()
                 self.message = "Training cancelled before it started (no model was trained)."
             if self.state != "running":
@@ -257,7 +242,7 @@ class TrainingJob:
 
     @property
     def cancelling(self) -> bool:
-        return self._cancel.is_set() and not self._stopped(0)
+        return self._cancel.is_set() and not self.join(0)
 
     @property
     def running(self) -> bool:
@@ -269,19 +254,12 @@ class TrainingJob:
 
     def join(self, timeout: float | None = None) -> bool:
         """Until the training thread has stopped (after a cancel: its current fold)."""
-        return self._stopped(timeout)
-
-    def _stopped(self, timeout: float | None) -> bool:
-        if self._pooled is not None:
-            return self._pooled.wait(timeout)
+        if self.pooled is not None:
+            return self.pooled.wait(timeout)
         if self._thread.ident is None:  # never started
             return True
         self._thread.join(timeout)
         return not self._thread.is_alive()
-
-    @property
-    def handed_over(self) -> bool:
-        return self._finished
 
     @property
     def elapsed(self) -> float:
@@ -289,10 +267,8 @@ class TrainingJob:
 
     @property
     def remaining(self) -> float | None:
-        """The seconds left while it runs: the expected times rescaled by the pace of the
-        steps already done, folds and permutation importance
-        (:func:`cx_app.models.timing.remaining_seconds`); None when queued, ended, or without
-        expected times."""
+        """The seconds left while it runs (:func:`cx_app.models.timing.remaining_seconds`);
+        None when queued, ended, or without expected times."""
         from cx_app.models.timing import remaining_seconds
 
         if self.state != "running" or self.began is None or not self.expected:
@@ -301,12 +277,11 @@ class TrainingJob:
         return remaining_seconds(expected, self.share, time.monotonic() - self.began)
 
     def finish(self) -> bool:
-        """Give the analysis the kept models, once the job has ended for the page; True when
-        this call handed them over."""
+        """Give the analysis the kept models once the job has ended; True when this call did."""
         with self._lock:
-            if self.running or self._finished:
+            if self.running or self.handed_over:
                 return False
-            self._finished = True
+            self.handed_over = True
             models, trainings = dict(self._kept), self._kept_trainings
         self.analysis.models.update(models)
         self.analysis.trainings += trainings

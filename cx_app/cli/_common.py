@@ -128,8 +128,7 @@ def schema_from_args(args: argparse.Namespace) -> SurveySchema | None:
 
 
 def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -> SurveyData:
-    """With an inferred layout ``--missing-policy`` replaces the inferred policy, as the app's
-    choice does."""
+    """With an inferred layout ``--missing-policy`` replaces the inferred policy (as in the app)."""
     return load_survey(args.file, schema=schema_from_args(args), sheet=args.sheet,
                        require_target=require_target,
                        missing_policy=getattr(args, "missing_policy", None))
@@ -175,8 +174,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
-    """Run the block on the cluster named by ``--dask-scheduler`` or ``CX_APP_DASK_SCHEDULER``
-    (printing which), else locally."""
+    """Run the block on the ``--dask-scheduler`` cluster (printing which), else locally."""
     from cx_app.models import cluster
 
     address = cluster.scheduler_address(getattr(args, "dask_scheduler", None))
@@ -187,8 +185,7 @@ def cluster_from_args(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def progress_printer(model_ids: Sequence[str]) -> Callable[[int, int, str], None]:
-    """The ``progress`` callback of the commands that train: the title of a training, then an
-    indented line per finished fold, model ids written as their names."""
+    """The commands' ``progress`` callback: a training's title, then a line per fold."""
     from cx_app.models.names import names_in_text
 
     def progress(done: int, total: int, message: str) -> None:
@@ -203,3 +200,14 @@ def model_words(algorithm_id: str, preset: str) -> str:
     from cx_app.models.names import PRESET_WORDS
 
     return f"{get_algorithm(algorithm_id).name} ({PRESET_WORDS.get(preset, preset)})"
+
+
+def fmt_ci(digits: int, ci: Sequence[float]) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def segment_line(title: str, value: Any, respondents: int, estimate: Any, note: str | None) -> str:
+    """A tracked segment's line: its respondents and estimated net score with its interval."""
+    shown = "—" if estimate is None else f"{estimate.value:+.1f} {fmt_ci(1, estimate.ci95)}"
+    return (f"    {title} {value}: {respondents:,} respondents, {shown}"
+            + (f" ({note})" if note else ""))

@@ -81,12 +81,9 @@ def check_secrets(path: Path) -> None:
 
 
 SERVER_THREADS = {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-"""The server's BLAS on one thread each (unless its environment says otherwise).
-
-The job pool runs as many jobs as CPUs, and a survey's matrices are narrow: a second BLAS thread
-saves nothing and spins at every barrier when another job holds the other core (a logistic
-regression took 14.5 s with two against 5.8 s with one under a load of 9, ``bench/RESULTS.md``
-training_times). Set for the server process this command starts, never by the library."""
+"""The server's BLAS on one thread (unless its environment says otherwise): the pool runs as
+many jobs as CPUs on narrow matrices, so a second thread only spins when another job holds the
+core (``bench/RESULTS.md`` training_times). Set for the server this starts, never by the library."""
 
 
 def server_launch(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerLaunch:
@@ -127,10 +124,9 @@ STOP_GRACE_SECONDS = 5.0
 
 
 def _serve(command: list[str], env: dict[str, str] | None = None) -> int:
-    """Run the Streamlit server as a child and stop it with us (signals forwarded; still
-    running when we leave, or :data:`STOP_GRACE_SECONDS` after a signal: terminated), so that
-    ``cx-app app`` never leaves a server holding the port. Streamlit listens before it installs
-    its own handlers, so a SIGINT in between may be swallowed."""
+    """Run the Streamlit server as a child and stop it with us (signals forwarded; terminated
+    :data:`STOP_GRACE_SECONDS` after one, or when we leave), so that ``cx-app app`` never leaves
+    a server holding the port (a SIGINT before Streamlit's handlers may be swallowed)."""
     child = subprocess.Popen(command, cwd=ENTRY_SCRIPT.parent,
                              env=os.environ.copy() if env is None else env)
     asked: list[float] = []  # when a stop signal was forwarded

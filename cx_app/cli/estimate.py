@@ -1,25 +1,22 @@
 """``cx-app estimate``: estimated performance and NPS of new, unlabelled waves with a saved model.
 
-``cx-app estimate --model MODEL.skops WAVE_FILE [WAVE_FILE ...] [--by SEGMENT]``: estimated
-performance and net score of new (unlabelled) waves with a saved model; realized values too when
-a wave has the target. One file: the full estimate (``--json``: the document ``cx-app report
---new-wave`` reads). Several files or ``--by``: the tracker, one line per wave and segment
-(``--json``: ``{"waves": [{"file", "respondents", "estimated_nps": {"value", "ci95", ...},
-"shares", "by": {VALUE: {"respondents", "estimated_nps"}}}]}``). A file with a wave column
-holding several waves is tracked wave by wave, like several files. Every estimated metric has
-its 95% interval (``estimated_ci95`` beside ``estimated``); ``alerts`` list the estimated
-accuracy and net score checked against ``--alert-accuracy`` / ``--alert-nps`` or, by default,
-the model's held-out 3-sigma bands (:mod:`cx_app.estimate.alerts`), per wave and segment.
-``--audit SAMPLE`` (one wave): labelled respondents of the wave (or the wave file itself with
-some answers) give ``audited_nps`` {``value``, ``ci95``, ``n``}, the audited accuracy and macro
-F1 and ``shift_detected`` beside ``estimated_nps`` (:mod:`cx_app.estimate.audit`)."""
+One wave file: the full estimate (``--json``: what ``cx-app report --new-wave`` reads); several
+files, a wave column or ``--by``: the tracker. The JSON, alerts and ``--audit``: docs/alp.md."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
-from cx_app.cli._common import add_cluster_arguments, cluster_from_args, model_words
+from cx_app.cli._common import (
+    add_cluster_arguments,
+    cluster_from_args,
+    fmt_ci,
+    model_words,
+    segment_line,
+)
+from cx_app.survey.vocabulary import vocabulary_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,14 +69,6 @@ def _compatible_schema(path: str, model):
     return schema
 
 
-def _fmt_ci(ci) -> str:
-    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
-
-
-def _fmt_ci3(ci) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
 def _thresholds(args: argparse.Namespace):
     """The analyst's alert limits from ``--alert-accuracy`` / ``--alert-nps`` (None: defaults)."""
     from cx_app.estimate.alerts import AlertThresholds, parse_limits
@@ -104,12 +93,12 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(tracker_document(tracked), indent=1, ensure_ascii=False, default=str))
         return 0
-    kind = _score_word(tracked[0].estimate.estimated_nps.kind)
+    kind = vocabulary_for(nps=tracked[0].estimate.estimated_nps.kind == "nps").short_name
     print(f"model {model_words(model.algorithm_id, model.preset)}, calibration "
           f"{model.calibration}; estimated {kind} with 95% intervals")
     for t in tracked:
         nps = t.estimate.estimated_nps
-        line = f"{t.file}: {t.estimate.n:,} respondents, {kind} {nps.value:+.1f} {_fmt_ci(nps.ci95)}"
+        line = f"{t.file}: {t.estimate.n:,} respondents, {kind} {nps.value:+.1f} {fmt_ci(1, nps.ci95)}"
         if t.estimate.realized_nps is not None:
             line += f"; realized {t.estimate.realized_nps.value:+.1f}"
         print(line)
@@ -117,11 +106,8 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
             if a.alert:
                 print(f"  {a.sentence()}")
         for s in t.segments:
-            shown = ("—" if s.estimated_nps is None else
-                     f"{s.estimated_nps.value:+.1f} {_fmt_ci(s.estimated_nps.ci95)}")
             raised = "; ".join(a.short() for a in s.alerts if a.alert)
-            print(f"    {title} {s.label}: {s.respondents:,} respondents, {shown}"
-                  + (f" ({s.note})" if s.note else "")
+            print(segment_line(title, s.label, s.respondents, s.estimated_nps, s.note)
                   + (f" ALERT: {raised}" if raised else ""))
     print(f"the intervals cover {tracked[0].estimate.estimated_nps.covers}")
     segment = next((s.estimated_nps for t in tracked for s in t.segments
@@ -134,25 +120,18 @@ def _track(model, surveys, args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_word(kind: str) -> str:
-    """"NPS" for an NPS (a recommend question on 0–10), else "net score" (issue 25)."""
-    return "NPS" if kind == "nps" else "net score"
-
-
 def _print_audit(audit) -> None:
     """The audit's lines of ``cx-app estimate --audit`` (:mod:`cx_app.estimate.audit`)."""
     print(audit.headline())
     for name, fig in (("accuracy", audit.accuracy), ("group accuracy", audit.group_accuracy),
                       ("macro F1", audit.f1_macro)):
-        print(f"  audited {name} {fig.value:.3f} {_fmt_ci3(fig.ci95)} (label-free "
+        print(f"  audited {name} {fig.value:.3f} {fmt_ci(3, fig.ci95)} (label-free "
               f"{fig.label_free:.3f})")
     print(f"  {audit.shift_test.sentence}")
     print(f"  audit rows matched by {audit.matched_by}: {audit.n_audit:,} of the wave's "
           f"{audit.n_wave:,} respondents")
     if audit.excluded:
-        reasons: dict[str, int] = {}
-        for row in audit.excluded:
-            reasons[row.reason] = reasons.get(row.reason, 0) + 1
+        reasons = Counter(row.reason for row in audit.excluded)
         rows = ", ".join(str(r.row) for r in audit.excluded[:10])
         print(f"  {len(audit.excluded)} audit row(s) left out ("
               + "; ".join(f"{k}: {v}" for k, v in reasons.items())
@@ -196,21 +175,22 @@ def run(args: argparse.Namespace) -> int:
         print(est.to_json())
         return 0
     nps = est.estimated_nps
+    score = vocabulary_for(nps=nps.kind == "nps").short_name
     print(f"{survey.source.filename}: {est.n} respondents; model "
           f"{model_words(model.algorithm_id, model.preset)}, calibration {model.calibration}, "
           f"trained on {model.training.n} respondents")
-    print(f"estimated {_score_word(nps.kind)} {nps.value:.1f}, 95% interval {_fmt_ci(nps.ci95)} "
+    print(f"estimated {score} {nps.value:.1f}, 95% interval {fmt_ci(1, nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
           + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")
     print(f"  the interval covers {nps.covers}")
     if est.realized_nps is not None:
-        print(f"realized  {_score_word(nps.kind)} {est.realized_nps.value:.1f}")
+        print(f"realized  {score} {est.realized_nps.value:.1f}")
     for level in est.levels:
         m = level.metrics
         ci = est.metric_intervals.ci95(level.name)
         line = (f"  {level.name:<10} estimated accuracy {m['accuracy']:.3f} "
-                f"{_fmt_ci3(ci['accuracy'])}, macro F1 {m['f1_macro']:.3f} "
-                f"{_fmt_ci3(ci['f1_macro'])}")
+                f"{fmt_ci(3, ci['accuracy'])}, macro F1 {m['f1_macro']:.3f} "
+                f"{fmt_ci(3, ci['f1_macro'])}")
         if est.realized_levels is not None:
             r = next(lv for lv in est.realized_levels if lv.name == level.name).metrics
             line += f"   realized accuracy {r['accuracy']:.3f}, macro F1 {r['f1_macro']:.3f}"

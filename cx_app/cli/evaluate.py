@@ -1,16 +1,8 @@
 """``cx-app evaluate``: cross-validate the driver models, write results and reports.
 
-``cx-app evaluate FILE --out DIR``: cross-validate the driver models and write
-``results.json``, ``report.xlsx`` and ``report.html``.
-
-The work is :func:`cx_app.models.analysis.evaluate_survey`: each algorithm is cross-validated once
-(same folds for all); levels, per-fold metrics, ROC, pairwise tests and drivers are derived from
-the cached predictions. Default comparisons: every level on ``accuracy``, plus ``f1_macro`` on
-multiclass levels and ``mcc`` on 2×2 levels. ``--five-by-two lr,svm`` adds Dietterich's 5×2cv
-t-test and Alpaydin's F-test of that pair (its own 20 fits) as ``comparisons_5x2cv``.
-``--preset fast|papers`` chooses every algorithm's settings (default: each algorithm's default
-preset, ``fast`` unless measured otherwise); the leaderboard and results.json name the preset
-of every model (``svm`` is the default preset, ``svm papers`` the other).
+``cx-app evaluate FILE --out DIR`` writes ``results.json``, ``report.xlsx`` and ``report.html``
+by :func:`cx_app.models.analysis.evaluate_survey` (each algorithm cross-validated once, on the
+same folds; everything else derived from the cached predictions).
 """
 
 from __future__ import annotations
@@ -107,12 +99,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def leaderboard(evaluations: dict[str, ModelEvaluation],
                 baseline: Mapping[str, BaselineLevel] | None = None) -> str:
-    """A short text table: accuracy at each level (every respondent's out-of-fold prediction
-    pooled, as results.json, the baseline row and its warning), AUCs and fit time, and a
-    footnote saying so; the best model first by
-    :data:`~cx_app.models.analysis.BEST_MODEL_RULE` (``rank_models``). With
-    ``baseline`` (results.json's): a last column naming the levels where a model is below
-    always answering the commonest class, and that baseline's accuracies as the last row."""
+    """A short text table: pooled out-of-fold accuracy at each level, AUCs and fit time, best
+    model first (:data:`~cx_app.models.analysis.BEST_MODEL_RULE`); with ``baseline``, the
+    levels where a model is below it and the baseline's own row."""
     first = next(iter(evaluations.values()))
     names = [lvl.name for lvl in first.levels]
     header = ["model", "preset", *(f"acc {n}" for n in names), *(f"AUC {n}" for n in first.roc), "fit s"]
@@ -164,10 +153,9 @@ def baseline_warnings(results: Results) -> list[str]:
 
 def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.Namespace,
                   load: float) -> str:
-    """The time said before training, by the cost model the app's Models page uses
-    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the
-    permutation importance of the best one (the slowest's, as it is not known yet), times
-    the machine's ``load`` factor."""
+    """The time said before training, by the app's cost model
+    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the slowest
+    one's permutation importance (the best is not known yet), times ``load``."""
     from cx_app.models.algorithms import resolve_preset
     from cx_app.models.timing import COSTS, expected_phases, format_duration
 
@@ -252,8 +240,7 @@ def run(args: argparse.Namespace) -> int:
 
 def evaluation_project(survey: SurveyData, cvs: Sequence[Any], results: Any, *,
                        settings: Mapping[str, Any], survey_bytes: bytes | None = None) -> Project:
-    """The project of one ``cx-app evaluate`` run: its cross-validations (fold models
-    dropped), its results document and settings; the survey file only when given."""
+    """The project of one ``cx-app evaluate`` run; the survey file only when given."""
     schema_yaml = survey.schema.to_yaml()
     data_key = survey_key(survey.source.sha256, survey.source.sheet, schema_yaml,
                           survey.source.filename)

@@ -15,13 +15,14 @@ import sys
 from cx_app.cli._common import (
     add_survey_arguments,
     add_training_arguments,
+    fmt_ci,
     model_words,
     progress_printer,
     schema_from_args,
+    segment_line,
     survey_from_args,
 )
-
-ENV_TEAMS = "CX_APP_TEAMS"
+from cx_app.cli.app import ENV_TEAMS
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -151,10 +152,6 @@ def _workspace(args: argparse.Namespace):
                           teams=teams, acting_as=args.as_user)
 
 
-def _ci(ci: list[float]) -> str:
-    return f"[{ci[0]:.1f}, {ci[1]:.1f}]"
-
-
 def _calibration_progress(algorithm: str, calibration: str):
     """The fold lines of the training; with ``auto`` each title says which calibration it
     cross-validates (they are tried in the order of ``CALIBRATION_METHODS``)."""
@@ -228,7 +225,7 @@ def _show(args: argparse.Namespace) -> int:
         est, real = wave.estimated_nps, wave.realized_nps
         line = (f"{wave.label}: {wave.respondents:,} respondents, "
                 f"{'estimated' if est.audited_n is None else 'audited'} NPS "
-                f"{est.value:+.1f} {_ci(est.ci95)}"
+                f"{est.value:+.1f} {fmt_ci(1, est.ci95)}"
                 + ("" if est.audited_n is None else
                    f" from {est.audited_n:,} audited answers (label-free {est.label_free:+.1f})"))
         if real is not None:
@@ -236,11 +233,8 @@ def _show(args: argparse.Namespace) -> int:
         print(line + f"  ({wave.filename})")
         for by, values in wave.segments.items():
             for value, figure in values.items():
-                seg = figure.estimated_nps
-                shown = "—" if seg is None else f"{seg.value:+.1f} {_ci(seg.ci95)}"
-                print(f"    {titles.get(by, by)} {value}: {figure.respondents:,} respondents, "
-                      f"{shown}"
-                      + (f" ({figure.note})" if figure.note else ""))
+                print(segment_line(titles.get(by, by), value, figure.respondents,
+                                   figure.estimated_nps, figure.note))
     for wave in view.waves:
         for warning in wave.estimate.warnings:
             print(f"warning: {wave.label}: {warning}", file=sys.stderr)

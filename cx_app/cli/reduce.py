@@ -1,10 +1,7 @@
 """``cx-app reduce MATRIX.csv --plan PLAN.yaml [--json]``: reduce a confusion matrix by a plan.
 
-MATRIX.csv as ``pandas.crosstab(actual, predicted).to_csv()`` writes it; cells may be
-real-valued (an ALP matrix; its empty NaN cells are read as 0 and counted in the notes). A
-crosstab leaves out classes that never occur: the plan's ``classes`` (else the labels of the
-first row and column together) define the matrix, and a class with no row or no column gets
-zeros (said in the notes). Margins (``All``) are refused.
+MATRIX.csv as ``pandas.crosstab(actual, predicted).to_csv()`` writes it, real-valued cells
+allowed; absent classes, empty cells and margins: docs/engine.md ("CLI").
 """
 
 from __future__ import annotations
@@ -105,41 +102,26 @@ def _matrix_and_notes(
         )
     values: list[list[str]] = []
     for r, row in enumerate(body):
-        cells = [c.strip() for c in row[1:]]
-        while len(cells) > k and not cells[-1]:
-            cells.pop()
-        if len(cells) < k and len(row) == 1:
-            cells = [""] * k
-        if len(cells) != k:
+        line = [c.strip() for c in row[1:]]
+        while len(line) > k and not line[-1]:
+            line.pop()
+        if len(line) < k and len(row) == 1:
+            line = [""] * k
+        if len(line) != k:
             raise AnalysisError(
                 f"{name}, row {r + 2 + skipped} (actual {row[0].strip()}): "
-                f"{len(cells)} cells, but the header has {k} predicted labels"
+                f"{len(line)} cells, but the header has {k} predicted labels"
             )
-        values.append(cells)
-    integral = all(_INT.fullmatch(c) for row in values for c in row if c)
-    counts: list[list[int | float]] = []
-    empty = 0
-    for r, row in enumerate(values):
-        parsed: list[int | float] = []
-        for j, cell in enumerate(row):
-            if not cell:  # pandas writes an empty cell for NaN (crosstab with aggfunc)
-                empty += 1
-                parsed.append(0)
-                continue
-            try:
-                v = int(cell) if integral else float(cell)
-            except ValueError:
-                raise AnalysisError(
-                    f"{name}: actual {actual[r]}, predicted {predicted[j]}: "
-                    f"{cell!r} is not a number"
-                ) from None
-            if not (v >= 0 and v != float("inf")):
-                raise AnalysisError(
-                    f"{name}: actual {actual[r]}, predicted {predicted[j]}: "
-                    f"{cell!r} is not a count ≥ 0"
-                )
-            parsed.append(v)
-        counts.append(parsed)
+        values.append(line)
+    cells = np.array(values, dtype=object).reshape(len(values), k)
+    empty = cells == ""  # pandas writes an empty cell for NaN (crosstab with aggfunc)
+    integral = all(_INT.fullmatch(c) for c in cells[~empty])
+    numbers = pd.to_numeric(pd.Series(np.where(empty, "0", cells).ravel()),
+                            errors="coerce").to_numpy(dtype=float).reshape(cells.shape)
+    for r, j in np.argwhere(~(numbers >= 0) | np.isinf(numbers))[:1]:
+        problem = "is not a number" if np.isnan(numbers[r, j]) else "is not a count ≥ 0"
+        raise AnalysisError(f"{name}: actual {actual[r]}, predicted {predicted[j]}: "
+                            f"{cells[r, j]!r} {problem}")
 
     if classes is not None:
         labels = normalize_labels(classes)
@@ -166,9 +148,7 @@ def _matrix_and_notes(
         col_pos = [pos[v] for v in predicted]
     size = len(labels)
     matrix = np.zeros((size, size), dtype=np.int64 if integral else float)
-    for r, i in enumerate(row_pos):
-        for j, cell in zip(col_pos, counts[r], strict=True):
-            matrix[i, j] = cell
+    matrix[np.ix_(row_pos, col_pos)] = numbers
     notes = []
     no_row = [labels[i] for i in sorted(set(range(size)) - set(row_pos))]
     no_col = [labels[j] for j in sorted(set(range(size)) - set(col_pos))]
@@ -180,8 +160,8 @@ def _matrix_and_notes(
         notes.append(
             f"{name}: no column for class {_show_labels(no_col)} (never predicted): counted as 0"
         )
-    if empty:
-        notes.append(f"{name}: {empty} empty cell{'s' if empty > 1 else ''} read as 0")
+    if n_empty := int(empty.sum()):
+        notes.append(f"{name}: {n_empty} empty cell{'s' if n_empty > 1 else ''} read as 0")
     return ConfusionMatrix(labels, matrix), notes
 
 

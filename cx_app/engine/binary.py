@@ -1,21 +1,11 @@
 """Metrics of a 2×2 and of a 2×2+IM confusion matrix.
 
-Reduced-matrix paper Table 2, Table 5, eqs. 24–36; MATH.md §6, §9, §12.
-
-Counts: ``tp, fn, imp`` (actual positive group), ``fp, tn, imn`` (actual negative group);
-``imp = imn = 0`` gives the ordinary 2×2. Counts may be real-valued (ALP matrices).
-
-Denominators: P_actual = TP+FN+IMP, P_pred = TP+FP+IMP, N_actual = TN+FP+IMN,
-N_pred = TN+FN+IMN (eq. 27 misprints IMP for IMN). The Table 2 formulas are applied to these
-rates as printed: BM = TPR − FPR, MK = PPV − FOR, BA = (TPR+TNR)/2,
-PT = (√(TPR·(1−TNR)) + TNR − 1)/(TPR + TNR − 1) (with the square root the text lost). Without IM
-they are the usual definitions; with IM, TPR − FPR ≠ TPR + TNR − 1 (the gap is NIMR).
-MCC is the Pearson correlation of the actual-positive and predicted-positive indicators, i.e.
-the ordinary MCC of the group-level 2×2 (not the paper's eq. 28, which drops a term).
-
-Undefined values (a zero denominator, or a formula built on an undefined rate) are reported as
-0 and their names listed, sorted, under ``"undefined"`` — the multiclass ``zero_division=0``
-convention. F1 = 2·TP/(P_actual + P_pred) is undefined only when both are 0 (as scikit-learn).
+Reduced-matrix paper Table 2, Table 5, eqs. 24–36; MATH.md §6, §9, §12. Counts ``tp, fn, imp``
+(actual positive group) and ``fp, tn, imn`` (actual negative group), possibly real-valued;
+``imp = imn = 0`` is the ordinary 2×2. Denominators: P_actual = TP+FN+IMP, P_pred = TP+FP+IMP,
+N_actual = TN+FP+IMN, N_pred = TN+FN+IMN (eq. 27 misprints IMP for IMN). MCC is the ordinary MCC
+of the group-level 2×2 (the paper's eq. 28 drops a term); the other misprints handled and the
+undefined-value convention: docs/engine.md.
 """
 
 from __future__ import annotations

@@ -20,18 +20,14 @@ def delta_phi(tpr: Any, fpr: Any) -> tuple[Any, Any]:
     """(δ, φ) = (tpr − fpr, tpr + fpr − 1) for numbers or arrays (one point per fold, ...)."""
     if np.ndim(tpr) == 0 and np.ndim(fpr) == 0:
         tpr, fpr = float(tpr), float(fpr)
-        return tpr - fpr, tpr + fpr - 1
-    tpr = np.asarray(tpr, dtype=float)
-    fpr = np.asarray(fpr, dtype=float)
+    else:
+        tpr, fpr = np.asarray(tpr, dtype=float), np.asarray(fpr, dtype=float)
     return tpr - fpr, tpr + fpr - 1
 
 
 class DeltaPhi(Result):
-    """δ and φ of a binary feature against a binary target, with the rates and group sizes.
-
-    ``undefined``: the names among ``tpr``, ``fpr``, ``delta``, ``phi`` that are undefined
-    (no positive or no negative respondents); they are reported as 0.
-    """
+    """δ and φ of a binary feature against a binary target, with the rates and group sizes;
+    ``undefined`` names those without positive or negative respondents (reported as 0)."""
 
     delta: float
     phi: float
@@ -52,25 +48,17 @@ def _as_bool(values: Any, name: str) -> np.ndarray:
 
 
 def feature_delta_phi(feature: Any, target: Any) -> DeltaPhi:
-    """δ/φ of "feature is true" as a predictor of "target is true".
-
-    tpr = share of target-true respondents with the feature, fpr = share of target-false
-    respondents with the feature (e.g. feature "scored the attribute in its top-2 box", target
-    "is a promoter").
-    """
+    """δ/φ of "feature is true" (e.g. "scored the attribute in its top-2 box") as a predictor
+    of "target is true" (e.g. "is a promoter")."""
     f = _as_bool(feature, "feature")
     t = _as_bool(target, "target")
     if f.shape != t.shape:
         raise ValueError(f"feature has {f.size} values but target has {t.size}")
     n_pos = int(t.sum())
     n_neg = int(t.size - n_pos)
-    undefined = []
     tpr = float((f & t).sum() / n_pos) if n_pos else 0.0
     fpr = float((f & ~t).sum() / n_neg) if n_neg else 0.0
-    if not n_pos:
-        undefined.append("tpr")
-    if not n_neg:
-        undefined.append("fpr")
+    undefined = [name for name, n in (("tpr", n_pos), ("fpr", n_neg)) if not n]
     if undefined:
         undefined += ["delta", "phi"]
         delta = phi = 0.0

@@ -14,7 +14,7 @@ and the CLI read them from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 Direction = Literal["higher", "lower", "neither"]
@@ -42,7 +42,12 @@ class MetricDefinition:
     formula: str
     source: str = ""
     percent: bool = True  # a rate in [0, 1], shown as a percentage
-    direction: Direction = "higher"
+
+    @property
+    def direction(self) -> Direction:
+        if self.key in _LOWER_IS_BETTER:
+            return "lower"
+        return "neither" if self.key in _NO_DIRECTION else "higher"
 
     @property
     def format(self) -> MetricFormat:
@@ -260,28 +265,19 @@ _OTHER = (
                      "ALP paper, Section 3", percent=False),
 )
 
-def _directed(definitions: tuple[MetricDefinition, ...]) -> tuple[MetricDefinition, ...]:
-    def direction(key: str) -> Direction:
-        if key in _LOWER_IS_BETTER:
-            return "lower"
-        return "neither" if key in _NO_DIRECTION else "higher"
-
-    return tuple(replace(d, direction=direction(d.key)) for d in definitions)
-
-
-MULTICLASS_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _directed(_MULTICLASS)}
+MULTICLASS_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _MULTICLASS}
 """Definitions of the multiclass metric keys (the 'original' and M×M+IM levels)."""
 
-BINARY_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _directed(_BINARY)}
+BINARY_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _BINARY}
 """Definitions of the 2×2+IM metric keys."""
 
-OTHER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _directed(_OTHER)}
+OTHER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _OTHER}
 """AUC, NPS, the t-tests and the ALP matrix."""
 
-PER_CLASS_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _directed(_PER_CLASS)}
+PER_CLASS_METRICS: dict[str, MetricDefinition] = {d.key: d for d in _PER_CLASS}
 """Definitions of the per-class values of a multiclass level (``per_class`` in the results)."""
 
-DRIVER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _directed(_DRIVERS)}
+DRIVER_DEFINITIONS: dict[str, MetricDefinition] = {d.key: d for d in _DRIVERS}
 """The driver measures (relative weights, ordinal coefficients, permutation importance,
 importance–performance, top-box δ/φ) and the new wave's drift index."""
 

@@ -1,19 +1,13 @@
 """Confusion matrices and their multiclass metrics (MATH.md §1–§2, §4).
 
-Orientation everywhere: ``counts[i, j]`` = weight of respondents whose **actual** class is
-``labels[i]`` and **predicted** class is ``labels[j]``. Counts may be integers or real numbers
-(the ALP matrix of MATH.md §8 is real-valued); nothing here rounds.
-
-Undefined ratios follow scikit-learn's ``zero_division=0`` convention: the ratio is reported as
-0 and the class is listed in ``MulticlassMetrics.undefined`` under the ratio's name.
-
-Labels are matched by value and, failing that, by ``str()``: a plan's ``[0, 1, 2]`` matches
-labels ``("0", "1", "2")`` read from a CSV header, and ``"7"`` in a plan matches the label 7
-(see :class:`LabelLookup`).
+``counts[i, j]`` = weight of respondents of **actual** ``labels[i]``, **predicted** ``labels[j]``;
+counts may be real-valued (ALP, MATH.md §8) and are never rounded. Undefined ratios and label
+matching: the conventions of docs/engine.md.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +42,7 @@ def normalize_labels(labels: Iterable[Any]) -> tuple:
     (1, 2)
     """
     out = tuple(plain(v) for v in labels)
-    if len(set(out)) != len(out):
-        seen: set = set()
-        dupes = [v for v in out if v in seen or seen.add(v)]
+    if dupes := [v for v, n in Counter(out).items() if n > 1]:
         raise ValueError(f"labels must be unique, repeated: {dupes}")
     return out
 
@@ -87,10 +79,8 @@ class LabelLookup:
 
 
 def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values") -> np.ndarray:
-    """Positions of ``values`` in ``labels`` (rule of :class:`LabelLookup`), as an int array.
-
-    Raises :class:`AnalysisError` listing the values that are not labels (with their counts).
-    """
+    """Positions of ``values`` in ``labels`` (rule of :class:`LabelLookup`); AnalysisError
+    listing the values that are not labels, with their counts."""
     arr = np.asarray(values)
     if arr.ndim != 1:
         arr = arr.reshape(-1)
@@ -188,29 +178,12 @@ class ConfusionMatrix:
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "counts", _as_counts(self.counts, len(labels)))
 
-    @property
-    def n(self) -> float:
-        """Total count N (an int for integer counts)."""
-        return plain(self.counts.sum())
-
-    def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame(
-            self.counts,
-            index=pd.Index(list(self.labels), name="actual"),
-            columns=pd.Index(list(self.labels), name="predicted"),
-        )
-
 
 def confusion_matrix(
     y_true: Any, y_pred: Any, *, labels: Sequence[Any], sample_weight: Any = None
 ) -> ConfusionMatrix:
-    """Count (actual, predicted) pairs over the fixed class list ``labels``.
-
-    Every label gets its row and column, even when it never occurs. Values are matched to
-    labels by value or by ``str()``; a value that is no label raises :class:`AnalysisError`.
-    With ``sample_weight`` the counts are weight sums (float).
+    """Count (actual, predicted) pairs over the fixed class list ``labels`` (every label keeps
+    its row and column); with ``sample_weight`` the counts are weight sums (float).
 
     >>> confusion_matrix([0, 1, 1], [1, 1, 0], labels=[0, 1, 2]).counts.tolist()
     [[0, 1, 0], [1, 1, 0], [0, 0, 0]]
@@ -248,11 +221,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, eq=False)
 class MulticlassMetrics:
-    """Per-class and averaged metrics of a K×K (or reduced M×M+IM) matrix (Table 3 / Table 4).
-
-    Per-class arrays follow ``labels``. With IM (reduced levels), recall = TP/(TP+FN+IM) and
-    precision = TP/(TP+FP+IM); ``tn`` excludes the class's own IM.
-    """
+    """Per-class arrays (following ``labels``) and averaged metrics of a K×K or M×M+IM matrix
+    (Table 3 / Table 4)."""
 
     labels: tuple
     tp: np.ndarray
@@ -304,13 +274,6 @@ class MulticlassMetrics:
             "undefined": {k: list(v) for k, v in self.undefined.items()},
         }
 
-    def to_frame(self):
-        import pandas as pd
-
-        frame = pd.DataFrame.from_dict(self.per_class(), orient="index")
-        frame.index.name = "class"
-        return frame
-
 
 def multiclass_metrics(
     counts_or_cm: ConfusionMatrix | Any,
@@ -320,19 +283,9 @@ def multiclass_metrics(
 ) -> MulticlassMetrics:
     """Multiclass metrics of a confusion matrix (MATH.md §2), or of a reduced M×M+IM (§4).
 
-    ``counts_or_cm``: a :class:`ConfusionMatrix` or a square array (then ``labels`` default to
-    0..K−1). ``im``: the IM vector of a reduced level (TP on the diagonal), or None.
-
-    - per class: TP = C[i,i], FP = column − TP, FN = row − TP, IM = im[i],
-      TN = N − TP − FP − FN − IM, support = TP + FN + IM (actual count);
-    - precision = TP/(TP+FP+IM), recall = TP/(TP+FN+IM), F1 = 2·TP/(n_actual + n_predicted)
-      (= 2PR/(P+R), defined as long as the class occurs as actual or predicted);
-    - ``f1_macro`` = mean of per-class F1 (scikit-learn's ``average="macro"``);
-      ``f1_of_macro_pr`` = harmonic mean of macro precision and macro recall (the paper's);
-    - micro precision = micro recall = accuracy = ΣTP / N.
-
-    Undefined ratios are 0 and listed in ``undefined``: ``{"precision": [labels], "recall":
-    [...], "f1": [...], "overall": [metric names]}``.
+    ``counts_or_cm``: a :class:`ConfusionMatrix` or a square array (``labels`` default to
+    0..K−1). ``im``: the IM vector of a reduced level (TP on the diagonal), or None. Per class
+    TN = N − TP − FP − FN − IM and support = TP + FN + IM; F1 = 2·TP/(n_actual + n_predicted).
     """
     if isinstance(counts_or_cm, ConfusionMatrix):
         c = counts_or_cm.counts

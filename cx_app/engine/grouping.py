@@ -1,24 +1,12 @@
 """Resolving a reduction plan against a class list (MATH.md §3–§5).
 
-:func:`resolve_plan` checks that each step's groups partition the labels of the previous level
-(the original classes for the first step) and turns the plan into :class:`ResolvedStep` objects
-that carry, besides the groups, the step's cell classification **in original class space**:
-
-- ``group_of[c]``: the group (index into the step's labels) of original class ``c``;
-- ``tp_mask[i, j]``: the cell (actual ``i``, predicted ``j``) counts as TP of its group;
-- ``im_mask[i, j]``: the cell is an intragroup mismatch (IM) of its group;
-- every other cell lies between two different groups (FP of one, FN of the other).
-
-The masks are built recursively from eq. (20): a cell whose actual and predicted classes were
-in the same member at the previous level keeps its previous classification (IM is never
-promoted to TP later); a cell between two different members of a new group is TP under R,
-under RS if the (actual member, predicted member) pair is declared, and IM otherwise. With the
-masks, reducing any matrix (integer, real-valued or a stack of per-fold matrices) is
-``Gᵀ (C ⊙ ¬IM) G`` plus the row sums of ``C ⊙ IM`` per group (:meth:`ResolvedStep.reduce`).
-
-Plan members may be written as int or str: they are matched against the level's labels by value
-and by ``str()`` (:class:`cx_app.engine.confusion.LabelLookup`), so a plan's ``[0, 1, 2]`` matches labels
-``"0", "1", "2"`` read from a CSV header. The resolved plan keeps the labels' own values.
+Each :class:`ResolvedStep` carries its cell classification **in original class space**:
+``group_of[c]`` (the group of original class ``c``), ``tp_mask[i, j]`` and ``im_mask[i, j]``
+(cell actual ``i``, predicted ``j`` is a TP, or an intragroup mismatch, of its group); every
+other cell lies between two groups. The masks follow eq. (20) step by step (docs/engine.md,
+"How reduction works"), so reducing any matrix is ``Gᵀ (C ⊙ ¬IM) G`` plus the row sums of
+``C ⊙ IM`` per group (:meth:`ResolvedStep.reduce`). Plan members match labels by value or by
+``str()`` (:class:`~cx_app.engine.confusion.LabelLookup`).
 """
 
 from __future__ import annotations
@@ -40,11 +28,9 @@ __all__ = ["GroupedClass", "ResolvedPlan", "ResolvedStep", "resolve_plan"]
 class GroupedClass:
     """A grouped class (G, H) of one step (eq. 4).
 
-    ``members``: labels of the previous level, in the order the plan lists them (ties in the
-    ROC's maximum-likelihood descent go to the first). ``member_indices``: their positions in
-    the previous level's labels. ``covers``: the original classes the group covers, in class
-    order. ``tp_pairs``: the (actual member, predicted member) pairs between different members
-    that count as TP (all of them under R, none under S, the declared ones under RS).
+    ``members``: labels of the previous level in the plan's order (ties in the ROC's descent go
+    to the first); ``covers``: the original classes it covers; ``tp_pairs``: the (actual member,
+    predicted member) pairs between different members that count as TP.
     """
 
     name: str
@@ -266,11 +252,9 @@ def resolve_plan(
 ) -> ResolvedPlan:
     """Check a plan against the original classes and resolve every step (MATH.md §3–§5).
 
-    ``classes`` defaults to ``plan.classes``; when both are given they must agree (by value or
-    ``str()``). Raises :class:`PlanError` naming the step and group at fault: a member that is
-    not a label of the previous level, a class in two groups, classes in no group, a member
-    listed twice, an RS pair outside its group. A 2-group step without ``positive`` gets its
-    second group as positive (``positive_is_default=True``).
+    ``classes`` defaults to ``plan.classes``; when both are given they must agree. A
+    :class:`PlanError` names the step and group at fault. A 2-group step without ``positive``
+    gets its second group as positive (``positive_is_default=True``).
     """
     if isinstance(plan, PlanSpec):
         steps = plan.steps

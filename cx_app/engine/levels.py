@@ -20,13 +20,9 @@ __all__ = ["Level", "align_to_classes", "level_metrics", "reduce_confusion"]
 
 
 class Level(Result):
-    """One level of a reduction.
-
-    ``matrix``: M×M, rows actual, columns predicted, TP of each group on the diagonal.
-    ``im``: the IM vector (length M), or None for the original level. ``positive``: the
-    positive group of a 2×2 step (None otherwise). ``note``: a sentence to show with the level
-    (e.g. that the positive group was chosen by default). ``metrics``: :func:`level_metrics`.
-    """
+    """One level of a reduction: ``matrix`` M×M (rows actual, TP of each group on the
+    diagonal), ``im`` (None for the original level), the ``positive`` group of a 2×2 step and a
+    ``note`` to show with it (e.g. that the positive group was chosen by default)."""
 
     name: str
     labels: tuple
@@ -66,13 +62,9 @@ class Level(Result):
 
 
 def level_metrics(matrix: Any, im: Any, labels: tuple, positive: str | None) -> dict:
-    """Metrics of one level as plain Python.
-
-    Multiclass keys (:meth:`MulticlassMetrics.to_dict`) always; a level with a positive group
-    and 2 labels also gets every :func:`binary_metrics` key (``accuracy`` is the same number
-    either way; ``undefined`` then lists binary metric names, and the multiclass list moves to
-    ``undefined_per_class``).
-    """
+    """Metrics of one level as plain Python: the multiclass keys, and on a 2×2 level with a
+    positive group every binary key too (``undefined`` then lists binary metric names and the
+    multiclass list moves to ``undefined_per_class``)."""
     mm = multiclass_metrics(matrix, im=im, labels=labels).to_dict()
     if positive is None or len(labels) != 2:
         return mm

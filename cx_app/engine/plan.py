@@ -10,20 +10,8 @@ classes for the first step) into named groups, each with a grouping option:
   level's label order), are true positives.
 
 A 2×2 step names its ``positive`` group. The same YAML shape is used inside survey schemas
-(key ``plan``) and in stand-alone plan files, which add ``classes`` at the top::
-
-    classes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
-    plan:
-      - name: "3x3+IM"
-        groups:
-          - {name: detractors, members: [0,1,2,3,4,5,6], option: R}
-          - {name: passives,   members: [7,8],           option: R}
-          - {name: promoters,  members: [9,10],          option: R}
-      - name: "2x2+IM"
-        positive: passives_promoters
-        groups:
-          - {name: detractors,         members: [detractors],          option: S}
-          - {name: passives_promoters, members: [passives, promoters], option: S}
+(key ``plan``) and in stand-alone plan files, which add ``classes`` at the top: see
+:data:`NPS_PLAN_YAML`.
 
 This module validates the *shape* of a plan. Whether the groups partition the classes is checked
 when the plan is resolved against a class list (:func:`cx_app.engine.grouping.resolve_plan`), which
@@ -175,32 +163,19 @@ def load_plan_file(path: str | Path) -> PlanSpec:
 
 NPS_CLASSES: tuple[int, ...] = tuple(range(11))
 
-NPS_PLAN = parse_plan(
-    {
-        "classes": list(NPS_CLASSES),
-        "plan": [
-            {
-                "name": "3x3+IM",
-                "groups": [
-                    {"name": "detractors", "members": list(range(7)), "option": "R"},
-                    {"name": "passives", "members": [7, 8], "option": "R"},
-                    {"name": "promoters", "members": [9, 10], "option": "R"},
-                ],
-            },
-            {
-                "name": "2x2+IM",
-                "positive": "passives_promoters",
-                "groups": [
-                    {"name": "detractors", "members": ["detractors"], "option": "S"},
-                    {
-                        "name": "passives_promoters",
-                        "members": ["passives", "promoters"],
-                        "option": "S",
-                    },
-                ],
-            },
-        ],
-    },
-    source="built-in NPS plan",
-)
+NPS_PLAN_YAML = """\
+classes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+plan:
+  - name: "3x3+IM"
+    groups:
+      - {name: detractors, members: [0, 1, 2, 3, 4, 5, 6], option: R}
+      - {name: passives,   members: [7, 8],                option: R}
+      - {name: promoters,  members: [9, 10],               option: R}
+  - name: "2x2+IM"
+    positive: passives_promoters
+    groups:
+      - {name: detractors,         members: [detractors],          option: S}
+      - {name: passives_promoters, members: [passives, promoters], option: S}
+"""
+NPS_PLAN = parse_plan(yaml.safe_load(NPS_PLAN_YAML), source="built-in NPS plan")
 """The papers' NPS plan: relaxed D/P/P (3×3+IM), then strict D vs P+P (2×2+IM)."""

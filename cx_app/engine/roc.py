@@ -1,20 +1,11 @@
 """ROC curves of a reduced 2×2+IM problem, and one-vs-rest for the unreduced classes.
 
-MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43.
-
-Reduced ROC. Score s_i = Σ_{c ∈ positive group} p̂_ic. At threshold t a respondent is put in the
-positive group when s_i ≥ t, else in the negative group; inside the chosen group the predicted
-class is found by maximum likelihood, descending level by level: the member (a class of the
-previous level) with the largest summed probability, then that member's member, ... down to an
-original class; ties go to the member listed first in the plan. The (actual, predicted) original
-cell is then TP / IM / FP / FN / TN by the step's masks. The descent does not depend on t, so
-each respondent's outcome "if positive" and "if negative" is computed once; sweeping all
-distinct scores is a sort plus cumulative sums (O(N log N)).
-
-The curve starts at (0, 0) (threshold +inf, all negative) and ends at (1, TP_ML/P_actual)
-(all positive): below 1 whenever the positive group has IM. The random-selection line runs from
-(0, 0) to (1, TP_ML/P_actual); its area TP_ML/(2·P_actual) is reported beside the AUC
-(trapezoidal). The paper's θ runs the other way; the curve is the same.
+MATH.md §7, reduced-matrix paper §4.3, eqs. 37–43; the method in docs/engine.md ("ROC of a
+2×2+IM"). Score s_i = Σ_{c ∈ positive group} p̂_ic; inside the chosen group the predicted class
+descends level by level by maximum likelihood, which does not depend on the threshold, so the
+sweep over all distinct scores is one sort plus cumulative sums (O(N log N)). The curve ends at
+(1, TP_ML/P_actual), below 1 whenever the positive group has IM. The paper's θ runs the other
+way; the curve is the same.
 """
 
 from __future__ import annotations
@@ -36,10 +27,8 @@ __all__ = ["OvrRoc", "RocCurve", "descend_to_class", "ovr_roc", "reduced_roc"]
 class RocCurve:
     """Points of a ROC curve, from threshold +inf (0, 0) to the lowest score.
 
-    ``tpr_max``: the last TPR (TP_ML/P_actual for a reduced 2×2+IM; 1 for an ordinary ROC).
-    ``random_auc``: area under the random-selection line (0,0)→(1, tpr_max).
-    ``undefined``: True when the positive or the negative group has no respondents (then the
-    rates are 0 and ``auc`` is 0, the zero-division convention).
+    ``tpr_max``: the last TPR; ``random_auc``: the area under the random-selection line
+    (0,0)→(1, tpr_max); ``undefined``: no positive or no negative respondents (rates and AUC 0).
     """
 
     fpr: np.ndarray
@@ -53,19 +42,19 @@ class RocCurve:
     n_actual: float = 0
     undefined: bool = False
 
-    def to_frame(self):
-        import pandas as pd
 
-        return pd.DataFrame({"threshold": self.thresholds, "fpr": self.fpr, "tpr": self.tpr})
-
-
-def _check_proba(proba: Any, k: int) -> np.ndarray:
+def _checked(y_true: Any, proba: Any, classes: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(class indices of ``y_true``, ``proba`` as floats), checked against each other."""
+    k = len(classes)
     p = np.asarray(proba, dtype=float)
     if p.ndim != 2 or p.shape[1] != k:
         raise ValueError(f"proba must have shape (n, {k}) (one column per class), got {p.shape}")
     if not np.all(np.isfinite(p)):
         raise ValueError("proba contains NaN or infinite values")
-    return p
+    y = labels_to_indices(y_true, classes, what="actual classes (y_true)")
+    if len(y) != p.shape[0]:
+        raise ValueError(f"y_true has {len(y)} values but proba has {p.shape[0]} rows")
+    return y, p
 
 
 def _group_sums(proba_t: np.ndarray, plan: ResolvedPlan, level: int) -> np.ndarray:
@@ -77,13 +66,10 @@ def _group_sums(proba_t: np.ndarray, plan: ResolvedPlan, level: int) -> np.ndarr
 
 
 def descend_to_class(proba: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
-    """Maximum-likelihood original class (index) inside ``group`` of level ``level``, per row.
-
-    ``group``: one group index for every row, or an array of indices (one per row). At each
-    level the member with the largest summed probability wins; ties go to the first listed.
-    """
-    proba_t = np.ascontiguousarray(np.asarray(proba, dtype=float).T)  # column sums are fast
-    return _descend(proba_t, plan, level, group)
+    """Maximum-likelihood original class (index) inside ``group`` (one index, or one per row) of
+    level ``level``, per row: at each level the member with the largest summed probability wins;
+    ties go to the first listed."""
+    return _descend(np.ascontiguousarray(np.asarray(proba, dtype=float).T), plan, level, group)
 
 
 def _descend(proba_t: np.ndarray, plan: ResolvedPlan, level: int, group: Any) -> np.ndarray:
@@ -148,9 +134,8 @@ def reduced_roc(
 ) -> RocCurve:
     """ROC of the 2×2+IM of plan step ``step`` (default: the last), MATH.md §7.
 
-    ``y_true``: original class labels; ``proba``: n×K class probabilities, columns in the
-    plan's class order. ``classes``: the column order of ``proba`` when the caller has it; it
-    is checked against the plan's classes (AnalysisError when they differ).
+    ``proba``: n×K, columns in the plan's class order; ``classes``, when given, is checked
+    against it.
     """
     if not isinstance(plan, ResolvedPlan):
         raise TypeError("reduced_roc needs a ResolvedPlan (from resolve_plan)")
@@ -164,11 +149,7 @@ def reduced_roc(
         raise AnalysisError(
             f"plan step '{rs.name}' has {rs.size} groups; a reduced ROC needs a 2×2+IM step"
         )
-    k = len(plan.classes)
-    p = _check_proba(proba, k)
-    y = labels_to_indices(y_true, plan.classes, what="actual classes (y_true)")
-    if len(y) != p.shape[0]:
-        raise ValueError(f"y_true has {len(y)} values but proba has {p.shape[0]} rows")
+    y, p = _checked(y_true, proba, plan.classes)
     pos = rs.positive_index
     level = rs.index
     actual_pos = rs.group_of[y] == pos
@@ -185,11 +166,8 @@ def reduced_roc(
 
 @dataclass(frozen=True, eq=False)
 class OvrRoc:
-    """One-vs-rest ROC per class; ``macro_auc`` = mean AUC over classes whose AUC is defined.
-
-    A class absent from ``y_true`` (or the only class present) has no ROC: its curve and AUC are
-    None and it is listed in ``undefined``.
-    """
+    """One-vs-rest ROC per class; ``macro_auc`` = mean AUC over classes whose AUC is defined
+    (a class absent from ``y_true``, or the only one present, has None and is ``undefined``)."""
 
     classes: tuple
     curves: dict
@@ -203,10 +181,7 @@ def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:
     from sklearn.metrics import roc_curve
 
     classes = normalize_labels(classes)
-    p = _check_proba(proba, len(classes))
-    y = labels_to_indices(y_true, classes, what="actual classes (y_true)")
-    if len(y) != p.shape[0]:
-        raise ValueError(f"y_true has {len(y)} values but proba has {p.shape[0]} rows")
+    y, p = _checked(y_true, proba, classes)
     curves, aucs, undefined = {}, {}, []
     for i, c in enumerate(classes):
         positive = y == i
@@ -232,13 +207,9 @@ def ovr_roc(y_true: Any, proba: Any, classes: Sequence[Any]) -> OvrRoc:
 def thin_curve(
     fpr: np.ndarray, tpr: np.ndarray, max_points: int = 1000
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The points of a piecewise-linear curve worth storing.
-
-    First its vertices: repeated points and points on a straight run (where the curve does not
-    change direction) are dropped, which leaves the drawn curve and its trapezoidal area exactly
-    as they were. If more than ``max_points`` vertices remain, ``max_points`` of them are kept,
-    evenly spaced along the curve's length, with both endpoints.
-    """
+    """The points of a piecewise-linear curve worth storing: its vertices (the drawn curve and
+    its trapezoidal area unchanged), then at most ``max_points`` of them evenly spaced along
+    its length, with both endpoints."""
     x, y = np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float)
     if max_points < 2:
         raise AnalysisError(f"a stored curve needs at least 2 points, got {max_points}")
