@@ -28,7 +28,7 @@ from cx_app.models.crossval import CrossValResult, cross_validate_model, cross_v
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.reference import reference_scores
-from cx_app.models.results import PlanDocument, Results
+from cx_app.models.results import Results
 from cx_app.provenance import provenance_block
 from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_summary
@@ -113,7 +113,7 @@ def results_document(
             "sheet": source.sheet,
             "sha256": source.sha256,
             "schema": survey.schema.name,
-            "plan": PlanDocument.of(plan).to_dict(),
+            "plan": plan.to_dict(),
             "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
             **provenance_block(
                 seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),

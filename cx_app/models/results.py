@@ -7,8 +7,8 @@ key, a missing part or a wrong type is refused with the path of the offending fi
 ``to_dict`` gives back exactly the document it was made from (``from_dict(d).to_dict() == d``),
 so writing, reading and re-writing a ``results.json`` changes nothing.
 
->>> doc = {"classes": [0, 1], "steps": []}
->>> PlanDocument.from_dict(doc).to_dict() == doc
+>>> doc = {"label": "all", "value": 10.0, "ci95": [2.0, 18.0], "n": 50}
+>>> NetScoreFigure.from_dict(doc).to_dict() == doc
 True
 """
 
@@ -184,48 +184,12 @@ class Quality(Document):
     notes: list[str] = []
 
 
-class PlanGroup(Document):
-    name: str
-    option: str
-    members: list[Label]
-    covers: list[Label]
-    tp_pairs: list[list[Label]] = []
-
-
-class PlanStep(Document):
-    name: str
-    positive: str | None = None
-    positive_is_default: bool = False
-    groups: list[PlanGroup]
-
-
-class PlanDocument(Document):
-    classes: list[Label]
-    steps: list[PlanStep]
-
-    @classmethod
-    def of(cls, plan: ResolvedPlan) -> PlanDocument:
-        """The document of a plan resolved against its classes."""
-        return cls(classes=list(plan.classes), steps=[PlanStep(
-            name=s.name, positive=s.positive, positive_is_default=s.positive_is_default,
-            groups=[PlanGroup(name=g.name, option=g.option, members=list(g.members),
-                              covers=list(g.covers), tp_pairs=[list(p) for p in g.tp_pairs])
-                    for g in s.groups]) for s in plan.steps])
-
-    def describe(self) -> str:
-        """One line per step: ``3x3+IM: detractors [0, …] (R), …, positive promoters``."""
-        return "; ".join(
-            f"{s.name}: " + ", ".join(f"{g.name} {g.members} ({g.option})" for g in s.groups)
-            + (f", positive {s.positive}" if s.positive else "")
-            for s in self.steps)
-
-
 class Provenance(Document):
     file: str | None
     sheet: str | None = None
     sha256: str | None = None
     schema_name: str | None = Field(None, alias="schema")  # "schema" is a BaseModel method
-    plan: PlanDocument | None = None
+    plan: ResolvedPlan | None = None
     algorithms: dict[str, dict[str, Any] | None] = {}
     presets: dict[str, str] = {}
     versions: dict[str, str] = {}
