@@ -2,40 +2,20 @@
 
 Every algorithm is an :class:`AlgorithmSpec` in :data:`ALGORITHMS`, keyed by a short id. Its
 ``defaults`` are the settings of the reduced-confusion-matrix paper's Appendix B (Tables A1–A7)
-where the paper gives them, scikit-learn's defaults otherwise; they are shown to the user and
-can be overridden by name. A setting name is a parameter of the underlying estimator; an unknown
-name is an :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
+where the paper gives them, scikit-learn's defaults otherwise; an unknown setting name is an
+:class:`~cx_app.errors.AnalysisError` that lists the valid ones.
 
-``build`` returns a :class:`~sklearn.pipeline.Pipeline` whose last step is named ``"model"``.
-Its first step, ``"gaps"``, handles unanswered attribute scores. Policy ``impute_median`` (and
-``exclude``, whose survey has no gaps to fill but whose later waves may) is the same for every
-algorithm: a ``SimpleImputer(strategy="median")`` that fills a gap with the median of the data it
-is fitted on (each training fold in cross-validation; the whole training survey in a saved
-model, which then fills a new wave's gaps with the training medians). Under the default policy
-``impute_indicator`` each algorithm gets the gap features that suit it
-(:attr:`AlgorithmSpec.gaps`, measured in ``bench/RESULTS.md``, sections ``quality`` and
-``presets``; ``docs/bases-and-gaps.md``):
-
-- ``"indicator"`` (svm, ordinal): the median fill plus a 0/1 "was missing" column for each
-  attribute that had gaps in training (``add_indicator=True``). A linear model cannot tell a
-  median answer from a gap otherwise; the indicator gives "not applicable" its own effect
-  (ordinal +0.012 and +0.020, svm +0.007 and −0.003 on the two surveys whose gaps carry
-  signal; at worst 0.007 below the median fill).
-- ``"median"`` (lr, knn, nb, dt, rf, ann, xgb, cnn): the median fill without indicators.
-  Gaussian naive Bayes would model a 0/1 column as a Gaussian whose variance is near 0 in a
-  class without gaps, so that one gap all but rules that class out (10-fold accuracy on the
-  sample fell from 0.362 to 0.077); a mixed naive Bayes (Gaussian scores, Bernoulli
-  indicators) measured no better than no indicators (0.360). For the others, indicators or
-  the libraries' own NaN handling (scikit-learn's trees, XGBoost) helped on some surveys but
-  cost more than 0.01 of accuracy on another, which the rule "gap handling never hurts"
-  (``tests/quality/``) does not allow: with indicators k-NN −0.015 and logistic regression
-  −0.012 on the sample, the MLP −0.011 and the CNN −0.013 on the bank survey, the forest
-  −0.020 on the signed one; with native gaps the tree −0.012 (bank), the forest −0.014
-  (signed). For XGBoost both stayed within 0.01 but were lower on three surveys of four.
-
-On data without gaps both variants give the same model. Scaling (``StandardScaler``, after
-the ``gaps`` step) is a pipeline step for the algorithms whose fit depends on the attributes'
-scale (lr, svm, knn, ann, ordinal, cnn), so cross-validation fits it per fold.
+``build`` returns a :class:`~sklearn.pipeline.Pipeline`: ``"gaps"`` (unanswered attribute
+scores, :func:`gap_filler`), ``"scale"`` (``StandardScaler``, fitted per fold) for the
+algorithms whose fit depends on the attributes' scale (lr, svm, knn, ann, ordinal, cnn), then
+``"model"``. Under ``impute_median`` and ``exclude`` a gap gets the median of the data the
+pipeline is fitted on. Under the default ``impute_indicator`` svm and ordinal also get a 0/1
+"was missing" column per attribute with gaps in training (a linear model cannot tell a median
+answer from a gap otherwise); the others keep the median fill alone
+(:attr:`AlgorithmSpec.gaps`): with indicators Gaussian naive Bayes all but rules out a class
+at one gap, and the others lost more than 0.01 of accuracy on some survey, which the
+model-quality suite (``tests/quality/``) does not allow. The measurements:
+``docs/bases-and-gaps.md``, ``bench/RESULTS.md`` (sections ``quality`` and ``presets``).
 
 Notes on fidelity to the papers:
 
@@ -47,52 +27,37 @@ Notes on fidelity to the papers:
   loss has not improved by ``tol`` for ``n_iter_no_change`` epochs (its default, kept).
 - ``xgb``: XGBoost needs labels 0..k−1; :class:`ContiguousLabels` re-encodes the classes present
   in each training fold.
-- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit) wrapped as a scikit-learn
-  classifier; classes are taken in their sorted order, which is the scale order when
-  cross-validation passes class positions (it does).
-- ``cnn``: the papers' convolutional network (ALP paper Table A5, NPS paper Table A6) on
-  Keras 3 with its JAX backend, CPU only: :class:`~cx_app.models.cnn.CNNClassifier`, whose
-  docstring gives the settings the papers leave open (32 filters, Adam, "same" padding) and
-  the adaptation of kernel and pooling to surveys with fewer than 3 or 4 attribute columns.
-  Keras is imported only when a CNN is fitted or applied. Not pre-selected: it is the slowest.
+- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit); classes are taken in their
+  sorted order, the scale order when cross-validation passes class positions (it does).
+- ``cnn``: :class:`~cx_app.models.cnn.CNNClassifier` (its docstring gives the settings the
+  papers leave open). Not pre-selected: it is the slowest.
 
 Presets
 -------
 Every algorithm has two presets (:data:`PRESETS`): ``papers``, exactly the settings above
-(:data:`ALGORITHMS`), and ``fast``, the same model family with a faster solver or stopping
-rule (:data:`FAST`; an algorithm that is fast already keeps the papers' estimator and
-settings):
+(:data:`ALGORITHMS`), and ``fast`` (:data:`FAST`), the same model family with a faster solver
+or stopping rule (an algorithm that is fast already keeps the papers' estimator):
 
-- ``svm``: a linear SVM by liblinear (``LinearSVC``, solved in the primal) instead of libsvm's
-  linear kernel, one-vs-one like libsvm (``OneVsOneClassifier``), with the same Platt scaling
-  (sigmoid, 5 internal folds, :class:`RareSafeCalibrated`); liblinear's primal solver is
-  linear in the number of respondents, libsvm about quadratic. The loss is the squared hinge
-  (L2-SVM): with the plain hinge, liblinear's dual solver stopped at its 1,000-pass limit on
-  the sample survey without converging and was barely faster than libsvm; one-vs-rest (what
-  ``LinearSVC`` does alone) was less accurate than libsvm's one-vs-one on ordinal scores,
-  where a middle score cannot be cut from both neighbours by one hyperplane.
-- ``ann``: the same network (6 ReLU units, Adam) and stopping rule (training loss not improved
-  for 10 epochs) in batches of 200 at Adam's step size 0.01 (at most 200 epochs) instead of
-  batches of 10 at 0.001: about 20 times fewer, larger steps. Early stopping on a 10 %
-  validation split was tried and lost 0.011–0.018 accuracy against the papers' preset
-  (``bench_presets.py``), so it is not used.
-- ``rf``, ``knn``: the same settings; ``n_jobs`` of the estimator ``None`` = decided at build
-  time: one thread per fold in cross-validation (the folds run side by side on every core,
-  and a forest's probabilities summed by several threads differ in the last bits with their
-  order), :func:`inner_threads` for a model fitted alone.
-- ``xgb`` keeps the papers' single thread: XGBoost's threads (OpenMP) meet at a barrier in
-  every step of every tree (100 rounds × one tree per score), spinning while they wait, and
-  on a server whose other core is busy with someone else's work each barrier waits for a time
-  slice. Measured on the shared 2-core server (bench ``training_times``): 7,500 respondents ×
-  4 folds took 2.5–2.9 s on two threads and 3.4–5.6 s on one when the machine was quiet, but
-  41–223 s on two against 6–11 s on one under a load average of 6–10 (2,500 × 3 folds:
-  16–61 s against 5–13 s). The probabilities are the same but for float32 rounding.
-- ``cnn``: the same network, 30 epochs instead of 100.
+- ``svm``: a linear SVM by liblinear's primal solver (``LinearSVC``, linear in the number of
+  respondents, libsvm about quadratic), one-vs-one like libsvm (``OneVsOneClassifier``), the
+  same Platt scaling. Squared hinge loss: with the plain hinge, liblinear's dual solver hit
+  its 1,000-pass limit on the sample survey and was barely faster than libsvm; one-vs-rest was
+  less accurate on ordinal scores, where a middle score cannot be cut from both neighbours by
+  one hyperplane.
+- ``ann``: the same network and stopping rule in batches of 200 at Adam's step size 0.01 (at
+  most 200 epochs) instead of batches of 10 at 0.001. Early stopping on a 10 % validation
+  split lost 0.011–0.018 accuracy (``bench_presets.py``), so it is not used.
+- ``rf``, ``knn``: ``n_jobs`` ``None`` = decided at build time: one thread per fold in
+  cross-validation (a forest's probabilities summed by several threads differ in the last bits
+  with their order), :func:`inner_threads` for a model fitted alone.
+- ``xgb`` keeps one thread: XGBoost's OpenMP threads spin at a barrier in every step of every
+  tree, and on a shared 2-core server each barrier waits for a time slice (bench
+  ``training_times``: 41–223 s on two threads against 6–11 s on one under load).
+- ``cnn``: 30 epochs instead of 100.
 
-Which preset an algorithm uses when none is asked for is :func:`default_preset`: ``fast``,
-unless ``bench/bench_presets.py`` measured its 10-fold accuracy more than 0.01 away from the
-papers' preset (:data:`PAPERS_BY_DEFAULT`). Results, reports, the app and model files record
-the preset used, and a model of the non-default preset is labelled with it (``svm papers``).
+The default preset is :func:`default_preset`: ``fast``, unless ``bench/bench_presets.py``
+measured its 10-fold accuracy more than 0.01 from the papers' (:data:`PAPERS_BY_DEFAULT`).
+A model of the non-default preset is labelled with it (``svm papers``).
 """
 
 from __future__ import annotations

@@ -39,26 +39,6 @@ COMPARISON_METHOD = (
 )
 
 
-def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
-    """(level, metric) pairs compared by default: accuracy everywhere, f1_macro on multiclass
-    levels, mcc on 2×2 levels."""
-    return [(lvl.name, metric) for lvl in evaluation.levels
-            for metric in compared_metrics(lvl.is_binary)]
-
-
-def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str, Any]]:
-    """Every default (level, metric) comparison over all pairs of models, as dicts (none with
-    fewer than two models; models cross-validated on different folds are refused)."""
-    if len(evaluations) < 2:
-        return []
-    first = next(iter(evaluations.values()))
-    return [
-        c.to_dict()
-        for level, metric in default_comparisons(first)
-        for c in compare_models(evaluations, level, metric)
-    ]
-
-
 def results_document(
     survey: SurveyData,
     evaluations: Mapping[str, ModelEvaluation],
@@ -80,6 +60,9 @@ def results_document(
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
                       label="all respondents", weights=survey.weights)
     baseline = majority_baseline(survey.y, plan) if survey.y is not None else {}
+    # every pair of models on each level's compared metrics (compared_metrics)
+    comparisons = [c.to_dict() for lvl in first.levels for metric in compared_metrics(
+        lvl.is_binary) for c in compare_models(evaluations, lvl.name, metric)]
     models = {}
     for a, e in evaluations.items():
         accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
@@ -104,7 +87,7 @@ def results_document(
         "calibration": calibration,
         "models": models,
         "baseline": baseline,
-        "comparisons": all_comparisons(evaluations),
+        "comparisons": comparisons,
         "comparison_method": COMPARISON_METHOD,
         "warnings": {a: list(e.cv_summary.get("warnings", [])) for a, e in evaluations.items()},
         "quality": survey.quality.to_dict(),
@@ -164,9 +147,8 @@ def five_by_two_comparisons(
     survey: SurveyData, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
     preset: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
-    level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
-    ``seed``..``seed+4``), the same halves for both algorithms."""
+    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (accuracy at the original
+    level) of each pair (:func:`~cx_app.models.comparison.five_by_two_cv`)."""
     out = []
     for a, b in pairs:
         result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
@@ -191,8 +173,7 @@ def evaluate_algorithm(
     preset: str | None = None,
 ) -> tuple[CrossValResult, ModelEvaluation]:
     """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
-    importance) and derive its levels, per-fold metrics and ROC under ``plan``. ``preset``:
-    ``fast``, ``papers`` or ``None`` (the algorithm's default preset)."""
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
@@ -281,22 +262,13 @@ def evaluate_survey(
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
 
-    ``preset`` (``fast`` or ``papers``; ``None``: each algorithm's default preset) chooses the
-    settings of every algorithm; the evaluations are keyed by
-    :func:`~cx_app.models.algorithms.preset_label` (``svm``, or ``svm papers`` when that is
-    not the algorithm's default preset).
-
-    ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
-    (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
-
-    Every fold of every algorithm is a task of one joblib run (``n_jobs`` local worker
-    processes, −1: every core; on a Dask cluster, every worker:
-    :func:`~cx_app.models.crossval.cross_validate_together`); the numbers do not depend on
-    where they ran. Permutation importance is computed for the best model only (highest mean
-    per-fold accuracy at the original level), reusing its fold models (kept in files locally,
-    :class:`~cx_app.models.crossval.FoldModelFile`; the others' are dropped as soon as they are
-    evaluated). ``on_cv`` is given each cross-validation (fold models dropped) as it is done:
-    what a project file keeps.
+    The evaluations are keyed by :func:`~cx_app.models.algorithms.preset_label` of ``preset``
+    (``svm``, ``svm papers``). ``five_by_two`` pairs also get the 5×2cv tests (their own
+    fits). Every fold of every algorithm is a task of one joblib run
+    (:func:`~cx_app.models.crossval.cross_validate_together`). Permutation importance is
+    computed for the best model only, reusing its fold models; the others' are dropped as soon
+    as they are evaluated. ``on_cv`` is given each cross-validation (fold models dropped) as it
+    is done: what a project file keeps.
     """
     for a in algorithms:
         get_algorithm(a, preset)

@@ -5,19 +5,11 @@ permutation-importance folds, learning-curve fits) goes through ``joblib.Paralle
 :func:`on_cluster` those calls run on the cluster through joblib's Dask backend; outside it
 nothing changes, and ``dask`` is never imported (the app and the CLI stay local by default).
 
-Same numbers: tasks are the very functions the local run calls, with the same seeds, and
-joblib returns their results in submission order; a task lost with a killed worker is rerun
-by Dask. What a task needs from the survey (attributes, class positions, fold index, weights)
-goes through :func:`share`: scattered once per run to every worker (``broadcast=True``), so a
-task ships only its small arguments and the data survives the loss of a worker. Inside a task,
-nested joblib work (a forest's trees, sklearn's own loops) runs in that task
-(:func:`task`), not as more cluster tasks.
-
-The scheduler comes from ``--dask-scheduler`` or the environment variable
-``CX_APP_DASK_SCHEDULER`` (:func:`scheduler_address`; the flag wins). :func:`connect` refuses,
-with one sentence, a scheduler it cannot reach within ``timeout`` seconds and workers whose
-package versions differ from this machine's (:func:`version_mismatches`). Setting up the
-cluster: ``docs/scale-out.md``.
+Same numbers: tasks are the very functions the local run calls, with the same seeds, in
+submission order. The survey's arrays go through :func:`share` (scattered once per run to
+every worker), nested joblib work stays inside its task (:func:`task`). :func:`connect`
+refuses, with one sentence, a scheduler it cannot reach and workers whose package versions
+differ from this machine's. Setting up the cluster: ``docs/scale-out.md``.
 """
 
 from __future__ import annotations
@@ -39,10 +31,8 @@ SCHEDULER_ENV = "CX_APP_DASK_SCHEDULER"
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before giving up with one sentence."""
 SHORT_IDLE_SECONDS = 1.0
-"""How long a one-shot run's local worker processes (loky's) stay without a task
-(:func:`short_lived_workers`): ``cx-app evaluate`` then holds no idle workers (about 230 MB
-each) while it trains a CNN or writes its reports; the next parallel step starts them again.
-A server keeps joblib's default (300 s): its next training reuses the warm workers."""
+"""How long a one-shot run's idle loky workers (about 230 MB each) stay
+(:func:`short_lived_workers`); a server keeps joblib's 300 s to reuse them warm."""
 _IDLE_SECONDS: ContextVar[float] = ContextVar("cx_app_idle_worker_seconds", default=300.0)
 
 
@@ -240,11 +230,6 @@ def cluster_info(client: Any) -> ClusterInfo:
     workers = client.scheduler_info().get("workers", {})
     return ClusterInfo(client.scheduler.address, len(workers),
                        sum(int(w.get("nthreads", 0)) for w in workers.values()))
-
-
-def worker_count(client: Any) -> int:
-    """How many workers ``client``'s scheduler has now."""
-    return cluster_info(client).workers
 
 
 def active() -> bool:

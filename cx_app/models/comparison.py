@@ -7,9 +7,8 @@ For two models scored on the same k folds, d_i = score_A,i − score_B,i:
 - **Nadeau–Bengio corrected resampled t-test** (Nadeau & Bengio 2003): the training sets of
   k-fold CV overlap, so the plain test is too liberal; the variance is inflated to
   (1/k + n_test/n_train)·s², with n_test/n_train = 1/(k − 1) for k-fold.
-- **Holm** (``statsmodels.stats.multitest.multipletests(method="holm")``) over all pairs of one
-  (level, metric) comparison, applied to the *Nadeau–Bengio* p-values: ``p_holm`` is what the
-  verdict uses.
+- **Holm** over all pairs of one (level, metric) comparison, applied to the *Nadeau–Bengio*
+  p-values: ``p_holm`` is what the verdict uses.
 - **5×2cv** (:func:`five_by_two_cv`, its own 5×2 fits): Dietterich's (1998) t with 5 df and
   Alpaydin's (1999) combined F with (10, 5) df.
 """
@@ -42,10 +41,8 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple
 def nadeau_bengio_t_test(
     scores_a: Sequence[float], scores_b: Sequence[float], test_train_ratio: float | None = None
 ) -> tuple[float, int, float]:
-    """Corrected resampled t-test: t = mean(d) / √((1/k + n_test/n_train)·s²), df = k − 1.
-
-    ``test_train_ratio`` defaults to 1/(k − 1), the k-fold value (MATH.md §10).
-    """
+    """Corrected resampled t-test: t = mean(d) / √((1/k + n_test/n_train)·s²), df = k − 1;
+    ``test_train_ratio`` defaults to 1/(k − 1), the k-fold value (MATH.md §10)."""
     d = _differences(scores_a, scores_b)
     k = len(d)
     ratio = 1.0 / (k - 1) if test_train_ratio is None else test_train_ratio
@@ -157,10 +154,8 @@ def compare_scores(
 
 
 def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) -> list[Comparison]:
-    """Pairwise tests of evaluated models (``{id: ModelEvaluation}`` or a sequence of them).
-
-    The models must have been cross-validated on the same folds.
-    """
+    """Pairwise tests of models cross-validated on the same folds (``{id: ModelEvaluation}``
+    or a sequence of them)."""
     if isinstance(evals, Mapping):
         items = list(evals.items())
     else:

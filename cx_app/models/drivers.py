@@ -7,12 +7,10 @@ Four views, each a frozen result with ``to_frame()`` / ``to_dict()``:
   keep_models=True)``), so no model is refitted; mean and a t-interval across folds.
 - :func:`ordinal_coefficients`: proportional-odds logit (statsmodels ``OrderedModel``) of the
   score on standardised attributes: coefficient, standard error, 95% interval, p.
-- :func:`relative_weights`: Johnson's (2000) relative weights of the attributes on the score
-  (linear, numeric score), from the eigendecomposition of the attributes' correlation matrix;
-  raw weights sum to the R² of the least-squares fit. Correlations are pairwise-complete: each
-  pair over the respondents who answered both, so an unanswered score ("not applicable") is
-  never read as a score. Each attribute's ``direction`` is the sign of its correlation with the
-  score (+1: higher attribute scores go with higher scores).
+- :func:`relative_weights`: Johnson's (2000) relative weights of the attributes on the score;
+  raw weights sum to the R² of the least-squares fit. Correlations are pairwise-complete, so
+  an unanswered score ("not applicable") is never read as a score; ``direction`` is the sign
+  of each attribute's correlation with the score.
 - :func:`top_box_capability`: δ/φ (MATH.md §9) of each attribute's top-2-box ("scored in the top
   two scale points") against a target group such as "promoters" or "not a detractor".
 
@@ -254,10 +252,8 @@ def permutation_importance_cv(
     progress: Callable[[int, int], None] | None = None,
 ) -> PermutationImportance:
     """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
-    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``).
-    One joblib task per fold (``n_jobs`` of them at a time; on a cluster, see
-    :mod:`~cx_app.models.cluster`); the result does not depend on where the folds ran.
-    ``progress(folds done, folds)`` after each fold."""
+    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``); one
+    joblib task per fold. ``progress(folds done, folds)`` after each fold."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster

@@ -98,20 +98,13 @@ def importance_performance(X: Any, importance: Mapping[str, float],
                            resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
                            ) -> pd.DataFrame:
     """Importance vs performance (mean attribute score over the respondents who answered it:
-    never an imputed value) with each attribute's quadrant; ``base`` and ``na_share`` say over
-    how many respondents each mean is and how many did not answer; ``direction`` (when given)
-    is the sign of the attribute's link with the score.
+    never an imputed value, ``base`` of them) with each attribute's quadrant.
 
     ``scales`` (attribute → (min, max)) adds ``performance_pct``, the mean as a percentage of
-    the attribute's own scale (0 = bottom, 100 = top), the axis the quadrant is read on: means
-    of a 1–5 and a 1–10 question cannot be compared, their place on their scales can.
-
-    ``importance_on(rows)`` (the importances computed again on the respondents ``rows``, an
-    index array that may repeat rows) turns on the bootstrap of the module docstring: the
-    columns ``importance_low/high``, ``performance_low/high`` (95% intervals),
-    ``importance_vs_others`` and ``performance_vs_others`` (above / below / like the others)
-    and a ``quadrant`` given only where both axes stand apart. Without it nothing is known
-    about the uncertainty and every quadrant is :data:`NO_STANDOUT`.
+    the attribute's own scale, the axis the quadrant is read on (a 1–5 and a 1–10 question's
+    means cannot be compared). ``importance_on(rows)`` (the importances again on the
+    respondents ``rows``) turns on the bootstrap of the module docstring; without it every
+    quadrant is :data:`NO_STANDOUT`.
     """
     frame = as_frame(X)
     names = [str(c) for c in frame.columns]

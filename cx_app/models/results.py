@@ -1,11 +1,8 @@
 """The typed results document: what ``results.json`` holds, validated.
 
-:class:`Results` is the one model of an evaluation's results. The CLI (``cx-app evaluate``
-writes it, ``cx-app report`` reads it back), the app (its downloads) and the reports (they read
-its typed fields) all go through it. ``Results.from_dict`` validates a document — an unknown
-key, a missing part or a wrong type is refused with the path of the offending field — and
-``to_dict`` gives back exactly the document it was made from (``from_dict(d).to_dict() == d``),
-so writing, reading and re-writing a ``results.json`` changes nothing.
+:class:`Results` is the one model of an evaluation's results (CLI, app, reports).
+``from_dict`` refuses an unknown key, a missing part or a wrong type with the path of the
+offending field; ``to_dict`` gives back exactly the document it was made from:
 
 >>> doc = {"label": "all", "value": 10.0, "ci95": [2.0, 18.0], "n": 50}
 >>> NetScoreFigure.from_dict(doc).to_dict() == doc
@@ -96,10 +93,8 @@ class NetScoreFigure(Document):
 
 
 class ReferenceRow(Document):
-    """One value of a segment (or one wave) of the reference survey: its net score with the
-    95% interval and the significance flag the Net score page shows
-    (:mod:`cx_app.survey.nps_flags`): against the other respondents for a segment, against
-    the previous wave for a wave."""
+    """One value of a segment (or one wave) of the reference survey: its net score, 95%
+    interval and significance flag (:mod:`cx_app.survey.nps_flags`)."""
 
     value: str
     n: Number
@@ -116,18 +111,15 @@ class ReferenceSplit(Document):
     """The reference survey's net score by one segment (or by wave)."""
 
     name: str
-    """The segment's identifier in the schema."""
     title: str
-    """Its header in the survey file, as the reader knows it."""
+    """Its header in the survey file."""
     kind: str
-    """``segment`` (each value against the rest) or ``wave`` (each wave against the one
-    before)."""
+    """``segment`` (each value against the rest) or ``wave`` (against the wave before)."""
     rows: list[ReferenceRow]
 
 
 class ReferenceScores(Document):
-    """The reference survey's own net score, by each segment and by wave (issue 37): what the
-    Net score page shows, measured from the scores (not estimated)."""
+    """The reference survey's own net score, by each segment and by wave (measured)."""
 
     splits: list[ReferenceSplit] = []
 
@@ -145,16 +137,13 @@ class Dataset(Document):
     attribute_labels: dict[str, str] = {}
     target_kind: str | None = None
     recommend_question: bool | None = None
-    """Whether the target is a recommend question on 0–10, i.e. an NPS (issue 25); None in
-    results written before: then kind ``nps`` says it."""
+    """Whether the target is a recommend question on 0–10 (an NPS); None in older results."""
     nps: NetScoreFigure
     """The net score (an NPS only when :attr:`vocabulary` says so; the key is kept)."""
     reference: ReferenceScores | None = None
-    """The net score by segment and by wave (None in results written before)."""
 
     @property
     def vocabulary(self) -> ScoreVocabulary:
-        """The words of this data set's net score (:mod:`cx_app.survey.vocabulary`)."""
         nps = (self.recommend_question if self.recommend_question is not None
                else self.target_kind == "nps")
         return vocabulary_for(nps=nps, satisfaction=self.target_kind == "csat")
@@ -218,12 +207,10 @@ class LevelDocument(Document):
 
     @property
     def is_binary(self) -> bool:
-        """A 2×2+IM level (it has a positive group and the binary counts)."""
         return "tp" in self.metrics and "tpr" in self.metrics
 
     def scalar_metrics(self) -> dict[str, float | None]:
-        """Every single-number metric (per-class tables and undefined-value notes left out);
-        NaN and infinities as None."""
+        """Every single-number metric; NaN and infinities as None."""
         return {k: finite(v) for k, v in self.metrics.items()
                 if not isinstance(v, dict | list) and k not in ("per_class",)}
 
@@ -236,8 +223,7 @@ class LevelDocument(Document):
         return dict(value) if isinstance(value, dict) else {}
 
     def fold_mean(self, key: str) -> float | None:
-        """The mean of a metric's per-fold values (the value the paired tests compare); None
-        when the level has no finite per-fold value of it."""
+        """The mean of a metric's finite per-fold values (what the paired tests compare)."""
         values = [v for v in map(finite, self.per_fold.get(key, [])) if v is not None]
         return sum(values) / len(values) if values else None
 
@@ -267,7 +253,6 @@ class CrossValidationSummary(Document):
     provenance: dict[str, str] = {}
     weighted: bool | None = None
     unweighted_reason: str | None = None
-    """Why survey weights given were not used by this algorithm (plain words)."""
 
 
 class ModelResult(Document):
@@ -277,19 +262,16 @@ class ModelResult(Document):
     fit_seconds: float
     fold_sizes: list[int] = []
     weighted: bool | None = None
-    """Trained with the survey weights; None: the survey has no weights. The metrics are per
-    respondent (not weighted) either way."""
+    """Trained with the survey weights (None: no weights); the metrics are unweighted."""
     cross_validation: CrossValidationSummary
     below_baseline: list[str] | None = None
-    """The levels where this model's accuracy is below always answering the commonest class
-    (:attr:`Results.baseline`); None in results written before the baseline existed."""
+    """The levels where its accuracy is below :attr:`Results.baseline`; None in older results."""
 
 
 class BaselineLevel(Document):
     """Always answering one class at one level (:mod:`cx_app.models.baseline`)."""
 
     class_: Label = Field(alias="class")
-    """The class answered: a score at the original level, a group at a reduced level."""
     accuracy: float
 
 
@@ -344,7 +326,7 @@ class AttributeColumns(Document):
     attributes: list[str]
 
     def records(self, *keys: str) -> list[dict[str, Any]]:
-        """One dict per attribute: ``attribute`` and the chosen measures (NaN as None)."""
+        """One dict per attribute: ``attribute`` and the chosen measures."""
         return [{"attribute": a, **{k: finite(getattr(self, k)[i]) for k in keys}}
                 for i, a in enumerate(self.attributes)]
 
@@ -390,8 +372,6 @@ class ImportancePerformanceRow(Document):
     performance_low: float | None = None
     performance_high: float | None = None
     importance_vs_others: str | None = None
-    """above / below / like the others (``cx_app.models.importance_performance``); None in
-    results written before the quadrant had intervals."""
     performance_vs_others: str | None = None
     quadrant: str
 
@@ -399,7 +379,6 @@ class ImportancePerformanceRow(Document):
 class ImportancePerformanceDoc(Document):
     importance: str
     method: str | None = None
-    """How an attribute comes to stand out (the bootstrap rule in words)."""
     rows: list[ImportancePerformanceRow]
 
 
@@ -445,7 +424,6 @@ class Results(Document):
     drivers: Drivers | None = None
     comparisons_5x2cv: list[FiveByTwo] | None = None
     baseline: dict[str, BaselineLevel] = {}
-    """Level → always answering its commonest class (empty in results written before)."""
 
     def level_names(self) -> list[str]:
         """Every level of any model, ``original`` first, then in first-seen order."""
