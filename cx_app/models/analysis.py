@@ -82,14 +82,14 @@ def results_document(
             "nps": net.to_dict(),
             "reference": reference_scores(survey).to_dict(),
         },
-        "folds": first.cv_summary.get("folds"),
-        "seed": first.cv_summary.get("seed"),
+        "folds": first.cv_summary.folds,
+        "seed": first.cv_summary.seed,
         "calibration": calibration,
         "models": models,
         "baseline": baseline,
         "comparisons": comparisons,
         "comparison_method": COMPARISON_METHOD,
-        "warnings": {a: list(e.cv_summary.get("warnings", [])) for a, e in evaluations.items()},
+        "warnings": {a: list(e.cv_summary.warnings) for a, e in evaluations.items()},
         "quality": survey.quality.to_dict(),
         "provenance": {
             "file": source.filename,
@@ -97,15 +97,15 @@ def results_document(
             "sha256": source.sha256,
             "schema": survey.schema.name,
             "plan": plan.to_dict(),
-            "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
+            "algorithms": {a: e.cv_summary.settings for a, e in evaluations.items()},
             **provenance_block(
-                seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),
-                preset=preset_of({"preset": e.cv_summary.get("preset", "papers")}
+                seed=first.cv_summary.seed, folds=first.cv_summary.folds,
+                preset=preset_of({"preset": e.cv_summary.preset}
                                  for e in evaluations.values()),
                 schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
                 created=created),
             "schema_yaml": schema_yaml,
-            "presets": {a: e.cv_summary.get("preset", "papers") for a, e in evaluations.items()},
+            "presets": {a: e.cv_summary.preset for a, e in evaluations.items()},
         },
     }
     if drivers is not None:
@@ -149,15 +149,10 @@ def five_by_two_comparisons(
 ) -> list[dict[str, Any]]:
     """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (accuracy at the original
     level) of each pair (:func:`~cx_app.models.comparison.five_by_two_cv`)."""
-    out = []
-    for a, b in pairs:
-        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
-                                missing_policy=survey.schema.missing_attributes,
-                                sample_weight=survey.model_weights, preset=preset)
-        row = {"level": "original", "metric": "accuracy", **result.to_dict()}
-        out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
-                    for k, v in row.items()})  # fmt: skip
-    return out
+    return [five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
+                           missing_policy=survey.schema.missing_attributes,
+                           sample_weight=survey.model_weights, preset=preset).to_dict()
+            for a, b in pairs]
 
 
 def evaluate_algorithm(

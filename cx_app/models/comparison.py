@@ -16,7 +16,7 @@ For two models scored on the same k folds, d_i = score_A,i − score_B,i:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -25,6 +25,7 @@ from scipy import stats
 
 from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
+from cx_app.models.results import FiveByTwo, finite
 from cx_app.multiple_testing import holm
 from cx_app.result import Finite, Result
 
@@ -173,20 +174,6 @@ def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) 
     return compare_scores(per_fold, level=level, metric=metric, alpha=alpha)
 
 
-class FiveByTwoResult(Result):
-    """5×2cv test of two algorithms: Dietterich's t (5 df) and Alpaydin's F (10, 5 df)."""
-
-    a: str
-    b: str
-    differences: tuple[tuple[float, float], ...]  # p_i^(j): replication i, fold j
-    t: float
-    t_p: float
-    f: float
-    f_p: float
-    t_df: int = 5
-    f_df: tuple[int, int] = (10, 5)
-
-
 def five_by_two_statistics(differences: np.ndarray) -> tuple[float, float, float, float]:
     """(t, p_t, F, p_F) from a 5×2 array of score differences (Dietterich 1998; Alpaydin 1999)."""
     d = np.asarray(differences, dtype=float)
@@ -207,19 +194,15 @@ def five_by_two_cv(
     b: str,
     seed: int = 0,
     *,
-    settings_a: Mapping[str, Any] | None = None,
-    settings_b: Mapping[str, Any] | None = None,
-    scorer: Callable[[np.ndarray, np.ndarray], float] | None = None,
     n_jobs: int = 1,
     missing_policy: str = "impute_indicator",
     sample_weight: np.ndarray | None = None,
     preset: str | None = None,
-) -> FiveByTwoResult:
+) -> FiveByTwo:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
-    the same halves; ``scorer(y_true, y_pred)`` defaults to accuracy. Fits 20 models."""
+    the same halves, compared on accuracy at the original level. Fits 20 models."""
     from cx_app.models.crossval import assign_folds, class_positions, cross_validate_model
 
-    scorer = scorer or (lambda t, p: float(np.mean(np.asarray(t) == np.asarray(p))))
     y = np.asarray(y)
     codes = class_positions(y, tuple(classes))
     diffs = np.empty((5, 2))
@@ -227,15 +210,15 @@ def five_by_two_cv(
         fold = assign_folds(codes, 2, seed + i).fold
         results = [
             cross_validate_model(
-                X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs,
+                X, y, classes, alg, fold=fold, seed=seed, n_jobs=n_jobs,
                 missing_policy=missing_policy, sample_weight=sample_weight, preset=preset,
             )
-            for alg, s in ((a, settings_a), (b, settings_b))
+            for alg in (a, b)
         ]
         for j in range(2):
             test = fold == j
-            ra, rb = (scorer(y[test], r.y_pred[test]) for r in results)
+            ra, rb = (float(np.mean(y[test] == r.y_pred[test])) for r in results)
             diffs[i, j] = ra - rb
-    t, t_p, f, f_p = five_by_two_statistics(diffs)
-    return FiveByTwoResult(a=a, b=b, differences=tuple(map(tuple, diffs.tolist())), t=t, t_p=t_p,
-                           f=f, f_p=f_p)
+    t, t_p, f, f_p = map(finite, five_by_two_statistics(diffs))
+    return FiveByTwo(level="original", metric="accuracy", a=a, b=b, differences=diffs.tolist(),
+                     t=t, t_p=t_p, f=f, f_p=f_p, t_df=5, f_df=[10, 5])

@@ -41,6 +41,7 @@ from cx_app.models.algorithms import (
     get_algorithm,
     resolve_preset,
 )
+from cx_app.models.results import CrossValidationSummary
 from cx_app.models.weighting import fit_weighted, unweighted_reason
 from cx_app.provenance import library_versions
 
@@ -138,25 +139,17 @@ class CrossValResult:
     def fold_sizes(self) -> np.ndarray:
         return np.bincount(self.fold, minlength=self.folds)
 
-    def summary(self) -> dict[str, Any]:
-        """A JSON-ready summary (no arrays): provenance of these predictions."""
-        return {
-            "algorithm": self.algorithm_id,
-            "preset": self.preset,
-            "settings": {k: list(v) if isinstance(v, tuple) else plain(v)
-                         for k, v in self.settings.items()},
-            "calibration": self.calibration,
-            "missing_policy": self.missing_policy,
-            "folds": self.folds,
-            "seed": self.seed,
-            "fold_method": self.fold_method,
-            "fit_seconds": round(self.fit_seconds, 4),
-            "fold_fit_seconds": [round(s, 4) for s in self.fold_fit_seconds],
-            "warnings": list(self.warnings),
-            "provenance": dict(self.provenance),
-            "weighted": self.weighted,
-            "unweighted_reason": self.unweighted_reason,
-        }
+    def summary(self) -> CrossValidationSummary:
+        """The provenance of these predictions (no arrays), as ``results.json`` keeps it."""
+        return CrossValidationSummary(
+            algorithm=self.algorithm_id, preset=self.preset,
+            settings={k: list(v) if isinstance(v, tuple) else plain(v)
+                      for k, v in self.settings.items()},
+            calibration=self.calibration, missing_policy=self.missing_policy, folds=self.folds,
+            seed=self.seed, fold_method=self.fold_method, fit_seconds=round(self.fit_seconds, 4),
+            fold_fit_seconds=[round(s, 4) for s in self.fold_fit_seconds],
+            warnings=list(self.warnings), provenance=dict(self.provenance),
+            weighted=self.weighted, unweighted_reason=self.unweighted_reason)
 
 
 def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:

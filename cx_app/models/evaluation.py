@@ -29,7 +29,7 @@ from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.roc import ovr_roc, reduced_roc, thin_curve
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import CrossValResult
-from cx_app.models.results import finite
+from cx_app.models.results import CrossValidationSummary, finite
 from cx_app.result import Finite, Result
 
 MACRO_GRID = np.linspace(0.0, 1.0, 201)
@@ -76,7 +76,7 @@ class ModelEvaluation(Result):
     roc: dict[str, RocSummary]
     fit_seconds: Annotated[float, PlainSerializer(lambda v: round(v, 4))]
     fold_sizes: tuple[int, ...]
-    cv_summary: dict[str, Any] = Field(default_factory=dict, alias="cross_validation")
+    cv_summary: CrossValidationSummary = Field(alias="cross_validation")
     weighted: bool | None = None
 
     def level(self, name: str) -> Level:
