@@ -85,13 +85,10 @@ from sklearn.tree import DecisionTreeClassifier
 from cx_app.errors import AnalysisError
 from cx_app.models.cnn import CNNClassifier
 
-GapHandling = Literal["indicator", "median"]
-"""How an algorithm's pipeline treats unanswered scores under the default policy
-``impute_indicator`` (module docstring)."""
+GapHandling = Literal["indicator", "median"]  # under the default policy (module docstring)
 
 DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
-"""The papers' eight algorithms, in the order the app lists them (``ordinal`` and ``cnn`` are
-optional)."""
+"""The papers' eight algorithms, in the order the app lists them."""
 
 
 class ContiguousLabels(ClassifierMixin, BaseEstimator):
@@ -166,12 +163,9 @@ class AlgorithmSpec:
     wrap: Callable[[Any], Any] | None = field(default=None, repr=False)
     preset: str = "papers"
     fold_processes: bool = True
-    """Whether its folds gain from running in worker processes (``n_jobs``). False for the
-    CNN: JAX already uses every core for one fit, and each fresh worker process pays seconds
-    of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``):
-    its folds run one after another in one process of their own (``crossval._apart``)."""
+    """False for the CNN: JAX uses every core for one fit, and each fresh worker process pays
+    seconds of Keras/JAX start-up, more than a fold's training (bench ``presets``)."""
     gaps: GapHandling = "indicator"
-    """Its gap features under the default policy ``impute_indicator`` (module docstring)."""
 
     def allowed_settings(self) -> tuple[str, ...]:
         """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
@@ -192,16 +186,19 @@ class AlgorithmSpec:
 
     def build(self, seed: int = 0, *, missing_policy: str = "impute_indicator",
               threads: int | None = None, **settings: Any) -> Pipeline:
-        """A fresh, unfitted pipeline with the defaults updated by ``settings``; its gap
-        step follows ``missing_policy`` (see the module docstring). An ``n_jobs`` setting of
-        ``None`` becomes ``threads`` (default :func:`inner_threads` of one fold at a time)."""
+        """A fresh, unfitted pipeline with the defaults updated by ``settings``; an ``n_jobs``
+        setting of ``None`` becomes ``threads`` (default :func:`inner_threads`)."""
         params = self.settings(settings)
         if "n_jobs" in params and params["n_jobs"] is None and self.preset == "fast":
             params["n_jobs"] = threads if threads is not None else inner_threads(1)
         if self.seeded:
             params["random_state"] = seed
         model = self.estimator(**params)
-        _check_values(self, model)
+        if hasattr(model, "_parameter_constraints"):  # scikit-learn's check now, not in a fold
+            try:
+                model._validate_params()
+            except (ValueError, TypeError) as exc:
+                raise AnalysisError(f"algorithm '{self.id}' ({self.name}): {exc}") from None
         if self.wrap is not None:
             model = self.wrap(model)
         steps = [("gaps", gap_filler(missing_policy, self.gaps))]
@@ -210,8 +207,7 @@ class AlgorithmSpec:
 
 
 def inner_threads(fold_jobs: int | None = 1) -> int:
-    """Threads one estimator may use while ``fold_jobs`` folds are fitted in parallel: the
-    cores left over (at least 1).
+    """Threads one estimator may use while ``fold_jobs`` folds are fitted in parallel.
 
     >>> inner_threads(10_000)
     1
@@ -223,9 +219,8 @@ def inner_threads(fold_jobs: int | None = 1) -> int:
 
 def gap_filler(missing_policy: str = "impute_indicator",
                handling: GapHandling = "indicator") -> SimpleImputer:
-    """The pipeline's ``"gaps"`` step for an algorithm whose gap handling is ``handling``
-    (module docstring): a ``SimpleImputer`` by the training medians, with "was missing"
-    indicators only for ``"indicator"`` under ``impute_indicator``.
+    """The pipeline's ``"gaps"`` step: the training medians, with "was missing" indicators only
+    for ``"indicator"`` under ``impute_indicator`` (module docstring).
 
     >>> gap_filler("impute_indicator", "median").add_indicator
     False
@@ -238,25 +233,12 @@ def gap_filler(missing_policy: str = "impute_indicator",
                          and handling == "indicator")
 
 
-def _check_values(spec: AlgorithmSpec, model: Any) -> None:
-    """Reject invalid setting values now, with the algorithm named, instead of inside a fold."""
-    if not hasattr(model, "_parameter_constraints"):  # not a scikit-learn estimator (XGBoost)
-        return
-    validate = model._validate_params  # scikit-learn's own constraint check
-    try:
-        validate()
-    except (ValueError, TypeError) as exc:
-        raise AnalysisError(f"algorithm '{spec.id}' ({spec.name}): {exc}") from None
-
-
 class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
     """``CalibratedClassifierCV`` that copes with rare classes in the training data.
 
-    scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members. Here the
-    inner fold count is lowered to the smallest class count (at least 2); respondents of a class
-    seen only once cannot be calibrated and are left out of this fit. Such classes are listed in
-    ``dropped_classes_`` (cross-validation records them as warnings) and, being absent from
-    ``classes_``, get probability 0.
+    scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members: here
+    they are lowered to the smallest class count (at least 2), and a class seen only once is
+    left out of this fit (``dropped_classes_``, probability 0).
     """
 
     def __init__(
@@ -475,20 +457,15 @@ FAST: dict[str, AlgorithmSpec] = {
     )
     for a, spec in ALGORITHMS.items()
 }
-"""The ``fast`` preset of every algorithm (module docstring); lr, nb, dt and ordinal are the
-papers' settings unchanged."""
+"""The ``fast`` preset of every algorithm (module docstring)."""
 
 PAPERS_BY_DEFAULT: frozenset[str] = frozenset()
-"""Algorithms whose default preset is ``papers``: those whose fast preset's 10-fold accuracy
-differed from the papers' by more than 0.01 on a survey of ``bench/bench_presets.py``. Empty:
-in ``bench/RESULTS.md`` (section presets) every fast preset is within 0.0048 of the papers'
-accuracy on both the sample and the generated bank survey (svm 0.0042, ann 0.0032, cnn 0.0048,
-measured again with the gap features of issue 25; the others are the same estimators)."""
+"""Algorithms whose default preset is ``papers``. Empty: every fast preset is within 0.0048 of
+the papers' 10-fold accuracy (``bench/RESULTS.md``, section presets)."""
 
 
 def default_preset(algorithm_id: str) -> str:
-    """The preset used when none is asked for: ``fast`` unless measured otherwise
-    (:data:`PAPERS_BY_DEFAULT`).
+    """The preset used when none is asked for (:data:`PAPERS_BY_DEFAULT`).
 
     >>> default_preset("svm")
     'fast'
@@ -506,8 +483,7 @@ def resolve_preset(algorithm_id: str, preset: str | None = None) -> str:
 
 
 def preset_label(algorithm_id: str, preset: str | None = None) -> str:
-    """The model id an algorithm gets under ``preset``: the bare id for its default preset,
-    else the id and the preset, so that both can be compared side by side.
+    """The model id an algorithm gets under ``preset``: the bare id for its default preset.
 
     >>> preset_label("svm"), preset_label("svm", "papers")
     ('svm', 'svm papers')
@@ -517,8 +493,7 @@ def preset_label(algorithm_id: str, preset: str | None = None) -> str:
 
 
 def get_algorithm(algorithm_id: str, preset: str | None = None) -> AlgorithmSpec:
-    """The registry entry for ``algorithm_id`` under ``preset`` (default:
-    :func:`default_preset`), or an error listing the known ids."""
+    """The registry entry for ``algorithm_id`` under ``preset``, or an error listing the ids."""
     if algorithm_id not in ALGORITHMS:
         raise AnalysisError(
             f"unknown algorithm '{algorithm_id}'; choose from: {', '.join(ALGORITHMS)}"
@@ -531,7 +506,6 @@ def build_algorithm(
     algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0,
     missing_policy: str = "impute_indicator", preset: str | None = None,
 ) -> Pipeline:
-    """Shorthand for ``get_algorithm(algorithm_id, preset).build(seed, missing_policy=...,
-    **settings)``."""
+    """Shorthand for ``get_algorithm(algorithm_id, preset).build(...)``."""
     return get_algorithm(algorithm_id, preset).build(seed, missing_policy=missing_policy,
                                                      **dict(settings or {}))

@@ -180,9 +180,8 @@ def _architecture(p: int, filters: int, kernel: int, pool: int, classes: int) ->
 
 
 def check_architecture(architecture: Any) -> list[tuple[int, ...]]:
-    """The weight shapes ``architecture`` implies, in Keras' order (kernel, bias per layer),
-    after checking every key and value against the fixed list of what :class:`CNNClassifier`
-    writes; :class:`~cx_app.errors.ModelFileError` naming the first thing that is not."""
+    """The weight shapes ``architecture`` implies (kernel, bias per layer), after checking it
+    against what :class:`CNNClassifier` writes; ModelFileError naming the first difference."""
 
     def refuse(what: str) -> ModelFileError:
         return ModelFileError(f"the CNN architecture in the model file is not one cx-app "
@@ -295,11 +294,10 @@ def _keras():
 
 @functools.cache
 def _layer_classes() -> dict[str, Any]:
-    """Keras layer classes by architecture type name. ``Conv1D`` and ``MaxPooling1D`` are
-    subclasses of Keras' own with the same weights and outputs (tested against them),
-    computed with fewer, simpler XLA operations: on a CPU, XLA's general convolution and the
-    gradient of its windowed max (``select_and_scatter``) cost several times more than these
-    shifted matrix products and a reshaped max over a handful of positions."""
+    """Keras layer classes by type name. ``Conv1D`` and ``MaxPooling1D`` are Keras' own with
+    the same weights and outputs (tested) by simpler XLA operations: on a CPU, a general
+    convolution and the gradient of a windowed max cost several times more for so few
+    positions."""
     keras = _keras()
     ops = keras.ops
 

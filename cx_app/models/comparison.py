@@ -25,9 +25,8 @@ from scipy import stats
 
 from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
-from cx_app.models.results import FiveByTwo, finite
+from cx_app.models.results import ComparisonDocument, FiveByTwo, finite
 from cx_app.multiple_testing import holm
-from cx_app.result import Finite, Result
 
 
 def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[float, int, float]:
@@ -77,31 +76,6 @@ def format_p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-class Comparison(Result):
-    """One pair of models on one level and metric, with the three p-values and a verdict."""
-
-    level: str
-    metric: str
-    a: str
-    b: str
-    folds: int
-    mean_a: Finite
-    mean_b: Finite
-    mean_diff: Finite  # mean over folds of score_a − score_b
-    t: Finite
-    df: int
-    p: Finite  # plain k-fold CV paired t-test
-    t_corrected: Finite
-    p_corrected: Finite  # Nadeau–Bengio
-    p_holm: Finite  # Holm over all pairs of this level and metric, on p_corrected
-    alpha: Finite
-    verdict: str
-
-    @property
-    def significant(self) -> bool:
-        return not math.isnan(self.p_holm) and self.p_holm < self.alpha
-
-
 def _verdict(level, metric, a, b, k, diff, p_holm, alpha, pairs) -> str:
     where = f"{level} {short_name(metric)}"
     if math.isnan(p_holm):
@@ -130,7 +104,7 @@ def compare_scores(
     metric: str,
     test_train_ratio: float | None = None,
     alpha: float = 0.05,
-) -> list[Comparison]:
+) -> list[ComparisonDocument]:
     """Every pair of models (in the given order) from their per-fold scores on the same folds."""
     names = list(per_fold)
     rows = []
@@ -144,7 +118,7 @@ def compare_scores(
     for (a, b, sa, sb, t, df, p, tc, pc), ph in zip(rows, adjusted, strict=True):
         diff = float((sa - sb).mean())
         out.append(
-            Comparison(
+            ComparisonDocument(
                 level=level, metric=metric, a=a, b=b, folds=len(sa),
                 mean_a=float(sa.mean()), mean_b=float(sb.mean()), mean_diff=diff,
                 t=t, df=df, p=p, t_corrected=tc, p_corrected=pc, p_holm=float(ph), alpha=alpha,
@@ -154,7 +128,8 @@ def compare_scores(
     return out
 
 
-def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) -> list[Comparison]:
+def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05,
+                   ) -> list[ComparisonDocument]:
     """Pairwise tests of models cross-validated on the same folds (``{id: ModelEvaluation}``
     or a sequence of them)."""
     if isinstance(evals, Mapping):

@@ -15,9 +15,9 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError
 
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import CxAppError
@@ -64,6 +64,10 @@ def finite(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+Stat = Annotated[float | None, PlainSerializer(finite)]
+"""A statistic: NaN while computed when undefined, null in the JSON (and when read back)."""
 
 
 # --------------------------------------------------------------------------- the data set
@@ -276,28 +280,29 @@ class BaselineLevel(Document):
 
 
 class ComparisonDocument(Document):
-    """A k-fold paired t-test of two models on one metric at one level."""
+    """A k-fold paired t-test of two models on one metric at one level
+    (:func:`cx_app.models.comparison.compare_scores`)."""
 
     level: str
     metric: str
     a: str
     b: str
     folds: int
-    mean_a: float | None
-    mean_b: float | None
-    mean_diff: float | None
-    t: float | None
+    mean_a: Stat
+    mean_b: Stat
+    mean_diff: Stat  # mean over folds of score_a − score_b
+    t: Stat
     df: int
-    p: float | None
-    t_corrected: float | None
-    p_corrected: float | None
-    p_holm: float | None
+    p: Stat  # plain k-fold CV paired t-test
+    t_corrected: Stat
+    p_corrected: Stat  # Nadeau–Bengio
+    p_holm: Stat  # Holm over all pairs of this level and metric, on p_corrected
     alpha: float = 0.05
     verdict: str
 
     @property
     def significant(self) -> bool | None:
-        """Holm-adjusted p below alpha; None when the test is undefined."""
+        """Holm-adjusted p below alpha; None when the test is undefined (null, read back)."""
         return None if self.p_holm is None else self.p_holm < self.alpha
 
 
