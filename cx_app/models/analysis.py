@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +100,7 @@ def results_document(
             "algorithms": {a: e.cv_summary.settings for a, e in evaluations.items()},
             **provenance_block(
                 seed=first.cv_summary.seed, folds=first.cv_summary.folds,
-                preset=preset_of({"preset": e.cv_summary.preset}
-                                 for e in evaluations.values()),
+                preset=", ".join(dict.fromkeys(e.cv_summary.preset for e in evaluations.values())),
                 schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
                 created=created),
             "schema_yaml": schema_yaml,
@@ -113,17 +112,6 @@ def results_document(
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
     return Results.from_dict(json.loads(json.dumps(document, default=json_default)))
-
-
-def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
-    """The preset the models' settings record (``settings["preset"]``); several different
-    ones joined by ", "; None when none records one.
-
-    >>> preset_of([{"preset": "fast"}, {"C": 1.0}, {"preset": "fast"}])
-    'fast'
-    """
-    found = dict.fromkeys(str(s["preset"]) for s in settings if s and s.get("preset"))
-    return ", ".join(found) or None
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
