@@ -22,6 +22,7 @@ from cx_app.errors import AnalysisError
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import as_frame as _frame
 from cx_app.models.importance_performance import importance_performance
+from cx_app.models.results import finite
 from cx_app.result import Result
 
 
@@ -38,7 +39,7 @@ def _score(y: Any, classes: Sequence | None) -> np.ndarray:
 
 
 def _clean(values: np.ndarray) -> list:
-    return [None if not math.isfinite(float(v)) else float(v) for v in values]
+    return [finite(v) for v in values.astype(float)]
 
 
 Values = Annotated[np.ndarray, PlainSerializer(_clean)]
