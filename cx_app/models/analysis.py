@@ -202,9 +202,8 @@ listed wins a tie). The CLI, the app and the reports pick by this one rule."""
 
 
 def rank_models(scores: Mapping[str, float | None], metric: str) -> list[str]:
-    """Model ids best first by ``scores`` (each model's mean per-fold ``metric``), in the
-    metric's direction (:func:`cx_app.engine.catalogue.lower_is_better`); a model without a
-    finite score comes last; the first listed wins a tie.
+    """Model ids best first by ``scores`` (mean per-fold ``metric``) in the metric's direction;
+    a model without a finite score comes last; the first listed wins a tie.
 
     >>> rank_models({"lr": 0.61, "nb": 0.64, "dt": float("nan")}, "accuracy")
     ['nb', 'lr', 'dt']

@@ -14,21 +14,16 @@ from sklearn.pipeline import Pipeline
 
 from cx_app.models.algorithms import RareSafeCalibrated, get_algorithm  # noqa: F401  (doctests)
 
-__all__ = ["fit_weighted", "takes_sample_weight", "unweighted_reason"]
+__all__ = ["fit_weighted", "unweighted_reason"]
 
 
 def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
     """Fit ``model`` (a pipeline, maybe calibrated) with survey weights unless
     :func:`unweighted_reason` names it; (fitted model, whether weights were used)."""
-    if sample_weight is not None and takes_sample_weight(model):
+    if sample_weight is not None and unweighted_reason(model) is None:
         name = model.steps[-1][0]
         return model.fit(X, y, **{f"{name}__sample_weight": sample_weight}), True
     return model.fit(X, y), False
-
-
-def takes_sample_weight(model: Any) -> bool:
-    """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
-    return unweighted_reason(model) is None
 
 
 def unweighted_reason(model: Any) -> str | None:
