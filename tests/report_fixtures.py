@@ -124,9 +124,11 @@ def make_results() -> dict:
             "file": "wave =1.xlsx", "sheet": "Data", "sha256": "ab" * 32,
             "schema": "hostile =schema",
             "plan": {"classes": HOSTILE_CLASSES, "steps": [
-                {"name": "3x3+IM", "positive": None, "positive_is_default": False, "groups": [
+                {"name": "3x3+IM", "positive": "others", "positive_is_default": True, "groups": [
                     {"name": HOSTILE_GROUP, "option": "S", "members": HOSTILE_CLASSES[1:3],
-                     "covers": HOSTILE_CLASSES[1:3], "tp_pairs": []}]}]},
+                     "covers": HOSTILE_CLASSES[1:3], "tp_pairs": []},
+                    {"name": "others", "option": "S", "members": HOSTILE_CLASSES[::3],
+                     "covers": HOSTILE_CLASSES[::3], "tp_pairs": []}]}]},
             "algorithms": {model_id: {"C": 1.0} for model_id in MODELS},
             "versions": {"cx_app": "0.1.0"},
         },

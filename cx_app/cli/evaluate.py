@@ -115,7 +115,7 @@ def leaderboard(evaluations: dict[str, ModelEvaluation],
         rows.append(
             [
                 model_display_name(a) + (" (unweighted)" if e.weighted is False else ""),
-                plain_name(e.cv_summary.get("preset", "papers")),
+                plain_name(e.cv_summary.preset),
                 *(f"{accuracies[n]:.3f}" for n in names),
                 *(f"{r.auc:.3f}" for r in e.roc.values()),
                 f"{e.fit_seconds:.1f}",
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     print(leaderboard(evaluations, document.baseline))
     for line in baseline_warnings(document):
         print(f"warning: {line}", flush=True)
-    weights = weighting_note({m: (e.weighted, e.cv_summary["unweighted_reason"])
+    weights = weighting_note({m: (e.weighted, e.cv_summary.unweighted_reason)
                               for m, e in evaluations.items()})
     if weights:
         print(weights)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from cx_app.engine.confusion import LabelLookup, format_labels, normalize_labels
-from cx_app.engine.plan import PlanSpec, StepSpec
+from cx_app.engine.plan import GroupSpec, PlanSpec, StepSpec
 from cx_app.errors import PlanError
 
 __all__ = ["GroupedClass", "ResolvedPlan", "ResolvedStep", "resolve_plan"]
@@ -116,6 +116,39 @@ class ResolvedPlan:
     def level_labels(self, level: int) -> tuple:
         """Labels of level ``level`` (0 = original classes, k = step k's groups)."""
         return self.classes if level == 0 else self.steps[level - 1].labels
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as ``results.json`` keeps it (``provenance.plan``)."""
+        return {"classes": list(self.classes), "steps": [
+            {"name": s.name, "positive": s.positive, "positive_is_default": s.positive_is_default,
+             "groups": [{"name": g.name, "option": g.option, "members": list(g.members),
+                         "covers": list(g.covers), "tp_pairs": [list(p) for p in g.tp_pairs]}
+                        for g in s.groups]} for s in self.steps]}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ResolvedPlan:
+        """The plan of :meth:`to_dict`, resolved again; ValueError when it does not resolve."""
+        if isinstance(data, cls):
+            return data
+        try:
+            steps = [StepSpec(name=s["name"], groups=[GroupSpec(
+                name=g["name"], option=g["option"], members=g["members"],
+                tp_pairs=g.get("tp_pairs", ()) if g["option"] == "RS" else None)
+                for g in s["groups"]], positive=None if s.get("positive_is_default") else
+                s.get("positive")) for s in data["steps"]]
+            return resolve_plan(steps, data["classes"])
+        except (KeyError, TypeError, ValueError, PlanError) as exc:
+            why = exc.errors()[0]["msg"] if hasattr(exc, "errors") else exc
+            raise ValueError(f"not a plan resolved against its classes ({why})") from None
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        # a field typed ResolvedPlan reads and writes the to_dict() document
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(
+            cls.from_dict, serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda plan: plan.to_dict()))
 
 
 def _show(value: Any) -> str:

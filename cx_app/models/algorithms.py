@@ -2,40 +2,20 @@
 
 Every algorithm is an :class:`AlgorithmSpec` in :data:`ALGORITHMS`, keyed by a short id. Its
 ``defaults`` are the settings of the reduced-confusion-matrix paper's Appendix B (Tables A1–A7)
-where the paper gives them, scikit-learn's defaults otherwise; they are shown to the user and
-can be overridden by name. A setting name is a parameter of the underlying estimator; an unknown
-name is an :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
+where the paper gives them, scikit-learn's defaults otherwise; an unknown setting name is an
+:class:`~cx_app.errors.AnalysisError` that lists the valid ones.
 
-``build`` returns a :class:`~sklearn.pipeline.Pipeline` whose last step is named ``"model"``.
-Its first step, ``"gaps"``, handles unanswered attribute scores. Policy ``impute_median`` (and
-``exclude``, whose survey has no gaps to fill but whose later waves may) is the same for every
-algorithm: a ``SimpleImputer(strategy="median")`` that fills a gap with the median of the data it
-is fitted on (each training fold in cross-validation; the whole training survey in a saved
-model, which then fills a new wave's gaps with the training medians). Under the default policy
-``impute_indicator`` each algorithm gets the gap features that suit it
-(:attr:`AlgorithmSpec.gaps`, measured in ``bench/RESULTS.md``, sections ``quality`` and
-``presets``; ``docs/bases-and-gaps.md``):
-
-- ``"indicator"`` (svm, ordinal): the median fill plus a 0/1 "was missing" column for each
-  attribute that had gaps in training (``add_indicator=True``). A linear model cannot tell a
-  median answer from a gap otherwise; the indicator gives "not applicable" its own effect
-  (ordinal +0.012 and +0.020, svm +0.007 and −0.003 on the two surveys whose gaps carry
-  signal; at worst 0.007 below the median fill).
-- ``"median"`` (lr, knn, nb, dt, rf, ann, xgb, cnn): the median fill without indicators.
-  Gaussian naive Bayes would model a 0/1 column as a Gaussian whose variance is near 0 in a
-  class without gaps, so that one gap all but rules that class out (10-fold accuracy on the
-  sample fell from 0.362 to 0.077); a mixed naive Bayes (Gaussian scores, Bernoulli
-  indicators) measured no better than no indicators (0.360). For the others, indicators or
-  the libraries' own NaN handling (scikit-learn's trees, XGBoost) helped on some surveys but
-  cost more than 0.01 of accuracy on another, which the rule "gap handling never hurts"
-  (``tests/quality/``) does not allow: with indicators k-NN −0.015 and logistic regression
-  −0.012 on the sample, the MLP −0.011 and the CNN −0.013 on the bank survey, the forest
-  −0.020 on the signed one; with native gaps the tree −0.012 (bank), the forest −0.014
-  (signed). For XGBoost both stayed within 0.01 but were lower on three surveys of four.
-
-On data without gaps both variants give the same model. Scaling (``StandardScaler``, after
-the ``gaps`` step) is a pipeline step for the algorithms whose fit depends on the attributes'
-scale (lr, svm, knn, ann, ordinal, cnn), so cross-validation fits it per fold.
+``build`` returns a :class:`~sklearn.pipeline.Pipeline`: ``"gaps"`` (unanswered attribute
+scores, :func:`gap_filler`), ``"scale"`` (``StandardScaler``, fitted per fold) for the
+algorithms whose fit depends on the attributes' scale (lr, svm, knn, ann, ordinal, cnn), then
+``"model"``. Under ``impute_median`` and ``exclude`` a gap gets the median of the data the
+pipeline is fitted on. Under the default ``impute_indicator`` svm and ordinal also get a 0/1
+"was missing" column per attribute with gaps in training (a linear model cannot tell a median
+answer from a gap otherwise); the others keep the median fill alone
+(:attr:`AlgorithmSpec.gaps`): with indicators Gaussian naive Bayes all but rules out a class
+at one gap, and the others lost more than 0.01 of accuracy on some survey, which the
+model-quality suite (``tests/quality/``) does not allow. The measurements:
+``docs/bases-and-gaps.md``, ``bench/RESULTS.md`` (sections ``quality`` and ``presets``).
 
 Notes on fidelity to the papers:
 
@@ -47,52 +27,37 @@ Notes on fidelity to the papers:
   loss has not improved by ``tol`` for ``n_iter_no_change`` epochs (its default, kept).
 - ``xgb``: XGBoost needs labels 0..k−1; :class:`ContiguousLabels` re-encodes the classes present
   in each training fold.
-- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit) wrapped as a scikit-learn
-  classifier; classes are taken in their sorted order, which is the scale order when
-  cross-validation passes class positions (it does).
-- ``cnn``: the papers' convolutional network (ALP paper Table A5, NPS paper Table A6) on
-  Keras 3 with its JAX backend, CPU only: :class:`~cx_app.models.cnn.CNNClassifier`, whose
-  docstring gives the settings the papers leave open (32 filters, Adam, "same" padding) and
-  the adaptation of kernel and pooling to surveys with fewer than 3 or 4 attribute columns.
-  Keras is imported only when a CNN is fitted or applied. Not pre-selected: it is the slowest.
+- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit); classes are taken in their
+  sorted order, the scale order when cross-validation passes class positions (it does).
+- ``cnn``: :class:`~cx_app.models.cnn.CNNClassifier` (its docstring gives the settings the
+  papers leave open). Not pre-selected: it is the slowest.
 
 Presets
 -------
 Every algorithm has two presets (:data:`PRESETS`): ``papers``, exactly the settings above
-(:data:`ALGORITHMS`), and ``fast``, the same model family with a faster solver or stopping
-rule (:data:`FAST`; an algorithm that is fast already keeps the papers' estimator and
-settings):
+(:data:`ALGORITHMS`), and ``fast`` (:data:`FAST`), the same model family with a faster solver
+or stopping rule (an algorithm that is fast already keeps the papers' estimator):
 
-- ``svm``: a linear SVM by liblinear (``LinearSVC``, solved in the primal) instead of libsvm's
-  linear kernel, one-vs-one like libsvm (``OneVsOneClassifier``), with the same Platt scaling
-  (sigmoid, 5 internal folds, :class:`RareSafeCalibrated`); liblinear's primal solver is
-  linear in the number of respondents, libsvm about quadratic. The loss is the squared hinge
-  (L2-SVM): with the plain hinge, liblinear's dual solver stopped at its 1,000-pass limit on
-  the sample survey without converging and was barely faster than libsvm; one-vs-rest (what
-  ``LinearSVC`` does alone) was less accurate than libsvm's one-vs-one on ordinal scores,
-  where a middle score cannot be cut from both neighbours by one hyperplane.
-- ``ann``: the same network (6 ReLU units, Adam) and stopping rule (training loss not improved
-  for 10 epochs) in batches of 200 at Adam's step size 0.01 (at most 200 epochs) instead of
-  batches of 10 at 0.001: about 20 times fewer, larger steps. Early stopping on a 10 %
-  validation split was tried and lost 0.011–0.018 accuracy against the papers' preset
-  (``bench_presets.py``), so it is not used.
-- ``rf``, ``knn``: the same settings; ``n_jobs`` of the estimator ``None`` = decided at build
-  time: one thread per fold in cross-validation (the folds run side by side on every core,
-  and a forest's probabilities summed by several threads differ in the last bits with their
-  order), :func:`inner_threads` for a model fitted alone.
-- ``xgb`` keeps the papers' single thread: XGBoost's threads (OpenMP) meet at a barrier in
-  every step of every tree (100 rounds × one tree per score), spinning while they wait, and
-  on a server whose other core is busy with someone else's work each barrier waits for a time
-  slice. Measured on the shared 2-core server (bench ``training_times``): 7,500 respondents ×
-  4 folds took 2.5–2.9 s on two threads and 3.4–5.6 s on one when the machine was quiet, but
-  41–223 s on two against 6–11 s on one under a load average of 6–10 (2,500 × 3 folds:
-  16–61 s against 5–13 s). The probabilities are the same but for float32 rounding.
-- ``cnn``: the same network, 30 epochs instead of 100.
+- ``svm``: a linear SVM by liblinear's primal solver (``LinearSVC``, linear in the number of
+  respondents, libsvm about quadratic), one-vs-one like libsvm (``OneVsOneClassifier``), the
+  same Platt scaling. Squared hinge loss: with the plain hinge, liblinear's dual solver hit
+  its 1,000-pass limit on the sample survey and was barely faster than libsvm; one-vs-rest was
+  less accurate on ordinal scores, where a middle score cannot be cut from both neighbours by
+  one hyperplane.
+- ``ann``: the same network and stopping rule in batches of 200 at Adam's step size 0.01 (at
+  most 200 epochs) instead of batches of 10 at 0.001. Early stopping on a 10 % validation
+  split lost 0.011–0.018 accuracy (``bench_presets.py``), so it is not used.
+- ``rf``, ``knn``: ``n_jobs`` ``None`` = decided at build time: one thread per fold in
+  cross-validation (a forest's probabilities summed by several threads differ in the last bits
+  with their order), :func:`inner_threads` for a model fitted alone.
+- ``xgb`` keeps one thread: XGBoost's OpenMP threads spin at a barrier in every step of every
+  tree, and on a shared 2-core server each barrier waits for a time slice (bench
+  ``training_times``: 41–223 s on two threads against 6–11 s on one under load).
+- ``cnn``: 30 epochs instead of 100.
 
-Which preset an algorithm uses when none is asked for is :func:`default_preset`: ``fast``,
-unless ``bench/bench_presets.py`` measured its 10-fold accuracy more than 0.01 away from the
-papers' preset (:data:`PAPERS_BY_DEFAULT`). Results, reports, the app and model files record
-the preset used, and a model of the non-default preset is labelled with it (``svm papers``).
+The default preset is :func:`default_preset`: ``fast``, unless ``bench/bench_presets.py``
+measured its 10-fold accuracy more than 0.01 from the papers' (:data:`PAPERS_BY_DEFAULT`).
+A model of the non-default preset is labelled with it (``svm papers``).
 """
 
 from __future__ import annotations
@@ -120,13 +85,10 @@ from sklearn.tree import DecisionTreeClassifier
 from cx_app.errors import AnalysisError
 from cx_app.models.cnn import CNNClassifier
 
-GapHandling = Literal["indicator", "median"]
-"""How an algorithm's pipeline treats unanswered scores under the default policy
-``impute_indicator`` (module docstring)."""
+GapHandling = Literal["indicator", "median"]  # under the default policy (module docstring)
 
 DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "ann", "xgb")
-"""The papers' eight algorithms, in the order the app lists them (``ordinal`` and ``cnn`` are
-optional)."""
+"""The papers' eight algorithms, in the order the app lists them."""
 
 
 class ContiguousLabels(ClassifierMixin, BaseEstimator):
@@ -201,12 +163,9 @@ class AlgorithmSpec:
     wrap: Callable[[Any], Any] | None = field(default=None, repr=False)
     preset: str = "papers"
     fold_processes: bool = True
-    """Whether its folds gain from running in worker processes (``n_jobs``). False for the
-    CNN: JAX already uses every core for one fit, and each fresh worker process pays seconds
-    of Keras/JAX start-up and compilation, more than a fold's training (bench ``presets``):
-    its folds run one after another in one process of their own (``crossval._apart``)."""
+    """False for the CNN: JAX uses every core for one fit, and each fresh worker process pays
+    seconds of Keras/JAX start-up, more than a fold's training (bench ``presets``)."""
     gaps: GapHandling = "indicator"
-    """Its gap features under the default policy ``impute_indicator`` (module docstring)."""
 
     def allowed_settings(self) -> tuple[str, ...]:
         """Every setting name ``build`` accepts: the estimator's parameters except the seed."""
@@ -227,16 +186,19 @@ class AlgorithmSpec:
 
     def build(self, seed: int = 0, *, missing_policy: str = "impute_indicator",
               threads: int | None = None, **settings: Any) -> Pipeline:
-        """A fresh, unfitted pipeline with the defaults updated by ``settings``; its gap
-        step follows ``missing_policy`` (see the module docstring). An ``n_jobs`` setting of
-        ``None`` becomes ``threads`` (default :func:`inner_threads` of one fold at a time)."""
+        """A fresh, unfitted pipeline with the defaults updated by ``settings``; an ``n_jobs``
+        setting of ``None`` becomes ``threads`` (default :func:`inner_threads`)."""
         params = self.settings(settings)
         if "n_jobs" in params and params["n_jobs"] is None and self.preset == "fast":
             params["n_jobs"] = threads if threads is not None else inner_threads(1)
         if self.seeded:
             params["random_state"] = seed
         model = self.estimator(**params)
-        _check_values(self, model)
+        if hasattr(model, "_parameter_constraints"):  # scikit-learn's check now, not in a fold
+            try:
+                model._validate_params()
+            except (ValueError, TypeError) as exc:
+                raise AnalysisError(f"algorithm '{self.id}' ({self.name}): {exc}") from None
         if self.wrap is not None:
             model = self.wrap(model)
         steps = [("gaps", gap_filler(missing_policy, self.gaps))]
@@ -245,8 +207,7 @@ class AlgorithmSpec:
 
 
 def inner_threads(fold_jobs: int | None = 1) -> int:
-    """Threads one estimator may use while ``fold_jobs`` folds are fitted in parallel: the
-    cores left over (at least 1).
+    """Threads one estimator may use while ``fold_jobs`` folds are fitted in parallel.
 
     >>> inner_threads(10_000)
     1
@@ -258,9 +219,8 @@ def inner_threads(fold_jobs: int | None = 1) -> int:
 
 def gap_filler(missing_policy: str = "impute_indicator",
                handling: GapHandling = "indicator") -> SimpleImputer:
-    """The pipeline's ``"gaps"`` step for an algorithm whose gap handling is ``handling``
-    (module docstring): a ``SimpleImputer`` by the training medians, with "was missing"
-    indicators only for ``"indicator"`` under ``impute_indicator``.
+    """The pipeline's ``"gaps"`` step: the training medians, with "was missing" indicators only
+    for ``"indicator"`` under ``impute_indicator`` (module docstring).
 
     >>> gap_filler("impute_indicator", "median").add_indicator
     False
@@ -273,25 +233,12 @@ def gap_filler(missing_policy: str = "impute_indicator",
                          and handling == "indicator")
 
 
-def _check_values(spec: AlgorithmSpec, model: Any) -> None:
-    """Reject invalid setting values now, with the algorithm named, instead of inside a fold."""
-    if not hasattr(model, "_parameter_constraints"):  # not a scikit-learn estimator (XGBoost)
-        return
-    validate = model._validate_params  # scikit-learn's own constraint check
-    try:
-        validate()
-    except (ValueError, TypeError) as exc:
-        raise AnalysisError(f"algorithm '{spec.id}' ({spec.name}): {exc}") from None
-
-
 class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
     """``CalibratedClassifierCV`` that copes with rare classes in the training data.
 
-    scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members. Here the
-    inner fold count is lowered to the smallest class count (at least 2); respondents of a class
-    seen only once cannot be calibrated and are left out of this fit. Such classes are listed in
-    ``dropped_classes_`` (cross-validation records them as warnings) and, being absent from
-    ``classes_``, get probability 0.
+    scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members: here
+    they are lowered to the smallest class count (at least 2), and a class seen only once is
+    left out of this fit (``dropped_classes_``, probability 0).
     """
 
     def __init__(
@@ -510,20 +457,15 @@ FAST: dict[str, AlgorithmSpec] = {
     )
     for a, spec in ALGORITHMS.items()
 }
-"""The ``fast`` preset of every algorithm (module docstring); lr, nb, dt and ordinal are the
-papers' settings unchanged."""
+"""The ``fast`` preset of every algorithm (module docstring)."""
 
 PAPERS_BY_DEFAULT: frozenset[str] = frozenset()
-"""Algorithms whose default preset is ``papers``: those whose fast preset's 10-fold accuracy
-differed from the papers' by more than 0.01 on a survey of ``bench/bench_presets.py``. Empty:
-in ``bench/RESULTS.md`` (section presets) every fast preset is within 0.0048 of the papers'
-accuracy on both the sample and the generated bank survey (svm 0.0042, ann 0.0032, cnn 0.0048,
-measured again with the gap features of issue 25; the others are the same estimators)."""
+"""Algorithms whose default preset is ``papers``. Empty: every fast preset is within 0.0048 of
+the papers' 10-fold accuracy (``bench/RESULTS.md``, section presets)."""
 
 
 def default_preset(algorithm_id: str) -> str:
-    """The preset used when none is asked for: ``fast`` unless measured otherwise
-    (:data:`PAPERS_BY_DEFAULT`).
+    """The preset used when none is asked for (:data:`PAPERS_BY_DEFAULT`).
 
     >>> default_preset("svm")
     'fast'
@@ -541,8 +483,7 @@ def resolve_preset(algorithm_id: str, preset: str | None = None) -> str:
 
 
 def preset_label(algorithm_id: str, preset: str | None = None) -> str:
-    """The model id an algorithm gets under ``preset``: the bare id for its default preset,
-    else the id and the preset, so that both can be compared side by side.
+    """The model id an algorithm gets under ``preset``: the bare id for its default preset.
 
     >>> preset_label("svm"), preset_label("svm", "papers")
     ('svm', 'svm papers')
@@ -552,8 +493,7 @@ def preset_label(algorithm_id: str, preset: str | None = None) -> str:
 
 
 def get_algorithm(algorithm_id: str, preset: str | None = None) -> AlgorithmSpec:
-    """The registry entry for ``algorithm_id`` under ``preset`` (default:
-    :func:`default_preset`), or an error listing the known ids."""
+    """The registry entry for ``algorithm_id`` under ``preset``, or an error listing the ids."""
     if algorithm_id not in ALGORITHMS:
         raise AnalysisError(
             f"unknown algorithm '{algorithm_id}'; choose from: {', '.join(ALGORITHMS)}"
@@ -566,7 +506,6 @@ def build_algorithm(
     algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0,
     missing_policy: str = "impute_indicator", preset: str | None = None,
 ) -> Pipeline:
-    """Shorthand for ``get_algorithm(algorithm_id, preset).build(seed, missing_policy=...,
-    **settings)``."""
+    """Shorthand for ``get_algorithm(algorithm_id, preset).build(...)``."""
     return get_algorithm(algorithm_id, preset).build(seed, missing_policy=missing_policy,
                                                      **dict(settings or {}))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from cx_app.models.crossval import CrossValResult, cross_validate_model, cross_v
 from cx_app.models.drivers import PERMUTATION_REPEATS, DriverAnalysis, driver_importance
 from cx_app.models.evaluation import ModelEvaluation, evaluate_result
 from cx_app.models.reference import reference_scores
-from cx_app.models.results import PlanDocument, Results
+from cx_app.models.results import Results
 from cx_app.provenance import provenance_block
 from cx_app.survey.data import SurveyData
 from cx_app.survey.nps import groups_for_schema, nps_summary
@@ -37,26 +37,6 @@ COMPARISON_METHOD = (
     "k-fold paired t-test (p plain), Nadeau–Bengio corrected (p corrected), Holm over the "
     "pairs of each level and metric applied to the corrected p (p Holm)"
 )
-
-
-def default_comparisons(evaluation: ModelEvaluation) -> list[tuple[str, str]]:
-    """(level, metric) pairs compared by default: accuracy everywhere, f1_macro on multiclass
-    levels, mcc on 2×2 levels."""
-    return [(lvl.name, metric) for lvl in evaluation.levels
-            for metric in compared_metrics(lvl.is_binary)]
-
-
-def all_comparisons(evaluations: Mapping[str, ModelEvaluation]) -> list[dict[str, Any]]:
-    """Every default (level, metric) comparison over all pairs of models, as dicts (none with
-    fewer than two models; models cross-validated on different folds are refused)."""
-    if len(evaluations) < 2:
-        return []
-    first = next(iter(evaluations.values()))
-    return [
-        c.to_dict()
-        for level, metric in default_comparisons(first)
-        for c in compare_models(evaluations, level, metric)
-    ]
 
 
 def results_document(
@@ -80,6 +60,9 @@ def results_document(
     net = nps_summary(survey.scores, groups=groups_for_schema(survey.schema),
                       label="all respondents", weights=survey.weights)
     baseline = majority_baseline(survey.y, plan) if survey.y is not None else {}
+    # every pair of models on each level's compared metrics (compared_metrics)
+    comparisons = [c.to_dict() for lvl in first.levels for metric in compared_metrics(
+        lvl.is_binary) for c in compare_models(evaluations, lvl.name, metric)]
     models = {}
     for a, e in evaluations.items():
         accuracies = {lvl.name: lvl.metrics.get("accuracy") for lvl in e.levels}
@@ -99,30 +82,29 @@ def results_document(
             "nps": net.to_dict(),
             "reference": reference_scores(survey).to_dict(),
         },
-        "folds": first.cv_summary.get("folds"),
-        "seed": first.cv_summary.get("seed"),
+        "folds": first.cv_summary.folds,
+        "seed": first.cv_summary.seed,
         "calibration": calibration,
         "models": models,
         "baseline": baseline,
-        "comparisons": all_comparisons(evaluations),
+        "comparisons": comparisons,
         "comparison_method": COMPARISON_METHOD,
-        "warnings": {a: list(e.cv_summary.get("warnings", [])) for a, e in evaluations.items()},
+        "warnings": {a: list(e.cv_summary.warnings) for a, e in evaluations.items()},
         "quality": survey.quality.to_dict(),
         "provenance": {
             "file": source.filename,
             "sheet": source.sheet,
             "sha256": source.sha256,
             "schema": survey.schema.name,
-            "plan": PlanDocument.of(plan).to_dict(),
-            "algorithms": {a: e.cv_summary.get("settings") for a, e in evaluations.items()},
+            "plan": plan.to_dict(),
+            "algorithms": {a: e.cv_summary.settings for a, e in evaluations.items()},
             **provenance_block(
-                seed=first.cv_summary.get("seed"), folds=first.cv_summary.get("folds"),
-                preset=preset_of({"preset": e.cv_summary.get("preset", "papers")}
-                                 for e in evaluations.values()),
+                seed=first.cv_summary.seed, folds=first.cv_summary.folds,
+                preset=", ".join(dict.fromkeys(e.cv_summary.preset for e in evaluations.values())),
                 schema_yaml=schema_yaml, inputs={source.filename or "survey": source.sha256},
                 created=created),
             "schema_yaml": schema_yaml,
-            "presets": {a: e.cv_summary.get("preset", "papers") for a, e in evaluations.items()},
+            "presets": {a: e.cv_summary.preset for a, e in evaluations.items()},
         },
     }
     if drivers is not None:
@@ -130,17 +112,6 @@ def results_document(
     if comparisons_5x2cv is not None:
         document["comparisons_5x2cv"] = list(comparisons_5x2cv)
     return Results.from_dict(json.loads(json.dumps(document, default=json_default)))
-
-
-def preset_of(settings: Iterable[Mapping[str, Any] | None]) -> str | None:
-    """The preset the models' settings record (``settings["preset"]``); several different
-    ones joined by ", "; None when none records one.
-
-    >>> preset_of([{"preset": "fast"}, {"C": 1.0}, {"preset": "fast"}])
-    'fast'
-    """
-    found = dict.fromkeys(str(s["preset"]) for s in settings if s and s.get("preset"))
-    return ", ".join(found) or None
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -164,18 +135,12 @@ def five_by_two_comparisons(
     survey: SurveyData, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
     preset: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (on accuracy at the original
-    level) of each pair: 20 fits per pair of its own, five stratified 2-fold splits (seeds
-    ``seed``..``seed+4``), the same halves for both algorithms."""
-    out = []
-    for a, b in pairs:
-        result = five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
-                                missing_policy=survey.schema.missing_attributes,
-                                sample_weight=survey.model_weights, preset=preset)
-        row = {"level": "original", "metric": "accuracy", **result.to_dict()}
-        out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else v)
-                    for k, v in row.items()})  # fmt: skip
-    return out
+    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (accuracy at the original
+    level) of each pair (:func:`~cx_app.models.comparison.five_by_two_cv`)."""
+    return [five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
+                           missing_policy=survey.schema.missing_attributes,
+                           sample_weight=survey.model_weights, preset=preset).to_dict()
+            for a, b in pairs]
 
 
 def evaluate_algorithm(
@@ -191,8 +156,7 @@ def evaluate_algorithm(
     preset: str | None = None,
 ) -> tuple[CrossValResult, ModelEvaluation]:
     """Cross-validate one algorithm on a loaded survey (fold models kept, for permutation
-    importance) and derive its levels, per-fold metrics and ROC under ``plan``. ``preset``:
-    ``fast``, ``papers`` or ``None`` (the algorithm's default preset)."""
+    importance) and derive its levels, per-fold metrics and ROC under ``plan``."""
     cv = cross_validate_model(
         survey.X, survey.y, survey.classes, algorithm_id, folds=folds, seed=seed, n_jobs=n_jobs,
         progress=progress, calibration=calibration, keep_models=True,
@@ -238,9 +202,8 @@ listed wins a tie). The CLI, the app and the reports pick by this one rule."""
 
 
 def rank_models(scores: Mapping[str, float | None], metric: str) -> list[str]:
-    """Model ids best first by ``scores`` (each model's mean per-fold ``metric``), in the
-    metric's direction (:func:`cx_app.engine.catalogue.lower_is_better`); a model without a
-    finite score comes last; the first listed wins a tie.
+    """Model ids best first by ``scores`` (mean per-fold ``metric``) in the metric's direction;
+    a model without a finite score comes last; the first listed wins a tie.
 
     >>> rank_models({"lr": 0.61, "nb": 0.64, "dt": float("nan")}, "accuracy")
     ['nb', 'lr', 'dt']
@@ -281,22 +244,13 @@ def evaluate_survey(
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
     """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
 
-    ``preset`` (``fast`` or ``papers``; ``None``: each algorithm's default preset) chooses the
-    settings of every algorithm; the evaluations are keyed by
-    :func:`~cx_app.models.algorithms.preset_label` (``svm``, or ``svm papers`` when that is
-    not the algorithm's default preset).
-
-    ``five_by_two`` pairs of algorithm ids also get the 5×2cv tests
-    (:func:`five_by_two_comparisons`, their own fits), in ``document["comparisons_5x2cv"]``.
-
-    Every fold of every algorithm is a task of one joblib run (``n_jobs`` local worker
-    processes, −1: every core; on a Dask cluster, every worker:
-    :func:`~cx_app.models.crossval.cross_validate_together`); the numbers do not depend on
-    where they ran. Permutation importance is computed for the best model only (highest mean
-    per-fold accuracy at the original level), reusing its fold models (kept in files locally,
-    :class:`~cx_app.models.crossval.FoldModelFile`; the others' are dropped as soon as they are
-    evaluated). ``on_cv`` is given each cross-validation (fold models dropped) as it is done:
-    what a project file keeps.
+    The evaluations are keyed by :func:`~cx_app.models.algorithms.preset_label` of ``preset``
+    (``svm``, ``svm papers``). ``five_by_two`` pairs also get the 5×2cv tests (their own
+    fits). Every fold of every algorithm is a task of one joblib run
+    (:func:`~cx_app.models.crossval.cross_validate_together`). Permutation importance is
+    computed for the best model only, reusing its fold models; the others' are dropped as soon
+    as they are evaluated. ``on_cv`` is given each cross-validation (fold models dropped) as it
+    is done: what a project file keeps.
     """
     for a in algorithms:
         get_algorithm(a, preset)

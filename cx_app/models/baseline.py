@@ -1,12 +1,9 @@
 """The baseline every model must beat: always answering the commonest class.
 
-At each level of the reduction (the original scores, then each plan step) the baseline is the
-constant prediction with the highest accuracy at that level, measured by the same reduction and
-the same accuracy as the models (:func:`cx_app.engine.levels.reduce_confusion`), so "below the
-baseline" compares like with like: at the original level it is the commonest score; at a
-reduced level a score of the largest group (under Strict grouping the commonest score, since
-only the exact score counts there). Its accuracy is over the model base, unweighted, as the
-models' accuracies are.
+At each level of the reduction the baseline is the constant prediction with the highest
+accuracy, measured by the same reduction and accuracy as the models, so "below the baseline"
+compares like with like (at a reduced level a score of the largest group; under Strict
+grouping the commonest score). Unweighted, over the model base, as the models' accuracies.
 
 >>> from cx_app.engine.grouping import resolve_plan
 >>> from cx_app.engine.plan import PlanSpec
@@ -41,12 +38,8 @@ def _class_counts(y: Sequence[Any], classes: tuple) -> np.ndarray:
 
 
 def majority_baseline(y: Sequence[Any], plan: ResolvedPlan) -> dict[str, dict[str, Any]]:
-    """Level name → ``{"class", "accuracy"}`` of always answering the best constant class.
-
-    ``class``: the original score at the original level, the group's label at a reduced
-    level; ``accuracy`` as the models' (the level's ``accuracy`` metric). The commonest class
-    wins a tie. Empty when ``y`` holds no class of the plan.
-    """
+    """Level name → ``{"class", "accuracy"}`` of always answering the best constant class
+    (a score, or a group at a reduced level; the commonest wins a tie); empty without classes."""
     classes = tuple(plan.classes)
     counts = _class_counts(y, classes)
     if counts.sum() == 0:
@@ -68,8 +61,7 @@ def majority_baseline(y: Sequence[Any], plan: ResolvedPlan) -> dict[str, dict[st
 
 def below_baseline(accuracies: Mapping[str, float | None],
                    baseline: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The level names (in ``accuracies``' order) where a model's accuracy is below the
-    baseline's; a level without a finite accuracy or without a baseline is left out.
+    """The level names where a model's finite accuracy is below the baseline's.
 
     >>> below_baseline({"original": 0.55, "3x3+IM": 0.7},
     ...                {"original": {"class": 9, "accuracy": 0.6},

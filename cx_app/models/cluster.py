@@ -5,19 +5,11 @@ permutation-importance folds, learning-curve fits) goes through ``joblib.Paralle
 :func:`on_cluster` those calls run on the cluster through joblib's Dask backend; outside it
 nothing changes, and ``dask`` is never imported (the app and the CLI stay local by default).
 
-Same numbers: tasks are the very functions the local run calls, with the same seeds, and
-joblib returns their results in submission order; a task lost with a killed worker is rerun
-by Dask. What a task needs from the survey (attributes, class positions, fold index, weights)
-goes through :func:`share`: scattered once per run to every worker (``broadcast=True``), so a
-task ships only its small arguments and the data survives the loss of a worker. Inside a task,
-nested joblib work (a forest's trees, sklearn's own loops) runs in that task
-(:func:`task`), not as more cluster tasks.
-
-The scheduler comes from ``--dask-scheduler`` or the environment variable
-``CX_APP_DASK_SCHEDULER`` (:func:`scheduler_address`; the flag wins). :func:`connect` refuses,
-with one sentence, a scheduler it cannot reach within ``timeout`` seconds and workers whose
-package versions differ from this machine's (:func:`version_mismatches`). Setting up the
-cluster: ``docs/scale-out.md``.
+Same numbers: tasks are the very functions the local run calls, with the same seeds, in
+submission order. The survey's arrays go through :func:`share` (scattered once per run to
+every worker), nested joblib work stays inside its task (:func:`task`). :func:`connect`
+refuses, with one sentence, a scheduler it cannot reach and workers whose package versions
+differ from this machine's. Setting up the cluster: ``docs/scale-out.md``.
 """
 
 from __future__ import annotations
@@ -39,10 +31,8 @@ SCHEDULER_ENV = "CX_APP_DASK_SCHEDULER"
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before giving up with one sentence."""
 SHORT_IDLE_SECONDS = 1.0
-"""How long a one-shot run's local worker processes (loky's) stay without a task
-(:func:`short_lived_workers`): ``cx-app evaluate`` then holds no idle workers (about 230 MB
-each) while it trains a CNN or writes its reports; the next parallel step starts them again.
-A server keeps joblib's default (300 s): its next training reuses the warm workers."""
+"""How long a one-shot run's idle loky workers (about 230 MB each) stay
+(:func:`short_lived_workers`); a server keeps joblib's 300 s to reuse them warm."""
 _IDLE_SECONDS: ContextVar[float] = ContextVar("cx_app_idle_worker_seconds", default=300.0)
 
 
@@ -66,7 +56,7 @@ CHECKED_PACKAGES: tuple[str, ...] = (
     "joblib", "cloudpickle",
 )  # fmt: skip
 """What must be the same on every worker as here: the code behind the numbers and the
-pickling of tasks (keys of :func:`environment`)."""
+pickling of tasks."""
 
 SHOWN_NAMES = {"sklearn": "scikit-learn", "cx_app": "cx-app", "xgboost": "xgboost"}
 
@@ -101,8 +91,7 @@ _ROUTE: ContextVar[_Route | None] = ContextVar("cx_app_cluster_route", default=N
 
 def scheduler_address(flag: str | None = None, environ: Mapping[str, str] | None = None,
                       ) -> str | None:
-    """The scheduler to use: ``flag`` (``--dask-scheduler``) if given, else
-    ``CX_APP_DASK_SCHEDULER``, else None (run locally).
+    """The scheduler: ``flag`` (``--dask-scheduler``), else ``CX_APP_DASK_SCHEDULER``, else None.
 
     >>> scheduler_address("tcp://a:8786", {"CX_APP_DASK_SCHEDULER": "tcp://b:8786"})
     'tcp://a:8786'
@@ -117,8 +106,7 @@ def scheduler_address(flag: str | None = None, environ: Mapping[str, str] | None
 
 
 def environment() -> dict[str, str]:
-    """The versions that must match between this machine and every worker
-    (:data:`CHECKED_PACKAGES`); run on the workers by :func:`check_versions`."""
+    """The versions of :data:`CHECKED_PACKAGES` here (run on the workers by :func:`check_versions`)."""
     versions = library_versions()
     out = {k: versions[k] for k in CHECKED_PACKAGES if k in versions}
     for name in ("joblib", "cloudpickle"):
@@ -131,8 +119,7 @@ def environment() -> dict[str, str]:
 
 def version_mismatches(local: Mapping[str, str], workers: Mapping[str, Mapping[str, str]],
                        ) -> list[tuple[str, str, str, str]]:
-    """``(worker, package, worker's version, local version)`` for every checked package whose
-    version on a worker differs from ``local``.
+    """``(worker, package, worker's version, local version)`` of every difference.
 
     >>> version_mismatches({"numpy": "2.4.6"}, {"tcp://w1": {"numpy": "2.4.6"},
     ...                                          "tcp://w2": {"numpy": "2.3.0"}})
@@ -159,8 +146,7 @@ def _distributed():
 
 
 def check_versions(client: Any, *, local: Mapping[str, str] | None = None) -> None:
-    """Refuse (ClusterError, one sentence) workers whose :func:`environment` differs from
-    ``local`` (default: this machine's), naming the package and both versions."""
+    """Refuse (ClusterError) workers whose :func:`environment` differs from ``local``."""
     local = environment() if local is None else local
     try:
         workers = client.run(environment)
@@ -183,7 +169,7 @@ def check_versions(client: Any, *, local: Mapping[str, str] | None = None) -> No
 
 def connect(address: str, *, timeout: float = CONNECT_TIMEOUT, check: bool = True) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address`` with at least one worker and
-    (``check``) the same package versions as here; ClusterError (one sentence) otherwise."""
+    (``check``) the same package versions as here; ClusterError otherwise."""
     distributed = _distributed()
     try:
         client = distributed.Client(address, timeout=timeout, set_as_default=False)
@@ -210,8 +196,8 @@ def connect(address: str, *, timeout: float = CONNECT_TIMEOUT, check: bool = Tru
 
 
 class SharedClient:
-    """The server process's one Dask client, by scheduler address, shared by its sessions: a
-    new address (``CX_APP_DASK_SCHEDULER`` changed) closes the old client before connecting."""
+    """The server process's one Dask client, shared by its sessions; a new address closes the
+    old client before connecting."""
 
     def __init__(self) -> None:
         self._address: str | None = None
@@ -242,20 +228,14 @@ def cluster_info(client: Any) -> ClusterInfo:
                        sum(int(w.get("nthreads", 0)) for w in workers.values()))
 
 
-def worker_count(client: Any) -> int:
-    """How many workers ``client``'s scheduler has now."""
-    return cluster_info(client).workers
-
-
 def active() -> bool:
     """Whether joblib work is routed to a cluster here (inside :func:`on_cluster`)."""
     return _ROUTE.get() is not None
 
 
 def share(*arrays: Any) -> tuple[Any, ...]:
-    """The arrays as tasks should receive them: unchanged when running locally; inside
-    :func:`on_cluster`, Dask futures of copies scattered once to every worker (the same
-    content is scattered once per run however many calls share it)."""
+    """The arrays as tasks should receive them: unchanged locally; inside :func:`on_cluster`,
+    futures of copies scattered to every worker once per run per content."""
     route = _ROUTE.get()
     if route is None:
         return arrays
@@ -288,10 +268,9 @@ def task(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextlib.contextmanager
 def on_cluster(client: Any, *, wait_for_workers: float = CONNECT_TIMEOUT) -> Iterator[ClusterInfo]:
-    """Run every ``joblib.Parallel`` call of this block on ``client``'s cluster (whatever its
-    ``n_jobs``); a lost scheduler or a task Dask gave up on (it killed ``allowed-failures``
-    workers) ends the block with one ClusterError. Callers write their outputs after the
-    block, so a failed run writes nothing."""
+    """Run every ``joblib.Parallel`` call of this block on ``client``'s cluster; a lost
+    scheduler or a task Dask gave up on ends the block with one ClusterError (callers write
+    after the block, so a failed run writes nothing)."""
     distributed = _distributed()
     from joblib import parallel_config
     from joblib.parallel import get_active_backend
@@ -344,10 +323,9 @@ def _lost(info: ClusterInfo, what: str) -> ClusterError:
 
 def _watch(client: Any, backend: Any, info: ClusterInfo, stop: threading.Event,
            poll: float = 0.2) -> None:
-    """Fail the waiting joblib tasks when Dask gives up on them. joblib's Dask backend
-    reports a task to ``Parallel`` only when it returns: a task Dask gave up on (it killed
-    ``allowed-failures`` workers) or a scheduler gone for good (after the client's
-    reconnection timeout) would leave ``Parallel`` waiting forever."""
+    """Fail the waiting joblib tasks when Dask gives up on them: joblib's Dask backend reports
+    a task only when it returns, so a task Dask gave up on or a scheduler gone for good would
+    leave ``Parallel`` waiting forever."""
     while not stop.wait(poll):
         gone = client.status not in ("running", "connecting", "newly-created")
         parallel = getattr(backend, "parallel", None)  # the Parallel call now running
@@ -366,9 +344,8 @@ def _watch(client: Any, backend: Any, info: ClusterInfo, stop: threading.Event,
 @contextlib.contextmanager
 def scheduler(address: str | None, *, timeout: float = CONNECT_TIMEOUT,
               ) -> Iterator[ClusterInfo | None]:
-    """``with scheduler(address) as info:`` runs the block on that cluster (connected,
-    checked, closed afterwards) and yields its :class:`ClusterInfo`; with ``address`` None
-    it yields None and runs the block locally, importing nothing."""
+    """``with scheduler(address) as info:`` runs the block on that cluster (connected, checked,
+    closed afterwards); with ``address`` None it yields None and runs locally."""
     if address is None:
         yield None
         return

@@ -8,39 +8,25 @@ each respondent's attribute vector read as a one-channel signal::
     input (p, 1) → Conv1D(filters, kernel 3, ReLU, "same") → MaxPooling1D(4, "same")
                  → Flatten → Dense(K, softmax)
 
-``p`` is the number of columns the pipeline hands over: the attributes in the survey's order,
-their gaps filled with the training medians (the CNN's ``gaps`` step adds no "was missing"
-columns: :mod:`cx_app.models.algorithms`). ``K`` is the number of classes seen in training.
+``p``: the attribute columns (gaps filled with the training medians), ``K``: the classes seen
+in training.
 
-Choices the papers leave open, and adaptations:
+Choices the papers leave open: ``filters`` (32), the optimiser (Adam, learning rate 0.001,
+Keras' defaults) and the padding; ``"same"`` makes every attribute the centre of one window
+and keeps the last attributes inside some pooling window. A survey with fewer than 3 (kernel)
+or 4 (pooling) columns gets windows as wide as its vector (``kernel_size_``, ``pool_size_``,
+``adaptation_`` and an :class:`ArchitectureAdaptationWarning` say so).
 
-- ``filters`` (32), the optimiser (Adam, learning rate 0.001, Keras' defaults) and the padding
-  are not in the tables. ``"same"`` padding makes every attribute the centre of one window and
-  keeps the attributes at the end of the vector inside some pooling window.
-- A survey with fewer than 3 (kernel) or 4 (pooling) columns gets a kernel and a pooling
-  window as wide as its vector instead: ``kernel_size_`` and ``pool_size_`` are the sizes
-  used, ``adaptation_`` says what changed (empty when nothing did), and an
-  :class:`ArchitectureAdaptationWarning` says it once per fit (cross-validation records it in
-  its notes, so reports and the app show it).
+Training: Keras' layers, loss and optimiser in a loop compiled once by JAX (Keras' "training
+loop from scratch in JAX": ``stateless_call``, ``stateless_apply``), the same mini-batch
+updates as ``Model.fit`` but all epochs inside one XLA program, cached for every fold (shapes
+padded to powers of two). Seeded by ``random_state`` alone, no global random state,
+deterministic on CPU.
 
-Training: Keras' own layers, loss (``categorical_crossentropy``) and optimiser (``Adam``) in
-a training loop compiled once by JAX (the Keras "training loop from scratch in JAX" pattern:
-``stateless_call`` and ``stateless_apply``): the same mini-batch updates as ``Model.fit``
-(rows shuffled every epoch, full batches then one partial batch, the batch loss
-``sum(w · loss) / rows in the batch``), but all epochs run inside one XLA program, and the
-compiled program is cached and reused by every fold of a cross-validation (its shapes are
-padded to powers of two). It is seeded by ``random_state`` alone (initial weights and
-shuffling), touches no global random state, and is deterministic on CPU. The convolution and
-the pooling are Keras' ``Conv1D`` and ``MaxPooling1D`` computed with simpler XLA operations
-(shifted matrix products, a max over reshaped blocks; same weights, same outputs), which on a
-CPU are several times faster for these few positions (:func:`_layer_classes`).
-
-Saving: the fitted state is plain data: ``architecture_`` (a dict: layer types and sizes),
-``weights_`` (a list of float32 arrays), ``classes_`` and a few numbers. No Keras object is
-ever pickled; the Keras model is rebuilt from the description on first prediction.
-``__setstate__`` (what skops calls when a model file is opened) validates the description
-against a fixed list of layer types, options and values and the weights against the shapes
-the description implies, and refuses anything else with a :class:`~cx_app.errors.ModelFileError`.
+Saving: the fitted state is plain data (``architecture_``: layer types and sizes;
+``weights_``: float32 arrays); no Keras object is pickled. ``__setstate__`` (what skops calls
+when a model file is opened) checks both against a fixed list of layer types, options and
+shapes and refuses anything else with a :class:`~cx_app.errors.ModelFileError`.
 
 Keras is imported on first fit or prediction only (it takes seconds), with
 ``KERAS_BACKEND=jax`` and, unless set otherwise, ``JAX_PLATFORMS=cpu``.
@@ -96,15 +82,7 @@ class ArchitectureAdaptationWarning(UserWarning):
 class CNNClassifier(ClassifierMixin, BaseEstimator):
     """The papers' 1-D convolutional network over the attribute vector (module docstring).
 
-    Parameters: ``filters`` (convolution filters), ``kernel_size`` (3), ``pool_size`` (4),
-    ``epochs`` (100), ``batch_size`` (128), ``learning_rate`` (Adam, 0.001) and
-    ``random_state`` (seed of the initial weights and of the shuffling).
-
-    Fitted attributes: ``classes_`` (the labels seen, sorted; ``predict_proba`` columns
-    follow them), ``architecture_`` and ``weights_`` (plain data, see the module docstring),
-    ``kernel_size_``/``pool_size_`` (the sizes used) and ``adaptation_`` (why they differ from
-    the settings, or ``""``). A training set with a single class predicts it with
-    probability 1 and trains no network.
+    A training set with a single class predicts it with probability 1 and trains no network.
     """
 
     _parameter_constraints: dict = {
@@ -202,9 +180,8 @@ def _architecture(p: int, filters: int, kernel: int, pool: int, classes: int) ->
 
 
 def check_architecture(architecture: Any) -> list[tuple[int, ...]]:
-    """The weight shapes ``architecture`` implies, in Keras' order (kernel, bias per layer),
-    after checking every key and value against the fixed list of what :class:`CNNClassifier`
-    writes; :class:`~cx_app.errors.ModelFileError` naming the first thing that is not."""
+    """The weight shapes ``architecture`` implies (kernel, bias per layer), after checking it
+    against what :class:`CNNClassifier` writes; ModelFileError naming the first difference."""
 
     def refuse(what: str) -> ModelFileError:
         return ModelFileError(f"the CNN architecture in the model file is not one cx-app "
@@ -317,11 +294,10 @@ def _keras():
 
 @functools.cache
 def _layer_classes() -> dict[str, Any]:
-    """Keras layer classes by architecture type name. ``Conv1D`` and ``MaxPooling1D`` are
-    subclasses of Keras' own with the same weights and outputs (tested against them),
-    computed with fewer, simpler XLA operations: on a CPU, XLA's general convolution and the
-    gradient of its windowed max (``select_and_scatter``) cost several times more than these
-    shifted matrix products and a reshaped max over a handful of positions."""
+    """Keras layer classes by type name. ``Conv1D`` and ``MaxPooling1D`` are Keras' own with
+    the same weights and outputs (tested) by simpler XLA operations: on a CPU, a general
+    convolution and the gradient of a windowed max cost several times more for so few
+    positions."""
     keras = _keras()
     ops = keras.ops
 

@@ -7,9 +7,8 @@ For two models scored on the same k folds, d_i = score_A,i − score_B,i:
 - **Nadeau–Bengio corrected resampled t-test** (Nadeau & Bengio 2003): the training sets of
   k-fold CV overlap, so the plain test is too liberal; the variance is inflated to
   (1/k + n_test/n_train)·s², with n_test/n_train = 1/(k − 1) for k-fold.
-- **Holm** (``statsmodels.stats.multitest.multipletests(method="holm")``) over all pairs of one
-  (level, metric) comparison, applied to the *Nadeau–Bengio* p-values: ``p_holm`` is what the
-  verdict uses.
+- **Holm** over all pairs of one (level, metric) comparison, applied to the *Nadeau–Bengio*
+  p-values: ``p_holm`` is what the verdict uses.
 - **5×2cv** (:func:`five_by_two_cv`, its own 5×2 fits): Dietterich's (1998) t with 5 df and
   Alpaydin's (1999) combined F with (10, 5) df.
 """
@@ -17,7 +16,7 @@ For two models scored on the same k folds, d_i = score_A,i − score_B,i:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -26,8 +25,8 @@ from scipy import stats
 
 from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
+from cx_app.models.results import ComparisonDocument, FiveByTwo, finite
 from cx_app.multiple_testing import holm
-from cx_app.result import Finite, Result
 
 
 def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple[float, int, float]:
@@ -42,10 +41,8 @@ def paired_t_test(scores_a: Sequence[float], scores_b: Sequence[float]) -> tuple
 def nadeau_bengio_t_test(
     scores_a: Sequence[float], scores_b: Sequence[float], test_train_ratio: float | None = None
 ) -> tuple[float, int, float]:
-    """Corrected resampled t-test: t = mean(d) / √((1/k + n_test/n_train)·s²), df = k − 1.
-
-    ``test_train_ratio`` defaults to 1/(k − 1), the k-fold value (MATH.md §10).
-    """
+    """Corrected resampled t-test: t = mean(d) / √((1/k + n_test/n_train)·s²), df = k − 1;
+    ``test_train_ratio`` defaults to 1/(k − 1), the k-fold value (MATH.md §10)."""
     d = _differences(scores_a, scores_b)
     k = len(d)
     ratio = 1.0 / (k - 1) if test_train_ratio is None else test_train_ratio
@@ -79,31 +76,6 @@ def format_p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-class Comparison(Result):
-    """One pair of models on one level and metric, with the three p-values and a verdict."""
-
-    level: str
-    metric: str
-    a: str
-    b: str
-    folds: int
-    mean_a: Finite
-    mean_b: Finite
-    mean_diff: Finite  # mean over folds of score_a − score_b
-    t: Finite
-    df: int
-    p: Finite  # plain k-fold CV paired t-test
-    t_corrected: Finite
-    p_corrected: Finite  # Nadeau–Bengio
-    p_holm: Finite  # Holm over all pairs of this level and metric, on p_corrected
-    alpha: Finite
-    verdict: str
-
-    @property
-    def significant(self) -> bool:
-        return not math.isnan(self.p_holm) and self.p_holm < self.alpha
-
-
 def _verdict(level, metric, a, b, k, diff, p_holm, alpha, pairs) -> str:
     where = f"{level} {short_name(metric)}"
     if math.isnan(p_holm):
@@ -132,7 +104,7 @@ def compare_scores(
     metric: str,
     test_train_ratio: float | None = None,
     alpha: float = 0.05,
-) -> list[Comparison]:
+) -> list[ComparisonDocument]:
     """Every pair of models (in the given order) from their per-fold scores on the same folds."""
     names = list(per_fold)
     rows = []
@@ -146,7 +118,7 @@ def compare_scores(
     for (a, b, sa, sb, t, df, p, tc, pc), ph in zip(rows, adjusted, strict=True):
         diff = float((sa - sb).mean())
         out.append(
-            Comparison(
+            ComparisonDocument(
                 level=level, metric=metric, a=a, b=b, folds=len(sa),
                 mean_a=float(sa.mean()), mean_b=float(sb.mean()), mean_diff=diff,
                 t=t, df=df, p=p, t_corrected=tc, p_corrected=pc, p_holm=float(ph), alpha=alpha,
@@ -156,11 +128,10 @@ def compare_scores(
     return out
 
 
-def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) -> list[Comparison]:
-    """Pairwise tests of evaluated models (``{id: ModelEvaluation}`` or a sequence of them).
-
-    The models must have been cross-validated on the same folds.
-    """
+def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05,
+                   ) -> list[ComparisonDocument]:
+    """Pairwise tests of models cross-validated on the same folds (``{id: ModelEvaluation}``
+    or a sequence of them)."""
     if isinstance(evals, Mapping):
         items = list(evals.items())
     else:
@@ -176,20 +147,6 @@ def compare_models(evals: Any, level: str, metric: str, *, alpha: float = 0.05) 
             )
     per_fold = {name: ev.per_fold_values(level, metric) for name, ev in items}
     return compare_scores(per_fold, level=level, metric=metric, alpha=alpha)
-
-
-class FiveByTwoResult(Result):
-    """5×2cv test of two algorithms: Dietterich's t (5 df) and Alpaydin's F (10, 5 df)."""
-
-    a: str
-    b: str
-    differences: tuple[tuple[float, float], ...]  # p_i^(j): replication i, fold j
-    t: float
-    t_p: float
-    f: float
-    f_p: float
-    t_df: int = 5
-    f_df: tuple[int, int] = (10, 5)
 
 
 def five_by_two_statistics(differences: np.ndarray) -> tuple[float, float, float, float]:
@@ -212,19 +169,15 @@ def five_by_two_cv(
     b: str,
     seed: int = 0,
     *,
-    settings_a: Mapping[str, Any] | None = None,
-    settings_b: Mapping[str, Any] | None = None,
-    scorer: Callable[[np.ndarray, np.ndarray], float] | None = None,
     n_jobs: int = 1,
     missing_policy: str = "impute_indicator",
     sample_weight: np.ndarray | None = None,
     preset: str | None = None,
-) -> FiveByTwoResult:
+) -> FiveByTwo:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
-    the same halves; ``scorer(y_true, y_pred)`` defaults to accuracy. Fits 20 models."""
+    the same halves, compared on accuracy at the original level. Fits 20 models."""
     from cx_app.models.crossval import assign_folds, class_positions, cross_validate_model
 
-    scorer = scorer or (lambda t, p: float(np.mean(np.asarray(t) == np.asarray(p))))
     y = np.asarray(y)
     codes = class_positions(y, tuple(classes))
     diffs = np.empty((5, 2))
@@ -232,15 +185,15 @@ def five_by_two_cv(
         fold = assign_folds(codes, 2, seed + i).fold
         results = [
             cross_validate_model(
-                X, y, classes, alg, settings=s, fold=fold, seed=seed, n_jobs=n_jobs,
+                X, y, classes, alg, fold=fold, seed=seed, n_jobs=n_jobs,
                 missing_policy=missing_policy, sample_weight=sample_weight, preset=preset,
             )
-            for alg, s in ((a, settings_a), (b, settings_b))
+            for alg in (a, b)
         ]
         for j in range(2):
             test = fold == j
-            ra, rb = (scorer(y[test], r.y_pred[test]) for r in results)
+            ra, rb = (float(np.mean(y[test] == r.y_pred[test])) for r in results)
             diffs[i, j] = ra - rb
-    t, t_p, f, f_p = five_by_two_statistics(diffs)
-    return FiveByTwoResult(a=a, b=b, differences=tuple(map(tuple, diffs.tolist())), t=t, t_p=t_p,
-                           f=f, f_p=f_p)
+    t, t_p, f, f_p = map(finite, five_by_two_statistics(diffs))
+    return FiveByTwo(level="original", metric="accuracy", a=a, b=b, differences=diffs.tolist(),
+                     t=t, t_p=t_p, f=f, f_p=f_p, t_df=5, f_df=[10, 5])

@@ -1,25 +1,18 @@
 """Cross-validation, once per model: out-of-fold predictions and class probabilities.
 
-Train once, derive everything: :func:`cross_validate_model` fits one pipeline per fold and keeps
-the out-of-fold class probabilities over the *full* class list; every matrix, reduction, ROC,
-t-test and ALP view is computed from the cached :class:`CrossValResult`.
+Every matrix, reduction, ROC, t-test and ALP view is computed from the cached
+:class:`CrossValResult`. Conventions:
 
-Conventions
------------
-- Folds come from :func:`make_folds` (stratified k-fold, shuffled with ``seed``), so every model
-  evaluated with the same ``y``, ``folds`` and ``seed`` sees the same folds, which the paired
-  t-tests need.
-- Estimators are fitted on class *positions* (0..K−1, indices into ``classes``), so ordinal
-  models see the scale order and XGBoost gets integer labels. ``models[f].classes_`` are
-  positions, not labels.
-- ``proba[:, k]`` is the probability of ``classes[k]``. A class absent from a training fold has
-  column 0 in that fold's rows; the estimator's columns are aligned by label, not by order.
-- ``y_pred`` is ``classes[argmax(proba)]`` (ties go to the first class in ``classes``), not the
+- Folds (:func:`assign_folds`: stratified k-fold shuffled with ``seed``) are the same for every
+  model given ``y``, ``folds`` and ``seed``, which the paired t-tests need.
+- Estimators are fitted on class *positions* (0..K−1), so ordinal models see the scale order
+  and XGBoost gets integer labels; ``models[f].classes_`` are positions.
+- ``proba[:, k]`` is the probability of ``classes[k]`` (0 for a class absent from the training
+  fold). ``y_pred`` is ``classes[argmax(proba)]`` (ties to the first class), not the
   estimator's ``predict``, so that the ALP identity ŷ = argmax p̂ holds for every model.
-- Rare classes: a class with fewer members than folds cannot appear in every test fold. For fold
-  *assignment only* it is merged into its neighbouring class in ``classes`` order (the smaller
-  neighbour; repeated until every stratum has at least ``folds`` members), and a warning is
-  recorded in the result. If fewer than two strata remain, folds are plain shuffled k-fold.
+- A class with fewer members than folds is merged, for fold *assignment only*, into its
+  smaller neighbour in ``classes`` order (with a warning); with fewer than two strata left,
+  folds are plain shuffled k-fold.
 """
 
 from __future__ import annotations
@@ -48,6 +41,7 @@ from cx_app.models.algorithms import (
     get_algorithm,
     resolve_preset,
 )
+from cx_app.models.results import CrossValidationSummary
 from cx_app.models.weighting import fit_weighted, unweighted_reason
 from cx_app.provenance import library_versions
 
@@ -78,10 +72,8 @@ class TrainFoldPredictions:
 
 
 class FoldModelFile:
-    """A fold model kept on disk (``joblib.dump``) instead of in memory: a local run keeps its
-    fold models this way, so that the process holds none of them (a 10-fold random forest on
-    the sample is about 1 GB). Loaded where it is used (:func:`load_fold_model`, in the
-    permutation-importance task); the folder goes when no result refers to its files."""
+    """A fold model kept on disk (``joblib.dump``): a local run holds none in memory (a 10-fold
+    random forest is about 1 GB); the folder goes when no result refers to its files."""
 
     def __init__(self, path: str, folder: Any = None) -> None:
         self.path, self._folder = path, folder
@@ -126,18 +118,15 @@ class CrossValResult:
     feature_names: tuple[str, ...] = ()
     fold_method: str = "stratified"
     models: tuple[Any, ...] | None = field(default=None, repr=False)
-    """The fold models (``keep_models``): fitted pipelines, or :class:`FoldModelFile` (read
-    them with :func:`load_fold_model`)."""
+    """The fold models (``keep_models``): pipelines or :class:`FoldModelFile`."""
     train_predictions: tuple[TrainFoldPredictions, ...] | None = field(default=None, repr=False)
     provenance: Mapping[str, str] = field(default_factory=dict)
     missing_policy: str = "impute_indicator"
     """How the pipelines filled unanswered attribute scores (``gap_filler``)."""
     preset: str = "papers"
-    """The algorithm's preset (``fast`` or ``papers``, :data:`~cx_app.models.algorithms.PRESETS`)."""
     weighted: bool | None = None
     """Whether the folds were trained with the survey weights; None: no weights were given."""
     unweighted_reason: str | None = None
-    """Why weights given were not used (:func:`~cx_app.models.algorithms.unweighted_reason`)."""
 
     @property
     def n(self) -> int:
@@ -150,25 +139,17 @@ class CrossValResult:
     def fold_sizes(self) -> np.ndarray:
         return np.bincount(self.fold, minlength=self.folds)
 
-    def summary(self) -> dict[str, Any]:
-        """A JSON-ready summary (no arrays): provenance of these predictions."""
-        return {
-            "algorithm": self.algorithm_id,
-            "preset": self.preset,
-            "settings": {k: list(v) if isinstance(v, tuple) else plain(v)
-                         for k, v in self.settings.items()},
-            "calibration": self.calibration,
-            "missing_policy": self.missing_policy,
-            "folds": self.folds,
-            "seed": self.seed,
-            "fold_method": self.fold_method,
-            "fit_seconds": round(self.fit_seconds, 4),
-            "fold_fit_seconds": [round(s, 4) for s in self.fold_fit_seconds],
-            "warnings": list(self.warnings),
-            "provenance": dict(self.provenance),
-            "weighted": self.weighted,
-            "unweighted_reason": self.unweighted_reason,
-        }
+    def summary(self) -> CrossValidationSummary:
+        """The provenance of these predictions (no arrays), as ``results.json`` keeps it."""
+        return CrossValidationSummary(
+            algorithm=self.algorithm_id, preset=self.preset,
+            settings={k: list(v) if isinstance(v, tuple) else plain(v)
+                      for k, v in self.settings.items()},
+            calibration=self.calibration, missing_policy=self.missing_policy, folds=self.folds,
+            seed=self.seed, fold_method=self.fold_method, fit_seconds=round(self.fit_seconds, 4),
+            fold_fit_seconds=[round(s, 4) for s in self.fold_fit_seconds],
+            warnings=list(self.warnings), provenance=dict(self.provenance),
+            weighted=self.weighted, unweighted_reason=self.unweighted_reason)
 
 
 def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
@@ -186,11 +167,7 @@ def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndar
 def assign_folds(
     y: Sequence | np.ndarray, folds: int = 10, seed: int = 0, *, names: Sequence | None = None
 ) -> FoldAssignment:
-    """Stratified k-fold assignment of respondents to folds (see the module notes on rare classes).
-
-    ``y`` is taken in its sorted order (class positions give the scale order). ``names`` maps a
-    value of ``y`` (a position) to the label the warnings should show.
-    """
+    """Stratified k-fold assignment (module docstring); ``names[y]``: the label warnings show."""
 
     def show(value: Any) -> Any:
         return names[int(value)] if names is not None else value
@@ -250,9 +227,8 @@ def make_folds(y: Sequence | np.ndarray, folds: int = 10, seed: int = 0) -> np.n
 
 
 def aligned_proba(model: Any, X: Any, classes: Sequence) -> np.ndarray:
-    """``model.predict_proba(X)`` over the full class list ``classes``, one column per class in
-    that order (a class the model never saw in training gets probability 0). A model fitted on
-    class positions (as cross-validation fits them) takes ``classes=range(K)``.
+    """``model.predict_proba(X)`` with one column per class of ``classes`` in that order (0 for
+    a class the model never saw); a model fitted on class positions takes ``range(K)``.
 
     >>> from sklearn.dummy import DummyClassifier
     >>> m = DummyClassifier(strategy="prior").fit([[0], [1], [2], [3]], ["a", "c", "c", "c"])
@@ -322,7 +298,6 @@ def _plan_folds(
     folds: int = 10,
     seed: int = 0,
     settings: Mapping[str, Any] | None = None,
-    n_jobs: int = 1,
     calibration: Calibration = "none",
     calibration_folds: int = 3,
     keep_models: bool = False,
@@ -444,41 +419,25 @@ def cross_validate_model(
     classes: Sequence,
     algorithm_id: str,
     *,
-    folds: int = 10,
-    seed: int = 0,
-    settings: Mapping[str, Any] | None = None,
     n_jobs: int = 1,
     progress: Progress | None = None,
-    calibration: Calibration = "none",
-    calibration_folds: int = 3,
-    keep_models: bool = False,
-    keep_train_proba: bool = False,
-    fold: np.ndarray | None = None,
-    missing_policy: str = "impute_indicator",
-    sample_weight: np.ndarray | None = None,
-    preset: str | None = None,
+    **options: Any,
 ) -> CrossValResult:
     """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
 
     ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
-    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline by the training
-    fold's medians per ``missing_policy``). ``fold`` overrides the fold assignment (default :func:`assign_folds`).
-    ``calibration`` wraps the pipeline in ``CalibratedClassifierCV(method=..., cv=
-    calibration_folds)`` (scikit-learn ≥ 1.8 supports ``"temperature"``). ``progress(done,
-    total, message)`` is called after each fold. ``sample_weight`` (survey weights) is passed
-    to the estimators that take it (:func:`~cx_app.models.weighting.fit_weighted`); the
-    warnings say when an algorithm was trained unweighted. Every stochastic estimator gets
-    ``random_state=seed``, so results do not depend on ``n_jobs``. ``preset`` (``fast`` or
-    ``papers``; default the algorithm's :func:`~cx_app.models.algorithms.default_preset`) is
-    recorded in the result; a fast estimator with ``n_jobs=None`` fits on one thread here (the
-    folds run side by side on ``n_jobs`` worker processes, −1: every core), so that its numbers
-    are the same in every mode.
+    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline per
+    ``missing_policy``). ``options`` are those of :func:`_plan_folds`: ``folds``, ``seed``,
+    ``settings``, ``fold`` (overrides :func:`assign_folds`), ``calibration`` (wraps the
+    pipeline in ``CalibratedClassifierCV(method=..., cv=calibration_folds)``),
+    ``keep_models``, ``keep_train_proba``, ``missing_policy``, ``sample_weight`` (survey
+    weights, for the estimators that take them: :func:`~cx_app.models.weighting.fit_weighted`)
+    and ``preset`` (default the algorithm's :func:`~cx_app.models.algorithms.default_preset`).
+    ``progress(done, total, message)`` is called after each fold. Every stochastic estimator
+    gets ``random_state=seed`` and fits on one thread, so results do not depend on ``n_jobs``
+    (worker processes, −1: every core).
     """
-    work = _plan_folds(
-        X, y, classes, algorithm_id, folds=folds, seed=seed, settings=settings, n_jobs=n_jobs,
-        calibration=calibration, calibration_folds=calibration_folds,
-        keep_models=keep_models, keep_train_proba=keep_train_proba, fold=fold,
-        missing_policy=missing_policy, sample_weight=sample_weight, preset=preset)
+    work = _plan_folds(X, y, classes, algorithm_id, **options)
     start = time.perf_counter()
     outputs = _run([work], n_jobs, progress, f"{algorithm_id}: fitting {work.folds} folds")
     return work.finish(outputs, time.perf_counter() - start)
@@ -494,12 +453,10 @@ def cross_validate_together(
     progress: Progress | None = None,
     **options: Any,
 ) -> list[CrossValResult]:
-    """:func:`cross_validate_model` of several algorithms (same data, folds and ``options``),
-    every fold of every algorithm a task of one joblib run (:func:`_run`): the algorithms run
-    side by side, locally on ``n_jobs`` worker processes (−1: every core) started once, on a
-    cluster on every worker. The results are those of separate calls; ``fit_seconds`` is then
-    the sum of the algorithm's fold fit times (they ran interleaved)."""
-    works = [_plan_folds(X, y, classes, a, n_jobs=n_jobs, **options) for a in algorithm_ids]
+    """:func:`cross_validate_model` of several algorithms, every fold of every algorithm a task
+    of one joblib run (:func:`_run`). The results are those of separate calls but
+    ``fit_seconds``: the sum of the fold fit times (they ran interleaved)."""
+    works = [_plan_folds(X, y, classes, a, **options) for a in algorithm_ids]
     total = sum(w.folds for w in works)
     outputs = _run(works, n_jobs, progress, f"{', '.join(algorithm_ids)}: fitting {total} folds together")
     results, at = [], 0
@@ -512,15 +469,10 @@ def cross_validate_together(
 
 def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
          title: str) -> list:
-    """The outputs of every work's fold tasks, in order. One ``joblib.Parallel`` for them all
-    (loky's worker processes; the arrays, memory-mapped by joblib, are shipped once; each fold
-    fits on one thread); batch_size=1: one fold
-    per task (joblib's auto-batching would pair fast folds and then keep pairing slow ones on
-    one worker while others idle). Idle workers stay :func:`cluster.idle_worker_seconds`
-    (short in ``cx-app evaluate``, joblib's 300 s in the app server). A CNN's folds
-    (``AlgorithmSpec.fold_processes`` False: JAX uses every core for one fit) run after the
-    pool's, one after another in one process of their own (:func:`_apart`), except on a
-    cluster."""
+    """The outputs of every work's fold tasks, in order, from one ``joblib.Parallel``;
+    batch_size=1 (auto-batching would pair slow folds on one worker while others idle). A
+    CNN's folds (``fold_processes`` False: JAX uses every core) run after the pool's in one
+    process of their own (:func:`_apart`), except on a cluster."""
     tasks = [(w.fold_processes or cluster.active(), job) for w in works for job in w.jobs]
     total = len(tasks)
     if progress:
@@ -548,9 +500,8 @@ def _call(job: tuple) -> Any:
 
 
 def _apart(jobs: list) -> Iterator[Any]:
-    """The outputs of ``jobs``, one after another in one process started for them (joblib's
-    loky executor, without thread limits: JAX uses every core) that ends with them and with
-    what Keras and JAX hold (about 350 MB)."""
+    """The outputs of ``jobs`` in one loky process started for them (no thread limits), which
+    ends with them and frees what Keras and JAX hold (about 350 MB)."""
     if jobs:
         from joblib.externals.loky import ProcessPoolExecutor
 

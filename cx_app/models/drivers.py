@@ -1,24 +1,9 @@
 """Driver importance: which attributes move the score, and by how much.
 
-Four views, each a frozen result with ``to_frame()`` / ``to_dict()``:
-
-- :func:`permutation_importance_cv`: scikit-learn ``permutation_importance`` per fold on that
-  fold's held-out respondents with that fold's fitted model (``cross_validate_model(...,
-  keep_models=True)``), so no model is refitted; mean and a t-interval across folds.
-- :func:`ordinal_coefficients`: proportional-odds logit (statsmodels ``OrderedModel``) of the
-  score on standardised attributes: coefficient, standard error, 95% interval, p.
-- :func:`relative_weights`: Johnson's (2000) relative weights of the attributes on the score
-  (linear, numeric score), from the eigendecomposition of the attributes' correlation matrix;
-  raw weights sum to the R² of the least-squares fit. Correlations are pairwise-complete: each
-  pair over the respondents who answered both, so an unanswered score ("not applicable") is
-  never read as a score. Each attribute's ``direction`` is the sign of its correlation with the
-  score (+1: higher attribute scores go with higher scores).
-- :func:`top_box_capability`: δ/φ (MATH.md §9) of each attribute's top-2-box ("scored in the top
-  two scale points") against a target group such as "promoters" or "not a detractor".
-
-:func:`~cx_app.models.importance_performance.importance_performance` joins the relative weights
-with the attributes' mean scores for the quadrant chart CX teams use (Martilla & James 1977),
-labelling an attribute only where a bootstrap over respondents says it stands apart.
+Four views, each a frozen result: :func:`permutation_importance_cv` (each fold's model on its
+held-out respondents, no refit), :func:`ordinal_coefficients`, :func:`relative_weights`
+(Johnson 2000) and :func:`top_box_capability` (δ/φ, MATH.md §9), plus the
+importance–performance quadrant (:mod:`~cx_app.models.importance_performance`).
 :func:`driver_importance` runs them all.
 """
 
@@ -35,9 +20,9 @@ from scipy import stats
 
 from cx_app.errors import AnalysisError
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
-from cx_app.models.importance_performance import QUADRANTS as QUADRANTS  # re-exported
 from cx_app.models.importance_performance import as_frame as _frame
 from cx_app.models.importance_performance import importance_performance
+from cx_app.models.results import finite
 from cx_app.result import Result
 
 
@@ -54,7 +39,7 @@ def _score(y: Any, classes: Sequence | None) -> np.ndarray:
 
 
 def _clean(values: np.ndarray) -> list:
-    return [None if not math.isfinite(float(v)) else float(v) for v in values]
+    return [finite(v) for v in values.astype(float)]
 
 
 Values = Annotated[np.ndarray, PlainSerializer(_clean)]
@@ -154,9 +139,8 @@ class CoefficientTable(Result):
 
 def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> CoefficientTable:
     """Proportional-odds logit of the score on standardised attributes (statsmodels
-    ``OrderedModel``, BFGS). A coefficient is the change in log-odds of a higher score per
-    standard deviation of the attribute. Fitted on the respondents who answered every
-    attribute (the model needs complete rows); ``model`` says on how many."""
+    ``OrderedModel``): the change in log-odds of a higher score per standard deviation. Fitted
+    on the respondents who answered every attribute; ``model`` says on how many."""
     from statsmodels.miscmodels.ordinal_model import OrderedModel
 
     frame = _frame(X)
@@ -254,10 +238,8 @@ def permutation_importance_cv(
     progress: Callable[[int, int], None] | None = None,
 ) -> PermutationImportance:
     """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
-    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``).
-    One joblib task per fold (``n_jobs`` of them at a time; on a cluster, see
-    :mod:`~cx_app.models.cluster`); the result does not depend on where the folds ran.
-    ``progress(folds done, folds)`` after each fold."""
+    using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``); one
+    joblib task per fold. ``progress(folds done, folds)`` after each fold."""
     from joblib import Parallel, delayed
 
     from cx_app.models import cluster
@@ -288,9 +270,8 @@ def permutation_importance_cv(
 
 
 def target_groups(resolved_plan: Any) -> dict[str, tuple]:
-    """Binary targets for δ/φ from a resolved plan: the first step's group holding the highest
-    class (NPS: "promoters") and each 2×2 step's positive group (NPS: "passives_promoters",
-    i.e. not a detractor), as original labels."""
+    """Binary targets for δ/φ: the first step's group holding the highest class (NPS:
+    promoters) and each 2×2 step's positive group (not a detractor), as original labels."""
     out: dict[str, tuple] = {}
     if resolved_plan is None or not resolved_plan.steps:
         return out
@@ -312,13 +293,9 @@ def top_box_capability(
     *,
     attribute_max: float | Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """δ/φ of "attribute in its top-2-box" (≥ max − 1) against each target group.
-
-    One row per (attribute, target): share in the top box, TPR, FPR, δ = TPR − FPR,
-    φ = TPR + FPR − 1 (the engine's ``feature_delta_phi``), over the ``base`` of respondents
-    who answered the attribute. ``attribute_max`` is the top of the attribute scale (default:
-    the highest score observed in each column).
-    """
+    """δ/φ of "attribute in its top-2-box" (≥ max − 1) against each target group, one row per
+    (attribute, target) over the ``base`` who answered it; ``attribute_max``: the top of the
+    scale (default: the highest score seen)."""
     from cx_app.engine.capability import feature_delta_phi
 
     frame = _frame(X)
@@ -396,11 +373,7 @@ def importance_frame(drivers: DriverAnalysis, measure: Literal["relative_weights
                      permutation: PermutationImportance | None = None) -> tuple[pd.DataFrame, str]:
     """One importance measure as :data:`IMPORTANCE_COLUMNS`, with the unit of its values.
 
-    ``relative_weights``: % of R², no interval (``ci_low`` = ``ci_high`` = the value);
-    ``ordinal``: the ordinal-logit coefficient and its 95% interval, direction its sign;
-    ``permutation``: the given model's held-out accuracy drop and its 95% interval over folds;
-    an accuracy drop has no sign, so the direction is the attribute's relation with the score
-    (the relative weights'). AnalysisError when the measure is not available.
+    An accuracy drop (``permutation``) has no sign: its direction is the relative weights'.
     """
     columns = list(IMPORTANCE_COLUMNS)
     if measure == "relative_weights":
@@ -436,9 +409,8 @@ def driver_importance(
     attribute_min: Mapping[str, float] | None = None,
     n_jobs: int = 1,
 ) -> DriverAnalysis:
-    """Relative weights, ordinal coefficients, permutation importance of each ``cv_results``
-    model that kept its fold models (its folds ``n_jobs`` at a time), importance–performance
-    (on relative weights) and the top-2-box δ/φ against the plan's target groups."""
+    """Every driver view; permutation importance of each ``cv_results`` model (fold models
+    kept), top-2-box δ/φ against the plan's target groups."""
     frame = _frame(X)
     notes = []
     rw = relative_weights(frame, y, classes)

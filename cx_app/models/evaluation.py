@@ -1,19 +1,11 @@
 """Everything about one cross-validated model, derived from its cached predictions.
 
-:func:`evaluate_result` never refits: from a :class:`~cx_app.models.crossval.CrossValResult` it computes
-
-- the pooled out-of-fold confusion matrix at every level of the plan ("original", then one per
-  step, via the engine's ``reduce_confusion``);
-- per-fold metrics at every level: each fold's own matrix reduced and measured (these are the
-  values the paired t-tests use; δ/φ of a 2×2 level per fold are among them);
-- ROC: for "original" the one-vs-rest curves (``ovr_roc``) summarised by their **macro-average
-  curve** (per-class TPR interpolated on a common FPR grid of 201 points, then averaged) and
-  ``auc`` = the macro AUC (mean of the per-class AUCs); for each 2×2 level the reduced ROC of
-  MATH.md §7 (``reduced_roc``) with its random-selection area. ``to_dict`` stores a thinned
-  curve (:func:`thin_curve`: its vertices, at most :data:`MAX_STORED_POINTS`), while ``auc`` is
-  always the area of the full curve.
-
-Changing the plan means calling :func:`evaluate_result` again with the new plan: no retraining.
+:func:`evaluate_result` never refits (a new plan: call it again). From a
+:class:`~cx_app.models.crossval.CrossValResult` it computes the pooled out-of-fold confusion
+matrix at every level of the plan, each fold's metrics at every level (what the paired t-tests
+use) and the ROC: for "original" the **macro-average** of the one-vs-rest curves (per-class
+TPR interpolated on a 201-point FPR grid) with the macro AUC; for each 2×2 level the reduced
+ROC of MATH.md §7 with its random-selection area.
 """
 
 from __future__ import annotations
@@ -37,7 +29,7 @@ from cx_app.engine.levels import Level, reduce_confusion
 from cx_app.engine.roc import ovr_roc, reduced_roc, thin_curve
 from cx_app.errors import AnalysisError
 from cx_app.models.crossval import CrossValResult
-from cx_app.models.results import finite
+from cx_app.models.results import CrossValidationSummary, finite
 from cx_app.result import Finite, Result
 
 MACRO_GRID = np.linspace(0.0, 1.0, 201)
@@ -46,9 +38,8 @@ MAX_STORED_POINTS = 1000
 would be ~N points per model)."""
 
 class RocSummary(Result):
-    """One ROC curve of a level, as stored in results: points, AUC, random-selection AUC. Its
-    JSON holds the curve thinned by :func:`thin_curve` (``points``: the full curve's), while
-    ``auc`` is always the area of the full curve."""
+    """One ROC curve of a level. Its JSON holds the curve thinned by :func:`thin_curve`
+    (``points``: the full curve's); ``auc`` is always the full curve's area."""
 
     fpr: np.ndarray
     tpr: np.ndarray
@@ -85,10 +76,8 @@ class ModelEvaluation(Result):
     roc: dict[str, RocSummary]
     fit_seconds: Annotated[float, PlainSerializer(lambda v: round(v, 4))]
     fold_sizes: tuple[int, ...]
-    cv_summary: dict[str, Any] = Field(default_factory=dict, alias="cross_validation")
+    cv_summary: CrossValidationSummary = Field(alias="cross_validation")
     weighted: bool | None = None
-    """Trained with the survey weights (None: no weights given); the metrics are per
-    respondent either way."""
 
     def level(self, name: str) -> Level:
         for lvl in self.levels:

@@ -1,11 +1,9 @@
 """The importance–performance quadrant, with a label only where the data supports it.
 
-Martilla & James (1977) place each attribute by its importance (here Johnson's relative weight,
-% of R²) and its performance (the mean rating over the respondents who answered, as a
-percentage of the attribute's own scale). The classic chart splits both axes at their means
-and labels every attribute, so seven attributes within 0.7 points of each other still get
-"concentrate here" or "possible overkill". Here an attribute gets a quadrant label only when
-it stands apart from the others on **both** axes beyond their uncertainty:
+Martilla & James (1977) place each attribute by its importance (Johnson's relative weight, %
+of R²) and its performance (mean rating, % of its scale). The classic chart labels every
+attribute, even seven within 0.7 points of each other; here an attribute gets a quadrant only
+when it stands apart from the others on **both** axes beyond their uncertainty:
 
 - the respondents are resampled with replacement (:data:`BOOTSTRAP_RESAMPLES` times, seeded;
   at most :data:`RESAMPLE_ROWS` per resample, rescaled, so the cost is bounded); on each
@@ -15,10 +13,8 @@ it stands apart from the others on **both** axes beyond their uncertainty:
 - its 95% percentile interval lying wholly above 0 puts the attribute "above" the others on
   that axis, wholly below 0 "below", otherwise "like the others".
 
-"concentrate here" = importance above and performance below; "possible overkill" =
-importance below and performance above; "keep up the good work" and "low priority" likewise;
-any other attribute :data:`NO_STANDOUT`. Each attribute's own 95% interval (``*_low``,
-``*_high``) is kept for the chart's error bars.
+then :data:`QUADRANTS`, or :data:`NO_STANDOUT`. Each attribute's own 95% interval
+(``*_low``, ``*_high``) is kept for the chart's error bars.
 """
 
 from __future__ import annotations
@@ -48,10 +44,9 @@ BOOTSTRAP_RESAMPLES = 200
 """Resamples of the respondents behind the intervals (seeded)."""
 
 RESAMPLE_ROWS = 5_000
-"""At most this many respondents per resample, so the cost is bounded (200 relative-weight fits
-on 5,000 respondents: 1.5 s with ten attributes on a busy core, whatever the survey's size). A
-larger survey is resampled m = 5,000 out of n and each resample's deviation from the full-data
-value is scaled by √(m/n) (the m-out-of-n bootstrap of a mean-like statistic)."""
+"""At most this many respondents per resample (200 fits: 1.5 s with ten attributes). A larger
+survey is resampled m out of n, each deviation from the full-data value scaled by √(m/n) (the
+m-out-of-n bootstrap of a mean-like statistic)."""
 
 METHOD = (f"bootstrap over respondents ({BOOTSTRAP_RESAMPLES} resamples, seeded; at most "
           f"{RESAMPLE_ROWS:,} respondents each, rescaled): an attribute stands out on an axis "
@@ -98,20 +93,13 @@ def importance_performance(X: Any, importance: Mapping[str, float],
                            resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
                            ) -> pd.DataFrame:
     """Importance vs performance (mean attribute score over the respondents who answered it:
-    never an imputed value) with each attribute's quadrant; ``base`` and ``na_share`` say over
-    how many respondents each mean is and how many did not answer; ``direction`` (when given)
-    is the sign of the attribute's link with the score.
+    never an imputed value, ``base`` of them) with each attribute's quadrant.
 
     ``scales`` (attribute → (min, max)) adds ``performance_pct``, the mean as a percentage of
-    the attribute's own scale (0 = bottom, 100 = top), the axis the quadrant is read on: means
-    of a 1–5 and a 1–10 question cannot be compared, their place on their scales can.
-
-    ``importance_on(rows)`` (the importances computed again on the respondents ``rows``, an
-    index array that may repeat rows) turns on the bootstrap of the module docstring: the
-    columns ``importance_low/high``, ``performance_low/high`` (95% intervals),
-    ``importance_vs_others`` and ``performance_vs_others`` (above / below / like the others)
-    and a ``quadrant`` given only where both axes stand apart. Without it nothing is known
-    about the uncertainty and every quadrant is :data:`NO_STANDOUT`.
+    the attribute's own scale, the axis the quadrant is read on (a 1–5 and a 1–10 question's
+    means cannot be compared). ``importance_on(rows)`` (the importances again on the
+    respondents ``rows``) turns on the bootstrap of the module docstring; without it every
+    quadrant is :data:`NO_STANDOUT`.
     """
     frame = as_frame(X)
     names = [str(c) for c in frame.columns]

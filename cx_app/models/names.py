@@ -1,11 +1,7 @@
 """Model names as a person reads them: the algorithm's name, its preset and changed settings.
 
-A model's id is a stable key of files and JSON (``results.json``, project files, the
-workspace, ``--json`` outputs): the algorithm id, its preset when that is not the default
-(:func:`~cx_app.models.algorithms.preset_label`) and the settings that differ from the
-defaults (``lr``, ``svm papers``, ``rf seed=3``, ``lr C=0.5``). Wherever a person reads a
-model (pages, report tables, chart legends, the deck, the CLI's text), it is named by
-:func:`model_display_name` instead; ids stay what the files hold.
+A model's id (``lr``, ``svm papers``, ``rf seed=3``) is a stable key of files and JSON;
+wherever a person reads a model it is named by :func:`model_display_name` instead.
 """
 
 from __future__ import annotations
@@ -26,9 +22,8 @@ def _setting_words(name: str, value: str) -> str:
 
 
 def model_display_name(model_id: object) -> str:
-    """The model id ``model_id`` as a person reads it: the algorithm's name, then in brackets
-    its preset (when not the default) and the settings that differ from the defaults. An id
-    that is not of this form (a name the analyst gave) is kept as it is.
+    """The model id as a person reads it; an id not of our form (a name the analyst gave) is
+    kept as it is.
 
     >>> model_display_name("lr"), model_display_name("svm papers")
     ('Logistic regression', "Support vector machine (papers' settings)")
@@ -55,8 +50,7 @@ def model_display_name(model_id: object) -> str:
 
 
 def names_in_text(text: str, model_ids: Iterable[object]) -> str:
-    """``text`` (a stored sentence that names models by id, e.g. a t-test's verdict in
-    ``results.json``) with each of ``model_ids``, as a whole word, read by its display name.
+    """``text`` (e.g. a stored t-test verdict) with each of ``model_ids`` by its display name.
 
     >>> names_in_text("lr is better than svm papers on original accuracy", ["svm papers", "lr"])
     "Logistic regression is better than Support vector machine (papers' settings) on original accuracy"
@@ -69,9 +63,8 @@ def names_in_text(text: str, model_ids: Iterable[object]) -> str:
 
 
 def weighting_note(models: dict[str, tuple[bool | None, str | None]]) -> str | None:
-    """One sentence on survey weights for a comparison of ``models`` (id → (weighted, reason
-    not)): which were trained with them, which without and why; the metrics are per
-    respondent either way. None when no weights were given.
+    """One sentence on survey weights for ``models`` (id → (weighted, reason not)); None when
+    no weights were given.
 
     >>> weighting_note({"lr": (True, None), "knn": (False, "k-NN cannot")})
     'Survey weights: Logistic regression trained with them; k-nearest neighbours without them (k-NN cannot). Accuracy and the other metrics count every respondent once (not weighted).'

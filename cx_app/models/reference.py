@@ -1,9 +1,7 @@
 """The reference survey's own net score by segment and by wave, for the exports.
 
-What the Net score page shows (each segment against the other respondents, each wave against
-the one before, Holm-adjusted two-sided z tests: :mod:`cx_app.survey.nps_flags`), as one typed
-part of ``results.json`` (:class:`cx_app.models.results.ReferenceScores`), so the Excel and HTML
-reports and the deck carry the measured numbers before any estimated wave.
+What the Net score page shows (:mod:`cx_app.survey.nps_flags`), as one typed part of
+``results.json``, so that the reports and the deck carry the measured numbers.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """The typed results document: what ``results.json`` holds, validated.
 
-:class:`Results` is the one model of an evaluation's results. The CLI (``cx-app evaluate``
-writes it, ``cx-app report`` reads it back), the app (its downloads) and the reports (they read
-its typed fields) all go through it. ``Results.from_dict`` validates a document — an unknown
-key, a missing part or a wrong type is refused with the path of the offending field — and
-``to_dict`` gives back exactly the document it was made from (``from_dict(d).to_dict() == d``),
-so writing, reading and re-writing a ``results.json`` changes nothing.
+:class:`Results` is the one model of an evaluation's results (CLI, app, reports).
+``from_dict`` refuses an unknown key, a missing part or a wrong type with the path of the
+offending field; ``to_dict`` gives back exactly the document it was made from:
 
->>> doc = {"classes": [0, 1], "steps": []}
->>> PlanDocument.from_dict(doc).to_dict() == doc
+>>> doc = {"label": "all", "value": 10.0, "ci95": [2.0, 18.0], "n": 50}
+>>> NetScoreFigure.from_dict(doc).to_dict() == doc
 True
 """
 
@@ -18,9 +15,9 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError
 
 from cx_app.engine.grouping import ResolvedPlan
 from cx_app.errors import CxAppError
@@ -69,6 +66,10 @@ def finite(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+Stat = Annotated[float | None, PlainSerializer(finite)]
+"""A statistic: NaN while computed when undefined, null in the JSON (and when read back)."""
+
+
 # --------------------------------------------------------------------------- the data set
 
 
@@ -96,10 +97,8 @@ class NetScoreFigure(Document):
 
 
 class ReferenceRow(Document):
-    """One value of a segment (or one wave) of the reference survey: its net score with the
-    95% interval and the significance flag the Net score page shows
-    (:mod:`cx_app.survey.nps_flags`): against the other respondents for a segment, against
-    the previous wave for a wave."""
+    """One value of a segment (or one wave) of the reference survey: its net score, 95%
+    interval and significance flag (:mod:`cx_app.survey.nps_flags`)."""
 
     value: str
     n: Number
@@ -116,18 +115,15 @@ class ReferenceSplit(Document):
     """The reference survey's net score by one segment (or by wave)."""
 
     name: str
-    """The segment's identifier in the schema."""
     title: str
-    """Its header in the survey file, as the reader knows it."""
+    """Its header in the survey file."""
     kind: str
-    """``segment`` (each value against the rest) or ``wave`` (each wave against the one
-    before)."""
+    """``segment`` (each value against the rest) or ``wave`` (against the wave before)."""
     rows: list[ReferenceRow]
 
 
 class ReferenceScores(Document):
-    """The reference survey's own net score, by each segment and by wave (issue 37): what the
-    Net score page shows, measured from the scores (not estimated)."""
+    """The reference survey's own net score, by each segment and by wave (measured)."""
 
     splits: list[ReferenceSplit] = []
 
@@ -145,16 +141,13 @@ class Dataset(Document):
     attribute_labels: dict[str, str] = {}
     target_kind: str | None = None
     recommend_question: bool | None = None
-    """Whether the target is a recommend question on 0–10, i.e. an NPS (issue 25); None in
-    results written before: then kind ``nps`` says it."""
+    """Whether the target is a recommend question on 0–10 (an NPS); None in older results."""
     nps: NetScoreFigure
     """The net score (an NPS only when :attr:`vocabulary` says so; the key is kept)."""
     reference: ReferenceScores | None = None
-    """The net score by segment and by wave (None in results written before)."""
 
     @property
     def vocabulary(self) -> ScoreVocabulary:
-        """The words of this data set's net score (:mod:`cx_app.survey.vocabulary`)."""
         nps = (self.recommend_question if self.recommend_question is not None
                else self.target_kind == "nps")
         return vocabulary_for(nps=nps, satisfaction=self.target_kind == "csat")
@@ -184,48 +177,12 @@ class Quality(Document):
     notes: list[str] = []
 
 
-class PlanGroup(Document):
-    name: str
-    option: str
-    members: list[Label]
-    covers: list[Label]
-    tp_pairs: list[list[Label]] = []
-
-
-class PlanStep(Document):
-    name: str
-    positive: str | None = None
-    positive_is_default: bool = False
-    groups: list[PlanGroup]
-
-
-class PlanDocument(Document):
-    classes: list[Label]
-    steps: list[PlanStep]
-
-    @classmethod
-    def of(cls, plan: ResolvedPlan) -> PlanDocument:
-        """The document of a plan resolved against its classes."""
-        return cls(classes=list(plan.classes), steps=[PlanStep(
-            name=s.name, positive=s.positive, positive_is_default=s.positive_is_default,
-            groups=[PlanGroup(name=g.name, option=g.option, members=list(g.members),
-                              covers=list(g.covers), tp_pairs=[list(p) for p in g.tp_pairs])
-                    for g in s.groups]) for s in plan.steps])
-
-    def describe(self) -> str:
-        """One line per step: ``3x3+IM: detractors [0, …] (R), …, positive promoters``."""
-        return "; ".join(
-            f"{s.name}: " + ", ".join(f"{g.name} {g.members} ({g.option})" for g in s.groups)
-            + (f", positive {s.positive}" if s.positive else "")
-            for s in self.steps)
-
-
 class Provenance(Document):
     file: str | None
     sheet: str | None = None
     sha256: str | None = None
     schema_name: str | None = Field(None, alias="schema")  # "schema" is a BaseModel method
-    plan: PlanDocument | None = None
+    plan: ResolvedPlan | None = None
     algorithms: dict[str, dict[str, Any] | None] = {}
     presets: dict[str, str] = {}
     versions: dict[str, str] = {}
@@ -254,12 +211,10 @@ class LevelDocument(Document):
 
     @property
     def is_binary(self) -> bool:
-        """A 2×2+IM level (it has a positive group and the binary counts)."""
         return "tp" in self.metrics and "tpr" in self.metrics
 
     def scalar_metrics(self) -> dict[str, float | None]:
-        """Every single-number metric (per-class tables and undefined-value notes left out);
-        NaN and infinities as None."""
+        """Every single-number metric; NaN and infinities as None."""
         return {k: finite(v) for k, v in self.metrics.items()
                 if not isinstance(v, dict | list) and k not in ("per_class",)}
 
@@ -272,8 +227,7 @@ class LevelDocument(Document):
         return dict(value) if isinstance(value, dict) else {}
 
     def fold_mean(self, key: str) -> float | None:
-        """The mean of a metric's per-fold values (the value the paired tests compare); None
-        when the level has no finite per-fold value of it."""
+        """The mean of a metric's finite per-fold values (what the paired tests compare)."""
         values = [v for v in map(finite, self.per_fold.get(key, [])) if v is not None]
         return sum(values) / len(values) if values else None
 
@@ -303,7 +257,6 @@ class CrossValidationSummary(Document):
     provenance: dict[str, str] = {}
     weighted: bool | None = None
     unweighted_reason: str | None = None
-    """Why survey weights given were not used by this algorithm (plain words)."""
 
 
 class ModelResult(Document):
@@ -313,45 +266,43 @@ class ModelResult(Document):
     fit_seconds: float
     fold_sizes: list[int] = []
     weighted: bool | None = None
-    """Trained with the survey weights; None: the survey has no weights. The metrics are per
-    respondent (not weighted) either way."""
+    """Trained with the survey weights (None: no weights); the metrics are unweighted."""
     cross_validation: CrossValidationSummary
     below_baseline: list[str] | None = None
-    """The levels where this model's accuracy is below always answering the commonest class
-    (:attr:`Results.baseline`); None in results written before the baseline existed."""
+    """The levels where its accuracy is below :attr:`Results.baseline`; None in older results."""
 
 
 class BaselineLevel(Document):
     """Always answering one class at one level (:mod:`cx_app.models.baseline`)."""
 
     class_: Label = Field(alias="class")
-    """The class answered: a score at the original level, a group at a reduced level."""
     accuracy: float
 
 
 class ComparisonDocument(Document):
-    """A k-fold paired t-test of two models on one metric at one level."""
+    """A k-fold paired t-test of two models on one metric at one level
+    (:func:`cx_app.models.comparison.compare_scores`)."""
 
     level: str
     metric: str
     a: str
     b: str
     folds: int
-    mean_a: float | None
-    mean_b: float | None
-    mean_diff: float | None
-    t: float | None
+    mean_a: Stat
+    mean_b: Stat
+    mean_diff: Stat  # mean over folds of score_a − score_b
+    t: Stat
     df: int
-    p: float | None
-    t_corrected: float | None
-    p_corrected: float | None
-    p_holm: float | None
+    p: Stat  # plain k-fold CV paired t-test
+    t_corrected: Stat
+    p_corrected: Stat  # Nadeau–Bengio
+    p_holm: Stat  # Holm over all pairs of this level and metric, on p_corrected
     alpha: float = 0.05
     verdict: str
 
     @property
     def significant(self) -> bool | None:
-        """Holm-adjusted p below alpha; None when the test is undefined."""
+        """Holm-adjusted p below alpha; None when the test is undefined (null, read back)."""
         return None if self.p_holm is None else self.p_holm < self.alpha
 
 
@@ -380,7 +331,7 @@ class AttributeColumns(Document):
     attributes: list[str]
 
     def records(self, *keys: str) -> list[dict[str, Any]]:
-        """One dict per attribute: ``attribute`` and the chosen measures (NaN as None)."""
+        """One dict per attribute: ``attribute`` and the chosen measures."""
         return [{"attribute": a, **{k: finite(getattr(self, k)[i]) for k in keys}}
                 for i, a in enumerate(self.attributes)]
 
@@ -426,8 +377,6 @@ class ImportancePerformanceRow(Document):
     performance_low: float | None = None
     performance_high: float | None = None
     importance_vs_others: str | None = None
-    """above / below / like the others (``cx_app.models.importance_performance``); None in
-    results written before the quadrant had intervals."""
     performance_vs_others: str | None = None
     quadrant: str
 
@@ -435,7 +384,6 @@ class ImportancePerformanceRow(Document):
 class ImportancePerformanceDoc(Document):
     importance: str
     method: str | None = None
-    """How an attribute comes to stand out (the bootstrap rule in words)."""
     rows: list[ImportancePerformanceRow]
 
 
@@ -481,7 +429,6 @@ class Results(Document):
     drivers: Drivers | None = None
     comparisons_5x2cv: list[FiveByTwo] | None = None
     baseline: dict[str, BaselineLevel] = {}
-    """Level → always answering its commonest class (empty in results written before)."""
 
     def level_names(self) -> list[str]:
         """Every level of any model, ``original`` first, then in first-seen order."""

@@ -1,32 +1,25 @@
 """The expected time of a training, said before it starts and refined while it runs.
 
-A training (the app's Train button; ``cx-app evaluate`` runs the importance of its best model
-only) has two phases, each counted on the progress bar fold by fold: the cross-validation (a model fitted per fold) and then the
-permutation importance (each fold's model scores its held-out respondents with each attribute
-shuffled, :data:`~cx_app.models.drivers.PERMUTATION_REPEATS` times). Their seconds on a quiet
-2-core machine (the project's reference server: the folds run on 2 worker processes)::
+A training has two phases, each counted on the progress bar fold by fold: the
+cross-validation and then the permutation importance (``cx-app evaluate``: of its best model
+only). Their seconds on a quiet 2-core machine (the reference server, 2 worker processes)::
 
     folds phase      = folds × c × (n_train / 1000) ** b × (attributes / 10) × work
     importance phase = (attributes / 10) × (folds × o + r × (rows / 1000) × (n_train / 1000) ** g)
     n_train = rows × (folds − 1) / folds
 
 ``c``/``b``: the seconds of one fold's fit on 1,000 training rows and how it grows with them;
-``o``: the importance's fixed cost per fold (its scorer calls and the fold model's loading: most
-of the time of the fast models, whatever the rows); ``r``/``g``: its predictions, of every
-respondent once per fold (``r``: seconds per 1,000 predicted rows; ``g``: how a prediction
-grows with the training rows, kNN's searching them). ``work`` scales with the setting that sets
-the amount of work (trees for forests and boosting, epochs for the networks); a calibrated
-model fits ``calibration_folds`` models on (k − 1)/k of each training fold. The constants are
-for each algorithm's default (``fast``) preset; :data:`PAPERS_FACTOR` scales the fit of those
-whose papers preset changes the solver.
+``o``: the importance's fixed cost per fold (scorer calls, loading the fold model: most of the
+fast models' time); ``r``/``g``: its predictions (seconds per 1,000 predicted rows; how a
+prediction grows with the training rows, kNN's searching them). ``work`` scales with the
+setting that sets the amount of work (trees, epochs); a calibrated model fits
+``calibration_folds`` models on (k − 1)/k of each training fold. The constants are the
+``fast`` preset's; :data:`PAPERS_FACTOR` scales the papers preset's fit.
 
-The constants are a quiet machine's. A busy one is slower by :func:`load_factor` (the load
-average plus the training's own worker processes, per core, when above 1; the estimates said
-before training multiply by it), and while a training runs its time left is refined from the
-steps already finished — folds, then the importance fold by fold — as a progress bar does
-(:func:`remaining_seconds`);
-``bench/bench_time_estimate.py`` measures both on a busy machine. The workspace's own fits
-replace the constants' level (:mod:`cx_app.workspace.fits`).
+A busy machine is slower by :func:`load_factor`; while a training runs its time left is
+refined from the steps finished (:func:`remaining_seconds`); ``bench/bench_time_estimate.py``
+measures both. The workspace's own fits replace the constants' level
+(:mod:`cx_app.workspace.fits`).
 
 Not counted: a server's first training (or the first after its worker processes idled 5
 minutes) starts the worker processes, about 3 s of CPU each (their imports).
@@ -72,20 +65,16 @@ COSTS: dict[str, Cost] = {
     "ordinal": Cost(1.24, 0.19, 0.115, 0.00847, 1.01),
     "cnn": Cost(1.44, 0.3, 0.0, 0.0, 0.0, "epochs", 30),  # erratic: JIT compilation, early stopping
 }
-"""Constants per algorithm id (default preset, one BLAS thread as the app server), measured by
-``bench/bench_time_estimate.py``'s calibration (``CX_BENCH_TIME_ESTIMATE_CALIBRATE=1 python
-bench/bench_time_estimate.py`` prints them and how well they fit its runs): least squares on
-runs of 500 × 10 folds, 2,000 × 10 and × 3 and 6,000 × 5 (9 attributes), each phase's quiet seconds taken as the CPU seconds of the main
-process plus those of the 2 worker processes halved (CPU time does not grow with the load, so
-the constants can be measured on a busy machine). ``cnn``: an order of magnitude only (JIT
-compilation and early stopping make it erratic), its importance counted in its fit."""
+"""Constants per algorithm id (default preset, one BLAS thread), fitted by least squares by
+``CX_BENCH_TIME_ESTIMATE_CALIBRATE=1 python bench/bench_time_estimate.py`` on CPU seconds (the
+main process's plus the 2 workers' halved: CPU time does not grow with the load, so a busy
+machine can measure them). ``cnn``: an order of magnitude only, its importance in its fit."""
 
 
 PAPERS_FACTOR: dict[str, float] = {"svm": 6.25, "ann": 14.3}
-"""The papers preset's fit time over the fast one's, for the algorithms whose papers preset
-changes the solver (svm: bench ``models``, 217.5 s against 33.7 s; ann: bench
-``training_times``, the fast MLP at 0.07 of the papers' per epoch; its epochs are counted by
-``max_iter``); the CNN's papers preset is counted by its epochs (100 of 30)."""
+"""The papers preset's fit time over the fast one's where it changes the solver (svm: bench
+``models``, 217.5 s against 33.7 s; ann: bench ``training_times``); the CNN's is counted by its
+epochs."""
 
 
 class Phases(NamedTuple):
@@ -105,8 +94,7 @@ class Phases(NamedTuple):
 def expected_phases(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
                     calibration_folds: int = 3, preset: str = "fast") -> Phases:
-    """The expected quiet seconds of the two phases of one training of ``algorithm_id`` on
-    ``rows`` respondents and ``attributes`` attributes (see the module docstring).
+    """The expected quiet seconds of the two phases of one training (module docstring).
 
     >>> k = COSTS["lr"]  # 11 folds of 11,000 rows: n_train 10 (thousand), 20 attributes
     >>> phases = expected_phases("lr", rows=11_000, attributes=20, folds=11)
@@ -151,11 +139,9 @@ def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = N
                     calibration: str = "none", calibration_folds: int = 3,
                     preset: str = "fast", rows: int = 1_000, attributes: int = 10,
                     folds: int = 10) -> float:
-    """How many times longer ``settings``, ``calibration`` and ``preset`` make a training of
-    ``algorithm_id`` on ``rows`` × ``attributes`` × ``folds`` than its default-preset
-    settings without calibration, by the cost model (they scale the fit, not the importance).
-    Learned estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds
-    with it.
+    """How many times longer ``settings``, ``calibration`` and ``preset`` make a training
+    than the default preset's without calibration (they scale the fit, not the importance);
+    learned estimates (:mod:`cx_app.workspace.fits`) keep their fits in reference seconds by it.
 
     >>> settings_factor("lr", settings={"C": 0.5})
     1.0
@@ -186,13 +172,10 @@ def format_duration(seconds: float) -> str:
 
 
 def load_factor(load: float | None = None, cpus: int | None = None, workers: int = 0) -> float:
-    """How many times slower than on a quiet machine a training runs now: the runnable
-    processes per core when above 1 (the cores are shared among them), else 1 — the 1-minute
-    load average plus the ``workers`` the training is about to start (its folds' worker
-    processes, not yet in the load average: every core's in the app), over the cores.
-    ``load``/``cpus``: this machine's now when ``None`` (1 where the platform has no load
-    average). A fit's time is recorded at ``workers=0``: the load average after it counts
-    its own workers already.
+    """How many times slower than on a quiet machine a training runs now: the 1-minute load
+    average plus the ``workers`` it is about to start (not yet in the load average), per core,
+    when above 1. ``load``/``cpus``: this machine's when ``None`` (1 without a load average).
+    A fit's time is recorded at ``workers=0``: the load after it counts its workers already.
 
     >>> load_factor(6.4, 2), load_factor(0.7, 2), load_factor(3.0, 4)
     (3.2, 1.0, 1.0)
@@ -208,21 +191,16 @@ def load_factor(load: float | None = None, cpus: int | None = None, workers: int
 
 
 PRIOR_WEIGHT = 0.2
-"""How much the estimate said before training counts against the pace measured since (as a
-share of the whole expected time): with a fifth of the expected work done, the two weigh the
-same."""
+"""The weight of the estimate said before training against the pace measured since, as a
+share of the expected time: with a fifth of the work done, the two weigh the same."""
 
 
 def remaining_seconds(expected: Sequence[Phases], share: float, elapsed: float) -> float:
-    """The seconds left of a training of ``len(expected)`` models one after the other
-    (``expected``: each one's expected phases, said before it started) with ``share`` (0..1)
-    of the progress bar's steps done after ``elapsed`` seconds. Each model has as many steps
-    for its folds as for its permutation importance (a step per fold in each; all models'
-    steps count equally, as on the bar), so the expected work done is each finished step's
-    share of its own phase. The estimates are rescaled by the pace measured so far, as a
-    progress bar does: pace = (elapsed + w) / (expected work done + w), w =
-    :data:`PRIOR_WEIGHT` × the expected total, so the first steps move it a little and the
-    later ones a lot (a busy machine is found out by its own steps).
+    """The seconds left of a training of ``len(expected)`` models one after the other with
+    ``share`` (0..1) of the progress bar's steps done after ``elapsed`` seconds. Each model
+    has a step per fold in each phase (all steps count equally, as on the bar). The estimate
+    is rescaled by the pace so far: (elapsed + w) / (expected work done + w), w =
+    :data:`PRIOR_WEIGHT` × the expected total, so the first steps move it a little.
 
     >>> two = [Phases(2.0, 8.0), Phases(30.0, 0.0)]
     >>> remaining_seconds(two, 0.0, 0.0)  # nothing done: the estimate

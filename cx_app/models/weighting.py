@@ -1,13 +1,9 @@
 """Survey weights in the models: who is trained with them, and why the others are not.
 
-Issue 37, point 6: every algorithm that can take them is trained with them (scikit-learn's
-``sample_weight``), the others say why in plain words.
-
-Weighted: logistic regression, naive Bayes, decision tree, random forest, neural network,
-XGBoost, the CNN and the papers' SVM (its Platt scaling, :class:`RareSafeCalibrated`, passes
-the weights to the SVC and to the calibrator). Unweighted, with the reason
-(:func:`unweighted_reason`): k-NN, the fast SVM (scikit-learn's one-vs-one wrapper), ordinal
-regression (statsmodels) and a pipeline calibrated by the ``calibration`` option.
+Every algorithm that takes scikit-learn's ``sample_weight`` is trained with them (the papers'
+SVM too: :class:`RareSafeCalibrated` passes them on); k-NN, the fast SVM (one-vs-one),
+ordinal regression and a pipeline calibrated by the ``calibration`` option say why not
+(:func:`unweighted_reason`).
 """
 
 from __future__ import annotations
@@ -18,29 +14,20 @@ from sklearn.pipeline import Pipeline
 
 from cx_app.models.algorithms import RareSafeCalibrated, get_algorithm  # noqa: F401  (doctests)
 
-__all__ = ["fit_weighted", "takes_sample_weight", "unweighted_reason"]
+__all__ = ["fit_weighted", "unweighted_reason"]
 
 
 def fit_weighted(model: Any, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, bool]:
-    """Fit ``model`` (a pipeline of :func:`build_algorithm`, maybe calibrated) with survey
-    weights when its estimator takes ``sample_weight``; (fitted model, whether weights were
-    used). A model :func:`unweighted_reason` names (k-NN, the fast SVM, ordinal regression, a
-    calibrated pipeline) is fitted unweighted."""
-    if sample_weight is not None and takes_sample_weight(model):
+    """Fit ``model`` (a pipeline, maybe calibrated) with survey weights unless
+    :func:`unweighted_reason` names it; (fitted model, whether weights were used)."""
+    if sample_weight is not None and unweighted_reason(model) is None:
         name = model.steps[-1][0]
         return model.fit(X, y, **{f"{name}__sample_weight": sample_weight}), True
     return model.fit(X, y), False
 
 
-def takes_sample_weight(model: Any) -> bool:
-    """Whether :func:`fit_weighted` trains ``model`` with survey weights."""
-    return unweighted_reason(model) is None
-
-
 def unweighted_reason(model: Any) -> str | None:
-    """Why :func:`fit_weighted` trains ``model`` without survey weights, in plain words; None
-    when it takes them (every algorithm, uncalibrated, but k-NN, the SVM and ordinal
-    regression).
+    """Why :func:`fit_weighted` trains ``model`` without survey weights; None when it takes them.
 
     >>> unweighted_reason(get_algorithm("knn").build(0))
     'k-nearest neighbours has no way to weight respondents'

@@ -18,7 +18,7 @@ from cx_app.errors import ModelFileError
 from cx_app.models.algorithms import build_algorithm, get_algorithm
 from cx_app.models.cnn import ArchitectureAdaptationWarning, CNNClassifier, check_architecture
 from cx_app.models.crossval import cross_validate_model
-from cx_app.models.weighting import takes_sample_weight
+from cx_app.models.weighting import unweighted_reason
 
 # Contract checks are about the interface, not the papers' settings: fewer, larger steps.
 QUICK = {"epochs": 40, "batch_size": 16, "learning_rate": 0.01}
@@ -56,7 +56,7 @@ def test_the_papers_settings_are_the_defaults():
     assert isinstance(model, CNNClassifier) and model.random_state == 3
     assert (model.kernel_size, model.pool_size, model.epochs, model.batch_size) == (3, 4, 100,
                                                                                    128)
-    assert "scale" in pipeline.named_steps and takes_sample_weight(pipeline)
+    assert "scale" in pipeline.named_steps and unweighted_reason(pipeline) is None
 
 
 def test_architecture_is_the_papers_network_as_plain_data():

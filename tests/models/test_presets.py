@@ -106,7 +106,7 @@ def test_cross_validation_records_its_preset(small):
     fast = cross_validate_model(X, y, classes, "svm", folds=3)
     papers = cross_validate_model(X, y, classes, "svm", folds=3, preset="papers")
     assert (fast.preset, papers.preset) == (default_preset("svm"), "papers")
-    assert fast.summary()["preset"] == default_preset("svm")
+    assert fast.summary().preset == default_preset("svm")
     assert "kernel" in papers.settings and "kernel" not in fast.settings
     assert papers.settings["kernel"] == "linear" and fast.settings["dual"] is False
     # both are real classifiers of these data: far better than the 10 % of guessing

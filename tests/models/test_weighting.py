@@ -40,7 +40,7 @@ def test_a_weighted_fold_is_scikit_learns_fit_with_sample_weight(algorithm, pres
     cv = cross_validate_model(X, y, classes, algorithm, folds=3, seed=2, sample_weight=w,
                               keep_models=True, preset=preset)
     assert cv.weighted is True and cv.unweighted_reason is None
-    assert cv.summary()["weighted"] is True
+    assert cv.summary().weighted is True
     unweighted = cross_validate_model(X, y, classes, algorithm, folds=3, seed=2,
                                       keep_models=True, preset=preset)
     assert unweighted.weighted is None  # no weights given

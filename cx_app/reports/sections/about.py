@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 
+from cx_app.engine.grouping import ResolvedPlan
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.names import model_display_name
-from cx_app.models.results import PlanDocument, Results
+from cx_app.models.results import Results
 from cx_app.provenance import library_versions
 from cx_app.reports.blocks import Block, Section, Table, TableColumn
 from cx_app.reports.definitions import GROUPING_OPTIONS, plain_name
 from cx_app.reports.formatting import facts_table
 
 
-def _plan_words(plan: PlanDocument) -> str:
+def _plan_words(plan: ResolvedPlan) -> str:
     """The plan in words, one part per step: "3x3+IM: detractors (0, 1, …; Relaxed), …"."""
     def group(g) -> str:
         option = GROUPING_OPTIONS[g.option].name if g.option in GROUPING_OPTIONS else g.option
