@@ -134,22 +134,15 @@ def survey_from_args(args: argparse.Namespace, *, require_target: bool = True) -
                        missing_policy=getattr(args, "missing_policy", None))
 
 
-def add_training_arguments(parser: argparse.ArgumentParser,
-                           default_algorithm: str | None = None) -> None:
-    """``--algorithm`` (required unless ``default_algorithm``), ``--preset``, ``--calibration``,
-    ``--folds`` and ``--seed``."""
+def add_training_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--algorithm`` (default lr, as the app), ``--preset``, ``--calibration``, ``--folds`` and
+    ``--seed``."""
     from cx_app.estimate.calibration import CALIBRATION_METHODS
     from cx_app.models.algorithms import ALGORITHMS, PRESETS
 
-    if default_algorithm is None:
-        parser.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS),
-                            metavar="ID", help=f"algorithm id: {', '.join(ALGORITHMS)}")
-    else:
-        parser.add_argument("--algorithm", default=default_algorithm, choices=sorted(ALGORITHMS),
-                            metavar="ID",
-                            help=f"algorithm id (default {default_algorithm}: logistic "
-                                 "regression, the first model the app's Models page trains); "
-                                 f"also: {', '.join(ALGORITHMS)}")
+    parser.add_argument("--algorithm", default="lr", choices=sorted(ALGORITHMS), metavar="ID",
+                        help="algorithm id (default lr: logistic regression, the first model the "
+                             f"app's Models page trains); also: {', '.join(ALGORITHMS)}")
     parser.add_argument("--calibration", default="auto", choices=("auto", *CALIBRATION_METHODS),
                         help="probability calibration (default auto: smallest held-out ALP gap)")
     parser.add_argument("--preset", choices=PRESETS, default=None,

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = commands.add_parser("create", help="a new program: its reference survey and model")
     c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
     add_survey_arguments(c)
-    add_training_arguments(c, default_algorithm="lr")
+    add_training_arguments(c)
     c.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
     c.add_argument("--keep-survey", action="store_true",
                    help="store the survey file and the wave files themselves in the "

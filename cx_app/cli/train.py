@@ -1,4 +1,4 @@
-"""``cx-app train FILE --algorithm ID --out MODEL.skops``: train a driver model and save it.
+"""``cx-app train FILE --out MODEL.skops``: train a driver model (default lr) and save it.
 
 The gaps of every calibration option are printed so that ``--calibration auto``'s choice can be
 checked, and the paper's Section 5 check (the model fit on 100 % of the data, validated with

@@ -16,6 +16,16 @@ def test_app_subcommand_is_registered():
     assert args.port == 9999
 
 
+def test_train_and_program_create_default_to_the_apps_first_model():
+    """A newcomer's `cx-app train FILE --out M` trains logistic regression, as `program create`
+    and the app's Models page do, instead of stopping at a missing --algorithm."""
+    parser = build_parser()
+    trained = parser.parse_args(["train", "survey.xlsx", "--out", "m.skops"])
+    created = parser.parse_args(["program", "create", "bank", "survey.xlsx"])
+    assert (trained.algorithm, created.algorithm) == ("lr", "lr")
+    assert parser.parse_args(["train", "s.xlsx", "--out", "m", "--algorithm", "rf"]).algorithm == "rf"
+
+
 def test_validate_imports_only_what_it_uses():
     """`cx-app validate` reads and checks a file: no scikit-learn, SciPy statistics, Altair or
     report writers in its process (they cost seconds per call)."""
