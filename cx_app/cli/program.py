@@ -79,7 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = commands.add_parser("show", help="the program's waves in wave order with their "
                                          "estimated (and realized) net scores by segment")
     s.add_argument("name", metavar="NAME")
-    s.add_argument("--model", help="the model whose estimates to show (default: the first)")
+    s.add_argument("--model", help="the model whose estimates to show (default: the one with the "
+                   "smallest held-out net-score error, as the New wave page preselects)")
     s.add_argument("--json", action="store_true", help="print the program as JSON")
     s.set_defaults(func=_show)
 
@@ -221,6 +222,9 @@ def _show(args: argparse.Namespace) -> int:
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
           f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
+    if len(view.models) > 1 and view.waves:
+        print(f"estimated by {model_display_name(view.waves[0].model_id)}"
+              + ("" if args.model else " (chosen by held-out net-score error, as the New wave page; --model for another)"))
     for wave in view.waves:
         est, real = wave.estimated_nps, wave.realized_nps
         line = (f"{wave.label}: {wave.respondents:,} respondents, "

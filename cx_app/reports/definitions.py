@@ -138,7 +138,8 @@ NET_SCORE_DEFINITION = MetricDefinition(
 
 PLAIN_NAMES: dict[str, str] = {
     # how unanswered attribute scores are handled (a schema's ``missing_attributes``)
-    "impute_indicator": "Keep; models fill with the training median (svm and ordinal also add a 'was missing' flag)",
+    "impute_indicator": ("Keep; models fill with the training median (the support vector machine "
+                         "and ordinal logistic regression also add a 'was missing' flag)"),
     "impute_median": "Keep; models fill with the training median",
     "exclude": "Leave respondents with a gap out of the models (not out of the net score)",
     # training presets
@@ -199,7 +200,7 @@ def plain_name(code: object) -> str:
     """
 
     >>> plain_name("impute_indicator"), plain_name("f1_macro"), plain_name("max_iter")
-    ("Keep; models fill with the training median (svm and ordinal also add a 'was missing' flag)", 'F1 (macro, mean of per-class F1)', 'max iter')
+    ("Keep; models fill with the training median (the support vector machine and ordinal logistic regression also add a 'was missing' flag)", 'F1 (macro, mean of per-class F1)', 'max iter')
     """
     text = str(code)
     if text in PLAIN_NAMES:

@@ -26,6 +26,7 @@ from cx_app.workspace.records import (
     KeptWave,
     as_utc,
     estimate_row,
+    estimating_row,
     keep_file,
     model_file,
     model_rows,
@@ -365,7 +366,8 @@ class Workspace:
     # ------------------------------------------------------------------ reading
 
     def show(self, name: str, *, model: str | None = None) -> ProgramView:
-        """The program with its waves in wave order, estimated by ``model`` (default its first)."""
+        """The program with its waves in wave order, estimated by ``model`` (default: the one
+        the New wave page preselects, :func:`estimating_row`)."""
 
         def work(session: Session) -> ProgramView:
             program = self._program(session, name)
@@ -374,7 +376,7 @@ class Workspace:
                                    .order_by(Model.id)).all()
             if not rows:
                 raise WorkspaceError(f"the program {name!r} has no model yet.")
-            chosen = rows[0] if model is None else next(
+            chosen = estimating_row(rows) if model is None else next(
                 (r for r in rows if r.model_id == model), None)
             if chosen is None:
                 raise WorkspaceError(f"the program {name!r} has no model {model!r}; its models: "

@@ -16,7 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cx_app.estimate.document import WaveEstimateDocument
-from cx_app.estimate.model_metadata import TrainingData
+from cx_app.estimate.model_choice import choose_estimation_model, heldout_net_error
+from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.estimate.tracker import SegmentEstimate
 from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
 from cx_app.provenance import sha256_hex
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from cx_app.estimate.new_wave import WaveEstimate
     from cx_app.models.crossval import CrossValResult
 
-__all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "model_rows", "model_summary",
+__all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "estimating_row", "model_rows", "model_summary",
            "npy_array", "npy_bytes", "survey_identity", "wave_view"]
 
 
@@ -82,6 +83,16 @@ def model_summary(row: Model) -> ModelSummary:
     return ModelSummary(model_id=row.model_id, algorithm=row.algorithm, preset=row.preset,
                         calibration=row.calibration, file_sha256=row.file_sha256,
                         training_n=None if n is None else int(n), created=as_utc(row.created))
+
+
+def estimating_row(rows: Sequence[Model]) -> Model:
+    """The model whose waves a program shows by default: the one the New wave page preselects
+    (:func:`~cx_app.estimate.model_choice.choose_estimation_model` on the held-out net-score
+    errors kept in each model's metadata; the first when none keeps one)."""
+    errors = {r.model_id: heldout_net_error(HeldOutFigures.from_dict(r.model_metadata["cv"]))
+              if "cv" in r.model_metadata else None for r in rows}
+    chosen = choose_estimation_model(errors).chosen
+    return next(r for r in rows if r.model_id == chosen)
 
 
 def survey_identity(program: Program) -> SurveyIdentity:

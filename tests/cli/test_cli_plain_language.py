@@ -100,8 +100,9 @@ def test_models_columns_and_codes_are_named_in_words(printed):
     # attributes by their headers, the missing-answer policy in words
     assert "Tariff plan 34, Network - voice 30" in printed["validate"]
     # only svm and ordinal add the indicator (models/algorithms.py), so the words say so
-    assert ("missing attribute scores: Keep; models fill with the training median (svm and "
-            "ordinal also add a 'was missing' flag)") in printed["validate"]
+    assert ("missing attribute scores: Keep; models fill with the training median (the "
+            "support vector machine and ordinal logistic regression also add a 'was missing' "
+            "flag)") in printed["validate"]
     # segments by their headers
     assert "By 'Region'" in printed["nps"] and "Region Attica:" in printed["estimate by segment"]
     assert "Region Attica:" in printed["program show"]
