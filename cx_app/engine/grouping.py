@@ -20,6 +20,7 @@ import numpy as np
 from cx_app.engine.confusion import LabelLookup, format_labels, normalize_labels
 from cx_app.engine.plan import GroupSpec, PlanSpec, StepSpec
 from cx_app.errors import PlanError
+from cx_app.safe_text import plain_text
 
 __all__ = ["GroupedClass", "ResolvedPlan", "ResolvedStep", "resolve_plan"]
 
@@ -136,7 +137,9 @@ class ResolvedPlan:
                 tp_pairs=g.get("tp_pairs", ()) if g["option"] == "RS" else None)
                 for g in s["groups"]], positive=None if s.get("positive_is_default") else
                 s.get("positive")) for s in data["steps"]]
-            return resolve_plan(steps, data["classes"])
+            # the members were made plain text (GroupSpec): the classes they name are too
+            classes = [plain_text(c) if isinstance(c, str) else c for c in data["classes"]]
+            return resolve_plan(steps, classes)
         except (KeyError, TypeError, ValueError, PlanError) as exc:
             why = exc.errors()[0]["msg"] if hasattr(exc, "errors") else exc
             raise ValueError(f"not a plan resolved against its classes ({why})") from None
