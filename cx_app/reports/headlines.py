@@ -88,13 +88,21 @@ class SegmentMovesFact(Fact):
     since: str | None  # None: a program's first wave
     rises: tuple[str, ...] = ()
     falls: tuple[str, ...] = ()
-    highest: str | None = None  # said only for a first wave
+    highest: str | None = None  # a first wave's value above the others beyond the uncertainty
+    estimated: int = 0  # a first wave's values with an estimate
     score_name: str = "NPS"
 
     def headline(self) -> str:
         if self.since is None:
-            return (f"{self.head}: {self.highest} has the highest {self.score_name}"
-                    if self.highest else f"{self.head}: every value is too small to estimate")
+            if self.highest and self.estimated > 1:
+                return (f"{self.head}: {self.highest} has the highest {self.score_name}, "
+                        "beyond the uncertainty")
+            if self.highest:
+                return f"{self.head}: {self.highest} is the one value with an estimate"
+            if self.estimated:
+                return (f"{self.head}: no value's {self.score_name} stands out beyond the "
+                        "uncertainty")
+            return f"{self.head}: every value is too small to estimate"
         if not (self.rises or self.falls):
             return f"{self.head}: no value moved beyond its uncertainty since {self.since}"
         moved = [f"{named(self.rises)} rose" if self.rises else "",

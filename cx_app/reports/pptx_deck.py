@@ -41,6 +41,7 @@ from cx_app.reports.pptx_render import deck_bytes
 from cx_app.reports.prose import best_picks, drivers_reading, models_reading
 from cx_app.reports.sections.baseline import below_sentences
 from cx_app.safe_text import plain_text
+from cx_app.survey.nps import change_test
 from cx_app.survey.nps_flags import FLAG_DOWN, FLAG_NONE, FLAG_UP, flag_changes
 from cx_app.survey.vocabulary import ScoreVocabulary
 
@@ -159,6 +160,16 @@ def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd
     return frame[frame["wave"] == "latest"].reset_index(drop=True)
 
 
+def _highest_beyond_uncertainty(shown: pd.DataFrame) -> str | None:
+    """The value of ``shown`` (sorted by ``nps``, highest first) whose estimate is above the
+    runner-up's beyond the uncertainty (the change test of the deck, 5%), else None."""
+    if len(shown) < 2:
+        return shown["group"].iloc[0] if len(shown) else None
+    first, second = shown.iloc[0], shown.iloc[1]
+    _, p = change_test(float(first.nps - second.nps), math.hypot(first.se, second.se))
+    return first.group if p < 0.05 else None
+
+
 def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
                    titles: Mapping[str, str]) -> DeckSlide:
     latest = view.waves[-1]
@@ -174,7 +185,7 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
         head=f"{name} in {_label(latest.label)}",
         since=None if previous is None else _label(previous.label),
         rises=tuple(rises), falls=tuple(falls), score_name=words.short_name,
-        highest=shown["group"].iloc[0] if len(shown) else None).headline()
+        highest=_highest_beyond_uncertainty(shown), estimated=len(shown)).headline()
     since = f"Since {_label(previous.label)}" if previous is not None else "Change"
     table = Table(name, (TableColumn("value", name), TableColumn("n", "Respondents", "int"),
                          TableColumn("nps", f"Estimated {words.short_name}", "score"),

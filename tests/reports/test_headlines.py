@@ -4,6 +4,7 @@ by the best-model rule (the slide-16 contradiction of issue 37 cannot come back)
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from pydantic import ValidationError
 from report_fixtures import make_results
@@ -74,10 +75,28 @@ def test_segment_moves_fact_names_only_flagged_values():
                              falls=("A", "B", "C", "D"))
     assert moved.headline() == ("Region in Q3: North rose and A, B, C and 1 more fell since Q2, "
                                 "beyond the uncertainty")
-    first = SegmentMovesFact(head="Region in Q1", since=None, highest="South")
-    assert first.headline() == "Region in Q1: South has the highest NPS"
+    first = SegmentMovesFact(head="Region in Q1", since=None, highest="South", estimated=3)
+    assert first.headline() == "Region in Q1: South has the highest NPS, beyond the uncertainty"
+    level = SegmentMovesFact(head="Region in Q1", since=None, estimated=3)
+    assert level.headline() == "Region in Q1: no value's NPS stands out beyond the uncertainty"
     assert SegmentMovesFact(head="Region in Q1", since=None).headline() == \
         "Region in Q1: every value is too small to estimate"
+
+
+def test_a_first_waves_highest_segment_is_named_only_beyond_the_uncertainty():
+    """The bank-like wave of the new-user walk: East -48.7, South -48.7, North -49.2 with
+    standard errors near 5 is no ranking; 12 points apart with standard errors of 2 is one
+    (z = 12 / (2·√2) = 4.2)."""
+    from cx_app.reports.pptx_deck import _highest_beyond_uncertainty
+
+    close = pd.DataFrame({"group": ["South", "East", "North"], "nps": [-48.66, -48.70, -49.2],
+                          "se": [4.9, 5.8, 5.0]})
+    assert _highest_beyond_uncertainty(close) is None
+    apart = pd.DataFrame({"group": ["South", "East"], "nps": [-36.0, -48.0], "se": [2.0, 2.0]})
+    assert _highest_beyond_uncertainty(apart) == "South"
+    # z = 5.5 / (2·√2) = 1.94 < 1.96: not beyond
+    near = pd.DataFrame({"group": ["South", "East"], "nps": [-42.5, -48.0], "se": [2.0, 2.0]})
+    assert _highest_beyond_uncertainty(near) is None
 
 
 def test_drivers_fact_claims_a_driver_only_beyond_uncertainty():
