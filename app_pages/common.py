@@ -35,6 +35,7 @@ from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import column_help, survey_labels
 from cx_app.safe_text import escape_markdown, to_safe_csv
 from cx_app.survey.importing import SurveyData, load_survey, read_table, sheet_names
+from cx_app.survey.reading import CSV_SUFFIXES, EXCEL_SUFFIXES, STAT_SUFFIXES
 from cx_app.survey.schema import SurveySchema, load_schema, parse_schema
 from cx_app.workspace.audit import LOCAL_APP_USER
 from cx_app.workspace.database import Database, database_url
@@ -44,6 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "survey_schemas"
 SAMPLE_NAME = "telecom_nps"
 SAMPLE_SCHEMA = "telecom_nps.yaml"
+SURVEY_TYPES = [s.lstrip(".") for s in (*EXCEL_SUFFIXES, *CSV_SUFFIXES, *STAT_SUFFIXES)]
+"""What every survey uploader takes: what the reader reads (a survey and its waves alike)."""
 ANALYSIS = "analysis"
 UPLOADS = "uploads"  # {file name: bytes}, kept when the Data page's uploader is not on screen
 INFER = "Infer from the data"

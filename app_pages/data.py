@@ -16,8 +16,8 @@ CHOICE = "data_choice"  # the page's choices, kept while other pages are on scre
 
 st.title("Data")
 landing.programs_first()  # a workspace with programs: they come first, with an Open each
-st.write("Analyse the bundled sample survey or upload your own workbooks (.xlsx, .xls, .ods) or "
-         "CSV files. The first file and its first matching sheet are used unless you choose.")
+st.write("Analyse the bundled sample or upload your own: workbooks, CSV, SPSS (.sav) or Stata (.dta) "
+         "files. The first file and its first matching sheet are used unless you choose.")
 
 choice: dict = st.session_state.setdefault(
     CHOICE, {"file": None, "sheet": None, "schema": common.SAMPLE_SCHEMA})
@@ -27,7 +27,7 @@ refused = lifecycle.denied("uploading survey files")  # team mode: a viewer
 if refused:
     st.info(common.md_escape(refused))
 files = None if refused else st.file_uploader(
-    "Upload survey files", type=["xlsx", "xlsm", "xls", "ods", "csv", "tsv", "sav", "zsav", "dta"],
+    "Upload survey files", type=common.SURVEY_TYPES,
     accept_multiple_files=True, key="uploader",
     help="The workspace keeps it once a model is trained (Project page: off). Several: pick below.")
 for f in files or []:

@@ -42,7 +42,7 @@ if refused:
 if name is None:
     st.stop()
 files = None if refused else st.file_uploader("Add waves to the program (.xlsx, .xls, .ods, .csv)",
-                         type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_wave_files",
+                         type=common.SURVEY_TYPES, key="nw_wave_files",
                          accept_multiple_files=True,
                          help="The same file added twice is one wave. A file with a wave "
                               "column holding several waves gives one wave per value.")
@@ -53,7 +53,7 @@ label = None if refused else st.text_input(
          "name labels it.")
 audit = None if refused else st.file_uploader(
     "A few respondents of this wave with their answers (optional)",
-    type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_audit_file",
+    type=common.SURVEY_TYPES, key="nw_audit_file",
     help="An audit sample: respondents of the one wave you add who were asked the "
          "recommend question (or the wave file itself with some answers). The tracker then "
          "shows the audited score, which also sees changes the attributes cannot show "

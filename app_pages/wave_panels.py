@@ -204,7 +204,7 @@ def adhoc_waves(model) -> None:
     if team_mode.viewer_only():  # a viewer uploads nothing (issue 33)
         return
     files = st.file_uploader("Upload one or more waves (.xlsx, .xls, .ods, .csv)",
-                             type=["xlsx", "xlsm", "xls", "ods", "csv"], key="nw_adhoc_files",
+                             type=common.SURVEY_TYPES, key="nw_adhoc_files",
                              accept_multiple_files=True)
     items = [(f.getvalue(), f.name) for f in files or []]
     if not items and model.training.filename == common.sample_bytes(common.SAMPLE_NAME)[0]:
