@@ -410,7 +410,9 @@ def _plan_folds(
             unweighted_reason=why_not,
         )
 
-    return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish)
+    return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish,
+                     _expected_fold_seconds(algorithm_id, Xa.shape, folds, effective, calibration,
+                                            calibration_folds, preset))
 
 
 def cross_validate_model(
@@ -478,8 +480,11 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
     if progress:
         progress(0, total, title)
     names = [w.algorithm_id for w in works for _ in w.jobs]
+    expected = [w.fold_seconds for w in works for _ in w.jobs]
     outputs: list = [None] * total
-    pooled = [i for i, (pool, _) in enumerate(tasks) if pool]
+    # longest expected first (a slow algorithm's folds listed last would run alone at the end
+    # while the other workers idle); the outputs go back to their places
+    pooled = sorted((i for i, (pool, _) in enumerate(tasks) if pool), key=lambda i: -expected[i])
     alone = [i for i, (pool, _) in enumerate(tasks) if not pool]
     parallel = Parallel(n_jobs=n_jobs if len(pooled) > 1 else 1, return_as="generator",
                         batch_size=1, idle_worker_timeout=cluster.idle_worker_seconds())
@@ -516,6 +521,21 @@ class _FoldWork:
     jobs: list
     fold_processes: bool
     finish: Callable[[list, float], CrossValResult]
+    fold_seconds: float = 0.0
+    """One fold's expected fit time (:func:`~cx_app.models.timing.expected_phases`): the
+    pool takes the longest folds first."""
+
+
+def _expected_fold_seconds(algorithm_id: str, shape: tuple[int, ...], folds: int,
+                           settings: Mapping[str, Any], calibration: str, calibration_folds: int,
+                           preset: str) -> float:
+    from cx_app.models.timing import COSTS, expected_phases
+
+    if algorithm_id not in COSTS or shape[0] < 1 or shape[1] < 1:
+        return 0.0
+    return expected_phases(algorithm_id, rows=shape[0], attributes=shape[1], folds=folds,
+                           settings=settings, calibration=calibration,
+                           calibration_folds=calibration_folds, preset=preset).folds / folds
 
 
 def _numeric(classes: tuple) -> bool:

@@ -408,9 +408,36 @@ def driver_importance(
     ordinal: bool = True,
     attribute_min: Mapping[str, float] | None = None,
     n_jobs: int = 1,
+    survey_views: DriverAnalysis | None = None,
 ) -> DriverAnalysis:
     """Every driver view; permutation importance of each ``cv_results`` model (fold models
-    kept), top-2-box δ/φ against the plan's target groups."""
+    kept), top-2-box δ/φ against the plan's target groups. ``survey_views``: the model-free
+    views (:func:`survey_driver_views` of the same arguments) when already computed."""
+    if survey_views is None:
+        survey_views = survey_driver_views(
+            X, y, classes, resolved_plan=resolved_plan, attribute_max=attribute_max, seed=seed,
+            ordinal=ordinal, attribute_min=attribute_min)  # fmt: skip
+    perms = tuple(
+        permutation_importance_cv(cv, _frame(X), n_repeats=n_repeats, seed=seed, n_jobs=n_jobs)
+        for cv in cv_results
+    )
+    return survey_views.model_copy(update={"permutation": perms})
+
+
+def survey_driver_views(
+    X: Any,
+    y: Any,
+    classes: Sequence,
+    *,
+    resolved_plan: Any = None,
+    attribute_max: float | Mapping[str, float] | None = None,
+    seed: int = 0,
+    ordinal: bool = True,
+    attribute_min: Mapping[str, float] | None = None,
+) -> DriverAnalysis:
+    """The driver views that need no model (relative weights, ordinal coefficients,
+    importance–performance, top-2-box δ/φ), without permutation importance: they depend on
+    the survey alone, so an evaluation computes them while its models train."""
     frame = _frame(X)
     notes = []
     rw = relative_weights(frame, y, classes)
@@ -420,10 +447,6 @@ def driver_importance(
             coef = ordinal_coefficients(frame, y, classes)
         except (AnalysisError, np.linalg.LinAlgError, ValueError) as exc:
             notes.append(f"ordinal coefficients not available: {exc}")
-    perms = tuple(
-        permutation_importance_cv(cv, frame, n_repeats=n_repeats, seed=seed, n_jobs=n_jobs)
-        for cv in cv_results
-    )
     scales = None
     if isinstance(attribute_max, Mapping) and attribute_min is not None:
         scales = {a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
@@ -439,5 +462,5 @@ def driver_importance(
     capability = None
     if targets:
         capability = top_box_capability(frame, y, targets, attribute_max=attribute_max)
-    return DriverAnalysis(relative_weights=rw, ordinal=coef, permutation=perms,
+    return DriverAnalysis(relative_weights=rw, ordinal=coef, permutation=(),
                           importance_performance=ipa, capability=capability, notes=tuple(notes))

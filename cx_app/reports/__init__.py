@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,12 +63,19 @@ def _write(results: Results | Mapping[str, Any],
            source_name: str | None, paths: Mapping[str, Path], what: str) -> None:
     from cx_app.reports.content import build_report
     from cx_app.reports.excel import write_excel
-    from cx_app.reports.html import write_html
+    from cx_app.reports.html import vega_bundle, write_html
 
-    report = build_report(results, new_wave, respondent_data=respondent_data,
-                          source_name=source_name)
-    try:
-        for fmt, path in paths.items():
-            (write_excel if fmt == "xlsx" else write_html)(report, path)
-    except OSError as exc:
-        raise CxAppError(f"cannot write {what}: {exc.strerror or exc}") from None
+    # the HTML's Vega libraries are bundled in a thread (vl-convert's own code, without the
+    # GIL) while the report is built and the workbook written
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cx-app-vega") as beside:
+        bundle = beside.submit(vega_bundle) if "html" in paths else None
+        report = build_report(results, new_wave, respondent_data=respondent_data,
+                              source_name=source_name)
+        try:
+            for fmt, path in paths.items():
+                if fmt == "xlsx":
+                    write_excel(report, path)
+                else:
+                    write_html(report, path, bundle=bundle.result() if bundle else None)
+        except OSError as exc:
+            raise CxAppError(f"cannot write {what}: {exc.strerror or exc}") from None

@@ -92,7 +92,10 @@ LONG_TABLE_ROWS = 60
 
 
 @functools.lru_cache(maxsize=1)
+@functools.cache
 def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (vl-convert bundles them: about 2.5 s,
+    once a process)."""
     import vl_convert
 
     # A literal "</script" inside the code would end the element early; "<\\/" is the same
@@ -188,8 +191,9 @@ class _Renderer:
         return "".join(parts)
 
 
-def render_html(report: Report, *, charts: bool = True) -> str:
-    """``charts=False`` leaves out the charts and the inlined Vega libraries (a small file)."""
+def render_html(report: Report, *, charts: bool = True, bundle: str | None = None) -> str:
+    """``charts=False`` leaves out the charts and the inlined Vega libraries (a small file);
+    ``bundle``: :func:`vega_bundle`'s script when already at hand."""
     renderer = _Renderer()
     sections = [s if charts else Section(s.key, s.title, tuple(
         b for b in s.blocks if not isinstance(b, ChartBlock))) for s in report.sections]
@@ -200,7 +204,7 @@ def render_html(report: Report, *, charts: bool = True) -> str:
     if renderer.specs:
         scripts = (f'<script type="application/json" id="chart-specs">'
                    f"{_json_island(renderer.specs)}</script>"
-                   f"<script>{vega_bundle()}</script><script>{_RENDER_SCRIPT}</script>")
+                   f"<script>{vega_bundle() if bundle is None else bundle}</script><script>{_RENDER_SCRIPT}</script>")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

@@ -92,3 +92,36 @@ def test_a_plan_without_net_score_groups_fails_before_any_fit(tmp_path, monkeypa
     monkeypatch.setattr(analysis, "evaluate_algorithm", no_fit)
     with pytest.raises(PlanError, match="net-score|promoters|positive"):
         evaluate_survey(survey, ["lr"], folds=3)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_driver_views_need_no_model_and_are_computed_while_the_folds_fit(tmp_path, monkeypatch,
+                                                                         n_jobs):
+    """The model-free driver views (relative weights, ordinal, importance–performance,
+    top-2-box) are computed in a thread while worker processes fit the folds, and in this
+    thread when the folds are fitted here (a fold records its warnings process-wide); the
+    document is the same either way."""
+    import threading
+
+    from cx_app.models import analysis
+
+    survey = _survey(tmp_path)
+    threads = []
+    real_views = analysis.driver_views
+
+    def recording_views(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_views(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "driver_views", recording_views)
+    options = dict(folds=3, seed=4, permutation_repeats=2)
+    results = evaluate_survey(survey, ["lr", "dt"], n_jobs=n_jobs, **options)[0]
+    assert len(threads) == 1
+    assert threads[0].startswith("cx-app-drivers") == (n_jobs == 2)
+    monkeypatch.setattr(analysis, "driver_views", real_views)
+    alone = evaluate_survey(survey, ["lr", "dt"], n_jobs=1, **options)[0]
+    assert without_wall_clock(json.loads(results.to_json())) == without_wall_clock(
+        json.loads(alone.to_json()))
+    drivers = results.drivers
+    assert list(drivers.relative_weights.attributes) == ["price", "network", "shops"]
+    assert list(drivers.permutation) == [drivers.permutation_model] and drivers.ordinal

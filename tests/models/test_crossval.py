@@ -217,3 +217,34 @@ def test_fold_models_are_kept_in_files_that_go_with_the_result(survey):
     del cv
     gc.collect()
     assert not os.path.exists(folder)
+
+
+def test_folds_of_several_algorithms_go_to_the_pool_longest_first(survey, monkeypatch):
+    """A slow algorithm's folds listed last would run alone at the end while the other workers
+    idle: the pool gets the folds longest-expected first (the time model), and each result
+    still comes back to its own algorithm, equal to a separate cross-validation."""
+    from cx_app.models import crossval
+
+    X, y = survey
+    submitted = []
+    real_parallel = crossval.Parallel
+
+    class RecordingParallel(real_parallel):
+        def __call__(self, iterable):
+            jobs = list(iterable)
+            submitted.extend(type(job[1][0][-1]).__name__ for job in jobs)  # the template's model
+            return super().__call__(jobs)
+
+    monkeypatch.setattr(crossval, "Parallel", RecordingParallel)
+    together = crossval.cross_validate_together(X, y, CLASSES, ["nb", "rf", "knn"], folds=3,
+                                                seed=2, n_jobs=2)
+    expected = {a: crossval._expected_fold_seconds(a, X.shape, 3, {}, "none", 3, "fast")
+                for a in ("nb", "rf", "knn")}
+    assert expected["rf"] > expected["knn"] > expected["nb"] > 0  # at 400 rows, 5 attributes
+    assert submitted == ["RandomForestClassifier"] * 3 + ["KNeighborsClassifier"] * 3 + [
+        "GaussianNB"] * 3
+    monkeypatch.setattr(crossval, "Parallel", real_parallel)
+    for a, cv in zip(["nb", "rf", "knn"], together, strict=True):
+        alone = cross_validate_model(X, y, CLASSES, a, folds=3, seed=2)
+        assert cv.algorithm_id == a
+        np.testing.assert_array_equal(cv.proba, alone.proba)

@@ -305,3 +305,19 @@ def test_new_wave_intervals_and_alerts_are_shown():
     assert ">80.6%<" in section and ">93.1%<" in section  # 86.875% ∓ 6.25 points
     assert "Alerts on the estimates" in section and ">ALERT (below)<" in section
     assert ">85.0%<" in section and ">30.0<" in section  # accuracy limits as %, net in points
+
+
+def test_the_vega_libraries_are_bundled_once_a_process_and_a_given_bundle_is_used():
+    """vl-convert's bundle of Vega, Vega-Lite and vega-embed takes seconds: it is made once a
+    process (the reports thread makes it while the workbook is written), and a report given
+    the bundle inlines that one."""
+    from cx_app.reports.html import vega_bundle
+
+    report = build_report(make_results())
+    first = vega_bundle()
+    hits = vega_bundle.cache_info().hits
+    assert vega_bundle() is first and vega_bundle.cache_info().hits == hits + 1
+    assert "vegaEmbed" in first
+    marked = render_html(report, bundle="/* the given bundle */")
+    assert "/* the given bundle */" in marked and first not in marked
+    assert first in render_html(report)
