@@ -17,7 +17,6 @@ Every matrix, reduction, ROC, t-test and ALP view is computed from the cached
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 import time
@@ -473,8 +472,10 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
          title: str) -> list:
     """The outputs of every work's fold tasks, in order, from one ``joblib.Parallel``;
     batch_size=1 (auto-batching would pair slow folds on one worker while others idle). A
-    CNN's folds (``fold_processes`` False: JAX uses every core) run after the pool's in one
-    process of their own (:func:`_apart`), except on a cluster."""
+    CNN's folds (``fold_processes`` False: JAX uses every core) run before the pool's, in one
+    process of their own (:func:`_apart`) that ends before the pool's workers start (its
+    Keras/JAX memory and theirs never add up, and the workers go on to the permutation
+    importance without a restart), except on a cluster."""
     tasks = [(w.fold_processes or cluster.active(), job) for w in works for job in w.jobs]
     total = len(tasks)
     if progress:
@@ -488,10 +489,11 @@ def _run(works: Sequence[_FoldWork], n_jobs: int, progress: Progress | None,
     alone = [i for i, (pool, _) in enumerate(tasks) if not pool]
     parallel = Parallel(n_jobs=n_jobs if len(pooled) > 1 else 1, return_as="generator",
                         batch_size=1, idle_worker_timeout=cluster.idle_worker_seconds())
-    results = parallel(tasks[i][1] for i in pooled)
-    here = _apart([tasks[i][1] for i in alone])
-    for done, (i, out) in enumerate(zip([*pooled, *alone], itertools.chain(results, here),
-                                        strict=True), start=1):
+    def in_turn() -> Iterator[Any]:  # the pool is called (and starts) only after the CNN
+        yield from _apart([tasks[i][1] for i in alone])
+        yield from parallel(tasks[i][1] for i in pooled)
+
+    for done, (i, out) in enumerate(zip([*alone, *pooled], in_turn(), strict=True), start=1):
         outputs[i] = out
         if progress:
             progress(done, total, f"{names[i]}: fold {done}/{total} done" if len(works) == 1

@@ -65,12 +65,13 @@ def _write(results: Results | Mapping[str, Any],
     from cx_app.reports.excel import write_excel
     from cx_app.reports.html import vega_bundle, write_html
 
+    report = build_report(results, new_wave, respondent_data=respondent_data,
+                          source_name=source_name)
     # the HTML's Vega libraries are bundled in a thread (vl-convert's own code, without the
-    # GIL) while the report is built and the workbook written
+    # GIL: about 2 s and 140 MB the first time in a process) while the workbook is written;
+    # not sooner: a one-shot run's workers leave in the second after their last task
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cx-app-vega") as beside:
         bundle = beside.submit(vega_bundle) if "html" in paths else None
-        report = build_report(results, new_wave, respondent_data=respondent_data,
-                              source_name=source_name)
         try:
             for fmt, path in paths.items():
                 if fmt == "xlsx":
