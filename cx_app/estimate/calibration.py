@@ -66,7 +66,7 @@ def brier_score(y_true: Sequence, proba: np.ndarray, classes: Sequence) -> float
     p = _check_proba(proba, classes)
     order = sorted(range(len(classes)), key=lambda i: classes[i])
     labels = [classes[i] for i in order]
-    return float(brier_score_loss(np.asarray(list(y_true)), p[:, order], labels=labels,
+    return float(brier_score_loss(np.asarray(y_true), p[:, order], labels=labels,
                                   scale_by_half=False))
 
 
@@ -75,7 +75,7 @@ def expected_calibration_error(y_true: Sequence, proba: np.ndarray, classes: Seq
     """Top-label ECE: Σ_b (n_b/N)·|accuracy_b − mean confidence_b| over ``n_bins`` equal-width
     bins of the maximum probability (bins (0, 1/B], ..., ((B−1)/B, 1])."""
     p = _check_proba(proba, classes)
-    true_idx = _label_index(list(y_true), classes, "actual")
+    true_idx = _label_index(y_true, classes, "actual")
     pred = p.argmax(axis=1)
     conf = p[np.arange(len(pred)), pred]
     correct = (pred == true_idx).astype(float)

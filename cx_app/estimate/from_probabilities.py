@@ -274,7 +274,7 @@ def estimate_from_probabilities(
     if len(reference_y) != len(ref):
         raise AnalysisError(f"{len(reference_y)} reference labels for {len(ref)} rows of "
                             "reference probabilities")
-    y_idx = _label_index(list(reference_y), classes, "reference")
+    y_idx = _label_index(reference_y, classes, "reference")
     class_array = np.asarray(classes)
     if class_array.dtype.kind not in "iu":  # strings, mixed: compared as Python objects
         class_array = np.asarray(classes, dtype=object)
