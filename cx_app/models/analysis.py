@@ -194,11 +194,11 @@ def finish_evaluation(
     already computed."""
     permutation_model = (None if best_cv is None else
                          preset_label(best_cv.algorithm_id, best_cv.preset))
+    if survey_views is None:
+        survey_views = driver_views(survey, plan, seed=seed)
     drivers = driver_importance(
         survey.X, survey.y, survey.classes, cv_results=[best_cv] if best_cv is not None else [],
-        n_repeats=permutation_repeats, seed=seed, n_jobs=n_jobs,
-        survey_views=survey_views if survey_views is not None else driver_views(survey, plan,
-                                                                                seed=seed),
+        n_repeats=permutation_repeats, seed=seed, n_jobs=n_jobs, survey_views=survey_views,
     )  # fmt: skip
     return results_document(
         survey, evaluations, plan, drivers=drivers,

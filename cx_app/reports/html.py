@@ -92,7 +92,6 @@ LONG_TABLE_ROWS = 60
 
 
 @functools.lru_cache(maxsize=1)
-@functools.cache
 def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script (vl-convert bundles them: about 2.5 s,
     once a process)."""
@@ -204,7 +203,8 @@ def render_html(report: Report, *, charts: bool = True, bundle: str | None = Non
     if renderer.specs:
         scripts = (f'<script type="application/json" id="chart-specs">'
                    f"{_json_island(renderer.specs)}</script>"
-                   f"<script>{vega_bundle() if bundle is None else bundle}</script><script>{_RENDER_SCRIPT}</script>")
+                   f"<script>{vega_bundle() if bundle is None else bundle}</script>"
+                   f"<script>{_RENDER_SCRIPT}</script>")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
