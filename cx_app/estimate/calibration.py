@@ -13,6 +13,7 @@ the top-label expected calibration error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -106,27 +107,53 @@ def calibration_report(method: str, y_true: Sequence, proba: np.ndarray,
                              ece=expected_calibration_error(y_true, proba, classes))
 
 
-_REMEDIES = {
-    "Logistic regression": "calibrate (temperature or sigmoid) or train on more respondents",
-    "Ordinal logistic regression": "calibrate (temperature) or train on more respondents",
-    "Decision tree": "calibrate (temperature or sigmoid) or use shallower trees",
-    "Random forest": "calibrate (temperature or sigmoid), use shallower trees, or use logistic "
-                     "regression for estimating new waves",
-    "XGBoost": "calibrate (temperature or sigmoid), lower the learning rate or depth, or use "
-               "logistic regression for estimating new waves",
-    "k-nearest neighbours": "use logistic regression or the ordinal model for estimating new "
-                            "waves, or many more neighbours with distance weighting",
+_REMEDIES: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "Logistic regression": ("temperature or sigmoid", ("train on more respondents",)),
+    "Ordinal logistic regression": ("temperature", ("train on more respondents",)),
+    "Decision tree": ("temperature or sigmoid", ("use shallower trees",)),
+    "Random forest": ("temperature or sigmoid", ("use shallower trees", "use logistic regression "
+                                                 "for estimating new waves")),
+    "XGBoost": ("temperature or sigmoid", ("lower the learning rate or depth", "use logistic "
+                                           "regression for estimating new waves")),
+    "k-nearest neighbours": (None, ("use logistic regression or the ordinal model for estimating "
+                                    "new waves, or many more neighbours with distance weighting",)),
 }
-_DEFAULT_REMEDY = ("calibrate (temperature or sigmoid), train on more respondents, or use "
-                   "logistic regression for estimating new waves")
+"""Per algorithm: the calibrations to try (None: none helps) and the other remedies."""
+_DEFAULT_REMEDY = ("temperature or sigmoid", ("train on more respondents", "use logistic "
+                                              "regression for estimating new waves"))
 
 
-def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "none") -> str | None:
+def _remedy(algorithm: str, compared: Sequence[str]) -> str:
+    """What to do about a large gap; calibration only when it was not already compared (a
+    comparison of several methods kept the best, and the gap is still large).
+
+    >>> _remedy("Logistic regression", ())
+    'calibrate (temperature or sigmoid) or train on more respondents'
+    >>> _remedy("Random forest", ("none", "temperature", "sigmoid", "isotonic"))
+    'use shallower trees or use logistic regression for estimating new waves (the calibrations compared: as trained, temperature, sigmoid, isotonic; none brings it within bounds)'
+    """
+    calibrations, others = _REMEDIES.get(algorithm, _DEFAULT_REMEDY)
+    steps = list(others)
+    if calibrations and len(compared) <= 1:
+        steps.insert(0, f"calibrate ({calibrations})")
+    # "a or b"; "a, or b" when a has an "or" of its own (outside brackets); "a, b, or c"
+    plain_or = len(steps) == 1 or (len(steps) == 2
+                                   and " or " not in re.sub(r"\(.*?\)", "", steps[0]))
+    text = " or ".join(steps) if plain_or else ", ".join(steps[:-1]) + ", or " + steps[-1]
+    if len(compared) > 1:
+        names = ", ".join("as trained" if m == "none" else m for m in compared)
+        text += f" (the calibrations compared: {names}; none brings it within bounds)"
+    return text
+
+
+def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "none",
+               compared: Sequence[str] = ()) -> str | None:
     """A warning when a part of the held-out ALP gap is large — the accuracy gap or the
     class-share gap beyond :data:`~cx_app.estimate.alp.LARGE_GAP`, the net-score calibration
     error beyond :data:`~cx_app.estimate.alp.LARGE_NET_ERROR` points — naming only the parts
     that are, with the remedy that fits the algorithm (``algorithm_name`` may carry a model id
-    in brackets); else None."""
+    in brackets; ``compared``: the calibration methods compared before ``method`` was kept,
+    which are then not advised again); else None."""
     parts = []
     if abs(gap.accuracy_gap) > LARGE_GAP:
         direction = ("over-confident: the estimate is above" if gap.accuracy_gap > 0
@@ -142,8 +169,7 @@ def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "n
                      f"respondents with similar estimates ({gap.net_gap:+.1f} overall)")
     if not parts:
         return None
-    base = algorithm_name.split(" (")[0]
-    remedy = _REMEDIES.get(base, _DEFAULT_REMEDY)
+    remedy = _remedy(algorithm_name.split(" (")[0], compared)
     return (f"{algorithm_name}, {_calibrated(method)}: on held-out respondents, "
             + "; ".join(parts) + f". Estimates of new waves will be biased by about as much. "
             f"To reduce it: {remedy}.")
@@ -187,7 +213,7 @@ def choose_calibration(reports: Sequence[CalibrationReport], *,
         raise AnalysisError("no calibration method was evaluated")
     rank = {m: i for i, m in enumerate(CALIBRATION_METHODS)}
     best = min(reports, key=lambda r: (round(r.gap.score, 12), rank.get(r.method, 99)))
-    notes = [gap_advice(best.gap, algorithm_name, best.method),
+    notes = [gap_advice(best.gap, algorithm_name, best.method, [r.method for r in reports]),
              coarse_probability_advice(algorithm_id, algorithm_name, best.method)]
     return CalibrationChoice(chosen=best.method, reports=tuple(reports),
                              warnings=tuple(n for n in notes if n))

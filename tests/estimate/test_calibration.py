@@ -76,6 +76,24 @@ def test_the_nps_error_decides_between_methods_with_equal_accuracy_gaps():
     assert "6.5 points" in bad.warnings[0] and "RF" in bad.warnings[0]
 
 
+def test_calibration_is_not_advised_when_the_calibrations_compared_left_the_gap():
+    """`--calibration auto` compares the methods and keeps the best; when even the best leaves
+    a large gap, advising to calibrate would send the analyst to what was already tried: the
+    advice keeps the other remedies and says which calibrations were compared."""
+    alone = choose_calibration([_report("none", 0.2, 0.0)], algorithm_name="Logistic regression")
+    assert alone.warnings[0].endswith(
+        "To reduce it: calibrate (temperature or sigmoid) or train on more respondents.")
+    compared = choose_calibration(
+        [_report("none", 0.2, 0.0), _report("temperature", 0.25, 0.0),
+         _report("sigmoid", 0.3, 0.0), _report("isotonic", 0.22, 0.0)],
+        algorithm_name="Logistic regression")
+    assert compared.chosen == "none"
+    assert "calibrate (" not in compared.warnings[0]
+    assert compared.warnings[0].endswith(
+        "To reduce it: train on more respondents (the calibrations compared: as trained, "
+        "temperature, sigmoid, isotonic; none brings it within bounds).")
+
+
 def test_knn_gets_the_coarse_probability_warning_whatever_its_gap():
     from cx_app.estimate.calibration import coarse_probability_advice
 
