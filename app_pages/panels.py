@@ -440,8 +440,8 @@ def training_summary(job: TrainingJob) -> None:
     for event in job.events:
         if event.status == "failed":
             st.error(common.md_escape(_words(job, event.message)))
-        for warning in event.warnings:
-            st.warning(common.md_escape(warning))
+    for warning in job.warnings:
+        st.warning(common.md_escape(warning))
     if job.state == "cancelled":
         st.warning(common.md_escape(_words(job, job.message)))
     elif job.state == "failed":

@@ -266,6 +266,12 @@ class TrainingJob:
         return (self.ended or time.monotonic()) - self.started
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every model's warnings, each once, in order: a rare class's fold-assignment note is
+        the same for every model trained on the survey."""
+        return tuple(dict.fromkeys(w for event in self.events for w in event.warnings))
+
+    @property
     def remaining(self) -> float | None:
         """The seconds left while it runs (:func:`cx_app.models.timing.remaining_seconds`);
         None when queued, ended, or without expected times."""

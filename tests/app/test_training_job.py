@@ -250,3 +250,22 @@ def test_the_time_left_counts_the_permutation_importance_as_steps(analysis, slow
     assert left <= remaining_seconds([said["lr"]], 0.5, after)
     slow_permutation.open.set()
     assert job.wait(60) and job.remaining is None and job.share == 1.0
+
+
+def test_a_note_every_model_gives_is_listed_once(analysis):
+    """A class with fewer respondents than folds gives every model the same fold-assignment
+    note: the page lists the job's warnings each once (each model's own ones stay)."""
+    frame = analysis.survey.frame[["nps", "price", "network", "shops"]].copy()
+    zeros = frame.index[frame["nps"].eq(0)]
+    frame.loc[zeros[2:], "nps"] = 1  # two respondents of 0, three folds
+    rare = load_survey(frame.to_csv(index=False).encode(), schema=analysis.survey.schema,
+                       filename="rare.csv")
+    job = _job(Analysis(survey=rare, plan=rare.schema.plan_spec,
+                        data_key=survey_key(rare.source.sha256, None, rare.schema.to_yaml(),
+                                            "rare.csv")), ["nb", "dt"]).start()
+    assert job.wait(120) and job.state == "finished"
+    note = [w for w in job.events[0].warnings if w.startswith("class 0 has 2 respondent(s)")]
+    assert len(note) == 1 and note[0] in job.events[1].warnings
+    assert job.warnings.count(note[0]) == 1
+    every = [w for e in job.events for w in e.warnings]
+    assert set(job.warnings) == set(every) and len(job.warnings) == len(set(every))
