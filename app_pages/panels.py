@@ -441,7 +441,7 @@ def training_summary(job: TrainingJob) -> None:
         if event.status == "failed":
             st.error(common.md_escape(_words(job, event.message)))
     for warning in job.warnings:
-        st.warning(common.md_escape(warning))
+        st.warning(common.md_escape(_words(job, warning)))
     if job.state == "cancelled":
         st.warning(common.md_escape(_words(job, job.message)))
     elif job.state == "failed":
