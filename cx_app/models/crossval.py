@@ -41,6 +41,7 @@ from cx_app.models.algorithms import (
     resolve_preset,
 )
 from cx_app.models.results import CrossValidationSummary
+from cx_app.models.timing import COSTS, expected_phases
 from cx_app.models.weighting import fit_weighted, unweighted_reason
 from cx_app.provenance import library_versions
 
@@ -531,8 +532,6 @@ class _FoldWork:
 def _expected_fold_seconds(algorithm_id: str, shape: tuple[int, ...], folds: int,
                            settings: Mapping[str, Any], calibration: str, calibration_folds: int,
                            preset: str) -> float:
-    from cx_app.models.timing import COSTS, expected_phases
-
     if algorithm_id not in COSTS or shape[0] < 1 or shape[1] < 1:
         return 0.0
     return expected_phases(algorithm_id, rows=shape[0], attributes=shape[1], folds=folds,

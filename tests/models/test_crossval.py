@@ -248,3 +248,32 @@ def test_folds_of_several_algorithms_go_to_the_pool_longest_first(survey, monkey
         alone = cross_validate_model(X, y, CLASSES, a, folds=3, seed=2)
         assert cv.algorithm_id == a
         np.testing.assert_array_equal(cv.proba, alone.proba)
+
+
+def test_folds_that_need_a_process_of_their_own_run_before_the_pool_is_called(monkeypatch):
+    """A CNN's folds (a process of their own, Keras/JAX ~350 MB) run before the pool of the
+    other folds is called, so that the CNN's process and the pool's workers never live at once;
+    the outputs still come back in the works' order."""
+    from joblib import delayed
+
+    from cx_app.models import crossval
+
+    calls = []
+    real_apart, real_parallel = crossval._apart, crossval.Parallel
+
+    def recording_apart(jobs):
+        calls.append(("apart", len(jobs)))
+        yield from real_apart(jobs)
+        calls.append(("apart done", len(jobs)))
+
+    class RecordingParallel(real_parallel):
+        def __call__(self, iterable):
+            calls.append(("pool", None))
+            return super().__call__(iterable)
+
+    monkeypatch.setattr(crossval, "_apart", recording_apart)
+    monkeypatch.setattr(crossval, "Parallel", RecordingParallel)
+    pooled = crossval._FoldWork("a", 2, [delayed(pow)(2, k) for k in range(2)], True, None, 1.0)
+    alone = crossval._FoldWork("b", 2, [delayed(pow)(3, k) for k in range(2)], False, None, 9.0)
+    assert crossval._run([pooled, alone], 2, None, "") == [1, 2, 1, 3]
+    assert calls == [("apart", 2), ("apart done", 2), ("pool", None)]
