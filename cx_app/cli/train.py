@@ -60,6 +60,7 @@ def _print_learning_curve(rows: list[dict]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cx_app.estimate.model_file import save_model
+    from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR
     from cx_app.estimate.training import train_model
 
     survey = survey_from_args(args)
@@ -83,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
               f"cross-validation (seed {args.seed})")
         print("held-out ALP gap per calibration (gap = ALP accuracy - accuracy; net = estimated "
               "- actual net score; net err = net-score calibration error, points; "
-              "score = |gap| + class-share distance + net err/100):")
+              f"score = the largest of |gap| / {LARGE_GAP:g}, class-share distance / "
+              f"{LARGE_GAP:g} and net err / {LARGE_NET_ERROR:g}: above 1 is warned about; the "
+              "smallest score is chosen):")
         for r in choice.reports:
             mark = "  <- chosen" if r.method == choice.chosen else ""
             g = r.gap
