@@ -7,9 +7,9 @@ nothing changes, and ``dask`` is never imported (the app and the CLI stay local 
 
 Same numbers: tasks are the very functions the local run calls, with the same seeds, in
 submission order. The survey's arrays go through :func:`share` (scattered once per run to
-every worker), nested joblib work stays inside its task (:func:`task`). :func:`connect`
-refuses, with one sentence, a scheduler it cannot reach and workers whose package versions
-differ from this machine's. Setting up the cluster: ``docs/scale-out.md``.
+every worker), fold models through :func:`place` (each once, to one worker), nested joblib
+work stays inside its task (:func:`task`). :func:`connect` refuses, with one sentence, a
+scheduler it cannot reach and workers whose package versions differ from this machine's. Setting up the cluster: ``docs/scale-out.md``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import contextlib
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -251,6 +251,21 @@ def share(*arrays: Any) -> tuple[Any, ...]:
             route.shared[key] = route.client.scatter(a, broadcast=True, hash=False)
         out.append(route.shared[key])
     return tuple(out)
+
+
+def place(objects: Sequence[Any]) -> tuple[Any, ...]:
+    """Objects each task gets one of (fold models), as tasks should receive them: unchanged
+    locally; inside :func:`on_cluster`, futures of copies scattered once, each to one worker.
+    joblib's Dask backend scatters an argument itself only when Dask's ``sizeof`` says it is
+    large, and that is ``sys.getsizeof`` for a fitted pipeline (tens of bytes): a 160 MB
+    forest would otherwise travel inside every task's graph, through the scheduler."""
+    route = _ROUTE.get()
+    if route is None:
+        return tuple(objects)
+    futures = route.client.scatter(list(objects), hash=False)
+    for f in futures:
+        route.shared[f.key] = f
+    return tuple(futures)
 
 
 def _alone(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:

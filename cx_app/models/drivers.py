@@ -255,7 +255,7 @@ def permutation_importance_cv(
     for row in Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator",
                         idle_worker_timeout=cluster.idle_worker_seconds())(
         delayed(one_fold)(model, Xa, codes, fold, f, scoring, n_repeats, seed + f)
-        for f, model in enumerate(cv.models)
+        for f, model in enumerate(cluster.place(cv.models))
     ):
         rows.append(row)
         if progress is not None:

@@ -132,6 +132,33 @@ def test_learning_curve_fits_on_the_cluster_give_the_same_curve(survey_file, cli
     pd.testing.assert_frame_equal(remote, local)
 
 
+def test_a_large_fold_model_goes_to_the_cluster_once_not_inside_each_task(client):
+    """A forest of about 30 MB per fold: joblib's Dask backend would put it inside each
+    permutation task's graph (Dask's ``sizeof`` of a pipeline is tens of bytes, so joblib does
+    not scatter it), and distributed warns of a graph over 10 MB; :func:`cluster.place`
+    scatters each fold model once. The importances are the local ones."""
+    import warnings
+
+    from cx_app.models.drivers import permutation_importance_cv
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(1, 11, (4000, 6)).astype(float), columns=list("ABCDEF"))
+    y = np.clip(np.round(X.to_numpy() @ [0.3, 0.2, 0.2, 0.1, 0.1, 0.1] + rng.normal(0, 2, 4000)),
+                0, 10)
+    classes = list(range(11))
+    with cluster.on_cluster(client):
+        cv = cross_validate_model(X, y, classes, "rf", folds=2, seed=0, keep_models=True,
+                                  settings={"n_estimators": 60})
+        assert len(cloudpickle.dumps(cv.models[0])) > 15e6  # above distributed's 10 MB warning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            remote = permutation_importance_cv(cv, X, n_repeats=2, seed=1)
+    assert not [w for w in caught if "large graph" in str(w.message)]
+    local = permutation_importance_cv(cv, X, n_repeats=2, seed=1)
+    assert np.array_equal(remote.per_fold, local.per_fold)
+    assert remote.per_fold.shape == (2, 6) and remote.per_fold.max() > 0
+
+
 def _starts_a_batch(key, finish: str) -> bool:
     """Whether a worker's task transition is the start of a joblib batch."""
     name = key[0] if isinstance(key, tuple) else str(key)
