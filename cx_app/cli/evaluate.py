@@ -154,21 +154,38 @@ def baseline_warnings(results: Results) -> list[str]:
 def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.Namespace,
                   load: float) -> str:
     """The time said before training, by the app's cost model
-    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the slowest
-    one's permutation importance (the best is not known yet), times ``load``."""
+    (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the
+    permutation importance of the one that scores best, times ``load``. The best is not known
+    yet, so when the algorithms' importances differ the sentence is a range, naming the
+    quickest and the slowest importance."""
     from cx_app.models.algorithms import resolve_preset
     from cx_app.models.timing import COSTS, expected_phases, format_duration
 
-    phases = [expected_phases(a, rows=len(survey.y), attributes=len(survey.schema.attributes),
-                              folds=args.folds, calibration=args.calibration,
-                              preset=resolve_preset(a, args.preset))
-              for a in algorithms if a in COSTS]
+    phases = {a: expected_phases(a, rows=len(survey.y), attributes=len(survey.schema.attributes),
+                                 folds=args.folds, calibration=args.calibration,
+                                 preset=resolve_preset(a, args.preset))
+              for a in algorithms if a in COSTS}
     if not phases:
         return ""
-    quiet = (sum(p.folds for p in phases)
-             + max(p.importance for p in phases) * args.permutation_repeats / PERMUTATION_REPEATS)
-    return (f"Expected time: {format_duration(quiet * load)} (a quiet 2-core server's "
-            f"{quiet:.1f} s × {load:.1f} for this machine's load now).")
+    folds = sum(p.folds for p in phases.values())
+    importance = {a: p.importance * args.permutation_repeats / PERMUTATION_REPEATS
+                  for a, p in phases.items()}
+    quick, slow = min(importance, key=importance.get), max(importance, key=importance.get)
+    low, high = folds + importance[quick], folds + importance[slow]
+    source = f"a quiet 2-core server's {{}} s × {load:.1f} for this machine's load now"
+    if format_duration(low * load) == format_duration(high * load):
+        return f"Expected time: {format_duration(high * load)} ({source.format(f'{high:.1f}')})."
+    return (f"Expected time: {format_duration(low * load)} to {format_duration(high * load)}, "
+            "by which model scores best: its permutation importance runs last "
+            f"({_whose(quick)} {format_duration(importance[quick] * load)}, "
+            f"{_whose(slow)} {format_duration(importance[slow] * load)}) "
+            f"({source.format(f'{low:.1f}–{high:.1f}')}).")
+
+
+def _whose(algorithm_id: str) -> str:
+    """The possessive of an algorithm's name: "Random forest's", "k-nearest neighbours'"."""
+    name = model_display_name(algorithm_id)
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -147,6 +147,33 @@ def test_the_time_said_before_training_is_the_cost_model_of_the_models_page(eval
     assert said[2] == f"{quiet:.1f}" and float(said[3]) >= 1.0
 
 
+def test_the_time_said_is_a_range_when_the_best_models_importance_decides_it():
+    """rf, knn and ann on 40,000 respondents: the folds take the same time whichever scores
+    best, but the best model's permutation importance runs last, and knn's takes minutes
+    where ann's takes seconds. The sentence gives both ends and names both models (a single
+    figure, the slowest, said 9 min for a run of 1.5 min on a new user's walk)."""
+    import argparse
+    from types import SimpleNamespace
+
+    from cx_app.cli.evaluate import expected_time
+    from cx_app.models.timing import expected_phases, format_duration
+
+    survey = SimpleNamespace(y=np.zeros(40_000), schema=SimpleNamespace(attributes=list("ABCDEFGHIJ")))
+    args = argparse.Namespace(folds=10, calibration="none", preset=None, permutation_repeats=5)
+    phases = {a: expected_phases(a, rows=40_000, attributes=10) for a in ("rf", "knn", "ann")}
+    folds = sum(p.folds for p in phases.values())
+    low, high = folds + phases["ann"].importance, folds + phases["knn"].importance
+    assert phases["ann"].importance < phases["rf"].importance < phases["knn"].importance
+    said = expected_time(survey, list(phases), args, 2.0)
+    assert said == (
+        f"Expected time: {format_duration(2 * low)} to {format_duration(2 * high)}, by which "
+        "model scores best: its permutation importance runs last (Neural network's "
+        f"{format_duration(2 * phases['ann'].importance)}, k-nearest neighbours' "
+        f"{format_duration(2 * phases['knn'].importance)}) (a quiet 2-core server's "
+        f"{low:.1f}–{high:.1f} s × 2.0 for this machine's load now).")
+    assert format_duration(2 * low) != format_duration(2 * high)
+
+
 def test_the_leaderboard_shows_the_pooled_accuracy_of_results_json(evaluate_run):
     """The table's accuracy is the one results.json, the baseline row and its warning use:
     every respondent's out-of-fold prediction pooled (not the mean of the folds'), and its
