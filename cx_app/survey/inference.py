@@ -176,6 +176,40 @@ def _numbered_na(attributes: list[str], scores: dict[str, tuple[pd.Series, Scale
     return found
 
 
+def _matrix_items(attributes: list[str], labels: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The matrix questions among the attributes: two or more whose question text (Qualtrics:
+    "question - item"; SurveyMonkey: "question – item") names the same question, as
+    ``{question: [(header, item), …]}``. A plain file's headers are the analyst's own names
+    and are never cut."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for h in attributes:
+        text = labels.get(h, "")
+        sep = next((s for s in (" - ", " – ") if s in text), None)
+        if sep is not None:
+            question, item = (part.strip() for part in text.rsplit(sep, 1))
+            if question and item:
+                groups.setdefault(question, []).append((h, item))
+    return {q: items for q, items in groups.items() if len(items) > 1}
+
+
+def _shown_labels(attributes: list[str], labels: dict[str, str]) -> tuple[dict[str, str], str]:
+    """Each attribute's label (what the pages, the reports and the drivers show): a matrix
+    item's own text ("Mobile app", not "How satisfied are you with each of the following? -
+    Mobile app") unless two items would then read alike; else its question text. And a
+    sentence naming the questions whose items are so labelled."""
+    matrices = _matrix_items(attributes, labels)
+    short = {h: item for items in matrices.values() for h, item in items}
+    shown = {h: short.get(h, labels.get(h, h)) for h in attributes}
+    counts = Counter(text.casefold() for text in shown.values())
+    short = {h: item for h, item in short.items() if counts[item.casefold()] == 1}
+    out = {h: plain_text(short.get(h) or labels[h]) for h in attributes
+           if h in short or h in labels}
+    told = [f"{plain_text(q)!r} ({', '.join(repr(short[h]) for h, _ in items if h in short)})"
+            for q, items in matrices.items() if any(h in short for h, _ in items)]
+    return out, ("items labelled by their own text, without the question they share: "
+                 + "; ".join(told)) if told else ""
+
+
 def matrix_sentence(question: str, items: list[str], top: int) -> str:
     """What the import did with a matrix whose answers reach one above its scale."""
     return (f"matrix {plain_text(question)!r} ({', '.join(map(repr, items))}) has answers "
@@ -342,8 +376,11 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
                         "they stay in, and the models fill each gap with the training median "
                         "(the support vector machine and ordinal logistic regression also add "
                         "a 'was missing' indicator)")
-    # each attribute on its own scale, with its question text (what the pages show)
+    shown, told = _shown_labels(attributes, labels)
+    if told:
+        description += "; " + told
+    # each attribute on its own scale, with its label (what the pages show)
     return schema.model_copy(update={"description": description, "attributes": tuple(
         a.model_copy(update={"scale": scores[h][1],
-                             **({"label": plain_text(labels[h])} if h in labels else {})})
+                             **({"label": shown[h]} if h in shown else {})})
         for a, h in zip(schema.attributes, attributes, strict=True))})

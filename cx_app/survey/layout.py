@@ -110,6 +110,7 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
             own = folded in _SURVEYMONKEY_METADATA or folded.startswith("custom data")
         if platform == "surveymonkey" and (sub or not top):
             names.append(question if _fold(sub) == "response" else f"{question} – {sub}")
+            label = None if _fold(sub) == "response" else names[-1]  # a matrix item's text
         else:
             names.append(top or f"Column {j + 1}")
         labels.append(label)

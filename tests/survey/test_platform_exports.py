@@ -58,9 +58,11 @@ def test_roles_scores_and_nps_are_what_the_analyst_means(files, name):
              else [f"Q2_{k + 1}" for k in range(len(exports.ITEMS))])
     assert [a.column for a in schema.attributes] == items
     assert all((a.scale.min, a.scale.max) == (1, 5) for a in schema.attributes)
-    if not monkey:  # the question text is each item's label ("question - item")
-        assert [a.label for a in schema.attributes] == [
-            f"{exports.MATRIX} - {item}" for item in exports.ITEMS]
+    # a matrix item is labelled by its own text (what the drivers and reports show); the
+    # question the items share ("question - item" in the export) is named once, in the layout
+    assert [a.label for a in schema.attributes] == list(exports.ITEMS)
+    assert (f"items labelled by their own text, without the question they share: "
+            f"{exports.MATRIX!r} ({', '.join(map(repr, exports.ITEMS))})") in schema.description
     assert [s.column for s in schema.segments] == ["Region"]
     assert schema.respondent_id.column == ("Respondent ID" if monkey else "ResponseId")
     # NPS over everyone with a valid recommend answer, partial responses included
@@ -282,3 +284,27 @@ def test_surveymonkey_condensed_one_header_row(files, tmp_path):
     assert {c for c, _ in survey.source.left_out} == {
         "Collector ID", "Start Date", "End Date", "IP Address", "Email Address", "First Name",
         "Last Name", "Custom Data 1"}
+
+
+def test_matrix_items_are_cut_only_from_question_texts_and_only_where_they_stay_distinct():
+    """A plain file's headers are the analyst's names ("Network - voice" stays); two matrices
+    asking about the same items keep the question in the labels that would read alike."""
+    rng = np.random.default_rng(0)
+    plain = pd.DataFrame({"NPS": rng.integers(0, 11, 200), "Network - voice": rng.integers(1, 6, 200),
+                          "Network - data": rng.integers(1, 6, 200)})
+    schema = infer_schema(plain)
+    assert [(a.column, a.label) for a in schema.attributes] == [
+        ("Network - voice", None), ("Network - data", None)]
+    assert "items labelled" not in schema.description
+    two = pd.DataFrame({"Q1": rng.integers(0, 11, 200),
+                        **{f"Q{q}_{k}": rng.integers(1, 6, 200) for q in (2, 3) for k in (1, 2, 3)}})
+    texts = {"Q1": "How likely are you to recommend us to a friend?"}
+    for q, question in ((2, "How satisfied are you with"), (3, "How important is")):
+        texts.update({f"Q{q}_1": f"{question} - Fees", f"Q{q}_2": f"{question} - Staff",
+                      f"Q{q}_3": f"{question} - App" if q == 2 else f"{question} - Branches"})
+    two.attrs["labels"] = texts
+    labels = {a.column: a.label for a in infer_schema(two).attributes}
+    assert labels == {"Q2_1": "How satisfied are you with - Fees",
+                      "Q2_2": "How satisfied are you with - Staff", "Q2_3": "App",
+                      "Q3_1": "How important is - Fees", "Q3_2": "How important is - Staff",
+                      "Q3_3": "Branches"}
