@@ -181,7 +181,9 @@ def run(args: argparse.Namespace) -> int:
           f"trained on {model.training.n} respondents")
     print(f"estimated {score} {nps.value:.1f}, 95% interval {fmt_ci(1, nps.ci95)} "
           f"(answers SE {nps.se_outcome:.1f}, model SE {nps.se_model:.1f}"
-          + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "") + ")")
+          + (f", training survey SE {nps.se_reference:.1f}" if nps.se_reference else "")
+          + (f", sampling SE {nps.se_sampling:.1f}" if nps.se_sampling else "")
+          + (f", segment SE {nps.se_segment:.1f}" if nps.se_segment else "") + ")")
     print(f"  the interval covers {nps.covers}")
     if est.realized_nps is not None:
         print(f"realized  {score} {est.realized_nps.value:.1f}")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +82,13 @@ def test_estimate_text_and_pickle_refusal(files, model_file, capsys):
     assert main(["estimate", "--model", str(model_file), str(files / "labelled.csv")]) == 0
     text = capsys.readouterr().out
     assert "estimated NPS" in text and "realized  NPS" in text
+    # the parts of the interval's SE are all named, and add up (in quadrature) to its width
+    said = re.search(r"95% interval \[(-?[\d.]+), (-?[\d.]+)\] \(answers SE ([\d.]+), model SE "
+                     r"([\d.]+), training survey SE ([\d.]+)\)", text)
+    assert said is not None, text
+    low, high, *parts = map(float, said.groups())
+    assert float(parts[2]) > 0
+    assert (high - low) / 2 == pytest.approx(1.959964 * math.hypot(*parts), abs=0.25)
     bad = files / "bad.skops"
     bad.write_bytes(pickle.dumps({"a": 1}))
     assert main(["estimate", "--model", str(bad), str(files / "unlabelled.csv")]) == 2
