@@ -1,6 +1,6 @@
 """A Qualtrics Excel export (choice text, three header rows, personal data) uploaded in the
-browser: the Data page names the columns left out and shows the question texts, the NPS page
-shows the library's NPS, and a model trains with the defaults (issue 34)."""
+browser: the Data page names the columns left out and shows the matrix items by their own
+text, the NPS page shows the library's NPS, and a model trains with the defaults (issue 34)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ def test_qualtrics_excel_upload_reaches_nps_and_a_trained_model(page, app_url, t
     _visible(pg.get_by_text("column(s) left out at import", exact=False))
     body = pg.locator("body")
     expect(body).not_to_contain_text("@example.com", timeout=WAIT)
+    # matrix items go by their own text; the question they share is named once
+    expect(body).to_contain_text(exports.ITEMS[-1], timeout=WAIT)
+    expect(body).not_to_contain_text(f"{exports.MATRIX} - {exports.ITEMS[-1]}", timeout=WAIT)
     _go(pg, app_url, "nps")
     nps = nps_summary(expected.scores)
     _visible(pg.get_by_text(f"NPS {nps.value:+.1f} (95% interval"))
