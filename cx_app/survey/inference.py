@@ -163,20 +163,18 @@ def _numbered_na(attributes: list[str], scores: dict[str, tuple[pd.Series, Scale
     """The matrices (items whose question text is "question - item") whose answers run from 1
     to one above a 5- or 7-point scale, the top being the number a Qualtrics numeric export
     gives "Not applicable": (items, that top, the question), none with its scale stated."""
-    groups: dict[str, list[str]] = {}
-    for h in attributes:
-        label = labels.get(h, "")
-        if " - " in label and _stated_scale(f"{h} {label}") is None:
-            groups.setdefault(label.rsplit(" - ", 1)[0].strip(), []).append(h)
+    unstated = [h for h in attributes if _stated_scale(f"{h} {labels.get(h, '')}") is None]
     found = []
-    for question, items in groups.items():
+    for question, pairs in _matrix_items(unstated, labels, separators=(" - ",)).items():
+        items = [h for h, _ in pairs]
         values = pd.concat([scores[h][0] for h in items])
-        if len(items) > 1 and values.min() >= 1 and int(values.max()) in (6, 8):
+        if values.min() >= 1 and int(values.max()) in (6, 8):
             found.append((items, int(values.max()), question))
     return found
 
 
-def _matrix_items(attributes: list[str], labels: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+def _matrix_items(attributes: list[str], labels: dict[str, str],
+                  separators: tuple[str, ...] = (" - ", " – ")) -> dict[str, list[tuple[str, str]]]:
     """The matrix questions among the attributes: two or more whose question text (Qualtrics:
     "question - item"; SurveyMonkey: "question – item") names the same question, as
     ``{question: [(header, item), …]}``. A plain file's headers are the analyst's own names
@@ -184,7 +182,7 @@ def _matrix_items(attributes: list[str], labels: dict[str, str]) -> dict[str, li
     groups: dict[str, list[tuple[str, str]]] = {}
     for h in attributes:
         text = labels.get(h, "")
-        sep = next((s for s in (" - ", " – ") if s in text), None)
+        sep = next((s for s in separators if s in text), None)
         if sep is not None:
             question, item = (part.strip() for part in text.rsplit(sep, 1))
             if question and item:
