@@ -281,12 +281,26 @@ def _fit_fold(template, X, codes, fold, f, n_classes, keep_train, keep_model,
         proba = aligned_proba(model, X[test], range(n_classes))
         train_proba = aligned_proba(model, X[train], range(n_classes)) if keep_train else None
     seconds = time.perf_counter() - start
-    messages = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    messages = sorted({_warning_text(w) for w in caught})
     dropped = getattr(model, "dropped_classes_", ())
     if isinstance(keep_model, str):
         joblib.dump(model, keep_model)
         model = FoldModelFile(keep_model)
     return proba, train_proba, seconds, (model if keep_model else None), messages, dropped
+
+
+def _warning_text(caught: warnings.WarningMessage) -> str:
+    """A fold's warning as the pages and the CLI show it: scikit-learn's convergence warning
+    in words, with its first line (the rest is advice on scaling and links); any other as
+    "Category: message"."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    if issubclass(caught.category, ConvergenceWarning):
+        first = (str(caught.message).strip().splitlines() or [""])[0]
+        return ("the fit stopped at its iteration limit before it settled, so this fold's "
+                "model may fit a little less well than it could; a higher max_iter in its "
+                f"settings lets it finish (scikit-learn: {first})")
+    return f"{caught.category.__name__}: {caught.message}"
 
 
 def _plan_folds(

@@ -277,3 +277,23 @@ def test_folds_that_need_a_process_of_their_own_run_before_the_pool_is_called(mo
     alone = crossval._FoldWork("b", 2, [delayed(pow)(3, k) for k in range(2)], False, None, 9.0)
     assert crossval._run([pooled, alone], 2, None, "") == [1, 2, 1, 3]
     assert calls == [("apart", 2), ("apart done", 2), ("pool", None)]
+
+
+def test_a_fit_that_stops_at_its_iteration_limit_is_said_in_words_without_the_links():
+    """scikit-learn's ConvergenceWarning (an MLP capped at 3 iterations; logistic regression's
+    lbfgs at 2, whose message runs to several lines with links) reads as what happened and
+    what to change, once per model with the folds it hit, its first line kept."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(1, 11, (300, 4)).astype(float)
+    y = np.clip(np.round(X @ [0.4, 0.3, 0.2, 0.1] + rng.normal(0, 1, 300)), 0, 10)
+    classes = sorted(set(y))
+    for algorithm, settings, first in (
+            ("ann", {"max_iter": 3}, "Stochastic Optimizer: Maximum iterations (3) reached"),
+            ("lr", {"max_iter": 2}, "lbfgs failed to converge after 2 iteration(s)")):
+        cv = cross_validate_model(X, y, classes, algorithm, folds=3, seed=0, settings=settings)
+        said = [w for w in cv.warnings if "iteration limit" in w]
+        assert len(said) == 1, cv.warnings
+        assert said[0].startswith(f"{algorithm}, fold(s) 1, 2, 3: the fit stopped at its "
+                                  "iteration limit before it settled"), said
+        assert f"(scikit-learn: {first}" in said[0] and "http" not in said[0]
+        assert "\n" not in said[0]
