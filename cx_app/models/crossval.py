@@ -298,8 +298,8 @@ def _warning_text(caught: warnings.WarningMessage) -> str:
     if issubclass(caught.category, ConvergenceWarning):
         first = (str(caught.message).strip().splitlines() or [""])[0]
         return ("the fit stopped at its iteration limit before it settled, so this fold's "
-                "model may fit a little less well than it could; a higher max_iter in its "
-                f"settings lets it finish (scikit-learn: {first})")
+                "model may fit a little less well than it could; a higher limit (max_iter, "
+                f"in the Models page's settings) lets it finish (scikit-learn: {first})")
     return f"{caught.category.__name__}: {caught.message}"
 
 
