@@ -155,11 +155,12 @@ def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.
                   load: float) -> str:
     """The time said before training, by the app's cost model
     (:func:`cx_app.models.timing.expected_phases`): every algorithm's folds, then the
-    permutation importance of the one that scores best, times ``load``. The best is not known
-    yet, so when the algorithms' importances differ the sentence is a range, naming the
-    quickest and the slowest importance."""
+    permutation importance of the one that scores best, plus starting the worker processes
+    and writing the reports (:func:`~cx_app.models.timing.one_shot_seconds`), times ``load``.
+    The best is not known yet, so when the algorithms' importances differ the sentence is a
+    range, naming the quickest and the slowest importance."""
     from cx_app.models.algorithms import resolve_preset
-    from cx_app.models.timing import COSTS, expected_phases, format_duration
+    from cx_app.models.timing import COSTS, expected_phases, format_duration, one_shot_seconds
 
     phases = {a: expected_phases(a, rows=len(survey.y), attributes=len(survey.schema.attributes),
                                  folds=args.folds, calibration=args.calibration,
@@ -167,19 +168,23 @@ def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.
               for a in algorithms if a in COSTS}
     if not phases:
         return ""
-    folds = sum(p.folds for p in phases.values())
+    workers = (os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs
+    fixed = one_shot_seconds(len(algorithms), workers=workers)
+    folds = sum(p.folds for p in phases.values()) + fixed
     importance = {a: p.importance * args.permutation_repeats / PERMUTATION_REPEATS
                   for a, p in phases.items()}
     quick, slow = min(importance, key=importance.get), max(importance, key=importance.get)
     low, high = folds + importance[quick], folds + importance[slow]
-    source = f"a quiet 2-core server's {{}} s × {load:.1f} for this machine's load now"
+    source = (f"{'starting the workers and ' if workers > 1 else ''}writing the reports: "
+              f"{format_duration(fixed * load)}; a quiet 2-core server's {{}} s × {load:.1f} "
+              "for this machine's load now")
     if format_duration(low * load) == format_duration(high * load):
         return f"Expected time: {format_duration(high * load)} ({source.format(f'{high:.1f}')})."
     return (f"Expected time: {format_duration(low * load)} to {format_duration(high * load)}, "
             "by which model scores best: its permutation importance runs last "
             f"({_whose(quick)} {format_duration(importance[quick] * load)}, "
-            f"{_whose(slow)} {format_duration(importance[slow] * load)}) "
-            f"({source.format(f'{low:.1f}–{high:.1f}')}).")
+            f"{_whose(slow)} {format_duration(importance[slow] * load)}; "
+            f"{source.format(f'{low:.1f}–{high:.1f}')}).")
 
 
 def _whose(algorithm_id: str) -> str:

@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 from cx_app.errors import AnalysisError
 
 __all__ = ["COSTS", "PAPERS_FACTOR", "Cost", "Phases", "expected_phases", "expected_seconds",
-           "format_duration", "load_factor", "remaining_seconds", "settings_factor"]
+           "format_duration", "load_factor", "one_shot_seconds", "remaining_seconds",
+           "settings_factor"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,27 @@ COSTS: dict[str, Cost] = {
 ``CX_BENCH_TIME_ESTIMATE_CALIBRATE=1 python bench/bench_time_estimate.py`` on CPU seconds (the
 main process's plus the 2 workers' halved: CPU time does not grow with the load, so a busy
 machine can measure them). ``cnn``: an order of magnitude only, its importance in its fit."""
+
+
+POOL_START_SECONDS = 3.0
+"""A one-shot run starting its worker processes, each importing scikit-learn side by side
+(2.9 s for 2 workers on the reference server: ``bench/device/pool_start.py 2``)."""
+REPORT_SECONDS = (4.0, 0.3)
+"""``cx-app evaluate`` writing its workbook and HTML report: seconds, and seconds a model (the
+first report of a process also bundles the chart libraries; measured: nine models 6.8 s)."""
+
+
+def one_shot_seconds(models: int, *, workers: int) -> float:
+    """The quiet seconds a one-shot ``cx-app evaluate`` adds to its models' phases: starting
+    ``workers`` processes (none for one) and writing the reports.
+
+    >>> one_shot_seconds(9, workers=2) == POOL_START_SECONDS + 4.0 + 0.3 * 9
+    True
+    >>> one_shot_seconds(1, workers=1)
+    4.3
+    """
+    return (POOL_START_SECONDS if workers > 1 else 0.0) + REPORT_SECONDS[0] + REPORT_SECONDS[
+        1] * models
 
 
 PAPERS_FACTOR: dict[str, float] = {"svm": 6.25, "ann": 14.3}
