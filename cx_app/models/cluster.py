@@ -9,7 +9,8 @@ Same numbers: tasks are the very functions the local run calls, with the same se
 submission order. The survey's arrays go through :func:`share` (scattered once per run to
 every worker), fold models through :func:`place` (each once, to one worker), nested joblib
 work stays inside its task (:func:`task`). :func:`connect` refuses, with one sentence, a
-scheduler it cannot reach and workers whose package versions differ from this machine's. Setting up the cluster: ``docs/scale-out.md``.
+scheduler it cannot reach and workers whose package versions differ from this machine's.
+Setting up the cluster: ``docs/scale-out.md``.
 """
 
 from __future__ import annotations

@@ -89,8 +89,8 @@ def one_shot_seconds(models: int, *, workers: int) -> float:
     >>> one_shot_seconds(1, workers=1)
     4.3
     """
-    return (POOL_START_SECONDS if workers > 1 else 0.0) + REPORT_SECONDS[0] + REPORT_SECONDS[
-        1] * models
+    start = POOL_START_SECONDS if workers > 1 else 0.0
+    return start + REPORT_SECONDS[0] + REPORT_SECONDS[1] * models
 
 
 PAPERS_FACTOR: dict[str, float] = {"svm": 6.25, "ann": 14.3}
