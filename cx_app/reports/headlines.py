@@ -56,7 +56,9 @@ class BestModelFact(Fact):
 
 
 class ChangeFact(Fact):
-    """A score's change between two waves and whether it is beyond its uncertainty."""
+    """The estimated score's change between two waves and whether it is beyond its
+    uncertainty (the tracker's estimated series: a wave with its own scores also has a
+    realized one, which may have moved otherwise)."""
 
     score_name: str  # the vocabulary's short name
     since: str  # the previous wave's label
@@ -67,7 +69,8 @@ class ChangeFact(Fact):
         verb = "rose" if self.change > 0 else "fell" if self.change < 0 else "did not move"
         amount = f" {abs(self.change):.1f} points" if self.change else ""
         where = "beyond" if self.significant else "within"
-        return f"The {self.score_name} {verb}{amount} since {self.since}, {where} its uncertainty"
+        return (f"The estimated {self.score_name} {verb}{amount} since {self.since}, {where} its "
+                "uncertainty")
 
 
 class FirstWaveFact(Fact):

@@ -59,11 +59,11 @@ def test_the_deck_fact_ranks_each_level_by_mean_fold_accuracy():
 
 def test_change_fact_says_beyond_only_when_significant():
     up = ChangeFact(score_name="NPS", since="Q2", change=4.26, significant=True)
-    assert up.headline() == "The NPS rose 4.3 points since Q2, beyond its uncertainty"
+    assert up.headline() == "The estimated NPS rose 4.3 points since Q2, beyond its uncertainty"
     down = ChangeFact(score_name="net score", since="Q2", change=-1.0, significant=False)
-    assert down.headline() == "The net score fell 1.0 points since Q2, within its uncertainty"
+    assert down.headline() == "The estimated net score fell 1.0 points since Q2, within its uncertainty"
     flat = ChangeFact(score_name="NPS", since="Q2", change=0.0, significant=False)
-    assert flat.headline() == "The NPS did not move since Q2, within its uncertainty"
+    assert flat.headline() == "The estimated NPS did not move since Q2, within its uncertainty"
     assert FirstWaveFact(score_name="NPS", wave="Q1", score="12.0").headline() == \
         "The first wave, Q1, has an estimated NPS of 12.0"
 

@@ -110,7 +110,7 @@ def test_every_wave_and_segment_appears(program, deck):
 
 def test_tracker_numbers_are_the_programs(program, deck):
     waves = program.view.waves
-    tracker = slide_titled(deck, "The NPS ")
+    tracker = slide_titled(deck, "The estimated NPS ")
     rows = table_rows(tracker)
     assert rows[0] == ["Wave", "Respondents", "Estimated NPS", "95% interval", "Realized"]
     for row, wave in zip(rows[1:], waves, strict=True):
@@ -129,7 +129,7 @@ def test_tracker_numbers_are_the_programs(program, deck):
     delta = values[-1] - values[-2]
     verb = "rose" if delta > 0 else "fell"
     assert tracker.shapes.title.text == (
-        f"The NPS {verb} {abs(delta):.1f} points since W03, "
+        f"The estimated NPS {verb} {abs(delta):.1f} points since W03, "
         f"{'beyond' if beyond else 'within'} its uncertainty")
     assert "two-sided z test" in tracker.notes_slide.notes_text_frame.text
 
@@ -167,7 +167,7 @@ def test_the_reference_survey_comes_first_with_its_nps_by_segment(program, deck,
         for row, flag, diff in zip(rows[1:], flagged, differences, strict=True):
             assert row[5] == ("no" if not flag else "yes, above the rest" if diff > 0
                               else "yes, below the rest")
-        assert slide_index(deck, slide) < slide_index(deck, slide_titled(deck, "The NPS "))
+        assert slide_index(deck, slide) < slide_index(deck, slide_titled(deck, "The estimated NPS "))
 
 
 def _wald_p(a: pd.Series, b: pd.Series) -> float:
@@ -238,7 +238,7 @@ def test_titles_in_plain_words_and_the_scores_words(program, deck):
     words = "\n".join(shown_text(s) + s.notes_slide.notes_text_frame.text for s in prs.slides)
     assert not re.search(r"NPS|promoter|detractor", words, re.IGNORECASE)
     assert prs.slides[1].shapes.title.text.startswith("The reference survey's net score is ")
-    assert table_rows(slide_titled(prs, "The net score "))[0][2] == "Estimated net score"
+    assert table_rows(slide_titled(prs, "The estimated net score "))[0][2] == "Estimated net score"
     assert "the share of the high group minus the share of the low group" in words
     assert not [t for t in titles_of(prs) if SNAKE_CASE.search(t)]
 
