@@ -159,6 +159,8 @@ def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.
     and writing the reports (:func:`~cx_app.models.timing.one_shot_seconds`), times ``load``.
     The best is not known yet, so when the algorithms' importances differ the sentence is a
     range, naming the quickest and the slowest importance."""
+    from joblib import effective_n_jobs
+
     from cx_app.models.algorithms import resolve_preset
     from cx_app.models.timing import COSTS, expected_phases, format_duration, one_shot_seconds
 
@@ -168,7 +170,7 @@ def expected_time(survey: SurveyData, algorithms: Sequence[str], args: argparse.
               for a in algorithms if a in COSTS}
     if not phases:
         return ""
-    workers = (os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs
+    workers = effective_n_jobs(args.n_jobs)  # joblib's reading of -1, -2, …
     fixed = one_shot_seconds(len(algorithms), workers=workers)
     folds = sum(p.folds for p in phases.values()) + fixed
     importance = {a: p.importance * args.permutation_repeats / PERMUTATION_REPEATS

@@ -30,6 +30,7 @@ import joblib
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from cx_app.errors import AnalysisError
@@ -293,8 +294,6 @@ def _warning_text(caught: warnings.WarningMessage) -> str:
     """A fold's warning as the pages and the CLI show it: scikit-learn's convergence warning
     in words, with its first line (the rest is advice on scaling and links); any other as
     "Category: message"."""
-    from sklearn.exceptions import ConvergenceWarning
-
     if issubclass(caught.category, ConvergenceWarning):
         first = (str(caught.message).strip().splitlines() or [""])[0]
         return ("the fit stopped at its iteration limit before it settled, so this fold's "
