@@ -5,7 +5,8 @@ attribute of the wave is compared with the training value counts the model file 
 (docs/alp.md, "Drift checks"): the PSI (0.5 added to every cell; < 0.1 stable, ≥ 0.25 major),
 a chi-square test of homogeneity (reported only: with a thousand respondents a tiny shift is
 "significant", so the warning follows the PSI), the share of unanswered scores (a change of at
-least 5 points at p < 0.01, two-proportion z test; the PSI and chi-square compare answered
+least 5 points at p < 0.01, two-proportion z test, Holm-adjusted over the attributes so that
+a survey of many attributes does not warn by chance; the PSI and chi-square compare answered
 scores only, so a gap is never read as a score), and values unseen or outside the scale.
 Every finding is a warning attached to the estimate, never silently dropped.
 """
@@ -22,6 +23,7 @@ from pydantic import Field, computed_field, model_serializer
 from scipy.stats import chi2_contingency
 
 from cx_app.json_values import plain
+from cx_app.multiple_testing import holm
 from cx_app.result import Result
 
 __all__ = [
@@ -90,15 +92,19 @@ class AttributeDrift(Result):
     na_share_reference: float | None = None
     na_share_current: float | None = None
     na_share_p: float | None = None
+    na_share_p_holm: float | None = None
+    """``na_share_p`` Holm-adjusted over the wave's attributes that have one."""
 
     @computed_field
     @property
     def na_share_changed(self) -> bool:
-        """The n/a share moved by ≥ :data:`NA_SHARE_CHANGE` and significantly (p < 0.01)."""
+        """The n/a share moved by ≥ :data:`NA_SHARE_CHANGE` and significantly (Holm-adjusted
+        p < 0.01)."""
         if self.na_share_reference is None or self.na_share_current is None:
             return False
-        return (abs(self.na_share_current - self.na_share_reference) >= NA_SHARE_CHANGE
-                and self.na_share_p is not None and self.na_share_p < NA_SHARE_ALPHA)
+        moved = abs(self.na_share_current - self.na_share_reference)
+        return (moved >= NA_SHARE_CHANGE - 1e-12  # 0.15 − 0.10 is 0.0499… in floating point
+                and self.na_share_p_holm is not None and self.na_share_p_holm < NA_SHARE_ALPHA)
 
 
 class DriftReport(Result):
@@ -148,6 +154,10 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
     """
     scales = scales or {}
     reference_gaps = reference_gaps or {}
+    na = {name: _na_shares(reference_gaps.get(name), reference_n, current[name])
+          for name in reference if name in current.columns}
+    adjusted = dict(zip(na, holm([np.nan if p is None else p for _, _, p in na.values()]),
+                        strict=True))
     results, warnings = [], []
     for name, ref_counts in reference.items():
         if name not in current.columns:
@@ -169,13 +179,14 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
         if name in scales:
             lo, hi = scales[name]
             out_of_scale = tuple(k for k in cur_counts if _outside(k, lo, hi))
-        na_ref, na_cur, na_p = _na_shares(reference_gaps.get(name), reference_n, column)
+        na_ref, na_cur, na_p = na[name]
+        na_holm = None if na_p is None else float(adjusted[name])
         item = AttributeDrift(
             name=name, present=True, psi=psi, level=LEVELS[bisect.bisect_right((PSI_MODERATE, PSI_MAJOR), psi)], chi2=chi2, dof=dof,
             p_value=p_value, n_reference=int(sum(ref_counts.values())),
             n_current=int(sum(cur_counts.values())), n_missing=int(column.isna().sum()),
             unseen_values=unseen, out_of_scale_values=out_of_scale, na_share_reference=na_ref,
-            na_share_current=na_cur, na_share_p=na_p,
+            na_share_current=na_cur, na_share_p=na_p, na_share_p_holm=na_holm,
         )
         results.append(item)
         shown = (labels or {}).get(name, name)
@@ -183,7 +194,9 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
             warnings.append(
                 f"attribute '{shown}': {na_cur:.0%} of this wave did not answer it, "
                 f"{na_ref:.0%} in training ({100 * (na_cur - na_ref):+.0f} points, p = "
-                f"{na_p:.2g}): a change in who uses this service, which the estimate may not "
+                f"{na_holm:.2g}"
+                + (f", Holm-adjusted over {len(na)} attributes" if len(na) > 1 else "")
+                + "): a change in who uses this service, which the estimate may not "
                 "reflect")
         if item.level != "stable":
             warnings.append(

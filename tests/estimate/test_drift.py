@@ -100,3 +100,30 @@ def test_na_share_change_is_its_own_signal_and_gaps_are_not_scores():
     same = pd.DataFrame({"a": np.concatenate([answered, np.full(33, np.nan)])})
     quiet = attribute_drift(reference, same, reference_gaps={"a": 100}, reference_n=1000)
     assert not quiet.attributes[0].na_share_changed and quiet.warnings == ()
+
+
+def test_na_share_signal_is_holm_adjusted_over_the_attributes():
+    """A +5-point n/a change at raw p = 0.0045 warns when it is the only attribute tested and
+    not among four (Holm: 4 × 0.0045 = 0.018 ≥ 0.01), as statsmodels' Holm says."""
+    from statsmodels.stats.multitest import multipletests
+
+    answered = np.repeat(np.arange(1, 6), 85).astype(float)  # 425 answers
+    moved = np.concatenate([answered, np.full(75, np.nan)])  # 15% n/a (training: 10%)
+    steady = np.concatenate([np.repeat(np.arange(1, 6), 90).astype(float),
+                             np.full(50, np.nan)])  # 10% n/a, as in training
+    reference = {"a": {str(v): 180 for v in range(1, 6)}}
+    alone = attribute_drift(reference, pd.DataFrame({"a": moved}),
+                            reference_gaps={"a": 100}, reference_n=1000)
+    raw = alone.attributes[0].na_share_p
+    assert 0.001 < raw < 0.01 and alone.attributes[0].na_share_p_holm == pytest.approx(raw)
+    assert alone.attributes[0].na_share_changed and "+5 points" in alone.warnings[0]
+    assert "Holm" not in alone.warnings[0]  # one attribute: nothing to adjust for
+    names = ["a", "b", "c", "d"]
+    wave = pd.DataFrame({"a": moved, **{n: steady for n in names[1:]}})
+    four = attribute_drift({n: reference["a"] for n in names}, wave,
+                           reference_gaps=dict.fromkeys(names, 100), reference_n=1000)
+    raw_all = [a.na_share_p for a in four.attributes]
+    expected = multipletests(raw_all, method="holm")[1]
+    assert [a.na_share_p_holm for a in four.attributes] == pytest.approx(expected, rel=1e-12)
+    assert four.attributes[0].na_share_p == pytest.approx(raw)
+    assert not any(a.na_share_changed for a in four.attributes) and four.warnings == ()
