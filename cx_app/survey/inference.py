@@ -17,6 +17,7 @@ from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
     NPS_WORDS,
+    RECOMMEND_WORDS,
     Scale,
     SurveySchema,
     guess_kind,
@@ -39,9 +40,13 @@ _FREE_TEXT_WORDS = {"comment", "comments", "reason", "reasons", "why", "feedback
 """Header words of an open question: such a column is free text, never a segment."""
 _SEGMENT_WORDS = 3.0
 """A segment's answers are short: at most this many words on average per distinct value."""
-_WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt"}
-_TARGET_WORDS = ("recommend", "nps", "net promoter", "overall", "csat", "effort", "ces",
-                 "likelihood", "satisfaction")
+_WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt", "gewicht", "gewichtung", "poids", "peso"}
+_TARGET_WORDS = tuple(re.compile(words) for words in (
+    RECOMMEND_WORDS, r"\bnps\b", r"net promoter", r"overall|\bgesamt", r"\bcsat\b", r"effort",
+    r"\bces\b", r"likelihood", r"satisfaction|zufriedenheit|satisfacci|satisfa[cç][aã]o|soddisfazione|tevredenheid"))
+"""What a target question's header says, earlier patterns first. Short words must stand alone
+("ces" is not "process", "nps" not "snps"); long stems may sit inside a compound
+("Gesamtzufriedenheit", "weiterempfehlen")."""
 
 
 def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
@@ -255,7 +260,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     for header in frame.columns:
         column = frame[header]
         words = _words(header)
-        target_like = any(w in normalise_header(text(header)) for w in _TARGET_WORDS)
+        target_like = any(w.search(normalise_header(text(header))) for w in _TARGET_WORDS)
         not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or bool(words & _ID_WORDS)
                        or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
@@ -277,7 +282,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
                           "mapping (--target COL --scale MIN-MAX --attributes A,B,C)")
     def priority(header: str) -> int:
         found = normalise_header(text(header))
-        return min((i for i, w in enumerate(_TARGET_WORDS) if w in found),
+        return min((i for i, w in enumerate(_TARGET_WORDS) if w.search(found)),
                    default=len(_TARGET_WORDS))
 
     # a target-sounding header first (earlier words win), else the widest scale

@@ -284,7 +284,10 @@ def _unique_names(headers: Iterable[str], taken: set[str]) -> list[str]:
     return names
 
 
-NPS_WORDS = re.compile(r"recommend|\bnps\b|net promoter|promoter")
+RECOMMEND_WORDS = r"recommend|empfehl|recommand|recomend|raccomand|aanbevel"
+""""Recommend" in English, German ("weiterempfehlen"), French, Spanish and Portuguese, Italian
+and Dutch: a survey's recommend question is often asked in the respondents' language."""
+NPS_WORDS = re.compile(rf"{RECOMMEND_WORDS}|\bnps\b|net promoter|promoter")
 
 
 def guess_recommend(header: str) -> bool:
@@ -310,7 +313,7 @@ def guess_kind(header: str, scale: Scale) -> TargetKind:
         return "nps"
     if "effort" in text or re.search(r"\bces\b", text):
         return "ces"
-    if "satisf" in text or re.search(r"\bcsat\b", text):
+    if re.search(r"satisf|zufrieden|soddisf|tevreden|\bcsat\b", text):
         return "csat"
     return "custom"
 
@@ -416,7 +419,12 @@ def with_recommend(schema: SurveySchema, recommend: bool) -> SurveySchema:
 # --------------------------------------------------------------------------- inference
 
 KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na", "not applicable",
-                    "refused", "no answer", "not used")
+                    "refused", "no answer", "not used",
+                    # German, French, Spanish, Italian, Dutch exports of the same answers
+                    "k.a.", "k. a.", "keine angabe", "weiß nicht", "weiss nicht", "trifft nicht zu",
+                    "nsp", "ne sait pas", "non concerné", "sans réponse", "ns/nc", "no sabe",
+                    "no aplica", "no contesta", "non so", "non applicabile", "weet niet",
+                    "n.v.t.", "geen antwoord")
 KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
 """Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
 an answer on a signed scale such as −2..2)."""
