@@ -11,6 +11,7 @@ import pandas as pd
 from cx_app.errors import SchemaError
 from cx_app.safe_text import plain_text
 from cx_app.survey.distinct import on_distinct
+from cx_app.survey.layout import GRID_ITEM
 from cx_app.survey.leaks import leak_reason
 from cx_app.survey.personal import split_words
 from cx_app.survey.schema import (
@@ -32,8 +33,20 @@ STANDARD_SCALES = ((0, 10), (1, 10), (1, 7), (1, 6), (1, 5), (1, 3), (0, 1), (-2
 answers (a scale written in its header wins)."""
 _FEW_ANSWERS = 30
 """Below this many answers an attribute's own range says little: it takes its siblings' scale."""
-_ID_WORDS = {"id", "idno", "respid", "responseid", "respondentid", "uuid", "respondent",
-             "customer", "code", "identifier", "serial"}
+_ID_WORDS = {"id", "idno", "respid", "responseid", "respondentid", "uuid", "identifier", "serial"}
+"""Header words that make a column an identifier, never a score."""
+_ID_NOUNS = {"respondent", "customer", "code", "client", "account"}
+_ID_TAILS = {"no", "nr", "num", "number", "ref", "reference", "key"}
+""""Customer" or "Customer no." is an identifier; "Customer support" is a CX attribute."""
+
+
+def _id_like(words: set[str]) -> bool:
+    """Whether a header's words name an identifier.
+
+    >>> _id_like({"customer"}), _id_like({"customer", "no"}), _id_like({"customer", "support"})
+    (True, True, False)
+    """
+    return bool(words & _ID_WORDS) or bool(words & _ID_NOUNS and words <= _ID_NOUNS | _ID_TAILS)
 _FREE_TEXT_WORDS = {"comment", "comments", "reason", "reasons", "why", "feedback", "verbatim",
                     "verbatims", "explain", "explanation", "suggestion", "suggestions",
                     "remark", "remarks", "text", "specify", "describe", "open"}
@@ -181,14 +194,18 @@ def _numbered_na(attributes: list[str], scores: dict[str, tuple[pd.Series, Scale
 def _matrix_items(attributes: list[str], labels: dict[str, str],
                   separators: tuple[str, ...] = (" - ", " – ")) -> dict[str, list[tuple[str, str]]]:
     """The matrix questions among the attributes: two or more whose question text (Qualtrics:
-    "question - item"; SurveyMonkey: "question – item") names the same question, as
+    "question - item"; SurveyMonkey: "question – item"; Google Forms: "question [item]") names
+    the same question, as
     ``{question: [(header, item), …]}``. A plain file's headers are the analyst's own names
     and are never cut."""
     groups: dict[str, list[tuple[str, str]]] = {}
     for h in attributes:
         text = labels.get(h, "")
         sep = next((s for s in separators if s in text), None)
-        if sep is not None:
+        grid = GRID_ITEM.fullmatch(text.strip())
+        if grid is not None:
+            groups.setdefault(grid.group(1).strip(), []).append((h, grid.group(2).strip()))
+        elif sep is not None:
             question, item = (part.strip() for part in text.rsplit(sep, 1))
             if question and item:
                 groups.setdefault(question, []).append((h, item))
@@ -261,7 +278,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         column = frame[header]
         words = _words(header)
         target_like = any(w.search(normalise_header(text(header))) for w in _TARGET_WORDS)
-        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or bool(words & _ID_WORDS)
+        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or _id_like(words)
                        or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
         if profile is not None:
@@ -304,7 +321,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         words = _words(header)
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)
-        elif respondent_id is None and distinct >= 0.95 * answered and words & _ID_WORDS:
+        elif respondent_id is None and distinct >= 0.95 * answered and _id_like(words):
             respondent_id = header
         elif pd.api.types.is_datetime64_any_dtype(column):
             segments.append(header)

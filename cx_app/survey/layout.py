@@ -1,4 +1,5 @@
-"""Survey-platform layouts (Qualtrics, SurveyMonkey, SPSS) read as one header row with labels.
+"""Survey-platform layouts (Qualtrics, SurveyMonkey, Google Forms, SPSS) read as one header row
+with labels.
 
 The layout stage of the import: a platform's header rows folded into one column name plus a
 label (the question text), personal data and the platform's own columns dropped, each with a
@@ -33,6 +34,9 @@ _QUALTRICS_METADATA = {
 _SURVEYMONKEY_METADATA = {"collector id", "start date", "end date"}  # and "custom data ..."
 _SURVEYMONKEY_SUBS = {"response", "open-ended response"}
 _RESPONSE_IDS = {"responseid", "respondent id"}
+_GOOGLE_METADATA = {"timestamp", "score"}  # "Score": a quiz's own total
+GRID_ITEM = re.compile(r"(.*\S)\s*\[([^\[\]]+)\]")
+"""A Google Forms grid column: "question [row]"."""
 HEADER_SCAN_ROWS = 30
 """A header row is looked for among a file's first rows."""
 _NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
@@ -104,6 +108,9 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
             folded, label = _fold(top), (sub if sub and sub != top else None)
             own = (folded in _QUALTRICS_METADATA or folded.startswith("q_")
                    or folded.endswith("_nps_group"))
+        elif platform == "google forms":  # one header row; a grid's rows as "question [row]"
+            folded = _fold(top)
+            own, label = folded in _GOOGLE_METADATA, (top if GRID_ITEM.fullmatch(top) else None)
         else:  # SurveyMonkey: the question text is written over its first column
             question = top or question
             folded = _fold(top) if platform.endswith("(condensed)") or not sub else ""
@@ -130,6 +137,10 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
         return found
     if _surveymonkey(first, second):
         return "surveymonkey", 2
+    if (_fold(first[0] if first else None) == "timestamp"
+            and ("email address" in {_fold(c) for c in first}
+                 or any(GRID_ITEM.fullmatch((c or "").strip()) for c in first))):
+        return "google forms", 1
     names = {_fold(c) for c in first}
     if "respondent id" in names and "collector id" in names:
         return "surveymonkey (condensed)", 1
@@ -221,7 +232,8 @@ def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
 _PERSONAL_SAMPLE = 5_000
 _PLATFORM_NAMES = {"qualtrics": "Qualtrics", "qualtrics (legacy)": "Qualtrics (legacy)",
                    "surveymonkey": "SurveyMonkey",
-                   "surveymonkey (condensed)": "SurveyMonkey (condensed)", "spss": "SPSS", "stata": "Stata",
+                   "surveymonkey (condensed)": "SurveyMonkey (condensed)",
+                   "google forms": "Google Forms", "spss": "SPSS", "stata": "Stata",
                    "plain": "plain"}
 
 

@@ -11,6 +11,9 @@
   user-missing on the matrix.
 - SurveyMonkey "expanded" Excel: row 1 question texts written once over a matrix's columns,
   row 2 sub-questions / "Response" / "Open-Ended Response"; answers as choice text.
+- Google Forms CSV (the responses sheet downloaded): one header row, "Timestamp" and
+  "Email Address" first, a grid's rows as "question [row]" answered with the column's text, a
+  linear scale as its number; no response id.
 
 Partial responses (Finished = 0) answer Q1 and nothing after it. The truth: :data:`ITEMS` are
 the attributes on 1–5, ``Q1`` the NPS target, the response id the id.
@@ -160,6 +163,21 @@ def surveymonkey_xlsx(frame: pd.DataFrame, path: Path) -> Path:
                      "01/05/2026 10:07:00 AM", r["IP"], r["Email"], f"First{i}", f"Last{i}",
                      f"cust-{i}", q1, *items, r["Q3_TEXT"], r["Region"]])
     pd.DataFrame(rows).to_excel(path, index=False, header=False)
+    return path
+
+
+def google_forms_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """A Google Forms responses sheet downloaded as CSV."""
+    top = ["Timestamp", "Email Address", RECOMMEND, *[f"{MATRIX} [{item}]" for item in ITEMS],
+           "Is there anything else you would like to tell us?", "Region"]
+    rows = [top]
+    for i, r in frame.iterrows():
+        q1 = "" if np.isnan(r["Q1"]) else str(int(r["Q1"]))
+        items = ["" if r[f"Q2_{k + 1}"] == 0 else NA if r[f"Q2_{k + 1}"] == 6
+                 else SAT5[int(r[f"Q2_{k + 1}"]) - 1] for k in range(len(ITEMS))]
+        rows.append([f"2026/01/05 {1 + i % 12}:{i % 60:02d}:00 PM GMT", r["Email"], q1, *items,
+                     r["Q3_TEXT"], r["Region"]])
+    pd.DataFrame(rows).to_csv(path, index=False, header=False)
     return path
 
 

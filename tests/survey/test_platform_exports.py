@@ -34,6 +34,7 @@ BUILDERS = {
     "qualtrics.tsv": exports.qualtrics_tsv,
     "spss.sav": exports.spss_sav,
     "surveymonkey.xlsx": exports.surveymonkey_xlsx,
+    "googleforms.csv": exports.google_forms_csv,
 }
 PERSONAL = re.compile(r"@example\.com|\b10\.\d+\.\d+\.7\b|First\d|Last\d|51\.5072")
 
@@ -50,11 +51,12 @@ def test_roles_scores_and_nps_are_what_the_analyst_means(files, name):
     truth, paths = files
     survey = load_survey(paths[name])
     schema = survey.schema
-    monkey = name.startswith("surveymonkey")
-    assert schema.target.column == (exports.RECOMMEND if monkey else "Q1")
+    monkey, google = name.startswith("surveymonkey"), name.startswith("google")
+    assert schema.target.column == (exports.RECOMMEND if monkey or google else "Q1")
     assert (schema.target.kind, schema.is_nps) == ("nps", True)
     assert (schema.target.scale.min, schema.target.scale.max) == (0, 10)
     items = ([f"{exports.MATRIX} – {item}" for item in exports.ITEMS] if monkey
+             else [f"{exports.MATRIX} [{item}]" for item in exports.ITEMS] if google
              else [f"Q2_{k + 1}" for k in range(len(exports.ITEMS))])
     assert [a.column for a in schema.attributes] == items
     assert all((a.scale.min, a.scale.max) == (1, 5) for a in schema.attributes)
@@ -64,7 +66,12 @@ def test_roles_scores_and_nps_are_what_the_analyst_means(files, name):
     assert (f"items labelled by their own text, without the question they share: "
             f"{exports.MATRIX!r} ({', '.join(map(repr, exports.ITEMS))})") in schema.description
     assert [s.column for s in schema.segments] == ["Region"]
-    assert schema.respondent_id.column == ("Respondent ID" if monkey else "ResponseId")
+    if google:  # a Google form keeps no response id; its timestamp is the platform's own
+        assert schema.respondent_id is None
+        assert "'Timestamp' (Google Forms metadata, not a survey answer)" in " ".join(
+            survey.quality.notes)
+    else:
+        assert schema.respondent_id.column == ("Respondent ID" if monkey else "ResponseId")
     # NPS over everyone with a valid recommend answer, partial responses included
     n, nps = exports.nps_truth(truth)
     assert survey.quality.respondents == n
@@ -161,6 +168,13 @@ def test_plain_survey_roles_free_text_binary_and_ids():
     assert [s.column for s in schema.segments] == ["female", "Country"]
     unnamed = frame.rename(columns={"idno": "number"})
     assert infer_schema(unnamed).respondent_id.column == "number"  # unique integers
+    # "Customer" names an identifier alone, not inside a CX attribute's name
+    named = frame.rename(columns={"idno": "Customer no.", "Staff": "Customer support"})
+    named["Customer service (phone)"] = rng.integers(1, 6, n).astype(str)
+    schema = infer_schema(named)
+    assert [a.column for a in schema.attributes] == [
+        "Value for money", "Customer support", "Customer service (phone)"]
+    assert schema.respondent_id.column == "Customer no."
 
 
 def test_stata_and_damaged_statistics_files(tmp_path):
