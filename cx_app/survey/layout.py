@@ -1,5 +1,4 @@
-"""Survey-platform layouts (Qualtrics, SurveyMonkey, Google Forms, SPSS) read as one header row
-with labels.
+"""Platform exports (Qualtrics, SurveyMonkey, Google Forms, SPSS): one header row with labels.
 
 The layout stage of the import: a platform's header rows folded into one column name plus a
 label (the question text), personal data and the platform's own columns dropped, each with a
