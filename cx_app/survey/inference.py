@@ -56,10 +56,21 @@ _SEGMENT_WORDS = 3.0
 _WEIGHT_WORDS = {"weight", "weighting", "wgt", "wt", "gewicht", "gewichtung", "poids", "peso"}
 _TARGET_WORDS = tuple(re.compile(words) for words in (
     RECOMMEND_WORDS, r"\bnps\b", r"net promoter", r"overall|\bgesamt", r"\bcsat\b", r"effort",
-    r"\bces\b", r"likelihood", r"satisfaction|zufriedenheit|satisfacci|satisfa[cç][aã]o|soddisfazione|tevredenheid"))
-"""What a target question's header says, earlier patterns first. Short words must stand alone
-("ces" is not "process", "nps" not "snps"); long stems may sit inside a compound
-("Gesamtzufriedenheit", "weiterempfehlen")."""
+    r"\bCES\b", r"likelihood",
+    r"satisfaction|zufriedenheit|satisfacci|satisfa[cç][aã]o|soddisfazione|tevredenheid"))
+"""What a target question's header says, earlier patterns first, matched on the case-folded
+header except "CES" (in capitals: French "ces" is a word). Short words must stand alone ("nps"
+is not "snps"); long stems may sit inside a compound ("Gesamtzufriedenheit",
+"weiterempfehlen")."""
+
+
+def _target_rank(header: str) -> int:
+    """The position in :data:`_TARGET_WORDS` of the first pattern a header matches (their
+    count when none does)."""
+    raw = plain_text(header)
+    folded = normalise_header(raw)
+    return next((i for i, w in enumerate(_TARGET_WORDS)
+                 if w.search(raw if w.pattern == r"\bCES\b" else folded)), len(_TARGET_WORDS))
 
 
 def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
@@ -277,7 +288,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     for header in frame.columns:
         column = frame[header]
         words = _words(header)
-        target_like = any(w.search(normalise_header(text(header))) for w in _TARGET_WORDS)
+        target_like = _target_rank(text(header)) < len(_TARGET_WORDS)
         not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or _id_like(words)
                        or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
@@ -297,14 +308,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if len(scores) < 2:
         raise SchemaError(f"could not infer a layout{_no_scores(frame, len(scores))}; give the "
                           "mapping (--target COL --scale MIN-MAX --attributes A,B,C)")
-    def priority(header: str) -> int:
-        found = normalise_header(text(header))
-        return min((i for i, w in enumerate(_TARGET_WORDS) if w.search(found)),
-                   default=len(_TARGET_WORDS))
-
     # a target-sounding header first (earlier words win), else the widest scale
-    target = min(scores, key=lambda h: (priority(h), -(scores[h][1].max - scores[h][1].min)))
-    guessed = priority(target) == len(_TARGET_WORDS)
+    target = min(scores, key=lambda h: (_target_rank(text(h)),
+                                        -(scores[h][1].max - scores[h][1].min)))
+    guessed = _target_rank(text(target)) == len(_TARGET_WORDS)
     target_scale = scores[target][1]
     kind = guess_kind(text(target), target_scale)
     respondent_id = weight = None

@@ -311,7 +311,7 @@ def guess_kind(header: str, scale: Scale) -> TargetKind:
     text = normalise_header(header)
     if (scale.min, scale.max) == (0, 10) and guess_recommend(text):
         return "nps"
-    if "effort" in text or re.search(r"\bces\b", text):
+    if "effort" in text or re.search(r"\bCES\b", header):  # French "ces" is a word
         return "ces"
     if re.search(r"satisf|zufrieden|soddisf|tevreden|\bcsat\b", text):
         return "csat"

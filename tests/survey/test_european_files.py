@@ -99,3 +99,18 @@ def test_weights_whose_comma_could_be_a_thousands_separator_are_refused_in_one_s
     frame.to_csv(path, sep=";", index=False)
     data = load_survey(path)
     assert data.frame[data.schema.weight.name].tolist() == [1.25, 2.5, 1.0, 3.125]
+
+
+def test_french_ces_is_a_word_and_cest_in_capitals_the_effort_score():
+    rng = np.random.default_rng(4)
+    overall = rng.integers(1, 6, 300)
+    frame = pd.DataFrame({
+        "Accueil dans ces agences": np.clip(overall + rng.integers(-1, 2, 300), 1, 5),
+        "Clarté de ces tarifs": np.clip(overall + rng.integers(-2, 2, 300), 1, 5),
+        "Satisfaction globale (1-5)": overall})
+    schema = infer_schema(frame)
+    assert (schema.target.column, schema.target.kind) == ("Satisfaction globale (1-5)", "csat")
+    english = frame.rename(columns={"Satisfaction globale (1-5)": "CES (1-5)"})
+    assert (infer_schema(english).target.column, infer_schema(english).target.kind) == (
+        "CES (1-5)", "ces")
+
