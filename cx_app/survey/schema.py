@@ -26,6 +26,7 @@ from cx_app.engine.plan import (
 )
 from cx_app.errors import SchemaError
 from cx_app.safe_text import PlainText, plain_text
+from cx_app.survey.choices import vocabulary
 from cx_app.survey.default_plans import default_plan
 
 TargetKind = Literal["nps", "csat", "ces", "custom"]
@@ -418,13 +419,9 @@ def with_recommend(schema: SurveySchema, recommend: bool) -> SurveySchema:
 
 # --------------------------------------------------------------------------- inference
 
-KNOWN_TEXT_CODES = ("don't know", "dont know", "do not know", "dk", "n/a", "na", "not applicable",
-                    "refused", "no answer", "not used",
-                    # German, French, Spanish, Italian, Dutch exports of the same answers
-                    "k.a.", "k. a.", "keine angabe", "weiß nicht", "weiss nicht", "trifft nicht zu",
-                    "nsp", "ne sait pas", "non concerné", "sans réponse", "ns/nc", "no sabe",
-                    "no aplica", "no contesta", "non so", "non applicabile", "weet niet",
-                    "n.v.t.", "geen antwoord")
+KNOWN_TEXT_CODES = vocabulary().not_an_answer
+"""Texts that mean "no answer" in any column (case-folded): the answer vocabulary's
+``not_an_answer`` (``data/answer_scales.yaml``), one list for numeric and choice-text columns."""
 KNOWN_NUMERIC_CODES = (99, 98, 999, 9999, -9, -99)
 """Numbers that mean "no answer" when they lie outside the column's scale (−1 is not one: it is
 an answer on a signed scale such as −2..2)."""

@@ -114,3 +114,29 @@ def test_french_ces_is_a_word_and_cest_in_capitals_the_effort_score():
     assert (infer_schema(english).target.column, infer_schema(english).target.kind) == (
         "CES (1-5)", "ces")
 
+
+
+def test_german_choice_text_is_read_as_scores_and_its_no_answer_as_gaps(tmp_path):
+    levels = ["Sehr unzufrieden", "Unzufrieden", "Weder zufrieden noch unzufrieden",
+              "Zufrieden", "Sehr zufrieden"]
+    rng = np.random.default_rng(8)
+    n = 300
+    overall = rng.integers(0, 11, n)
+    staff = rng.integers(1, 6, n)
+    frame = pd.DataFrame({
+        "Wie wahrscheinlich ist es, dass Sie uns weiterempfehlen?": overall,
+        "Freundlichkeit": [levels[s - 1] for s in staff],
+        "Wartezeit": rng.integers(1, 6, n).astype(object)})
+    frame.loc[::10, "Freundlichkeit"] = "Weiß nicht"
+    frame.loc[5::10, "Wartezeit"] = "-"
+    path = tmp_path / "umfrage.xlsx"
+    frame.to_excel(path, index=False)
+    data = load_survey(path)
+    assert data.schema.target.kind == "nps"
+    staff_name = next(a.name for a in data.schema.attributes if a.column == "Freundlichkeit")
+    wait_name = next(a.name for a in data.schema.attributes if a.column == "Wartezeit")
+    expected = pd.Series(staff, dtype=float).where(frame["Freundlichkeit"] != "Weiß nicht")
+    np.testing.assert_array_equal(data.model_frame[staff_name].to_numpy(float), expected)
+    # "-" in a numeric column is "no answer" too: a gap, the respondent stays in
+    assert data.quality.rows_excluded == 0
+    assert int(data.model_frame[wait_name].isna().sum()) == int((frame["Wartezeit"] == "-").sum())
