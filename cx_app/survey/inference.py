@@ -40,13 +40,15 @@ _ID_TAILS = {"no", "nr", "num", "number", "ref", "reference", "key"}
 """"Customer" or "Customer no." is an identifier; "Customer support" is a CX attribute."""
 
 
-def _id_like(words: set[str]) -> bool:
-    """Whether a header's words name an identifier.
+def _id_like(header: str) -> bool:
+    """Whether a header names an identifier (Typeform's response token is headed "#").
 
-    >>> _id_like({"customer"}), _id_like({"customer", "no"}), _id_like({"customer", "support"})
-    (True, True, False)
+    >>> [_id_like(h) for h in ("Customer", "Customer no.", "Customer support", "#")]
+    [True, True, False, True]
     """
-    return bool(words & _ID_WORDS) or bool(words & _ID_NOUNS and words <= _ID_NOUNS | _ID_TAILS)
+    words = _words(header)
+    return (header.strip() in {"#", "№", "n°"} or bool(words & _ID_WORDS)
+            or bool(words & _ID_NOUNS and words <= _ID_NOUNS | _ID_TAILS))
 _FREE_TEXT_WORDS = {"comment", "comments", "reason", "reasons", "why", "feedback", "verbatim",
                     "verbatims", "explain", "explanation", "suggestion", "suggestions",
                     "remark", "remarks", "text", "specify", "describe", "open"}
@@ -289,7 +291,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         column = frame[header]
         words = _words(header)
         target_like = _target_rank(text(header)) < len(_TARGET_WORDS)
-        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or _id_like(words)
+        not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or _id_like(header)
                        or (guess_role(header) != "other" and not target_like))
         profile = None if not_a_score else _numeric_profile(column)
         if profile is not None:
@@ -328,7 +330,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         words = _words(header)
         if weight is None and words & _WEIGHT_WORDS:
             weight = header  # checked when the file is read (positive numbers, none blank)
-        elif respondent_id is None and distinct >= 0.95 * answered and _id_like(words):
+        elif respondent_id is None and distinct >= 0.95 * answered and _id_like(header):
             respondent_id = header
         elif pd.api.types.is_datetime64_any_dtype(column):
             segments.append(header)

@@ -175,6 +175,9 @@ def test_plain_survey_roles_free_text_binary_and_ids():
     assert [a.column for a in schema.attributes] == [
         "Value for money", "Customer support", "Customer service (phone)"]
     assert schema.respondent_id.column == "Customer no."
+    typeform = frame.drop(columns="idno").assign(
+        **{"#": [f"{i:x}q7t{i}" for i in range(n)]})  # Typeform's response token
+    assert infer_schema(typeform).respondent_id.column == "#"
 
 
 def test_stata_and_damaged_statistics_files(tmp_path):
