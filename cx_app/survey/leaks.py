@@ -7,6 +7,7 @@ mapping that names one is refused.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 MIN_ROWS = 30
@@ -22,11 +23,17 @@ def leak_reason(target: pd.Series, attribute: pd.Series) -> str | None:
     >>> leak_reason(t, pd.Series([1, 2, 3, 4, 5] * 7)) is None
     True
     """
-    both = pd.DataFrame({"t": target.to_numpy(), "a": attribute.to_numpy()}).dropna()
-    if len(both) < MIN_ROWS or both["a"].nunique() < 2 or both["t"].nunique() < 2:
+    t, a = (np.asarray(x, dtype=float) for x in (target, attribute))
+    both = ~(np.isnan(t) | np.isnan(a))
+    t_codes, t_values = pd.factorize(t[both])
+    a_codes, a_values = pd.factorize(a[both])
+    if both.sum() < MIN_ROWS or len(a_values) < 2 or len(t_values) < 2:
         return None
-    if (both.groupby("t")["a"].nunique() == 1).all():
+    # the distinct (target, attribute) answer pairs: one per target answer, or per attribute one
+    pairs = np.count_nonzero(np.bincount(t_codes * len(a_values) + a_codes,
+                                         minlength=len(t_values) * len(a_values)))
+    if pairs == len(t_values):
         return "is a function of the target"
-    if (both.groupby("a")["t"].nunique() == 1).all():
+    if pairs == len(a_values):
         return "predicts perfectly the target"
     return None
