@@ -49,6 +49,8 @@ def _id_like(header: str) -> bool:
     words = _words(header)
     return (header.strip() in {"#", "№", "n°"} or bool(words & _ID_WORDS)
             or bool(words & _ID_NOUNS and words <= _ID_NOUNS | _ID_TAILS))
+
+
 _FREE_TEXT_WORDS = {"comment", "comments", "reason", "reasons", "why", "feedback", "verbatim",
                     "verbatims", "explain", "explanation", "suggestion", "suggestions",
                     "remark", "remarks", "text", "specify", "describe", "open"}
@@ -289,7 +291,6 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     others: list[str] = []
     for header in frame.columns:
         column = frame[header]
-        words = _words(header)
         target_like = _target_rank(text(header)) < len(_TARGET_WORDS)
         not_a_score = (pd.api.types.is_datetime64_any_dtype(column) or _id_like(header)
                        or (guess_role(header) != "other" and not target_like))
