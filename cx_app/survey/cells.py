@@ -22,6 +22,8 @@ DATE_TEXT = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?"
 _MIDNIGHT = re.compile(r" 00:00:00(?:\.0+)?$")
 _EXCEL_EPOCH = "1899-12-30"
 _SERIAL_DATES = (18264, 73050)
+_DAY_MONTH = re.compile(r"^\s*(\d{1,2})[/.-](\d{1,2})[/.-]\d{2,4}\b")
+"""A date written with the day and month first, in one order or the other ("05/10/2026")."""
 
 
 @dataclass(frozen=True)
@@ -161,11 +163,31 @@ def date_column(column: ColumnCells) -> tuple[pd.Series, int, int]:
     return parsed, bad, int(serial.sum())
 
 
+def day_first(texts: pd.Series) -> bool:
+    """Whether a column's "05/10/2026" dates put the day first: some first number is above 12
+    and no second one is, or they are written with dots (German). One order for the whole
+    column, as its writer used one; with no day above 12 it stays month first (pandas').
+
+    >>> day_first(pd.Series(["05/10/2026", "25/10/2026"])), day_first(pd.Series(["10/25/2026"]))
+    (True, False)
+    """
+    parts = texts.str.extract(_DAY_MONTH).dropna().astype(int)
+    if parts.empty or (parts[1] > 12).any():
+        return False
+    return bool((parts[0] > 12).any() or texts.str.match(r"\s*\d{1,2}\.\d{1,2}\.").any())
+
+
 def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
-    """(the date of each distinct text, whether it was an Excel serial day number)."""
+    """(the date of each distinct text, whether it was an Excel serial day number); day-month
+    texts in the column's one order (:func:`day_first`), ISO texts as written."""
     numbers = pd.to_numeric(distinct, errors="coerce")
     serial = numbers.between(*_SERIAL_DATES)
-    parsed = pd.to_datetime(distinct.where(numbers.isna()), errors="coerce", format="mixed")
+    day_month = distinct.str.match(_DAY_MONTH).fillna(False).astype(bool) & numbers.isna()
+    parsed = pd.to_datetime(distinct.where(numbers.isna() & ~day_month), errors="coerce",
+                            format="mixed")
+    if day_month.any():
+        parsed[day_month] = pd.to_datetime(distinct[day_month], errors="coerce", format="mixed",
+                                           dayfirst=day_first(distinct[day_month]))
     if serial.any():
         parsed[serial] = pd.to_datetime(numbers[serial], unit="D", origin=_EXCEL_EPOCH)
     return [parsed.to_numpy(), serial.to_numpy(dtype=bool)]

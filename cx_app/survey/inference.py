@@ -168,6 +168,48 @@ def free_text(header: str, values: pd.Series) -> bool:
     return len(present) >= 20 and len(distinct) > 0.5 * len(present)
 
 
+_DATE_TEXT = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+_CHOICES_JOINED = re.compile(r"\s*,\s*")
+_MOST_CHOICES = 30
+"""A checkbox question offers at most this many choices (its answers join some of them)."""
+
+
+def date_texts(values: pd.Series) -> bool:
+    """Whether a text column's answers are dates written as text (a CSV's "2026-10-05 14:03"):
+    such a column is the answer date, never free text.
+
+    >>> date_texts(pd.Series(["2026-10-05 14:03", "2026-10-06 09:12"]))
+    True
+    >>> date_texts(pd.Series(["North", "2026-10-06"]))
+    False
+    """
+    sample = pd.Series(values.astype(str).str.strip().unique()[:200])
+    if sample.empty or not sample.str.contains(_DATE_TEXT).all():
+        return False
+    return bool(pd.to_datetime(sample, errors="coerce", format="mixed").notna().mean() >= 0.9)
+
+
+def several_answers(values: pd.Series) -> bool:
+    """Whether a text column holds several answers per respondent: a checkbox question that
+    Google Forms or Qualtrics exports as its choices joined by commas ("Chat, Email"). As a
+    segment each combination would be a group, and one respondent belongs to several choices.
+    Answers with a varying number of parts, each part a choice seen elsewhere too; "Paris,
+    France" (always two parts) and "Washington, DC" (a part seen once) stay single answers.
+
+    >>> several_answers(pd.Series(["Chat", "Chat, Email", "Email, Phone", "Phone"]))
+    True
+    >>> several_answers(pd.Series(["Boston", "Washington, DC", "Boston"]))
+    False
+    """
+    parts = pd.Series(values.astype(str).str.strip().unique()).str.split(_CHOICES_JOINED)
+    counts = parts.str.len()
+    if parts.empty or counts.max() < 2 or counts.min() > 1:
+        return False
+    seen = Counter(part for choices in parts for part in set(choices))
+    return len(seen) <= _MOST_CHOICES and all(
+        seen[part] >= 2 for choices in parts[counts > 1] for part in choices)
+
+
 def _unique_integers(values: pd.Series) -> bool:
     """Whether every answered cell is an integer and no two are equal (an id column)."""
     present = values.dropna().astype(str).str.strip()
@@ -319,7 +361,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     kind = guess_kind(text(target), target_scale)
     respondent_id = weight = None
     segments: list[str] = []
+    dated: list[str] = []  # dates under a header that names no role: the date role
     free: list[str] = []
+    joined: list[str] = []  # checkbox questions: several choices per respondent
+    other_ids: list[str] = []  # identifiers besides the respondent's (a device, a network)
     n = len(frame)
     for header in others:
         column = frame[header]
@@ -333,8 +378,14 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             weight = header  # checked when the file is read (positive numbers, none blank)
         elif respondent_id is None and distinct >= 0.95 * answered and _id_like(header):
             respondent_id = header
-        elif pd.api.types.is_datetime64_any_dtype(column):
+        elif _id_like(header) and distinct > max(50, int(0.2 * n)):  # "Store ID" of 20: a segment
+            other_ids.append(header)
+        elif pd.api.types.is_datetime64_any_dtype(column) or date_texts(column[keep]):
             segments.append(header)
+            if guess_role(header) == "other":  # "Month" with dates stays the wave
+                dated.append(header)
+        elif not _words(text(header)) & _FREE_TEXT_WORDS and several_answers(column[keep]):
+            joined.append(header)
         elif free_text(text(header), column[keep]):
             free.append(header)
         elif distinct <= max(50, int(0.2 * n)):
@@ -378,6 +429,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         scale=target_scale,
         attributes=attributes,
         segments=segments,
+        segment_roles=dict.fromkeys(dated, "date"),
         respondent_id=respondent_id,
         weight=weight,
         kind=kind,
@@ -391,6 +443,12 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             f"{h!r} {r}" for h, r in leaks.items())
     if free:
         description += "; free text (never a segment): " + ", ".join(map(repr, free))
+    if other_ids:
+        description += "; identifiers, not answers (never a segment): " + ", ".join(
+            map(repr, other_ids))
+    if joined:
+        description += ("; several answers per respondent, choices joined by commas (never a "
+                        "segment): " + ", ".join(map(repr, joined)))
     for items, top, question in matrices:
         description += "; " + matrix_sentence(question, items, top)
     if guessed:

@@ -348,11 +348,13 @@ def schema_from_mapping(
     name: str = "mapping",
     weight: str | None = None,
     attribute_scales: Mapping[str, str | Sequence[int] | Scale] | None = None,
+    segment_roles: Mapping[str, SegmentRole] | None = None,
 ) -> SurveySchema:
     """A schema from an explicit column mapping (headers as they appear in the file).
 
     The attributes share ``attribute_scale`` (default: the target scale) except those named
-    in ``attribute_scales`` (header → scale); segment roles are guessed from their headers.
+    in ``attribute_scales`` (header → scale); segment roles are guessed from their headers
+    unless ``segment_roles`` (header → role) gives them.
     """
     target_scale = parse_scale(scale)
     attr_scale = target_scale if attribute_scale is None else parse_scale(attribute_scale)
@@ -381,7 +383,7 @@ def schema_from_mapping(
             for n, c in zip(attr_names, attributes, strict=True)
         ],
         "segments": [
-            {"name": n, "column": c, "role": guess_role(c)}
+            {"name": n, "column": c, "role": (segment_roles or {}).get(c) or guess_role(c)}
             for n, c in zip(seg_names, segments, strict=True)
         ],
         "missing_codes": list(missing_codes),
