@@ -20,6 +20,7 @@ from cx_app.survey.schema import (
     NPS_WORDS,
     RECOMMEND_WORDS,
     Scale,
+    SegmentRole,
     SurveySchema,
     guess_kind,
     guess_role,
@@ -361,7 +362,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     kind = guess_kind(text(target), target_scale)
     respondent_id = weight = None
     segments: list[str] = []
-    dated: list[str] = []  # dates under a header that names no role: the date role
+    roles: dict[str, SegmentRole] = {}  # where the answers overrule the header's role
     free: list[str] = []
     joined: list[str] = []  # checkbox questions: several choices per respondent
     other_ids: list[str] = []  # identifiers besides the respondent's (a device, a network)
@@ -383,13 +384,16 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         elif pd.api.types.is_datetime64_any_dtype(column) or date_texts(column[keep]):
             segments.append(header)
             if guess_role(header) == "other":  # "Month" with dates stays the wave
-                dated.append(header)
+                roles[header] = "date"
         elif not _words(text(header)) & _FREE_TEXT_WORDS and several_answers(column[keep]):
             joined.append(header)
         elif free_text(text(header), column[keep]):
             free.append(header)
         elif distinct <= max(50, int(0.2 * n)):
             segments.append(header)
+            if guess_role(header) == "date" and not column[keep].astype(str).str.contains(
+                    r"\d").any():
+                roles[header] = "other"  # "Time": morning, evening
     if respondent_id is None:  # unique whole numbers under any header: the respondent id
         respondent_id = next((h for h in others if h not in segments and h != weight
                               and _unique_integers(frame[h])), None)
@@ -429,7 +433,7 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         scale=target_scale,
         attributes=attributes,
         segments=segments,
-        segment_roles=dict.fromkeys(dated, "date"),
+        segment_roles=roles,
         respondent_id=respondent_id,
         weight=weight,
         kind=kind,

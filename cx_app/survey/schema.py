@@ -319,18 +319,34 @@ def guess_kind(header: str, scale: Scale) -> TargetKind:
     return "custom"
 
 
-_ROLE_WORDS: tuple[tuple[SegmentRole, tuple[str, ...]], ...] = (
-    ("date", ("date", "time", "day")),
-    ("wave", ("wave", "month", "quarter", "period", "year", "round")),
-    ("brand", ("brand", "operator", "company", "provider", "carrier", "bank", "supplier")),
-    ("region", ("region", "country", "city", "area", "state", "province", "district")),
+_ROLE_WORDS: tuple[tuple[SegmentRole, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("date", ("date", "timestamp"), ("time", "day")),
+    ("wave", ("wave", "month", "quarter", "period", "year", "round"), ()),
+    ("brand", ("brand", "operator", "provider", "carrier", "supplier"), ("company", "bank")),
+    ("region", ("region", "country", "city", "state", "province", "district"), ("area",)),
 )
+"""(role, words that give it in a column name, words that give it only alone or with
+:data:`_ROLE_TAILS`): "Time" and "Bank name" are segments, "Waiting time" and "Bank staff" the
+CX attributes they name."""
+_ROLE_TAILS = {"name", "of", "the", "week", "start", "end", "submission", "submitted"}
+_LONGEST_COLUMN_NAME = 4
+"""Words in a column name with a role; a longer header is a question ("Which channels have
+you used in the last month?" names no wave)."""
 
 
 def guess_role(header: str) -> SegmentRole:
-    words = set(re.findall(r"[a-z]+", normalise_header(header)))
-    for role, keys in _ROLE_WORDS:
-        if words & set(keys):
+    """The segment role a column's header names.
+
+    >>> [guess_role(h) for h in ("Month", "Time of day", "Waiting time", "Bank name",
+    ...                          "Bank staff", "Which channels have you used in the last month?")]
+    ['wave', 'date', 'other', 'brand', 'other', 'other']
+    """
+    found = re.findall(r"[a-z]+", normalise_header(header))
+    words = set(found)
+    if len(found) > _LONGEST_COLUMN_NAME:
+        return "other"
+    for role, keys, alone in _ROLE_WORDS:
+        if words & set(keys) or (words & set(alone) and words <= set(alone) | _ROLE_TAILS):
             return role
     return "other"
 

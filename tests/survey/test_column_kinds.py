@@ -81,3 +81,26 @@ def test_month_first_dates_stay_month_first_and_iso_dates_as_written(tmp_path):
     for header in ("Submitted at", "Created"):
         read = pd.to_datetime(data.frame[by_column[header]]).dt.strftime("%Y-%m-%d").tolist()
         assert read == answered.strftime("%Y-%m-%d").tolist(), header
+
+
+def test_attributes_named_with_a_role_word_are_attributes_and_a_question_names_no_wave():
+    rng = np.random.default_rng(8)
+    n = 200
+    frame = pd.DataFrame({
+        "Recommend": rng.integers(0, 11, n),
+        # CX attributes whose names hold "time", "company" or "bank": once segments (a date,
+        # a brand), so the model never saw them
+        "Waiting time": rng.integers(1, 6, n), "Delivery time": rng.integers(1, 6, n),
+        "Company reputation": rng.integers(1, 6, n), "Bank staff": rng.integers(1, 6, n),
+        "Month": rng.choice(["2026-09", "2026-10"], n), "Bank": rng.choice(["A", "B"], n),
+        "Time": rng.choice(["morning", "evening"], n),
+        # SurveyMonkey's checkbox column: once the wave ("month"), which splits the file
+        "Which channels have you used in the last month? – Phone":
+            rng.choice(["Phone", None], n),
+    })
+    schema = infer_schema(frame)
+    assert [a.column for a in schema.attributes] == [
+        "Waiting time", "Delivery time", "Company reputation", "Bank staff"]
+    assert {s.column: s.role for s in schema.segments} == {
+        "Month": "wave", "Bank": "brand", "Time": "other",  # words, not times
+        "Which channels have you used in the last month? – Phone": "other"}
