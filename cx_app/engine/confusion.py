@@ -81,9 +81,7 @@ class LabelLookup:
 def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values") -> np.ndarray:
     """Positions of ``values`` in ``labels`` (rule of :class:`LabelLookup`); AnalysisError
     listing the values that are not labels, with their counts."""
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1)
+    arr = np.asarray(values).reshape(-1)
     if arr.size == 0:
         return np.zeros(0, dtype=np.intp)
     fast = _consecutive_int_positions(arr, labels)
@@ -106,11 +104,11 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
         else:
             mapped[k] = idx
     if unknown:
-        counts = np.bincount(inverse.reshape(-1), minlength=len(uniq))
+        counts = np.bincount(inverse, minlength=len(uniq))
         shown = ", ".join(f"{plain(uniq[k])!r} ({counts[k]}×)" for k in unknown[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
         raise AnalysisError(f"{what}: {shown}{more} not among the classes {format_labels(labels)}")
-    return mapped[inverse.reshape(-1)]
+    return mapped[inverse]
 
 
 def _consecutive_int_positions(arr: np.ndarray, labels: Sequence[Any]) -> np.ndarray | None:

@@ -64,9 +64,7 @@ class ResolvedStep:
     @property
     def membership(self) -> np.ndarray:
         """K×M one-hot matrix: ``membership[c, a] = 1`` when class c is in group a."""
-        g = np.zeros((len(self.group_of), len(self.groups)), dtype=np.int64)
-        g[np.arange(len(self.group_of)), self.group_of] = 1
-        return g
+        return np.eye(len(self.groups), dtype=np.int64)[self.group_of]
 
     @property
     def positive_index(self) -> int | None:

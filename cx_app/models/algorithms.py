@@ -5,17 +5,11 @@ Every algorithm is an :class:`AlgorithmSpec` in :data:`ALGORITHMS`, keyed by a s
 where the paper gives them, scikit-learn's defaults otherwise; an unknown setting name is an
 :class:`~cx_app.errors.AnalysisError` that lists the valid ones.
 
-``build`` returns a :class:`~sklearn.pipeline.Pipeline`: ``"gaps"`` (unanswered attribute
-scores, :func:`gap_filler`), ``"scale"`` (``StandardScaler``, fitted per fold) for the
-algorithms whose fit depends on the attributes' scale (lr, svm, knn, ann, ordinal, cnn), then
-``"model"``. Under ``impute_median`` and ``exclude`` a gap gets the median of the data the
-pipeline is fitted on. Under the default ``impute_indicator`` svm and ordinal also get a 0/1
-"was missing" column per attribute with gaps in training (a linear model cannot tell a median
-answer from a gap otherwise); the others keep the median fill alone
-(:attr:`AlgorithmSpec.gaps`): with indicators Gaussian naive Bayes all but rules out a class
-at one gap, and the others lost more than 0.01 of accuracy on some survey, which the
-model-quality suite (``tests/quality/``) does not allow. The measurements:
-``docs/bases-and-gaps.md``, ``bench/RESULTS.md`` (sections ``quality`` and ``presets``).
+``build`` returns a :class:`~sklearn.pipeline.Pipeline`: ``"gaps"`` (:func:`gap_filler`),
+``"scale"`` (``StandardScaler``, fitted per fold) for the algorithms whose fit depends on the
+attributes' scale (``AlgorithmSpec.scaled``), then ``"model"``. Which algorithms get "was
+missing" indicators under the default ``impute_indicator`` (:attr:`AlgorithmSpec.gaps`), and
+why, measured: ``docs/bases-and-gaps.md``.
 
 Notes on fidelity to the papers:
 
@@ -25,39 +19,31 @@ Notes on fidelity to the papers:
   probabilities are one-vs-rest sigmoids normalised to sum to 1, not libsvm's pairwise coupling).
 - ``ann``: ``max_iter`` counts epochs for Adam; scikit-learn stops earlier when the training
   loss has not improved by ``tol`` for ``n_iter_no_change`` epochs (its default, kept).
-- ``xgb``: XGBoost needs labels 0..k−1; :class:`ContiguousLabels` re-encodes the classes present
-  in each training fold.
-- ``ordinal``: statsmodels ``OrderedModel`` (proportional-odds logit); classes are taken in their
-  sorted order, the scale order when cross-validation passes class positions (it does).
-- ``cnn``: :class:`~cx_app.models.cnn.CNNClassifier` (its docstring gives the settings the
-  papers leave open). Not pre-selected: it is the slowest.
+- ``ordinal``: classes are taken in their sorted order, the scale order when cross-validation
+  passes class positions (it does).
 
 Presets
 -------
 Every algorithm has two presets (:data:`PRESETS`): ``papers``, exactly the settings above
 (:data:`ALGORITHMS`), and ``fast`` (:data:`FAST`), the same model family with a faster solver
-or stopping rule (an algorithm that is fast already keeps the papers' estimator):
+or stopping rule, each said in its ``description`` (an algorithm that is fast already keeps
+the papers' estimator). Why these:
 
-- ``svm``: a linear SVM by liblinear's primal solver (``LinearSVC``, linear in the number of
-  respondents, libsvm about quadratic), one-vs-one like libsvm (``OneVsOneClassifier``), the
-  same Platt scaling. Squared hinge loss: with the plain hinge, liblinear's dual solver hit
-  its 1,000-pass limit on the sample survey and was barely faster than libsvm; one-vs-rest was
-  less accurate on ordinal scores, where a middle score cannot be cut from both neighbours by
-  one hyperplane.
-- ``ann``: the same network and stopping rule in batches of 200 at Adam's step size 0.01 (at
-  most 200 epochs) instead of batches of 10 at 0.001. Early stopping on a 10 % validation
-  split lost 0.011–0.018 accuracy (``bench_presets.py``), so it is not used.
+- ``svm``: the squared hinge: with the plain hinge, liblinear's dual solver hit its 1,000-pass
+  limit on the sample survey and was barely faster than libsvm; one-vs-one as libsvm, since
+  one-vs-rest was less accurate on ordinal scores, where a middle score cannot be cut from both
+  neighbours by one hyperplane.
+- ``ann``: early stopping on a 10 % validation split lost 0.011–0.018 accuracy
+  (``bench_presets.py``), so it is not used.
 - ``rf``, ``knn``: ``n_jobs`` ``None`` = decided at build time: one thread per fold in
   cross-validation (a forest's probabilities summed by several threads differ in the last bits
   with their order), :func:`inner_threads` for a model fitted alone.
 - ``xgb`` keeps one thread: XGBoost's OpenMP threads spin at a barrier in every step of every
   tree, and on a shared 2-core server each barrier waits for a time slice (bench
   ``training_times``: 41–223 s on two threads against 6–11 s on one under load).
-- ``cnn``: 30 epochs instead of 100.
 
-The default preset is :func:`default_preset`: ``fast``, unless ``bench/bench_presets.py``
-measured its 10-fold accuracy more than 0.01 from the papers' (:data:`PAPERS_BY_DEFAULT`).
-A model of the non-default preset is labelled with it (``svm papers``).
+The default preset is :func:`default_preset`. A model of the non-default preset is labelled
+with it (``svm papers``).
 """
 
 from __future__ import annotations
@@ -91,7 +77,14 @@ DEFAULT_ALGORITHMS: tuple[str, ...] = ("lr", "svm", "knn", "nb", "dt", "rf", "an
 """The papers' eight algorithms, in the order the app lists them."""
 
 
-class ContiguousLabels(ClassifierMixin, BaseEstimator):
+class _ArgmaxClassifier(ClassifierMixin, BaseEstimator):
+    """Predicts the class of the highest probability (ties to the first)."""
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class ContiguousLabels(_ArgmaxClassifier):
     """Fit ``estimator`` on labels re-encoded 0..k−1 (XGBoost needs them contiguous).
 
     ``classes_`` are the labels seen in training, sorted; ``predict_proba`` columns follow them.
@@ -114,11 +107,8 @@ class ContiguousLabels(ClassifierMixin, BaseEstimator):
             return np.ones((len(X), 1))
         return self.estimator_.predict_proba(X)
 
-    def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-
-class OrdinalLogisticClassifier(ClassifierMixin, BaseEstimator):
+class OrdinalLogisticClassifier(_ArgmaxClassifier):
     """Ordinal (proportional-odds) regression, statsmodels ``OrderedModel``, as a classifier.
 
     The classes, sorted, are the ordered categories; ``predict_proba`` gives one column per
@@ -144,9 +134,6 @@ class OrdinalLogisticClassifier(ClassifierMixin, BaseEstimator):
         return np.asarray(
             self.result_.model.predict(self.result_.params, exog=np.asarray(X, float))
         )
-
-    def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 @dataclass(frozen=True)
@@ -233,7 +220,7 @@ def gap_filler(missing_policy: str = "impute_indicator",
                          and handling == "indicator")
 
 
-class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
+class RareSafeCalibrated(_ArgmaxClassifier):
     """``CalibratedClassifierCV`` that copes with rare classes in the training data.
 
     scikit-learn refuses ``cv`` inner folds when a class has fewer than ``cv`` members: here
@@ -267,9 +254,6 @@ class RareSafeCalibrated(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         return self.calibrated_.predict_proba(X)
-
-    def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 def _platt_svm(svc: Any) -> RareSafeCalibrated:
@@ -460,8 +444,9 @@ FAST: dict[str, AlgorithmSpec] = {
 """The ``fast`` preset of every algorithm (module docstring)."""
 
 PAPERS_BY_DEFAULT: frozenset[str] = frozenset()
-"""Algorithms whose default preset is ``papers``. Empty: every fast preset is within 0.0048 of
-the papers' 10-fold accuracy (``bench/RESULTS.md``, section presets)."""
+"""Algorithms whose fast preset's 10-fold accuracy ``bench/bench_presets.py`` measured more
+than 0.01 from the papers'. Empty: every fast preset is within 0.0048 (``bench/RESULTS.md``,
+section presets)."""
 
 
 def default_preset(algorithm_id: str) -> str:

@@ -140,18 +140,6 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def five_by_two_comparisons(
-    survey: SurveyData, pairs: Sequence[tuple[str, str]], *, seed: int = 0, n_jobs: int = 1,
-    preset: str | None = None,
-) -> list[dict[str, Any]]:
-    """Dietterich's 5×2cv t-test and Alpaydin's combined F-test (accuracy at the original
-    level) of each pair (:func:`~cx_app.models.comparison.five_by_two_cv`)."""
-    return [five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
-                           missing_policy=survey.schema.missing_attributes,
-                           sample_weight=survey.model_weights, preset=preset).to_dict()
-            for a, b in pairs]
-
-
 def evaluate_algorithm(
     survey: SurveyData,
     algorithm_id: str,
@@ -264,15 +252,10 @@ def evaluate_survey(
     on_cv: Callable[[CrossValResult], None] | None = None,
     preset: str | None = None,
 ) -> tuple[Results, dict[str, ModelEvaluation]]:
-    """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations).
-
-    The evaluations are keyed by :func:`~cx_app.models.algorithms.preset_label` of ``preset``
-    (``svm``, ``svm papers``). ``five_by_two`` pairs also get the 5×2cv tests (their own
-    fits). Every fold of every algorithm is a task of one joblib run
-    (:func:`~cx_app.models.crossval.cross_validate_together`). Permutation importance is
-    computed for the best model only, reusing its fold models; the others' are dropped as soon
-    as they are evaluated. ``on_cv`` is given each cross-validation (fold models dropped) as it
-    is done: what a project file keeps.
+    """Cross-validate ``algorithms`` on a loaded survey; return (results, evaluations keyed by
+    :func:`~cx_app.models.algorithms.preset_label`). Permutation importance is computed for
+    the best model only, reusing its fold models. ``on_cv`` is given each cross-validation
+    (fold models dropped) as it is done: what a project file keeps.
     """
     for a in algorithms:
         get_algorithm(a, preset)
@@ -307,8 +290,11 @@ def evaluate_survey(
     if five_by_two:
         if progress:
             progress(0, len(five_by_two), f"5×2cv tests of {len(five_by_two)} pair(s)")
-        five_by_two_results = five_by_two_comparisons(survey, five_by_two, seed=seed,
-                                                      n_jobs=n_jobs, preset=preset)
+        five_by_two_results = [
+            five_by_two_cv(survey.X, survey.y, survey.classes, a, b, seed, n_jobs=n_jobs,
+                           missing_policy=survey.schema.missing_attributes,
+                           sample_weight=survey.model_weights, preset=preset).to_dict()
+            for a, b in five_by_two]
     document = finish_evaluation(
         survey, evaluations, plan, best_cv, seed=seed, calibration=calibration,
         permutation_repeats=permutation_repeats, comparisons_5x2cv=five_by_two_results,

@@ -25,6 +25,7 @@ from scipy import stats
 
 from cx_app.engine.catalogue import lower_is_better, short_name
 from cx_app.errors import AnalysisError
+from cx_app.models.crossval import assign_folds, class_positions, cross_validate_model
 from cx_app.models.results import ComparisonDocument, FiveByTwo, finite
 from cx_app.multiple_testing import holm
 
@@ -176,8 +177,6 @@ def five_by_two_cv(
 ) -> FiveByTwo:
     """Five replications of stratified 2-fold CV (seeds ``seed``..``seed+4``), both algorithms on
     the same halves, compared on accuracy at the original level. Fits 20 models."""
-    from cx_app.models.crossval import assign_folds, class_positions, cross_validate_model
-
     y = np.asarray(y)
     codes = class_positions(y, tuple(classes))
     diffs = np.empty((5, 2))

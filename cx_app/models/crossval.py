@@ -137,9 +137,6 @@ class CrossValResult:
         """Positions in ``classes`` of ``labels`` (default ``y_true``): what models were fit on."""
         return class_positions(self.y_true if labels is None else labels, self.classes)
 
-    def fold_sizes(self) -> np.ndarray:
-        return np.bincount(self.fold, minlength=self.folds)
-
     def summary(self) -> CrossValidationSummary:
         """The provenance of these predictions (no arrays), as ``results.json`` keeps it."""
         return CrossValidationSummary(
@@ -321,7 +318,8 @@ def _plan_folds(
     preset: str | None = None,
 ) -> _FoldWork:
     """The folds of :func:`cross_validate_model` as joblib jobs, and how to assemble their
-    outputs (its arguments but ``progress``)."""
+    outputs; ``fold`` overrides :func:`assign_folds`, ``sample_weight``: the survey weights
+    (:func:`~cx_app.models.weighting.fit_weighted`)."""
     classes = tuple(classes)
     if len(classes) < 2:
         raise AnalysisError("cross-validation needs at least two classes")
@@ -440,17 +438,9 @@ def cross_validate_model(
 ) -> CrossValResult:
     """k-fold cross-validation of one algorithm: out-of-fold probabilities over ``classes``.
 
-    ``X`` is an n×p attribute table (DataFrame or array), ``y`` the labels (each one of
-    ``classes``; unanswered scores as NaN, filled inside each fold's pipeline per
-    ``missing_policy``). ``options`` are those of :func:`_plan_folds`: ``folds``, ``seed``,
-    ``settings``, ``fold`` (overrides :func:`assign_folds`), ``calibration`` (wraps the
-    pipeline in ``CalibratedClassifierCV(method=..., cv=calibration_folds)``),
-    ``keep_models``, ``keep_train_proba``, ``missing_policy``, ``sample_weight`` (survey
-    weights, for the estimators that take them: :func:`~cx_app.models.weighting.fit_weighted`)
-    and ``preset`` (default the algorithm's :func:`~cx_app.models.algorithms.default_preset`).
-    ``progress(done, total, message)`` is called after each fold. Every stochastic estimator
-    gets ``random_state=seed`` and fits on one thread, so results do not depend on ``n_jobs``
-    (worker processes, −1: every core).
+    ``options``: those of :func:`_plan_folds`. Unanswered attribute scores (NaN) are filled
+    inside each fold's pipeline. Every stochastic estimator gets ``random_state=seed`` and fits
+    on one thread, so results do not depend on ``n_jobs`` (worker processes, −1: every core).
     """
     work = _plan_folds(X, y, classes, algorithm_id, **options)
     start = time.perf_counter()

@@ -15,14 +15,19 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from pydantic import Field, PlainSerializer, computed_field, field_serializer
 from scipy import stats
+from sklearn.inspection import permutation_importance
 
+from cx_app.engine.capability import feature_delta_phi
 from cx_app.errors import AnalysisError
+from cx_app.json_values import plain_document
+from cx_app.models import cluster
+from cx_app.models.crossval import class_positions, load_fold_model
 from cx_app.models.importance_performance import METHOD as IPA_METHOD
 from cx_app.models.importance_performance import as_frame as _frame
 from cx_app.models.importance_performance import importance_performance
-from cx_app.models.results import finite
 from cx_app.result import Result
 
 
@@ -33,17 +38,12 @@ def _score(y: Any, classes: Sequence | None) -> np.ndarray:
         return y.astype(float)
     if classes is None:
         raise AnalysisError("a non-numeric score needs its ordered classes")
-    from cx_app.models.crossval import class_positions
-
     return class_positions(y, tuple(classes)).astype(float)
 
 
-def _clean(values: np.ndarray) -> list:
-    return [finite(v) for v in values.astype(float)]
-
-
-Values = Annotated[np.ndarray, PlainSerializer(_clean)]
-"""One value per attribute: a float list in the JSON, NaN and infinities as null."""
+Values = Annotated[np.ndarray, PlainSerializer(lambda a: plain_document(a.astype(float)))]
+"""One value per attribute (a row of them per fold): float lists in the JSON, NaN and
+infinities as null."""
 
 
 # ---------------------------------------------------------------- Johnson's relative weights
@@ -75,13 +75,6 @@ class RelativeWeights(Result):
     @property
     def percent(self) -> np.ndarray:
         return 100 * self.raw / self.r_squared if self.r_squared > 0 else np.zeros_like(self.raw)
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(
-            {"raw_weight": self.raw, "percent_of_r2": self.percent,
-             "direction": self.direction},
-            index=pd.Index(self.attributes, name="attribute"),
-        )
 
 
 def relative_weights(X: Any, y: Any, classes: Sequence | None = None) -> RelativeWeights:
@@ -129,13 +122,6 @@ class CoefficientTable(Result):
     p: Values
     model: str
 
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(
-            {"coef": self.coef, "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high,
-             "p": self.p},
-            index=pd.Index(self.attributes, name="attribute"),
-        )  # fmt: skip
-
 
 def ordinal_coefficients(X: Any, y: Any, classes: Sequence | None = None) -> CoefficientTable:
     """Proportional-odds logit of the score on standardised attributes (statsmodels
@@ -182,7 +168,7 @@ class PermutationImportance(Result):
 
     algorithm_id: str = Field(alias="algorithm")
     attributes: tuple[str, ...]
-    per_fold: Annotated[np.ndarray, PlainSerializer(lambda a: [_clean(row) for row in a])]
+    per_fold: Values
     scoring: str
     n_repeats: int
 
@@ -218,10 +204,6 @@ class PermutationImportance(Result):
 
 
 def _fold_importance(model, X, codes, fold, f, scoring, n_repeats, random_state):
-    from sklearn.inspection import permutation_importance
-
-    from cx_app.models.crossval import load_fold_model
-
     test = fold == f
     return permutation_importance(load_fold_model(model), X[test], codes[test], scoring=scoring,
                                   n_repeats=n_repeats, random_state=random_state).importances_mean
@@ -240,10 +222,6 @@ def permutation_importance_cv(
     """Drop in ``scoring`` when one attribute is shuffled among a fold's held-out respondents,
     using that fold's model (``cv`` from ``cross_validate_model(..., keep_models=True)``); one
     joblib task per fold. ``progress(folds done, folds)`` after each fold."""
-    from joblib import Parallel, delayed
-
-    from cx_app.models import cluster
-
     if cv.models is None:
         raise AnalysisError(
             f"{cv.algorithm_id}: the fold models were not kept; cross-validate with keep_models=True"
@@ -296,8 +274,6 @@ def top_box_capability(
     """δ/φ of "attribute in its top-2-box" (≥ max − 1) against each target group, one row per
     (attribute, target) over the ``base`` who answered it; ``attribute_max``: the top of the
     scale (default: the highest score seen)."""
-    from cx_app.engine.capability import feature_delta_phi
-
     frame = _frame(X)
     y = np.asarray(y)
     rows = []
@@ -375,24 +351,25 @@ def importance_frame(drivers: DriverAnalysis, measure: Literal["relative_weights
 
     An accuracy drop (``permutation``) has no sign: its direction is the relative weights'.
     """
-    columns = list(IMPORTANCE_COLUMNS)
+    rw = drivers.relative_weights
     if measure == "relative_weights":
-        rw = drivers.relative_weights.to_frame()
-        values = rw["percent_of_r2"].to_numpy()
-        return pd.DataFrame({"attribute": rw.index, "importance": values, "ci_low": values,
-                             "ci_high": values, "direction": rw["direction"].to_numpy()}), \
+        return _importance(rw.attributes, rw.percent, rw.percent, rw.percent, rw.direction), \
             "% of R²"
     if measure == "ordinal":
         if drivers.ordinal is None:
             raise AnalysisError("ordinal coefficients are not available for this survey")
-        frame = drivers.ordinal.to_frame().reset_index().rename(columns={"coef": "importance"})
-        frame["direction"] = np.sign(frame["importance"])
-        return frame[columns], "coefficient (95% interval)"
+        o = drivers.ordinal
+        return _importance(o.attributes, o.coef, o.ci_low, o.ci_high, np.sign(o.coef)), \
+            "coefficient (95% interval)"
     if permutation is None:
         raise AnalysisError("no permutation importance for this model: train it again")
     frame = permutation.to_frame().reset_index().rename(columns={"mean": "importance"})
-    frame["direction"] = frame["attribute"].map(drivers.relative_weights.to_frame()["direction"])
-    return frame[columns], "accuracy drop (95% interval over folds)"
+    frame["direction"] = frame["attribute"].map(dict(zip(rw.attributes, rw.direction, strict=True)))
+    return frame[list(IMPORTANCE_COLUMNS)], "accuracy drop (95% interval over folds)"
+
+
+def _importance(*columns: Any) -> pd.DataFrame:
+    return pd.DataFrame(dict(zip(IMPORTANCE_COLUMNS, columns, strict=True)))
 
 
 def driver_importance(

@@ -162,7 +162,7 @@ def evaluate_result(cv: CrossValResult, resolved_plan: Any) -> ModelEvaluation:
         per_fold={k: {m: tuple(v) for m, v in d.items()} for k, d in per_fold.items()},
         roc=roc,
         fit_seconds=cv.fit_seconds,
-        fold_sizes=tuple(int(s) for s in cv.fold_sizes()),
+        fold_sizes=tuple(int(s) for s in np.bincount(cv.fold, minlength=cv.folds)),
         cv_summary=cv.summary(),
         weighted=cv.weighted,
     )

@@ -432,13 +432,8 @@ class Results(Document):
 
     def level_names(self) -> list[str]:
         """Every level of any model, ``original`` first, then in first-seen order."""
-        names: list[str] = []
-        for model in self.models.values():
-            names.extend(n for n in model.levels if n not in names)
-        if ORIGINAL_LEVEL in names:
-            names.remove(ORIGINAL_LEVEL)
-            names.insert(0, ORIGINAL_LEVEL)
-        return names
+        names = dict.fromkeys(n for model in self.models.values() for n in model.levels)
+        return sorted(names, key=lambda n: n != ORIGINAL_LEVEL)  # stable: first-seen order
 
     def levels(self, name: str) -> dict[str, LevelDocument]:
         """Model id → its level ``name`` (models without that level left out)."""

@@ -41,9 +41,8 @@ __all__ = ["COSTS", "PAPERS_FACTOR", "Cost", "Phases", "expected_phases", "expec
 
 @dataclass(frozen=True)
 class Cost:
-    """The constants of one algorithm (module docstring): the fit's ``c`` and ``b``, the
-    permutation importance's ``o``, ``r`` and ``g``, and the setting that scales the fit's work
-    (its value at ``c``)."""
+    """The constants of one algorithm (module docstring); ``work_reference``: the value of
+    ``work_setting`` at which ``c`` was measured."""
 
     c: float
     b: float
