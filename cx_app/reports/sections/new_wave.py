@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cx_app.engine.catalogue import OTHER_DEFINITIONS
+from cx_app.engine.catalogue import OTHER_DEFINITIONS, metric_name
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.models.names import model_display_name
@@ -19,7 +19,7 @@ from cx_app.reports.blocks import (
     TableColumn,
 )
 from cx_app.reports.definitions import plain_name
-from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
+from cx_app.reports.formatting import cell, facts_table, metric_kind
 from cx_app.survey.vocabulary import vocabulary_for
 
 _DRIFT_COLUMNS: tuple[tuple[str, str, ColumnKind], ...] = (
@@ -89,7 +89,7 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
                                "pp" if rates else kind)]
         table_rows = []
         for r in chosen:
-            row = [metric_display(r.metric, binary), r.estimated]
+            row = [metric_name(r.metric, binary=binary), r.estimated]
             if intervals:
                 row += list(r.interval.ci95) if r.interval else [None, None]
             if realized:
