@@ -21,7 +21,7 @@ from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
 from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
-from cx_app.reports.deck_reference import reference_slides
+from cx_app.reports.deck_reference import FLAG_WORDS, reference_slides
 from cx_app.reports.deck_slide import DeckSlide
 from cx_app.reports.deck_slide import capital as _capital
 from cx_app.reports.deck_slide import interval as _interval
@@ -195,7 +195,7 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
                          "—" if math.isnan(r.nps) else f"{r.ci_low:.1f} to {r.ci_high:.1f}",
                          "—" if math.isnan(r.change) else f"{r.change:+.1f}",
                          (r.note or "too few respondents") if math.isnan(r.nps) else
-                         {FLAG_UP: "yes, a rise", FLAG_DOWN: "yes, a fall"}.get(r.flag, "no"))
+                         FLAG_WORDS.get(r.flag, "no"))
                         for g, r in zip(labels, changes.itertuples(), strict=True)))
     bars = changes.dropna(subset=["nps"]).rename(columns={"respondents": "n"})
     spec = nps_bars(bars[["group", "nps", "ci_low", "ci_high", "n", "flag"]], group_title=name,
