@@ -143,8 +143,7 @@ class _Renderer:
         labels = list(block.labels)
         has_im = block.im is not None
         kind = "count"
-        values = [v for row in block.counts for v in row if isinstance(v, int | float)]
-        top = max(values) if values else 0
+        top = max((v for row in block.counts for v in row if is_number(v)), default=0)
         head = '<th class="corner">Actual ↓ / Predicted →</th>' + "".join(
             f"<th>{escape_html(label)}</th>" for label in labels)
         if has_im:
