@@ -96,9 +96,8 @@ def _colour_by(data: pd.DataFrame, field: str, title: str, colours: Mapping[str,
 def _bars_with_whiskers(data: pd.DataFrame, x: alt.X, y: alt.Y, colour: alt.Color,
                         tooltip: list, width: float | None = None) -> alt.LayerChart:
     bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=width or alt.Undefined).encode(
-        x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip)
-    return alt.layer(bars, whiskers)
+    whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=width or alt.Undefined)
+    return alt.layer(bars, whiskers.encode(x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip))
 
 
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
@@ -165,8 +164,9 @@ def score_distribution_chart(
         data["share"] = data["count"] / total if total else 0.0
     domain = (labels_as_text(categories) if categories is not None
               else list(dict.fromkeys(data["category"])))
-    colours = list(CATEGORY_COLOURS[: len(domain)]) if len(domain) <= len(CATEGORY_COLOURS) else None
-    scale = alt.Scale(domain=domain, range=colours) if colours else alt.Scale(domain=domain)  # else Vega's
+    colours = list(CATEGORY_COLOURS[: len(domain)])
+    fits = colours and len(domain) <= len(colours)  # else Vega's own colours
+    scale = alt.Scale(domain=domain, range=colours) if fits else alt.Scale(domain=domain)
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("score:O", sort=list(dict.fromkeys(data["score"])), title=score_title),
         y=alt.Y("count:Q", title="Respondents"),

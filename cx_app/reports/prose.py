@@ -66,8 +66,8 @@ def best_picks(results: Results, level_name: str) -> list[BestPick]:
         best, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
         test = results.comparison(level_name, metric, best, runner) if runner else None
         p = None if test is None else test.p_holm
-        picks.append(BestPick(metric, metric_name(metric, binary=binary), metric_kind(metric, binary),
-                              model_display_name(best), means[best],
+        picks.append(BestPick(metric, metric_name(metric, binary=binary),
+                              metric_kind(metric, binary), model_display_name(best), means[best],
                               None if runner is None else model_display_name(runner),
                               means[runner] if runner else None, p,
                               None if test is None else test.significant))

@@ -27,7 +27,8 @@ def section(results: Results) -> Section:
         blocks.append(Table(
             f"Level {level_name}",
             (TableColumn("model", "Model"),
-             *(TableColumn(k, metric_name(k, binary=binary), metric_kind(k, binary)) for k in keys)),
+             *(TableColumn(k, metric_name(k, binary=binary), metric_kind(k, binary))
+               for k in keys)),
             tuple((model_display_name(m), *(lv.metric(k) for k in keys))
                   for m, lv in levels.items()),
             note=f"Positive group: {plain_name(positive)}." if positive else ""))
