@@ -45,6 +45,5 @@ def section(results: Results) -> Section:
                  TableColumn("recall", "Recall", "percent"), TableColumn("f1", "F1", "percent"),
                  TableColumn("support", "Support (actual)", "count"), TableColumn("im", "IM", "count")),
                 rows))
-    if not blocks:
-        blocks.append(Paragraph("The results hold no model metrics.", "note"))
-    return Section("metrics", "Metrics", tuple(blocks))
+    return Section("metrics", "Metrics", tuple(blocks) or (
+        Paragraph("The results hold no model metrics.", "note"),))

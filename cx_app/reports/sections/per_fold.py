@@ -39,6 +39,5 @@ def section(results: Results) -> Section:
                                      rhombus_chart(pd.DataFrame(rhombus)).to_dict(),
                                      note="One point per model and fold: spread shows variance, "
                                           "position shows bias (|δ| + |φ| ≤ 1)."))
-    if not blocks:
-        blocks.append(Paragraph("The results hold no per-fold values.", "note"))
-    return Section("per_fold", "Per-fold values", tuple(blocks))
+    return Section("per_fold", "Per-fold values", tuple(blocks) or (
+        Paragraph("The results hold no per-fold values.", "note"),))
