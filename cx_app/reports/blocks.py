@@ -47,11 +47,8 @@ class Table:
         return [row[index] for row in self.rows]
 
     def kind(self, row: int, column: int) -> ColumnKind:
-        if row < len(self.cell_kinds) and column < len(self.cell_kinds[row]):
-            override = self.cell_kinds[row][column]
-            if override is not None:
-                return override
-        return self.columns[column].kind
+        overrides = self.cell_kinds[row] if row < len(self.cell_kinds) else ()
+        return (overrides[column] if column < len(overrides) else None) or self.columns[column].kind
 
 
 @dataclass(frozen=True)

@@ -96,10 +96,8 @@ def _colour_by(data: pd.DataFrame, field: str, title: str, colours: Mapping[str,
 def _bars_with_whiskers(data: pd.DataFrame, x: alt.X, y: alt.Y, colour: alt.Color,
                         tooltip: list, width: float | None = None) -> alt.LayerChart:
     bars = alt.Chart(data).mark_bar(opacity=0.85).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    rule = {"color": "#1b1f23"} if width is None else {"color": "#1b1f23", "strokeWidth": width}
-    whiskers = alt.Chart(data).mark_rule(**rule).encode(x="ci_low:Q", x2="ci_high:Q", y=y,
-                                                        tooltip=tooltip)
-    return alt.layer(bars, whiskers)
+    whiskers = alt.Chart(data).mark_rule(color="#1b1f23", strokeWidth=width or alt.Undefined)
+    return alt.layer(bars, whiskers.encode(x="ci_low:Q", x2="ci_high:Q", y=y, tooltip=tooltip))
 
 
 TREND_MARKS: dict[str, str] = {"significant rise": "▲", "significant fall": "▼"}
@@ -167,9 +165,8 @@ def score_distribution_chart(
     domain = (labels_as_text(categories) if categories is not None
               else list(dict.fromkeys(data["category"])))
     colours = list(CATEGORY_COLOURS[: len(domain)])
-    if len(domain) > len(colours):
-        colours = None  # let Vega pick
-    scale = alt.Scale(domain=domain, range=colours) if colours else alt.Scale(domain=domain)
+    fits = colours and len(domain) <= len(colours)  # else Vega's own colours
+    scale = alt.Scale(domain=domain, range=colours) if fits else alt.Scale(domain=domain)
     return alt.Chart(data).mark_bar().encode(
         x=alt.X("score:O", sort=list(dict.fromkeys(data["score"])), title=score_title),
         y=alt.Y("count:Q", title="Respondents"),
@@ -263,8 +260,8 @@ def confusion_heatmap(
     diagonal = base.transform_filter(alt.datum.kind == "correct").mark_rect(
         fill=None, stroke="#1b1f23", strokeWidth=1.5
     ).encode(x=x, y=y)
-    im_max = float(data.loc[data["kind"] == "IM", "count"].max()) if (
-        data["kind"] == "IM").any() else 0.0
+    im_counts = data.loc[data["kind"] == "IM", "count"]
+    im_max = float(max(im_counts, default=0.0))
     im_cells = base.transform_filter(alt.datum.kind == "IM").mark_rect(
         stroke="#7a3e00", strokeWidth=1, strokeDash=[3, 2]
     ).encode(
@@ -280,7 +277,7 @@ def confusion_heatmap(
         text=alt.Text("count:Q", format=count_format),
         color=alt.condition(alt.datum.row_share > 0.5, alt.value("white"), alt.value("#1b1f23")),
     )
-    layers = [cells, im_cells] if (data["kind"] == "IM").any() else [cells]
+    layers = [cells, im_cells] if len(im_counts) else [cells]
     chart = alt.layer(*layers, diagonal, text).resolve_scale(color="independent")
     # "pad": the cells keep their size and axes/legends are added around them (a host that
     # fits the whole chart into a width, as Streamlit does by default, would shrink the cells)
@@ -474,16 +471,15 @@ def quadrant_chart(frame: pd.DataFrame, *, importance_title: str = "Importance",
 
     x = alt.X("performance:Q", title=performance_title, scale=scale(performance_domain))
     y = alt.Y("importance:Q", title=importance_title, scale=scale(importance_domain))
-    colour = (alt.Color("quadrant:N", title="Quadrant", legend=alt.Legend(orient="bottom"))
-              if "quadrant" in data else alt.value(CATEGORY_COLOURS[3]))
+    colour = alt.value(CATEGORY_COLOURS[3])
     tooltip = [alt.Tooltip("attribute:N", title="Attribute"),
                alt.Tooltip("importance:Q", title=importance_title, format=".4f"),
                alt.Tooltip("performance:Q", title=performance_title, format=".2f")]
     if "quadrant" in data:
+        colour = alt.Color("quadrant:N", title="Quadrant", legend=alt.Legend(orient="bottom"))
         tooltip.append(alt.Tooltip("quadrant:N", title="Quadrant"))
-    layers: list[alt.Chart] = [
-        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(x="performance:Q"),
-        alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab").encode(y="importance:Q")]
+    mean = alt.Chart(means).mark_rule(strokeDash=[4, 4], color="#9aa5ab")
+    layers: list[alt.Chart] = [mean.encode(x="performance:Q"), mean.encode(y="importance:Q")]
     if {"performance_low", "performance_high"} <= set(data):
         layers.append(alt.Chart(data).mark_rule(color="#9aa5ab").encode(
             x="performance_low:Q", x2="performance_high:Q", y=y))

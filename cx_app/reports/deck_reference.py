@@ -44,9 +44,7 @@ def _split_slide(split: ReferenceSplit, words: ScoreVocabulary) -> DeckSlide:
     value, n, shown, versus = (full.columns[i] for i in (0, 1, 2, 5))
     table = Table(full.title, (value, n, shown, TableColumn("ci", "95% interval"), versus,
                                TableColumn("flag", "Significant?")),
-                  tuple((label(r.value), r.n, r.score,
-                         interval([r.ci_low, r.ci_high]) if r.ci_low is not None
-                         and r.ci_high is not None else "—",
+                  tuple((label(r.value), r.n, r.score, interval([r.ci_low, r.ci_high]),
                          r.difference, FLAG_WORDS.get(r.flag, "no")) for r in split.rows))
     frame = pd.DataFrame([{"group": label(r.value), "wave": label(r.value), "nps": r.score,
                            "ci_low": r.ci_low, "ci_high": r.ci_high, "n": r.n, "flag": r.flag}

@@ -33,7 +33,7 @@ def score(value: float | None) -> str:
 
 
 def interval(ci95: Sequence[float] | None) -> str:
-    ci = list(ci95 or [])[:2]
+    ci = [c for c in list(ci95 or [])[:2] if c is not None]
     return f"{ci[0]:.1f} to {ci[1]:.1f}" if len(ci) == 2 else "—"
 
 

@@ -52,7 +52,7 @@ _ROW_PIXELS = 20
 
 
 def _put(ws: Worksheet, row: int, column: int, value: Any, *, number_format: str | None = None,
-         font: Font | None = None) -> Any:
+         font: Font | None = None, fill: PatternFill | None = None) -> Any:
     cell = ws.cell(row=row, column=column)
     if isinstance(value, str):
         value = ILLEGAL_CHARACTERS_RE.sub("", value)[:_MAX_CELL_TEXT]
@@ -66,6 +66,8 @@ def _put(ws: Worksheet, row: int, column: int, value: Any, *, number_format: str
             cell.number_format = number_format
     if font is not None:
         cell.font = font
+    if fill is not None:
+        cell.fill = fill
     return cell
 
 
@@ -91,9 +93,8 @@ class _SheetWriter:
             self.row += 1
 
     def _im_cell(self, row: int, column: int, value: Any, fmt: str) -> None:
-        cell = _put(self.ws, row, column, value, number_format=fmt, font=_IM_FONT)
-        cell.fill = _IM_FILL
-        cell.border = _IM_BORDER
+        _put(self.ws, row, column, value, number_format=fmt, font=_IM_FONT,
+             fill=_IM_FILL).border = _IM_BORDER
 
     def _note_width(self, column: int, value: Any, cap: int = 60) -> None:
         if value is None:
@@ -116,8 +117,7 @@ class _SheetWriter:
         self._line(block.title, _BLOCK_FONT)
         header_row = self.row
         for j, column in enumerate(block.columns, start=1):
-            cell = _put(ws, header_row, j, column.title, font=Font(bold=True))
-            cell.fill = _HEADER_FILL
+            cell = _put(ws, header_row, j, column.title, font=Font(bold=True), fill=_HEADER_FILL)
             cell.alignment = Alignment(wrap_text=True, vertical="top")
             self._note_width(j, column.title, cap=24)
         if self.freeze is None:
@@ -188,21 +188,19 @@ class _SheetWriter:
         self._line(f"Positive group: {block.positive}" if block.positive else "")
         top = self.row
         m = len(block.labels)
-        corner = _put(ws, top, 1, "Actual ↓ / Predicted →", font=Font(bold=True))
-        corner.fill = _HEADER_FILL
+        corner = _put(ws, top, 1, "Actual ↓ / Predicted →", font=Font(bold=True), fill=_HEADER_FILL)
         self._note_width(1, corner.value)
         labels = list(block.labels)
         has_im = block.im is not None
         fmt = _REAL_COUNT_FORMAT if block.real_valued else NUMBER_FORMATS["count"]
         for j, label in enumerate([*labels, *(["IM"] if has_im else [])], start=2):
-            cell = _put(ws, top, j, label, font=Font(bold=True))
-            cell.fill = _IM_FILL if (has_im and j == m + 2) else _HEADER_FILL
+            cell = _put(ws, top, j, label, font=Font(bold=True),
+                        fill=_IM_FILL if (has_im and j == m + 2) else _HEADER_FILL)
             cell.alignment = Alignment(horizontal="center")
             self._note_width(j, label, cap=30)
         for i, label in enumerate(labels):
             r = top + 1 + i
-            head = _put(ws, r, 1, label, font=Font(bold=True))
-            head.fill = _HEADER_FILL
+            _put(ws, r, 1, label, font=Font(bold=True), fill=_HEADER_FILL)
             for j, value in enumerate(block.counts[i]):
                 cell = _put(ws, r, j + 2, value, number_format=fmt)
                 if i == j:
@@ -217,11 +215,10 @@ class _SheetWriter:
                 start_type="min", start_color="FFFFFF", end_type="max", end_color="4A7DB3"))
         if has_im:
             last += 1
-            head = _put(ws, last, 1, "IM", font=_IM_FONT)
-            head.fill = _IM_FILL
+            _put(ws, last, 1, "IM", font=_IM_FONT, fill=_IM_FILL)
             for j, value in enumerate(block.im):
                 self._im_cell(last, j + 2, value, fmt)
-            _put(ws, last, m + 2, None).fill = _IM_FILL
+            _put(ws, last, m + 2, None, fill=_IM_FILL)
         self.row = last + 1
         self._line(block.note)
         self.row += 1

@@ -74,11 +74,6 @@ def metric_kind(key: str, binary: bool) -> ColumnKind:
     return {"percent": "percent", "count": "count"}.get(found.format, "float")
 
 
-def metric_display(key: str, binary: bool) -> str:
-    found = metric_definition(key, binary=binary)
-    return found.name if found else key
-
-
 def facts_table(title: str, facts: Iterable[tuple[str, Any, ColumnKind]], *,
                 note: str = "") -> Table:
     """Item / value rows, each in its own kind; facts without a value are left out."""

@@ -20,7 +20,7 @@ from cx_app.reports.blocks import (
     Section,
     Table,
 )
-from cx_app.reports.formatting import format_value
+from cx_app.reports.formatting import format_value, is_number
 from cx_app.safe_text import escape_html, plain_spec
 
 _CSS = """
@@ -85,8 +85,6 @@ _RENDER_SCRIPT = """
 })();
 """
 
-_NUMBER_KINDS = {"int", "count", "float", "percent", "pvalue", "score", "pp"}
-
 LONG_TABLE_ROWS = 60
 """Longer tables are folded (``<details>``): a reduced ROC has one point per distinct score."""
 
@@ -134,8 +132,7 @@ class _Renderer:
 
     @staticmethod
     def _cell(value: Any, kind: str) -> str:
-        if kind in _NUMBER_KINDS and isinstance(value, int | float) \
-                and not isinstance(value, bool):
+        if kind != "text" and is_number(value):
             return (f'<td class="num" title="{escape_html(repr(value))}">'
                     f"{escape_html(format_value(value, kind))}</td>")
         text = format_value(value, kind)
@@ -146,8 +143,7 @@ class _Renderer:
         labels = list(block.labels)
         has_im = block.im is not None
         kind = "count"
-        values = [v for row in block.counts for v in row if isinstance(v, int | float)]
-        top = max(values) if values else 0
+        top = max((v for row in block.counts for v in row if is_number(v)), default=0)
         head = '<th class="corner">Actual ↓ / Predicted →</th>' + "".join(
             f"<th>{escape_html(label)}</th>" for label in labels)
         if has_im:

@@ -21,7 +21,7 @@ from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Table, TableColumn
 from cx_app.reports.charts import importance_bars, nps_bars, nps_trend_chart
-from cx_app.reports.deck_reference import reference_slides
+from cx_app.reports.deck_reference import FLAG_WORDS, reference_slides
 from cx_app.reports.deck_slide import DeckSlide
 from cx_app.reports.deck_slide import capital as _capital
 from cx_app.reports.deck_slide import interval as _interval
@@ -176,10 +176,9 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
     previous = view.waves[-2] if len(view.waves) > 1 else None
     name = _segment_title(by, titles)
     changes = _segment_changes(latest, previous, by)
-    labels = [_label(v) for v in changes["series"]]
-    changes = changes.assign(group=labels)
-    rises = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_UP]
-    falls = [g for g, f in zip(labels, changes["flag"], strict=True) if f == FLAG_DOWN]
+    changes = changes.assign(group=changes["series"].map(_label))
+    rises = changes.loc[changes["flag"] == FLAG_UP, "group"].tolist()
+    falls = changes.loc[changes["flag"] == FLAG_DOWN, "group"].tolist()
     shown = changes.dropna(subset=["nps"]).sort_values("nps", ascending=False)
     title = SegmentMovesFact(
         head=f"{name} in {_label(latest.label)}",
@@ -191,12 +190,12 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
                          TableColumn("nps", f"Estimated {words.short_name}", "score"),
                          TableColumn("ci", "95% interval"), TableColumn("change", since),
                          TableColumn("flag", "Beyond the uncertainty?")),
-                  tuple((g, r.respondents, None if math.isnan(r.nps) else r.nps,
+                  tuple((r.group, r.respondents, None if math.isnan(r.nps) else r.nps,
                          "—" if math.isnan(r.nps) else f"{r.ci_low:.1f} to {r.ci_high:.1f}",
                          "—" if math.isnan(r.change) else f"{r.change:+.1f}",
                          (r.note or "too few respondents") if math.isnan(r.nps) else
-                         {FLAG_UP: "yes, a rise", FLAG_DOWN: "yes, a fall"}.get(r.flag, "no"))
-                        for g, r in zip(labels, changes.itertuples(), strict=True)))
+                         FLAG_WORDS.get(r.flag, "no"))
+                        for r in changes.itertuples()))
     bars = changes.dropna(subset=["nps"]).rename(columns={"respondents": "n"})
     spec = nps_bars(bars[["group", "nps", "ci_low", "ci_high", "n", "flag"]], group_title=name,
                     score_title=words.title, flag_title=since).to_dict() if len(bars) else None

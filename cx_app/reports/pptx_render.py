@@ -56,8 +56,7 @@ def _table(slide: Any, table: Table, box: tuple[float, float, float, float]) -> 
     shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left),
                                    Inches(top), Inches(width), Inches(height)).table
     cells = [[c.title for c in table.columns]]
-    cells += [[format_value(v, table.columns[j].kind) if v is not None else ""
-               for j, v in enumerate(row)] for row in rows]
+    cells += [[format_value(v, table.columns[j].kind) for j, v in enumerate(row)] for row in rows]
     for i, values in enumerate(cells):
         for j, value in enumerate(values):
             cell = shape.cell(i, j)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from cx_app.engine.catalogue import compared_metrics, short_name
+from cx_app.engine.catalogue import compared_metrics, metric_name, short_name
 from cx_app.models.analysis import rank_models
 from cx_app.models.importance_performance import (
     NO_STANDOUT,
@@ -20,7 +20,7 @@ from cx_app.models.importance_performance import (
 from cx_app.models.names import model_display_name
 from cx_app.models.results import NetScoreFigure, Results
 from cx_app.reports.blocks import ColumnKind
-from cx_app.reports.formatting import interval_text, join, metric_display, metric_kind
+from cx_app.reports.formatting import interval_text, join, metric_kind
 from cx_app.survey.vocabulary import ScoreVocabulary, vocabulary_for
 
 NPS_WORDS = vocabulary_for(nps=True)
@@ -66,8 +66,8 @@ def best_picks(results: Results, level_name: str) -> list[BestPick]:
         best, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
         test = results.comparison(level_name, metric, best, runner) if runner else None
         p = None if test is None else test.p_holm
-        picks.append(BestPick(metric, metric_display(metric, binary), metric_kind(metric, binary),
-                              model_display_name(best), means[best],
+        picks.append(BestPick(metric, metric_name(metric, binary=binary),
+                              metric_kind(metric, binary), model_display_name(best), means[best],
                               None if runner is None else model_display_name(runner),
                               means[runner] if runner else None, p,
                               None if test is None else test.significant))

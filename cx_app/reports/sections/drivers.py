@@ -10,6 +10,7 @@ import pandas as pd
 from cx_app.models.importance_performance import NO_STANDOUT
 from cx_app.models.names import model_display_name
 from cx_app.models.results import (
+    Drivers,
     ImportancePerformanceDoc,
     ImportancePerformanceRow,
     OrdinalDoc,
@@ -121,7 +122,7 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     records = sorted(value.rows, key=lambda r: -r.importance if r.importance is not None
                      else math.inf)
     placed = all(r.performance_pct is not None for r in records)
-    share = 0.01 if as_share else 1.0
+    share, perf = 0.01 if as_share else 1.0, 0.01 if placed else 1.0
 
     def scaled(v: float | None, factor: float) -> float | None:
         return None if v is None else v * factor
@@ -129,9 +130,8 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
     rows = tuple((labels.get(r.attribute) or r.attribute, scaled(r.importance, share),
                   scaled(r.importance_low, share), scaled(r.importance_high, share),
                   r.importance_vs_others, r.direction, r.performance,
-                  scaled(r.performance_pct, 0.01), scaled(r.performance_low, 0.01 if placed
-                                                           else 1.0),
-                  scaled(r.performance_high, 0.01 if placed else 1.0), r.performance_vs_others,
+                  scaled(r.performance_pct, 0.01), scaled(r.performance_low, perf),
+                  scaled(r.performance_high, perf), r.performance_vs_others,
                   r.base, r.na_share, r.quadrant) for r in records)
     kind = "percent" if as_share else "float"
     perf_kind = "percent" if placed else "float"
@@ -207,10 +207,7 @@ def _top_box(rows_in: list[TopBoxRow], labels: Labels) -> list[Block]:
 
 
 def section(results: Results) -> Section:
-    drivers = results.drivers
-    if drivers is None:
-        return Section("drivers", "Drivers", (Paragraph(
-            "The results hold no driver analysis.", "note"),))
+    drivers = results.drivers or Drivers()  # none: the note below
     labels = results.dataset.attribute_labels
     blocks: list[Block] = []
     if drivers.relative_weights is not None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS
+from cx_app.engine.catalogue import BINARY_METRICS, MULTICLASS_METRICS, metric_name
 from cx_app.models.names import model_display_name
 from cx_app.models.results import LevelDocument, Results, finite
 from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
 from cx_app.reports.definitions import plain_name
-from cx_app.reports.formatting import metric_display, metric_kind
+from cx_app.reports.formatting import metric_kind
 
 
 def _metric_keys(levels: list[LevelDocument], binary: bool) -> list[str]:
@@ -27,7 +27,8 @@ def section(results: Results) -> Section:
         blocks.append(Table(
             f"Level {level_name}",
             (TableColumn("model", "Model"),
-             *(TableColumn(k, metric_display(k, binary), metric_kind(k, binary)) for k in keys)),
+             *(TableColumn(k, metric_name(k, binary=binary), metric_kind(k, binary))
+               for k in keys)),
             tuple((model_display_name(m), *(lv.metric(k) for k in keys))
                   for m, lv in levels.items()),
             note=f"Positive group: {plain_name(positive)}." if positive else ""))
@@ -44,6 +45,5 @@ def section(results: Results) -> Section:
                  TableColumn("recall", "Recall", "percent"), TableColumn("f1", "F1", "percent"),
                  TableColumn("support", "Support (actual)", "count"), TableColumn("im", "IM", "count")),
                 rows))
-    if not blocks:
-        blocks.append(Paragraph("The results hold no model metrics.", "note"))
-    return Section("metrics", "Metrics", tuple(blocks))
+    return Section("metrics", "Metrics", tuple(blocks) or (
+        Paragraph("The results hold no model metrics.", "note"),))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cx_app.engine.catalogue import OTHER_DEFINITIONS
+from cx_app.engine.catalogue import OTHER_DEFINITIONS, metric_name
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.metric_intervals import MetricComparisonRow
 from cx_app.models.names import model_display_name
-from cx_app.models.results import finite
 from cx_app.reports.blocks import (
     Block,
     ColumnKind,
@@ -18,8 +17,8 @@ from cx_app.reports.blocks import (
     Table,
     TableColumn,
 )
-from cx_app.reports.definitions import plain_name
-from cx_app.reports.formatting import cell, facts_table, metric_display, metric_kind
+from cx_app.reports.formatting import cell, facts_table, metric_kind
+from cx_app.reports.sections.confusion import level_matrix
 from cx_app.survey.vocabulary import vocabulary_for
 
 _DRIFT_COLUMNS: tuple[tuple[str, str, ColumnKind], ...] = (
@@ -60,14 +59,9 @@ def _matrices(wave: WaveEstimateDocument) -> list[Block]:
                                        tuple(map(str, wave.classes)),
                                        tuple(tuple(row) for row in wave.alp_matrix),
                                        real_valued=True, note=OTHER_DEFINITIONS["alp"].words)]
-    for name, level in wave.levels.items():
-        if level.matrix != wave.alp_matrix:  # the original level is the ALP matrix itself
-            blocks.append(MatrixBlock(
-                f"Estimated level {name}", tuple(map(plain_name, level.labels)),
-                tuple(tuple(finite(x) for x in row) for row in level.matrix),
-                None if level.im is None else tuple(level.im),
-                None if level.positive is None else plain_name(level.positive), real_valued=True))
-    return blocks
+    # the original level is the ALP matrix itself
+    return blocks + [level_matrix(f"Estimated level {name}", level, real_valued=True)
+                     for name, level in wave.levels.items() if level.matrix != wave.alp_matrix]
 
 
 def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool) -> list[Block]:
@@ -89,7 +83,7 @@ def _comparison(level_name: str, rows: list[MetricComparisonRow], realized: bool
                                "pp" if rates else kind)]
         table_rows = []
         for r in chosen:
-            row = [metric_display(r.metric, binary), r.estimated]
+            row = [metric_name(r.metric, binary=binary), r.estimated]
             if intervals:
                 row += list(r.interval.ci95) if r.interval else [None, None]
             if realized:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from cx_app.engine.catalogue import metric_name
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results, finite
 from cx_app.reports.blocks import Block, ChartBlock, Paragraph, Section, Table, TableColumn
 from cx_app.reports.charts import rhombus_chart
-from cx_app.reports.formatting import metric_display
 
 
 def section(results: Results) -> Section:
@@ -20,7 +20,7 @@ def section(results: Results) -> Section:
         for model_id, level in levels.items():
             name = model_display_name(model_id)
             for metric, values in level.per_fold.items():
-                rows.append((name, metric_display(metric, binary), *map(finite, values)))
+                rows.append((name, metric_name(metric, binary=binary), *map(finite, values)))
             deltas, phis = level.per_fold.get("delta", []), level.per_fold.get("phi", [])
             rhombus += [{"series": name, "label": f"fold {i + 1}", "delta": d, "phi": p}
                         for i, (d, p) in enumerate(zip(deltas, phis, strict=False))
@@ -39,6 +39,5 @@ def section(results: Results) -> Section:
                                      rhombus_chart(pd.DataFrame(rhombus)).to_dict(),
                                      note="One point per model and fold: spread shows variance, "
                                           "position shows bias (|δ| + |φ| ≤ 1)."))
-    if not blocks:
-        blocks.append(Paragraph("The results hold no per-fold values.", "note"))
-    return Section("per_fold", "Per-fold values", tuple(blocks))
+    return Section("per_fold", "Per-fold values", tuple(blocks) or (
+        Paragraph("The results hold no per-fold values.", "note"),))

@@ -55,6 +55,5 @@ def section(results: Results) -> Section:
                                            ("tpr",), series="model",
                                            x_title="False positive rate",
                                            y_title="True positive rate"))]
-    if not blocks:
-        blocks.append(Paragraph("The results hold no ROC curves.", "note"))
-    return Section("roc", "ROC", tuple(blocks))
+    return Section("roc", "ROC", tuple(blocks) or (
+        Paragraph("The results hold no ROC curves.", "note"),))
