@@ -1,18 +1,8 @@
 """Apply a saved model to a new survey wave: estimated performance and net score without labels.
 
-:func:`estimate_wave` predicts every respondent, builds the ALP matrix (:mod:`cx_app.estimate.alp`),
-reduces it with the survey's plan (:func:`cx_app.engine.levels.reduce_confusion`) and estimates
-the class counts (probability sums) and the net score
-
-    NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N      (MATH.md §8)
-
-Its interval is for *this* wave's realized score, not another sample's:
-SE = √(SE_outcome² + SE_model² + SE_reference²), a segment adding SE_segment
-(:mod:`cx_app.estimate.segment_error`); each term, the wider fallbacks of older model files and
-the coverage measured by ``bench/bench_intervals.py`` are in docs/alp.md ("Estimated NPS and its
-interval"). With the target column (backtest) the realized values are reported beside the
-estimates; every metric carries its interval (:mod:`cx_app.estimate.metric_intervals`) and the
-accuracy and net score are checked against alert limits (:mod:`cx_app.estimate.alerts`).
+NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N (MATH.md §8); its interval is for *this*
+wave's realized score, SE = √(SE_outcome² + SE_model² + SE_reference² [+ SE_segment²]): each
+term and the fallbacks of older model files are in docs/alp.md ("Estimated NPS and its interval").
 """
 
 from __future__ import annotations
@@ -31,6 +21,7 @@ from cx_app.engine.confusion import ConfusionMatrix
 from cx_app.engine.levels import Level
 from cx_app.errors import AnalysisError
 from cx_app.estimate.alerts import Alert, AlertThresholds, estimate_alerts
+from cx_app.estimate.alp import alp_confusion_matrix, net_outcome, net_parts
 from cx_app.estimate.document import EstimatingModel, ProvenanceBlock, WaveEstimateDocument
 from cx_app.estimate.drift import DriftReport, attribute_drift
 from cx_app.estimate.metric_intervals import (
@@ -127,7 +118,7 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
     """
     from cx_app.survey.weights import effective_sample_size
 
-    pos, neg = _group_sums(proba, classes, groups)
+    pos, neg = net_parts(proba, classes, groups)
     n = len(pos)
     if n == 0:
         raise AnalysisError("no respondents to estimate a net score from")
@@ -167,24 +158,14 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                              se_segment=se_segment, segment_correction=correction)
 
 
-def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Each respondent's probability of the positive group and of the negative group."""
-    p = np.asarray(proba, dtype=float)
-    return tuple(p[:, [i for i, c in enumerate(classes) if c in members]].sum(axis=1)
-                 for members in (groups.positive, groups.negative))
-
-
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
                             classes: Sequence, groups: NetScoreGroups) -> NetScoreErrorDoc:
     """The model's systematic net-score error on its held-out folds: with each fold's
     estimated E_f and realized R_f net score and its answers' variance V_f = 100²·Σ Var(s_i)/n_f²,
     SE_model² = max(0, mean_f((E_f − R_f)² − V_f)) (with fewer than 3 folds, not estimable: the
     mean squared error itself); ``reference_se`` = 100·√(Σ_i Var(s_i))/n over all of them."""
-    y = np.asarray(y_true)
-    pos, neg = _group_sums(proba, classes, groups)
-    outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
-        y, list(groups.negative)).astype(float)
+    pos, neg = net_parts(proba, classes, groups)
+    outcome = net_outcome(y_true, groups)
     spread = pos + neg - (pos - neg) ** 2
     index = np.unique(np.asarray(fold), return_inverse=True)[1]
     sizes = np.bincount(index)
@@ -462,7 +443,6 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
     from cx_app.estimate.alert_bands import model_bands
-    from cx_app.estimate.alp import alp_confusion_matrix
 
     schema = model.schema
     classes = tuple(model.classes)
