@@ -37,12 +37,12 @@ from scipy.stats import norm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cx_app.estimate.ppi import shift_test, wave_ppi_mean  # noqa: E402
 from cx_app.estimate.new_wave import (  # noqa: E402
     estimate_wave,
     model_net_score_se,
     model_reference_se,
 )
+from cx_app.estimate.ppi import shift_test, wave_ppi_mean  # noqa: E402
 from cx_app.estimate.training import train_model  # noqa: E402
 from cx_app.simulation.concept_shift import ConceptShift, shifted_wave  # noqa: E402
 from cx_app.simulation.drift_waves import TARGET_COLUMN, drift_schema_yaml  # noqa: E402

@@ -301,13 +301,6 @@ def model_net_score_se(model: TrainedModel) -> float | None:
     return None if error is None or error.model_se is None else float(error.model_se)
 
 
-def _algorithm_name(algorithm_id: str) -> str:
-    from cx_app.models.algorithms import ALGORITHMS
-
-    spec = ALGORITHMS.get(algorithm_id)
-    return spec.name if spec else algorithm_id
-
-
 def _net_kind(schema) -> str:
     """"nps" only for an NPS (a recommend question on 0–10), else "csat" or "net"."""
     return "nps" if schema.is_nps else "csat" if schema.target.kind == "csat" else "net"
@@ -369,10 +362,11 @@ def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: DriftReport, 
     """What the analyst must know about the estimate: the model file's notes, drift, absent
     and unanswered attributes, a small wave, excluded rows."""
     from cx_app.estimate.calibration import coarse_probability_advice
+    from cx_app.models.names import model_display_name
 
     warnings = list(model.load_warnings)
     warnings.extend(model.cv.calibration_warnings)
-    coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
+    coarse = coarse_probability_advice(model.algorithm_id, model_display_name(model.algorithm_id),
                                        model.calibration)
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)

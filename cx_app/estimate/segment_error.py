@@ -77,8 +77,7 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             per_label[str(label)] = SegmentHeldOutDoc(
                 n=int(rows.sum()), error=error, variance=variance,
                 estimated=100.0 * float(np.mean(pos[rows] - neg[rows])),
-                outcome_sd=100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
-                                                 - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                outcome_sd=100.0 * float(np.std(outcome[rows])),
                 estimated_sd=100.0 * float(np.std(pos[rows] - neg[rows])),
                 accuracy_alp=float(np.mean(top[rows])), accuracy_alp_sd=float(np.std(top[rows])),
                 accuracy=float(np.mean(hit[rows])))
@@ -126,9 +125,10 @@ def segment_stability(errors: np.ndarray, variances: np.ndarray) -> float | None
     if not np.isfinite(within).any():
         return None
     a = float(np.nanmean(within))
-    cross = [d[i, t] * d[i, u] for i in range(d.shape[0]) for t in range(d.shape[1])
-             for u in range(t + 1, d.shape[1]) if np.isfinite(d[i, t] * d[i, u])]
-    if a <= 0 or not cross:
+    t, u = np.triu_indices(d.shape[1], k=1)  # every pair of two different waves
+    cross = (d[:, t] * d[:, u]).ravel()
+    cross = cross[np.isfinite(cross)]
+    if a <= 0 or not cross.size:
         return None
     return float(min(1.0, max(0.0, float(np.mean(cross)) / a)))
 

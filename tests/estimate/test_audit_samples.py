@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from cx_app.errors import AnalysisError
-from cx_app.estimate.ppi import MIN_AUDIT, f1_macro_ppi, shift_test, wave_ppi_mean
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.new_wave import estimate_wave
+from cx_app.estimate.ppi import MIN_AUDIT, f1_macro_ppi, shift_test, wave_ppi_mean
 from cx_app.estimate.training import train_model
 from cx_app.simulation.concept_shift import ConceptShift, shifted_wave
 from cx_app.simulation.drift_waves import (
