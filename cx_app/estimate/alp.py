@@ -200,16 +200,13 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
 
 def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
                   ) -> dict[str, dict]:
-    """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
-    all computed by the engine (:func:`cx_app.engine.levels.reduce_confusion`; without a plan only
-    the "original" level, :func:`cx_app.engine.confusion.multiclass_metrics`)."""
-    if resolved_plan is None:
-        from cx_app.engine.confusion import multiclass_metrics
-
-        return {"original": multiclass_metrics(cm).to_dict()}
+    """Metrics of a (real-valued) matrix at every level of ``resolved_plan`` (without one, the
+    "original" level only), computed by the engine: ``{level name: metrics dict}``."""
+    from cx_app.engine.grouping import ResolvedPlan
     from cx_app.engine.levels import reduce_confusion
 
-    return {level.name: level.metrics for level in reduce_confusion(cm, resolved_plan)}
+    plan = resolved_plan or ResolvedPlan(cm.labels, ())
+    return {level.name: level.metrics for level in reduce_confusion(cm, plan)}
 
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,

@@ -138,15 +138,10 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
                     reference_gaps: Mapping[str, int] | None = None,
                     reference_n: int | None = None,
                     labels: Mapping[str, str] | None = None) -> DriftReport:
-    """Compare the new wave's attributes (``current``, columns = attribute names, NaN =
-    unanswered) with the training value counts ``reference`` (see
-    :func:`value_counts_by_attribute`), answered scores only.
-
-    ``scales`` maps an attribute to its (min, max); values outside are listed and warned about.
-    ``reference_gaps`` (unanswered scores per attribute among the ``reference_n`` training
-    respondents) turns on the n/a-share signal. ``labels`` (name → label) names each attribute
-    in the warnings as the analyst reads it (default: its name).
-    """
+    """Compare the new wave's attributes (``current``, NaN = unanswered) with the training
+    value counts ``reference`` (:func:`value_counts_by_attribute`). ``scales``: attribute →
+    (min, max); ``reference_gaps`` (unanswered scores among the ``reference_n`` training
+    respondents) turns on the n/a-share signal; ``labels``: how the warnings name attributes."""
     scales = scales or {}
     reference_gaps = reference_gaps or {}
     na = {name: _na_shares(reference_gaps.get(name), reference_n, current[name])

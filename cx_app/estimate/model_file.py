@@ -252,14 +252,10 @@ def _refuse_non_skops(data: bytes, name: str) -> None:
 
 def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] = (),
                name: str | None = None) -> TrainedModel:
-    """Read a model file written by :func:`save_model`, refusing anything unsafe or
-    incompatible with a :class:`ModelFileError` that says why.
-
-    ``source``: a path, the file's bytes (an upload) or a binary file object.
-    ``trusted``: extra type names to trust (for a user who has audited a file); default none.
-    ``name``: the file name to use in messages (default: the path's or file object's name).
-    Nothing is built from the file before :func:`check_model_files` accepted it.
-    """
+    """Read a model file (a path, its bytes or a binary file object), refusing anything unsafe
+    or incompatible with a :class:`ModelFileError` that says why; nothing is built from the file
+    before :func:`check_model_files` accepted it. ``trusted``: extra type names to trust (for a
+    user who has audited a file); ``name``: the file's name in messages."""
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 

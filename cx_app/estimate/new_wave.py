@@ -30,7 +30,7 @@ from cx_app.estimate.metric_intervals import (
     level_values,
     wave_metric_intervals,
 )
-from cx_app.estimate.model_metadata import NetScoreErrorDoc, SegmentErrorsDoc
+from cx_app.estimate.model_metadata import NetScoreErrorDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
@@ -52,8 +52,7 @@ if TYPE_CHECKING:
     from cx_app.survey.importing import SurveyData
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
-           "heldout_net_score_error", "model_net_score_se", "model_reference_se",
-           "model_segment_errors"]
+           "heldout_net_score_error", "model_net_score_se", "model_reference_se"]
 
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
@@ -270,12 +269,6 @@ class WaveEstimate(Result):
                     realized=(None if self.realized_levels is None
                               else realized.get(level.name, {}).get(key)))
                 for level in self.levels for key in WAVE_SUMMARY if key in level.metrics]
-
-
-def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
-    """The model's held-out net-score error per segment (None: an older model file)."""
-    error = model.cv.net_score_error
-    return None if error is None else error.segments
 
 
 def model_reference_se(model: TrainedModel) -> float:

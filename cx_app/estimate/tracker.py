@@ -27,7 +27,6 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     model_net_score_se,
     model_reference_se,
-    model_segment_errors,
 )
 from cx_app.estimate.segment_error import segment_correction
 from cx_app.models.results import Document
@@ -163,7 +162,9 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
     kind = estimate.estimated_nps.kind
     weight = survey.weight_name
     target = model.schema.target.name
-    bands = segment_bands(model_segment_errors(model), by)
+    error = model.cv.net_score_error
+    kept = None if error is None else error.segments  # None: an older model file
+    bands = segment_bands(kept, by)
     out = []
     for label, part in segment_frames(frame, by):
         rows = frame.index.get_indexer(part.index)
@@ -175,7 +176,7 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
                                                         "estimate"))
             continue
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
-        correction = segment_correction(model_segment_errors(model), by, label)
+        correction = segment_correction(kept, by, label)
         nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
                                   model_se=model_net_score_se(model),
                                   reference_se=model_reference_se(model), segment=correction)
