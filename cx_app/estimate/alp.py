@@ -30,7 +30,6 @@ __all__ = [
     "AlpGap",
     "FullTrainingCheck",
     "alp_confusion_matrix",
-    "alp_counts",
     "alp_gap",
     "alp_learning_curve",
     "compare_alp_cm",
@@ -88,10 +87,19 @@ def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
     return np.asarray(classes, dtype=object)[p.argmax(axis=1)]
 
 
-def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None) -> np.ndarray:
-    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted:
-    ``A = Pᵀ · B``, ``B`` the one-hot predicted classes (the paper's eq. 19, transposed;
-    ``y_pred`` defaults to the arg-max rule)."""
+def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
+                         y_pred: Sequence | None = None) -> ConfusionMatrix:
+    """The ALP matrix ``A = Pᵀ · B`` (``B`` the one-hot predicted classes; the paper's eq. 19,
+    transposed) as the engine's real-valued :class:`~cx_app.engine.confusion.ConfusionMatrix`,
+    rows = estimated actual class, columns = predicted; ``y_pred`` defaults to the arg-max rule.
+
+    >>> import numpy as np
+    >>> cm = alp_confusion_matrix(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), [0, 1])
+    >>> np.round(np.asarray(cm.counts), 2).tolist()
+    [[1.4, 0.3], [0.6, 0.7]]
+    """
+    from cx_app.engine.confusion import ConfusionMatrix
+
     p = _check_proba(proba, classes)
     k = len(classes)
     if y_pred is None:
@@ -104,22 +112,7 @@ def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = N
         pred = _label_index(y_pred, classes, "predicted")
     onehot = np.zeros((p.shape[0], k))
     onehot[np.arange(p.shape[0]), pred] = 1.0
-    return p.T @ onehot
-
-
-def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
-                         y_pred: Sequence | None = None) -> ConfusionMatrix:
-    """The ALP confusion matrix as the engine's :class:`~cx_app.engine.confusion.ConfusionMatrix`
-    (real-valued counts; rows = estimated actual class, columns = predicted class).
-
-    >>> import numpy as np
-    >>> cm = alp_confusion_matrix(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), [0, 1])
-    >>> np.round(np.asarray(cm.counts), 2).tolist()
-    [[1.4, 0.3], [0.6, 0.7]]
-    """
-    from cx_app.engine.confusion import ConfusionMatrix
-
-    return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
+    return ConfusionMatrix(tuple(classes), p.T @ onehot)
 
 
 NET_SCORE_BINS = 10

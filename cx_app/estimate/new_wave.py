@@ -335,12 +335,10 @@ def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]
 def _predictions(schema: Any, survey: SurveyData, classes: tuple, proba: np.ndarray,
                  y_pred: np.ndarray, groups: NetScoreGroups) -> pd.DataFrame:
     """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
-    group_of = {**{c: groups.positive_name for c in groups.positive},
-                **{c: groups.negative_name for c in groups.negative}}
     frame = pd.DataFrame({
         "sheet_row": survey.X.index.to_numpy(),
         "predicted": y_pred,
-        "group": [group_of.get(c, groups.neutral_name) for c in y_pred],
+        "group": [groups.group_of(c) for c in y_pred],
     })
     id_column = schema.respondent_id
     if id_column and id_column.name in survey.model_frame.columns:
