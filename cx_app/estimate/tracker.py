@@ -1,11 +1,8 @@
 """Tracking many waves: the estimated net score of each wave and of each of its segments.
 
-:func:`track_waves` applies one saved model to several waves and, with ``by``, splits every
-wave by a segment column: a segment's estimate is its respondents' probability mean corrected
-by its own held-out error (:mod:`cx_app.estimate.segment_error`), with its own interval and
-alerts (its own band, and from the second wave on its change since the previous wave). Below
-:data:`MIN_SEGMENT` respondents a segment gets its count and a note only.
-``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
+With ``by`` a segment's estimate is corrected by its own held-out error
+(:mod:`cx_app.estimate.segment_error`) and gets its own interval and alerts (docs/alp.md,
+"Several waves: the tracker"); ``TrackedWave.to_dict`` is one entry of the JSON's ``waves``.
 """
 
 from __future__ import annotations
