@@ -23,7 +23,7 @@ from typing import Any
 
 from cx_app.errors import ModelFileError
 from cx_app.isolation import ChildLimits, ChildStopped, env_number, run_child, say
-from cx_app.provenance import sha256_hex
+from cx_app.provenance import library_versions, sha256_hex
 
 __all__ = ["REMEMBERED", "check_files_in_child", "check_limits", "remember"]
 
@@ -66,11 +66,8 @@ def checks_dir() -> Path:
 
 
 def _memory_file(key: str) -> Path:
-    from importlib.metadata import version
-
-    import cx_app
-
-    versions = f"{cx_app.__version__} {sys.version_info[:3]} {version('scikit-learn')}"
+    v = library_versions()
+    versions = f"{v['cx_app']} {sys.version_info[:3]} {v['sklearn']}"
     return checks_dir() / sha256_hex(f"{key}\n{versions}".encode())
 
 
