@@ -189,6 +189,11 @@ def _has_gap_step(estimator: Any) -> bool:
     return inner is not None and _has_gap_step(inner)
 
 
+def _payload(model: TrainedModel) -> dict:
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "metadata": json.dumps(model.metadata(), sort_keys=True), "estimator": model.estimator}
+
+
 def save_model(model: TrainedModel, path: str | Path) -> Path:
     """Write ``model`` as one skops file (compressed zip), whole or not at all
     (:func:`cx_app.atomic_files.write_bytes_atomic`: a killed run leaves the old file)."""
@@ -208,10 +213,7 @@ def model_bytes(model: TrainedModel) -> bytes:
 
     from cx_app.estimate.model_sandbox import remember
 
-    payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
-               "metadata": json.dumps(model.metadata(), sort_keys=True),
-               "estimator": model.estimator}
-    data = sio.dumps(payload, compression=zipfile.ZIP_DEFLATED)
+    data = sio.dumps(_payload(model), compression=zipfile.ZIP_DEFLATED)
     remember(data)
     return data
 

@@ -49,14 +49,6 @@ def _vectors(y, yhat, pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return y, yhat, pool
 
 
-def _wave_lambda(y: np.ndarray, yhat: np.ndarray) -> float:
-    var = float(np.var(yhat, ddof=1))
-    if var <= 0:
-        return 0.0
-    cov = float(np.cov(y, yhat, ddof=1)[0, 1])
-    return float(np.clip(cov / var, 0.0, 1.0))
-
-
 def wave_ppi_mean(y, yhat, yhat_wave, *, lam: float | None = None) -> PpiMean:
     """The wave's realized mean from an audit of it: λ·mean(yhat_wave) + mean(y − λ·yhat), SE² =
     (1 − n/N)·S²(y − λ·yhat)/n; ``yhat_wave`` holds every respondent's prediction (the audited
@@ -65,7 +57,10 @@ def wave_ppi_mean(y, yhat, yhat_wave, *, lam: float | None = None) -> PpiMean:
     n, big_n = len(y), len(pool)
     if n > big_n:
         raise AnalysisError(f"the audit has {n} answers but the wave only {big_n} respondents")
-    lam = _wave_lambda(y, yhat) if lam is None else float(lam)
+    if lam is None:
+        var = float(np.var(yhat, ddof=1))
+        lam = 0.0 if var <= 0 else float(np.clip(np.cov(y, yhat, ddof=1)[0, 1] / var, 0.0, 1.0))
+    lam = float(lam)
     d = y - lam * yhat
     value = float(lam * np.mean(pool) + np.mean(d))
     se = math.sqrt(max(0.0, (1 - n / big_n) * float(np.var(d, ddof=1)) / n))
