@@ -7,8 +7,8 @@ model (logistic regression, calibration chosen on held-out folds, as ``cx-app tr
 trained on the reference by :func:`cx_app.estimate.training.train_model`; every wave is
 estimated by :func:`cx_app.estimate.new_wave.estimate_wave` (the label-free interval), and
 audits of n respondents drawn at random from the wave are combined with the model's
-predictions of every respondent by :func:`cx_app.estimate.audit.wave_ppi_mean` and checked by
-:func:`cx_app.estimate.audit.shift_test` — the computation of
+predictions of every respondent by :func:`cx_app.estimate.ppi.wave_ppi_mean` and checked by
+:func:`cx_app.estimate.ppi.shift_test` — the computation of
 :func:`cx_app.estimate.audit.audit_wave` on the wave's own rows (the tests check they agree),
 without reading an audit file each time.
 
@@ -37,12 +37,12 @@ from scipy.stats import norm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cx_app.estimate.audit import shift_test, wave_ppi_mean  # noqa: E402
 from cx_app.estimate.new_wave import (  # noqa: E402
     estimate_wave,
     model_net_score_se,
     model_reference_se,
 )
+from cx_app.estimate.ppi import shift_test, wave_ppi_mean  # noqa: E402
 from cx_app.estimate.training import train_model  # noqa: E402
 from cx_app.simulation.concept_shift import ConceptShift, shifted_wave  # noqa: E402
 from cx_app.simulation.drift_waves import TARGET_COLUMN, drift_schema_yaml  # noqa: E402

@@ -1,20 +1,10 @@
 """The alert bands of a saved model: the whole reference's, and each segment's own.
 
-:func:`model_bands` reads the whole reference's band of each metric from a model file's
-cross-validation metadata; :func:`segment_bands` centres each segment's band on its *own*
-held-out level, so that a structurally unhappy bank or region is not flagged in every wave.
-Small segments are shrunk toward the whole by empirical Bayes (normal–normal, method of
-moments, as :mod:`cx_app.estimate.segment_error`): with a segment's level ``L_s`` from ``n_s``
-respondents, its sampling variance ``V_s = v_s²/n_s`` (``v_s``: one respondent's SD of the
-estimate), the whole's level ``L`` and the segments' spread beyond noise
-``τ² = max(0, mean_s((L_s − L)² − V_s))`` (segments of at least 10 respondents):
-
-    w_s = τ² / (τ² + V_s),   level_s = L + w_s·(L_s − L),   unit_sd_s = u + w_s·(u_s − u),
-    level_sd_s = √(w_s·V_s)
-
-``u_s`` being one respondent's SD of the *realized* metric. A segment absent from the training
-data is judged against the whole with ``level_sd = τ``; model files written before the
-segments' levels were kept give no segment band.
+A segment's band is centred on its *own* held-out level, so that a structurally unhappy bank or
+region is not flagged in every wave; small segments are shrunk toward the whole by empirical
+Bayes (docs/alp.md, "Alerts"): w_s = τ²/(τ² + V_s), level_s = L + w_s·(L_s − L),
+unit_sd_s = u + w_s·(u_s − u), level_sd_s = √(w_s·V_s), u_s one respondent's SD of the
+*realized* metric. A segment absent from the training data gets the whole's band, level_sd = τ.
 """
 
 from __future__ import annotations
@@ -45,8 +35,9 @@ def model_bands(cv: HeldOutFigures) -> dict[str, ReferenceBand]:
     gap = cv.alp_gap
     if gap is not None and gap.accuracy_alp is not None and gap.accuracy_cm is not None \
             and cv.n:
-        held = ReferenceBand.binomial(float(gap.accuracy_cm), int(cv.n))
-        bands["accuracy"] = ReferenceBand("accuracy", float(gap.accuracy_alp), held.unit_sd,
+        a = float(gap.accuracy_cm)  # the binomial spread of the held-out accuracy
+        bands["accuracy"] = ReferenceBand("accuracy", float(gap.accuracy_alp),
+                                          math.sqrt(max(a * (1 - a), 0.0)),
                                           f"held-out ALP accuracy of {cv.n} respondents ± "
                                           f"{DEFAULT_SIGMAS:g} binomial SD at each wave's size")
     net = cv.net_score_error

@@ -1,14 +1,9 @@
 """Alerts on estimated performance: estimated accuracy or net score outside the normal band.
 
-Default band, as NannyML's CBPE (mean ± 3 SD of the realized metric over reference chunks),
-with the reference's spread kept per respondent (:class:`ReferenceBand`: ``unit_sd`` = chunk
-SD × √(chunk size)) because our waves and segments have many sizes: a wave of n respondents is
-checked against mean ± 3·√(unit_sd²/n + level_sd²). A segment has its own band
-(:mod:`cx_app.estimate.alert_bands`); consecutive waves of one series are compared by
-:func:`change_alert`; the analyst may set fixed limits (:class:`AlertThresholds`). Accuracy is
-on 0–1, the net score in points. docs/alp.md ("Alerts") has the reasoning and the benches.
-This module holds the types and checks only, so that the estimate documents can use them
-without importing a model file's metadata.
+CBPE's band with the reference's spread kept per respondent, so that waves and segments of any
+size are checked at their own n: mean ± 3·√(unit_sd²/n + level_sd²) (docs/alp.md, "Alerts").
+Accuracy on 0–1, the net score in points. Types and checks only, so that the estimate documents
+can use them without importing a model file's metadata.
 """
 
 from __future__ import annotations
@@ -64,13 +59,6 @@ class ReferenceBand:
                    f"reference: mean ± {DEFAULT_SIGMAS:g} SD of {v.size} chunks of about "
                    f"{n.mean():.0f}, SD scaled to each wave's size, at least the answers' "
                    "own spread")
-
-    @classmethod
-    def binomial(cls, accuracy: float, n_reference: int) -> ReferenceBand:
-        """Accuracy ``a`` of ``n_reference`` held-out respondents: unit SD √(a(1−a))."""
-        return cls("accuracy", float(accuracy), math.sqrt(max(accuracy * (1 - accuracy), 0.0)),
-                   f"held-out accuracy of {n_reference} respondents ± {DEFAULT_SIGMAS:g} "
-                   "binomial SD at each wave's size")
 
     def sd(self, n: int) -> float:
         """The SD of a wave's or segment's figure of ``n`` respondents: ``unit_sd/√n``."""
@@ -220,11 +208,8 @@ def series_changes(previous: Sequence[Alert],
     ``current`` checked (:func:`change_alert`) against the same metric of ``previous`` (their
     band checks; change checks are skipped)."""
     before = {a.metric: a for a in previous if a.comparison != "previous wave"}
-    out = []
-    for now in current:
-        if now.metric in before and (change := change_alert(before[now.metric], now)):
-            out.append(change)
-    return tuple(out)
+    return tuple(change for now in current
+                 if now.metric in before and (change := change_alert(before[now.metric], now)))
 
 
 def parse_limits(text: str | None, what: str) -> tuple[float | None, float | None] | None:
@@ -255,11 +240,7 @@ def estimate_alerts(accuracy: float | None, net_score: float | None, n: int,
                     thresholds: AlertThresholds | None = None) -> tuple[Alert, ...]:
     """The alerts of one wave, segment or chunk (accuracy, then net score; a metric with
     neither a band nor a limit is left out)."""
-    out = []
-    for metric, value in (("accuracy", accuracy), ("net_score", net_score)):
-        if value is None:
-            continue
-        alert = check_alert(metric, value, n, bands.get(metric), thresholds)
-        if alert is not None:
-            out.append(alert)
-    return tuple(out)
+    checked = (check_alert(metric, value, n, bands.get(metric), thresholds)
+               for metric, value in (("accuracy", accuracy), ("net_score", net_score))
+               if value is not None)
+    return tuple(alert for alert in checked if alert is not None)

@@ -1,18 +1,8 @@
 """Actual-label-probabilistic (ALP) confusion matrix and the estimates it gives.
 
-The ALP paper (Section 3) replaces each respondent's unknown actual class by the model's class
-probabilities. In our orientation (rows = actual, columns = predicted; MATH.md §8):
-
-    A[m, k] = Σ_{i: ŷ_i = k} p̂_im      (rows: estimated actual class m, columns: predicted k)
-
-Column sums are the predicted counts, row sums the probability sums (the estimated actual
-counts, eq. 22), the total is N. No labels are needed. Every metric of ``A`` goes through the
-engine (:func:`cx_app.engine.confusion.multiclass_metrics`, :func:`cx_app.engine.grouping.reduce_confusion`);
-the paper's closed forms (eqs. 35–42) are the tests' independent check.
-
-Theorem 1 (ALP ≈ regular matrix) needs calibrated probabilities and a model that neither
-over- nor under-fits. :func:`alp_gap` measures how far that holds on labelled data, and is the
-criterion :mod:`cx_app.estimate.calibration` uses to choose a calibration method.
+A[m, k] = Σ_{i: ŷ_i = k} p̂_im, rows = estimated actual class, columns = predicted (MATH.md §8;
+the paper's matrix transposed); every metric of it goes through the engine. docs/alp.md has the
+matrix, the gap (:func:`alp_gap`, Theorem 1's check, which chooses the calibration) and the rest.
 """
 
 from __future__ import annotations
@@ -40,7 +30,6 @@ __all__ = [
     "AlpGap",
     "FullTrainingCheck",
     "alp_confusion_matrix",
-    "alp_counts",
     "alp_gap",
     "alp_learning_curve",
     "compare_alp_cm",
@@ -98,10 +87,19 @@ def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
     return np.asarray(classes, dtype=object)[p.argmax(axis=1)]
 
 
-def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = None) -> np.ndarray:
-    """The ALP matrix as a K×K float array, rows = estimated actual, columns = predicted:
-    ``A = Pᵀ · B``, ``B`` the one-hot predicted classes (the paper's eq. 19, transposed;
-    ``y_pred`` defaults to the arg-max rule)."""
+def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
+                         y_pred: Sequence | None = None) -> ConfusionMatrix:
+    """The ALP matrix ``A = Pᵀ · B`` (``B`` the one-hot predicted classes; the paper's eq. 19,
+    transposed) as the engine's real-valued :class:`~cx_app.engine.confusion.ConfusionMatrix`,
+    rows = estimated actual class, columns = predicted; ``y_pred`` defaults to the arg-max rule.
+
+    >>> import numpy as np
+    >>> cm = alp_confusion_matrix(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), [0, 1])
+    >>> np.round(np.asarray(cm.counts), 2).tolist()
+    [[1.4, 0.3], [0.6, 0.7]]
+    """
+    from cx_app.engine.confusion import ConfusionMatrix
+
     p = _check_proba(proba, classes)
     k = len(classes)
     if y_pred is None:
@@ -114,49 +112,40 @@ def alp_counts(proba: np.ndarray, classes: Sequence, y_pred: Sequence | None = N
         pred = _label_index(y_pred, classes, "predicted")
     onehot = np.zeros((p.shape[0], k))
     onehot[np.arange(p.shape[0]), pred] = 1.0
-    return p.T @ onehot
-
-
-def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
-                         y_pred: Sequence | None = None) -> ConfusionMatrix:
-    """The ALP confusion matrix as the engine's :class:`~cx_app.engine.confusion.ConfusionMatrix`
-    (real-valued counts; rows = estimated actual class, columns = predicted class).
-
-    >>> import numpy as np
-    >>> cm = alp_confusion_matrix(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), [0, 1])
-    >>> np.round(np.asarray(cm.counts), 2).tolist()
-    [[1.4, 0.3], [0.6, 0.7]]
-    """
-    from cx_app.engine.confusion import ConfusionMatrix
-
-    return ConfusionMatrix(tuple(classes), alp_counts(proba, classes, y_pred))
+    return ConfusionMatrix(tuple(classes), p.T @ onehot)
 
 
 NET_SCORE_BINS = 10
 """Equal-count bins of the estimated net score for :func:`net_score_calibration_error`."""
 
-def _net_columns(classes: Sequence, groups) -> tuple[list[int], list[int]]:
+
+def _net_columns(classes: Sequence, groups: NetScoreGroups) -> tuple[list[int], list[int]]:
     pos = [i for i, c in enumerate(classes) if c in groups.positive]
     neg = [i for i, c in enumerate(classes) if c in groups.negative]
     return pos, neg
 
 
+def net_parts(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Each respondent's probability of the positive group and of the negative group."""
+    p = np.asarray(proba, dtype=float)
+    pos, neg = _net_columns(classes, groups)
+    return p[:, pos].sum(axis=1), p[:, neg].sum(axis=1)
+
+
+def net_outcome(answers: Sequence, groups: NetScoreGroups) -> np.ndarray:
+    """Each answer's net-score outcome s_i: +1 positive group, −1 negative, 0 neutral."""
+    y = np.asarray(answers)
+    return (np.isin(y, list(groups.positive)).astype(float)
+            - np.isin(y, list(groups.negative)).astype(float))
+
+
 def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes: Sequence,
                                 groups: NetScoreGroups, *, n_bins: int = NET_SCORE_BINS,
                                 ) -> float:
-    """Calibration error of the estimated net score, in points (0–200).
-
-    Each respondent's net score is s_i ∈ {+1, 0, −1} (positive, neutral, negative group); its
-    estimate is e_i = p̂_i,positive − p̂_i,negative. Respondents are sorted by e_i into
-    ``n_bins`` equal-count bins b; in each, d_b = mean(e) − mean(s). The error is the
-    noise-corrected root mean square 100·√max(0, Σ_b (n_b/N)·(d_b² − v_b)), v_b = the sample
-    variance of s in bin b divided by n_b (the part of d_b² that sampling alone produces).
-
-    It is at least the pooled error when the bins agree in sign, and it stays large when
-    errors of opposite sign cancel in the pooled figure: a model whose estimates are too high
-    for satisfied respondents and too low for unhappy ones gets the pooled NPS right on the
-    training mix but not on a wave with more (or fewer) satisfied respondents.
-    """
+    """Calibration error of the estimated net score, in points (0–200): the noise-corrected
+    RMS of mean(e) − mean(s) over ``n_bins`` equal-count bins of e_i = p̂_i,P − p̂_i,N
+    (docs/alp.md, "The gap"); unlike the pooled error, opposite errors do not cancel."""
     pos, neg = _net_columns(classes, groups)
     est = proba[:, pos].sum(axis=1) - proba[:, neg].sum(axis=1)
     actual = (np.isin(true_idx, pos).astype(float) - np.isin(true_idx, neg).astype(float))
@@ -204,16 +193,13 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
 
 def level_metrics(cm: ConfusionMatrix, resolved_plan: ResolvedPlan | None = None
                   ) -> dict[str, dict]:
-    """Metrics of a (real-valued) matrix at every level: ``{level name: metrics dict}``,
-    all computed by the engine (:func:`cx_app.engine.levels.reduce_confusion`; without a plan only
-    the "original" level, :func:`cx_app.engine.confusion.multiclass_metrics`)."""
-    if resolved_plan is None:
-        from cx_app.engine.confusion import multiclass_metrics
-
-        return {"original": multiclass_metrics(cm).to_dict()}
+    """Metrics of a (real-valued) matrix at every level of ``resolved_plan`` (without one, the
+    "original" level only), computed by the engine: ``{level name: metrics dict}``."""
+    from cx_app.engine.grouping import ResolvedPlan
     from cx_app.engine.levels import reduce_confusion
 
-    return {level.name: level.metrics for level in reduce_confusion(cm, resolved_plan)}
+    plan = resolved_plan or ResolvedPlan(cm.labels, ())
+    return {level.name: level.metrics for level in reduce_confusion(cm, plan)}
 
 
 def compare_alp_cm(y_true: Sequence, proba: np.ndarray, classes: Sequence, *,

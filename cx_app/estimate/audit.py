@@ -1,18 +1,10 @@
 """Audit samples: a few labelled respondents of a wave sharpen and check its estimate.
 
-No estimate from probabilities alone sees a concept shift (a change of P(answer | attributes)).
 :func:`audit_wave` combines a small labelled sample of the wave with the model's predictions of
-every respondent by prediction-powered inference (Angelopoulos et al. 2023, *Science* 382: 669;
-PPI++ power tuning, Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453). With ``s_i`` the
-per-respondent quantity (×100 promoter/detractor score; or 1 when the predicted class is
-right) and ``f_i`` the model's expectation of it, known for all N respondents:
-
-    θ̂ = λ·mean_wave(f) + mean_A(s − λ·f),   SE² = (1 − n/N)·S²(s − λf)/n
-
-the wave's realized value plus an error of mean zero whatever λ (λ = cov(s, f)/var(f) clipped
-to [0, 1]; λ = 0: the audit alone). Macro F1 by the delta method; the shift test compares
-D = mean_A(s − f) with Var(D) = S²(s − f)/n + SE_model² + SE_reference². How audit rows are
-matched to the wave, and what was measured: docs/alp.md ("Audit samples").
+every respondent by prediction-powered inference (:mod:`cx_app.estimate.ppi`): θ̂ =
+λ·mean_wave(f) + mean_A(s − λ·f), s the answer's quantity (×100 net-score outcome, or 1 when the
+predicted class is right) and f the model's expectation of it; the method, the shift test and
+how audit rows are matched: docs/alp.md ("Audit samples").
 """
 
 from __future__ import annotations
@@ -23,16 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cx_app.errors import AnalysisError
+from cx_app.estimate.alp import _label_index, net_outcome, net_parts
 from cx_app.estimate.ppi import (
     MIN_AUDIT,
-    AuditedFigure,
     AuditResult,
     ExcludedAuditRow,
-    PpiMean,
-    ShiftTest,
     audited_figure,
     f1_macro_ppi,
-    ppi_mean,
     shift_test,
     wave_ppi_mean,
 )
@@ -43,8 +32,7 @@ if TYPE_CHECKING:
     from cx_app.survey.importing import SurveyData
     from cx_app.survey.schema import SurveySchema
 
-__all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "PpiMean", "ShiftTest", "audit_wave",
-           "f1_macro_ppi", "ppi_mean", "read_audit", "wave_ppi_mean", "with_audit"]
+__all__ = ["audit_wave", "read_audit", "with_audit"]
 
 
 def _match(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
@@ -141,13 +129,11 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     groups = groups_for_schema(model.schema)
     pos = np.isin(classes, list(groups.positive))
     neg = np.isin(classes, list(groups.negative))
-    cls_arr = np.asarray(classes)
-    y_idx = np.searchsorted(cls_arr, y) if np.all(np.diff(cls_arr) > 0) else np.array(
-        [classes.index(v) for v in y])
-    s = 100.0 * (pos[y_idx].astype(float) - neg[y_idx].astype(float))
+    y_idx = _label_index(y, classes, "audited")
+    s = 100.0 * net_outcome(y, groups)
 
     def score(p):
-        return 100.0 * (p[:, pos].sum(axis=1) - p[:, neg].sum(axis=1))
+        return 100.0 * np.subtract(*net_parts(p, classes, groups))
 
     f_wave, f_audit = score(proba_wave), score(proba_audit)
     label_free = float(np.mean(f_wave))

@@ -1,14 +1,9 @@
 """Probability calibration, judged by what it does to the ALP estimate.
 
-Methods are scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` (wrapped by
-:func:`cx_app.models.crossval.build_model`); ``none`` keeps the model's own probabilities.
-Calibration is never assumed to help (one-vs-rest calibration of an 11-class model on a few
-hundred respondents per class can make the ALP estimate worse): the method with the smallest
-held-out gap score (:class:`cx_app.estimate.alp.AlpGap`) wins, ties going to the simpler one.
-The score includes the net-score calibration error because matching the class shares alone
-is not enough: sigmoid-calibrated naive Bayes gets the pooled shares right but misses the NPS
-by several points as soon as a wave's mix shifts. Also here: the multiclass Brier score and
-the top-label expected calibration error.
+Calibration is never assumed to help (one-vs-rest calibration of an 11-class model can make the
+ALP estimate worse): the method with the smallest held-out gap score wins, ties going to the
+simpler one (docs/alp.md, "The gap, and how calibration is chosen"). Also the multiclass Brier
+score and the top-label expected calibration error.
 """
 
 from __future__ import annotations
@@ -21,14 +16,8 @@ import numpy as np
 from sklearn.metrics import brier_score_loss
 
 from cx_app.errors import AnalysisError
-from cx_app.estimate.alp import (
-    LARGE_GAP,
-    LARGE_NET_ERROR,
-    AlpGap,
-    _check_proba,
-    _label_index,
-    alp_gap,
-)
+from cx_app.estimate.alp import _check_proba, _label_index, alp_gap
+from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap
 from cx_app.result import Result, flattened
 
 if TYPE_CHECKING:
@@ -39,11 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALIBRATION_METHODS",
-    "LARGE_GAP",
     "CalibrationChoice",
     "CalibrationReport",
     "COARSE_PROBABILITY_ALGORITHMS",
-    "LARGE_NET_ERROR",
     "brier_score",
     "calibration_report",
     "choose_calibration",
@@ -148,12 +135,9 @@ def _remedy(algorithm: str, compared: Sequence[str]) -> str:
 
 def gap_advice(gap: AlpGap, algorithm_name: str = "this model", method: str = "none",
                compared: Sequence[str] = ()) -> str | None:
-    """A warning when a part of the held-out ALP gap is large — the accuracy gap or the
-    class-share gap beyond :data:`~cx_app.estimate.alp.LARGE_GAP`, the net-score calibration
-    error beyond :data:`~cx_app.estimate.alp.LARGE_NET_ERROR` points — naming only the parts
-    that are, with the remedy that fits the algorithm (``algorithm_name`` may carry a model id
-    in brackets; ``compared``: the calibration methods compared before ``method`` was kept,
-    which are then not advised again); else None."""
+    """A warning naming the parts of the held-out ALP gap beyond their limits (LARGE_GAP,
+    LARGE_NET_ERROR) with the remedy that fits the algorithm, else None; ``algorithm_name``
+    may carry a model id in brackets; the methods ``compared`` are not advised again."""
     parts = []
     if abs(gap.accuracy_gap) > LARGE_GAP:
         direction = ("over-confident: the estimate is above" if gap.accuracy_gap > 0

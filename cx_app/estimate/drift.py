@@ -1,14 +1,9 @@
 """Assumption checks before trusting an ALP estimate on a new wave.
 
 Theorem 1 of the ALP paper holds for a wave drawn from the training distribution, so each
-attribute of the wave is compared with the training value counts the model file keeps
-(docs/alp.md, "Drift checks"): the PSI (0.5 added to every cell; < 0.1 stable, ≥ 0.25 major),
-a chi-square test of homogeneity (reported only: with a thousand respondents a tiny shift is
-"significant", so the warning follows the PSI), the share of unanswered scores (a change of at
-least 5 points at p < 0.01, two-proportion z test, Holm-adjusted over the attributes so that
-a survey of many attributes does not warn by chance; the PSI and chi-square compare answered
-scores only, so a gap is never read as a score), and values unseen or outside the scale.
-Every finding is a warning attached to the estimate, never silently dropped.
+attribute is compared with the training value counts the model file keeps (docs/alp.md,
+"Drift checks"); the PSI and chi-square compare answered scores only, so a gap is never read as
+a score. Every finding is a warning attached to the estimate, never silently dropped.
 """
 
 from __future__ import annotations
@@ -143,15 +138,10 @@ def attribute_drift(reference: Mapping[str, Mapping[str, int]], current: pd.Data
                     reference_gaps: Mapping[str, int] | None = None,
                     reference_n: int | None = None,
                     labels: Mapping[str, str] | None = None) -> DriftReport:
-    """Compare the new wave's attributes (``current``, columns = attribute names, NaN =
-    unanswered) with the training value counts ``reference`` (see
-    :func:`value_counts_by_attribute`), answered scores only.
-
-    ``scales`` maps an attribute to its (min, max); values outside are listed and warned about.
-    ``reference_gaps`` (unanswered scores per attribute among the ``reference_n`` training
-    respondents) turns on the n/a-share signal. ``labels`` (name → label) names each attribute
-    in the warnings as the analyst reads it (default: its name).
-    """
+    """Compare the new wave's attributes (``current``, NaN = unanswered) with the training
+    value counts ``reference`` (:func:`value_counts_by_attribute`). ``scales``: attribute →
+    (min, max); ``reference_gaps`` (unanswered scores among the ``reference_n`` training
+    respondents) turns on the n/a-share signal; ``labels``: how the warnings name attributes."""
     scales = scales or {}
     reference_gaps = reference_gaps or {}
     na = {name: _na_shares(reference_gaps.get(name), reference_n, current[name])

@@ -1,13 +1,8 @@
 """ALP estimates from any model's class probabilities: :func:`estimate_from_probabilities`.
 
-The model is anyone's: the caller gives its probabilities on a labelled *reference* set and an
-unlabelled *analysis* set (NannyML CBPE's inputs) and gets what ``cx-app estimate --json``
-gives, overall and per chunk. Predictions are the arg-max of the *given* probabilities (the
-model's own decisions); calibration maps probabilities to probabilities with scikit-learn's own
-calibrators fitted directly (:func:`calibrate_probabilities`), chosen on held-out reference
-folds when ``calibration="auto"``; the same folds give the intervals' model error, and
-reference chunks of the analysis chunks' size the alert bands. docs/alp.md ("Any model's
-probabilities").
+CBPE's inputs (a labelled reference, an unlabelled analysis set) in, what ``cx-app estimate
+--json`` gives out, overall and per chunk (docs/alp.md, "Any model's probabilities"); held-out
+reference folds choose the calibration and give the intervals' model error.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ from cx_app.estimate.alerts import (
     ReferenceBand,
     estimate_alerts,
 )
-from cx_app.estimate.alp import _check_proba, _label_index, alp_confusion_matrix
+from cx_app.estimate.alp import _check_proba, _label_index, alp_confusion_matrix, net_outcome
 from cx_app.estimate.calibration import (
     CALIBRATION_METHODS,
     CalibrationChoice,
@@ -191,9 +186,7 @@ def _reference_bands(y_idx: np.ndarray, pred_idx: np.ndarray, groups: NetScoreGr
     n = len(y_idx)
     size = max(1, min(chunk_size, n // 2))
     correct = (y_idx == pred_idx).astype(float)
-    cls = np.asarray(classes, dtype=object)
-    score = (np.isin(cls[y_idx], list(groups.positive)).astype(float)
-             - np.isin(cls[y_idx], list(groups.negative)).astype(float))
+    score = net_outcome(np.asarray(classes, dtype=object)[y_idx], groups)
     parts = [np.arange(s, min(s + size, n)) for s in range(0, n - size + 1, size)]
     sizes = [len(p) for p in parts]
     acc = float(correct.mean())
@@ -237,16 +230,11 @@ def estimate_from_probabilities(
 ) -> ProbabilityEstimate:
     """ALP estimates of unlabelled rows from any model's probabilities (module docstring).
 
-    ``reference_proba`` (n_ref × K) and ``reference_y`` (each one of ``classes``): labelled
-    rows the model did not train on; ``analysis_proba`` (n × K): the rows to estimate; columns
-    in the order of ``classes``. ``calibration``: ``"auto"`` (chosen on held-out reference
-    folds) or one of ``none``, ``temperature``, ``sigmoid``, ``isotonic``.
-    ``chunks``: None (all rows at once), an int (a chunk size: consecutive rows, the last
-    chunk holding the remainder) or an array of one chunk label per analysis row (e.g. a
-    month; chunks in order of first appearance). ``groups``: the net score's groups (default
-    :func:`default_groups`); ``resolved_plan``: reduced levels
-    (:func:`cx_app.engine.grouping.resolve_plan`); ``thresholds``: the analyst's alert limits
-    (default: the reference's 3-sigma bands); ``seed``: of the interval draws.
+    ``reference_proba`` (n_ref × K, rows the model did not train on) and ``analysis_proba``
+    (n × K): columns in the order of ``classes``. ``chunks``: None (all rows at once), a chunk
+    size (consecutive rows, the last chunk holding the remainder) or one chunk label per
+    analysis row (chunks in order of first appearance). ``thresholds`` default to the
+    reference's 3-sigma bands.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)

@@ -1,23 +1,11 @@
 """95 % intervals of the estimated (ALP) metrics, from the class probabilities alone.
 
-Accuracy, macro precision / recall / F1 and each reduced level's metrics get an interval for
-*this* wave's realized metric (docs/alp.md, "Intervals on every estimated metric"), of two
-independent parts whose variances add:
-
-1. the answers (SE_outcome): each respondent's actual class is a draw from p̂_i. A parametric
-   bootstrap draws them (at most :data:`LABEL_BUDGET` labels per interval, in blocks of
-   :data:`DRAW_BLOCK`) and takes the SD of every metric over the draws; ``method="delta"``
-   uses the closed form instead: Var g(C) ≈ Σ_i [Σ_m p̂_im·G_mŷ_i² − (Σ_m p̂_im·G_mŷ_i)²] with
-   G = ∂g/∂C at the ALP matrix (central differences of :func:`stacked_level_metrics`), exact
-   for accuracy, checked against 2,000 draws for the ratios; its centre is the ALP value.
-2. the model (SE_model, :func:`heldout_metric_errors`): the pooled held-out error ê of the
-   centre and its sampling variance V̂, SE_model² = max(ê², V̂) — not ê² − V̂, which hid a
-   bias of half an SE below five folds' noise (macro recall covered 86 % in
-   ``bench/bench_peers.py``). Files keeping only the pooled gap g over N held-out rows:
-   max(g², SE_outcome²·n/N) (:func:`errors_from_pooled_gaps`).
-
-The centre is the mean realized metric over the draws (for ratios of small counts it differs
-slightly from ALP's ratio of expected counts); interval = centre ± 1.96·SE within [0, 1].
+An interval for *this* wave's realized metric (docs/alp.md, "Intervals on every estimated
+metric"), SE² = SE_outcome² + SE_model²: the answers' part by a parametric bootstrap (each
+respondent's class drawn from p̂_i, :func:`draw_realized_matrices`) or the delta method
+(:func:`_outcome_delta`), the model's by :func:`heldout_metric_errors` (max(ê², V̂), not ê² − V̂:
+that hid a bias of half an SE below five folds' noise). Centre: the mean realized metric over
+the draws; interval = centre ± 1.96·SE within [0, 1].
 """
 
 from __future__ import annotations
@@ -201,10 +189,9 @@ def _outcome_draws(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan, n_dra
 
 def _outcome_delta(proba: np.ndarray, pred_idx: np.ndarray, resolved_plan,
                    ) -> dict[str, dict[str, tuple[float, float]]]:
-    """``{level: {metric: (ALP value, delta-method SD of the realized metric)}}`` (module
-    docstring, part 1): every metric's gradient at the ALP matrix by central differences of
-    :func:`stacked_level_metrics` over all K² cells in one stack, then each respondent's
-    variance from its own probabilities and predicted column, summed per predicted column."""
+    """``{level: {metric: (ALP value, delta-method SD of the realized metric)}}``:
+    Var g(C) ≈ Σ_i [Σ_m p̂_im·G_mŷ_i² − (Σ_m p̂_im·G_mŷ_i)²], G = ∂g/∂C at the ALP matrix by
+    central differences of :func:`stacked_level_metrics` over all K² cells in one stack."""
     p = np.asarray(proba, dtype=float)
     n, k = p.shape
     pred = np.asarray(pred_idx, dtype=np.int64)
@@ -293,7 +280,7 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
                           seed: int = 0, method: str = "bootstrap",
                           ) -> dict[str, dict[str, float]]:
     """SE_model ``{level: {metric: SE}}`` of every wave metric from out-of-fold
-    probabilities (module docstring, part 2)."""
+    probabilities: √max(ê², V̂), ê the pooled error of the centre, V̂ its sampling variance."""
     p = np.asarray(proba, dtype=float)
     y = np.asarray(y_true_idx, dtype=np.int64)
     k = p.shape[1]

@@ -17,7 +17,7 @@ from cx_app.errors import ModelFileError
 from cx_app.estimate.model_file import open_checked_model
 from cx_app.isolation import child_main, next_cpu_share
 
-__all__ = ["main", "synthetic_rows"]
+__all__ = ["synthetic_rows"]
 
 
 def synthetic_rows(model: Any, n_random: int = 5, seed: int = 0) -> np.ndarray:
@@ -54,11 +54,6 @@ def _check(data: bytes, request: dict[str, Any]) -> None:
         print(json.dumps(answer), flush=True)
 
 
-def main() -> None:
-    """The child's entry (:func:`cx_app.isolation.child_main`)."""
-    child_main(_check)
-
-
 def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, Any]:
     import warnings
 
@@ -80,4 +75,4 @@ def _first_prediction(data: bytes, label: str, trusted: list[str]) -> dict[str, 
 
 
 if __name__ == "__main__":
-    main()
+    child_main(_check)

@@ -1,12 +1,9 @@
 """Which trained model estimates new waves: the one whose held-out net score errs least.
 
-A model whose probabilities are too flat estimates a shifted wave leaning back towards the
-reference (the pull of issue 36); that shows on the reference out of fold as its net-score
-calibration error (:func:`cx_app.estimate.alp.net_score_calibration_error`). The first model
-(the analyst's default) is kept unless another errs less by :data:`CHOICE_MARGIN` points: the
-error is itself noisy, and a smaller margin picked the worse model as often as the better one
-(``bench/bench_model_choice.py``; docs/alp.md, "Which model estimates the waves"). A model
-file that keeps no held-out net-score error is ranked after those that do.
+The error is the out-of-fold net-score calibration error (too-flat probabilities pull a shifted
+wave back towards the reference, issue 36); the first model (the analyst's default) is kept
+unless another errs less by :data:`CHOICE_MARGIN` points, the error being itself noisy
+(docs/alp.md, "Which model estimates the waves").
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Saved driver models: one skops file with the fitted pipeline and everything to apply it.
 
-The file's layout, what it refuses and why are in docs/alp.md ("Model files"); the estimator is
-trained on class *positions* 0..K−1 like :mod:`cx_app.models.crossval`. Loading never
-unpickles, and trusted types are not enough (their arrays come from the file too: a tree
-pointing at node 2,000,000,000 crashes compiled code, issue 24), so :func:`load_model` bounds
-every archive member before skops reads it, opens the file and predicts in a limited child
-(:mod:`cx_app.estimate.model_sandbox`) and checks every fitted structure against its own sizes
+The layout and what is refused: docs/alp.md ("Model files"); the estimator is trained on class
+*positions* 0..K−1. Trusted types are not enough (their arrays come from the file too, issue
+24), so :func:`load_model` also bounds the archive, opens and predicts in a limited child
+(:mod:`cx_app.estimate.model_sandbox`) and checks every fitted structure
 (:mod:`cx_app.estimate.model_checks`) before the model is returned.
 """
 
@@ -29,6 +27,9 @@ from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.json_values import plain_document
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 
+if TYPE_CHECKING:
+    from cx_app.survey.schema import SurveySchema
+
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
@@ -36,7 +37,6 @@ __all__ = [
     "ModelVersionWarning",
     "TrainedModel",
     "check_model_files",
-    "library_versions",
     "load_model",
     "model_bytes",
     "open_checked_model",
@@ -75,9 +75,6 @@ TRUSTED_TYPES: tuple[str, ...] = (
     "statsmodels.miscmodels.ordinal_model.OrderedResults",
     "statsmodels.miscmodels.ordinal_model.OrderedResultsWrapper",
 )
-
-if TYPE_CHECKING:
-    from cx_app.survey.schema import SurveySchema
 """Types (beyond skops' own defaults) a model file may contain. Keep it to what
 :data:`cx_app.models.algorithms.ALGORITHMS` with each calibration really produces; the tests save
 every algorithm and check that nothing else is needed."""
@@ -170,31 +167,18 @@ class TrainedModel:
 
     def metadata(self) -> dict:
         """Everything but the estimator, as JSON-ready values."""
-        return {
-            "classes": list(self.classes),
-            "attribute_names": list(self.attribute_names),
-            "schema_yaml": self.schema_yaml,
-            "algorithm_id": self.algorithm_id,
-            "settings": plain_document(dict(self.settings)),
-            "preset": self.preset,
-            "calibration": self.calibration,
-            "training": plain_document(self.training.to_dict()),
-            "cv": plain_document(self.cv.to_dict()),
-            "attribute_distributions": plain_document(dict(self.attribute_distributions)),
-            "attribute_gaps": plain_document(dict(self.attribute_gaps)),
-            "versions": dict(self.versions),
-            "created": self.created,
-            "provenance": self.provenance(),
-        }
-
-    def provenance(self) -> dict:
-        """The common provenance block (:func:`cx_app.provenance.provenance_block`) of the
-        training: its seed, folds, preset, schema hash, training file and time."""
-        name = self.training.filename or "training data"
-        return provenance_block(
+        provenance = provenance_block(  # of the training
             seed=self.cv.seed, folds=self.cv.folds, preset=self.preset,
-            schema_yaml=self.schema_yaml, inputs={str(name): self.training.sha256},
-            created=self.created)
+            schema_yaml=self.schema_yaml, created=self.created,
+            inputs={str(self.training.filename or "training data"): self.training.sha256})
+        return plain_document({**{name: getattr(self, name) for name in _METADATA},
+                               "training": self.training.to_dict(), "cv": self.cv.to_dict(),
+                               "provenance": provenance})
+
+
+_METADATA = ("classes", "attribute_names", "schema_yaml", "algorithm_id", "settings", "preset",
+             "calibration", "attribute_distributions", "attribute_gaps", "versions", "created")
+"""The fields of :class:`TrainedModel` written to the model file's metadata as they are."""
 
 
 def _has_gap_step(estimator: Any) -> bool:
@@ -205,14 +189,9 @@ def _has_gap_step(estimator: Any) -> bool:
     return inner is not None and _has_gap_step(inner)
 
 
-
 def _payload(model: TrainedModel) -> dict:
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "metadata": json.dumps(model.metadata(), sort_keys=True),
-        "estimator": model.estimator,
-    }
+    return {"format": FORMAT, "format_version": FORMAT_VERSION,
+            "metadata": json.dumps(model.metadata(), sort_keys=True), "estimator": model.estimator}
 
 
 def save_model(model: TrainedModel, path: str | Path) -> Path:
@@ -275,14 +254,10 @@ def _refuse_non_skops(data: bytes, name: str) -> None:
 
 def load_model(source: str | Path | bytes | BinaryIO, *, trusted: Sequence[str] = (),
                name: str | None = None) -> TrainedModel:
-    """Read a model file written by :func:`save_model`, refusing anything unsafe or
-    incompatible with a :class:`ModelFileError` that says why.
-
-    ``source``: a path, the file's bytes (an upload) or a binary file object.
-    ``trusted``: extra type names to trust (for a user who has audited a file); default none.
-    ``name``: the file name to use in messages (default: the path's or file object's name).
-    Nothing is built from the file before :func:`check_model_files` accepted it.
-    """
+    """Read a model file (a path, its bytes or a binary file object), refusing anything unsafe
+    or incompatible with a :class:`ModelFileError` that says why; nothing is built from the file
+    before :func:`check_model_files` accepted it. ``trusted``: extra type names to trust (for a
+    user who has audited a file); ``name``: the file's name in messages."""
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
 
@@ -377,22 +352,10 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
             )
     for note in notes:
         warnings.warn(note, ModelVersionWarning, stacklevel=3)
-    classes = tuple(meta["classes"])
-    return TrainedModel(
-        estimator=payload["estimator"],
-        classes=classes,
-        attribute_names=tuple(meta["attribute_names"]),
-        schema_yaml=meta["schema_yaml"],
-        algorithm_id=meta["algorithm_id"],
-        settings=meta["settings"],
-        calibration=meta["calibration"],
-        training=TrainingData.from_dict(meta["training"], source=label),
-        cv=HeldOutFigures.from_dict(meta["cv"], source=label),
-        attribute_distributions=meta["attribute_distributions"],
-        attribute_gaps=meta.get("attribute_gaps", {}),
-        versions=saved,
-        created=meta.get("created", ""),
-        load_warnings=tuple(notes),
-        file_sha256=sha256_hex(data),
-        preset=str(meta.get("preset", "papers")),
-    )
+    return TrainedModel(**{
+        **{name: meta[name] for name in _METADATA if name in meta},
+        "classes": tuple(meta["classes"]), "attribute_names": tuple(meta["attribute_names"]),
+        "preset": str(meta.get("preset", "papers")),
+        "training": TrainingData.from_dict(meta["training"], source=label),
+        "cv": HeldOutFigures.from_dict(meta["cv"], source=label)},
+        estimator=payload["estimator"], load_warnings=tuple(notes), file_sha256=sha256_hex(data))

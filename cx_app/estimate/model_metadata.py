@@ -1,15 +1,9 @@
 """The typed metadata of a model file: what it was trained on and its held-out figures.
 
-:class:`TrainingData` (``TrainedModel.training``) names the training file and counts its
-respondents per class; :class:`HeldOutFigures` (``TrainedModel.cv``) holds what the
-cross-validation of :func:`cx_app.estimate.training.train_model` measured: metrics per level,
-the ALP gap, the calibration choice, the fit-on-all check, the NPS error, the learning curve.
-
-Both are read from the model file's JSON with ``from_dict`` and written back with ``to_dict``,
-which gives exactly the document it was made from, so model files written before these types
-existed still open (a part they lack is None; a key this cx-app does not know is kept).
+``to_dict`` gives exactly the document ``from_dict`` read, so model files written before these
+types existed still open (a part they lack is None; a key this cx-app does not know is kept).
 :class:`AlpGap` and :class:`FullTrainingCheck` are also what :mod:`cx_app.estimate.alp`
-computes: one class each, here (below the documents that read them back, light to import).
+computes: here, below the documents that read them back, light to import.
 
 >>> doc = {"folds": 5, "seed": 0, "n": 120, "levels": {"original": {"accuracy": 0.5}},
 ...        "warnings": [], "alp_gap": {"n": 120, "accuracy_cm": 0.5, "accuracy_alp": 0.52,
@@ -71,22 +65,9 @@ LARGE_NET_ERROR = 3.0
 
 class AlpGap(MetadataDocument):
     """How far the ALP estimate is from the truth on labelled data (Theorem 1's check;
-    :func:`cx_app.estimate.alp.alp_gap`).
-
-    - ``accuracy_gap`` = ALP accuracy − real accuracy (signed; > 0: the model is over-confident);
-    - ``share_gap`` = total-variation distance between the estimated class shares (probability
-      sums / N) and the actual shares, ½·Σ_k |n̂_k − n_k| / N;
-    - ``net_gap`` = estimated − actual net score (NPS points) of these rows, from the plan's
-      group shares (promoters − detractors; None without groups);
-    - ``net_calibration_error`` = :func:`cx_app.estimate.alp.net_score_calibration_error` (NPS
-      points): how far the estimated net score is off for groups of respondents with similar
-      estimates — what the estimated NPS error becomes on a wave whose mix has shifted;
-    - ``score`` = the largest of |accuracy_gap|/LARGE_GAP, share_gap/LARGE_GAP and
-      net_calibration_error/LARGE_NET_ERROR: each gap in units of the size at which it is
-      warned about, so ``score ≤ 1`` means no warning. Calibration is chosen by it, so that no
-      one of them can be bought at the others' expense (an unweighted sum let a 7-point better
-      net score outweigh a 6-point worse accuracy estimate). None in files written before it.
-    """
+    :func:`cx_app.estimate.alp.alp_gap`; each field in docs/alp.md, "The gap"). ``accuracy_gap``
+    > 0: over-confident; net figures in NPS points (None without groups); ``score`` ≤ 1 means
+    no warning (None in files written before it)."""
 
     n: int
     accuracy_cm: Figure
@@ -120,14 +101,8 @@ class CalibrationChoiceDoc(MetadataDocument):
 
 class FullTrainingCheck(MetadataDocument):
     """The paper's Section 5 workflow (:func:`cx_app.estimate.alp.full_training_alp_check`):
-    train on 100 % of the labelled rows and validate with ALP, beside the held-out figures.
-
-    ``heldout_cm`` / ``heldout_alp``: accuracy of the out-of-fold predictions and its ALP
-    estimate; ``full_train_cm`` / ``full_train_alp``: resubstitution accuracy of the model fit
-    on everything, and its ALP accuracy on the same rows. ALP on the full-data model close to
-    the held-out accuracy (and well below ``full_train_cm``) says the extra data did not make
-    the model over-fit; ``full_train_cm`` far above both says it did.
-    """
+    train on 100 % and validate with ALP; ``full_train_cm`` (resubstitution accuracy) far above
+    ``heldout_cm`` and ``full_train_alp`` says the model over-fits."""
 
     n: int
     heldout_cm: Figure

@@ -1,20 +1,13 @@
 """The first opening and prediction of a model file, in a child process with limits (issue 24).
 
-:mod:`cx_app.estimate.model_checks` makes the structures it knows safe; anything it does not
-know (a crafted XGBoost tree inside a booster's bytes) must still not take the server down. So
-:func:`check_in_child` has :mod:`cx_app.estimate.model_check_child` open the file and predict a
-few synthetic respondents in a child started by :mod:`cx_app.isolation` (limits
-``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``: docs/deployment.md); a crash, a limit
-reached or an error becomes one :class:`~cx_app.errors.ModelFileError` sentence. Several files
-share one child, each with its own CPU-time share; a file that kills it is the one refused,
-and the files after it get a new child.
-
-Answers are remembered by the file's SHA-256 in the process (at most :data:`REMEMBERED`) and
-across processes (issue 38: each ``cx-app estimate`` is a process of its own) in
-:func:`checks_dir`, keyed also by the extra trusted types and the versions of cx-app, Python
-and scikit-learn; the files this server wrote itself are recorded there (:func:`remember`), so
-its own models never start a child. A child costs about 3–5 s, nearly all of it importing
-scikit-learn through skops (``bench/bench_model_check.py``).
+What :mod:`cx_app.estimate.model_checks` does not know (a crafted XGBoost tree inside a
+booster's bytes) must still not take the server down: :mod:`cx_app.estimate.model_check_child`
+opens the file and predicts in a child (limits: docs/deployment.md); a crash, a limit or an
+error becomes one :class:`~cx_app.errors.ModelFileError` sentence. Several files share one
+child; a file that kills it is the one refused, the files after it get a new child. A child
+costs 3–5 s (``bench/bench_model_check.py``), so answers are remembered by the file's SHA-256
+(with the extra trusted types and the versions of cx-app, Python and scikit-learn) in the
+process and in :func:`checks_dir` (issue 38: each ``cx-app estimate`` is a process of its own).
 """
 
 from __future__ import annotations
@@ -30,9 +23,9 @@ from typing import Any
 
 from cx_app.errors import ModelFileError
 from cx_app.isolation import ChildLimits, ChildStopped, env_number, run_child, say
-from cx_app.provenance import sha256_hex
+from cx_app.provenance import library_versions, sha256_hex
 
-__all__ = ["REMEMBERED", "check_files_in_child", "check_in_child", "check_limits", "remember"]
+__all__ = ["REMEMBERED", "check_files_in_child", "check_limits", "remember"]
 
 REMEMBERED = 1024
 _MB = 1024 * 1024
@@ -73,11 +66,8 @@ def checks_dir() -> Path:
 
 
 def _memory_file(key: str) -> Path:
-    from importlib.metadata import version
-
-    import cx_app
-
-    versions = f"{cx_app.__version__} {sys.version_info[:3]} {version('scikit-learn')}"
+    v = library_versions()
+    versions = f"{v['cx_app']} {sys.version_info[:3]} {v['sklearn']}"
     return checks_dir() / sha256_hex(f"{key}\n{versions}".encode())
 
 
@@ -117,18 +107,11 @@ def check_limits() -> ChildLimits:
                        "CX_APP_MODEL_CHECK_MB", "CX_APP_MODEL_CHECK_SECONDS")
 
 
-def check_in_child(data: bytes, label: str, trusted: Sequence[str] = ()) -> None:
-    """Open the model file ``data`` and predict with it in a limited child process;
-    :class:`ModelFileError` (one sentence naming ``label``) if that crashes, reaches a limit or
-    fails (module docstring)."""
-    check_files_in_child([(data, label)], trusted)
-
-
 def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
                          ) -> None:
-    """:func:`check_in_child` for several files (``(bytes, label)``, e.g. a project's models),
-    one child for all those not checked yet; the first refused file, in the given order,
-    raises."""
+    """Open each model file (``(bytes, label)``) and predict with it in one limited child for
+    all those not checked yet; :class:`ModelFileError` (one sentence naming its label) for the
+    first, in the given order, that crashes, reaches a limit or fails."""
     keys = [_key(data, trusted) for data, _ in files]
     with _lock:
         unknown = {key: data for key, (data, _) in zip(keys, files, strict=True)

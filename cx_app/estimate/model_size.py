@@ -1,12 +1,9 @@
 """A model's size and the memory of one prediction batch, from its arrays (issue 33).
 
-The child-process check (:mod:`cx_app.estimate.model_sandbox`) predicts only a few rows: a
-network with a hidden layer of 400,000 units passes it and then needs gigabytes for a wave. So
-every model is measured from the arrays it holds before it predicts: its **parameter count**
-must stay within ``CX_APP_MODEL_MAX_PARAMETERS``, and its **widest intermediate** (the widest
-layer, the support vectors, a nearest-neighbour model's training rows) sets how many rows one
-prediction batch holds within ``CX_APP_PREDICT_BATCH_MB`` (docs/deployment.md); a model whose
-one row alone needs more is refused.
+The child-process check predicts only a few rows: a hidden layer of 400,000 units passes it and
+then needs gigabytes for a wave. So the parameter count is bounded, and the widest intermediate
+(the widest layer, the support vectors, a k-NN model's training rows) sets the rows of one
+prediction batch (limits: docs/deployment.md); a model whose one row alone needs more is refused.
 
 >>> import numpy as np
 >>> from sklearn.neural_network import MLPClassifier

@@ -1,18 +1,8 @@
 """Apply a saved model to a new survey wave: estimated performance and net score without labels.
 
-:func:`estimate_wave` predicts every respondent, builds the ALP matrix (:mod:`cx_app.estimate.alp`),
-reduces it with the survey's plan (:func:`cx_app.engine.levels.reduce_confusion`) and estimates
-the class counts (probability sums) and the net score
-
-    NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N      (MATH.md §8)
-
-Its interval is for *this* wave's realized score, not another sample's:
-SE = √(SE_outcome² + SE_model² + SE_reference²), a segment adding SE_segment
-(:mod:`cx_app.estimate.segment_error`); each term, the wider fallbacks of older model files and
-the coverage measured by ``bench/bench_intervals.py`` are in docs/alp.md ("Estimated NPS and its
-interval"). With the target column (backtest) the realized values are reported beside the
-estimates; every metric carries its interval (:mod:`cx_app.estimate.metric_intervals`) and the
-accuracy and net score are checked against alert limits (:mod:`cx_app.estimate.alerts`).
+NPS_est = 100·(Σ_i p̂_i,positive − Σ_i p̂_i,negative)/N (MATH.md §8); its interval is for *this*
+wave's realized score, SE = √(SE_outcome² + SE_model² + SE_reference² [+ SE_segment²]): each
+term and the fallbacks of older model files are in docs/alp.md ("Estimated NPS and its interval").
 """
 
 from __future__ import annotations
@@ -31,6 +21,7 @@ from cx_app.engine.confusion import ConfusionMatrix
 from cx_app.engine.levels import Level
 from cx_app.errors import AnalysisError
 from cx_app.estimate.alerts import Alert, AlertThresholds, estimate_alerts
+from cx_app.estimate.alp import alp_confusion_matrix, net_outcome, net_parts
 from cx_app.estimate.document import EstimatingModel, ProvenanceBlock, WaveEstimateDocument
 from cx_app.estimate.drift import DriftReport, attribute_drift
 from cx_app.estimate.metric_intervals import (
@@ -39,7 +30,7 @@ from cx_app.estimate.metric_intervals import (
     level_values,
     wave_metric_intervals,
 )
-from cx_app.estimate.model_metadata import NetScoreErrorDoc, SegmentErrorsDoc
+from cx_app.estimate.model_metadata import NetScoreErrorDoc
 from cx_app.estimate.ppi import AuditedFigure, AuditResult
 from cx_app.provenance import provenance_block, sha256_hex
 from cx_app.result import Estimate, Result
@@ -61,8 +52,7 @@ if TYPE_CHECKING:
     from cx_app.survey.importing import SurveyData
 
 __all__ = ["EstimatedNetScore", "WaveEstimate", "estimate_wave", "estimated_net_score",
-           "heldout_net_score_error", "model_net_score_se", "model_reference_se",
-           "model_segment_errors"]
+           "heldout_net_score_error", "model_net_score_se", "model_reference_se"]
 
 SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
@@ -127,7 +117,7 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
     """
     from cx_app.survey.weights import effective_sample_size
 
-    pos, neg = _group_sums(proba, classes, groups)
+    pos, neg = net_parts(proba, classes, groups)
     n = len(pos)
     if n == 0:
         raise AnalysisError("no respondents to estimate a net score from")
@@ -167,24 +157,14 @@ def estimated_net_score(proba: np.ndarray, classes: Sequence, groups: NetScoreGr
                              se_segment=se_segment, segment_correction=correction)
 
 
-def _group_sums(proba: np.ndarray, classes: Sequence, groups: NetScoreGroups
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Each respondent's probability of the positive group and of the negative group."""
-    p = np.asarray(proba, dtype=float)
-    return tuple(p[:, [i for i, c in enumerate(classes) if c in members]].sum(axis=1)
-                 for members in (groups.positive, groups.negative))
-
-
 def heldout_net_score_error(y_true: Sequence, proba: np.ndarray, fold: np.ndarray,
                             classes: Sequence, groups: NetScoreGroups) -> NetScoreErrorDoc:
     """The model's systematic net-score error on its held-out folds: with each fold's
     estimated E_f and realized R_f net score and its answers' variance V_f = 100²·Σ Var(s_i)/n_f²,
     SE_model² = max(0, mean_f((E_f − R_f)² − V_f)) (with fewer than 3 folds, not estimable: the
     mean squared error itself); ``reference_se`` = 100·√(Σ_i Var(s_i))/n over all of them."""
-    y = np.asarray(y_true)
-    pos, neg = _group_sums(proba, classes, groups)
-    outcome = np.isin(y, list(groups.positive)).astype(float) - np.isin(
-        y, list(groups.negative)).astype(float)
+    pos, neg = net_parts(proba, classes, groups)
+    outcome = net_outcome(y_true, groups)
     spread = pos + neg - (pos - neg) ** 2
     index = np.unique(np.asarray(fold), return_inverse=True)[1]
     sizes = np.bincount(index)
@@ -291,12 +271,6 @@ class WaveEstimate(Result):
                 for level in self.levels for key in WAVE_SUMMARY if key in level.metrics]
 
 
-def model_segment_errors(model: TrainedModel) -> dict[str, SegmentErrorsDoc] | None:
-    """The model's held-out net-score error per segment (None: an older model file)."""
-    error = model.cv.net_score_error
-    return None if error is None else error.segments
-
-
 def model_reference_se(model: TrainedModel) -> float:
     """The training survey's own sampling error of its net score (points): kept at training,
     or for older model files the adjusted-Wald SE of its class counts (a little wider)."""
@@ -318,13 +292,6 @@ def model_net_score_se(model: TrainedModel) -> float | None:
     """The model's held-out systematic net-score error (points; None: an older model file)."""
     error = model.cv.net_score_error
     return None if error is None or error.model_se is None else float(error.model_se)
-
-
-def _algorithm_name(algorithm_id: str) -> str:
-    from cx_app.models.algorithms import ALGORITHMS
-
-    spec = ALGORITHMS.get(algorithm_id)
-    return spec.name if spec else algorithm_id
 
 
 def _net_kind(schema) -> str:
@@ -368,12 +335,10 @@ def _model_inputs(model: TrainedModel, survey: SurveyData, absent: list[str]
 def _predictions(schema: Any, survey: SurveyData, classes: tuple, proba: np.ndarray,
                  y_pred: np.ndarray, groups: NetScoreGroups) -> pd.DataFrame:
     """Per respondent: respondent id, sheet row, predicted class, its group, p per class."""
-    group_of = {**{c: groups.positive_name for c in groups.positive},
-                **{c: groups.negative_name for c in groups.negative}}
     frame = pd.DataFrame({
         "sheet_row": survey.X.index.to_numpy(),
         "predicted": y_pred,
-        "group": [group_of.get(c, groups.neutral_name) for c in y_pred],
+        "group": [groups.group_of(c) for c in y_pred],
     })
     id_column = schema.respondent_id
     if id_column and id_column.name in survey.model_frame.columns:
@@ -388,10 +353,11 @@ def _wave_warnings(model: TrainedModel, survey: SurveyData, drift: DriftReport, 
     """What the analyst must know about the estimate: the model file's notes, drift, absent
     and unanswered attributes, a small wave, excluded rows."""
     from cx_app.estimate.calibration import coarse_probability_advice
+    from cx_app.models.names import model_display_name
 
     warnings = list(model.load_warnings)
     warnings.extend(model.cv.calibration_warnings)
-    coarse = coarse_probability_advice(model.algorithm_id, _algorithm_name(model.algorithm_id),
+    coarse = coarse_probability_advice(model.algorithm_id, model_display_name(model.algorithm_id),
                                        model.calibration)
     if coarse and coarse not in warnings:  # files saved before the warning existed
         warnings.append(coarse)
@@ -462,7 +428,6 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     from cx_app.engine.grouping import resolve_plan
     from cx_app.engine.levels import reduce_confusion
     from cx_app.estimate.alert_bands import model_bands
-    from cx_app.estimate.alp import alp_confusion_matrix
 
     schema = model.schema
     classes = tuple(model.classes)

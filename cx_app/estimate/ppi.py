@@ -1,8 +1,7 @@
 """Prediction-powered inference: the estimators of an audited wave and their typed results.
 
-The method, the wave estimator, the shift test and how audit rows are matched are described in
-:mod:`cx_app.estimate.audit`, which applies these to a wave; this module holds what the
-documents (:mod:`cx_app.estimate.document`) and that module share, below both of them.
+Below both :mod:`cx_app.estimate.audit`, which applies them to a wave, and the documents
+(:mod:`cx_app.estimate.document`); the method and the shift test: docs/alp.md ("Audit samples").
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from cx_app.result import Estimate
 from cx_app.survey.nps import Z95
 
 __all__ = ["MIN_AUDIT", "AuditResult", "AuditedFigure", "ExcludedAuditRow", "PpiMean", "ShiftTest",
-           "audited_figure", "f1_macro_ppi", "ppi_mean", "shift_test", "wave_ppi_mean"]
+           "audited_figure", "f1_macro_ppi", "shift_test", "wave_ppi_mean"]
 
 MIN_AUDIT = 10
 """Fewer audited answers than this: no audited estimate (an error says so)."""
@@ -50,36 +49,18 @@ def _vectors(y, yhat, pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return y, yhat, pool
 
 
-def ppi_mean(y, yhat, yhat_unlabeled, *, lam: float | None = None) -> PpiMean:
-    """PPI++ mean of the population the labelled and unlabelled respondents were drawn from
-    (ppi-python's ``ppi_mean_pointestimate``/``ppi_mean_ci`` in one dimension, same λ)."""
-    y, yhat, pool = _vectors(y, yhat, yhat_unlabeled)
-    n, big_n = len(y), len(pool)
-    if lam is None:
-        cov = float(np.mean((y - y.mean()) * (yhat - yhat.mean())))
-        var = float(np.var(np.concatenate([yhat, pool]), ddof=1))
-        lam = 0.0 if var == 0 else float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
-    value = float(np.mean(lam * pool) + np.mean(y - lam * yhat))
-    se = math.sqrt(float(np.std(lam * pool)) ** 2 / big_n + float(np.std(y - lam * yhat)) ** 2 / n)
-    return PpiMean(value=value, se=se, lam=float(lam), n=n, population=big_n)
-
-
-def _wave_lambda(y: np.ndarray, yhat: np.ndarray) -> float:
-    var = float(np.var(yhat, ddof=1))
-    if var <= 0:
-        return 0.0
-    cov = float(np.cov(y, yhat, ddof=1)[0, 1])
-    return float(np.clip(cov / var, 0.0, 1.0))
-
-
 def wave_ppi_mean(y, yhat, yhat_wave, *, lam: float | None = None) -> PpiMean:
-    """The wave's realized mean from an audit of it (module docstring): ``yhat_wave`` holds
-    every respondent's prediction (the audited ones included), ``lam=None`` tunes λ."""
+    """The wave's realized mean from an audit of it: λ·mean(yhat_wave) + mean(y − λ·yhat), SE² =
+    (1 − n/N)·S²(y − λ·yhat)/n; ``yhat_wave`` holds every respondent's prediction (the audited
+    ones included), ``lam=None`` tunes λ = cov(y, yhat)/var(yhat) clipped to [0, 1]."""
     y, yhat, pool = _vectors(y, yhat, yhat_wave)
     n, big_n = len(y), len(pool)
     if n > big_n:
         raise AnalysisError(f"the audit has {n} answers but the wave only {big_n} respondents")
-    lam = _wave_lambda(y, yhat) if lam is None else float(lam)
+    if lam is None:
+        var = float(np.var(yhat, ddof=1))
+        lam = 0.0 if var <= 0 else float(np.clip(np.cov(y, yhat, ddof=1)[0, 1] / var, 0.0, 1.0))
+    lam = float(lam)
     d = y - lam * yhat
     value = float(lam * np.mean(pool) + np.mean(d))
     se = math.sqrt(max(0.0, (1 - n / big_n) * float(np.var(d, ddof=1)) / n))
@@ -89,7 +70,7 @@ def wave_ppi_mean(y, yhat, yhat_wave, *, lam: float | None = None) -> PpiMean:
 def f1_macro_ppi(y_idx: np.ndarray, proba_audit: np.ndarray, pred_audit: np.ndarray,
                  proba_wave: np.ndarray, pred_wave: np.ndarray) -> PpiMean:
     """Macro F1 of the wave (mean over classes present, ``2·TP_k/(A_k + Q_k)``) from the audit
-    by :func:`wave_ppi_mean` per quantity and the delta method (module docstring). ``y_idx``:
+    by :func:`wave_ppi_mean` per quantity and the delta method. ``y_idx``:
     the audited answers as class indices; ``pred_*``: predicted class indices."""
     k = proba_wave.shape[1]
     n, big_n = len(y_idx), len(pred_wave)
@@ -126,7 +107,7 @@ class AuditedFigure(Document):
 
 
 class ShiftTest(Document):
-    """Does the audit disagree with the label-free estimate? (module docstring)"""
+    """Does the audit disagree with the label-free estimate? (:func:`shift_test`)"""
 
     difference: float
     """Audited answers minus the model's expectation on the audited rows (points)."""
@@ -184,8 +165,8 @@ def audited_figure(m: PpiMean, label_free: float, *,
 
 
 def shift_test(s: np.ndarray, f: np.ndarray, systematic_se: float) -> ShiftTest:
-    """The test of the module docstring; ``s``, ``f`` in points, ``systematic_se`` the label-free
-    estimate's own systematic SE (√(SE_model² + SE_reference²), points)."""
+    """D = mean(s − f) against Var(D) = S²(s − f)/n + ``systematic_se``², all in points;
+    ``systematic_se``: the label-free estimate's own, √(SE_model² + SE_reference²)."""
     d = s - f
     diff = float(np.mean(d))
     se = math.sqrt(float(np.var(d, ddof=1)) / len(d) + systematic_se**2)

@@ -1,22 +1,10 @@
 """A segment's own held-out net-score error: the part of a segment's NPS its attributes miss.
 
-Segments may differ in ways the attributes do not explain, so a pooled model estimates each
-segment of a new wave off by its effect. At training, each segment ``s`` gets its held-out
-error ``e_s`` (estimated − realized, points) and the answers' variance ``V_s`` of it
-(:func:`heldout_segment_errors`); the effects' spread beyond noise is
-``τ² = max(0, mean_s(e_s² − V_s))``. A new wave's segment is corrected by the shrunken error
-and its interval gets the error of that correction (:func:`segment_correction`):
-
-    w = τ² / (τ² + V_s),   correction = ρ·w·e_s,
-    SE_segment² = ρ²·((1 − w)²·max(e_s² − V_s, τ²) + w²·V_s) + (1 − ρ²)·τ²
-
-(``(1 − w)²·δ² + w²·V`` is the mean squared error of ``w·e_s`` for the effect δ; δ² floored
-at τ² so that a small error by chance is not trusted more than the segments' spread). ``ρ``,
-the share of the effects that carries over between the training survey's waves
-(:func:`segment_stability`; 1 with one wave), hedges against effects that fade (issue 36).
-A segment absent from the training data gets no correction and ``SE_segment = τ``; older
-model files a fresh-sample error. docs/alp.md ("Estimated NPS and its interval") has what
-was measured.
+Each segment's held-out error e_s with its answers' variance V_s is kept at training
+(:func:`heldout_segment_errors`); a new wave's segment is corrected by the shrunken error
+ρ·w·e_s, w = τ²/(τ² + V_s), and its interval gets SE_segment (:func:`segment_correction`).
+The formulas, ρ (:func:`segment_stability`, issue 36) and what was measured: docs/alp.md
+("Estimated NPS and its interval", item 4).
 """
 
 from __future__ import annotations
@@ -28,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from cx_app.estimate.alp import net_outcome, net_parts
 from cx_app.estimate.model_metadata import SegmentErrorsDoc, SegmentHeldOutDoc
 
 if TYPE_CHECKING:
@@ -64,14 +53,11 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
     each other column also keeps its ``stability`` (:func:`segment_stability`)."""
     y = np.asarray(y_true)
     p = np.asarray(proba, dtype=float)
-    cls = list(classes)
-    pos = p[:, [i for i, c in enumerate(cls) if c in groups.positive]].sum(axis=1)
-    neg = p[:, [i for i, c in enumerate(cls) if c in groups.negative]].sum(axis=1)
-    outcome = (np.isin(y, list(groups.positive)).astype(float)
-               - np.isin(y, list(groups.negative)).astype(float))
+    pos, neg = net_parts(p, classes, groups)
+    outcome = net_outcome(y, groups)
     spread = pos + neg - (pos - neg) ** 2
     top = p.max(axis=1)
-    hit = (y == np.asarray(cls, dtype=object)[p.argmax(axis=1)]).astype(float)
+    hit = (y == np.asarray(list(classes), dtype=object)[p.argmax(axis=1)]).astype(float)
 
     def error_and_variance(rows: np.ndarray) -> tuple[float, float]:
         m = int(rows.sum())
@@ -91,8 +77,7 @@ def heldout_segment_errors(y_true: Sequence, proba: np.ndarray, classes: Sequenc
             per_label[str(label)] = SegmentHeldOutDoc(
                 n=int(rows.sum()), error=error, variance=variance,
                 estimated=100.0 * float(np.mean(pos[rows] - neg[rows])),
-                outcome_sd=100.0 * math.sqrt(max(float(np.mean(outcome[rows] ** 2))
-                                                 - float(np.mean(outcome[rows])) ** 2, 0.0)),
+                outcome_sd=100.0 * float(np.std(outcome[rows])),
                 estimated_sd=100.0 * float(np.std(pos[rows] - neg[rows])),
                 accuracy_alp=float(np.mean(top[rows])), accuracy_alp_sd=float(np.std(top[rows])),
                 accuracy=float(np.mean(hit[rows])))
@@ -140,9 +125,10 @@ def segment_stability(errors: np.ndarray, variances: np.ndarray) -> float | None
     if not np.isfinite(within).any():
         return None
     a = float(np.nanmean(within))
-    cross = [d[i, t] * d[i, u] for i in range(d.shape[0]) for t in range(d.shape[1])
-             for u in range(t + 1, d.shape[1]) if np.isfinite(d[i, t] * d[i, u])]
-    if a <= 0 or not cross:
+    t, u = np.triu_indices(d.shape[1], k=1)  # every pair of two different waves
+    cross = (d[:, t] * d[:, u]).ravel()
+    cross = cross[np.isfinite(cross)]
+    if a <= 0 or not cross.size:
         return None
     return float(min(1.0, max(0.0, float(np.mean(cross)) / a)))
 

@@ -1,18 +1,15 @@
 """Tracking many waves: the estimated net score of each wave and of each of its segments.
 
-:func:`track_waves` applies one saved model to several waves and, with ``by``, splits every
-wave by a segment column: a segment's estimate is its respondents' probability mean corrected
-by its own held-out error (:mod:`cx_app.estimate.segment_error`), with its own interval and
-alerts (its own band, and from the second wave on its change since the previous wave). Below
-:data:`MIN_SEGMENT` respondents a segment gets its count and a note only.
-``TrackedWave.to_dict`` is one entry of ``cx-app estimate ... --json``'s ``waves``.
+With ``by`` a segment's estimate is corrected by its own held-out error
+(:mod:`cx_app.estimate.segment_error`) and gets its own interval and alerts (docs/alp.md,
+"Several waves: the tracker"); ``TrackedWave.to_dict`` is one entry of the JSON's ``waves``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import pandas as pd
@@ -27,7 +24,6 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     model_net_score_se,
     model_reference_se,
-    model_segment_errors,
 )
 from cx_app.estimate.segment_error import segment_correction
 from cx_app.models.results import Document
@@ -54,7 +50,14 @@ def _absent(value: Any) -> bool:
     return value is None
 
 
-class EstimateBrief(Document):
+class _Brief(Document):
+    @classmethod
+    def of(cls, figure: EstimatedNetScore | NpsResult) -> Self:
+        """The brief of a full figure: its fields that the brief has."""
+        return cls.model_validate(figure.model_dump(mode="json", include=set(cls.model_fields)))
+
+
+class EstimateBrief(_Brief):
     """An estimated net score in brief: value, 95% interval, SE and what the interval covers."""
 
     value: float
@@ -70,21 +73,13 @@ class EstimateBrief(Document):
     audited answers; ``label_free`` is the estimate without them."""
     label_free: float | None = Field(default=None, exclude_if=_absent)
 
-    @classmethod
-    def of(cls, nps: EstimatedNetScore) -> EstimateBrief:
-        return cls.model_validate(nps.model_dump(mode="json", include=set(cls.model_fields)))
 
-
-class RealizedBrief(Document):
+class RealizedBrief(_Brief):
     """A realized net score (a labelled wave's own scores) with its interval."""
 
     value: float
     ci95: list[float]
     n: int | float
-
-    @classmethod
-    def of(cls, nps: NpsResult) -> RealizedBrief:
-        return cls.model_validate(nps.model_dump(mode="json", include=set(cls.model_fields)))
 
 
 class SegmentEstimate(Document):
@@ -162,13 +157,14 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
     proba = estimate.predictions[[f"p_{c}" for c in classes]].to_numpy()
     groups = groups_for_schema(model.schema)
     kind = estimate.estimated_nps.kind
-    position = {row: i for i, row in enumerate(frame.index)}
     weight = survey.weight_name
     target = model.schema.target.name
-    bands = segment_bands(model_segment_errors(model), by)
+    error = model.cv.net_score_error
+    kept = None if error is None else error.segments  # None: an older model file
+    bands = segment_bands(kept, by)
     out = []
     for label, part in segment_frames(frame, by):
-        rows = np.array([position[r] for r in part.index])
+        rows = frame.index.get_indexer(part.index)
         n = len(rows)
         weights = None if weight is None else part[weight].to_numpy(dtype=float)
         if n < MIN_SEGMENT:
@@ -177,7 +173,7 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
                                                         "estimate"))
             continue
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
-        correction = segment_correction(model_segment_errors(model), by, label)
+        correction = segment_correction(kept, by, label)
         nps = estimated_net_score(proba[rows], classes, groups, kind=kind, weights=weights,
                                   model_se=model_net_score_se(model),
                                   reference_se=model_reference_se(model), segment=correction)
@@ -215,15 +211,10 @@ def split_waves(survey: SurveyData) -> list[SurveyData]:
         return [survey]
     in_model = (np.ones(len(survey.frame), dtype=bool) if survey.in_model is None
                 else np.asarray(survey.in_model, dtype=bool))
-    position = pd.Series(np.arange(len(survey.frame)), index=survey.frame.index)
-    parts = []
-    for label, part in segment_frames(survey.frame, wave):
-        rows = position.loc[part.index].to_numpy()
-        parts.append(dataclasses.replace(
-            survey, frame=part, in_model=in_model[rows],
-            source=survey.source.model_copy(
-                update={"filename": f"{survey.source.filename} · {label}"})))
-    return parts
+    return [dataclasses.replace(
+        survey, frame=part, in_model=in_model[survey.frame.index.get_indexer(part.index)],
+        source=survey.source.model_copy(update={"filename": f"{survey.source.filename} · {label}"}))
+        for label, part in segment_frames(survey.frame, wave)]
 
 
 def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
@@ -284,9 +275,7 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     is largely shared by two waves scored by the same model."""
     def row(wave: str, series: str, n: int, est: Any, real: Any, note: str,
             alerts: Sequence[Alert]) -> tuple:
-        none = est is None
-        return (wave, series, n, None if none else est.value, None if none else est.ci95[0],
-                None if none else est.ci95[1], None if none else est.se,
+        return (wave, series, n, *((None,) * 4 if est is None else (est.value, *est.ci95, est.se)),
                 None if real is None else real.value, note,
                 "; ".join(a.short() for a in alerts if a.alert))
 

@@ -203,8 +203,11 @@ def train_model(
         results = {cv.calibration: cv}
         seed = cv.seed
     chosen = choice.chosen
-    estimator = build_model(algorithm_id, settings, seed=seed, calibration=chosen,
-                            missing_policy=policy, preset=preset)
+    def unfitted() -> Any:
+        return build_model(algorithm_id, settings, seed=seed, calibration=chosen,
+                           missing_policy=policy, preset=preset)
+
+    estimator = unfitted()
     codes = class_positions(survey.y, classes)
     Xa = np.asarray(survey.X, dtype=float)
     fit_weighted(estimator, Xa, codes, survey.model_weights)
@@ -218,12 +221,8 @@ def train_model(
         Xa, codes, positions, estimator, heldout_y_true=cv.class_positions(),
         heldout_proba=cv.proba).to_dict()
     if learning_curve:
-        curve = alp_learning_curve(
-            Xa, codes, positions, build_model(algorithm_id, settings, seed=seed,
-                                              calibration=chosen, missing_policy=policy,
-                                              preset=preset),
-            seed=seed)
-        summary["learning_curve"] = curve.to_dict(orient="records")
+        summary["learning_curve"] = alp_learning_curve(
+            Xa, codes, positions, unfitted(), seed=seed).to_dict(orient="records")
     model = TrainedModel(
         estimator=estimator,
         classes=classes,

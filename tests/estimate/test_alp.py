@@ -18,7 +18,6 @@ from cx_app.estimate.alp import (
     LARGE_GAP,
     LARGE_NET_ERROR,
     alp_confusion_matrix,
-    alp_counts,
     alp_gap,
     alp_learning_curve,
     compare_alp_cm,
@@ -56,7 +55,7 @@ def probability_tables(draw):
 def test_alp_identities(table):
     p, classes = table
     n, k = p.shape
-    a = alp_counts(p, classes)
+    a = alp_confusion_matrix(p, classes).counts
     pred = p.argmax(axis=1)
     # independent loop-based construction of A[m, k] = Σ_{i: ŷ_i = k} p_im
     loop = np.zeros((k, k))
@@ -98,7 +97,7 @@ def test_hand_computed_matrix_and_closed_forms():
 
 def test_given_predictions_and_a_class_never_predicted():
     p = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3]])
-    a = alp_counts(p, [0, 1, 2], y_pred=[1, 1])
+    a = alp_confusion_matrix(p, [0, 1, 2], y_pred=[1, 1]).counts
     np.testing.assert_allclose(a[:, 1], [0.7, 0.8, 0.5])
     assert a[:, 0].sum() == 0 and a[:, 2].sum() == 0
     assert closed_forms(p, 3)[1][2] == 0.0
@@ -108,11 +107,11 @@ def test_given_predictions_and_a_class_never_predicted():
 
 def test_bad_probabilities_are_refused_with_a_reason():
     with pytest.raises(AnalysisError, match="do not sum to 1"):
-        alp_counts(np.array([[0.5, 0.6]]), [0, 1])
+        alp_confusion_matrix(np.array([[0.5, 0.6]]), [0, 1])
     with pytest.raises(AnalysisError, match="one column per class"):
-        alp_counts(np.array([[0.5, 0.5]]), [0, 1, 2])
+        alp_confusion_matrix(np.array([[0.5, 0.5]]), [0, 1, 2])
     with pytest.raises(AnalysisError, match="not one of the classes"):
-        alp_counts(np.array([[0.5, 0.5]]), [0, 1], y_pred=[7])
+        alp_confusion_matrix(np.array([[0.5, 0.5]]), [0, 1], y_pred=[7])
 
 
 def test_gap_against_labels_by_hand():

@@ -184,12 +184,12 @@ def unchecked_child(monkeypatch):
 def test_a_crash_in_the_first_prediction_is_one_sentence_and_the_caller_lives(unchecked_child):
     data = crafted.crafted_models()["model_tree_child.skops"]
     with pytest.raises(ModelFileError) as info:
-        model_sandbox.check_in_child(data, "tree.skops")
+        model_sandbox.check_files_in_child([(data, "tree.skops")])
     assert str(info.value) == ("tree.skops: the model crashed while making its first "
                                "prediction (signal SIGSEGV); it was not used.")
     started = time.perf_counter()  # the answer is kept: no second child for the same file
     with pytest.raises(ModelFileError, match="^again.skops: the model crashed"):
-        model_sandbox.check_in_child(data, "again.skops")
+        model_sandbox.check_files_in_child([(data, "again.skops")])
     assert time.perf_counter() - started < 0.5
 
 
@@ -219,7 +219,7 @@ def test_a_model_that_loops_forever_is_stopped_by_the_cpu_limit(unchecked_child,
     monkeypatch.setenv("CX_APP_MODEL_CHECK_SECONDS", "5")
     data = crafted.crafted_models()["model_tree_loop.skops"]
     with pytest.raises(ModelFileError) as info:
-        model_sandbox.check_in_child(data, "loop.skops")
+        model_sandbox.check_files_in_child([(data, "loop.skops")])
     assert str(info.value) == ("loop.skops: the model used more than 5 s of CPU time in its "
                                "first prediction; it was not used.")
 
