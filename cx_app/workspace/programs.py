@@ -292,7 +292,7 @@ class Workspace:
         return Wave(file_sha256=sha256, part=part.part, filename=filename[:FILE_LENGTH],
                     sheet=_cut(part.sheet, FILE_LENGTH), label=part.label, wave_date=part.date,
                     respondents=part.respondents,
-                    estimates=[estimate_row(e.model_row, e.estimate, e.segments)
+                    estimates=[estimate_row(e.model_row, e.document, e.segments)
                                for e in part.estimates])
 
     def estimate_waves(self, name: str, model: str) -> list[str]:
@@ -332,7 +332,7 @@ class Workspace:
 
         def work(session: Session) -> None:
             for wave_id, found in estimates.items():
-                row = estimate_row(row_id, found.estimate, found.segments)
+                row = estimate_row(row_id, found.document, found.segments)
                 row.wave_id = wave_id
                 session.add(row)
 
@@ -418,12 +418,10 @@ class Workspace:
         return Results.from_dict(json.loads(text), source=f"program {name}")
 
     def schema(self, name: str) -> SurveySchema:
-        import yaml
-
-        from cx_app.survey.schema import parse_schema
+        from cx_app.survey.schema import schema_from_yaml_text
 
         text = self.database.read(lambda s: self._program(s, name).schema_yaml)
-        return parse_schema(yaml.safe_load(text))
+        return schema_from_yaml_text(text, f"program {name}'s schema")
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
         from cx_app.provenance import sha256_hex
