@@ -1,11 +1,8 @@
 """Project files (``.cxproj``): an analysis saved whole, to be reopened without retraining.
 
-A zip archive: ``manifest.json`` (format, version, the provenance block, every other member's
-size and SHA-256) and the members docs/architecture.md lists; out-of-fold arrays in numpy's own
-format, read with ``allow_pickle=False``; the survey file itself only when the user asked for it.
-:func:`read_project` checks everything, sizes at every level included
-(:mod:`cx_app.archive_limits`: a small project cannot hide a huge array), before it returns
-anything: one :class:`ProjectFileError` sentence otherwise, nothing half-loaded.
+The zip's members: docs/architecture.md (``project.py``). :func:`read_project` checks everything,
+sizes at every level included (:mod:`cx_app.archive_limits`), before it returns anything: one
+:class:`ProjectFileError` sentence otherwise, nothing half-loaded.
 """
 
 from __future__ import annotations
