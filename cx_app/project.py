@@ -245,49 +245,33 @@ def write_project(project: Project, path: str | Path) -> Path:
 
 
 def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, bytes]]:
-    """The manifest and every member's bytes, each checked against the manifest."""
+    """The manifest and every member's bytes (inflated within the limits of
+    :func:`~cx_app.archive_limits.read_members`), each checked against the manifest."""
     if not (_ends_with_zip_directory(data) and zipfile.is_zipfile(io.BytesIO(data))):
         raise ProjectFileError(f"{label} is not a cx-app project file, or it is truncated: it is "
                                "not a complete zip archive.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            infos = zf.infolist()
-            if len(infos) > limits.max_zip_entries:
-                raise ProjectFileError(f"{label} holds {len(infos):,} files, more than the "
-                                       f"{limits.max_zip_entries:,} a project file may hold.")
-            total = sum(i.file_size for i in infos)
-            if total > limits.max_decompressed_bytes:
-                raise ProjectFileError(
-                    f"{label} unpacks to {total / 2**20:,.2f} MB, more than the limit of "
-                    f"{limits.max_decompressed_bytes / 2**20:,.2f} MB.")
-            names = [i.filename for i in infos]
-            if MANIFEST not in names:
-                raise ProjectFileError(f"{label} is a zip archive but not a cx-app project "
-                                       "file (it has no manifest.json).")
-            manifest = _manifest(zf.read(MANIFEST), label)
-            listed = {m.name for m in manifest.members}
-            extra = sorted(set(names) - listed - {MANIFEST})
-            missing = sorted(listed - set(names))
-            if missing or extra or len(names) != len(set(names)):
-                what = (f"the member {missing[0]} is missing" if missing else
-                        f"it holds {extra[0]}, which its manifest does not list" if extra else
-                        "a member appears twice")
-                raise ProjectFileError(f"{label} is damaged: {what}.")
-        contents = read_members(data, label=label, error=ProjectFileError,
-                                budget=limits.inflation_budget())
-        members = {}
-        for member in manifest.members:
-            content = contents[member.name]
-            if len(content) != member.size or sha256_hex(content) != member.sha256:
-                raise ProjectFileError(
-                    f"{label} is damaged: the content of {member.name} does not match the "
-                    "SHA-256 in its manifest (the file was changed or corrupted).")
-            members[member.name] = content
-    except ProjectFileError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
-            NotImplementedError) as exc:
-        raise ProjectFileError(f"{label} is damaged and cannot be unpacked ({exc}).") from None
+    members = read_members(data, label=label, error=ProjectFileError,
+                           budget=limits.inflation_budget())
+    if MANIFEST not in members:
+        raise ProjectFileError(f"{label} is a zip archive but not a cx-app project file (it has "
+                               "no manifest.json).")
+    manifest = _manifest(members.pop(MANIFEST), label)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()  # with its repeats, which the members' dict folds
+    listed = {m.name for m in manifest.members}
+    extra = sorted(set(names) - listed - {MANIFEST})
+    missing = sorted(listed - set(names))
+    if missing or extra or len(names) != len(set(names)):
+        what = (f"the member {missing[0]} is missing" if missing else
+                f"it holds {extra[0]}, which its manifest does not list" if extra else
+                "a member appears twice")
+        raise ProjectFileError(f"{label} is damaged: {what}.")
+    for member in manifest.members:
+        content = members[member.name]
+        if len(content) != member.size or sha256_hex(content) != member.sha256:
+            raise ProjectFileError(
+                f"{label} is damaged: the content of {member.name} does not match the "
+                "SHA-256 in its manifest (the file was changed or corrupted).")
     return manifest, members
 
 
