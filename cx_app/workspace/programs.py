@@ -223,12 +223,6 @@ class Workspace:
             added.extend(self._add_file(name, models, data, filename, label, sheet, sample))
         return added
 
-    def add_wave(self, name: str, source: Any, *, filename: str | None = None,
-                 label: str | None = None, **options: Any) -> list[AddedWave]:
-        """:meth:`add_waves` of one file (a path, or its bytes with ``filename``)."""
-        item = (source, filename) if isinstance(source, bytes | bytearray) else source
-        return self.add_waves(name, [item], label=label, **options)
-
     def _models(self, name: str) -> list[FittedModel]:
 
         def work(session: Session) -> list[Model]:
