@@ -21,11 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cx_app.archive_limits import read_members
 from cx_app.atomic_files import write_bytes_atomic
+from cx_app.engine.plan import PlanSpec
 from cx_app.errors import CxAppError
 from cx_app.json_values import json_default
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
 from cx_app.survey.data import SurveyData
+from cx_app.survey.schema import schema_from_yaml_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
            "SurveyIdentity", "crossval_arrays", "crossval_fields", "crossval_from",
@@ -88,8 +90,6 @@ class Project:
 
     @property
     def schema(self) -> Any:
-        from cx_app.survey.schema import schema_from_yaml_text
-
         return schema_from_yaml_text(self.schema_yaml, "the project's schema")
 
     def final_model_sha256(self) -> list[str]:
@@ -349,7 +349,6 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
     from cx_app.models.results import Results
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
-    from cx_app.survey.schema import schema_from_yaml_text
 
     limits = limits_from_env()
     data, default_name = read_source(source, None, limits, error=ProjectFileError,
@@ -365,8 +364,6 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
         schema_yaml = members["schema.yaml"].decode("utf-8")
         schema = schema_from_yaml_text(schema_yaml, "schema.yaml")
         plan = _load_json(members, "plan.json")
-        from cx_app.engine.plan import PlanSpec
-
         PlanSpec.model_validate(plan)
         survey = _load_json(members, "survey.json")
         identity = SurveyIdentity(sha256=str(survey["sha256"]), filename=survey.get("filename"),

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, undefer
 
 from cx_app.errors import WorkspaceError
@@ -225,7 +225,6 @@ class AnalysisStore:
 
     def set_keep_files(self, name: str, keep: bool) -> None:
         """Stopping deletes the files already kept."""
-        from sqlalchemy import delete
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
@@ -267,7 +266,6 @@ class AnalysisStore:
 
     def remove_model(self, name: str, key: str) -> bool:
         """Its cross-validation and wave estimates go with it; whether there was one."""
-        from sqlalchemy import delete
 
         def work(session: Session) -> bool:
             program = self._program(session, name, Action.ANALYSE)

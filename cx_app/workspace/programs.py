@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, undefer
 
 from cx_app.errors import WorkspaceError
+from cx_app.provenance import sha256_hex
 from cx_app.workspace import audit
 from cx_app.workspace.access import Action, Actor
 from cx_app.workspace.database import Database, open_database
@@ -248,8 +249,6 @@ class Workspace:
     def _add_file(self, name: str, models: list[FittedModel], data: bytes, filename: str,
                   label: str | None, sheet: str | int | None,
                   sample: tuple[bytes, str] | None = None) -> list[AddedWave]:
-        from cx_app.provenance import sha256_hex
-
         sha256 = sha256_hex(data)
         existing = self._existing(name, sha256)
         if existing and sample:
@@ -418,8 +417,6 @@ class Workspace:
         return schema_from_yaml_text(text, f"program {name}'s schema")
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
-        from cx_app.provenance import sha256_hex
-
         def work(session: Session) -> None:
             session.add(Report(program_id=self._program(session, name).id, kind=kind,
                                filename=_cut(str(path), FILE_LENGTH), sha256=sha256_hex(data),

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, undefer
 
+from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import WorkspaceError
 from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
@@ -67,8 +68,6 @@ def export_program(workspace: Workspace, name: str, path: str | Path | None = No
 
     data = project_bytes(workspace.database.read(work))
     if path is not None:
-        from cx_app.atomic_files import write_bytes_atomic
-
         write_bytes_atomic(Path(path), data)
     workspace.record_change(None, AuditAction.PROGRAM_EXPORTED, name,
                             "project file" if path is None else f"to {Path(path).name}")
