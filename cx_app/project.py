@@ -23,7 +23,7 @@ from cx_app.archive_limits import read_members
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.engine.plan import PlanSpec
 from cx_app.errors import CxAppError
-from cx_app.json_values import json_default
+from cx_app.json_values import json_default, plain_document
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
 from cx_app.survey.data import SurveyData
@@ -130,15 +130,14 @@ def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
+_NOT_FIELDS = {"y_true", "y_pred", "proba", "fold", "models", "train_predictions", "weighted",
+               "unweighted_reason"}  # the arrays, the fold models, and what projects never kept
+
+
 def crossval_fields(cv: Any) -> dict[str, Any]:
     """A cross-validation's recipe and summary without its per-respondent arrays (JSON-ready)."""
-    return {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
-            "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
-            "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
-            "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
-            "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy,
-            "preset": cv.preset,
-            "fold_fit_seconds": [float(s) for s in cv.fold_fit_seconds]}
+    return {f.name: plain_document(getattr(cv, f.name)) for f in dataclasses.fields(cv)
+            if f.name not in _NOT_FIELDS}
 
 
 def crossval_arrays(cv: Any) -> dict[str, np.ndarray]:
