@@ -124,12 +124,6 @@ def _json(value: Any) -> bytes:
                       default=json_default).encode("utf-8")
 
 
-def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return buffer.getvalue()
-
-
 _NOT_FIELDS = {"y_true", "y_pred", "proba", "fold", "models", "train_predictions", "weighted",
                "unweighted_reason"}  # the arrays, the fold models, and what projects never kept
 
@@ -187,7 +181,9 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
         meta["permutation"] = perm.model_dump(
             include={"algorithm_id", "attributes", "scoring", "n_repeats"})
         arrays["permutation_per_fold"] = np.asarray(perm.per_fold, dtype=float)
-    out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": _npz(arrays)}
+    npz = io.BytesIO()
+    np.savez_compressed(npz, **arrays)
+    out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": npz.getvalue()}
     if model.final is not None:
         from cx_app.estimate.model_file import model_bytes
 
