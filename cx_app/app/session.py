@@ -252,10 +252,8 @@ class Analysis:
                                       offset: int = i * 2 * folds) -> None:
                         progress(min(1.0, (offset + n_done) / total), text)
 
-                    def cross_validated(cv: Any, model: partial = model) -> None:
-                        if on_cross_validated is not None:
-                            on_cross_validated(model(cv=cv))
-
+                    cross_validated = None if on_cross_validated is None else (
+                        lambda cv, model=model: on_cross_validated(model(cv=cv)))
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
                                             settings=settings, calibration=calibration,
