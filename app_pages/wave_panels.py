@@ -71,8 +71,8 @@ def add_waves(name: str, files: list, bundled: list[str], label: str = "",
     for data, filename in new:
         key = (name, sha256_hex(data), audit_sha)
         result = common.run_safely(
-            lambda data=data, filename=filename: workspace.add_wave(
-                name, data, filename=filename, label=given, audit_sample=sample),
+            lambda data=data, filename=filename: workspace.add_waves(
+                name, [(data, filename)], label=given, audit_sample=sample),
             what=filename)
         if result is None:
             continue

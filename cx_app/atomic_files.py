@@ -37,7 +37,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         # mkstemp makes a private (0600) file; give it the target's mode, or a plain file's
         os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o644)
         yield tmp
-        _fsync_file(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -54,11 +55,6 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
 
 def write_text_atomic(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
     return write_bytes_atomic(path, text.encode(encoding))
-
-
-def _fsync_file(path: Path) -> None:
-    with open(path, "rb+") as handle:
-        os.fsync(handle.fileno())
 
 
 def _fsync_folder(folder: Path) -> None:

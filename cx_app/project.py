@@ -1,11 +1,8 @@
 """Project files (``.cxproj``): an analysis saved whole, to be reopened without retraining.
 
-A zip archive: ``manifest.json`` (format, version, the provenance block, every other member's
-size and SHA-256) and the members docs/architecture.md lists; out-of-fold arrays in numpy's own
-format, read with ``allow_pickle=False``; the survey file itself only when the user asked for it.
-:func:`read_project` checks everything, sizes at every level included
-(:mod:`cx_app.archive_limits`: a small project cannot hide a huge array), before it returns
-anything: one :class:`ProjectFileError` sentence otherwise, nothing half-loaded.
+The zip's members: docs/architecture.md (``project.py``). :func:`read_project` checks everything,
+sizes at every level included (:mod:`cx_app.archive_limits`), before it returns anything: one
+:class:`ProjectFileError` sentence otherwise, nothing half-loaded.
 """
 
 from __future__ import annotations
@@ -24,11 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cx_app.archive_limits import read_members
 from cx_app.atomic_files import write_bytes_atomic
+from cx_app.engine.plan import PlanSpec
 from cx_app.errors import CxAppError
-from cx_app.json_values import json_default
+from cx_app.json_values import json_default, plain_document
 from cx_app.provenance import library_versions, provenance_block, sha256_hex
 from cx_app.safe_text import plain_text
 from cx_app.survey.data import SurveyData
+from cx_app.survey.schema import schema_from_yaml_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Project", "ProjectFileError", "ProjectModel",
            "SurveyIdentity", "crossval_arrays", "crossval_fields", "crossval_from",
@@ -91,8 +90,6 @@ class Project:
 
     @property
     def schema(self) -> Any:
-        from cx_app.survey.schema import schema_from_yaml_text
-
         return schema_from_yaml_text(self.schema_yaml, "the project's schema")
 
     def final_model_sha256(self) -> list[str]:
@@ -127,21 +124,14 @@ def _json(value: Any) -> bytes:
                       default=json_default).encode("utf-8")
 
 
-def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    return buffer.getvalue()
+_NOT_FIELDS = {"y_true", "y_pred", "proba", "fold", "models", "train_predictions", "weighted",
+               "unweighted_reason"}  # the arrays, the fold models, and what projects never kept
 
 
 def crossval_fields(cv: Any) -> dict[str, Any]:
     """A cross-validation's recipe and summary without its per-respondent arrays (JSON-ready)."""
-    return {"classes": list(cv.classes), "algorithm_id": cv.algorithm_id,
-            "settings": dict(cv.settings), "calibration": cv.calibration, "folds": cv.folds,
-            "seed": cv.seed, "fit_seconds": cv.fit_seconds, "warnings": list(cv.warnings),
-            "feature_names": list(cv.feature_names), "fold_method": cv.fold_method,
-            "provenance": dict(cv.provenance), "missing_policy": cv.missing_policy,
-            "preset": cv.preset,
-            "fold_fit_seconds": [float(s) for s in cv.fold_fit_seconds]}
+    return {f.name: plain_document(getattr(cv, f.name)) for f in dataclasses.fields(cv)
+            if f.name not in _NOT_FIELDS}
 
 
 def crossval_arrays(cv: Any) -> dict[str, np.ndarray]:
@@ -191,7 +181,9 @@ def _model_members(i: int, model: ProjectModel) -> dict[str, bytes]:
         meta["permutation"] = perm.model_dump(
             include={"algorithm_id", "attributes", "scoring", "n_repeats"})
         arrays["permutation_per_fold"] = np.asarray(perm.per_fold, dtype=float)
-    out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": _npz(arrays)}
+    npz = io.BytesIO()
+    np.savez_compressed(npz, **arrays)
+    out = {f"models/{i:03d}.json": _json(meta), f"models/{i:03d}.npz": npz.getvalue()}
     if model.final is not None:
         from cx_app.estimate.model_file import model_bytes
 
@@ -248,49 +240,33 @@ def write_project(project: Project, path: str | Path) -> Path:
 
 
 def _members(data: bytes, label: str, limits: Any) -> tuple[Manifest, dict[str, bytes]]:
-    """The manifest and every member's bytes, each checked against the manifest."""
+    """The manifest and every member's bytes (inflated within the limits of
+    :func:`~cx_app.archive_limits.read_members`), each checked against the manifest."""
     if not (_ends_with_zip_directory(data) and zipfile.is_zipfile(io.BytesIO(data))):
         raise ProjectFileError(f"{label} is not a cx-app project file, or it is truncated: it is "
                                "not a complete zip archive.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            infos = zf.infolist()
-            if len(infos) > limits.max_zip_entries:
-                raise ProjectFileError(f"{label} holds {len(infos):,} files, more than the "
-                                       f"{limits.max_zip_entries:,} a project file may hold.")
-            total = sum(i.file_size for i in infos)
-            if total > limits.max_decompressed_bytes:
-                raise ProjectFileError(
-                    f"{label} unpacks to {total / 2**20:,.2f} MB, more than the limit of "
-                    f"{limits.max_decompressed_bytes / 2**20:,.2f} MB.")
-            names = [i.filename for i in infos]
-            if MANIFEST not in names:
-                raise ProjectFileError(f"{label} is a zip archive but not a cx-app project "
-                                       "file (it has no manifest.json).")
-            manifest = _manifest(zf.read(MANIFEST), label)
-            listed = {m.name for m in manifest.members}
-            extra = sorted(set(names) - listed - {MANIFEST})
-            missing = sorted(listed - set(names))
-            if missing or extra or len(names) != len(set(names)):
-                what = (f"the member {missing[0]} is missing" if missing else
-                        f"it holds {extra[0]}, which its manifest does not list" if extra else
-                        "a member appears twice")
-                raise ProjectFileError(f"{label} is damaged: {what}.")
-        contents = read_members(data, label=label, error=ProjectFileError,
-                                budget=limits.inflation_budget())
-        members = {}
-        for member in manifest.members:
-            content = contents[member.name]
-            if len(content) != member.size or sha256_hex(content) != member.sha256:
-                raise ProjectFileError(
-                    f"{label} is damaged: the content of {member.name} does not match the "
-                    "SHA-256 in its manifest (the file was changed or corrupted).")
-            members[member.name] = content
-    except ProjectFileError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
-            NotImplementedError) as exc:
-        raise ProjectFileError(f"{label} is damaged and cannot be unpacked ({exc}).") from None
+    members = read_members(data, label=label, error=ProjectFileError,
+                           budget=limits.inflation_budget())
+    if MANIFEST not in members:
+        raise ProjectFileError(f"{label} is a zip archive but not a cx-app project file (it has "
+                               "no manifest.json).")
+    manifest = _manifest(members.pop(MANIFEST), label)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()  # with its repeats, which the members' dict folds
+    listed = {m.name for m in manifest.members}
+    extra = sorted(set(names) - listed - {MANIFEST})
+    missing = sorted(listed - set(names))
+    if missing or extra or len(names) != len(set(names)):
+        what = (f"the member {missing[0]} is missing" if missing else
+                f"it holds {extra[0]}, which its manifest does not list" if extra else
+                "a member appears twice")
+        raise ProjectFileError(f"{label} is damaged: {what}.")
+    for member in manifest.members:
+        content = members[member.name]
+        if len(content) != member.size or sha256_hex(content) != member.sha256:
+            raise ProjectFileError(
+                f"{label} is damaged: the content of {member.name} does not match the "
+                "SHA-256 in its manifest (the file was changed or corrupted).")
     return manifest, members
 
 
@@ -368,7 +344,6 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
     from cx_app.models.results import Results
     from cx_app.survey.limits import limits_from_env
     from cx_app.survey.reading import read_source
-    from cx_app.survey.schema import schema_from_yaml_text
 
     limits = limits_from_env()
     data, default_name = read_source(source, None, limits, error=ProjectFileError,
@@ -384,8 +359,6 @@ def read_project(source: str | Path | bytes | BinaryIO, *, name: str | None = No
         schema_yaml = members["schema.yaml"].decode("utf-8")
         schema = schema_from_yaml_text(schema_yaml, "schema.yaml")
         plan = _load_json(members, "plan.json")
-        from cx_app.engine.plan import PlanSpec
-
         PlanSpec.model_validate(plan)
         survey = _load_json(members, "survey.json")
         identity = SurveyIdentity(sha256=str(survey["sha256"]), filename=survey.get("filename"),

@@ -13,6 +13,7 @@ import numpy as np
 import openpyxl
 import pytest
 
+from cx_app.archive_limits import megabytes
 from cx_app.cli import main
 from cx_app.project import ProjectFileError, project_bytes, read_project
 
@@ -172,11 +173,13 @@ def test_a_project_that_unpacks_beyond_the_limit_is_refused_unread(evaluated, mo
     with zipfile.ZipFile(project) as zf:
         total = sum(i.file_size for i in zf.infolist())
     monkeypatch.setenv("CX_APP_MAX_DECOMPRESSED_MB", str(total / 2**20 / 2))
-    with pytest.raises(ProjectFileError, match=r"^analysis.cxproj unpacks to [\d.]+ MB, more "
-                                               r"than the limit of [\d.]+ MB\.$") as info:
+    with pytest.raises(ProjectFileError, match=r"^analysis.cxproj would unpack to [\d.,]+ [KM]B, "
+                                               r"more than the limit of [\d.,]+ [KM]B "
+                                               r"\(CX_APP_MAX_DECOMPRESSED_MB\); it was refused "
+                                               r"before unpacking\.$") as info:
         read_project(project)
-    assert f"{total / 2**20:,.2f} MB" in str(info.value)
+    assert f"unpack to {megabytes(total)}," in str(info.value)
     monkeypatch.setenv("CX_APP_MAX_ZIP_ENTRIES", "3")
     monkeypatch.delenv("CX_APP_MAX_DECOMPRESSED_MB")
-    with pytest.raises(ProjectFileError, match="more than the 3 a project file may hold"):
+    with pytest.raises(ProjectFileError, match="more than the 3 an archive may hold"):
         read_project(project)

@@ -1,12 +1,9 @@
 """A bounded, fair pool for training jobs on a shared server (no streamlit import).
 
-At most ``per_user`` jobs of one user and ``per_server`` jobs in all run at once, each in a
-daemon thread of its own; the next to start is the oldest queued job of the user served least
-recently among those below their limit (round-robin), so one user's ten queued jobs do not keep
-another's first job waiting. Every job asks joblib for the same number of workers, so all share
-joblib's one pool. Why these defaults: one job is a whole "Train" click, so a user's second
-click waits instead of halving everyone's share; training is CPU-bound, so more jobs than CPUs
-would only be slower and add their peak memory together. Limits: ``docs/deployment.md``.
+The limits and the queue's order (round-robin over users): docs/deployment.md ("Training
+pool"); each job runs in a daemon thread of its own. Why these defaults: one job is a whole
+"Train" click, so a user's second click waits instead of halving everyone's share; training is
+CPU-bound, so more jobs than CPUs would only be slower and add their peak memory together.
 """
 
 from __future__ import annotations

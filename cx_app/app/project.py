@@ -12,6 +12,7 @@ from typing import Any
 
 from cx_app.app.program_link import adopt_model, same_respondents
 from cx_app.app.session import Analysis
+from cx_app.engine.plan import PlanSpec
 from cx_app.errors import AnalysisError, CxAppError
 from cx_app.project import (
     Project,
@@ -20,6 +21,7 @@ from cx_app.project import (
     read_project,
     survey_identity,
 )
+from cx_app.provenance import sha256_hex
 from cx_app.survey.data import SurveyData
 
 __all__ = ["OpenedProject", "open_analysis", "save_analysis"]
@@ -30,11 +32,8 @@ def save_analysis(analysis: Analysis, *, include_survey: bytes | None = None,
     """The ``.cxproj`` bytes of ``analysis`` with the results of the models that share the
     best one's folds; ``include_survey`` only when the user asked for it."""
     survey = analysis.survey
-    if include_survey is not None:
-        from cx_app.provenance import sha256_hex
-
-        if sha256_hex(include_survey) != survey.source.sha256:
-            raise AnalysisError("the survey bytes given are not the survey of the analysis")
+    if include_survey is not None and sha256_hex(include_survey) != survey.source.sha256:
+        raise AnalysisError("the survey bytes given are not the survey of the analysis")
     models = []
     for m in analysis.models.values():
         final = analysis.finals.get(f"{m.key}:final")
@@ -66,9 +65,7 @@ def open_analysis(data: bytes, *, name: str, survey_files: dict[str, bytes] | No
     """Open the project file ``data`` as an :class:`Analysis`; its survey from the project, else
     from ``survey_files`` (the session's uploads) by SHA-256. Every model must be of this
     survey's respondents."""
-    from cx_app.engine.plan import PlanSpec
     from cx_app.estimate.document import WaveEstimateDocument
-    from cx_app.provenance import sha256_hex
 
     project = read_project(data, name=name)
     survey_bytes = project.survey_bytes

@@ -23,6 +23,7 @@ from cx_app.app.store import (
     training_key,
 )
 from cx_app.engine.plan import PlanSpec
+from cx_app.errors import CxAppError, PlanError
 from cx_app.models.results import Results
 from cx_app.project import ProjectModel
 
@@ -218,7 +219,6 @@ class Analysis:
         """Cross-validate each algorithm (``{algorithm id: settings}``) unless this recipe was
         trained already, sharing results through ``store`` by content key.
         ``on_cross_validated``: a fresh model before its permutation importance."""
-        from cx_app.errors import CxAppError
         from cx_app.models.algorithms import get_algorithm, preset_label, resolve_preset
 
         events: list[TrainingEvent] = []
@@ -252,10 +252,8 @@ class Analysis:
                                       offset: int = i * 2 * folds) -> None:
                         progress(min(1.0, (offset + n_done) / total), text)
 
-                    def cross_validated(cv: Any, model: partial = model) -> None:
-                        if on_cross_validated is not None:
-                            on_cross_validated(model(cv=cv))
-
+                    cross_validated = None if on_cross_validated is None else (
+                        lambda cv, model=model: on_cross_validated(model(cv=cv)))
                     try:
                         stored = train_lean(self.survey, algorithm_id, folds=folds, seed=seed,
                                             settings=settings, calibration=calibration,
@@ -279,7 +277,6 @@ class Analysis:
 
     def held_out_gap(self, model_id: str) -> AlpGap:
         """The held-out ALP gap of a model's out-of-fold probabilities."""
-        from cx_app.errors import PlanError
         from cx_app.estimate.alp import alp_gap
         from cx_app.survey.nps import groups_for_schema
 

@@ -8,7 +8,6 @@ content key of data it loaded itself. Its bounds come from ``CX_APP_*`` variable
 
 from __future__ import annotations
 
-import os
 import pickle
 import threading
 import time
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cx_app.isolation import env_number
 from cx_app.provenance import digest, survey_key, training_key
 
 __all__ = ["CacheLimits", "ResultStore", "approximate_nbytes", "cache_limits", "digest",
@@ -31,26 +31,13 @@ class CacheLimits:
     memo_items: int = 256
 
 
-def _env_number(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r}: expected a positive number") from None
-    if value <= 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive number")
-    return value
-
-
 def cache_limits() -> CacheLimits:
     d = CacheLimits()
     return CacheLimits(
-        result_items=int(_env_number("CX_APP_RESULT_CACHE_ITEMS", d.result_items)),
-        result_bytes=int(_env_number("CX_APP_RESULT_CACHE_MB", d.result_bytes / 2**20) * 2**20),
-        ttl_seconds=_env_number("CX_APP_CACHE_TTL_MINUTES", d.ttl_seconds / 60) * 60,
-        memo_items=int(_env_number("CX_APP_ANALYSIS_MEMO_ITEMS", d.memo_items)),
+        result_items=int(env_number("CX_APP_RESULT_CACHE_ITEMS", d.result_items)),
+        result_bytes=int(env_number("CX_APP_RESULT_CACHE_MB", d.result_bytes / 2**20) * 2**20),
+        ttl_seconds=env_number("CX_APP_CACHE_TTL_MINUTES", d.ttl_seconds / 60) * 60,
+        memo_items=int(env_number("CX_APP_ANALYSIS_MEMO_ITEMS", d.memo_items)),
     )
 
 

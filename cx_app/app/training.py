@@ -21,7 +21,7 @@ from typing import Any
 from cx_app.app.job_pool import JobPool, PooledJob
 from cx_app.app.session import Analysis, CrossValidatedModel, ResultStore, TrainingEvent
 from cx_app.errors import CxAppError
-from cx_app.models.timing import Phases
+from cx_app.models.timing import COSTS, Phases, remaining_seconds, settings_factor
 
 __all__ = ["TrainingCancelled", "TrainingJob"]
 
@@ -156,7 +156,6 @@ class TrainingJob:
 
     def _fit(self, model: CrossValidatedModel, seconds: float) -> tuple:
         from cx_app.models.algorithms import resolve_preset
-        from cx_app.models.timing import COSTS, settings_factor
 
         preset = resolve_preset(model.algorithm_id, self.preset)
         rows, attributes = len(self._shadow.survey.y), len(self._shadow.survey.schema.attributes)
@@ -275,8 +274,6 @@ class TrainingJob:
     def remaining(self) -> float | None:
         """The seconds left while it runs (:func:`cx_app.models.timing.remaining_seconds`);
         None when queued, ended, or without expected times."""
-        from cx_app.models.timing import remaining_seconds
-
         if self.state != "running" or self.began is None or not self.expected:
             return None
         expected = [self.expected.get(a, Phases(0.0, 0.0)) for a in self.algorithms]

@@ -26,13 +26,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cx-app {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS if only is None else (only,):
-        try:
-            module = importlib.import_module(f"cx_app.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"cx_app.cli.{name}":
-                raise
-            continue  # not built yet
-        module.register(sub)
+        importlib.import_module(f"cx_app.cli.{name}").register(sub)
     return parser
 
 

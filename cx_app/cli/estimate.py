@@ -16,6 +16,7 @@ from cx_app.cli._common import (
     model_words,
     segment_line,
 )
+from cx_app.errors import CxAppError, SchemaError
 from cx_app.survey.vocabulary import vocabulary_for
 
 
@@ -52,7 +53,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _compatible_schema(path: str, model):
     """The schema at ``path`` if the model can score data read with it, else SchemaError."""
-    from cx_app.errors import SchemaError
     from cx_app.survey.schema import load_schema
 
     schema = load_schema(path)
@@ -158,7 +158,6 @@ def run(args: argparse.Namespace) -> int:
                                                    require_attributes=False))]
     if len(surveys) > 1 or args.by:
         if args.audit:
-            from cx_app.errors import CxAppError
             raise CxAppError("--audit goes with one wave: give one wave file (without --by); "
                              f"{len(surveys)} wave(s) were read")
         return _track(model, surveys, args)

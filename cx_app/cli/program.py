@@ -23,6 +23,7 @@ from cx_app.cli._common import (
     survey_from_args,
 )
 from cx_app.cli.app import ENV_TEAMS
+from cx_app.errors import AccessDenied, CxAppError
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -134,7 +135,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _workspace(args: argparse.Namespace):
     import os
 
-    from cx_app.errors import CxAppError
     from cx_app.workspace.access import Actor
     from cx_app.workspace.audit import cli_user
     from cx_app.workspace.programs import Workspace
@@ -305,8 +305,6 @@ def _forget_sign_in(args: argparse.Namespace) -> int:
     from cx_app.workspace.identities import forget_identity
 
     if args.as_user is not None:
-        from cx_app.errors import AccessDenied
-
         raise AccessDenied("releasing a sign-in address is the server operator's (no --as)")
     with _workspace(args) as ws:
         removed = forget_identity(ws.database, args.email)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, undefer
 
 from cx_app.errors import WorkspaceError
@@ -70,13 +70,6 @@ def _model_rows(session: Session, program: Program, *where: Any, full: bool = Fa
     if full:
         query = query.options(undefer(Model.skops), undefer(Model.permutation))
     return list(session.scalars(query).all())
-
-
-def _permutation_bytes(permutation: Any) -> tuple[bytes | None, dict[str, Any] | None]:
-    if permutation is None:
-        return None, None
-    return npy_bytes(permutation.per_fold), permutation.model_dump(
-        mode="json", include={"algorithm_id", "attributes", "scoring", "n_repeats"})
 
 
 def _project_model(row: Model, program_name: str) -> ProjectModel:
@@ -225,7 +218,6 @@ class AnalysisStore:
 
     def set_keep_files(self, name: str, keep: bool) -> None:
         """Stopping deletes the files already kept."""
-        from sqlalchemy import delete
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
@@ -241,11 +233,12 @@ class AnalysisStore:
         """Store a :class:`cx_app.app.session.CrossValidatedModel` once per training key."""
         if model.key.startswith("program-model-"):
             return  # a model the program holds already (made by the CLI)
-        cv = model.cv
-        permutation, permutation_fields = _permutation_bytes(model.permutation)
+        cv, permutation = model.cv, model.permutation
         recipe = {"settings": {k: v if isinstance(v, int | float | str | bool | type(None))
                                else str(v) for k, v in model.settings.items()},
-                  "folds": model.folds, "seed": model.seed, "permutation": permutation_fields}
+                  "folds": model.folds, "seed": model.seed,
+                  "permutation": None if permutation is None else permutation.model_dump(
+                      mode="json", include={"algorithm_id", "attributes", "scoring", "n_repeats"})}
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
             if session.scalar(select(Model.id).where(Model.program_id == program.id,
@@ -257,7 +250,8 @@ class AnalysisStore:
                 calibration=str(cv.calibration)[:50], file_sha256=None, skops=None,
                 model_metadata={}, fit_seconds=float(cv.fit_seconds),
                 training_key=model.key, data_key=data_key,
-                recipe=json.loads(json.dumps(recipe, default=str)), permutation=permutation,
+                recipe=json.loads(json.dumps(recipe, default=str)),
+                permutation=None if permutation is None else npy_bytes(permutation.per_fold),
                 respondents=int(respondents), crossval=crossval_row(cv)))
             self.workspace.record_change(
                 session, AuditAction.MODEL_TRAINED, name, f"{model.model_id}, {model.folds}-fold "
@@ -267,7 +261,6 @@ class AnalysisStore:
 
     def remove_model(self, name: str, key: str) -> bool:
         """Its cross-validation and wave estimates go with it; whether there was one."""
-        from sqlalchemy import delete
 
         def work(session: Session) -> bool:
             program = self._program(session, name, Action.ANALYSE)

@@ -1,11 +1,8 @@
 """Opening the workspace database: its URL, the engine, sessions with retries, migrations.
 
-SQLite is made fit for several processes at once: write-ahead logging (readers never wait for
-the writer), a busy timeout, foreign keys on, and every write transaction opened with ``BEGIN
-IMMEDIATE`` (it waits for the write lock up front instead of failing half-way when another
-process wrote in between). A transaction that still meets "database is locked" is run again
-from the start, with a growing pause. Migrations run when a database is opened, under the write
-lock (SQLite) or an advisory lock (PostgreSQL), so that two processes opening it migrate once.
+SQLite's settings for several processes at once and the retries: docs/workspace.md. Migrations
+run when a database is opened, under the write lock (SQLite) or an advisory lock (PostgreSQL),
+so that two processes opening it migrate once.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """A wave's label and date, as an analyst names waves, and the order of a program's waves.
 
-The label is, first found: the one the analyst gives; the value of the file's wave column
-(the mapping's segment with role ``wave``) when the file (or the part of it) holds one wave; a
-wave name in the file name (``2026-03``, ``2026-03-15``, ``202603``, ``2026 Q1``, ``W07``,
-``wave 7``); else the file name without its extension. The date is the one the label names
-(the first day of a month or quarter), else the earliest answer of the file's date column (the
-segment with role ``date``), else none.
-
-Waves are ordered by date, then by label in natural order (``W2`` before ``W10``), undated
-waves after dated ones — never by when they were added.
+Which label and date a wave gets, and their order: docs/workspace.md ("Waves as the analyst
+names them").
 """
 
 from __future__ import annotations
@@ -114,7 +107,7 @@ def _earliest_answer(survey: SurveyData) -> dt.date | None:
 
 def wave_label(survey: SurveyData, *, filename: str | None, given: str | None = None
                ) -> WaveLabel:
-    """The label and date of one wave (``survey``: its respondents); see the module docstring."""
+    """The label and date of one wave (``survey``: its respondents); rules in docs/workspace.md."""
     from cx_app.safe_text import plain_text
 
     named: tuple[str, dt.date | None] | None = None

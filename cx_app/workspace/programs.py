@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, undefer
 
 from cx_app.errors import WorkspaceError
+from cx_app.provenance import sha256_hex
 from cx_app.workspace import audit
 from cx_app.workspace.access import Action, Actor
 from cx_app.workspace.database import Database, open_database
@@ -223,12 +224,6 @@ class Workspace:
             added.extend(self._add_file(name, models, data, filename, label, sheet, sample))
         return added
 
-    def add_wave(self, name: str, source: Any, *, filename: str | None = None,
-                 label: str | None = None, **options: Any) -> list[AddedWave]:
-        """:meth:`add_waves` of one file (a path, or its bytes with ``filename``)."""
-        item = (source, filename) if isinstance(source, bytes | bytearray) else source
-        return self.add_waves(name, [item], label=label, **options)
-
     def _models(self, name: str) -> list[FittedModel]:
 
         def work(session: Session) -> list[Model]:
@@ -254,8 +249,6 @@ class Workspace:
     def _add_file(self, name: str, models: list[FittedModel], data: bytes, filename: str,
                   label: str | None, sheet: str | int | None,
                   sample: tuple[bytes, str] | None = None) -> list[AddedWave]:
-        from cx_app.provenance import sha256_hex
-
         sha256 = sha256_hex(data)
         existing = self._existing(name, sha256)
         if existing and sample:
@@ -292,7 +285,7 @@ class Workspace:
         return Wave(file_sha256=sha256, part=part.part, filename=filename[:FILE_LENGTH],
                     sheet=_cut(part.sheet, FILE_LENGTH), label=part.label, wave_date=part.date,
                     respondents=part.respondents,
-                    estimates=[estimate_row(e.model_row, e.estimate, e.segments)
+                    estimates=[estimate_row(e.model_row, e.document, e.segments)
                                for e in part.estimates])
 
     def estimate_waves(self, name: str, model: str) -> list[str]:
@@ -332,7 +325,7 @@ class Workspace:
 
         def work(session: Session) -> None:
             for wave_id, found in estimates.items():
-                row = estimate_row(row_id, found.estimate, found.segments)
+                row = estimate_row(row_id, found.document, found.segments)
                 row.wave_id = wave_id
                 session.add(row)
 
@@ -418,16 +411,12 @@ class Workspace:
         return Results.from_dict(json.loads(text), source=f"program {name}")
 
     def schema(self, name: str) -> SurveySchema:
-        import yaml
-
-        from cx_app.survey.schema import parse_schema
+        from cx_app.survey.schema import schema_from_yaml_text
 
         text = self.database.read(lambda s: self._program(s, name).schema_yaml)
-        return parse_schema(yaml.safe_load(text))
+        return schema_from_yaml_text(text, f"program {name}'s schema")
 
     def record_report(self, name: str, kind: str, path: Path, data: bytes, waves: int) -> None:
-        from cx_app.provenance import sha256_hex
-
         def work(session: Session) -> None:
             session.add(Report(program_id=self._program(session, name).id, kind=kind,
                                filename=_cut(str(path), FILE_LENGTH), sha256=sha256_hex(data),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,7 +26,6 @@ from cx_app.workspace.views import ModelSummary, WaveView
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
-    from cx_app.estimate.new_wave import WaveEstimate
     from cx_app.models.crossval import CrossValResult
 
 __all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "estimating_row", "model_rows", "model_summary",
@@ -100,19 +99,16 @@ def survey_identity(program: Program) -> SurveyIdentity:
                           sheet=program.survey_sheet)
 
 
-def estimate_row(model_row_id: int, estimate: WaveEstimate,
-                 segments: Mapping[str, Sequence[SegmentEstimate]]) -> Estimate:
-    """The headline numbers are the audited net score's when the wave came with an audit
-    sample."""
-    document = json.loads(estimate.to_json())
-    nps = estimate.estimated_nps if estimate.audit is None else estimate.audit.audited_nps
-    realized = estimate.realized_nps
-    return Estimate(model_id=model_row_id, document=document,
-                    segments={by: {s.label: s.to_dict() for s in values}
-                              for by, values in segments.items()},
-                    estimated_nps=float(nps.value), ci_low=float(nps.ci95[0]),
-                    ci_high=float(nps.ci95[1]),
-                    realized_nps=None if realized is None else float(realized.value))
+def estimate_row(model_row_id: int, document: dict[str, Any],
+                 segments: dict[str, Any]) -> Estimate:
+    """An estimate JSON and its segments' as a row; the headline numbers are the audited net
+    score's when the wave came with an audit sample."""
+    nps = document.get("audited_nps") or document["estimated_nps"]
+    realized = document.get("realized_nps")
+    return Estimate(model_id=model_row_id, document=document, segments=segments,
+                    estimated_nps=float(nps["value"]), ci_low=float(nps["ci95"][0]),
+                    ci_high=float(nps["ci95"][1]),
+                    realized_nps=None if realized is None else float(realized["value"]))
 
 
 def wave_view(wave: Wave, estimate: Estimate, model_id: str) -> WaveView:

@@ -7,6 +7,7 @@ turns into rows. Nothing here opens the database.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +45,12 @@ class TrainedProgram(BaseModel):
 
 
 class ModelEstimate(BaseModel):
+    """One model's estimate of a wave as the ``estimates`` table keeps it."""
+
     model_config = _RECORD
     model_row: int
-    estimate: Any  # cx_app.estimate.new_wave.WaveEstimate
-    segments: dict[str, Any]  # segment name -> its SegmentEstimate list
+    document: dict[str, Any]  # the estimate JSON
+    segments: dict[str, Any]  # {segment name: {value: SegmentEstimate.to_dict()}}
 
 
 class EstimatedPart(BaseModel):
@@ -117,8 +120,9 @@ def _estimate(model_row: int, model: TrainedModel, part: SurveyData,
     from cx_app.estimate.tracker import segment_estimates
 
     estimate = with_audit(model, part, estimate_wave(model, part), labelled)
-    return ModelEstimate(model_row=model_row, estimate=estimate,
-                         segments={by: segment_estimates(model, part, estimate, by)
+    return ModelEstimate(model_row=model_row, document=json.loads(estimate.to_json()),
+                         segments={by: {s.label: s.to_dict()
+                                        for s in segment_estimates(model, part, estimate, by)}
                                    for by in segment_names(model.schema, part)})
 
 
@@ -150,7 +154,7 @@ def estimate_file(models: Sequence[FittedModel], data: bytes, filename: str, *,
         estimates = tuple(_estimate(m.row_id, m.model, part, labelled) for m in models)
         found.append(EstimatedPart(
             part=part_key(part, len(parts)), label=named.label[:TEXT_LENGTH], date=named.date,
-            sheet=survey.source.sheet, respondents=estimates[-1].estimate.n,
+            sheet=survey.source.sheet, respondents=estimates[-1].document["n"],
             estimates=estimates, held_personal_data=survey.source.held_personal_data))
     return found
 

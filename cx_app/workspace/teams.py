@@ -73,14 +73,6 @@ _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _DOMAIN = re.compile(r"^@[^@\s]+\.[^@\s]+$")
 
 
-def _article(role: Role) -> str:
-    return "an" if role.label[0] in "aeiou" else "a"
-
-
-def _domain(address: str) -> str:
-    return address.rpartition("@")[2]
-
-
 class TeamRoster(BaseModel):
     """One team of the teams file (entries kept in lower case)."""
 
@@ -126,7 +118,7 @@ class TeamRoster(BaseModel):
         address = email.strip().lower()
         if not _ADDRESS.match(address):
             return None
-        domain = f"@{_domain(address)}"
+        domain = "@" + address.rpartition("@")[2]
         for role in (Role.ADMIN, Role.ANALYST, Role.VIEWER):
             entries = getattr(self, role.label)
             if address in entries or domain in entries:
@@ -204,7 +196,8 @@ class Teams:
             raise AccessDenied(f"{email or 'this user'} is not a member of {team_text}: "
                                f"{what} needs {holder}; ask an admin to add you to "
                                f"{self.source}")
-        raise AccessDenied(f"{email} is {_article(role)} {role.label} of {team_text}: "
+        article = "an" if role.label[0] in "aeiou" else "a"
+        raise AccessDenied(f"{email} is {article} {role.label} of {team_text}: "
                            f"{ROLE_SCOPE[role]}; {what} needs the {needed.label} role")
 
 

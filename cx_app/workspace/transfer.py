@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, undefer
 
+from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import WorkspaceError
 from cx_app.project import Project, ProjectModel, project_bytes, read_project
 from cx_app.provenance import survey_key, training_key
@@ -21,8 +22,8 @@ from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.labels import label_from_file
 from cx_app.workspace.names import program_name
 from cx_app.workspace.programs import Workspace
-from cx_app.workspace.records import crossval_result, model_file, model_rows
-from cx_app.workspace.tables import CrossValidation, Estimate, Model, Program, Wave
+from cx_app.workspace.records import crossval_result, estimate_row, model_file, model_rows
+from cx_app.workspace.tables import CrossValidation, Model, Program, Wave
 
 __all__ = ["export_program", "import_program"]
 
@@ -67,8 +68,6 @@ def export_program(workspace: Workspace, name: str, path: str | Path | None = No
 
     data = project_bytes(workspace.database.read(work))
     if path is not None:
-        from cx_app.atomic_files import write_bytes_atomic
-
         write_bytes_atomic(Path(path), data)
     workspace.record_change(None, AuditAction.PROGRAM_EXPORTED, name,
                             "project file" if path is None else f"to {Path(path).name}")
@@ -130,17 +129,11 @@ def import_program(workspace: Workspace, source: str | Path | bytes, *,
                 continue
             seen.add((wave["sha256"], wave["part"]))
             model = by_file.get((estimate.get("model") or {}).get("file_sha256"), models[0])
-            nps = estimate.get("audited_nps") or estimate["estimated_nps"]  # as estimate_row
-            realized = estimate.get("realized_nps")
             session.add(Wave(
                 program_id=program.id, file_sha256=wave["sha256"], part=wave["part"],
                 filename=wave["file"], label=wave["label"], wave_date=wave["date"],
                 respondents=wave["respondents"],
-                estimates=[Estimate(model_id=model.id, document=dict(estimate),
-                                    segments=wave["segments"], estimated_nps=nps["value"],
-                                    ci_low=nps["ci95"][0], ci_high=nps["ci95"][1],
-                                    realized_nps=None if realized is None
-                                    else realized["value"])]))
+                estimates=[estimate_row(model.id, dict(estimate), wave["segments"])]))
 
     workspace.database.write(work)
     return chosen

@@ -32,7 +32,7 @@ def test_a_workspace_with_a_program_opens_on_it(entry_script_every_run):  # noqa
         ws.create_program("bank_q3", sample_path("telecom_nps"),
                           schema=load_schema(ROOT / "survey_schemas" / "telecom_nps.yaml"),
                           algorithm="nb", folds=3, calibration="none", keep_survey=True)
-        ws.add_wave("bank_q3", sample_path("telecom_nps_wave7_unlabeled"))
+        ws.add_waves("bank_q3", [sample_path("telecom_nps_wave7_unlabeled")])
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # a new session, no address
     _ok(at)
     text = _texts(at)

@@ -233,7 +233,7 @@ def test_long_names_are_cut_to_what_the_tables_hold(program, survey_files):
                                   include_target=False).to_csv(index=False).encode()
     name = "region north " * 30 + ".csv"  # 390 characters, no wave named in it
     with Workspace.open(program.url) as ws:
-        added = ws.add_wave("telecom", data, filename=name)
+        added = ws.add_waves("telecom", [(data, name)])
         assert [(a.label, a.status) for a in added] == [(name[:-4][:200], "added")]
         assert next(w for w in ws.show("telecom").waves
                     if w.label == name[:-4][:200]).filename == name
