@@ -43,8 +43,9 @@ from quality_reference import (  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.impute import SimpleImputer  # noqa: E402
 
-from cx_app.models.algorithms import ALGORITHMS, build_algorithm, fit_weighted  # noqa: E402
+from cx_app.models.algorithms import ALGORITHMS, build_algorithm  # noqa: E402
 from cx_app.models.crossval import aligned_proba, make_folds  # noqa: E402
+from cx_app.models.weighting import fit_weighted  # noqa: E402
 
 MEDIAN_SLACK = 0.01
 NATIVE = ("dt", "rf", "xgb")
