@@ -202,7 +202,10 @@ def several_answers(values: pd.Series) -> bool:
     >>> several_answers(pd.Series(["Boston", "Washington, DC", "Boston"]))
     False
     """
-    parts = pd.Series(values.astype(str).str.strip().unique()).str.split(_CHOICES_JOINED)
+    distinct = values.astype(str).str.strip().unique()
+    if len(distinct) > 2**12:  # more combinations than a checkbox question's answers make
+        return False
+    parts = pd.Series(distinct).str.split(_CHOICES_JOINED)
     counts = parts.str.len()
     if parts.empty or counts.max() < 2 or counts.min() > 1:
         return False
