@@ -16,8 +16,7 @@ import pandas as pd
 from cx_app.engine.catalogue import MACRO_SUMMARY
 from cx_app.errors import AnalysisError
 from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap, FullTrainingCheck
-from cx_app.json_values import plain
-from cx_app.models.crossval import aligned_proba
+from cx_app.models.crossval import aligned_proba, class_positions
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -63,23 +62,6 @@ def _check_proba(proba: np.ndarray, classes: Sequence) -> np.ndarray:
     return p
 
 
-def _label_index(labels: Sequence, classes: Sequence, what: str) -> np.ndarray:
-    """The position of each label in ``classes`` (labels compared as plain Python values, so
-    1, 1.0 and numpy's 1 are the same class). Vectorised: the distinct labels are looked up
-    once (``pandas.factorize``), not every row."""
-    position = {c: i for i, c in enumerate(classes)}
-    values = labels if isinstance(labels, np.ndarray) else np.asarray(list(labels), dtype=object)
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    lookup = np.empty(len(uniques), dtype=int)
-    for j, lab in enumerate(uniques):
-        key = plain(lab)
-        if key not in position:
-            i = int(np.flatnonzero(codes == j)[0])
-            raise AnalysisError(f"{what} label {key!r} (row {i}) is not one of the classes {list(classes)}")
-        lookup[j] = position[key]
-    return lookup[codes]
-
-
 def predicted_labels(proba: np.ndarray, classes: Sequence) -> np.ndarray:
     """The decision rule of the paper (eq. 17): the class with the largest probability; ties go
     to the first class in ``classes`` order (``numpy.argmax``)."""
@@ -109,7 +91,7 @@ def alp_confusion_matrix(proba: np.ndarray, classes: Sequence,
             raise AnalysisError(
                 f"{len(y_pred)} predicted labels for {p.shape[0]} rows of probabilities"
             )
-        pred = _label_index(y_pred, classes, "predicted")
+        pred = class_positions(y_pred, classes, "predicted label")
     onehot = np.zeros((p.shape[0], k))
     onehot[np.arange(p.shape[0]), pred] = 1.0
     return ConfusionMatrix(tuple(classes), p.T @ onehot)
@@ -169,8 +151,8 @@ def alp_gap(y_true: Sequence, proba: np.ndarray, classes: Sequence,
     if len(y_true) != p.shape[0]:
         raise AnalysisError(f"{len(y_true)} labels for {p.shape[0]} rows of probabilities")
     k = len(classes)
-    true_idx = _label_index(y_true, classes, "actual")
-    pred_idx = p.argmax(axis=1) if y_pred is None else _label_index(y_pred, classes, "predicted")
+    true_idx = class_positions(y_true, classes, "actual label")
+    pred_idx = p.argmax(axis=1) if y_pred is None else class_positions(y_pred, classes, "predicted label")
     n = p.shape[0]
     acc = float(np.mean(true_idx == pred_idx))
     acc_alp = float(p[np.arange(n), pred_idx].sum() / n)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cx_app.errors import AnalysisError
-from cx_app.estimate.alp import _label_index, net_outcome, net_parts
+from cx_app.estimate.alp import net_outcome, net_parts
 from cx_app.estimate.ppi import (
     MIN_AUDIT,
     AuditResult,
@@ -25,6 +25,7 @@ from cx_app.estimate.ppi import (
     shift_test,
     wave_ppi_mean,
 )
+from cx_app.models.crossval import class_positions
 
 if TYPE_CHECKING:
     from cx_app.estimate.model_file import TrainedModel
@@ -129,7 +130,7 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     groups = groups_for_schema(model.schema)
     pos = np.isin(classes, list(groups.positive))
     neg = np.isin(classes, list(groups.negative))
-    y_idx = _label_index(y, classes, "audited")
+    y_idx = class_positions(y, classes, "audited label")
     s = 100.0 * net_outcome(y, groups)
 
     def score(p):

@@ -16,8 +16,9 @@ import numpy as np
 from sklearn.metrics import brier_score_loss
 
 from cx_app.errors import AnalysisError
-from cx_app.estimate.alp import _check_proba, _label_index, alp_gap
+from cx_app.estimate.alp import _check_proba, alp_gap
 from cx_app.estimate.model_metadata import LARGE_GAP, LARGE_NET_ERROR, AlpGap
+from cx_app.models.crossval import class_positions
 from cx_app.result import Result, flattened
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def expected_calibration_error(y_true: Sequence, proba: np.ndarray, classes: Seq
     """Top-label ECE: Σ_b (n_b/N)·|accuracy_b − mean confidence_b| over ``n_bins`` equal-width
     bins of the maximum probability (bins (0, 1/B], ..., ((B−1)/B, 1])."""
     p = _check_proba(proba, classes)
-    true_idx = _label_index(y_true, classes, "actual")
+    true_idx = class_positions(y_true, classes, "actual label")
     pred = p.argmax(axis=1)
     conf = p[np.arange(len(pred)), pred]
     correct = (pred == true_idx).astype(float)

@@ -22,7 +22,7 @@ from cx_app.estimate.alerts import (
     ReferenceBand,
     estimate_alerts,
 )
-from cx_app.estimate.alp import _check_proba, _label_index, alp_confusion_matrix, net_outcome
+from cx_app.estimate.alp import _check_proba, alp_confusion_matrix, net_outcome
 from cx_app.estimate.calibration import (
     CALIBRATION_METHODS,
     CalibrationChoice,
@@ -40,6 +40,7 @@ from cx_app.estimate.new_wave import (
     estimated_net_score,
     heldout_net_score_error,
 )
+from cx_app.models.crossval import class_positions
 from cx_app.result import Array, Result, flattened
 
 if TYPE_CHECKING:
@@ -262,7 +263,7 @@ def estimate_from_probabilities(
     if len(reference_y) != len(ref):
         raise AnalysisError(f"{len(reference_y)} reference labels for {len(ref)} rows of "
                             "reference probabilities")
-    y_idx = _label_index(reference_y, classes, "reference")
+    y_idx = class_positions(reference_y, classes, "reference label")
     class_array = np.asarray(classes)
     if class_array.dtype.kind not in "iu":  # strings, mixed: compared as Python objects
         class_array = np.asarray(classes, dtype=object)

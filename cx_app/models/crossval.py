@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import joblib
 import numpy as np
+import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
@@ -150,16 +151,21 @@ class CrossValResult:
             weighted=self.weighted, unweighted_reason=self.unweighted_reason)
 
 
-def class_positions(labels: Sequence | np.ndarray, classes: Sequence) -> np.ndarray:
-    """Position in ``classes`` of each label; AnalysisError naming a label that is no class."""
-    lookup = {c: i for i, c in enumerate(classes)}
-    values = np.asarray(labels).tolist()
-    try:
-        return np.fromiter((lookup[v] for v in values), dtype=np.intp, count=len(values))
-    except KeyError as exc:
-        raise AnalysisError(
-            f"score {exc.args[0]!r} is not one of the classes {list(classes)}"
-        ) from None
+def class_positions(labels: Sequence | np.ndarray, classes: Sequence, what: str = "score") -> np.ndarray:
+    """The position of each label in ``classes`` (labels compared as plain Python values, so
+    1, 1.0 and numpy's 1 are the same class); AnalysisError naming the first label that is no
+    class and its row. Vectorised: the distinct labels are looked up once (``pandas.factorize``)."""
+    position = {c: i for i, c in enumerate(classes)}
+    values = labels if isinstance(labels, np.ndarray) else np.asarray(list(labels), dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    lookup = np.empty(len(uniques), dtype=int)
+    for j, lab in enumerate(uniques):
+        key = plain(lab)
+        if key not in position:
+            i = int(np.flatnonzero(codes == j)[0])
+            raise AnalysisError(f"{what} {key!r} (row {i}) is not one of the classes {list(classes)}")
+        lookup[j] = position[key]
+    return lookup[codes]
 
 
 def assign_folds(

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Self
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, ValidationError
 
 from cx_app.engine.grouping import ResolvedPlan
@@ -385,6 +386,11 @@ class ImportancePerformanceDoc(Document):
     importance: str
     method: str | None = None
     rows: list[ImportancePerformanceRow]
+
+    def frame(self) -> pd.DataFrame:
+        """The rows as a table, one column per row field (also when there are no rows)."""
+        return pd.DataFrame([r.model_dump() for r in self.rows],
+                            columns=list(ImportancePerformanceRow.model_fields))
 
 
 class TopBoxRow(Document):

@@ -270,7 +270,7 @@ def _drivers_slide(results: Results, words: ScoreVocabulary) -> DeckSlide:
                          ("Train the program again with a driver analysis to see what moves "
                           f"the {words.short_name}.",))
     labels = {a: _label(t) for a, t in results.dataset.attribute_labels.items()}
-    table = pd.DataFrame([r.model_dump() for r in quadrant.rows])
+    table = quadrant.frame()
     top = [labels.get(a, _label(a)) for a in important_above_others(table)]
     title = DriversFact(score_name=words.short_name, top=tuple(top)).headline()
     bullets = [drivers_reading(table, labels=labels)]

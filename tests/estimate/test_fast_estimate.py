@@ -15,9 +15,9 @@ from sklearn.frozen import FrozenEstimator
 
 from cx_app.engine.grouping import resolve_plan
 from cx_app.engine.plan import NPS_PLAN
-from cx_app.estimate.alp import _label_index
 from cx_app.estimate.from_probabilities import calibrate_probabilities
 from cx_app.estimate.metric_intervals import metric_intervals
+from cx_app.models.crossval import class_positions
 
 
 class _Given(ClassifierMixin, BaseEstimator):
@@ -101,10 +101,10 @@ def test_delta_method_equals_the_bootstrap_within_its_monte_carlo_error():
 
 def test_label_index_is_vectorised_and_keeps_plain_matching():
     """1, 1.0 and numpy's 1 are one class; the first unknown label is named with its row."""
-    got = _label_index([1, 2.0, np.int64(0), 1], [0, 1, 2], "x")
+    got = class_positions([1, 2.0, np.int64(0), 1], [0, 1, 2], "x")
     assert got.tolist() == [1, 2, 0, 1]
-    assert _label_index(np.array(["b", "a"]), ["a", "b"], "x").tolist() == [1, 0]
+    assert class_positions(np.array(["b", "a"]), ["a", "b"], "x").tolist() == [1, 0]
     from cx_app.errors import AnalysisError
 
     with pytest.raises(AnalysisError, match=r"reference label 7 \(row 2\)"):
-        _label_index(np.array([0, 1, 7, 7]), [0, 1, 2], "reference")
+        class_positions(np.array([0, 1, 7, 7]), [0, 1, 2], "reference label")

@@ -113,7 +113,7 @@ def test_string_labels_and_unknown_scores(survey):
     names = tuple(f"s{c}" for c in CLASSES)
     cv = cross_validate_model(X, np.array([f"s{v}" for v in y]), names, "dt", folds=3)
     assert set(cv.y_pred) <= set(names)
-    with pytest.raises(AnalysisError, match="score 'x' is not one of the classes"):
+    with pytest.raises(AnalysisError, match=r"score 'x' \(row 0\) is not one of the classes"):
         cross_validate_model(X[:3], ["x", "s1", "s1"], names, "dt", folds=2)
 
 

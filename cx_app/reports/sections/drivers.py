@@ -12,7 +12,6 @@ from cx_app.models.names import model_display_name
 from cx_app.models.results import (
     Drivers,
     ImportancePerformanceDoc,
-    ImportancePerformanceRow,
     OrdinalDoc,
     PermutationDoc,
     RelativeWeightsDoc,
@@ -162,8 +161,7 @@ def _importance_performance(value: ImportancePerformanceDoc, labels: Labels) -> 
         blocks.append(Paragraph("No attribute stands out: on importance and performance "
                                 "together, every attribute is within the uncertainty of the "
                                 "others, so none is labelled."))
-    frame = pd.DataFrame([r.model_dump() for r in records],
-                         columns=list(ImportancePerformanceRow.model_fields))
+    frame = value.model_copy(update={"rows": records}).frame()
     frame["attribute"] = [r[0] for r in rows]
     if placed:
         frame["performance"] = frame["performance_pct"]

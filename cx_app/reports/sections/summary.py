@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.models.results import Results
 from cx_app.reports.blocks import Block, Paragraph, Section, Table, TableColumn
@@ -48,8 +46,7 @@ def section(results: Results, new_wave: WaveEstimateDocument | None) -> Section:
                  "score that the attributes explain together (see Drivers)."))
     quadrant = results.drivers.importance_performance if results.drivers else None
     if quadrant is not None:
-        reading.append(drivers_reading(pd.DataFrame([r.model_dump() for r in quadrant.rows]),
-                                       labels=labels))
+        reading.append(drivers_reading(quadrant.frame(), labels=labels))
     reading.append(nps_reading(nps, new_wave.estimated_nps if new_wave else None, words=words))
     if new_wave and new_wave.warnings:
         reading.append(f"The new-wave estimate comes with {len(new_wave.warnings)} warning(s): "
