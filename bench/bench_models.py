@@ -3,7 +3,7 @@ with the papers' settings.
 
 Baseline: for each algorithm, scikit-learn's ``cross_val_predict(method="predict_proba")``,
 sequential, on the estimator of the *papers* preset (built by our registry,
-``build_algorithm(..., preset="papers")``: the papers' settings, same pipeline, same seed) and
+``build_model(..., preset="papers")``: the papers' settings, same pipeline, same seed) and
 the *same* folds (``PredefinedSplit`` of our fold assignment).
 
 Ours: the steps of ``cx_app.models.analysis.evaluate_survey`` with the default (``fast``)
@@ -33,9 +33,9 @@ import numpy as np
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 
 from cx_app.engine.grouping import resolve_plan
-from cx_app.models.algorithms import DEFAULT_ALGORITHMS, build_algorithm
+from cx_app.models.algorithms import DEFAULT_ALGORITHMS
 from cx_app.models.analysis import evaluate_algorithm, finish_evaluation, write_results
-from cx_app.models.crossval import class_positions, make_folds
+from cx_app.models.crossval import build_model, class_positions, make_folds
 from cx_app.reports import write_reports
 from cx_app.survey.importing import load_survey
 from cx_app.survey.samples import sample_path
@@ -55,7 +55,7 @@ def _timed(fn):
 
 
 def _baseline(algorithm_id: str, X: np.ndarray, codes: np.ndarray, fold: np.ndarray) -> float:
-    model = build_algorithm(algorithm_id, seed=SEED, preset="papers")
+    model = build_model(algorithm_id, seed=SEED, preset="papers")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seconds, _ = _timed(
@@ -151,7 +151,7 @@ def run() -> str:
         f"Sample telecom survey, {len(codes):,} respondents, {FOLDS} folds, algorithms: "
         f"{', '.join(algorithms)}. Baseline: scikit-learn `cross_val_predict(method="
         '"predict_proba")` per algorithm, sequential, on the estimators of the **papers** preset '
-        "(`build_algorithm(..., preset=\"papers\")`) and the same folds. Ours: the whole "
+        "(`build_model(..., preset=\"papers\")`) and the same folds. Ours: the whole "
         "evaluation (CV keeping the fold models, levels, per-fold metrics, ROC; then tests, "
         "drivers, results.json and reports) with the default **fast** preset "
         "(`bench_presets.py` measures its accuracy). Measured interleaved per algorithm "

@@ -43,8 +43,8 @@ from quality_reference import (  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.impute import SimpleImputer  # noqa: E402
 
-from cx_app.models.algorithms import ALGORITHMS, build_algorithm  # noqa: E402
-from cx_app.models.crossval import aligned_proba, make_folds  # noqa: E402
+from cx_app.models.algorithms import ALGORITHMS  # noqa: E402
+from cx_app.models.crossval import aligned_proba, build_model, make_folds  # noqa: E402
 from cx_app.models.weighting import fit_weighted  # noqa: E402
 
 MEDIAN_SLACK = 0.01
@@ -59,7 +59,7 @@ def _alternative(algorithm_id: str, survey, gaps) -> float:
     survey = survey.subset(HEAVY_ROWS.get(algorithm_id, len(survey.y)))
     X, y = survey.X.to_numpy(dtype=float), survey.positions()
     fold = make_folds(y, FOLDS, SEED)
-    template = build_algorithm(algorithm_id, seed=SEED).set_params(gaps=gaps)
+    template = build_model(algorithm_id, seed=SEED).set_params(gaps=gaps)
     pred = np.empty_like(y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

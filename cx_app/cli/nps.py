@@ -26,7 +26,7 @@ from cx_app.survey.nps import (
     segment_frames,
 )
 from cx_app.survey.schema import SegmentSpec, SurveySchema, normalise_header
-from cx_app.survey.score_groups import groups_between, groups_note
+from cx_app.survey.score_groups import groups_between, groups_note, score_span
 from cx_app.survey.vocabulary import vocabulary
 
 
@@ -64,15 +64,6 @@ def resolve_segment(schema: SurveySchema, text: str, columns: pd.Index) -> Segme
     known = ", ".join(f"{s.name} ({s.column!r})" for s in schema.segments) or "none"
     raise SchemaError(f"--by {text!r} is not a segment of schema '{schema.name}'; its segments: "
                       f"{known}")
-
-
-def _members(members: frozenset[int]) -> str:
-    ordered = sorted(members)
-    if not ordered:
-        return "none"
-    if ordered == list(range(ordered[0], ordered[-1] + 1)) and len(ordered) > 1:
-        return f"{ordered[0]}–{ordered[-1]}"
-    return ", ".join(str(m) for m in ordered)
 
 
 def _row(result: NpsResult, groups: NetScoreGroups, csat: CsatResult | None, score: str) -> dict:
@@ -209,8 +200,8 @@ def run(args: argparse.Namespace) -> int:
     if weight is not None:
         print(f"weighted by {schema.weight.column!r}: shares and {score} weighted, intervals on "
               "Kish's effective sample size")
-    print(f"{score} = % {groups.positive_name} ({_members(groups.positive)}) − % "
-          f"{groups.negative_name} ({_members(groups.negative)}); 95% adjusted-Wald interval"
+    print(f"{score} = % {groups.positive_name} ({score_span(groups.positive)}) − % "
+          f"{groups.negative_name} ({score_span(groups.negative)}); 95% adjusted-Wald interval"
           + ("; top-2-box with a Wilson interval" if csat else ""))
     if args.low_up_to is None and args.high_from is None:
         print(groups_note(schema, groups))

@@ -486,11 +486,3 @@ def get_algorithm(algorithm_id: str, preset: str | None = None) -> AlgorithmSpec
     chosen = resolve_preset(algorithm_id, preset)
     return (FAST if chosen == "fast" else ALGORITHMS)[algorithm_id]
 
-
-def build_algorithm(
-    algorithm_id: str, settings: Mapping[str, Any] | None = None, *, seed: int = 0,
-    missing_policy: str = "impute_indicator", preset: str | None = None,
-) -> Pipeline:
-    """Shorthand for ``get_algorithm(algorithm_id, preset).build(...)``."""
-    return get_algorithm(algorithm_id, preset).build(seed, missing_policy=missing_policy,
-                                                     **dict(settings or {}))

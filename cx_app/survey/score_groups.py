@@ -36,21 +36,27 @@ def groups_between(classes: Sequence[int], low_up_to: int, high_from: int,
                           negative)
 
 
+def score_span(scores: frozenset[int]) -> str:
+    """A group's scores as written: a run as "0–6", others listed, an empty group "none".
+
+    >>> score_span(frozenset({0, 1, 2})), score_span(frozenset({5})), score_span(frozenset({1, 3}))
+    ('0–2', '5', '1, 3')
+    """
+    ordered = sorted(scores)
+    if not ordered:
+        return "none"
+    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
+    return ", ".join(map(str, ordered))
+
+
 def describe_groups(groups: NetScoreGroups) -> str:
     """The groups in words, negative first: "low 0–4, middle 5, high 6–10".
 
     >>> describe_groups(NPS_GROUPS)
     'detractors 0–6, passives 7–8, promoters 9–10'
     """
-    def span(scores: frozenset[int]) -> str:
-        ordered = sorted(scores)
-        if not ordered:
-            return "none"
-        if ordered == list(range(ordered[0], ordered[-1] + 1)):
-            return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
-        return ", ".join(map(str, ordered))
-
-    return ", ".join(f"{name} {span(scores)}" for name, scores in zip(
+    return ", ".join(f"{name} {score_span(scores)}" for name, scores in zip(
         groups.names, (groups.negative, groups.neutral, groups.positive), strict=True))
 
 

@@ -15,9 +15,8 @@ import pytest
 from scipy import stats
 
 from cx_app.cli import main
-from cx_app.models.algorithms import build_algorithm
 from cx_app.models.analysis import BEST_MODEL_RULE, rank_models
-from cx_app.models.crossval import assign_folds, class_positions
+from cx_app.models.crossval import assign_folds, build_model, class_positions
 from cx_app.models.names import model_display_name
 from cx_app.models.results import Results
 
@@ -226,7 +225,7 @@ def test_five_by_two_option_writes_dietterich_and_alpaydin(evaluate_run):
     for j in range(2):
         acc = []
         for a in ("lr", "nb"):
-            model = build_algorithm(a, seed=1).fit(X[half != j], codes[half != j])
+            model = build_model(a, seed=1).fit(X[half != j], codes[half != j])
             predicted = model.classes_[model.predict_proba(X[half == j]).argmax(axis=1)]
             acc.append(np.mean(predicted == codes[half == j]))
         assert d[0, j] == pytest.approx(acc[0] - acc[1])

@@ -26,9 +26,8 @@ from cx_app.cli import main  # noqa: E402
 from cx_app.errors import ClusterError  # noqa: E402
 from cx_app.estimate.alp import alp_learning_curve  # noqa: E402
 from cx_app.models import cluster, crossval  # noqa: E402
-from cx_app.models.algorithms import build_algorithm  # noqa: E402
 from cx_app.models.analysis import evaluate_survey  # noqa: E402
-from cx_app.models.crossval import cross_validate_model  # noqa: E402
+from cx_app.models.crossval import build_model, cross_validate_model  # noqa: E402
 from cx_app.provenance import without_wall_clock  # noqa: E402
 from cx_app.safe_text import escape_markdown  # noqa: E402
 from cx_app.survey.importing import load_survey  # noqa: E402
@@ -124,7 +123,7 @@ def test_cross_validation_on_the_cluster_gives_the_same_probabilities(survey_fil
 def test_learning_curve_fits_on_the_cluster_give_the_same_curve(survey_file, client):
     survey = _load(survey_file)
     X, y = survey.X.to_numpy(), survey.y
-    estimator = build_algorithm("nb", seed=0)
+    estimator = build_model("nb", seed=0)
     local = alp_learning_curve(X, y, survey.classes, estimator, seed=3)
     with cluster.on_cluster(client):
         remote = alp_learning_curve(X, y, survey.classes, estimator, seed=3)

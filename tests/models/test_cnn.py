@@ -15,9 +15,9 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from cx_app.errors import ModelFileError
-from cx_app.models.algorithms import build_algorithm, get_algorithm
+from cx_app.models.algorithms import get_algorithm
 from cx_app.models.cnn import ArchitectureAdaptationWarning, CNNClassifier, check_architecture
-from cx_app.models.crossval import cross_validate_model
+from cx_app.models.crossval import build_model, cross_validate_model
 from cx_app.models.weighting import unweighted_reason
 
 # Contract checks are about the interface, not the papers' settings: fewer, larger steps.
@@ -51,7 +51,7 @@ def test_the_papers_settings_are_the_defaults():
     spec = get_algorithm("cnn", "papers")
     assert spec.defaults == {"filters": 32, "kernel_size": 3, "pool_size": 4, "epochs": 100,
                              "batch_size": 128, "learning_rate": 0.001}
-    pipeline = build_algorithm("cnn", seed=3, preset="papers")
+    pipeline = build_model("cnn", seed=3, preset="papers")
     model = pipeline["model"]
     assert isinstance(model, CNNClassifier) and model.random_state == 3
     assert (model.kernel_size, model.pool_size, model.epochs, model.batch_size) == (3, 4, 100,

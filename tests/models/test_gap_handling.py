@@ -11,7 +11,7 @@ from sklearn.impute import SimpleImputer
 
 from cx_app.estimate.model_file import TrainedModel, load_model, save_model
 from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
-from cx_app.models.algorithms import ALGORITHMS, build_algorithm
+from cx_app.models.algorithms import ALGORITHMS
 from cx_app.models.crossval import build_model
 
 EXPECTED = {"svm": "indicator", "ordinal": "indicator", "dt": "median", "rf": "median",
@@ -37,9 +37,9 @@ def test_every_algorithm_declares_its_gap_handling():
 @pytest.mark.parametrize("algorithm_id", sorted(ALGORITHMS))
 def test_the_gap_step_under_each_policy(gappy, algorithm_id):
     X, y = gappy
-    default = build_algorithm(algorithm_id).named_steps["gaps"]
+    default = build_model(algorithm_id).named_steps["gaps"]
     for policy in ("impute_median", "exclude"):
-        step = build_algorithm(algorithm_id, missing_policy=policy).named_steps["gaps"]
+        step = build_model(algorithm_id, missing_policy=policy).named_steps["gaps"]
         assert isinstance(step, SimpleImputer) and not step.add_indicator
     assert isinstance(default, SimpleImputer) and default.strategy == "median"
     filled = default.fit_transform(X)
@@ -55,7 +55,7 @@ def test_naive_bayes_sees_no_indicator_columns(gappy):
     """GaussianNB on a 0/1 "was missing" column whose variance is ~0 in a class without gaps
     rules that class out for every respondent with a gap: the collapse of issue 25."""
     X, y = gappy
-    model = build_algorithm("nb").fit(X, y)
+    model = build_model("nb").fit(X, y)
     assert model.named_steps["model"].theta_.shape == (3, 3)  # 3 classes × 3 attributes
 
 

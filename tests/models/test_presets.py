@@ -23,12 +23,11 @@ from cx_app.models.algorithms import (
     PAPERS_BY_DEFAULT,
     PRESETS,
     RareSafeCalibrated,
-    build_algorithm,
     default_preset,
     get_algorithm,
     preset_label,
 )
-from cx_app.models.crossval import cross_validate_model
+from cx_app.models.crossval import build_model, cross_validate_model
 from cx_app.models.names import model_display_name
 
 
@@ -51,8 +50,8 @@ def test_the_presets_and_the_default():
 
 
 def test_fast_svm_is_a_linear_one_vs_one_svm_with_platt_scaling_like_the_papers_one():
-    fast, papers = _final(build_algorithm("svm", preset="fast")), _final(
-        build_algorithm("svm", preset="papers"))
+    fast, papers = _final(build_model("svm", preset="fast")), _final(
+        build_model("svm", preset="papers"))
     assert isinstance(fast, RareSafeCalibrated) and isinstance(papers, RareSafeCalibrated)
     assert (fast.method, fast.cv) == (papers.method, papers.cv) == ("sigmoid", 5)
     assert isinstance(fast.estimator, OneVsOneClassifier)  # libsvm's multiclass scheme
@@ -63,8 +62,8 @@ def test_fast_svm_is_a_linear_one_vs_one_svm_with_platt_scaling_like_the_papers_
 
 
 def test_fast_mlp_is_the_papers_network_in_larger_steps():
-    fast, papers = _final(build_algorithm("ann", preset="fast")), _final(
-        build_algorithm("ann", preset="papers"))
+    fast, papers = _final(build_model("ann", preset="fast")), _final(
+        build_model("ann", preset="papers"))
     assert isinstance(fast, MLPClassifier) and isinstance(papers, MLPClassifier)
     for name in ("hidden_layer_sizes", "activation", "solver", "n_iter_no_change", "tol",
                  "early_stopping"):
@@ -86,7 +85,7 @@ def test_every_other_fast_estimator_is_the_papers_estimator_type_and_model():
 
 
 def test_fast_threads_follow_the_folds_and_the_papers_stay_single_threaded():
-    assert _final(build_algorithm("rf", preset="papers")).n_jobs == 1
+    assert _final(build_model("rf", preset="papers")).n_jobs == 1
     assert FAST["rf"].defaults["n_jobs"] is None
     assert _final(FAST["rf"].build(0, threads=1)).n_jobs == 1
     assert _final(FAST["rf"].build(0, threads=3)).n_jobs == 3
@@ -117,7 +116,7 @@ def test_lr_fast_and_papers_give_identical_predictions(small):
     X, y, classes = small
     fast = cross_validate_model(X, y, classes, "lr", folds=3, preset="fast")
     papers = cross_validate_model(X, y, classes, "lr", folds=3, preset="papers")
-    assert isinstance(_final(build_algorithm("lr", preset="fast")), LogisticRegression)
+    assert isinstance(_final(build_model("lr", preset="fast")), LogisticRegression)
     np.testing.assert_array_equal(fast.proba, papers.proba)
 
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from cx_app.cli.app import SERVER_THREADS, server_launch
-from cx_app.models.algorithms import build_algorithm
+from cx_app.models.crossval import build_model
 
 PROBE = ("import numpy, threadpoolctl; print(max(i['num_threads'] for i in "
          "threadpoolctl.threadpool_info() if i['user_api'] == 'blas'))")
@@ -48,5 +48,5 @@ def test_one_blas_thread_fits_the_same_model():
 
 def test_xgboost_fits_on_one_thread_in_both_presets():
     for preset in ("fast", "papers"):
-        model = build_algorithm("xgb", preset=preset)["model"].estimator
+        model = build_model("xgb", preset=preset)["model"].estimator
         assert model.n_jobs == 1, preset

@@ -319,9 +319,9 @@ def quality_row(algorithm_id: str, survey: QualitySurvey, folds: int = FOLDS,
 
 def _same_gap_step(algorithm_id: str, policy: str, other: str) -> bool:
     """Whether our pipelines under two policies are the same (then so are their results)."""
-    from cx_app.models.algorithms import build_algorithm
+    from cx_app.models.crossval import build_model
 
     def step(p: str) -> str:
-        return repr(build_algorithm(algorithm_id, missing_policy=p).named_steps["gaps"])
+        return repr(build_model(algorithm_id, missing_policy=p).named_steps["gaps"])
 
     return step(policy) == step(other)
