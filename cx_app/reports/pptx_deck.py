@@ -2,6 +2,8 @@
 
 Titles are worded by typed facts (:mod:`cx_app.reports.headlines`); survey text is made plain
 and cut to a label's length. The program's view is a protocol: the workspace is a layer above.
+The program's tracker rows (:func:`program_tracker_frame`) are built here once: the deck,
+``cx-app program show``, the app and the Excel/HTML reports read the same rows.
 """
 
 from __future__ import annotations
