@@ -158,27 +158,22 @@ def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
                  "nps": r.value, "ci_low": r.ci95[0], "ci_high": r.ci95[1], "se": math.nan,
                  "flag": FLAG_NONE}
                 for w, twin in merged_waves(view.waves) if (r := (twin or w).realized_nps)]
-    estimated = estimated[["series", "wave", "n", *numbers, "change", "p", "p_holm", "flag"]]
     return pd.concat([estimated, pd.DataFrame(realized)], ignore_index=True) if realized \
         else estimated
 
 
 def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
-    waves = view.waves
-    if not waves:
+    if not view.waves:
         return DeckSlide(f"The program has no wave yet, so there is no {words.short_name} to "
                          "track", ("Add waves with cx-app program add-wave.",))
     frame = tracker_frame_of(view)
     estimated = frame[frame["series"] == ESTIMATED_SERIES]
-    shown = merged_waves(waves)
-    first, last = shown[0][0], shown[-1][0]
-    if len(shown) == 1:
+    labels, latest = estimated["wave"].tolist(), estimated.iloc[-1]
+    if len(labels) == 1:
         fact: FirstWaveFact | ChangeFact = FirstWaveFact(
-            score_name=words.short_name, wave=_label(last.label),
-            score=_score(last.estimated_nps.value))
+            score_name=words.short_name, wave=labels[-1], score=_score(latest["nps"]))
     else:
-        latest = estimated.iloc[-1]
-        fact = ChangeFact(score_name=words.short_name, since=_label(shown[-2][0].label),
+        fact = ChangeFact(score_name=words.short_name, since=labels[-2],
                           change=float(latest["change"]), significant=latest["flag"] != FLAG_NONE)
     title = fact.headline()
     table = Table("Tracker", (TableColumn("wave", "Wave"), TableColumn("n", "Respondents", "int"),
@@ -187,11 +182,10 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
                               TableColumn("realized", "Realized", "score")),
                   tuple((r.wave, r.n, r.nps, _interval([r.ci_low, r.ci_high]),
                          None if pd.isna(r.realized) else r.realized)
-                        for r in program_tracker_frame(view).assign(
-                            wave=lambda f: f["wave"].map(_label)).itertuples()))
+                        for r in estimated.itertuples()))
     spec = nps_trend_chart(frame[["series", "wave", "nps", "ci_low", "ci_high", "n", "flag"]],
                            score_title=words.title).to_dict()
-    notes = (f"{len(shown)} waves from {_label(first.label)} to {_label(last.label)}, in wave "
+    notes = (f"{len(labels)} waves from {labels[0]} to {labels[-1]}, in wave "
              "order (by date, then label). Estimated: the driver model's estimate from each "
              "wave's attribute answers, without its scores; the band is its 95% interval. "
              "Realized: the wave's own scores, for waves that have them. ▲ / ▼ mark a "
