@@ -2,6 +2,8 @@
 
 Titles are worded by typed facts (:mod:`cx_app.reports.headlines`); survey text is made plain
 and cut to a label's length. The program's view is a protocol: the workspace is a layer above.
+The program's tracker rows (:func:`program_tracker_frame`) are built here once: the deck,
+``cx-app program show``, the app and the Excel/HTML reports read the same rows.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ if TYPE_CHECKING:
     from cx_app.estimate.alerts import Alert
     from cx_app.estimate.document import WaveEstimateDocument
 
-__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "program_slides", "tracker_frame_of"]
+__all__ = ["DeckSlide", "deck_bytes", "deck_filename", "merged_waves", "program_slides",
+           "program_tracker_frame", "tracker_frame_of", "tracker_rows"]
 
 
 class WaveView(Protocol):
@@ -87,55 +90,102 @@ REALIZED_SERIES = "Realized (the wave's own scores)"
 MAX_BULLETS = 9
 
 
-def _figures(est: Any) -> dict[str, float]:
-    """An estimate's value, interval and standard error (NaN where there is none)."""
-    if est is None:
-        return dict.fromkeys(("nps", "ci_low", "ci_high", "se"), math.nan)
-    return {"nps": est.value, "ci_low": est.ci95[0], "ci_high": est.ci95[1],
-            "se": math.nan if est.se is None else est.se}
+ALL_RESPONDENTS = "All respondents"
+
+
+def merged_waves(waves: Sequence[WaveView]) -> list[tuple[WaveView, WaveView | None]]:
+    """A wave added twice under one label, without and with its scores (they arrived later),
+    is one wave: the unlabelled one's estimate with the labelled one's (its twin's) realized
+    score. Each shown wave with its twin or None, in wave order."""
+    shown: list[tuple[WaveView, WaveView | None]] = []
+    for label in dict.fromkeys(w.label for w in waves):
+        same = [w for w in waves if w.label == label]
+        labelled = [w for w in same if w.realized_nps is not None]
+        unlabelled = [w for w in same if w.realized_nps is None]
+        if labelled and unlabelled:
+            shown.extend((w, labelled[0]) for w in unlabelled)
+            shown.extend((w, None) for w in labelled[1:])
+        else:
+            shown.extend((w, None) for w in same)
+    return shown
+
+
+def tracker_rows(view: ProgramView, by: str | None = None) -> pd.DataFrame:
+    """The tracker's rows before their change flags (the columns of
+    :data:`cx_app.estimate.tracker.TRACKER_COLUMNS`): one per shown wave
+    (:func:`merged_waves`) for all respondents, and per value of the segment ``by``."""
+    from cx_app.estimate.tracker import TRACKER_COLUMNS
+
+    def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
+            alerts: Any) -> dict[str, Any]:
+        return {"wave": wave.label, "series": series, "n": n,
+                "nps": None if est is None else est.value,
+                "ci_low": None if est is None else est.ci95[0],
+                "ci_high": None if est is None else est.ci95[1],
+                "se": None if est is None else est.se,
+                "realized": None if real is None else real.value, "note": note,
+                "alert": "; ".join(a.short() for a in alerts if a.alert)}
+
+    rows = []
+    for wave, twin in merged_waves(view.waves):
+        est = wave.estimated_nps
+        rows.append(row(wave, ALL_RESPONDENTS, wave.respondents, est,
+                        (twin or wave).realized_nps, "" if est.audited_n is None else
+                        f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
+                        wave.estimate.alerts))
+        twin_segments = (twin or wave).segments.get(by, {}) if by else {}
+        for value, figure in (wave.segments.get(by, {}) if by else {}).items():
+            real = twin_segments[value].realized_nps if value in twin_segments else None
+            rows.append(row(wave, value, figure.respondents, figure.estimated_nps, real,
+                            figure.note or "", figure.alerts))
+    return pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
+
+
+def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFrame:
+    """The tracker's data (the columns of :func:`cx_app.estimate.tracker.tracker_frame`):
+    :func:`tracker_rows` flagged wave to wave, Holm over every change of the table."""
+    return flag_changes(tracker_rows(view, by))
 
 
 def tracker_frame_of(view: ProgramView) -> pd.DataFrame:
-    """The estimated series (flagged wave to wave) and the realized one, in wave order."""
-    estimated = flag_changes(pd.DataFrame([
-        {"series": ESTIMATED_SERIES, "wave": _label(w.label), "n": w.respondents,
-         **_figures(w.estimated_nps)} for w in view.waves]))
+    """The estimated series (:func:`program_tracker_frame`'s rows) and the realized one, in
+    wave order, the waves' labels as a slide shows them; NaN where there is no figure."""
+    numbers = ["nps", "ci_low", "ci_high", "se"]
+    estimated = program_tracker_frame(view)
+    estimated = estimated.assign(series=ESTIMATED_SERIES, wave=estimated["wave"].map(_label),
+                                 **{c: estimated[c].astype(float) for c in numbers})
     realized = [{"series": REALIZED_SERIES, "wave": _label(w.label), "n": w.respondents,
                  "nps": r.value, "ci_low": r.ci95[0], "ci_high": r.ci95[1], "se": math.nan,
                  "flag": FLAG_NONE}
-                for w in view.waves if (r := w.realized_nps) is not None]
+                for w, twin in merged_waves(view.waves) if (r := (twin or w).realized_nps)]
     return pd.concat([estimated, pd.DataFrame(realized)], ignore_index=True) if realized \
         else estimated
 
 
 def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
-    waves = view.waves
-    if not waves:
+    if not view.waves:
         return DeckSlide(f"The program has no wave yet, so there is no {words.short_name} to "
                          "track", ("Add waves with cx-app program add-wave.",))
     frame = tracker_frame_of(view)
     estimated = frame[frame["series"] == ESTIMATED_SERIES]
-    first, last = waves[0], waves[-1]
-    if len(waves) == 1:
+    labels, latest = estimated["wave"].tolist(), estimated.iloc[-1]
+    if len(labels) == 1:
         fact: FirstWaveFact | ChangeFact = FirstWaveFact(
-            score_name=words.short_name, wave=_label(last.label),
-            score=_score(last.estimated_nps.value))
+            score_name=words.short_name, wave=labels[-1], score=_score(latest["nps"]))
     else:
-        latest = estimated.iloc[-1]
-        fact = ChangeFact(score_name=words.short_name, since=_label(waves[-2].label),
+        fact = ChangeFact(score_name=words.short_name, since=labels[-2],
                           change=float(latest["change"]), significant=latest["flag"] != FLAG_NONE)
     title = fact.headline()
     table = Table("Tracker", (TableColumn("wave", "Wave"), TableColumn("n", "Respondents", "int"),
                               TableColumn("nps", f"Estimated {words.short_name}", "score"),
                               TableColumn("ci", "95% interval"),
                               TableColumn("realized", "Realized", "score")),
-                  tuple((_label(w.label), w.respondents, w.estimated_nps.value,
-                         _interval(w.estimated_nps.ci95),
-                         None if w.realized_nps is None else w.realized_nps.value)
-                        for w in waves))
+                  tuple((r.wave, r.n, r.nps, _interval([r.ci_low, r.ci_high]),
+                         None if pd.isna(r.realized) else r.realized)
+                        for r in estimated.itertuples()))
     spec = nps_trend_chart(frame[["series", "wave", "nps", "ci_low", "ci_high", "n", "flag"]],
                            score_title=words.title).to_dict()
-    notes = (f"{len(waves)} waves from {_label(first.label)} to {_label(last.label)}, in wave "
+    notes = (f"{len(labels)} waves from {labels[0]} to {labels[-1]}, in wave "
              "order (by date, then label). Estimated: the driver model's estimate from each "
              "wave's attribute answers, without its scores; the band is its 95% interval. "
              "Realized: the wave's own scores, for waves that have them. ▲ / ▼ mark a "
@@ -143,21 +193,15 @@ def _tracker_slide(view: ProgramView, words: ScoreVocabulary) -> DeckSlide:
     return DeckSlide(title, table=table, chart=spec, notes=notes)
 
 
-def _segment_changes(latest: WaveView, previous: WaveView | None, by: str) -> pd.DataFrame:
-    """Every value of ``by`` in the latest wave, its change since the previous wave flagged
-    (Holm over the values of ``by``)."""
-    rows = []
-    before = {} if previous is None else previous.segments.get(by, {})
-    for value, figure in latest.segments[by].items():
-        old = before.get(value)
-        if old is not None and old.estimated_nps is not None:
-            rows.append({"series": value, "wave": "previous", "respondents": None,
-                         **_figures(old.estimated_nps), "note": old.note or ""})
-        rows.append({"series": value, "wave": "latest", "respondents": figure.respondents,
-                     **_figures(figure.estimated_nps), "note": figure.note or ""})
-    frame = flag_changes(pd.DataFrame(rows, columns=["series", "wave", "respondents", "nps",
-                                                     "ci_low", "ci_high", "se", "note"]))
-    return frame[frame["wave"] == "latest"].reset_index(drop=True)
+def _segment_changes(view: ProgramView, by: str) -> pd.DataFrame:
+    """Every value of ``by`` in the latest wave (:func:`tracker_rows`), its change since the
+    previous wave flagged (Holm over the values of ``by``: the changes the slide shows)."""
+    rows = tracker_rows(view, by)
+    labels = list(dict.fromkeys(rows["wave"]))[-2:]
+    rows = rows[rows["wave"].isin(labels) & (rows["series"] != ALL_RESPONDENTS)]
+    rows = rows.assign(**{c: rows[c].astype(float) for c in ("nps", "ci_low", "ci_high", "se")})
+    frame = flag_changes(rows.rename(columns={"n": "respondents"}))
+    return frame[frame["wave"] == labels[-1]].reset_index(drop=True)
 
 
 def _highest_beyond_uncertainty(shown: pd.DataFrame) -> str | None:
@@ -172,10 +216,10 @@ def _highest_beyond_uncertainty(shown: pd.DataFrame) -> str | None:
 
 def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
                    titles: Mapping[str, str]) -> DeckSlide:
-    latest = view.waves[-1]
-    previous = view.waves[-2] if len(view.waves) > 1 else None
+    order = [w for w, _ in merged_waves(view.waves)]
+    latest, previous = order[-1], order[-2] if len(order) > 1 else None
     name = _segment_title(by, titles)
-    changes = _segment_changes(latest, previous, by)
+    changes = _segment_changes(view, by)
     changes = changes.assign(group=changes["series"].map(_label))
     rises = changes.loc[changes["flag"] == FLAG_UP, "group"].tolist()
     falls = changes.loc[changes["flag"] == FLAG_DOWN, "group"].tolist()
@@ -362,8 +406,9 @@ def program_slides(view: ProgramView, results: Results, *,
     slides += reference_slides(results)  # the measured survey before any estimated wave
     slides.append(_tracker_slide(view, words))
     if waves:
-        slides += [_segment_slide(view, by, words, titles) for by in waves[-1].segments
-                   if waves[-1].segments[by]]
+        latest = merged_waves(waves)[-1][0]
+        slides += [_segment_slide(view, by, words, titles) for by in latest.segments
+                   if latest.segments[by]]
     slides += [_wave_slide(w, words, titles) for w in waves]
     slides += [_drivers_slide(results, words), _models_slide(results),
                _definitions_slide(words)]

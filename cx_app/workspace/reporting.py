@@ -9,24 +9,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
+from cx_app.reports.pptx_deck import ALL_RESPONDENTS, program_tracker_frame
 from cx_app.workspace.programs import Workspace
-from cx_app.workspace.views import ProgramView, WaveView
+from cx_app.workspace.views import ProgramView
 
 if TYPE_CHECKING:
     from cx_app.models.results import Results
 
 __all__ = ["program_report_files", "program_tracker_frame", "tracker_table",
            "write_program_reports"]
-
-ALL_RESPONDENTS = "All respondents"
-
 
 def tracker_table(view: ProgramView) -> Table:
     """Every wave (in wave order) and every segment value of it."""
@@ -68,53 +66,6 @@ def tracker_table(view: ProgramView) -> Table:
              "wave; the realized net score is shown when the wave has its scores. A change is "
              "significant when its z test on both estimates with their whole uncertainty "
              "stays below 5% after Holm's adjustment over the changes of the same table.")
-
-
-def _twins(waves: tuple[WaveView, ...]) -> list[tuple[WaveView, WaveView | None]]:
-    """A wave added twice under one label, without and with its scores (they arrived later),
-    is one wave: the unlabelled one's estimate with the labelled one's realized score."""
-    shown: list[tuple[WaveView, WaveView | None]] = []
-    for label in dict.fromkeys(w.label for w in waves):
-        same = [w for w in waves if w.label == label]
-        labelled = [w for w in same if w.realized_nps is not None]
-        unlabelled = [w for w in same if w.realized_nps is None]
-        if labelled and unlabelled:
-            shown.extend((w, labelled[0]) for w in unlabelled)
-            shown.extend((w, None) for w in labelled[1:])
-        else:
-            shown.extend((w, None) for w in same)
-    return shown
-
-
-def program_tracker_frame(view: ProgramView, by: str | None = None) -> pd.DataFrame:
-    """The tracker's data (the columns of :func:`cx_app.estimate.tracker.tracker_frame`): one
-    row per wave for all respondents, and per value of the segment ``by``."""
-    from cx_app.estimate.tracker import TRACKER_COLUMNS
-    from cx_app.survey.nps_flags import flag_changes
-
-    def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
-            alerts: Any) -> dict[str, Any]:
-        return {"wave": wave.label, "series": series, "n": n,
-                "nps": None if est is None else est.value,
-                "ci_low": None if est is None else est.ci95[0],
-                "ci_high": None if est is None else est.ci95[1],
-                "se": None if est is None else est.se,
-                "realized": None if real is None else real.value, "note": note,
-                "alert": "; ".join(a.short() for a in alerts if a.alert)}
-
-    rows = []
-    for wave, twin in _twins(view.waves):
-        est = wave.estimated_nps
-        rows.append(row(wave, ALL_RESPONDENTS, wave.respondents, est,
-                        (twin or wave).realized_nps, "" if est.audited_n is None else
-                        f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
-                        wave.estimate.alerts))
-        twin_segments = (twin or wave).segments.get(by, {}) if by else {}
-        for value, figure in (wave.segments.get(by, {}) if by else {}).items():
-            real = twin_segments[value].realized_nps if value in twin_segments else None
-            rows.append(row(wave, value, figure.respondents, figure.estimated_nps, real,
-                            figure.note or "", figure.alerts))
-    return flag_changes(pd.DataFrame(rows, columns=list(TRACKER_COLUMNS)))
 
 
 def program_report_files(view: ProgramView, results: Results, *, source_name: str,

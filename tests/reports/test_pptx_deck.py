@@ -298,3 +298,68 @@ def test_every_report_and_deck_table_declares_true_headers(program):
     problems = [p for t in tables for p in header_problems(
         t.title, [(c.key, c.title, t.column_values(c.key)) for c in t.columns])]
     assert problems == []
+
+
+@pytest.fixture(scope="module")
+def doubled(tmp_path_factory, survey_files):  # noqa: F811
+    """A program whose wave W03 was added twice: with its scores (``survey_files["W03"]``) and,
+    under the same label, the same respondents without them (scores not yet arrived)."""
+    from cx_app.survey.samples import simulate_telecom_waves
+
+    folder = tmp_path_factory.mktemp("doubled")
+    unscored = folder / "telecom_W03_unscored.csv"
+    simulate_telecom_waves([5], respondents_per_operator=60, seed=11,  # as the fixture's W03
+                           include_target=False).to_csv(unscored, index=False)
+    with Workspace.open(f"sqlite:///{folder / 'workspace.db'}") as ws:
+        ws.create_program("telecom", survey_files["reference"], schema=telecom_mapping(),
+                          algorithm="lr", calibration="none", folds=3, seed=0)
+        ws.add_waves("telecom", [survey_files[w] for w in ("W01", "W02", "W03")])
+        ws.add_waves("telecom", [unscored], label="W03")
+        titles = {s.name: s.column for s in ws.program_model("telecom").schema.segments}
+        return SimpleNamespace(view=ws.show("telecom"), results=ws.results("telecom"),
+                               titles=titles)
+
+
+def test_the_deck_tracks_a_doubled_wave_as_program_show_does(doubled):
+    """The deck's tracker rows and segment changes are ``program_tracker_frame``'s (what
+    ``cx-app program show``, the app and the Excel/HTML tracker show): a wave added twice is
+    one wave, the unscored copy's estimate with the scored copy's realized score."""
+    from cx_app.reports.pptx_deck import tracker_frame_of
+    from cx_app.workspace.reporting import program_tracker_frame
+
+    waves = doubled.view.waves
+    assert [w.label for w in waves].count("W03") == 2
+    scored = next(w for w in waves if w.label == "W03" and w.realized_nps is not None)
+    unscored = next(w for w in waves if w.label == "W03" and w.realized_nps is None)
+    w02 = next(w for w in waves if w.label == "W02")
+    shown = program_tracker_frame(doubled.view)
+    assert shown["wave"].tolist() == ["W01", "W02", "W03"]
+    last = shown.iloc[-1]
+    assert last["nps"] == unscored.estimated_nps.value
+    assert last["realized"] == scored.realized_nps.value
+    assert last["change"] == pytest.approx(unscored.estimated_nps.value
+                                           - w02.estimated_nps.value)
+
+    deck = tracker_frame_of(doubled.view)
+    estimated = deck[deck["series"] == "Estimated"].reset_index(drop=True)
+    columns = ["wave", "n", "nps", "ci_low", "ci_high", "se", "change", "p_holm", "flag"]
+    pd.testing.assert_frame_equal(estimated[columns], shown[columns].astype(
+        {c: float for c in ("nps", "ci_low", "ci_high", "se")}), check_dtype=False)
+    realized = deck[deck["series"] != "Estimated"]
+    assert realized["wave"].tolist() == ["W03"]
+    assert realized["nps"].tolist() == [scored.realized_nps.value]
+
+    prs = _open(deck_bytes(program_slides(doubled.view, doubled.results,
+                                          segment_titles=doubled.titles)))
+    tracker = slide_titled(prs, "The estimated NPS ")
+    assert "since W02" in tracker.shapes.title.text
+    rows = table_rows(tracker)[1:]
+    assert [r[0] for r in rows] == ["W01", "W02", "W03"]
+    assert rows[-1][2] == f"{unscored.estimated_nps.value:.1f}"
+    assert rows[-1][4] == f"{scored.realized_nps.value:.1f}"
+    by_operator = program_tracker_frame(doubled.view, "operator")
+    changes = by_operator[(by_operator["wave"] == "W03")
+                          & (by_operator["series"] != "All respondents")]
+    operator = slide_titled(prs, "Operator in W03")
+    assert [r[4] for r in table_rows(operator)[1:]] == [f"{c:+.1f}" for c in changes["change"]]
+    assert changes["change"].abs().min() > 0.05  # against W02, not W03's own copy
