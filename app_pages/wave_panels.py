@@ -24,9 +24,9 @@ from cx_app.engine.grouping import resolve_plan
 from cx_app.estimate.tracker import split_waves
 from cx_app.reports import chart_specs, charts
 from cx_app.reports.definitions import ALP, TRACKER_HEADERS, explain
+from cx_app.reports.program_tracker import program_tracker_frame
 from cx_app.safe_text import to_safe_csv
 from cx_app.survey.vocabulary import vocabulary
-from cx_app.workspace.reporting import program_tracker_frame
 from cx_app.workspace.services import part_key
 from cx_app.workspace.views import ProgramView, WaveView
 

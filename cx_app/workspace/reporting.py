@@ -16,15 +16,14 @@ import pandas as pd
 from cx_app.atomic_files import write_bytes_atomic
 from cx_app.errors import CxAppError
 from cx_app.reports.blocks import Paragraph, Section, Table, TableColumn
-from cx_app.reports.pptx_deck import ALL_RESPONDENTS, program_tracker_frame
+from cx_app.reports.program_tracker import ALL_RESPONDENTS, program_tracker_frame
 from cx_app.workspace.programs import Workspace
 from cx_app.workspace.views import ProgramView
 
 if TYPE_CHECKING:
     from cx_app.models.results import Results
 
-__all__ = ["program_report_files", "program_tracker_frame", "tracker_table",
-           "write_program_reports"]
+__all__ = ["program_report_files", "tracker_table", "write_program_reports"]
 
 def tracker_table(view: ProgramView) -> Table:
     """Every wave (in wave order) and every segment value of it."""

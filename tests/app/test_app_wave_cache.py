@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 from test_app_pages import _ok
 
 from app_pages import wave_panels
+from cx_app.reports.program_tracker import program_tracker_frame
 from cx_app.survey.samples import simulate_telecom_waves
 from cx_app.workspace.programs import Workspace
-from cx_app.workspace.reporting import program_tracker_frame
 from cx_app.workspace.views import ModelSummary
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -325,7 +325,7 @@ def test_the_deck_tracks_a_doubled_wave_as_program_show_does(doubled):
     ``cx-app program show``, the app and the Excel/HTML tracker show): a wave added twice is
     one wave, the unscored copy's estimate with the scored copy's realized score."""
     from cx_app.reports.pptx_deck import tracker_frame_of
-    from cx_app.workspace.reporting import program_tracker_frame
+    from cx_app.reports.program_tracker import program_tracker_frame
 
     waves = doubled.view.waves
     assert [w.label for w in waves].count("W03") == 2
