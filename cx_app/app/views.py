@@ -49,6 +49,7 @@ QUADRANT_HEADERS: dict[str, str] = {
     "na_share": "Unanswered share", "direction": "Direction",
     "performance_pct": "Performance (% of its scale)", "importance_low": "Importance 95% low",
     "importance_high": "Importance 95% high", "importance_vs_others": "Importance vs the others",
+    "importance_p_holm": "Importance p (Holm)", "performance_p_holm": "Performance p (Holm)",
     "performance_low": "Performance 95% low", "performance_high": "Performance 95% high",
     "performance_vs_others": "Performance vs the others", "quadrant": "Quadrant"}
 

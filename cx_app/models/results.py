@@ -379,6 +379,8 @@ class ImportancePerformanceRow(Document):
     performance_high: float | None = None
     importance_vs_others: str | None = None
     performance_vs_others: str | None = None
+    importance_p_holm: float | None = None
+    performance_p_holm: float | None = None
     quadrant: str
 
 

@@ -4,8 +4,9 @@
 
 They prove the JSON keeps its shape while the result classes behind it change: keys and nesting
 must be exactly the golden file's (the order of an object's keys is free, as in JSON); numbers
-equal within a relative 1e-6 (the numbers of the same code on another BLAS may differ in their
-last digits); strings, booleans and nulls exactly. Volatile values are masked before the
+equal within a relative 1e-5 (the numbers of the same code on another BLAS or CPU may differ:
+the ordinal fit's BFGS p-value 0.00033016380 on the machine that wrote the file, 0.00033016482
+on another, 3e-6 apart); strings, booleans and nulls exactly. Volatile values are masked before the
 comparison, by key, wherever they occur (:data:`VOLATILE`): they still must be present with the
 same key.
 
@@ -82,7 +83,7 @@ def _differences(got, want, where: str = "$") -> list[str]:
             return [f"{where}: {got!r:.80} instead of the number {want!r}"]
         if type(got) is not type(want):  # 240 and 240.0 are written differently
             return [f"{where}: {got!r} instead of {want!r} ({type(want).__name__})"]
-        if math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9):
+        if math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-9):
             return []
         return [f"{where}: {got!r} instead of {want!r}"]
     return [f"{where}: unexpected golden value {want!r:.80}"]
