@@ -232,8 +232,10 @@ def _show(args: argparse.Namespace) -> int:
                 f"{est.value:+.1f} {fmt_ci(1, est.ci95)}"
                 + ("" if est.audited_n is None else
                    f" from {est.audited_n:,} audited answers (label-free {est.label_free:+.1f})"))
-        if real is not None:
-            line += f"; realized {real.value:+.1f}"
+        if real is not None:  # over the respondents who answered the target, said when fewer
+            line += f"; realized {real.value:+.1f}" + (
+                f" ({real.n:,} answered)" if real.n is not None and real.n < wave.respondents
+                else "")
         print(line + f"  ({wave.filename})")
         for by, values in wave.segments.items():
             for value, figure in values.items():

@@ -288,3 +288,25 @@ def test_create_says_which_calibration_each_round_of_folds_tries(capsys):
         "Naive Bayes: fitting 2 folds (calibration 4 of 4: probabilities recalibrated, "
         "isotonic)"]
     assert CALIBRATION_METHODS == ("none", "temperature", "sigmoid", "isotonic")
+
+
+def test_show_says_the_realized_base_when_some_did_not_answer(program_file, survey_files,
+                                                               tmp_path):
+    """The realized NPS is over the respondents who answered the target: the text says their
+    number when it is smaller than the wave's (a realized score over 170 of 180 is not
+    'the 180 respondents' score')."""
+    from workspace_helpers import copy_of
+
+    frame = pd.read_csv(survey_files["W03"])
+    target = "Likelihood to recommend (0-10)"
+    frame.loc[frame.index[:10], target] = None
+    path = tmp_path / "telecom_W03.csv"
+    frame.to_csv(path, index=False)
+    db = ["--db", copy_of(program_file, tmp_path)]
+    ok("program", "add-wave", "telecom", str(path), *db)
+    scores = frame[target].dropna()
+    by_hand = 100 * ((scores >= 9).mean() - (scores <= 6).mean())
+    line = next(s for s in ok("program", "show", "telecom", *db).splitlines()
+                if s.startswith("W03:"))
+    assert line.startswith(f"W03: {len(frame):,} respondents, estimated NPS ")
+    assert f"; realized {by_hand:+.1f} ({len(scores):,} answered)  (telecom_W03.csv)" in line
