@@ -145,10 +145,6 @@ class ChunkEstimate(Result):
         return {c: v / self.n for c, v in self.class_counts.items()}
 
 
-def _band_brief(band: ReferenceBand) -> dict[str, Any]:
-    return {"mean": band.mean, "unit_sd": band.unit_sd, "basis": band.basis}
-
-
 class ProbabilityEstimate(Result):
     """What :func:`estimate_from_probabilities` returns: the estimate of all analysis rows
     (``overall``), one per chunk (``chunks``, empty without ``chunks=``), the calibration
@@ -161,8 +157,8 @@ class ProbabilityEstimate(Result):
     ``estimated_class_counts``, ``estimated_nps``, ``alerts``…) for all rows, beside
     ``classes``, ``calibration``, ``alert_bands`` and ``chunks`` (one such dict each)."""
     chunks: tuple[ChunkEstimate, ...]
-    bands: dict[str, Annotated[ReferenceBand, PlainSerializer(_band_brief)]] = Field(
-        alias="alert_bands")
+    bands: dict[str, Annotated[ReferenceBand, PlainSerializer(lambda b: {
+        "mean": b.mean, "unit_sd": b.unit_sd, "basis": b.basis})]] = Field(alias="alert_bands")
     calibrated_proba: Array = Field(exclude=True)
     """The analysis probabilities after calibration (what the ALP matrix is built from)."""
 
