@@ -96,12 +96,10 @@ def segment_bands(kept: Mapping[str, SegmentErrorsDoc] | None,
                    if doc.n > 0 and (lv := _level(metric, doc)) is not None}
         if not figures:
             continue
-        n = np.array([f[0] for f in figures.values()], dtype=float)
-        level = np.array([f[1] for f in figures.values()])
-        unit = np.array([f[2] for f in figures.values()])
+        n, level, unit, spread = np.array(list(figures.values()), dtype=float).T
         whole = float(np.average(level, weights=n))
         whole_unit = math.sqrt(float(np.average(unit**2, weights=n)))
-        variance = np.array([f[3] for f in figures.values()]) ** 2 / n
+        variance = spread**2 / n
         big = n >= MIN_HELDOUT_SEGMENT
         tau2 = (max(0.0, float(np.mean((level[big] - whole) ** 2 - variance[big])))
                 if big.any() else 0.0)

@@ -60,10 +60,9 @@ def _match(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     same_file = audit.source.sha256 == survey.source.sha256
     if wave_ids is not None and id_name in frame.columns:
         ids = frame[id_name].astype(str).to_numpy()
-        position = {}
-        repeated_in_wave = set(wave_ids.astype(str)[wave_ids.astype(str).duplicated()])
-        for i, v in enumerate(wave_ids.astype(str)):
-            position.setdefault(v, i)
+        wave_ids = wave_ids.astype(str)
+        repeated_in_wave = set(wave_ids[wave_ids.duplicated()])  # excluded, whatever position
+        position = {v: i for i, v in enumerate(wave_ids)}
         counts = dict(zip(*np.unique(ids[answered], return_counts=True), strict=True))
         blank = frame[id_name].isna().to_numpy()
         rows, keep = [], []
@@ -128,8 +127,6 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     excluded = [*(ExcludedAuditRow(row=e.row, reason=f"{e.reason} ({e.column})")
                   for e in audit.quality.excluded), *excluded]  # left out when reading it
     groups = groups_for_schema(model.schema)
-    pos = np.isin(classes, list(groups.positive))
-    neg = np.isin(classes, list(groups.negative))
     y_idx = class_positions(y, classes, "audited label")
     s = 100.0 * net_outcome(y, groups)
 
@@ -143,13 +140,15 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     pred_wave, pred_audit = proba_wave.argmax(axis=1), proba_audit.argmax(axis=1)
     conf_wave = proba_wave.max(axis=1)
     accuracy = wave_ppi_mean(y_idx == pred_audit, proba_audit.max(axis=1), conf_wave)
-    group_of = np.where(pos, 2, np.where(neg, 0, 1))
-    group_p = np.stack([proba_wave[:, group_of == g].sum(axis=1) for g in (0, 1, 2)], axis=1)
-    group_pa = np.stack([proba_audit[:, group_of == g].sum(axis=1) for g in (0, 1, 2)], axis=1)
-    g_pred_wave, g_pred_audit = group_of[pred_wave], group_of[pred_audit]
-    group_acc = wave_ppi_mean(group_of[y_idx] == g_pred_audit,
-                              group_pa[np.arange(len(y)), g_pred_audit],
-                              group_p[np.arange(len(f_wave)), g_pred_wave])
+    group_of = net_outcome(classes, groups).astype(int) + 1  # 0 negative, 1 neutral, 2 positive
+
+    def group_confidence(p, pred):  # each respondent's probability of its predicted group
+        grouped = np.stack([p[:, group_of == g].sum(axis=1) for g in (0, 1, 2)], axis=1)
+        return grouped[np.arange(len(p)), group_of[pred]]
+
+    group_conf_wave = group_confidence(proba_wave, pred_wave)
+    group_acc = wave_ppi_mean(group_of[y_idx] == group_of[pred_audit],
+                              group_confidence(proba_audit, pred_audit), group_conf_wave)
     f1 = f1_macro_ppi(y_idx, proba_audit, pred_audit, proba_wave, pred_wave)
     f1_free = _alp_f1_macro(proba_wave, pred_wave)
     model_se = model_net_score_se(model) or 0.0
@@ -158,8 +157,7 @@ def audit_wave(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
     return AuditResult(
         audited_nps=audited_figure(nps, label_free), audit_only_nps=audited_figure(alone, label_free),
         accuracy=audited_figure(accuracy, float(np.mean(conf_wave)), bounds=unit),
-        group_accuracy=audited_figure(group_acc, float(np.mean(
-            group_p[np.arange(len(f_wave)), g_pred_wave])), bounds=unit),
+        group_accuracy=audited_figure(group_acc, float(np.mean(group_conf_wave)), bounds=unit),
         f1_macro=audited_figure(f1, f1_free, bounds=unit),
         shift_detected=test.detected, shift_test=test, n_audit=len(y),
         n_wave=len(f_wave), matched_by=matched, file=audit.source.filename,
@@ -184,7 +182,6 @@ def with_audit(model: TrainedModel, survey: SurveyData, estimate: WaveEstimate,
                audit: SurveyData | None) -> WaveEstimate:
     """``estimate`` with the audit of ``audit`` (unchanged without one): what the tracker and
     ``--json`` then show (``audited_nps`` beside ``estimated_nps``)."""
-
     if audit is None:
         return estimate
     return estimate.model_copy(update={"audit": audit_wave(model, survey, estimate, audit)})

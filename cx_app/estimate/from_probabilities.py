@@ -145,10 +145,6 @@ class ChunkEstimate(Result):
         return {c: v / self.n for c, v in self.class_counts.items()}
 
 
-def _band_brief(band: ReferenceBand) -> dict[str, Any]:
-    return {"mean": band.mean, "unit_sd": band.unit_sd, "basis": band.basis}
-
-
 class ProbabilityEstimate(Result):
     """What :func:`estimate_from_probabilities` returns: the estimate of all analysis rows
     (``overall``), one per chunk (``chunks``, empty without ``chunks=``), the calibration
@@ -161,8 +157,8 @@ class ProbabilityEstimate(Result):
     ``estimated_class_counts``, ``estimated_nps``, ``alerts``…) for all rows, beside
     ``classes``, ``calibration``, ``alert_bands`` and ``chunks`` (one such dict each)."""
     chunks: tuple[ChunkEstimate, ...]
-    bands: dict[str, Annotated[ReferenceBand, PlainSerializer(_band_brief)]] = Field(
-        alias="alert_bands")
+    bands: dict[str, Annotated[ReferenceBand, PlainSerializer(lambda b: {
+        "mean": b.mean, "unit_sd": b.unit_sd, "basis": b.basis})]] = Field(alias="alert_bands")
     calibrated_proba: Array = Field(exclude=True)
     """The analysis probabilities after calibration (what the ALP matrix is built from)."""
 
@@ -202,27 +198,6 @@ def _reference_bands(y_idx: np.ndarray, pred_idx: np.ndarray, groups: NetScoreGr
     }
 
 
-def _estimate_rows(label: str, proba: np.ndarray, pred_idx: np.ndarray, classes: tuple,
-                   resolved: ResolvedPlan, groups: NetScoreGroups, kind: str,
-                   errors: dict, net_se: float, bands: dict[str, ReferenceBand],
-                   thresholds: AlertThresholds | None, seed: int) -> ChunkEstimate:
-    from cx_app.engine.levels import reduce_confusion
-
-    class_arr = np.asarray(classes, dtype=object)
-    levels = reduce_confusion(alp_confusion_matrix(proba, classes, class_arr[pred_idx]), resolved)
-    estimated = {k: float(levels[0].metrics[k]) for k in MACRO_SUMMARY}
-    intervals = metric_intervals(proba, level_values(levels), y_pred_idx=pred_idx,
-                                 resolved_plan=resolved, model_error=errors,
-                                 model_error_source="held-out folds", seed=seed,
-                                 method=INTERVAL_METHOD)
-    net = estimated_net_score(proba, classes, groups, kind=kind, model_se=net_se)
-    n = len(proba)
-    counts = {str(c): float(v) for c, v in zip(classes, proba.sum(axis=0), strict=True)}
-    alerts = estimate_alerts(estimated["accuracy"], net.value, n, bands, thresholds)
-    return ChunkEstimate(chunk=label, n=n, estimated=estimated, intervals=intervals,
-                         class_counts=counts, net_score=net, alerts=alerts)
-
-
 def estimate_from_probabilities(
     reference_proba: Any, reference_y: Sequence, analysis_proba: Any, *, classes: Sequence,
     calibration: str = "auto", chunks: int | Sequence | None = None,
@@ -256,6 +231,7 @@ def estimate_from_probabilities(
     from sklearn.model_selection import KFold
 
     from cx_app.engine.grouping import ResolvedPlan
+    from cx_app.engine.levels import reduce_confusion
 
     classes = tuple(classes)
     ref = _check_proba(reference_proba, classes)
@@ -310,8 +286,19 @@ def estimate_from_probabilities(
     bands = _reference_bands(y_idx, ref_pred, groups, classes, chunk_size)
 
     def rows(label: str, mask: np.ndarray | slice) -> ChunkEstimate:
-        return _estimate_rows(label, calibrated[mask], pred[mask], classes, resolved, groups,
-                              kind, errors, net_se, bands, thresholds, seed)
+        proba, pred_idx = calibrated[mask], pred[mask]
+        levels = reduce_confusion(alp_confusion_matrix(
+            proba, classes, np.asarray(classes, dtype=object)[pred_idx]), resolved)
+        estimated = {k: float(levels[0].metrics[k]) for k in MACRO_SUMMARY}
+        intervals = metric_intervals(proba, level_values(levels), y_pred_idx=pred_idx,
+                                     resolved_plan=resolved, model_error=errors,
+                                     model_error_source="held-out folds", seed=seed,
+                                     method=INTERVAL_METHOD)
+        net = estimated_net_score(proba, classes, groups, kind=kind, model_se=net_se)
+        counts = {str(c): float(v) for c, v in zip(classes, proba.sum(axis=0), strict=True)}
+        alerts = estimate_alerts(estimated["accuracy"], net.value, len(proba), bands, thresholds)
+        return ChunkEstimate(chunk=label, n=len(proba), estimated=estimated, intervals=intervals,
+                             class_counts=counts, net_score=net, alerts=alerts)
 
     overall = rows("all", slice(None))
     per_chunk = tuple(rows(str(c), labels == c) for c in order)

@@ -167,7 +167,6 @@ class MetricComparisonRow(Result):
         return {**head, **out}
 
 
-
 def effective_draws(n: int, n_draws: int = INTERVAL_DRAWS) -> int:
     """The draws an interval of ``n`` respondents gets: ``n_draws`` within the label budget
     (:data:`LABEL_BUDGET`), never fewer than :data:`MIN_DRAWS` (nor more than asked).
@@ -285,7 +284,7 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
     y = np.asarray(y_true_idx, dtype=np.int64)
     k = p.shape[1]
     pred = p.argmax(axis=1) if y_pred_idx is None else np.asarray(y_pred_idx, dtype=np.int64)
-    parts: dict[str, dict[str, list[tuple[int, float, float]]]] = {}
+    parts: dict[tuple[str, str], list[tuple[int, float, float]]] = {}  # per fold
     for i, f in enumerate(np.unique(fold)):
         rows = np.asarray(fold) == f
         real = np.bincount(y[rows] * k + pred[rows], minlength=k * k).reshape(1, k, k)
@@ -295,15 +294,14 @@ def heldout_metric_errors(y_true_idx: np.ndarray, proba: np.ndarray, fold: np.nd
         for level, metrics in stats.items():
             for m, (centre, sd) in metrics.items():
                 # the error of the interval's centre on this fold, and its answers' variance
-                parts.setdefault(level, {}).setdefault(m, []).append(
+                parts.setdefault((level, m), []).append(
                     (int(rows.sum()), centre - float(rea[level][m][0]), sd * sd))
     out: dict[str, dict[str, float]] = {}
-    for level, metrics in parts.items():
-        for m, rows in metrics.items():
-            n = np.array([r[0] for r in rows], dtype=float)
-            error = float(np.sum(n * [r[1] for r in rows]) / n.sum())
-            variance = float(np.sum(n**2 * [r[2] for r in rows]) / n.sum() ** 2)
-            out.setdefault(level, {})[m] = math.sqrt(max(error * error, variance))
+    for (level, m), per_fold in parts.items():
+        n, errors, variances = np.array(per_fold, dtype=float).T
+        error = float(np.sum(n * errors) / n.sum())
+        variance = float(np.sum(n**2 * variances) / n.sum() ** 2)
+        out.setdefault(level, {})[m] = math.sqrt(max(error * error, variance))
     return out
 
 

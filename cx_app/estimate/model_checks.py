@@ -75,12 +75,8 @@ def _walk(root: Any) -> Iterator[tuple[Any, Any]]:
         stack.extend((child, obj) for child in children)
 
 
-def _type_name(obj: Any) -> str:
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
-
-
 def _checker(obj: Any) -> Callable[[Any, Any], None] | None:
-    name = _type_name(obj)
+    name = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if name in _BY_TYPE:
         return _BY_TYPE[name]
     if not hasattr(obj, "n_features_in_"):

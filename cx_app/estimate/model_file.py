@@ -348,10 +348,8 @@ def open_checked_model(data: bytes, label: str, trusted: Sequence[str] = ()) -> 
         if lib in saved and saved[lib].split(".")[:2] != current[lib].split(".")[:2]:
             notes.append(
                 f"{label} was written with {lib} {saved[lib]}, this is {lib} {current[lib]}: "
-                "predictions may differ slightly; re-train to be sure."
-            )
-    for note in notes:
-        warnings.warn(note, ModelVersionWarning, stacklevel=3)
+                "predictions may differ slightly; re-train to be sure.")
+            warnings.warn(notes[-1], ModelVersionWarning, stacklevel=3)
     return TrainedModel(**{
         **{name: meta[name] for name in _METADATA if name in meta},
         "classes": tuple(meta["classes"]), "attribute_names": tuple(meta["attribute_names"]),

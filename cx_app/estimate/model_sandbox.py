@@ -25,7 +25,7 @@ from cx_app.errors import ModelFileError
 from cx_app.isolation import ChildLimits, ChildStopped, env_number, run_child, say
 from cx_app.provenance import library_versions, sha256_hex
 
-__all__ = ["REMEMBERED", "check_files_in_child", "check_limits", "remember"]
+__all__ = ["REMEMBERED", "check_files_in_child", "remember"]
 
 REMEMBERED = 1024
 _MB = 1024 * 1024
@@ -99,14 +99,6 @@ def _store(key: str, verdict: str | None) -> None:
         pass
 
 
-def check_limits() -> ChildLimits:
-    """The child's address space and CPU time per file, from the environment
-    (``CX_APP_MODEL_CHECK_MB``, ``CX_APP_MODEL_CHECK_SECONDS``)."""
-    return ChildLimits(int(env_number("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB) * _MB),
-                       max(1, int(env_number("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS))),
-                       "CX_APP_MODEL_CHECK_MB", "CX_APP_MODEL_CHECK_SECONDS")
-
-
 def check_files_in_child(files: Sequence[tuple[bytes, str]], trusted: Sequence[str] = ()
                          ) -> None:
     """Open each model file (``(bytes, label)``) and predict with it in one limited child for
@@ -146,8 +138,11 @@ def _verdicts_of(datas: list[bytes], trusted: Sequence[str]) -> list[str | None]
     """One child for ``datas``: the verdict of each file it answered for, in order (None: the
     file opened and predicted; else its refusal, the file named :data:`_LABEL`), plus, if the
     child died, the death of the file it was on. A child that could not start or did not end
-    raises at once."""
-    limits = check_limits()
+    raises at once. Limits per file from the environment: ``CX_APP_MODEL_CHECK_MB``,
+    ``CX_APP_MODEL_CHECK_SECONDS``."""
+    limits = ChildLimits(int(env_number("CX_APP_MODEL_CHECK_MB", _DEFAULT_MB) * _MB),
+                         max(1, int(env_number("CX_APP_MODEL_CHECK_SECONDS", _DEFAULT_SECONDS))),
+                         "CX_APP_MODEL_CHECK_MB", "CX_APP_MODEL_CHECK_SECONDS")
     request = {"label": _LABEL, "trusted": list(trusted), "sizes": [len(d) for d in datas],
                "seconds": limits.cpu_seconds}
     try:

@@ -73,20 +73,16 @@ def _parts(obj: Any, seen: set[int], depth: int = 0) -> Iterator[tuple[str, Any]
         return
     seen.add(id(obj))
     if isinstance(obj, list | tuple):
-        for item in obj:
-            yield "", item
-            yield from _parts(item, seen, depth + 1)
-        return
-    if isinstance(obj, dict):
-        for key, item in obj.items():
-            yield str(key), item
-            yield from _parts(item, seen, depth + 1)
-        return
-    attributes = getattr(obj, "__dict__", None)
-    if not isinstance(attributes, dict) or not type(obj).__module__.startswith(("sklearn",
-                                                                               "xgboost")):
-        return
-    for key, item in attributes.items():
+        items = [("", item) for item in obj]
+    elif isinstance(obj, dict):
+        items = [(str(key), item) for key, item in obj.items()]
+    else:
+        attributes = getattr(obj, "__dict__", None)
+        if not isinstance(attributes, dict) or not type(obj).__module__.startswith(
+                ("sklearn", "xgboost")):
+            return
+        items = list(attributes.items())
+    for key, item in items:
         yield key, item
         yield from _parts(item, seen, depth + 1)
 

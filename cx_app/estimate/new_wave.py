@@ -58,7 +58,6 @@ SMALL_WAVE = 200
 """Below this many respondents the ALP estimate of a wave is noisy; a warning says so."""
 
 
-
 class EstimatedNetScore(Estimate):
     """An estimated net score (points) with its interval and the two SE components."""
 
@@ -294,11 +293,6 @@ def model_net_score_se(model: TrainedModel) -> float | None:
     return None if error is None or error.model_se is None else float(error.model_se)
 
 
-def _net_kind(schema) -> str:
-    """"nps" only for an NPS (a recommend question on 0–10), else "csat" or "net"."""
-    return "nps" if schema.is_nps else "csat" if schema.target.kind == "csat" else "net"
-
-
 def training_median(counts: Mapping[str, int]) -> float:
     """Median of a training attribute from its value counts (what the model file keeps)."""
     if not counts:
@@ -452,7 +446,8 @@ def estimate_wave(model: TrainedModel, survey: SurveyData, *,
     intervals = wave_metric_intervals(proba, pred_idx, level_values(levels), resolved,
                                       model.cv)
     groups = groups_for_schema(schema)
-    est_nps = estimated_net_score(proba, classes, groups, kind=_net_kind(schema),
+    kind = "nps" if schema.is_nps else "csat" if schema.target.kind == "csat" else "net"
+    est_nps = estimated_net_score(proba, classes, groups, kind=kind,
                                   weights=survey.model_weights,
                                   model_se=model_net_score_se(model),
                                   reference_se=model_reference_se(model))

@@ -20,6 +20,7 @@ from cx_app.estimate.alerts import Alert
 from cx_app.estimate.new_wave import (
     EstimatedNetScore,
     WaveEstimate,
+    _absent,
     estimate_wave,
     estimated_net_score,
     model_net_score_se,
@@ -38,16 +39,12 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_SEGMENT", "SMALL_SEGMENT", "SegmentEstimate", "TrackedWave",
            "segment_estimates", "split_waves", "track_waves", "tracker_document",
-           "tracker_frame", "with_segment_changes"]
+           "tracker_frame"]
 
 MIN_SEGMENT = 10
 """Fewer respondents than this: no estimate for the segment (its count only)."""
 SMALL_SEGMENT = 50
 """Fewer respondents than this: the segment's estimate comes with a "wide interval" note."""
-
-
-def _absent(value: Any) -> bool:
-    return value is None
 
 
 class _Brief(Document):
@@ -169,8 +166,7 @@ def segment_estimates(model: TrainedModel, survey: SurveyData, estimate: WaveEst
         weights = None if weight is None else part[weight].to_numpy(dtype=float)
         if n < MIN_SEGMENT:
             out.append(SegmentEstimate(label=label, respondents=n, estimated_nps=None,
-                                       note=f"only {n} respondents: too few to "
-                                                        "estimate"))
+                                       note=f"only {n} respondents: too few to estimate"))
             continue
         note = (f"only {n} respondents: a wide interval" if n < SMALL_SEGMENT else "")
         correction = segment_correction(kept, by, label)
@@ -224,6 +220,7 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
     ``by`` (a segment name of the model's schema), each of its segments."""
     from joblib import Parallel, delayed
 
+    from cx_app.estimate.alerts import series_changes
     from cx_app.models import cluster
 
     if not surveys:
@@ -231,15 +228,9 @@ def track_waves(model: TrainedModel, surveys: Sequence[SurveyData], *,
     one_wave = cluster.task(_track_wave)  # one joblib task per wave (on a cluster: a task each)
     tracked = list(Parallel(n_jobs=1, batch_size=1)(
         delayed(one_wave)(model, survey, by, thresholds) for survey in surveys))
-    return with_segment_changes(tracked)
-
-
-def with_segment_changes(tracked: Sequence[TrackedWave]) -> list[TrackedWave]:
-    """Each segment of each wave with its change alerts since the previous wave, in the order
-    given (:func:`cx_app.estimate.alerts.series_changes`; the first wave has none)."""
-    from cx_app.estimate.alerts import series_changes
-
-    out = list(tracked[:1])
+    # each segment of each wave with its change alerts since the previous wave
+    # (:func:`cx_app.estimate.alerts.series_changes`; the first wave has none)
+    out = tracked[:1]
     for before, wave in zip(tracked, tracked[1:], strict=False):
         previous = {s.label: s.alerts for s in before.segments}
         segments = tuple(s.model_copy(update={"alerts": s.alerts + series_changes(

@@ -34,7 +34,6 @@ from cx_app.survey.data import SurveyData
 if TYPE_CHECKING:
     from cx_app.engine.grouping import ResolvedPlan
     from cx_app.survey.nps import NetScoreGroups
-    from cx_app.survey.schema import SurveySchema
 
 __all__ = ["TrainingOutcome", "train_model"]
 
@@ -106,16 +105,6 @@ def _segment_labels(survey: SurveyData) -> dict[str, list[str]]:
     return out
 
 
-def _net_groups(schema: SurveySchema) -> NetScoreGroups | None:
-    from cx_app.errors import PlanError
-    from cx_app.survey.nps import groups_for_schema
-
-    try:
-        return groups_for_schema(schema)
-    except PlanError:
-        return None  # no net-score groups: the gap has no NPS term
-
-
 def _check_reusable(cv: CrossValResult, survey: SurveyData, algorithm_id: str, classes: tuple,
                     settings: Mapping[str, Any], calibration: str, preset: str) -> None:
     """Refuse a cross-validation that is not of this algorithm, settings, classes and
@@ -170,9 +159,11 @@ def train_model(
     ``alp_vs_cm``'s training-folds side is then absent unless it kept ``keep_train_proba``.
     """
     from cx_app.engine.grouping import resolve_plan
+    from cx_app.errors import PlanError
     from cx_app.estimate.alp import alp_learning_curve, full_training_alp_check
     from cx_app.estimate.drift import value_counts_by_attribute
     from cx_app.models.algorithms import get_algorithm, resolve_preset
+    from cx_app.survey.nps import groups_for_schema
 
     if survey.y is None:
         raise AnalysisError(
@@ -180,7 +171,10 @@ def train_model(
             f"'{survey.schema.target.column}', which this file does not have"
         )
     classes = tuple(survey.classes)
-    groups = _net_groups(survey.schema)
+    try:
+        groups = groups_for_schema(survey.schema)
+    except PlanError:
+        groups = None  # no net-score groups: the gap has no NPS term
     if preset is None and cross_validation is not None:
         preset = cross_validation.preset
     preset = resolve_preset(algorithm_id, preset)
