@@ -126,13 +126,9 @@ def version_mismatches(local: Mapping[str, str], workers: Mapping[str, Mapping[s
     ...                                          "tcp://w2": {"numpy": "2.3.0"}})
     [('tcp://w2', 'numpy', '2.3.0', '2.4.6')]
     """
-    out = []
-    for worker, theirs in sorted(workers.items()):
-        for package, mine in local.items():
-            other = theirs.get(package, "absent")
-            if other != mine:
-                out.append((worker, package, other, mine))
-    return out
+    return [(worker, package, theirs.get(package, "absent"), mine)
+            for worker, theirs in sorted(workers.items()) for package, mine in local.items()
+            if theirs.get(package, "absent") != mine]
 
 
 def _distributed():
