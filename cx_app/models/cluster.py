@@ -238,16 +238,13 @@ def share(*arrays: Any) -> tuple[Any, ...]:
         return arrays
     from dask.base import tokenize
 
-    out = []
-    for a in arrays:
-        if a is None:
-            out.append(None)
-            continue
+    def scattered(a: Any) -> Any:
         key = tokenize(a)
         if key not in route.shared:
             route.shared[key] = route.client.scatter(a, broadcast=True, hash=False)
-        out.append(route.shared[key])
-    return tuple(out)
+        return route.shared[key]
+
+    return tuple(None if a is None else scattered(a) for a in arrays)
 
 
 def place(objects: Sequence[Any]) -> tuple[Any, ...]:

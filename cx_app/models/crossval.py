@@ -396,12 +396,10 @@ def _plan_folds(
             notes.append(f"{algorithm_id}, fold(s) {', '.join(str(f + 1) for f in fs)}: {m}")
         numeric = all(isinstance(c, int | float | np.number) for c in classes)
         class_array = np.asarray(classes, dtype=None if numeric else object)
-        train_predictions = None
-        if keep_train_proba:
-            train_predictions = tuple(
-                TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
-                for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
-            )
+        train_predictions = tuple(
+            TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
+            for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
+        ) if keep_train_proba else None
         return CrossValResult(
             y_true=y,
             y_pred=class_array[np.argmax(proba, axis=1)],

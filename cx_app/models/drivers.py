@@ -410,9 +410,8 @@ def survey_driver_views(
             coef = ordinal_coefficients(frame, y, classes)
         except (AnalysisError, np.linalg.LinAlgError, ValueError) as exc:
             notes.append(f"ordinal coefficients not available: {exc}")
-    scales = None
-    if isinstance(attribute_max, Mapping) and attribute_min is not None:
-        scales = {a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
+    scales = ({a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
+              if isinstance(attribute_max, Mapping) and attribute_min is not None else None)
     score = np.asarray(y)
 
     def importance_on(rows: np.ndarray) -> np.ndarray:
@@ -422,8 +421,7 @@ def survey_driver_views(
                                  dict(zip(rw.attributes, rw.direction, strict=True)), scales,
                                  importance_on=importance_on, seed=seed)
     targets = target_groups(resolved_plan)
-    capability = None
-    if targets:
-        capability = top_box_capability(frame, y, targets, attribute_max=attribute_max)
+    capability = (top_box_capability(frame, y, targets, attribute_max=attribute_max)
+                  if targets else None)
     return DriverAnalysis(relative_weights=rw, ordinal=coef, permutation=(),
                           importance_performance=ipa, capability=capability, notes=tuple(notes))
