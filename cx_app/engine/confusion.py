@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from cx_app.engine.catalogue import MULTICLASS_ALL
 from cx_app.errors import AnalysisError
 from cx_app.json_values import plain
 
@@ -95,20 +96,14 @@ def labels_to_indices(values: Any, labels: Sequence[Any], *, what: str = "values
         pos = {v: k for k, v in enumerate(uniq_list)}
         uniq = np.array(uniq_list, dtype=object)
         inverse = np.array([pos[v] for v in arr.tolist()], dtype=np.intp)
-    mapped = np.empty(len(uniq), dtype=np.intp)
-    unknown = []
-    for k, v in enumerate(uniq):
-        idx = table.find(v)
-        if idx is None:
-            unknown.append(k)
-        else:
-            mapped[k] = idx
+    found = [table.find(v) for v in uniq]
+    unknown = [k for k, i in enumerate(found) if i is None]
     if unknown:
         counts = np.bincount(inverse, minlength=len(uniq))
         shown = ", ".join(f"{plain(uniq[k])!r} ({counts[k]}×)" for k in unknown[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
         raise AnalysisError(f"{what}: {shown}{more} not among the classes {format_labels(labels)}")
-    return mapped[inverse]
+    return np.asarray(found, dtype=np.intp)[inverse]
 
 
 def _consecutive_int_positions(arr: np.ndarray, labels: Sequence[Any]) -> np.ndarray | None:
@@ -242,35 +237,14 @@ class MulticlassMetrics:
     undefined: dict = field(default_factory=dict)
 
     def per_class(self) -> dict:
-        out = {}
-        for i, lab in enumerate(self.labels):
-            row = {
-                "tp": plain(self.tp[i]),
-                "fp": plain(self.fp[i]),
-                "fn": plain(self.fn[i]),
-                "tn": plain(self.tn[i]),
-                "precision": float(self.precision[i]),
-                "recall": float(self.recall[i]),
-                "f1": float(self.f1[i]),
-                "support": plain(self.support[i]),
-            }
-            if self.im is not None:
-                row["im"] = plain(self.im[i])
-            out[lab] = row
-        return out
+        keys = ("tp", "fp", "fn", "tn", "precision", "recall", "f1", "support")
+        keys += ("im",) if self.im is not None else ()
+        return {lab: {k: plain(getattr(self, k)[i]) for k in keys}
+                for i, lab in enumerate(self.labels)}
 
     def to_dict(self) -> dict:
-        return {
-            "accuracy": self.accuracy,
-            "precision_macro": self.precision_macro,
-            "recall_macro": self.recall_macro,
-            "f1_macro": self.f1_macro,
-            "f1_of_macro_pr": self.f1_of_macro_pr,
-            "precision_micro": self.precision_micro,
-            "recall_micro": self.recall_micro,
-            "per_class": self.per_class(),
-            "undefined": {k: list(v) for k, v in self.undefined.items()},
-        }
+        return {**{k: getattr(self, k) for k in MULTICLASS_ALL}, "per_class": self.per_class(),
+                "undefined": {k: list(v) for k, v in self.undefined.items()}}
 
 
 def multiclass_metrics(
@@ -294,16 +268,12 @@ def multiclass_metrics(
         if len(labs) != c.shape[0]:
             raise ValueError(f"{len(labs)} labels but a {c.shape[0]}×{c.shape[0]} matrix")
     k = c.shape[0]
-    if im is None:
-        im_arr = None
-        im_calc = np.zeros(k, dtype=c.dtype)
-    else:
-        im_arr = np.asarray(im)
-        if im_arr.shape != (k,):
-            raise ValueError(f"im must have {k} values, got shape {im_arr.shape}")
-        if np.any(im_arr < 0):
-            raise ValueError("IM counts must not be negative")
-        im_calc = im_arr
+    im_arr = None if im is None else np.asarray(im)
+    if im_arr is not None and im_arr.shape != (k,):
+        raise ValueError(f"im must have {k} values, got shape {im_arr.shape}")
+    if im_arr is not None and np.any(im_arr < 0):
+        raise ValueError("IM counts must not be negative")
+    im_calc = np.zeros(k, dtype=c.dtype) if im_arr is None else im_arr
     tp = np.diagonal(c).copy()
     n_actual = c.sum(axis=1) + im_calc
     n_pred = c.sum(axis=0) + im_calc

@@ -290,12 +290,8 @@ def resolve_plan(
     :class:`PlanError` names the step and group at fault. A 2-group step without ``positive``
     gets its second group as positive (``positive_is_default=True``).
     """
-    if isinstance(plan, PlanSpec):
-        steps = plan.steps
-        plan_classes = plan.classes
-    else:
-        steps = tuple(plan)
-        plan_classes = None
+    steps, plan_classes = (plan.steps, plan.classes) if isinstance(plan, PlanSpec) else (
+        tuple(plan), None)
     if classes is None:
         if plan_classes is None:
             raise PlanError("the plan has no 'classes' and none were given")

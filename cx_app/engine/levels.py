@@ -99,12 +99,8 @@ def align_to_classes(cm: ConfusionMatrix, classes: tuple) -> ConfusionMatrix:
 
 def _step_level(cm: ConfusionMatrix, step: ResolvedStep) -> Level:
     matrix, im = step.reduce(cm.counts)
-    note = None
-    if step.positive_is_default:
-        note = (
-            f"plan step '{step.name}' names no positive group: the second group, "
-            f"'{step.positive}', is taken as positive"
-        )
+    note = (f"plan step '{step.name}' names no positive group: the second group, "
+            f"'{step.positive}', is taken as positive") if step.positive_is_default else None
     return Level(
         name=step.name,
         labels=step.labels,

@@ -157,8 +157,7 @@ def parse_yaml_text(text: str, error: type[CxAppError], name: str) -> object:
 
 def load_plan_file(path: str | Path) -> PlanSpec:
     """Read a stand-alone plan file (YAML, or JSON since YAML reads it)."""
-    data = read_yaml_document(path, PlanError, "plan file")
-    return parse_plan(data, source=Path(path).name)
+    return parse_plan(read_yaml_document(path, PlanError, "plan file"), source=Path(path).name)
 
 
 NPS_CLASSES: tuple[int, ...] = tuple(range(11))

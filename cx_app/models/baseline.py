@@ -28,13 +28,8 @@ __all__ = ["majority_baseline", "below_baseline"]
 
 
 def _class_counts(y: Sequence[Any], classes: tuple) -> np.ndarray:
-    lookup = LabelLookup(classes)
-    counts = np.zeros(len(classes), dtype=np.int64)
-    for value in y:
-        index = lookup.find(value)
-        if index is not None:
-            counts[index] += 1
-    return counts
+    found = map(LabelLookup(classes).find, y)
+    return np.bincount([i for i in found if i is not None], minlength=len(classes)).astype(np.int64)
 
 
 def majority_baseline(y: Sequence[Any], plan: ResolvedPlan) -> dict[str, dict[str, Any]]:

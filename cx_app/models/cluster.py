@@ -126,13 +126,9 @@ def version_mismatches(local: Mapping[str, str], workers: Mapping[str, Mapping[s
     ...                                          "tcp://w2": {"numpy": "2.3.0"}})
     [('tcp://w2', 'numpy', '2.3.0', '2.4.6')]
     """
-    out = []
-    for worker, theirs in sorted(workers.items()):
-        for package, mine in local.items():
-            other = theirs.get(package, "absent")
-            if other != mine:
-                out.append((worker, package, other, mine))
-    return out
+    return [(worker, package, theirs.get(package, "absent"), mine)
+            for worker, theirs in sorted(workers.items()) for package, mine in local.items()
+            if theirs.get(package, "absent") != mine]
 
 
 def _distributed():
@@ -242,16 +238,13 @@ def share(*arrays: Any) -> tuple[Any, ...]:
         return arrays
     from dask.base import tokenize
 
-    out = []
-    for a in arrays:
-        if a is None:
-            out.append(None)
-            continue
+    def scattered(a: Any) -> Any:
         key = tokenize(a)
         if key not in route.shared:
             route.shared[key] = route.client.scatter(a, broadcast=True, hash=False)
-        out.append(route.shared[key])
-    return tuple(out)
+        return route.shared[key]
+
+    return tuple(None if a is None else scattered(a) for a in arrays)
 
 
 def place(objects: Sequence[Any]) -> tuple[Any, ...]:

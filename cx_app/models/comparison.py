@@ -107,9 +107,8 @@ def compare_scores(
     alpha: float = 0.05,
 ) -> list[ComparisonDocument]:
     """Every pair of models (in the given order) from their per-fold scores on the same folds."""
-    names = list(per_fold)
     rows = []
-    for a, b in combinations(names, 2):
+    for a, b in combinations(per_fold, 2):
         sa, sb = np.asarray(per_fold[a], float), np.asarray(per_fold[b], float)
         t, df, p = paired_t_test(sa, sb)
         tc, _, pc = nadeau_bengio_t_test(sa, sb, test_train_ratio)

@@ -394,13 +394,12 @@ def _plan_folds(
                 ).append(f)
         for m, fs in messages.items():
             notes.append(f"{algorithm_id}, fold(s) {', '.join(str(f + 1) for f in fs)}: {m}")
-        class_array = np.asarray(classes) if _numeric(classes) else np.asarray(classes, dtype=object)
-        train_predictions = None
-        if keep_train_proba:
-            train_predictions = tuple(
-                TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
-                for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
-            )
+        numeric = all(isinstance(c, int | float | np.number) for c in classes)
+        class_array = np.asarray(classes, dtype=None if numeric else object)
+        train_predictions = tuple(
+            TrainFoldPredictions(f, tr, class_array[tp.argmax(1)], tp)
+            for f, ((tr, _), (_, tp, *_)) in enumerate(zip(splits, outputs, strict=True))
+        ) if keep_train_proba else None
         return CrossValResult(
             y_true=y,
             y_pred=class_array[np.argmax(proba, axis=1)],
@@ -427,9 +426,10 @@ def _plan_folds(
             unweighted_reason=why_not,
         )
 
-    return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish,
-                     _expected_fold_seconds(algorithm_id, Xa.shape, folds, effective, calibration,
-                                            calibration_folds, preset))
+    seconds = 0.0 if algorithm_id not in COSTS or 0 in Xa.shape else expected_phases(
+        algorithm_id, rows=Xa.shape[0], attributes=Xa.shape[1], folds=folds, settings=effective,
+        calibration=calibration, calibration_folds=calibration_folds, preset=preset).folds / folds
+    return _FoldWork(algorithm_id, folds, jobs, spec.fold_processes, finish, seconds)
 
 
 def cross_validate_model(
@@ -536,17 +536,3 @@ class _FoldWork:
     fold_seconds: float = 0.0
     """One fold's expected fit time (:func:`~cx_app.models.timing.expected_phases`): the
     pool takes the longest folds first."""
-
-
-def _expected_fold_seconds(algorithm_id: str, shape: tuple[int, ...], folds: int,
-                           settings: Mapping[str, Any], calibration: str, calibration_folds: int,
-                           preset: str) -> float:
-    if algorithm_id not in COSTS or shape[0] < 1 or shape[1] < 1:
-        return 0.0
-    return expected_phases(algorithm_id, rows=shape[0], attributes=shape[1], folds=folds,
-                           settings=settings, calibration=calibration,
-                           calibration_folds=calibration_folds, preset=preset).folds / folds
-
-
-def _numeric(classes: tuple) -> bool:
-    return all(isinstance(c, int | float | np.number) for c in classes)

@@ -290,18 +290,9 @@ def top_box_capability(
             continue
         for target, members in targets.items():
             result = feature_delta_phi(feature, np.isin(y[answered], list(members)))
-            rows.append(
-                {
-                    "attribute": str(name),
-                    "target": target,
-                    "base": int(answered.sum()),
-                    "top_box_share": float(feature.mean()),
-                    "tpr": result.tpr,
-                    "fpr": result.fpr,
-                    "delta": result.delta,
-                    "phi": result.phi,
-                }
-            )
+            rows.append({"attribute": str(name), "target": target, "base": int(answered.sum()),
+                         "top_box_share": float(feature.mean()),
+                         **{k: getattr(result, k) for k in ("tpr", "fpr", "delta", "phi")}})
     return pd.DataFrame(rows)
 
 
@@ -378,22 +369,17 @@ def driver_importance(
     classes: Sequence,
     *,
     cv_results: Sequence[Any] = (),
-    resolved_plan: Any = None,
-    attribute_max: float | Mapping[str, float] | None = None,
     n_repeats: int = PERMUTATION_REPEATS,
     seed: int = 0,
-    ordinal: bool = True,
-    attribute_min: Mapping[str, float] | None = None,
     n_jobs: int = 1,
     survey_views: DriverAnalysis | None = None,
+    **options: Any,
 ) -> DriverAnalysis:
     """Every driver view; permutation importance of each ``cv_results`` model (fold models
     kept), top-2-box δ/φ against the plan's target groups. ``survey_views``: the model-free
-    views (:func:`survey_driver_views` of the same arguments) when already computed."""
+    views (:func:`survey_driver_views` of the same ``options``) when already computed."""
     if survey_views is None:
-        survey_views = survey_driver_views(
-            X, y, classes, resolved_plan=resolved_plan, attribute_max=attribute_max, seed=seed,
-            ordinal=ordinal, attribute_min=attribute_min)  # fmt: skip
+        survey_views = survey_driver_views(X, y, classes, seed=seed, **options)
     perms = tuple(
         permutation_importance_cv(cv, _frame(X), n_repeats=n_repeats, seed=seed, n_jobs=n_jobs)
         for cv in cv_results
@@ -424,9 +410,8 @@ def survey_driver_views(
             coef = ordinal_coefficients(frame, y, classes)
         except (AnalysisError, np.linalg.LinAlgError, ValueError) as exc:
             notes.append(f"ordinal coefficients not available: {exc}")
-    scales = None
-    if isinstance(attribute_max, Mapping) and attribute_min is not None:
-        scales = {a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
+    scales = ({a: (attribute_min[a], attribute_max[a]) for a in rw.attributes}
+              if isinstance(attribute_max, Mapping) and attribute_min is not None else None)
     score = np.asarray(y)
 
     def importance_on(rows: np.ndarray) -> np.ndarray:
@@ -436,8 +421,7 @@ def survey_driver_views(
                                  dict(zip(rw.attributes, rw.direction, strict=True)), scales,
                                  importance_on=importance_on, seed=seed)
     targets = target_groups(resolved_plan)
-    capability = None
-    if targets:
-        capability = top_box_capability(frame, y, targets, attribute_max=attribute_max)
+    capability = (top_box_capability(frame, y, targets, attribute_max=attribute_max)
+                  if targets else None)
     return DriverAnalysis(relative_weights=rw, ordinal=coef, permutation=(),
                           importance_performance=ipa, capability=capability, notes=tuple(notes))

@@ -147,13 +147,9 @@ def expected_phases(algorithm_id: str, *, rows: int, attributes: int, folds: int
     return Phases(folds * fit, importance)
 
 
-def expected_seconds(algorithm_id: str, *, rows: int, attributes: int, folds: int = 10,
-                     settings: Mapping[str, Any] | None = None, calibration: str = "none",
-                     calibration_folds: int = 3, preset: str = "fast") -> float:
+def expected_seconds(algorithm_id: str, **size_and_settings: Any) -> float:
     """The expected quiet seconds of one training: both phases of :func:`expected_phases`."""
-    return expected_phases(algorithm_id, rows=rows, attributes=attributes, folds=folds,
-                           settings=settings, calibration=calibration,
-                           calibration_folds=calibration_folds, preset=preset).total
+    return expected_phases(algorithm_id, **size_and_settings).total
 
 
 def settings_factor(algorithm_id: str, *, settings: Mapping[str, Any] | None = None,

@@ -224,6 +224,7 @@ def test_folds_of_several_algorithms_go_to_the_pool_longest_first(survey, monkey
     idle: the pool gets the folds longest-expected first (the time model), and each result
     still comes back to its own algorithm, equal to a separate cross-validation."""
     from cx_app.models import crossval
+    from cx_app.models.timing import expected_phases
 
     X, y = survey
     submitted = []
@@ -238,7 +239,7 @@ def test_folds_of_several_algorithms_go_to_the_pool_longest_first(survey, monkey
     monkeypatch.setattr(crossval, "Parallel", RecordingParallel)
     together = crossval.cross_validate_together(X, y, CLASSES, ["nb", "rf", "knn"], folds=3,
                                                 seed=2, n_jobs=2)
-    expected = {a: crossval._expected_fold_seconds(a, X.shape, 3, {}, "none", 3, "fast")
+    expected = {a: expected_phases(a, rows=X.shape[0], attributes=X.shape[1], folds=3).folds / 3
                 for a in ("nb", "rf", "knn")}
     assert expected["rf"] > expected["knn"] > expected["nb"] > 0  # at 400 rows, 5 attributes
     assert submitted == ["RandomForestClassifier"] * 3 + ["KNeighborsClassifier"] * 3 + [
