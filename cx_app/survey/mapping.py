@@ -75,10 +75,9 @@ def with_target(schema: SurveySchema, column: str) -> SurveySchema:
     kind = guess_kind(column, chosen.target.scale)
     if kind == chosen.target.kind:
         return chosen
-    scale = (chosen.target.scale.min, chosen.target.scale.max)
     return chosen.model_copy(update={
         "target": chosen.target.model_copy(update={"kind": kind}),
-        "plan": tuple(default_plan(kind, scale))})
+        "plan": tuple(default_plan(kind, chosen.target.scale))})
 
 
 def _text(value: Any) -> str | None:

@@ -119,8 +119,7 @@ def _grid(sheet: str, read: SheetRead) -> Grid:
     for row, col, code in read.errors:
         errors.setdefault(read.first_column + col, {})[row] = code
     for col, found in errors.items():
-        rows = list(found)
-        cells.iloc[rows, col] = pd.array(list(found.values()), dtype=TEXT)
+        cells.iloc[list(found), col] = pd.array(list(found.values()), dtype=TEXT)
     return Grid(read.sheet or sheet, cells, typed=True, errors=errors)
 
 
@@ -307,8 +306,7 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
                 "refused") from None
         raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
                               ) from None
-    longest = max(map(len, rows), default=0)
-    cells = pd.DataFrame([row + [None] * (longest - len(row)) for row in rows],
+    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows],
                          dtype=object).astype(TEXT) if rows else pd.DataFrame()
     return Grid(None, cells, widths=tuple(map(len, rows)), encoding=encoding,
                 delimiter=delimiter)

@@ -82,10 +82,8 @@ class ColumnSpec(BaseModel):
     @property
     def candidates(self) -> tuple[str, ...]:
         """Normalised headers this column is recognised by, in order of preference."""
-        seen: dict[str, None] = {}
-        for text in (self.column, *self.aliases, self.name):
-            seen.setdefault(normalise_header(text), None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(normalise_header(text)
+                                   for text in (self.column, *self.aliases, self.name)))
 
 
 class TargetSpec(ColumnSpec):
@@ -154,12 +152,8 @@ class SurveySchema(BaseModel):
 
     def columns(self) -> list[ColumnSpec]:
         """Every column spec: target, attributes, segments, the respondent id, the weight."""
-        specs: list[ColumnSpec] = [self.target, *self.attributes, *self.segments]
-        if self.respondent_id is not None:
-            specs.append(self.respondent_id)
-        if self.weight is not None:
-            specs.append(self.weight)
-        return specs
+        return [self.target, *self.attributes, *self.segments,
+                *(spec for spec in (self.respondent_id, self.weight) if spec is not None)]
 
     @property
     def classes(self) -> tuple[int, ...]:
