@@ -323,9 +323,7 @@ def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
     what = "SPSS" if kind == "sav" else "Stata"
     table, meta = read_child({"kind": kind}, data, name, name, limits, f"{name}: not a readable "
                              f"{what} data file (the file is damaged or is not one)")
-    variables = tuple(StatVariable(name=v["name"], label=v["label"] or None,
-                                   value_labels=v["value_labels"],
-                                   missing=tuple(tuple(r) for r in v["missing"]))
+    variables = tuple(StatVariable(**{**v, "label": v["label"] or None})
                       for v in meta["variables"])
     header = pd.DataFrame([[v.name for v in variables]], dtype=object).astype(TEXT)
     body = pd.DataFrame({j: table.column(j).to_pandas(types_mapper={pa.string(): TEXT}.get)

@@ -179,11 +179,9 @@ class SurveySchema(BaseModel):
         """What of the schema changes what a model sees: not the display words, the segments
         or the plan, so editing those never retrains a model
         (:attr:`cx_app.survey.data.SurveyData.data_key` is built from these fields)."""
-        data = self.model_dump(mode="json", exclude={"name", "description", "segments", "plan"})
-        data["target"].pop("recommend", None)
-        for attribute in data["attributes"]:
-            attribute.pop("label", None)
-        return data
+        return self.model_dump(mode="json", exclude={
+            "name": True, "description": True, "segments": True, "plan": True,
+            "target": {"recommend"}, "attributes": {"__all__": {"label"}}})
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
