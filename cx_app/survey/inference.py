@@ -147,7 +147,7 @@ def _words(header: str) -> set[str]:
 
 def free_text(header: str, values: pd.Series) -> bool:
     """Whether a text column holds free text (open answers, never a segment): by its header,
-    or answers that are long or nearly all different.
+    or answers (``values``: its non-blank cells) that are long or nearly all different.
 
     >>> free_text("Open comment", pd.Series(["ok"] * 3))
     True
@@ -156,10 +156,7 @@ def free_text(header: str, values: pd.Series) -> bool:
     """
     if _words(header) & _FREE_TEXT_WORDS:
         return True
-    present = values.dropna().astype(str).str.strip()
-    present = present[present != ""]
-    if present.empty:
-        return False
+    present = values.astype(str).str.strip()
     distinct = pd.Series(present.unique())
     if distinct.str.split().str.len().mean() > _SEGMENT_WORDS:
         return True

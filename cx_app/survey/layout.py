@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
@@ -18,6 +17,7 @@ import pandas as pd
 from cx_app.survey.cells import DATE_TEXT
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
+from cx_app.survey.schema import unique_names
 
 _QUALTRICS_FIELDS = {
     "startdate", "enddate", "status", "ipaddress", "progress", "duration (in seconds)",
@@ -73,19 +73,6 @@ def _surveymonkey(first: list[str | None], second: list[str | None]) -> bool:
     names = {_fold(c) for c in first}
     return "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
         _fold(c) in _SURVEYMONKEY_SUBS for c in second)
-
-
-def unique_names(names: list[str], key: Callable[[str], str] = str.casefold) -> list[str]:
-    """``names`` with a repeated one (equal by ``key``) followed by `` (2)``, `` (3)``, …"""
-    seen: set[str] = set()
-    out = []
-    for text in names:
-        base, k = text, 2
-        while key(text) in seen:
-            text, k = f"{base} ({k})", k + 1
-        seen.add(key(text))
-        out.append(text)
-    return out
 
 
 def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str | None],

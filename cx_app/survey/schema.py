@@ -8,7 +8,7 @@ proposes a layout and :func:`schema_from_mapping` builds one from the CLI's ``--
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -265,16 +265,23 @@ def slugify(text: str) -> str:
     return slug
 
 
+def unique_names(names: Iterable[str], key: Callable[[str], str] = str.casefold,
+                 taken: set[str] | None = None, suffix: str = " ({})") -> list[str]:
+    """``names`` with a repeated one (equal by ``key`` to an earlier one or one in ``taken``,
+    which grows) followed by `` (2)``, `` (3)``, … (``suffix``)."""
+    taken = set() if taken is None else taken
+    out = []
+    for text in names:
+        base, k = text, 2
+        while key(text) in taken:
+            text, k = base + suffix.format(k), k + 1
+        taken.add(key(text))
+        out.append(text)
+    return out
+
+
 def _unique_names(headers: Iterable[str], taken: set[str]) -> list[str]:
-    names = []
-    for header in headers:
-        base = slugify(header)
-        name, k = base, 2
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        names.append(name)
-    return names
+    return unique_names(map(slugify, headers), str, taken, "_{}")
 
 
 RECOMMEND_WORDS = r"recommend|empfehl|recommand|recomend|raccomand|aanbevel"
