@@ -50,11 +50,10 @@ def _row(grid: Grid, i: int) -> list[str | None]:
     return head[i] if len(head) > i else []
 
 
-def _qualtrics_rows(first: list[str | None], second: list[str | None],
+def _qualtrics_rows(names: set[str], first: list[str | None], second: list[str | None],
                     third: list[str | None]) -> tuple[str, int] | None:
-    """("qualtrics" or "qualtrics (legacy)", header rows) when the first rows are a Qualtrics
-    export's header, else None."""
-    names = {_fold(c) for c in first}
+    """("qualtrics" or "qualtrics (legacy)", header rows) when the first rows (``names``: the
+    first's folded) are a Qualtrics export's header, else None."""
     if len(names & _QUALTRICS_FIELDS) >= 4:
         ranks = [j for j, c in enumerate(first) if _fold(c) in ("finished", "progress",
                                                                   "status", "startdate")]
@@ -63,16 +62,10 @@ def _qualtrics_rows(first: list[str | None], second: list[str | None],
         import_ids = import_id_row(third)
         rows = 1 + bool(texts) + bool(texts and import_ids)
         return "qualtrics", rows
-    if ({_fold(c) for c in second} & _QUALTRICS_LEGACY).__len__() >= 4 and any(
+    if len({_fold(c) for c in second} & _QUALTRICS_LEGACY) >= 4 and any(
             re.fullmatch(r"v\d+", _fold(c)) for c in first):
         return "qualtrics (legacy)", 2
     return None
-
-
-def _surveymonkey(first: list[str | None], second: list[str | None]) -> bool:
-    names = {_fold(c) for c in first}
-    return "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
-        _fold(c) in _SURVEYMONKEY_SUBS for c in second)
 
 
 def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str | None],
@@ -118,16 +111,17 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
     if grid.variables is not None:
         return ("spss" if grid.labels is not None else "stata"), 1
     first, second, third = _row(grid, 0), _row(grid, 1), _row(grid, 2)
-    found = _qualtrics_rows(first, second, third)
+    names = {_fold(c) for c in first}
+    found = _qualtrics_rows(names, first, second, third)
     if found:
         return found
-    if _surveymonkey(first, second):
+    if "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
+            _fold(c) in _SURVEYMONKEY_SUBS for c in second):
         return "surveymonkey", 2
     if (_fold(first[0] if first else None) == "timestamp"
-            and ("email address" in {_fold(c) for c in first}
+            and ("email address" in names
                  or any(GRID_ITEM.fullmatch((c or "").strip()) for c in first))):
         return "google forms", 1
-    names = {_fold(c) for c in first}
     if "respondent id" in names and "collector id" in names:
         return "surveymonkey (condensed)", 1
     return "plain", 1

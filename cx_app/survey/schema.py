@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -34,7 +34,7 @@ SegmentRole = Literal["brand", "wave", "date", "region", "other"]
 MissingPolicy = Literal["impute_indicator", "impute_median", "exclude"]
 """How models treat a respondent's unanswered attribute (docs/bases-and-gaps.md); ``exclude``
 leaves them out of the model base, never out of the NPS."""
-MISSING_POLICIES: tuple[str, ...] = ("impute_indicator", "impute_median", "exclude")
+MISSING_POLICIES: tuple[str, ...] = get_args(MissingPolicy)
 MissingCode = int | float | str
 
 _IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
