@@ -210,8 +210,3 @@ def first_reasons(
             value[at] = cells.display(at)
             free &= ~hit
     return reason, column, value
-
-
-def display(cell: Any) -> str:
-    """A cell's text as a report shows it (``""`` for an empty cell)."""
-    return "" if cell is None or cell is pd.NA else str(cell).strip()
