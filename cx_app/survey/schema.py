@@ -405,11 +405,9 @@ def schema_from_mapping(
         "plan": [s.model_dump(mode="json", exclude_none=True)
                  for s in default_plan(target_kind, target_scale)],
     }
-    if respondent_id:
-        data["respondent_id"] = {"name": _unique_names([respondent_id], taken)[0],
-                                 "column": respondent_id}
-    if weight:
-        data["weight"] = {"name": _unique_names([weight], taken)[0], "column": weight}
+    for key, column in (("respondent_id", respondent_id), ("weight", weight)):
+        if column:
+            data[key] = {"name": _unique_names([column], taken)[0], "column": column}
     return parse_schema(data, source="mapping")
 
 
