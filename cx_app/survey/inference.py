@@ -440,14 +440,10 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if leaks:
         description += "; left out as derived from the target: " + "; ".join(
             f"{h!r} {r}" for h, r in leaks.items())
-    if free:
-        description += "; free text (never a segment): " + ", ".join(map(repr, free))
-    if other_ids:
-        description += "; identifiers, not answers (never a segment): " + ", ".join(
-            map(repr, other_ids))
-    if joined:
-        description += ("; several answers per respondent, choices joined by commas (never a "
-                        "segment): " + ", ".join(map(repr, joined)))
+    for what, columns in (("free text", free), ("identifiers, not answers", other_ids),
+                          ("several answers per respondent, choices joined by commas", joined)):
+        if columns:
+            description += f"; {what} (never a segment): " + ", ".join(map(repr, columns))
     for items, top, question in matrices:
         description += "; " + matrix_sentence(question, items, top)
     if guessed:
