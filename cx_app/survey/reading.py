@@ -172,11 +172,8 @@ def read_source(source: Any, filename: str | None, limits: ImportLimits, *,
 
 
 def _foreign_format(data: bytes) -> str | None:
-    head = data[:64].lstrip()
-    for magic, what in _FOREIGN_MAGIC:
-        if head[:len(magic)].lower() == magic.lower():
-            return what
-    return None
+    head = data[:64].lstrip().lower()
+    return next((what for magic, what in _FOREIGN_MAGIC if head.startswith(magic.lower())), None)
 
 
 def _check_workbook_bytes(data: bytes, name: str, suffix: str) -> bool:
