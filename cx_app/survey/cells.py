@@ -90,9 +90,8 @@ _KNOWN_TEXT = frozenset(_fold(c) for c in KNOWN_TEXT_CODES)
 def clean_scores(column: ColumnCells, scale: Scale, codes: tuple[set[float], set[str]]) -> Scored:
     """Clean one score column: gaps and invalid cells as ``docs/bases-and-gaps.md`` says (a
     numeric code is a gap only outside the column's scale); a decimal comma is allowed."""
-    typed = column.typed
-    answers = on_distinct(column.texts, lambda distinct: _score_answers(distinct, typed, scale,
-                                                                       codes))
+    answers = on_distinct(column.texts, lambda distinct: _score_answers(
+        distinct, column.typed, scale, codes))
     fields = dict(zip(("values", "missing", "date", "non_numeric", "decimal", "out_of_scale"),
                       answers, strict=True))
     error = column.errors
@@ -120,10 +119,8 @@ def _score_answers(distinct: pd.Series, typed: bool, scale: Scale,
         numbers.loc[decimal_comma.index] = decimal_comma
         is_code_text[texty] = text[texty].map(_fold).isin(set(codes[1]) | _KNOWN_TEXT)
     missing = blank | is_code_text
-    numeric_codes = {float(c) for c in (*codes[0], *KNOWN_NUMERIC_CODES)
-                     if not scale.min <= c <= scale.max}
-    if numeric_codes:
-        missing |= numbers.isin(list(numeric_codes))
+    missing |= numbers.isin([float(c) for c in (*codes[0], *KNOWN_NUMERIC_CODES)
+                             if not scale.min <= c <= scale.max])
     numbers = numbers.where(~missing)
     present = numbers.notna()
     decimal = present & (numbers != np.round(numbers))
@@ -210,8 +207,3 @@ def first_reasons(
             value[at] = cells.display(at)
             free &= ~hit
     return reason, column, value
-
-
-def display(cell: Any) -> str:
-    """A cell's text as a report shows it (``""`` for an empty cell)."""
-    return "" if cell is None or cell is pd.NA else str(cell).strip()

@@ -71,10 +71,8 @@ def clean_columns(
         if ids.isna().any():
             notes.append(f"{int(ids.isna().sum())} row(s) without a respondent id")
         out[id_spec.name] = ids
-    scored: dict[str, Scored] = {}
-    for spec in (schema.target, *schema.attributes):
-        if spec.name in raw:
-            scored[spec.name] = clean_scores(raw[spec.name], spec.scale, codes)
+    scored = {spec.name: clean_scores(raw[spec.name], spec.scale, codes)
+              for spec in (schema.target, *schema.attributes) if spec.name in raw}
     target = schema.target.name
     if target in scored:
         s = scored[target]
@@ -113,11 +111,9 @@ def clean_columns(
                          np.where(in_survey[out_of_model], MODEL, SURVEY).tolist()))
     if target in scored:
         out[target] = scored[target].values
-    for spec in schema.attributes:
-        if spec.name not in scored:  # absent column (require_attributes=False)
-            out[spec.name] = pd.Series(np.nan, index=index, dtype=float)
-        else:
-            out[spec.name] = scored[spec.name].values
+    for spec in schema.attributes:  # an absent column (require_attributes=False): all NaN
+        out[spec.name] = (scored[spec.name].values if spec.name in scored
+                          else pd.Series(np.nan, index=index, dtype=float))
     for spec in schema.segments:
         if spec.name not in raw:
             continue
@@ -155,8 +151,6 @@ def clean_columns(
                 notes.append(f"{spec.name}: the values held {describe_removed(found)}, removed")
     if target in frame and not frame[target].isna().any():
         frame[target] = frame[target].astype(np.int64)
-    for name in schema.attribute_names:
-        frame[name] = frame[name].astype(float)
     model_mask = in_model[in_survey]
     gaps = {spec.name: int(frame.loc[model_mask, spec.name].isna().sum()) for spec in present}
     report = DataQualityReport(

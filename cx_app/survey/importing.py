@@ -20,6 +20,7 @@ from cx_app.survey.inference import infer_schema
 from cx_app.survey.layout import HEADER_SCAN_ROWS, recognise_layout
 from cx_app.survey.leaks import leak_reason
 from cx_app.survey.limits import ImportLimits, limits_from_env
+from cx_app.survey.quality import SURVEY, reasons_text
 from cx_app.survey.reading import (
     DELIMITERS,
     EXCEL_SUFFIXES,
@@ -212,8 +213,7 @@ def load_survey(
     if target.name in found and not scoring:
         _refuse_leaks(frame, schema, where)
         if report.respondents == 0:
-            reasons = "; ".join(f"{r}: {n:,}"
-                                for r, n in report.counts_by_reason("survey").items())
+            reasons = reasons_text(report.counts_by_reason(SURVEY))
             raise SchemaError(
                 f"{where}: column {target.column!r} (the target) has no valid answer on its "
                 f"scale {target.scale} in any of the {report.rows_read:,} rows ({reasons}); "

@@ -17,12 +17,12 @@ from cx_app.survey.personal import split_words
 from cx_app.survey.schema import (
     KNOWN_NUMERIC_CODES,
     KNOWN_TEXT_CODES,
-    NPS_WORDS,
     RECOMMEND_WORDS,
     Scale,
     SegmentRole,
     SurveySchema,
     guess_kind,
+    guess_recommend,
     guess_role,
     normalise_header,
     schema_from_mapping,
@@ -92,7 +92,8 @@ def _numeric_profile(values: pd.Series) -> tuple[pd.Series, set] | None:
     scores = rest[whole]
     if rest.size == 0 or scores.size < 0.9 * rest.size or scores.max() - scores.min() > 10:
         return None
-    codes: set = set(map(_text_code_display, set(folded[is_text_code]))) | {
+    shown = {"don't know": "Don't know", "n/a": "N/A", "na": "NA"}  # a folded code as written
+    codes: set = {shown.get(c, c) for c in set(folded[is_text_code])} | {
         int(v) for v in pd.unique(numbers[is_num_code])}
     index = values.index[np.flatnonzero(is_rest)[whole]]
     return pd.Series(scores, index=index, name=values.name).astype(int), codes
@@ -131,10 +132,6 @@ def _has_text(column: pd.Series) -> np.ndarray:
     return keep
 
 
-def _text_code_display(folded: str) -> str:
-    return {"don't know": "Don't know", "n/a": "N/A", "na": "NA"}.get(folded, folded)
-
-
 def _stated_scale(header: str) -> Scale | None:
     """A scale written in a header, e.g. ``"Likelihood to recommend (0-10)"``."""
     match = re.search(r"\(\s*(-?\d+)\s*(?:-|–|to)\s*(-?\d+)\s*\)", str(header))
@@ -150,7 +147,7 @@ def _words(header: str) -> set[str]:
 
 def free_text(header: str, values: pd.Series) -> bool:
     """Whether a text column holds free text (open answers, never a segment): by its header,
-    or answers that are long or nearly all different.
+    or answers (``values``: its non-blank cells) that are long or nearly all different.
 
     >>> free_text("Open comment", pd.Series(["ok"] * 3))
     True
@@ -159,10 +156,7 @@ def free_text(header: str, values: pd.Series) -> bool:
     """
     if _words(header) & _FREE_TEXT_WORDS:
         return True
-    present = values.dropna().astype(str).str.strip()
-    present = present[present != ""]
-    if present.empty:
-        return False
+    present = values.astype(str).str.strip()
     distinct = pd.Series(present.unique())
     if distinct.str.split().str.len().mean() > _SEGMENT_WORDS:
         return True
@@ -343,8 +337,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
         profile = None if not_a_score else _numeric_profile(column)
         if profile is not None:
             scale = infer_scale(profile[0], text(header))
-            if (NPS_WORDS.search(normalise_header(text(header))) and scale.min >= 0
-                    and scale.max <= 10 and _stated_scale(text(header)) is None):
+            if (guess_recommend(text(header)) and scale.min >= 0 and scale.max <= 10
+                    and _stated_scale(text(header)) is None):
                 scale = Scale(min=0, max=10)  # a recommend question is asked on 0–10
             if (scale.min, scale.max) == (0, 1) and _stated_scale(text(header)) is None:
                 profile = None  # a 0/1 answer (yes/no, female) splits respondents: a segment
@@ -427,10 +421,8 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
             scores[h] = (scores[h][0], Scale(min=1, max=top - 1))
     attr_scales = {scores[h][1] for h in attributes}
     # gaps ("not used" for roaming) are kept: the fitted models fill them (policy default)
-    incomplete = pd.Series(False, index=frame.index)
-    for h in attributes:
-        incomplete |= ~frame[h].index.isin(scores[h][0].index)
-    share_incomplete = float(incomplete.mean())
+    share_incomplete = float(np.mean(~np.logical_and.reduce(
+        [frame.index.isin(scores[h][0].index) for h in attributes])))
     schema = schema_from_mapping(
         target=target,
         scale=target_scale,
@@ -448,22 +440,17 @@ def infer_schema(frame: pd.DataFrame, *, name: str = "inferred") -> SurveySchema
     if leaks:
         description += "; left out as derived from the target: " + "; ".join(
             f"{h!r} {r}" for h, r in leaks.items())
-    if free:
-        description += "; free text (never a segment): " + ", ".join(map(repr, free))
-    if other_ids:
-        description += "; identifiers, not answers (never a segment): " + ", ".join(
-            map(repr, other_ids))
-    if joined:
-        description += ("; several answers per respondent, choices joined by commas (never a "
-                        "segment): " + ", ".join(map(repr, joined)))
+    for what, columns in (("free text", free), ("identifiers, not answers", other_ids),
+                          ("several answers per respondent, choices joined by commas", joined)):
+        if columns:
+            description += f"; {what} (never a segment): " + ", ".join(map(repr, columns))
     for items, top, question in matrices:
         description += "; " + matrix_sentence(question, items, top)
     if guessed:
         description += (f"; no header names a target question, so {target!r} was taken as the "
                         "target: check it")
     zero_to_ten = [h for h in scores if (scores[h][1].min, scores[h][1].max) == (0, 10)]
-    if len(zero_to_ten) > 1 and not any(NPS_WORDS.search(normalise_header(h))
-                                        for h in zero_to_ten):
+    if len(zero_to_ten) > 1 and not any(map(guess_recommend, zero_to_ten)):
         description += (f"; unsure: {len(zero_to_ten)} columns are on 0–10 and none is a "
                         "recommend question, so which one is the target must be confirmed")
     if share_incomplete > 0:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
@@ -18,6 +17,7 @@ import pandas as pd
 from cx_app.survey.cells import DATE_TEXT
 from cx_app.survey.personal import personal_data
 from cx_app.survey.reading import TEXT, Grid
+from cx_app.survey.schema import unique_names
 
 _QUALTRICS_FIELDS = {
     "startdate", "enddate", "status", "ipaddress", "progress", "duration (in seconds)",
@@ -50,11 +50,10 @@ def _row(grid: Grid, i: int) -> list[str | None]:
     return head[i] if len(head) > i else []
 
 
-def _qualtrics_rows(first: list[str | None], second: list[str | None],
+def _qualtrics_rows(names: set[str], first: list[str | None], second: list[str | None],
                     third: list[str | None]) -> tuple[str, int] | None:
-    """("qualtrics" or "qualtrics (legacy)", header rows) when the first rows are a Qualtrics
-    export's header, else None."""
-    names = {_fold(c) for c in first}
+    """("qualtrics" or "qualtrics (legacy)", header rows) when the first rows (``names``: the
+    first's folded) are a Qualtrics export's header, else None."""
     if len(names & _QUALTRICS_FIELDS) >= 4:
         ranks = [j for j, c in enumerate(first) if _fold(c) in ("finished", "progress",
                                                                   "status", "startdate")]
@@ -63,29 +62,10 @@ def _qualtrics_rows(first: list[str | None], second: list[str | None],
         import_ids = import_id_row(third)
         rows = 1 + bool(texts) + bool(texts and import_ids)
         return "qualtrics", rows
-    if ({_fold(c) for c in second} & _QUALTRICS_LEGACY).__len__() >= 4 and any(
+    if len({_fold(c) for c in second} & _QUALTRICS_LEGACY) >= 4 and any(
             re.fullmatch(r"v\d+", _fold(c)) for c in first):
         return "qualtrics (legacy)", 2
     return None
-
-
-def _surveymonkey(first: list[str | None], second: list[str | None]) -> bool:
-    names = {_fold(c) for c in first}
-    return "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
-        _fold(c) in _SURVEYMONKEY_SUBS for c in second)
-
-
-def unique_names(names: list[str], key: Callable[[str], str] = str.casefold) -> list[str]:
-    """``names`` with a repeated one (equal by ``key``) followed by `` (2)``, `` (3)``, …"""
-    seen: set[str] = set()
-    out = []
-    for text in names:
-        base, k = text, 2
-        while key(text) in seen:
-            text, k = f"{base} ({k})", k + 1
-        seen.add(key(text))
-        out.append(text)
-    return out
 
 
 def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str | None],
@@ -131,16 +111,17 @@ def _platform_of(grid: Grid) -> tuple[str, int]:
     if grid.variables is not None:
         return ("spss" if grid.labels is not None else "stata"), 1
     first, second, third = _row(grid, 0), _row(grid, 1), _row(grid, 2)
-    found = _qualtrics_rows(first, second, third)
+    names = {_fold(c) for c in first}
+    found = _qualtrics_rows(names, first, second, third)
     if found:
         return found
-    if _surveymonkey(first, second):
+    if "respondent id" in names and bool(names & {"collector id", "start date"}) and any(
+            _fold(c) in _SURVEYMONKEY_SUBS for c in second):
         return "surveymonkey", 2
     if (_fold(first[0] if first else None) == "timestamp"
-            and ("email address" in {_fold(c) for c in first}
+            and ("email address" in names
                  or any(GRID_ITEM.fullmatch((c or "").strip()) for c in first))):
         return "google forms", 1
-    names = {_fold(c) for c in first}
     if "respondent id" in names and "collector id" in names:
         return "surveymonkey (condensed)", 1
     return "plain", 1

@@ -1,24 +1,10 @@
 """Size limits the importer enforces on every survey file, whoever calls it (app, CLI, tests).
 
 A file from anyone must be refused *before* it can exhaust a shared server's memory.
-:func:`limits_from_env` reads overrides from environment variables (numbers; sizes in MB):
-
-==============================  ===================================  =========
-variable                        limit                                default
-==============================  ===================================  =========
-``CX_APP_MAX_FILE_MB``          size of the file itself              200 MB
-``CX_APP_MAX_ROWS``             rows of a sheet / lines of a CSV     1,000,000
-``CX_APP_MAX_COLUMNS``          columns of a sheet / CSV row         2,000
-``CX_APP_MAX_CELLS``            rows × columns of the sheet's extent 30,000,000
-``CX_APP_MAX_DECOMPRESSED_MB``  total unzipped size of a workbook    1,000 MB
-``CX_APP_MAX_COMPRESSION_RATIO`` unzipped ÷ zipped size of one part  200
-``CX_APP_MAX_ZIP_ENTRIES``      parts inside a workbook archive      10,000
-``CX_APP_READER_MEMORY_MB``     address space of the reader process  2,048 MB
-``CX_APP_READER_CPU_SECONDS``   CPU time of the reader process       120 s
-==============================  ===================================  =========
-
-The last two bound the reader's child process only. Normal Excel worksheets compress about
-10:1; small parts of repeated text legitimately compress far better, hence the floor below.
+:func:`limits_from_env` reads overrides from the environment variables of :data:`ENV_VARS`
+(numbers; sizes in MB; defaults: the README's "Security and privacy" table); the
+``CX_APP_READER_*`` two bound the reader's child process only. Normal Excel worksheets compress
+about 10:1; small parts of repeated text legitimately compress far better, hence the floor below.
 """
 
 from __future__ import annotations

@@ -75,10 +75,9 @@ def with_target(schema: SurveySchema, column: str) -> SurveySchema:
     kind = guess_kind(column, chosen.target.scale)
     if kind == chosen.target.kind:
         return chosen
-    scale = (chosen.target.scale.min, chosen.target.scale.max)
     return chosen.model_copy(update={
         "target": chosen.target.model_copy(update={"kind": kind}),
-        "plan": tuple(default_plan(kind, scale))})
+        "plan": tuple(default_plan(kind, chosen.target.scale))})
 
 
 def _text(value: Any) -> str | None:
@@ -108,8 +107,7 @@ def schema_from_mapping_table(rows: pd.DataFrame, base: SurveySchema) -> SurveyS
     target_scale = scale(t)
     bounds = (target_scale["min"], target_scale["max"])
     same_scale = bounds == (base.target.scale.min, base.target.scale.max)
-    kind = base.target.kind if same_scale else guess_kind(t["column"], Scale(min=bounds[0],
-                                                                             max=bounds[1]))
+    kind = base.target.kind if same_scale else guess_kind(t["column"], Scale(**target_scale))
     plan = base.plan if same_scale else default_plan(kind, bounds)
     # the analyst's answer to "is this an NPS question?" holds for the same question only
     recommend = (base.target.recommend if same_scale and t["column"] == base.target.column

@@ -48,8 +48,7 @@ def segments_vs_rest(frame: pd.DataFrame, target: str, by: str, *,
      {'segment': 'b', 'difference': -200.0, 'flag': 'significantly below the rest'}]
     """
     rows = []
-    parts = segment_frames(frame, by, target)
-    for label, part in parts:
+    for label, part in segment_frames(frame, by, target):
         rest = frame.drop(index=part.index)
         seg = nps_summary(part[target].to_numpy(), groups=groups, label=label,
                           weights=_weights(part, weight))

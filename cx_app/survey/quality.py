@@ -49,7 +49,7 @@ class ExcludedRow:
     """``"survey"``: out of both bases; ``"model"``: in the NPS, not used to train models."""
 
 
-def _why(counts: dict[str, int]) -> str:
+def reasons_text(counts: dict[str, int]) -> str:
     return "; ".join(f"{reason}: {n:,}" for reason, n in counts.items())
 
 
@@ -59,7 +59,7 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
                missing_policy: str | None = None) -> list[tuple[str, int, str]]:
     """The two bases as (base, respondents, why it differs from the line above) rows."""
     filled = sum((gaps or {}).values())
-    models_note = _why(out_of_models) or "every respondent"
+    models_note = reasons_text(out_of_models) or "every respondent"
     if filled and missing_policy in ("impute_indicator", "impute_median"):
         how = ("median; the support vector machine and ordinal logistic regression also add a "
                "'was missing' indicator"
@@ -69,7 +69,7 @@ def bases_rows(rows_read: int, respondents: int, rows_used: int,
     return [
         ("Rows read", rows_read, "respondent rows in the file (blank rows not counted)"),
         ("Survey base: net score, shares, segments, waves", respondents,
-         _why(out_of_survey) or "every row read has a valid answer"),
+         reasons_text(out_of_survey) or "every row read has a valid answer"),
         ("Model base: training and evaluation", rows_used, models_note),
     ]
 

@@ -119,8 +119,7 @@ def _grid(sheet: str, read: SheetRead) -> Grid:
     for row, col, code in read.errors:
         errors.setdefault(read.first_column + col, {})[row] = code
     for col, found in errors.items():
-        rows = list(found)
-        cells.iloc[rows, col] = pd.array(list(found.values()), dtype=TEXT)
+        cells.iloc[list(found), col] = pd.array(list(found.values()), dtype=TEXT)
     return Grid(read.sheet or sheet, cells, typed=True, errors=errors)
 
 
@@ -173,11 +172,8 @@ def read_source(source: Any, filename: str | None, limits: ImportLimits, *,
 
 
 def _foreign_format(data: bytes) -> str | None:
-    head = data[:64].lstrip()
-    for magic, what in _FOREIGN_MAGIC:
-        if head[:len(magic)].lower() == magic.lower():
-            return what
-    return None
+    head = data[:64].lstrip().lower()
+    return next((what for magic, what in _FOREIGN_MAGIC if head.startswith(magic.lower())), None)
 
 
 def _check_workbook_bytes(data: bytes, name: str, suffix: str) -> bool:
@@ -307,8 +303,7 @@ def csv_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
                 "refused") from None
         raise SurveyFileError(f"{name}: not a readable CSV file (line {len(rows) + 1}: {exc})"
                               ) from None
-    longest = max(map(len, rows), default=0)
-    cells = pd.DataFrame([row + [None] * (longest - len(row)) for row in rows],
+    cells = pd.DataFrame([row + [None] * (width - len(row)) for row in rows],
                          dtype=object).astype(TEXT) if rows else pd.DataFrame()
     return Grid(None, cells, widths=tuple(map(len, rows)), encoding=encoding,
                 delimiter=delimiter)
@@ -325,9 +320,7 @@ def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
     what = "SPSS" if kind == "sav" else "Stata"
     table, meta = read_child({"kind": kind}, data, name, name, limits, f"{name}: not a readable "
                              f"{what} data file (the file is damaged or is not one)")
-    variables = tuple(StatVariable(name=v["name"], label=v["label"] or None,
-                                   value_labels=v["value_labels"],
-                                   missing=tuple(tuple(r) for r in v["missing"]))
+    variables = tuple(StatVariable(**{**v, "label": v["label"] or None})
                       for v in meta["variables"])
     header = pd.DataFrame([[v.name for v in variables]], dtype=object).astype(TEXT)
     body = pd.DataFrame({j: table.column(j).to_pandas(types_mapper={pa.string(): TEXT}.get)

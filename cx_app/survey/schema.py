@@ -8,9 +8,9 @@ proposes a layout and :func:`schema_from_mapping` builds one from the CLI's ``--
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -34,7 +34,7 @@ SegmentRole = Literal["brand", "wave", "date", "region", "other"]
 MissingPolicy = Literal["impute_indicator", "impute_median", "exclude"]
 """How models treat a respondent's unanswered attribute (docs/bases-and-gaps.md); ``exclude``
 leaves them out of the model base, never out of the NPS."""
-MISSING_POLICIES: tuple[str, ...] = ("impute_indicator", "impute_median", "exclude")
+MISSING_POLICIES: tuple[str, ...] = get_args(MissingPolicy)
 MissingCode = int | float | str
 
 _IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -82,10 +82,8 @@ class ColumnSpec(BaseModel):
     @property
     def candidates(self) -> tuple[str, ...]:
         """Normalised headers this column is recognised by, in order of preference."""
-        seen: dict[str, None] = {}
-        for text in (self.column, *self.aliases, self.name):
-            seen.setdefault(normalise_header(text), None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(normalise_header(text)
+                                   for text in (self.column, *self.aliases, self.name)))
 
 
 class TargetSpec(ColumnSpec):
@@ -154,12 +152,8 @@ class SurveySchema(BaseModel):
 
     def columns(self) -> list[ColumnSpec]:
         """Every column spec: target, attributes, segments, the respondent id, the weight."""
-        specs: list[ColumnSpec] = [self.target, *self.attributes, *self.segments]
-        if self.respondent_id is not None:
-            specs.append(self.respondent_id)
-        if self.weight is not None:
-            specs.append(self.weight)
-        return specs
+        return [self.target, *self.attributes, *self.segments,
+                *(spec for spec in (self.respondent_id, self.weight) if spec is not None)]
 
     @property
     def classes(self) -> tuple[int, ...]:
@@ -185,11 +179,9 @@ class SurveySchema(BaseModel):
         """What of the schema changes what a model sees: not the display words, the segments
         or the plan, so editing those never retrains a model
         (:attr:`cx_app.survey.data.SurveyData.data_key` is built from these fields)."""
-        data = self.model_dump(mode="json", exclude={"name", "description", "segments", "plan"})
-        data["target"].pop("recommend", None)
-        for attribute in data["attributes"]:
-            attribute.pop("label", None)
-        return data
+        return self.model_dump(mode="json", exclude={
+            "name": True, "description": True, "segments": True, "plan": True,
+            "target": {"recommend"}, "attributes": {"__all__": {"label"}}})
 
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
@@ -273,16 +265,23 @@ def slugify(text: str) -> str:
     return slug
 
 
+def unique_names(names: Iterable[str], key: Callable[[str], str] = str.casefold,
+                 taken: set[str] | None = None, suffix: str = " ({})") -> list[str]:
+    """``names`` with a repeated one (equal by ``key`` to an earlier one or one in ``taken``,
+    which grows) followed by `` (2)``, `` (3)``, … (``suffix``)."""
+    taken = set() if taken is None else taken
+    out = []
+    for text in names:
+        base, k = text, 2
+        while key(text) in taken:
+            text, k = base + suffix.format(k), k + 1
+        taken.add(key(text))
+        out.append(text)
+    return out
+
+
 def _unique_names(headers: Iterable[str], taken: set[str]) -> list[str]:
-    names = []
-    for header in headers:
-        base = slugify(header)
-        name, k = base, 2
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        names.append(name)
-    return names
+    return unique_names(map(slugify, headers), str, taken, "_{}")
 
 
 RECOMMEND_WORDS = r"recommend|empfehl|recommand|recomend|raccomand|aanbevel"
@@ -406,11 +405,9 @@ def schema_from_mapping(
         "plan": [s.model_dump(mode="json", exclude_none=True)
                  for s in default_plan(target_kind, target_scale)],
     }
-    if respondent_id:
-        data["respondent_id"] = {"name": _unique_names([respondent_id], taken)[0],
-                                 "column": respondent_id}
-    if weight:
-        data["weight"] = {"name": _unique_names([weight], taken)[0], "column": weight}
+    for key, column in (("respondent_id", respondent_id), ("weight", weight)):
+        if column:
+            data[key] = {"name": _unique_names([column], taken)[0], "column": column}
     return parse_schema(data, source="mapping")
 
 

@@ -27,8 +27,10 @@ ERROR_CODES = {"Div0": "#DIV/0!", "NA": "#N/A", "Name": "#NAME?", "Null": "#NULL
 """calamine's error cell types and the text Excel shows for each."""
 
 
-def _keep_row(_row: int) -> bool:
-    return False
+def _check_shape(request: dict, rows: int, cols: int, **where: object) -> None:
+    if (rows > request["max_rows"] or cols > request["max_columns"]
+            or rows * cols > request["max_cells"]):
+        refuse("shape", rows=rows, columns=cols, **where)
 
 
 def _read(data: bytes, request: dict) -> None:
@@ -50,13 +52,10 @@ def _read(data: bytes, request: dict) -> None:
             # with a function deciding which rows to skip (none), fastexcel keeps the empty
             # rows above the sheet's first cell: row i is sheet row i + 1
             loaded = reader.load_sheet(sheet, header_row=None, dtypes="string",
-                                       skip_rows=_keep_row)
+                                       skip_rows=lambda _row: False)
         except Exception:
             refuse("sheet", sheet=label)
-        rows, cols = loaded.height, loaded.width
-        if (rows > request["max_rows"] or cols > request["max_columns"]
-                or rows * cols > request["max_cells"]):
-            refuse("shape", rows=rows, columns=cols, sheet=label)
+        _check_shape(request, loaded.height, loaded.width, sheet=label)
         try:
             batch, errors = loaded.to_arrow_with_errors()
         except Exception:
@@ -101,10 +100,7 @@ def _read_stat(data: bytes, request: dict) -> None:
         _, meta = read(io.BytesIO(data), metadataonly=True)
     except Exception:  # readstat raises several types for damaged or foreign files
         refuse("open")
-    rows, cols = meta.number_rows or 0, len(meta.column_names)
-    if (rows > request["max_rows"] or cols > request["max_columns"]
-            or rows * cols > request["max_cells"]):
-        refuse("shape", rows=rows, columns=cols)
+    _check_shape(request, meta.number_rows or 0, len(meta.column_names))
     try:
         frame, meta = read(io.BytesIO(data), user_missing=True,
                            dates_as_pandas_datetime=False)

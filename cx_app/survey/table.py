@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from cx_app.safe_text import control_characters, describe_removed, plain_text
 from cx_app.survey.cells import ColumnCells, blank_mask, cell_text
 from cx_app.survey.choices import is_not_an_answer, score_choices
-from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present, unique_names
+from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present
 from cx_app.survey.reading import TEXT, Grid, StatVariable
-from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header
+from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header, unique_names
 from cx_app.survey.xml_safety import column_letters
 
 

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from cx_app.errors import SchemaError
-from cx_app.survey.cells import display
 
 
 def effective_sample_size(weights: object) -> float:
@@ -30,7 +29,7 @@ def effective_sample_size(weights: object) -> float:
 
 def clean_weights(raw: pd.Series, blank: pd.Series, keep: np.ndarray, header: str,
                   where: str) -> pd.Series:
-    """The weights (float) of a weight column, checked on the rows of ``keep``."""
+    """The weights (float) of a weight column's texts, checked on the rows of ``keep``."""
     values = pd.to_numeric(raw.where(~blank), errors="coerce").astype(float)
     values, ambiguous = _decimal_commas(raw, values, blank)
     keep = np.asarray(keep, dtype=bool)
@@ -44,7 +43,7 @@ def clean_weights(raw: pd.Series, blank: pd.Series, keep: np.ndarray, header: st
         bad = np.flatnonzero(mask & keep)
         if bad.size:
             rows = ", ".join(
-                f"row {raw.index[i]}" + (f" ({display(raw.iloc[i])!r})" if what != "blank" else "")
+                f"row {raw.index[i]}" + (f" ({raw.iloc[i].strip()!r})" if what != "blank" else "")
                 for i in bad[:3])
             raise SchemaError(
                 f"{where}: the weight column {header!r} has {bad.size:,} {what} weight(s) "
