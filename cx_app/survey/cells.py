@@ -174,6 +174,22 @@ def day_first(texts: pd.Series) -> bool:
     return bool((parts[0] > 12).any() or texts.str.match(r"\s*\d{1,2}\.\d{1,2}\.").any())
 
 
+def either_order(texts: pd.Series) -> str | None:
+    """A text of a date column whose day-month dates read both ways (every number ≤ 12, no
+    dots, some day ≠ month: "03/04/2026"), which :func:`day_first` reads month first; None
+    when the order is known or does not matter.
+
+    >>> either_order(pd.Series(["03/04/2026", "05/05/2026"])), either_order(pd.Series(["25/04/2026"]))
+    ('03/04/2026', None)
+    """
+    texts = texts.dropna().astype(str)
+    parts = texts.str.extract(_DAY_MONTH).dropna().astype(int)
+    if parts.empty or (parts > 12).any(axis=None) or texts.str.match(r"\s*\d{1,2}\.").any():
+        return None
+    differ = parts[0] != parts[1]
+    return str(texts[differ[differ].index[0]]).strip() if differ.any() else None
+
+
 def _parsed_dates(distinct: pd.Series) -> list[np.ndarray]:
     """(the date of each distinct text, whether it was an Excel serial day number); day-month
     texts in the column's one order (:func:`day_first`), ISO texts as written."""

@@ -14,6 +14,7 @@ from cx_app.survey.cells import (
     clean_scores,
     code_sets,
     date_column,
+    either_order,
     first_reasons,
     text_column,
 )
@@ -124,6 +125,12 @@ def clean_columns(
                              "dates")
             if bad:
                 notes.append(f"{spec.name}: {bad} value(s) are not dates; left empty")
+            example = either_order(raw[spec.name].texts.where(~raw[spec.name].blank))
+            if example is not None:
+                read = pd.to_datetime(example, format="mixed", dayfirst=False)
+                notes.append(f"{spec.name}: no day is above 12, so its dates read month first "
+                             f"or day first; read month first ({example} = {read:%-d %B %Y}); "
+                             "write them as YYYY-MM-DD if the day comes first")
             out[spec.name] = parsed
         else:
             out[spec.name] = text_column(raw[spec.name])

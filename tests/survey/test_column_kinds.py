@@ -104,3 +104,29 @@ def test_attributes_named_with_a_role_word_are_attributes_and_a_question_names_n
     assert {s.column: s.role for s in schema.segments} == {
         "Month": "wave", "Bank": "brand", "Time": "other",  # words, not times
         "Which channels have you used in the last month? – Phone": "other"}
+
+
+def test_dates_that_read_both_ways_are_read_month_first_and_said(tmp_path):
+    """No day above 12 in the whole column: nothing tells the order. It is read month first (as
+    pandas does) and the import says so, with one of the file's own dates read out."""
+    frame, answered = _frame(n=100, seed=6)
+    rng = np.random.default_rng(2)
+    days = pd.to_datetime({"year": 2026, "month": rng.integers(1, 13, 100),
+                           "day": rng.integers(1, 13, 100)})
+    frame["Submitted at"] = days.dt.strftime("%d/%m/%Y")  # written day first
+    frame.loc[0, "Submitted at"] = "03/04/2026"
+    path = tmp_path / "eu.csv"
+    frame.to_csv(path, index=False)
+    data = load_survey(path)
+    name = next(s.name for s in data.schema.segments if s.column == "Submitted at")
+    read = pd.to_datetime(data.frame[name]).dt.strftime("%Y-%m-%d").tolist()
+    assert read == pd.to_datetime(frame["Submitted at"], format="%m/%d/%Y").dt.strftime(
+        "%Y-%m-%d").tolist()
+    assert (f"{name}: no day is above 12, so its dates read month first or day first; read "
+            "month first (03/04/2026 = 4 March 2026); write them as YYYY-MM-DD if the day comes "
+            "first") in data.quality.notes
+    # a column whose order is known says nothing of it
+    unambiguous, _ = _frame(n=100, seed=6)
+    unambiguous.to_csv(tmp_path / "known.csv", index=False)
+    assert not any("read month first or day first" in n for n in load_survey(
+        tmp_path / "known.csv").quality.notes)
