@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
 from cx_app.errors import WorkspaceError
 from cx_app.project import ProjectModel
@@ -22,7 +22,14 @@ from cx_app.workspace.access import Action
 from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.database import serialize
 from cx_app.workspace.names import NAME_LENGTH
-from cx_app.workspace.records import crossval_result, crossval_row, keep_file, npy_array, npy_bytes
+from cx_app.workspace.records import (
+    crossval_result,
+    crossval_row,
+    keep_file,
+    npy_array,
+    npy_bytes,
+    program_models,
+)
 from cx_app.workspace.tables import Model, Program, StoredFile, Wave
 
 if TYPE_CHECKING:
@@ -61,15 +68,6 @@ def _stem(filename: str | None) -> str:
 def _model_key(row: Model) -> str:
     """Its training key, or (a model the CLI trained) one made from its row."""
     return row.training_key or f"program-model-{row.id}"
-
-
-def _model_rows(session: Session, program: Program, *where: Any, full: bool = False
-                ) -> list[Model]:
-    """The program's model rows (``full``: with the model file and permutation loaded)."""
-    query = select(Model).where(Model.program_id == program.id, *where).order_by(Model.id)
-    if full:
-        query = query.options(undefer(Model.skops), undefer(Model.permutation))
-    return list(session.scalars(query).all())
 
 
 def _project_model(row: Model, program_name: str) -> ProjectModel:
@@ -264,7 +262,7 @@ class AnalysisStore:
 
         def work(session: Session) -> bool:
             program = self._program(session, name, Action.ANALYSE)
-            ids = [r.id for r in _model_rows(session, program) if _model_key(r) == key]
+            ids = [r.id for r in program_models(session, program) if _model_key(r) == key]
             session.execute(delete(Model).where(Model.id.in_(ids)))
             return bool(ids)
 
@@ -278,7 +276,7 @@ class AnalysisStore:
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
-            row = next((r for r in _model_rows(session, program) if _model_key(r) == key), None)
+            row = next((r for r in program_models(session, program) if _model_key(r) == key), None)
             if row is None:
                 raise WorkspaceError(f"the program {name!r} has no model {key!r} to add the "
                                      "fitted model to")
@@ -291,7 +289,7 @@ class AnalysisStore:
         from cx_app.workspace.records import model_file
 
         def work(session: Session) -> Model | None:
-            rows = _model_rows(session, self._program(session, name), Model.skops.is_not(None),
+            rows = program_models(session, self._program(session, name), Model.skops.is_not(None),
                                full=True)
             return next((row for row in rows if _model_key(row) == key), None)
 
@@ -310,7 +308,7 @@ class AnalysisStore:
             if data is None:
                 data = session.scalar(select(Program.survey_bytes).where(
                     Program.id == program.id))
-            rows = _model_rows(session, program, full=True)
+            rows = program_models(session, program, full=True)
             current = [r for r in rows if r.data_key in (None, program.data_key)]
             models = [_project_model(row, name) for row in current]
             return ReopenedProgram(
@@ -326,7 +324,7 @@ class AnalysisStore:
         """The program's models trained on the mapping ``data_key`` (one used before)."""
 
         def work(session: Session) -> tuple[ProjectModel, ...]:
-            rows = _model_rows(session, self._program(session, name),
+            rows = program_models(session, self._program(session, name),
                                Model.data_key == data_key, full=True)
             return tuple(_project_model(r, name) for r in rows)
 

@@ -32,6 +32,7 @@ from cx_app.workspace.records import (
     model_file,
     model_rows,
     model_summary,
+    program_models,
     survey_identity,
     wave_view,
 )
@@ -228,10 +229,8 @@ class Workspace:
 
         def work(session: Session) -> list[Model]:
             program = self._program(session, name)
-            return list(session.scalars(select(Model).options(undefer(Model.skops))
-                                        .where(Model.program_id == program.id,
-                                               Model.skops.is_not(None), _current(program))
-                                        .order_by(Model.id)).all())
+            return program_models(session, program, Model.skops.is_not(None), _current(program),
+                                  full=True)
 
         return [FittedModel(row_id=row.id, model_id=row.model_id, model=model_file(row, name))
                 for row in self.database.read(work)]
@@ -364,9 +363,7 @@ class Workspace:
 
         def work(session: Session) -> ProgramView:
             program = self._program(session, name)
-            rows = session.scalars(select(Model).where(Model.program_id == program.id,
-                                                       _current(program))
-                                   .order_by(Model.id)).all()
+            rows = program_models(session, program, _current(program))
             if not rows:
                 raise WorkspaceError(f"the program {name!r} has no model yet.")
             chosen = estimating_row(rows) if model is None else next(
