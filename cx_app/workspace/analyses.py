@@ -26,6 +26,7 @@ from cx_app.workspace.records import (
     crossval_result,
     crossval_row,
     keep_file,
+    model_file,
     npy_array,
     npy_bytes,
     program_models,
@@ -79,11 +80,7 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
     if row.permutation is not None and recipe.get("permutation"):
         permutation = PermutationImportance(**recipe["permutation"],
                                             per_fold=npy_array(row.permutation))
-    final = None
-    if row.skops is not None:
-        from cx_app.workspace.records import model_file
-
-        final = model_file(row, program_name)
+    final = None if row.skops is None else model_file(row, program_name)
     return ProjectModel(model_id=row.model_id, algorithm_id=row.algorithm,
                         settings=dict(recipe.get("settings", cv.settings)),
                         folds=int(recipe.get("folds", cv.folds)),
@@ -286,7 +283,6 @@ class AnalysisStore:
 
     def final(self, name: str, key: str) -> TrainedModel | None:
         """The stored model of ``key`` fitted on all respondents (None: not fitted yet)."""
-        from cx_app.workspace.records import model_file
 
         def work(session: Session) -> Model | None:
             rows = program_models(session, self._program(session, name), Model.skops.is_not(None),
