@@ -29,7 +29,6 @@ from cx_app.reports.chart_style import (
 from cx_app.safe_text import plain_spec
 
 __all__ = [
-    "CATEGORY_COLOURS",
     "attribute_profile_chart",
     "auc_bars",
     "chart_png",

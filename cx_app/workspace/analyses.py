@@ -265,17 +265,6 @@ class AnalysisStore:
 
         self.database.write(work)
 
-    def final(self, name: str, key: str) -> TrainedModel | None:
-        """The stored model of ``key`` fitted on all respondents (None: not fitted yet)."""
-
-        def work(session: Session) -> Model | None:
-            rows = program_models(session, self._program(session, name), Model.skops.is_not(None),
-                               full=True)
-            return next((row for row in rows if _model_key(row) == key), None)
-
-        row = self.database.read(work)
-        return None if row is None else model_file(row, name)
-
     # ------------------------------------------------------------------ reopening
 
     def reopen(self, name: str) -> ReopenedProgram:
@@ -305,7 +294,7 @@ class AnalysisStore:
 
         def work(session: Session) -> tuple[ProjectModel, ...]:
             rows = program_models(session, self._program(session, name),
-                               Model.data_key == data_key, full=True)
+                                  Model.data_key == data_key, full=True)
             return tuple(_project_model(r, name) for r in rows)
 
         return self.database.read(work)

@@ -40,9 +40,7 @@ from cx_app.workspace.services import (
     EstimatedPart,
     estimate_file,
     estimate_kept,
-    part_key,
     read_file,
-    segment_names,
     train_reference,
 )
 from cx_app.workspace.tables import Estimate, Model, Program, Report, StoredFile, Wave
@@ -55,7 +53,7 @@ if TYPE_CHECKING:
     from cx_app.workspace.identities import SignIn
     from cx_app.workspace.teams import Teams
 
-__all__ = ["Workspace", "part_key", "program_name", "segment_names"]
+__all__ = ["Workspace"]
 
 FILE_LENGTH = 500  # the longest file and sheet name the tables hold
 
