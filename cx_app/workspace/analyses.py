@@ -128,9 +128,8 @@ class AnalysisStore:
             made = self._found(session, source.sha256, source.sheet, source.filename)
             if made is not None:  # made meanwhile by another session (two people at once)
                 return made
-            taken = set(session.scalars(select(Program.name).where(
-                Program.name.startswith(_stem(source.filename)))).all())
             stem = _stem(source.filename)
+            taken = set(session.scalars(select(Program.name).where(Program.name.startswith(stem))))
             chosen = next(candidate for candidate in
                           (stem if i == 1 else f"{stem} ({i})" for i in range(1, 10_000))
                           if candidate not in taken)
