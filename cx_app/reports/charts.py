@@ -29,7 +29,6 @@ from cx_app.reports.chart_style import (
 from cx_app.safe_text import plain_spec
 
 __all__ = [
-    "CATEGORY_COLOURS",
     "attribute_profile_chart",
     "auc_bars",
     "chart_png",
@@ -415,16 +414,10 @@ def rhombus_chart(frame: pd.DataFrame, *, colour_title: str = "Model") -> alt.La
     return alt.layer(outline, cross, points).properties(width=380, height=380)
 
 
-DIRECTION_LABELS: dict[int, str] = {
-    1: "higher rating, higher score",
-    -1: "higher rating, lower score",
-    0: "no direction",
-}
-DIRECTION_COLOURS: dict[str, str] = {
-    DIRECTION_LABELS[1]: CATEGORY_COLOURS[3],
-    DIRECTION_LABELS[-1]: CATEGORY_COLOURS[0],
-    DIRECTION_LABELS[0]: "#9aa5ab",
-}
+DIRECTION_COLOURS: dict[str, str] = {"higher rating, higher score": CATEGORY_COLOURS[3],
+                                     "higher rating, lower score": CATEGORY_COLOURS[0],
+                                     "no direction": "#9aa5ab"}
+DIRECTION_LABELS: dict[int, str] = dict(zip((1, -1, 0), DIRECTION_COLOURS, strict=True))
 
 
 def importance_bars(frame: pd.DataFrame, *, value_title: str = "Importance") -> alt.LayerChart:

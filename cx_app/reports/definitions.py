@@ -198,7 +198,6 @@ COLUMN_TERMS: dict[str, str] = {"chi2": _SPREAD_TEST, "dof": _SPREAD_TEST,
 
 def plain_name(code: object) -> str:
     """
-
     >>> plain_name("impute_indicator"), plain_name("f1_macro"), plain_name("max_iter")
     ("Keep; models fill with the training median (the support vector machine and ordinal logistic regression also add a 'was missing' flag)", 'F1 (macro, mean of per-class F1)', 'max iter')
     """
@@ -228,7 +227,6 @@ def column_help(column: object) -> str | None:
 
 def grouping_name(options: Sequence[str], names: Sequence[str] | None = None) -> str:
     """
-
     >>> grouping_name(["S", "S"])
     'Strict grouping'
     >>> grouping_name(["S", "RS"], ["detractors", "others"])

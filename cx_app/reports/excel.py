@@ -20,6 +20,7 @@ from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from cx_app.atomic_files import atomic_path
 from cx_app.reports.blocks import (
     BLOCK_KINDS,
     ChartBlock,
@@ -260,8 +261,6 @@ def write_excel(report: Report, path: str | Path | io.BytesIO, *, charts: bool =
     if isinstance(path, io.BytesIO):
         workbook.save(path)
         return
-    from cx_app.atomic_files import atomic_path
-
     with atomic_path(path) as tmp:  # a killed run leaves the old workbook or none
         workbook.save(tmp)
 

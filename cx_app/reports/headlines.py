@@ -17,7 +17,6 @@ NAMED = 3  # values or drivers named in a headline at most (then "and N more")
 
 def named(names: tuple[str, ...] | list[str]) -> str:
     """
-
     >>> named(["a", "b", "c", "d", "e"])
     'a, b, c and 2 more'
     """

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cx_app.atomic_files import write_text_atomic
 from cx_app.reports.blocks import (
     BLOCK_KINDS,
     ChartBlock,
@@ -214,6 +215,4 @@ def render_html(report: Report, *, charts: bool = True, bundle: str | None = Non
 
 
 def write_html(report: Report, path: str | Path, **options: Any) -> None:
-    from cx_app.atomic_files import write_text_atomic
-
     write_text_atomic(path, render_html(report, **options))

@@ -175,23 +175,21 @@ def _segment_slide(view: ProgramView, by: str, words: ScoreVocabulary,
 
 
 def _alert_words(alert: Alert, words: ScoreVocabulary) -> str:
-    what = "accuracy" if alert.metric == "accuracy" else words.short_name
+    accuracy = alert.metric == "accuracy"
 
     def shown(x: float | None) -> str:
         if x is None:
             return "none"
-        return f"{x:.0%}" if alert.metric == "accuracy" else f"{x:.1f}"
+        return f"{x:.0%}" if accuracy else f"{x:.1f}"
 
+    head = f"estimated {'accuracy' if accuracy else words.short_name} {shown(alert.value)}"
+    limits = f"{shown(alert.lower)} to {shown(alert.upper)}"
     if alert.comparison == "previous wave":
         moved = "fell" if alert.direction == "below" else "rose"
-        return (f"estimated {what} {shown(alert.value)} {moved} since the previous wave "
-                f"(outside {shown(alert.lower)} to {shown(alert.upper)})")
-    if alert.comparison == "analyst":
-        return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} the "
-                f"limits set ({shown(alert.lower)} to {shown(alert.upper)})")
-    own = "its own usual range" if alert.comparison == "own reference" else "its usual range"
-    return (f"estimated {what} {shown(alert.value)} is {alert.direction or 'outside'} {own} "
-            f"({shown(alert.lower)} to {shown(alert.upper)})")
+        return f"{head} {moved} since the previous wave (outside {limits})"
+    where = {"analyst": "the limits set", "own reference": "its own usual range"}.get(
+        alert.comparison, "its usual range")
+    return f"{head} is {alert.direction or 'outside'} {where} ({limits})"
 
 
 def _wave_slide(wave: WaveView, words: ScoreVocabulary, titles: Mapping[str, str]) -> DeckSlide:

@@ -73,14 +73,11 @@ def tracker_rows(view: ProgramView, by: str | None = None) -> pd.DataFrame:
     from cx_app.estimate.tracker import TRACKER_COLUMNS
 
     def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
-            alerts: Any) -> dict[str, Any]:
-        return {"wave": wave.label, "series": series, "n": n,
-                "nps": None if est is None else est.value,
-                "ci_low": None if est is None else est.ci95[0],
-                "ci_high": None if est is None else est.ci95[1],
-                "se": None if est is None else est.se,
-                "realized": None if real is None else real.value, "note": note,
-                "alert": "; ".join(a.short() for a in alerts if a.alert)}
+            alerts: Any) -> tuple:  # as cx_app.estimate.tracker.tracker_frame's rows
+        return (wave.label, series, n,
+                *((None,) * 4 if est is None else (est.value, *est.ci95[:2], est.se)),
+                None if real is None else real.value, note,
+                "; ".join(a.short() for a in alerts if a.alert))
 
     rows = []
     for wave, twin in merged_waves(view.waves):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
 from cx_app.errors import WorkspaceError
 from cx_app.project import ProjectModel
@@ -22,7 +22,15 @@ from cx_app.workspace.access import Action
 from cx_app.workspace.audit import AuditAction
 from cx_app.workspace.database import serialize
 from cx_app.workspace.names import NAME_LENGTH
-from cx_app.workspace.records import crossval_result, crossval_row, keep_file, npy_array, npy_bytes
+from cx_app.workspace.records import (
+    crossval_result,
+    crossval_row,
+    keep_file,
+    model_file,
+    npy_array,
+    npy_bytes,
+    program_models,
+)
 from cx_app.workspace.tables import Model, Program, StoredFile, Wave
 
 if TYPE_CHECKING:
@@ -30,8 +38,7 @@ if TYPE_CHECKING:
     from cx_app.models.results import Results
     from cx_app.survey.data import SurveyData
     from cx_app.survey.schema import SurveySchema
-    from cx_app.workspace.access import Actor
-    from cx_app.workspace.database import Database
+    from cx_app.workspace.programs import Workspace
 
 __all__ = ["AnalysisStore", "ReopenedProgram"]
 
@@ -63,15 +70,6 @@ def _model_key(row: Model) -> str:
     return row.training_key or f"program-model-{row.id}"
 
 
-def _model_rows(session: Session, program: Program, *where: Any, full: bool = False
-                ) -> list[Model]:
-    """The program's model rows (``full``: with the model file and permutation loaded)."""
-    query = select(Model).where(Model.program_id == program.id, *where).order_by(Model.id)
-    if full:
-        query = query.options(undefer(Model.skops), undefer(Model.permutation))
-    return list(session.scalars(query).all())
-
-
 def _project_model(row: Model, program_name: str) -> ProjectModel:
     from cx_app.models.drivers import PermutationImportance
 
@@ -81,11 +79,7 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
     if row.permutation is not None and recipe.get("permutation"):
         permutation = PermutationImportance(**recipe["permutation"],
                                             per_fold=npy_array(row.permutation))
-    final = None
-    if row.skops is not None:
-        from cx_app.workspace.records import model_file
-
-        final = model_file(row, program_name)
+    final = None if row.skops is None else model_file(row, program_name)
     return ProjectModel(model_id=row.model_id, algorithm_id=row.algorithm,
                         settings=dict(recipe.get("settings", cv.settings)),
                         folds=int(recipe.get("folds", cv.folds)),
@@ -93,23 +87,8 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
                         permutation=permutation, final=final, final_bytes=row.skops)
 
 
-class ProgramLookup(Protocol):
-    """What the analyses need of a workspace (:class:`~cx_app.workspace.programs.Workspace`)."""
-
-    database: Database
-    actor: Actor
-
-    def check_new_program(self, team: str | None) -> None: ...
-
-    def record_change(self, session: Session | None, action: AuditAction, program: str,
-                      detail: str | None = None) -> None: ...
-
-    def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
-        ...
-
-
 class AnalysisStore:
-    def __init__(self, workspace: ProgramLookup) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
         self.database = workspace.database
 
@@ -149,9 +128,8 @@ class AnalysisStore:
             made = self._found(session, source.sha256, source.sheet, source.filename)
             if made is not None:  # made meanwhile by another session (two people at once)
                 return made
-            taken = set(session.scalars(select(Program.name).where(
-                Program.name.startswith(_stem(source.filename)))).all())
             stem = _stem(source.filename)
+            taken = set(session.scalars(select(Program.name).where(Program.name.startswith(stem))))
             chosen = next(candidate for candidate in
                           (stem if i == 1 else f"{stem} ({i})" for i in range(1, 10_000))
                           if candidate not in taken)
@@ -264,7 +242,7 @@ class AnalysisStore:
 
         def work(session: Session) -> bool:
             program = self._program(session, name, Action.ANALYSE)
-            ids = [r.id for r in _model_rows(session, program) if _model_key(r) == key]
+            ids = [r.id for r in program_models(session, program) if _model_key(r) == key]
             session.execute(delete(Model).where(Model.id.in_(ids)))
             return bool(ids)
 
@@ -278,25 +256,13 @@ class AnalysisStore:
 
         def work(session: Session) -> None:
             program = self._program(session, name, Action.ANALYSE)
-            row = next((r for r in _model_rows(session, program) if _model_key(r) == key), None)
+            row = next((r for r in program_models(session, program) if _model_key(r) == key), None)
             if row is None:
                 raise WorkspaceError(f"the program {name!r} has no model {key!r} to add the "
                                      "fitted model to")
             row.skops, row.file_sha256, row.model_metadata = skops, sha256_hex(skops), metadata
 
         self.database.write(work)
-
-    def final(self, name: str, key: str) -> TrainedModel | None:
-        """The stored model of ``key`` fitted on all respondents (None: not fitted yet)."""
-        from cx_app.workspace.records import model_file
-
-        def work(session: Session) -> Model | None:
-            rows = _model_rows(session, self._program(session, name), Model.skops.is_not(None),
-                               full=True)
-            return next((row for row in rows if _model_key(row) == key), None)
-
-        row = self.database.read(work)
-        return None if row is None else model_file(row, name)
 
     # ------------------------------------------------------------------ reopening
 
@@ -310,7 +276,7 @@ class AnalysisStore:
             if data is None:
                 data = session.scalar(select(Program.survey_bytes).where(
                     Program.id == program.id))
-            rows = _model_rows(session, program, full=True)
+            rows = program_models(session, program, full=True)
             current = [r for r in rows if r.data_key in (None, program.data_key)]
             models = [_project_model(row, name) for row in current]
             return ReopenedProgram(
@@ -326,8 +292,8 @@ class AnalysisStore:
         """The program's models trained on the mapping ``data_key`` (one used before)."""
 
         def work(session: Session) -> tuple[ProjectModel, ...]:
-            rows = _model_rows(session, self._program(session, name),
-                               Model.data_key == data_key, full=True)
+            rows = program_models(session, self._program(session, name),
+                                  Model.data_key == data_key, full=True)
             return tuple(_project_model(r, name) for r in rows)
 
         return self.database.read(work)

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import random
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -147,8 +148,6 @@ def _sqlite_setup(engine: Engine) -> None:
 def _check_sqlite_file(path: Path, shown: str) -> None:
     """Refuse, before anything writes to it, a non-empty file that is not a cx-app workspace
     (not SQLite, or another application's tables); read read-only, so its bytes stay as they are."""
-    import sqlite3
-
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return

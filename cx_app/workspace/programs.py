@@ -32,6 +32,7 @@ from cx_app.workspace.records import (
     model_file,
     model_rows,
     model_summary,
+    program_models,
     survey_identity,
     wave_view,
 )
@@ -39,9 +40,7 @@ from cx_app.workspace.services import (
     EstimatedPart,
     estimate_file,
     estimate_kept,
-    part_key,
     read_file,
-    segment_names,
     train_reference,
 )
 from cx_app.workspace.tables import Estimate, Model, Program, Report, StoredFile, Wave
@@ -54,7 +53,7 @@ if TYPE_CHECKING:
     from cx_app.workspace.identities import SignIn
     from cx_app.workspace.teams import Teams
 
-__all__ = ["Workspace", "part_key", "program_name", "segment_names"]
+__all__ = ["Workspace"]
 
 FILE_LENGTH = 500  # the longest file and sheet name the tables hold
 
@@ -122,7 +121,7 @@ class Workspace:
                  doing: str | None = None) -> Program:
         return self.actor.find(session, name, action, self.database.shown_url, doing)
 
-    program_row = _program  # how cx_app.workspace.analyses (ProgramLookup) finds programs
+    program_row = _program  # how cx_app.workspace.analyses (AnalysisStore) finds programs
 
     def list_programs(self) -> list[ProgramSummary]:
 
@@ -228,10 +227,8 @@ class Workspace:
 
         def work(session: Session) -> list[Model]:
             program = self._program(session, name)
-            return list(session.scalars(select(Model).options(undefer(Model.skops))
-                                        .where(Model.program_id == program.id,
-                                               Model.skops.is_not(None), _current(program))
-                                        .order_by(Model.id)).all())
+            return program_models(session, program, Model.skops.is_not(None), _current(program),
+                                  full=True)
 
         return [FittedModel(row_id=row.id, model_id=row.model_id, model=model_file(row, name))
                 for row in self.database.read(work)]
@@ -364,9 +361,7 @@ class Workspace:
 
         def work(session: Session) -> ProgramView:
             program = self._program(session, name)
-            rows = session.scalars(select(Model).where(Model.program_id == program.id,
-                                                       _current(program))
-                                   .order_by(Model.id)).all()
+            rows = program_models(session, program, _current(program))
             if not rows:
                 raise WorkspaceError(f"the program {name!r} has no model yet.")
             chosen = estimating_row(rows) if model is None else next(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from cx_app.estimate.document import WaveEstimateDocument
 from cx_app.estimate.model_choice import choose_estimation_model, heldout_net_error
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cx_app.models.crossval import CrossValResult
 
 __all__ = ["FittedModel", "KeptWave", "as_utc", "crossval_result", "crossval_row", "keep_file", "estimate_row", "estimating_row", "model_rows", "model_summary",
-           "npy_array", "npy_bytes", "survey_identity", "wave_view"]
+           "npy_array", "program_models", "npy_bytes", "survey_identity", "wave_view"]
 
 
 def npy_bytes(array: np.ndarray) -> bytes:
@@ -68,6 +68,15 @@ def keep_file(session: Session, program_id: int, data: bytes, filename: str | No
         session.add(StoredFile(program_id=program_id, sha256=sha256,
                                filename=None if filename is None else filename[:500],
                                size=len(data), data=data))
+
+
+def program_models(session: Session, program: Program, *where: Any, full: bool = False
+                   ) -> list[Model]:
+    """The program's model rows (``full``: with the model file and permutation loaded)."""
+    query = select(Model).where(Model.program_id == program.id, *where).order_by(Model.id)
+    if full:
+        query = query.options(undefer(Model.skops), undefer(Model.permutation))
+    return list(session.scalars(query).all())
 
 
 def crossval_result(row: CrossValidation) -> CrossValResult:

@@ -59,6 +59,10 @@ class Base(DeclarativeBase):
                            dt.datetime: DateTime(timezone=True)}
 
 
+def _parent(table: str, **options: Any) -> Any:
+    return mapped_column(ForeignKey(f"{table}.id", ondelete="CASCADE"), **options)
+
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
@@ -104,8 +108,7 @@ class Program(_Dated):
 class Model(_Dated):
     __tablename__ = "models"
 
-    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
-                                            index=True)
+    program_id: Mapped[int] = _parent("programs", index=True)
     model_id: Mapped[str] = mapped_column(String(100))
     algorithm: Mapped[str] = mapped_column(String(50))
     preset: Mapped[str] = mapped_column(String(20))
@@ -132,8 +135,7 @@ class CrossValidation(_Keyed):
 
     __tablename__ = "crossval"
 
-    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
-                                          unique=True)
+    model_id: Mapped[int] = _parent("models", unique=True)
     fields: Mapped[dict[str, Any]]  # everything but the arrays
     y_true: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
     y_pred: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
@@ -151,8 +153,7 @@ class Wave(_Dated):
     __table_args__ = (UniqueConstraint("program_id", "file_sha256", "part",
                                        name="uq_waves_content"),)
 
-    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
-                                            index=True)
+    program_id: Mapped[int] = _parent("programs", index=True)
     file_sha256: Mapped[str] = mapped_column(String(64))
     part: Mapped[str] = mapped_column(String(200), default="")
     filename: Mapped[str | None] = mapped_column(String(500))
@@ -172,10 +173,8 @@ class Estimate(_Dated):
     __tablename__ = "estimates"
     __table_args__ = (UniqueConstraint("wave_id", "model_id", name="uq_estimates_wave_model"),)
 
-    wave_id: Mapped[int] = mapped_column(ForeignKey("waves.id", ondelete="CASCADE"),
-                                         index=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"),
-                                          index=True)
+    wave_id: Mapped[int] = _parent("waves", index=True)
+    model_id: Mapped[int] = _parent("models", index=True)
     document: Mapped[dict[str, Any]]
     segments: Mapped[dict[str, Any]]  # {segment name: {value: SegmentEstimate.to_dict()}}
     estimated_nps: Mapped[float] = mapped_column(Float)
@@ -192,7 +191,7 @@ class StoredFile(_Dated):
     __tablename__ = "files"
     __table_args__ = (UniqueConstraint("program_id", "sha256", name="uq_files_content"),)
 
-    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"))
+    program_id: Mapped[int] = _parent("programs")
     sha256: Mapped[str] = mapped_column(String(64))
     filename: Mapped[str | None] = mapped_column(String(500))
     size: Mapped[int] = mapped_column(Integer)
@@ -240,8 +239,7 @@ class Identity(_Dated):
 class Report(_Dated):
     __tablename__ = "reports"
 
-    program_id: Mapped[int] = mapped_column(ForeignKey("programs.id", ondelete="CASCADE"),
-                                            index=True)
+    program_id: Mapped[int] = _parent("programs", index=True)
     kind: Mapped[str] = mapped_column(String(20))
     filename: Mapped[str] = mapped_column(String(500))
     sha256: Mapped[str] = mapped_column(String(64))
