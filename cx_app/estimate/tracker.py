@@ -256,6 +256,15 @@ TRACKER_COLUMNS = ("wave", "series", "n", "nps", "ci_low", "ci_high", "se", "rea
 """The columns of a tracker table before its change flags (:func:`tracker_frame`)."""
 
 
+def tracker_row(wave: str, series: str, n: int, est: Any, real: Any, note: str,
+                alerts: Sequence[Alert]) -> tuple:
+    """One row of :data:`TRACKER_COLUMNS` (``est``: an estimate with ``value``, ``ci95`` and
+    ``se``, or None; ``real``: the realized score or None)."""
+    return (wave, series, n, *((None,) * 4 if est is None else (est.value, *est.ci95, est.se)),
+            None if real is None else real.value, note,
+            "; ".join(a.short() for a in alerts if a.alert))
+
+
 def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     """One row per wave (series "All respondents") and per segment of each wave
     (:data:`TRACKER_COLUMNS`), with the change from the previous wave of the same series and
@@ -264,18 +273,12 @@ def tracker_frame(tracked: Sequence[TrackedWave]) -> pd.DataFrame:
     The change test treats the two estimates as independent with their whole SE (answers'
     spread and the model's held-out error): conservative, since the model's systematic error
     is largely shared by two waves scored by the same model."""
-    def row(wave: str, series: str, n: int, est: Any, real: Any, note: str,
-            alerts: Sequence[Alert]) -> tuple:
-        return (wave, series, n, *((None,) * 4 if est is None else (est.value, *est.ci95, est.se)),
-                None if real is None else real.value, note,
-                "; ".join(a.short() for a in alerts if a.alert))
-
     rows = []
     for t in tracked:
         e = t.estimate
-        rows.append(row(t.file, "All respondents", e.n, e.estimated_nps, e.realized_nps, "",
-                        e.alerts))
-        rows.extend(row(t.file, s.label, s.respondents, s.estimated_nps, s.realized_nps,
-                        s.note, s.alerts) for s in t.segments)
+        rows.append(tracker_row(t.file, "All respondents", e.n, e.estimated_nps,
+                                e.realized_nps, "", e.alerts))
+        rows.extend(tracker_row(t.file, s.label, s.respondents, s.estimated_nps,
+                                s.realized_nps, s.note, s.alerts) for s in t.segments)
     frame = pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
     return flag_changes(frame)

@@ -70,27 +70,21 @@ def tracker_rows(view: ProgramView, by: str | None = None) -> pd.DataFrame:
     """The tracker's rows before their change flags (the columns of
     :data:`cx_app.estimate.tracker.TRACKER_COLUMNS`): one per shown wave
     (:func:`merged_waves`) for all respondents, and per value of the segment ``by``."""
-    from cx_app.estimate.tracker import TRACKER_COLUMNS
-
-    def row(wave: WaveView, series: str, n: int, est: Any, real: Any, note: str,
-            alerts: Any) -> tuple:  # as cx_app.estimate.tracker.tracker_frame's rows
-        return (wave.label, series, n,
-                *((None,) * 4 if est is None else (est.value, *est.ci95[:2], est.se)),
-                None if real is None else real.value, note,
-                "; ".join(a.short() for a in alerts if a.alert))
+    from cx_app.estimate.tracker import TRACKER_COLUMNS, tracker_row
 
     rows = []
     for wave, twin in merged_waves(view.waves):
         est = wave.estimated_nps
-        rows.append(row(wave, ALL_RESPONDENTS, wave.respondents, est,
-                        (twin or wave).realized_nps, "" if est.audited_n is None else
-                        f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
-                        wave.estimate.alerts))
+        rows.append(tracker_row(
+            wave.label, ALL_RESPONDENTS, wave.respondents, est, (twin or wave).realized_nps,
+            "" if est.audited_n is None else
+            f"audited ({est.audited_n} answers; label-free {est.label_free:+.1f})",
+            wave.estimate.alerts))
         twin_segments = (twin or wave).segments.get(by, {}) if by else {}
         for value, figure in (wave.segments.get(by, {}) if by else {}).items():
             real = twin_segments[value].realized_nps if value in twin_segments else None
-            rows.append(row(wave, value, figure.respondents, figure.estimated_nps, real,
-                            figure.note or "", figure.alerts))
+            rows.append(tracker_row(wave.label, value, figure.respondents,
+                                    figure.estimated_nps, real, figure.note or "", figure.alerts))
     return pd.DataFrame(rows, columns=list(TRACKER_COLUMNS))
 
 
