@@ -13,15 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from cx_app.app.store import (
-    CacheLimits,
-    ResultStore,
-    approximate_nbytes,
-    cache_limits,
-    digest,
-    survey_key,
-    training_key,
-)
+from cx_app.app.store import ResultStore, digest, survey_key, training_key
 from cx_app.engine.plan import PlanSpec
 from cx_app.errors import CxAppError, PlanError
 from cx_app.models.results import Results
@@ -40,10 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Analysis",
-    "CacheLimits",
     "ResultStore",
-    "approximate_nbytes",
-    "cache_limits",
     "CrossValidatedModel",
     "TrainingEvent",
     "model_label",
@@ -80,16 +69,14 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     from cx_app.models.drivers import PERMUTATION_REPEATS, permutation_importance_cv
 
     n_jobs = cores_per_job() if n_jobs is None else n_jobs
-    steps = 2 * folds  # ``progress(done, steps, text)``: each fold's fit, then its importance
+    report = progress or (lambda _done, _steps, _text: None)
 
-    def fitted(done: int, _total: int, text: str) -> None:
-        if progress is not None:
-            progress(done, steps, text)
+    def fitted(done: int, _total: int, text: str) -> None:  # each fold's fit, then importance
+        report(done, 2 * folds, text)
 
     def importance(done: int, _total: int) -> None:
-        if progress is not None:
-            progress(folds + done, steps, f"{algorithm_id}: permutation importance, fold "
-                                          f"{done}/{folds} done")
+        report(folds + done, 2 * folds, f"{algorithm_id}: permutation importance, fold "
+                                        f"{done}/{folds} done")
 
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings), n_jobs=n_jobs,
