@@ -286,13 +286,11 @@ class Analysis:
                             lambda: ovr_roc(cv.y_true, cv.proba, self.classes))
 
     def drivers(self) -> DriverAnalysis:
-        from cx_app.models.drivers import driver_importance
+        """The model-free driver views, as ``cx-app evaluate`` computes them."""
+        from cx_app.models.analysis import driver_views
 
-        attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
-        return self.derived(("drivers", self.data_key, self.plan_key), lambda: driver_importance(
-            self.survey.X, self.survey.y, self.classes, resolved_plan=self.resolved_plan(),
-            attribute_max=attribute_max, ordinal=True,
-            attribute_min={a.name: a.scale.min for a in self.survey.schema.attributes}))
+        return self.derived(("drivers", self.data_key, self.plan_key),
+                            lambda: driver_views(self.survey, self.resolved_plan()))
 
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
                     progress: Callable[[int, int, str], None] | None = None,
