@@ -29,7 +29,8 @@ import yaml
 
 from app_pages import team_mode
 from cx_app.app.file_memory import MappingMemory
-from cx_app.app.session import Analysis, ResultStore, cache_limits
+from cx_app.app.session import Analysis, ResultStore
+from cx_app.app.store import cache_limits
 from cx_app.errors import CxAppError
 from cx_app.models.names import model_display_name
 from cx_app.reports.definitions import column_help, survey_labels

@@ -38,11 +38,14 @@ def default_jobs_per_server() -> int:
 
 def cores_per_job(environ: Mapping[str, str] | None = None) -> int:
     """Worker processes of one training job: ``CX_APP_CORES_PER_JOB``, else every CPU."""
-    text = (os.environ if environ is None else environ).get(ENV_CORES_PER_JOB, "").strip()
-    return _whole(ENV_CORES_PER_JOB, text) if text else default_jobs_per_server()
+    return _whole(ENV_CORES_PER_JOB, environ) or default_jobs_per_server()
 
 
-def _whole(var: str, text: str) -> int:
+def _whole(var: str, environ: Mapping[str, str] | None) -> int | None:
+    """The whole number ``var`` sets (None when unset or blank)."""
+    text = (os.environ if environ is None else environ).get(var, "").strip()
+    if not text:
+        return None
     try:
         number = int(text)
     except ValueError:
@@ -66,13 +69,9 @@ class PoolLimits:
 def limits_from_env(environ: Mapping[str, str] | None = None) -> PoolLimits:
     """The default limits with ``CX_APP_JOBS_PER_USER`` / ``CX_APP_JOBS_PER_SERVER`` applied
     (a misconfiguration raises, never passes silently)."""
-    env = os.environ if environ is None else environ
-    values: dict[str, int] = {}
-    for name, var in (("per_user", ENV_PER_USER), ("per_server", ENV_PER_SERVER)):
-        text = env.get(var, "").strip()
-        if text:
-            values[name] = _whole(var, text)
-    return PoolLimits(**values)
+    values = {name: _whole(var, environ) for name, var in (("per_user", ENV_PER_USER),
+                                                           ("per_server", ENV_PER_SERVER))}
+    return PoolLimits(**{name: n for name, n in values.items() if n is not None})
 
 
 class JobState(StrEnum):

@@ -60,8 +60,7 @@ def reopened_analysis(program: ReopenedProgram, survey: SurveyData, *,
     analysis = Analysis(survey=survey, data_key=survey.data_key, plan=survey.schema.plan_spec,
                         memo_items=memo_items)
     try:
-        plan = PlanSpec.model_validate(program.plan)
-        analysis.set_plan(plan)
+        analysis.set_plan(PlanSpec.model_validate(program.plan))
         analysis.resolved_plan()
     except (CxAppError, ValueError):
         analysis.set_plan(survey.schema.plan_spec)  # a plan that no longer fits: the schema's

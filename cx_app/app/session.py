@@ -13,15 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from cx_app.app.store import (
-    CacheLimits,
-    ResultStore,
-    approximate_nbytes,
-    cache_limits,
-    digest,
-    survey_key,
-    training_key,
-)
+from cx_app.app.store import ResultStore, digest, survey_key, training_key
 from cx_app.engine.plan import PlanSpec
 from cx_app.errors import CxAppError, PlanError
 from cx_app.models.results import Results
@@ -40,10 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Analysis",
-    "CacheLimits",
     "ResultStore",
-    "approximate_nbytes",
-    "cache_limits",
     "CrossValidatedModel",
     "TrainingEvent",
     "model_label",
@@ -80,16 +69,14 @@ def train_lean(survey: SurveyData, algorithm_id: str, *, folds: int, seed: int,
     from cx_app.models.drivers import PERMUTATION_REPEATS, permutation_importance_cv
 
     n_jobs = cores_per_job() if n_jobs is None else n_jobs
-    steps = 2 * folds  # ``progress(done, steps, text)``: each fold's fit, then its importance
+    report = progress or (lambda _done, _steps, _text: None)
 
-    def fitted(done: int, _total: int, text: str) -> None:
-        if progress is not None:
-            progress(done, steps, text)
+    def fitted(done: int, _total: int, text: str) -> None:  # each fold's fit, then importance
+        report(done, 2 * folds, text)
 
     def importance(done: int, _total: int) -> None:
-        if progress is not None:
-            progress(folds + done, steps, f"{algorithm_id}: permutation importance, fold "
-                                          f"{done}/{folds} done")
+        report(folds + done, 2 * folds, f"{algorithm_id}: permutation importance, fold "
+                                        f"{done}/{folds} done")
 
     cv = cross_validate_model(survey.X, survey.y, tuple(survey.classes), algorithm_id,
                               folds=folds, seed=seed, settings=dict(settings), n_jobs=n_jobs,
@@ -299,13 +286,11 @@ class Analysis:
                             lambda: ovr_roc(cv.y_true, cv.proba, self.classes))
 
     def drivers(self) -> DriverAnalysis:
-        from cx_app.models.drivers import driver_importance
+        """The model-free driver views, as ``cx-app evaluate`` computes them."""
+        from cx_app.models.analysis import driver_views
 
-        attribute_max = {a.name: a.scale.max for a in self.survey.schema.attributes}
-        return self.derived(("drivers", self.data_key, self.plan_key), lambda: driver_importance(
-            self.survey.X, self.survey.y, self.classes, resolved_plan=self.resolved_plan(),
-            attribute_max=attribute_max, ordinal=True,
-            attribute_min={a.name: a.scale.min for a in self.survey.schema.attributes}))
+        return self.derived(("drivers", self.data_key, self.plan_key),
+                            lambda: driver_views(self.survey, self.resolved_plan()))
 
     def final_model(self, model_id: str, store: ResultStore, *, fit: bool = False,
                     progress: Callable[[int, int, str], None] | None = None,

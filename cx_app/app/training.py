@@ -91,8 +91,7 @@ class TrainingJob:
                     self.state, self.text = "queued", "waiting for the server"
             self.pooled = pool.submit(user, self._run_pooled, label=", ".join(self.algorithms))
             return self
-        self._mark = time.monotonic()
-        self.began = self._mark
+        self._mark = self.began = time.monotonic()
         self._thread.start()
         return self
 
@@ -170,8 +169,7 @@ class TrainingJob:
             if self.state != "queued":  # cancelled in the queue just as the pool started it
                 return
             self.state, self.text = "running", "starting"
-            self._mark = time.monotonic()
-            self.began = self._mark
+            self._mark = self.began = time.monotonic()
         self._run()
 
     def _run(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from functools import partial
 
 from cx_app.cli._common import (
     add_cluster_arguments,
@@ -149,13 +150,11 @@ def run(args: argparse.Namespace) -> int:
     from cx_app.survey.importing import load_survey
 
     model = load_model(args.model)
-    schema = model.schema
-    if args.schema:
-        schema = _compatible_schema(args.schema, model)
+    schema = _compatible_schema(args.schema, model) if args.schema else model.schema
+    read = partial(load_survey, schema=schema, require_target=False, scoring=True,
+                   require_attributes=False)
     surveys = [wave for f in args.files  # a file with a wave column: one line per wave
-               for wave in split_waves(load_survey(f, schema=schema, sheet=args.sheet,
-                                                   require_target=False, scoring=True,
-                                                   require_attributes=False))]
+               for wave in split_waves(read(f, sheet=args.sheet))]
     if len(surveys) > 1 or args.by:
         if args.audit:
             raise CxAppError("--audit goes with one wave: give one wave file (without --by); "
@@ -165,9 +164,7 @@ def run(args: argparse.Namespace) -> int:
     est = estimate_wave(model, survey, thresholds=_thresholds(args))
     if args.audit:
         from cx_app.estimate.audit import with_audit
-        audit = load_survey(args.audit, schema=schema, require_target=False, scoring=True,
-                            require_attributes=False)
-        est = with_audit(model, survey, est, audit)
+        est = with_audit(model, survey, est, read(args.audit))
     if args.predictions:
         write_bytes_atomic(args.predictions, to_safe_csv(est.predictions_frame()))
     if args.json:

@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from functools import partial
 
 from cx_app.cli._common import (
     add_survey_arguments,
@@ -41,12 +42,30 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
                              "operator)")
 
 
+def _action(commands: argparse._SubParsersAction, action: str, func, help: str, *,
+            named: bool = True, in_workspace: bool = True) -> argparse.ArgumentParser:
+    """One ``program`` action's parser, with the program's ``NAME`` first when ``named``;
+    ``func(ws, args)`` runs with the workspace open (``in_workspace``), else ``func(args)``."""
+    parser = commands.add_parser(action, help=help)
+    if named:
+        parser.add_argument("name", metavar="NAME")
+    parser.set_defaults(func=partial(_in_workspace, func) if in_workspace else func)
+    return parser
+
+
+def _in_workspace(action, args: argparse.Namespace) -> int:
+    with _workspace(args) as ws:
+        action(ws, args)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("program", help="CX programs in the workspace database: reference "
                                        "survey, model, waves, tracker and reports")
     commands = p.add_subparsers(dest="program_command", required=True, metavar="ACTION")
 
-    c = commands.add_parser("create", help="a new program: its reference survey and model")
+    c = _action(commands, "create", _create, "a new program: its reference survey and model",
+                named=False)
     c.add_argument("name", metavar="NAME", help="the program's name (e.g. bank-nps)")
     add_survey_arguments(c)
     add_training_arguments(c)
@@ -55,11 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="store the survey file and the wave files themselves in the "
                         "workspace (default: only their names, sheets and SHA-256; respondent "
                         "data stays out)")
-    c.set_defaults(func=_create)
 
-    a = commands.add_parser("add-wave", help="estimate and store new waves (the same file "
-                                             "twice is one wave)")
-    a.add_argument("name", metavar="NAME")
+    a = _action(commands, "add-wave", _add_wave, "estimate and store new waves (the same file "
+                                                 "twice is one wave)")
     a.add_argument("files", metavar="FILE", nargs="+", help="wave files (.xlsx, .csv, ...)")
     a.add_argument("--label", help="the wave's label (one file; default: its wave column, "
                                    "else a wave or date in its file name)")
@@ -68,67 +85,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--audit", metavar="SAMPLE",
                    help="a few respondents of this wave with their answers (one wave file): "
                         "the tracker shows the audited net score (prediction-powered)")
-    a.set_defaults(func=_add_wave)
 
-    r = commands.add_parser("remove-wave", help="remove a wave and its estimates")
-    r.add_argument("name", metavar="NAME")
+    r = _action(commands, "remove-wave", _remove_wave, "remove a wave and its estimates")
     r.add_argument("label", metavar="LABEL")
     r.add_argument("--sha256", help="the wave file's SHA-256 (or its start), when two files "
                                     "carry the same label")
-    r.set_defaults(func=_remove_wave)
 
-    s = commands.add_parser("show", help="the program's waves in wave order with their "
+    s = _action(commands, "show", _show, "the program's waves in wave order with their "
                                          "estimated (and realized) net scores by segment")
-    s.add_argument("name", metavar="NAME")
     s.add_argument("--model", help="the model whose estimates to show (default: the one with the "
                    "smallest held-out net-score error, as the New wave page preselects)")
     s.add_argument("--json", action="store_true", help="print the program as JSON")
-    s.set_defaults(func=_show)
 
-    rep = commands.add_parser("report", help="report.xlsx and report.html of the program, "
-                                             "with the tracker over all waves, and its deck "
-                                             "NAME.pptx")
-    rep.add_argument("name", metavar="NAME")
+    rep = _action(commands, "report", _report, "report.xlsx and report.html of the program, "
+                                               "with the tracker over all waves, and its deck "
+                                               "NAME.pptx")
     rep.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    rep.set_defaults(func=_report)
 
-    ls = commands.add_parser("list", help="the programs of the workspace")
-    ls.set_defaults(func=_list)
+    _action(commands, "list", _list, "the programs of the workspace", named=False)
 
-    e = commands.add_parser("export", help="write one program as a project file (.cxproj)")
-    e.add_argument("name", metavar="NAME")
+    e = _action(commands, "export", _export, "write one program as a project file (.cxproj)")
     e.add_argument("out", metavar="FILE.cxproj")
-    e.set_defaults(func=_export)
 
-    i = commands.add_parser("import", help="add the program of a project file (.cxproj)")
+    i = _action(commands, "import", _import, "add the program of a project file (.cxproj)",
+                named=False)
     i.add_argument("file", metavar="FILE.cxproj")
     i.add_argument("--name", help="the program's name (default: the exported one)")
     i.add_argument("--team", metavar="NAME", help="the team the program belongs to (team mode)")
-    i.set_defaults(func=_import)
 
-    d = commands.add_parser("delete", help="delete a program and everything stored with it "
-                                           "(its audit trail stays)")
-    d.add_argument("name", metavar="NAME")
-    d.set_defaults(func=_delete)
+    _action(commands, "delete", _delete, "delete a program and everything stored with it (its "
+                                         "audit trail stays)")
 
-    m = commands.add_parser("move", help="give a program to another team")
-    m.add_argument("name", metavar="NAME")
+    m = _action(commands, "move", _move, "give a program to another team")
     m.add_argument("--team", required=True, metavar="NAME", help="the team it goes to")
-    m.set_defaults(func=_move)
 
-    au = commands.add_parser("audit", help="the program's audit trail: who changed what, and "
-                                           "when (newest first)")
-    au.add_argument("name", metavar="NAME")
+    au = _action(commands, "audit", _audit, "the program's audit trail: who changed what, and "
+                                            "when (newest first)")
     au.add_argument("--json", action="store_true", help="print the rows as JSON")
-    au.set_defaults(func=_audit)
 
-    fs = commands.add_parser("forget-sign-in", help="release an address bound to a sign-in "
-                                                    "account (team mode: the person's address "
-                                                    "or account changed)")
+    fs = _action(commands, "forget-sign-in", _forget_sign_in, "release an address bound to a "
+                 "sign-in account (team mode: the person's address or account changed)",
+                 named=False, in_workspace=False)
     fs.add_argument("email", metavar="EMAIL")
-    fs.set_defaults(func=_forget_sign_in)
 
-    for parser in (c, a, r, s, rep, ls, e, i, d, m, au, fs):
+    for parser in commands.choices.values():  # the database options last in each --help
         _add_db(parser)
 
 
@@ -173,52 +173,45 @@ def _calibration_progress(algorithm: str, calibration: str):
     return progress
 
 
-def _create(args: argparse.Namespace) -> int:
+def _create(ws, args: argparse.Namespace) -> None:
     from cx_app.reports.definitions import PLAIN_NAMES, survey_labels
     from cx_app.survey.schema import describe_schema
 
-    with _workspace(args) as ws:
-        ws.check_new_program(args.team)
-        survey = survey_from_args(args)  # what validate prints, before the long training
-        print(describe_schema(survey.schema, PLAIN_NAMES))
-        print(survey.quality.to_text(labels=survey_labels(survey.schema)), flush=True)
-        view = ws.create_program(
-            args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
-            algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
-            folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
-            missing_policy=args.missing_policy, team=args.team,
-            progress=_calibration_progress(args.algorithm, args.calibration))
-        model = view.models[0]
-        print(f"created program {view.name} in {ws.database.shown_url}: "
-              f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "
-              f"calibration {model.calibration}, trained on {model.training_n:,} respondents")
-    return 0
+    ws.check_new_program(args.team)
+    survey = survey_from_args(args)  # what validate prints, before the long training
+    print(describe_schema(survey.schema, PLAIN_NAMES))
+    print(survey.quality.to_text(labels=survey_labels(survey.schema)), flush=True)
+    view = ws.create_program(
+        args.name, args.file, schema=schema_from_args(args), sheet=args.sheet,
+        algorithm=args.algorithm, preset=args.preset, calibration=args.calibration,
+        folds=args.folds, seed=args.seed, keep_survey=args.keep_survey,
+        missing_policy=args.missing_policy, team=args.team,
+        progress=_calibration_progress(args.algorithm, args.calibration))
+    model = view.models[0]
+    print(f"created program {view.name} in {ws.database.shown_url}: "
+          f"{view.survey.describe()}, model {model_words(model.algorithm, model.preset)}, "
+          f"calibration {model.calibration}, trained on {model.training_n:,} respondents")
 
 
-def _add_wave(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        for added in ws.add_waves(args.name, args.files, label=args.label, sheet=args.sheet,
-                                  audit_sample=args.audit):
-            print(added.describe())
-    return 0
+def _add_wave(ws, args: argparse.Namespace) -> None:
+    for added in ws.add_waves(args.name, args.files, label=args.label, sheet=args.sheet,
+                              audit_sample=args.audit):
+        print(added.describe())
 
 
-def _remove_wave(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        ws.remove_wave(args.name, args.label, sha256=args.sha256)
-        print(f"removed wave {args.label} from {args.name}")
-    return 0
+def _remove_wave(ws, args: argparse.Namespace) -> None:
+    ws.remove_wave(args.name, args.label, sha256=args.sha256)
+    print(f"removed wave {args.label} from {args.name}")
 
 
-def _show(args: argparse.Namespace) -> int:
+def _show(ws, args: argparse.Namespace) -> None:
     from cx_app.models.names import model_display_name
 
-    with _workspace(args) as ws:
-        view = ws.show(args.name, model=args.model)
-        if args.json:
-            print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
-            return 0
-        titles = {s.name: s.column for s in ws.schema(args.name).segments}
+    view = ws.show(args.name, model=args.model)
+    if args.json:
+        print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
+        return
+    titles = {s.name: s.column for s in ws.schema(args.name).segments}
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
           f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
@@ -244,63 +237,50 @@ def _show(args: argparse.Namespace) -> int:
     for wave in view.waves:
         for warning in wave.estimate.warnings:
             print(f"warning: {wave.label}: {warning}", file=sys.stderr)
-    return 0
 
 
-def _report(args: argparse.Namespace) -> int:
+def _report(ws, args: argparse.Namespace) -> None:
     from cx_app.workspace.reporting import write_program_reports
 
-    with _workspace(args) as ws:
-        for path in write_program_reports(ws, args.name, args.out).values():
-            print(f"wrote {path}")
-    return 0
+    for path in write_program_reports(ws, args.name, args.out).values():
+        print(f"wrote {path}")
 
 
-def _list(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        programs = ws.list_programs()
-        if not programs:
-            print(f"no program in {ws.database.shown_url} yet (cx-app program create)")
+def _list(ws, args: argparse.Namespace) -> None:
     from cx_app.models.names import model_display_name
 
+    programs = ws.list_programs()
+    if not programs:
+        print(f"no program in {ws.database.shown_url} yet (cx-app program create)")
     for p in programs:
         models = ", ".join(map(model_display_name, p.models))
         print(f"{p.name}: {p.survey.describe()}; models {models}; "
               f"{p.waves} wave(s); created {p.created:%Y-%m-%d %H:%M} UTC"
               + (f"; team {p.team}" if p.team else ""))
-    return 0
 
 
-def _export(args: argparse.Namespace) -> int:
+def _export(ws, args: argparse.Namespace) -> None:
     from cx_app.workspace.transfer import export_program
 
-    with _workspace(args) as ws:
-        export_program(ws, args.name, args.out)
+    export_program(ws, args.name, args.out)
     print(f"wrote {args.out}")
-    return 0
 
 
-def _import(args: argparse.Namespace) -> int:
+def _import(ws, args: argparse.Namespace) -> None:
     from cx_app.workspace.transfer import import_program
 
-    with _workspace(args) as ws:
-        name = import_program(ws, args.file, name=args.name, team=args.team)
-        print(f"imported program {name} into {ws.database.shown_url}")
-    return 0
+    name = import_program(ws, args.file, name=args.name, team=args.team)
+    print(f"imported program {name} into {ws.database.shown_url}")
 
 
-def _delete(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        ws.delete_program(args.name)
-        print(f"deleted program {args.name} from {ws.database.shown_url}")
-    return 0
+def _delete(ws, args: argparse.Namespace) -> None:
+    ws.delete_program(args.name)
+    print(f"deleted program {args.name} from {ws.database.shown_url}")
 
 
-def _move(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        ws.move_program(args.name, args.team)
-        print(f"moved program {args.name} to team {args.team}")
-    return 0
+def _move(ws, args: argparse.Namespace) -> None:
+    ws.move_program(args.name, args.team)
+    print(f"moved program {args.name} to team {args.team}")
 
 
 def _forget_sign_in(args: argparse.Namespace) -> int:
@@ -315,14 +295,12 @@ def _forget_sign_in(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit(args: argparse.Namespace) -> int:
-    with _workspace(args) as ws:
-        rows = ws.audit(args.name)
+def _audit(ws, args: argparse.Namespace) -> None:
+    rows = ws.audit(args.name)
     if args.json:
         print(json.dumps([{**dataclasses.asdict(r), "created": r.created.isoformat()}
                           for r in rows], indent=1, ensure_ascii=False))
-        return 0
+        return
     for r in rows:
         print(f"{r.created:%Y-%m-%d %H:%M:%S} UTC  {r.user}  {r.action}"
               + (f": {r.detail}" if r.detail else ""))
-    return 0

@@ -125,41 +125,33 @@ def _matrix_and_notes(
 
     if classes is not None:
         labels = normalize_labels(classes)
-        lookup = LabelLookup(labels)
+        find = LabelLookup(labels).find
         for what, found in (
             ("first column (actual)", actual),
             ("first row (predicted)", predicted),
         ):
-            unknown = [v for v in found if lookup.find(v) is None]
+            unknown = [v for v in found if find(v) is None]
             if unknown:
                 raise AnalysisError(
                     f"{name}: {what}: {_show_labels(unknown)} not among the plan's classes "
                     f"({format_labels(labels)})"
                 )
-        row_pos = [lookup.find(v) for v in actual]
-        col_pos = [lookup.find(v) for v in predicted]
     else:
         union = list(dict.fromkeys([*actual, *predicted]))
         if all(type(v) is int for v in union):
             union.sort()
         labels = tuple(union)
-        pos = {v: i for i, v in enumerate(labels)}
-        row_pos = [pos[v] for v in actual]
-        col_pos = [pos[v] for v in predicted]
+        find = {v: i for i, v in enumerate(labels)}.get
+    row_pos = [find(v) for v in actual]
+    col_pos = [find(v) for v in predicted]
     size = len(labels)
     matrix = np.zeros((size, size), dtype=np.int64 if integral else float)
     matrix[np.ix_(row_pos, col_pos)] = numbers
     notes = []
-    no_row = [labels[i] for i in sorted(set(range(size)) - set(row_pos))]
-    no_col = [labels[j] for j in sorted(set(range(size)) - set(col_pos))]
-    if no_row:
-        notes.append(
-            f"{name}: no row for class {_show_labels(no_row)} (never actual): counted as 0"
-        )
-    if no_col:
-        notes.append(
-            f"{name}: no column for class {_show_labels(no_col)} (never predicted): counted as 0"
-        )
+    for line, found, never in (("row", row_pos, "actual"), ("column", col_pos, "predicted")):
+        if absent := [labels[i] for i in sorted(set(range(size)) - set(found))]:
+            notes.append(f"{name}: no {line} for class {_show_labels(absent)} (never {never}): "
+                         "counted as 0")
     if n_empty := int(empty.sum()):
         notes.append(f"{name}: {n_empty} empty cell{'s' if n_empty > 1 else ''} read as 0")
     return ConfusionMatrix(labels, matrix), notes

@@ -40,13 +40,10 @@ def _print_side_by_side(alp_vs_cm: dict) -> None:
     sides = [s for s in ("training", "heldout") if s in alp_vs_cm]
     print("regular CM vs ALP CM (gap = ALP - CM), " + " | ".join(
         f"{s} folds" for s in sides) + ":")
-    levels = alp_vs_cm[sides[0]]
-    for level, metrics in levels.items():
+    for level, metrics in alp_vs_cm[sides[0]].items():
         for metric in metrics:
-            cells = []
-            for side in sides:
-                v = alp_vs_cm[side][level][metric]
-                cells.append(f"CM {v['cm']:.3f}  ALP {v['alp']:.3f}  gap {v['gap']:+.3f}")
+            cells = [f"CM {v['cm']:.3f}  ALP {v['alp']:.3f}  gap {v['gap']:+.3f}"
+                     for v in (alp_vs_cm[side][level][metric] for side in sides)]
             print(f"  {level:<8} {short_name(metric):<16} " + "  |  ".join(cells))
 
 

@@ -18,14 +18,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cx_app.app.session import (
-    Analysis,
-    CacheLimits,
-    ResultStore,
-    approximate_nbytes,
-    cache_limits,
-    survey_key,
-)
+from cx_app.app.session import Analysis, ResultStore, survey_key
+from cx_app.app.store import CacheLimits, approximate_nbytes, cache_limits
 from cx_app.engine.plan import PlanSpec
 from cx_app.survey.samples import sample_path
 
