@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from cx_app.models.results import Results
     from cx_app.survey.data import SurveyData
     from cx_app.survey.schema import SurveySchema
-    from cx_app.workspace.programs import Workspace
+    from cx_app.workspace.access import Actor
+    from cx_app.workspace.database import Database
 
 __all__ = ["AnalysisStore", "ReopenedProgram"]
 
@@ -87,8 +88,23 @@ def _project_model(row: Model, program_name: str) -> ProjectModel:
                         permutation=permutation, final=final, final_bytes=row.skops)
 
 
+class ProgramLookup(Protocol):
+    """What the analyses need of a workspace (:class:`~cx_app.workspace.programs.Workspace`)."""
+
+    database: Database
+    actor: Actor
+
+    def check_new_program(self, team: str | None) -> None: ...
+
+    def record_change(self, session: Session | None, action: AuditAction, program: str,
+                      detail: str | None = None) -> None: ...
+
+    def program_row(self, session: Session, name: str, action: Action = Action.READ) -> Program:
+        ...
+
+
 class AnalysisStore:
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: ProgramLookup) -> None:
         self.workspace = workspace
         self.database = workspace.database
 

@@ -121,7 +121,7 @@ class Workspace:
                  doing: str | None = None) -> Program:
         return self.actor.find(session, name, action, self.database.shown_url, doing)
 
-    program_row = _program  # how cx_app.workspace.analyses (AnalysisStore) finds programs
+    program_row = _program  # how cx_app.workspace.analyses (ProgramLookup) finds programs
 
     def list_programs(self) -> list[ProgramSummary]:
 
