@@ -145,7 +145,8 @@ class CNNClassifier(ClassifierMixin, BaseEstimator):
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # first: an unfitted model raises NotFittedError there
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def __getstate__(self):
         state = super().__getstate__()
