@@ -54,6 +54,7 @@ with st.spinner("Computing…"):
         st.error(common.md_escape(f"{source}: {exc}"))
         st.stop()
 imp["attribute"] = imp["attribute"].map(lambda n: labels.get(n, n))
+imp = imp.sort_values("importance", ascending=False, ignore_index=True)  # as the chart's bars
 st.subheader("Importance")
 st.altair_chart(charts.importance_bars(imp, value_title=unit), width="stretch")
 st.caption(f"n = {len(survey.frame):,} respondents (each attribute over those who answered "

@@ -70,6 +70,7 @@ def test_training_keeps_the_permutation_importance_not_the_fold_models(trained, 
     table = next(df.value for df in trained.dataframe if "importance" in df.value.columns)
     labels = {a.name: a.display for a in sample.schema.attributes}
     shown = table.set_index("attribute")["importance"]
+    assert shown.is_monotonic_decreasing  # most important first, as the chart's bars
     for name, value in expected.to_frame()["mean"].items():
         assert shown[labels[name]] == pytest.approx(value, abs=5e-4)  # shown to 3 decimals
 
