@@ -28,6 +28,7 @@ p-value is 2/201, above Holm's first threshold 0.05/k for k ≥ 6 attributes.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -90,11 +91,12 @@ def _versus_others(point: np.ndarray, samples: np.ndarray) -> tuple[list[str], n
         return values - (values.sum(axis=-1, keepdims=True) - values) / (k - 1)
 
     diff = versus(point)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column without two resamples
         se = np.nanstd(versus(samples), axis=0, ddof=1)
-        z = np.where(se > 0, np.abs(diff) / np.where(se > 0, se, 1.0),
-                     np.where(diff != 0, np.inf, 0.0))
-    adjusted = holm(np.where(np.isfinite(diff), 2 * norm.sf(z), np.nan))
+        z = np.abs(diff) / se  # no spread: inf (p 0) unless no difference either (p 1)
+    z[(se == 0) & (diff == 0)] = 0.0
+    adjusted = holm(2 * norm.sf(z))  # NaN (no spread known) stays NaN: like the others
     labels = [ABOVE if p < ALPHA and d > 0 else BELOW if p < ALPHA and d < 0 else ALIKE
               for p, d in zip(adjusted, diff, strict=True)]
     return labels, adjusted

@@ -147,3 +147,14 @@ def test_stand_out_decisions_are_holm_adjusted_normal_p_values_of_the_bootstrap(
             else "like the others" for p, d in zip(expected, diff, strict=True)]
     assert list(table["importance_vs_others"]) == want
     assert want[0] == "above"
+
+
+def test_without_a_known_spread_nothing_stands_out():
+    """Resamples whose importances are missing (NaN) but for one give no standard error: no
+    attribute is named (before the guard, an unknown spread read as none, p = 0: all named)."""
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [2.0, 2.0, 3.0, 1.0], "c": [1.0, 3.0, 2.0, 4.0]})
+    given = iter([np.array([60.0, 30.0, 10.0])] + [np.array([60.0, 30.0, np.nan])] * 9)
+    table = importance_performance(X, {"a": 60.0, "b": 30.0, "c": 10.0},
+                                   importance_on=lambda rows: next(given), resamples=10)
+    assert list(table["importance_vs_others"]) == ["like the others"] * 3
+    assert table["importance_p_holm"].isna().all()
