@@ -24,6 +24,8 @@ _EXCEL_EPOCH = "1899-12-30"
 _SERIAL_DATES = (18264, 73050)
 _DAY_MONTH = re.compile(r"^\s*(\d{1,2})[/.-](\d{1,2})[/.-]\d{2,4}\b")
 """A date written with the day and month first, in one order or the other ("05/10/2026")."""
+_DOTTED = re.compile(r"\s*\d{1,2}\.\d{1,2}\.")
+"""A day-month date written with dots, as German writes it: day first ("05.10.2026")."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ def day_first(texts: pd.Series) -> bool:
     parts = texts.str.extract(_DAY_MONTH).dropna().astype(int)
     if parts.empty or (parts[1] > 12).any():
         return False
-    return bool((parts[0] > 12).any() or texts.str.match(r"\s*\d{1,2}\.\d{1,2}\.").any())
+    return bool((parts[0] > 12).any() or texts.str.match(_DOTTED).any())
 
 
 def either_order(texts: pd.Series) -> str | None:
@@ -184,7 +186,7 @@ def either_order(texts: pd.Series) -> str | None:
     """
     texts = texts.dropna().astype(str)
     parts = texts.str.extract(_DAY_MONTH).dropna().astype(int)
-    if parts.empty or (parts > 12).any(axis=None) or texts.str.match(r"\s*\d{1,2}\.").any():
+    if parts.empty or (parts > 12).any(axis=None) or texts.str.match(_DOTTED).any():
         return None
     differ = parts[0] != parts[1]
     return str(texts[differ[differ].index[0]]).strip() if differ.any() else None
