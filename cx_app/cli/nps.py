@@ -1,4 +1,4 @@
-"""``cx-app nps FILE``: the net score (NPS, or CSAT net and top-2-box) with 95% intervals.
+"""``cx-app nps FILE``: the net score (NPS, or CSAT net and its top-box share) with 95% intervals.
 
 "NPS", promoters and detractors only for a recommend question on 0–10; any other target prints
 a "net score (top box − bottom box)" with neutral group names (the JSON's keys stay as they are).
@@ -66,6 +66,22 @@ def resolve_segment(schema: SurveySchema, text: str, columns: pd.Index) -> Segme
                       f"{known}")
 
 
+def top_box_name(groups: NetScoreGroups) -> str:
+    """The CSAT share's name: "top-k-box" when the positive group is the scale's top k points
+    (5–7 on 1–7 is a top-3-box, not the top-2-box CX teams often quote), else the group's name.
+
+    >>> from cx_app.survey.nps import NetScoreGroups
+    >>> top_box_name(NetScoreGroups(tuple(range(1, 8)), frozenset({5, 6, 7}), frozenset({1, 2, 3})))
+    'top-3-box'
+    >>> top_box_name(NetScoreGroups((1, 2, 3, 4, 5), frozenset({3, 5}), frozenset({1})))
+    'promoters share'
+    """
+    top = sorted(groups.positive)
+    if top == list(range(top[0], max(groups.classes) + 1)):
+        return f"top-{len(top)}-box"
+    return f"{groups.positive_name} share"
+
+
 def _row(result: NpsResult, groups: NetScoreGroups, csat: CsatResult | None, score: str) -> dict:
     row = {"segment": result.label, "n": result.n}
     if result.weighted:
@@ -73,8 +89,9 @@ def _row(result: NpsResult, groups: NetScoreGroups, csat: CsatResult | None, sco
     row.update({name: f"{100 * result.shares[name]:.1f}%" for name in groups.names})
     if csat is not None:
         low, high = csat.top_box.ci95
-        row["top-2-box"] = f"{100 * csat.top_box.value:.1f}%"
-        row["top-2-box 95% CI"] = f"[{100 * low:.1f}, {100 * high:.1f}]"
+        box = top_box_name(groups)
+        row[box] = f"{100 * csat.top_box.value:.1f}%"
+        row[f"{box} 95% CI"] = f"[{100 * low:.1f}, {100 * high:.1f}]"
     row[score] = f"{result.value:+.1f}"
     row["95% CI"] = f"[{result.ci95[0]:+.1f}, {result.ci95[1]:+.1f}]"
     return row
@@ -202,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
               "Kish's effective sample size")
     print(f"{score} = % {groups.positive_name} ({score_span(groups.positive)}) − % "
           f"{groups.negative_name} ({score_span(groups.negative)}); 95% adjusted-Wald interval"
-          + ("; top-2-box with a Wilson interval" if csat else ""))
+          + (f"; {top_box_name(groups)} ({score_span(groups.positive)}) with a Wilson interval"
+             if csat else ""))
     if args.low_up_to is None and args.high_from is None:
         print(groups_note(schema, groups))
     else:

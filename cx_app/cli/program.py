@@ -206,12 +206,15 @@ def _remove_wave(ws, args: argparse.Namespace) -> None:
 
 def _show(ws, args: argparse.Namespace) -> None:
     from cx_app.models.names import model_display_name
+    from cx_app.survey.vocabulary import vocabulary
 
     view = ws.show(args.name, model=args.model)
     if args.json:
         print(json.dumps(view.to_dict(), indent=1, ensure_ascii=False))
         return
-    titles = {s.name: s.column for s in ws.schema(args.name).segments}
+    schema = ws.schema(args.name)
+    titles = {s.name: s.column for s in schema.segments}
+    score = vocabulary(schema).short_name
     models = ", ".join(model_display_name(m.model_id) for m in view.models)
     print(f"program {view.name}: {view.survey.describe()}; models {models}; "
           f"{len(view.waves)} wave(s)" + (f"; team {view.team}" if view.team else ""))
@@ -221,7 +224,7 @@ def _show(ws, args: argparse.Namespace) -> None:
     for wave in view.waves:
         est, real = wave.estimated_nps, wave.realized_nps
         line = (f"{wave.label}: {wave.respondents:,} respondents, "
-                f"{'estimated' if est.audited_n is None else 'audited'} NPS "
+                f"{'estimated' if est.audited_n is None else 'audited'} {score} "
                 f"{est.value:+.1f} {fmt_ci(1, est.ci95)}"
                 + ("" if est.audited_n is None else
                    f" from {est.audited_n:,} audited answers (label-free {est.label_free:+.1f})"))

@@ -147,3 +147,18 @@ def test_compare_needs_two_values_of_a_by_segment(small, capsys):
     assert capsys.readouterr().err == (
         "error: --compare '2021-01' '2021-03': not two values of one --by segment "
         "(Wave: 2021-01, 2021-02)\n")
+
+
+def test_a_seven_point_csat_names_its_top_box_by_size(tmp_path, capsys):
+    # Satisfied is 5–7 on a 1–7 scale: a top-3-box (4 of 7 here), never called the top-2-box
+    # (6–7: 2 of 7), which CX teams quote as a different figure.
+    rows = ["Overall satisfaction (1-7),Price (1-5),Speed (1-5)"]
+    rows += [f"{y},{1 + i % 5},{1 + (i * 3) % 5}" for i, y in enumerate([1, 2, 4, 5, 6, 7, 7])]
+    path = tmp_path / "csat7.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert main(["nps", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "top-3-box (5–7) with a Wilson interval" in out and "top-2-box" not in out
+    header, line = (ln.split() for ln in out.splitlines()[-2:])
+    assert header[header.index("top-3-box") - 1] == "satisfied"
+    assert line[header.index("top-3-box") + 1] == f"{100 * 4 / 7:.1f}%"
