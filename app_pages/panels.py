@@ -294,7 +294,7 @@ def data_quality(survey: SurveyData) -> None:
     c4.metric("Unanswered attribute scores", f"{sum(q.gaps.values()):,}")
     src = survey.source
     st.text(f"File: {src.filename}" + (f" · sheet: {src.sheet}" if src.sheet else "")
-            + f" · header on row {src.header_row} · classes: {list(survey.classes)}")
+            + f" · {src.rows_read} · classes: {list(survey.classes)}")
     if src.left_out:  # personal data and platform columns: never read further, never stored
         st.info(f"{len(src.left_out)} column(s) left out at import (personal data is never "
                 "shown, stored or reported; a platform's own columns are not answers):")

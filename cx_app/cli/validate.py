@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return 0 if usable else 2
     source = survey.source
     where = source.filename + (f", sheet '{source.sheet}'" if source.sheet else "")
-    print(f"{where}: header on row {source.header_row}")
+    print(f"{where}: {source.rows_read}")
     if inferred:
         print("no schema given: using the inferred layout below (confirm it with "
               "--save-schema PATH, edit it if needed, then use --schema PATH)")

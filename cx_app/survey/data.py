@@ -28,6 +28,14 @@ class SourceInfo(Result):
     """Columns dropped at import, each with why (:mod:`cx_app.survey.layout`)."""
 
     @property
+    def rows_read(self) -> str:
+        """Where the data starts, in words: "header on row 3", or for an SPSS/Stata file (no
+        header row, :attr:`header_row` 0) that its rows are numbered as its cases."""
+        if self.header_row == 0:
+            return "variable names as headers; row N is case N"
+        return f"header on row {self.header_row}"
+
+    @property
     def held_personal_data(self) -> bool:
         """Whether the file held personal data (dropped at import): its bytes are never kept."""
         return any(reason.startswith("personal data") for _, reason in self.left_out)

@@ -202,8 +202,15 @@ def load_survey(
     _check_columns(schema, found, table, where, notes, require_target, require_attributes)
     column_of = {spec.name: table.frame.columns[found[spec.name]] for spec in schema.columns()
                  if spec.name in found}
+    segments = {s.name for s in schema.segments}
+    named = [column_of[s] for s in segments & set(column_of)
+             if table.value_labels.get(column_of[s])]
+    if named:
+        notes.append("segment column(s) " + ", ".join(map(repr, sorted(named)))
+                     + ": codes read as their value labels (as the file's own tool shows them)")
     frame, in_model, report = clean_columns(  # the survey
-        {spec: table.column(found[spec]) for spec in column_of}, column_of, schema,
+        {spec: table.column(found[spec], labelled=spec in segments) for spec in column_of},
+        column_of, schema,
         table.frame.index, notes, table.blank_rows, scoring=scoring, where=where,
         check_nul=b"\x00" in data if grid.encoding else Path(name).suffix.lower() == ".xls")
     if report.rows_read == 0:

@@ -300,7 +300,8 @@ def _no_scores(frame: pd.DataFrame, found: int) -> str:
     (a sheet's title, "Bank NPS tracker") is said to be one, not called a column."""
     sheet, row = frame.attrs.get("sheet"), frame.attrs.get("header_row")
     where = (f" from sheet '{sheet}'" if sheet is not None else "")
-    header = "its header row" if row is None else f"its header row (row {row})"
+    header = ("its header row" if row is None else "its variable names" if row == 0
+              else f"its header row (row {row})")
     headers = list(frame.columns)
     if len(headers) == 1:
         read = (f"{header} holds a single cell, {headers[0]!r}, not a row of column headers, "

@@ -326,7 +326,9 @@ def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
     body = pd.DataFrame({j: table.column(j).to_pandas(types_mapper={pa.string(): TEXT}.get)
                          for j in range(table.num_columns)})
     cells = pd.concat([header, body], ignore_index=True) if len(variables) else pd.DataFrame()
-    return Grid(None, cells, labels=tuple(v.label for v in variables), variables=variables)
+    # no header row in the file: row N of every message is case N, as SPSS and Stata number them
+    return Grid(None, cells, labels=tuple(v.label for v in variables), variables=variables,
+                row_offset=-1)
 
 
 def survey_suffix(data: bytes, name: str) -> str:

@@ -35,10 +35,19 @@ class Table(BaseModel):
     header: int
     header_cells: tuple[str | None, ...]
     notes: tuple[str, ...] = ()
+    value_labels: dict[str, dict[str, str]] = {}
+    """An SPSS/Stata file's value labels by column header (code → label)."""
 
-    def column(self, j: int) -> ColumnCells:
+    def column(self, j: int, *, labelled: bool = False) -> ColumnCells:
+        """Column ``j``'s cells; ``labelled``: a code with a value label read as its label (a
+        segment's "1" as "North"), as the file's own tool shows it."""
         header = self.frame.columns[j]
-        return ColumnCells(self.frame.iloc[:, j], self.blank.iloc[:, j].to_numpy(),
+        texts = self.frame.iloc[:, j]
+        labels = self.value_labels.get(header) if labelled else None
+        if labels:
+            texts = texts.map(lambda v: labels.get(v, v) if isinstance(v, str) else v,
+                              na_action="ignore").astype(texts.dtype)
+        return ColumnCells(texts, self.blank.iloc[:, j].to_numpy(),
                            self.errors.get(header, np.zeros(len(self.frame), dtype=bool)),
                            self.typed)
 
@@ -131,8 +140,11 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
     if dropped:
         frame, blank = frame[keep], blank[keep]
         errors = {c: e[keep] for c, e in errors.items()}
+    labels = {h: dict(v.value_labels) for h, v in zip(headers, grid.variables or (),
+                                                       strict=False) if v.value_labels}
     return Table(frame=frame, blank=blank, errors=errors, typed=grid.typed, blank_rows=dropped,
-                 header=header, header_cells=tuple(first), notes=tuple(notes))
+                 header=header, header_cells=tuple(first), notes=tuple(notes),
+                 value_labels=labels)
 
 
 def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None) -> list[str]:
@@ -151,10 +163,12 @@ def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | Non
                 gap = gap | column.isin([lo]).to_numpy(dtype=bool, na_value=False)
         if gap.any():
             frame.iloc[gap, j] = pd.NA
-            shown = sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
-                                          for lo, hi in variable.missing)})
+            labels = variable.value_labels
+            shown = [f"{code} ({labels[code]!r})" if code in labels else code
+                     for code in sorted({*gap_codes, *(lo if lo == hi else f"{lo}–{hi}"
+                                                       for lo, hi in variable.missing)})]
             notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
-                         f"{', '.join(shown)} (declared missing or 'not applicable') read as "
+                         f"{', '.join(shown)}, declared missing or 'not applicable', read as "
                          "gaps, not scores")
     for j, name in enumerate(frame.columns):
         found = score_choices(frame.iloc[:, j])

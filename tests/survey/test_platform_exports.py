@@ -325,3 +325,53 @@ def test_matrix_items_are_cut_only_from_question_texts_and_only_where_they_stay_
                       "Q2_2": "How satisfied are you with - Staff", "Q2_3": "App",
                       "Q3_1": "How important is - Fees", "Q3_2": "How important is - Staff",
                       "Q3_3": "Branches"}
+
+
+def test_an_spss_file_names_its_cases_and_its_missing_codes(tmp_path):
+    # SPSS numbers cases from 1 and the file has no header row: case 3 is "row 3" in every
+    # message (it was row 4); a declared-missing code is named with its value label.
+    import pyreadstat
+
+    frame = pd.DataFrame({"q1": [7.0, 5.0, 99.0, 1.0, 6.0, 2.0, 4.0, 3.0],
+                          "speed": [5.0, 4.0, 3.0, 1.0, 5.0, 2.0, 3.0, 2.0],
+                          "price": [4.0, 4.0, 2.0, 2.0, 5.0, 1.0, 3.0, 3.0]})
+    path = tmp_path / "csat.sav"
+    pyreadstat.write_sav(frame, str(path), column_labels=[
+        "Overall, how satisfied are you?", "Speed of service", "Prices"],
+        variable_value_labels={"q1": {1.0: "Very dissatisfied", 7.0: "Very satisfied",
+                                      99.0: "Prefer not to say"}},
+        missing_ranges={"q1": [99.0]})
+    survey = load_survey(path)
+    assert survey.source.header_row == 0
+    assert survey.source.rows_read == "variable names as headers; row N is case N"
+    assert list(survey.frame.index) == [1, 2, 4, 5, 6, 7, 8]
+    (excluded,) = survey.quality.excluded
+    assert (excluded.row, excluded.column) == (3, "q1")
+    assert ("column 'q1': 1 answer(s) coded 99 ('Prefer not to say'), declared missing or "
+            "'not applicable', read as gaps, not scores") in survey.quality.notes
+
+
+def test_an_spss_segment_is_named_by_its_value_labels(tmp_path):
+    # Region 1/2/3 labelled North/South/East: the segment's values are the labels, with a
+    # note; a code without a label stays the code; the scores stay numbers.
+    import pyreadstat
+
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame({"region": np.tile([1.0, 2.0, 3.0, 4.0], n // 4),
+                          "recommend": rng.integers(0, 11, n).astype(float),
+                          "speed": rng.integers(1, 6, n).astype(float),
+                          "price": rng.integers(1, 6, n).astype(float)})
+    path = tmp_path / "regions.sav"
+    pyreadstat.write_sav(frame, str(path), column_labels=[
+        "Region", "How likely are you to recommend us?", "Speed of service", "Prices"],
+        variable_value_labels={"region": {1.0: "North", 2.0: "South", 3.0: "East"},
+                               "speed": {1.0: "Very poor", 5.0: "Very good"}})
+    survey = load_survey(path)
+    (segment,) = survey.schema.segments
+    assert segment.column == "region"
+    values = survey.frame[segment.name]
+    assert values.tolist() == ["North", "South", "East", "4"] * (n // 4)
+    assert survey.frame["speed"].tolist() == frame["speed"].tolist()
+    assert ("segment column(s) 'region': codes read as their value labels (as the file's own "
+            "tool shows them)") in survey.quality.notes
