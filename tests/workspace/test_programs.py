@@ -310,3 +310,20 @@ def test_show_says_the_realized_base_when_some_did_not_answer(program_file, surv
                 if s.startswith("W03:"))
     assert line.startswith(f"W03: {len(frame):,} respondents, estimated NPS ")
     assert f"; realized {by_hand:+.1f} ({len(scores):,} answered)  (telecom_W03.csv)" in line
+
+
+def test_show_names_a_csat_programs_net_score(tmp_path):
+    """A CSAT program's waves are estimated "net score" (top box − bottom box), never "NPS"."""
+    from cx_app.survey.samples import sample_path
+
+    path = str(sample_path("retail_csat"))
+    db = ["--db", f"sqlite:///{tmp_path / 'csat.db'}"]
+    ok("program", "create", "shop", path, *db)
+    ok("program", "add-wave", "shop", path, *db)
+    shown = ok("program", "show", "shop", *db)
+    raw = pd.read_csv(path)
+    wave = raw[raw.eq("2021-01").any(axis=1)]["Overall satisfaction (1-5)"].dropna()
+    by_hand = 100 * ((wave >= 4).mean() - (wave <= 2).mean())
+    (line,) = [s for s in shown.splitlines() if s.startswith("2021-01:")]
+    assert line.startswith(f"2021-01: {len(wave)} respondents, estimated net score ")
+    assert f"; realized {by_hand:+.1f}" in line and "NPS" not in shown
