@@ -9,6 +9,7 @@ words (brands, comments), are left as they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
@@ -82,6 +83,40 @@ def _scale_of(texts: set[str]) -> tuple[str, dict[str, int]] | None:
         if texts <= position.keys() and len({position[t] for t in texts}) == len(texts):
             return name, position
     return None
+
+
+_RATING_WORDS = frozenset({
+    "not", "very", "extremely", "completely", "totally", "highly", "slightly", "somewhat",
+    "fairly", "quite", "moderately", "important", "unimportant", "bad", "good", "better",
+    "worse", "best", "worst", "ok", "okay", "yes", "no", "low", "medium", "high", "never",
+    "rarely", "sometimes", "often", "always"})
+"""Words of a rating or a yes/no answer beyond the vocabulary's scales ("Not at all
+important", "Low"): value labels holding one label points of a scale, not categories."""
+
+
+@cache
+def _rating_words() -> frozenset[str]:
+    return _RATING_WORDS | {w for levels in vocabulary().scales.values() for level in levels
+                            for text in level for w in re.findall(r"[^\W\d_]+", text)}
+
+
+def names_categories(labels: Iterable[str]) -> bool:
+    """Whether an SPSS/Stata variable's value labels name categories (stores, regions,
+    channels: a segment's values) rather than the points of a rating: at least two labels, not
+    a known answer scale, none starting with a number or holding a rating word.
+
+    >>> names_categories(["Athens", "Patras", "Volos"]), names_categories(["North", "South"])
+    (True, True)
+    >>> names_categories(["Poor", "Fair", "Good", "Very good", "Excellent"])
+    False
+    >>> names_categories(["1 - Not at all important", "5 - Extremely important"])
+    False
+    """
+    texts = [_fold(str(t)) for t in labels]
+    if len(texts) < 2 or score_choices(pd.Series(texts)) is not None:
+        return False
+    return not any(re.match(r"-?\d", t) or set(re.findall(r"[^\W\d_]+", t)) & _rating_words()
+                   for t in texts)
 
 
 def score_choices(column: pd.Series) -> ChoiceScores | None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cx_app.safe_text import control_characters, describe_removed, plain_text
 from cx_app.survey.cells import ColumnCells, blank_mask, cell_text
-from cx_app.survey.choices import is_not_an_answer, score_choices
+from cx_app.survey.choices import is_not_an_answer, names_categories, score_choices
 from cx_app.survey.layout import HEADER_SCAN_ROWS, guess_header_row, present
 from cx_app.survey.reading import TEXT, Grid, StatVariable
 from cx_app.survey.schema import ColumnSpec, SurveySchema, normalise_header, unique_names
@@ -127,7 +127,7 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
     if grid.labels is not None:  # question texts: infer_schema gives them to the attributes
         frame.attrs["labels"] = {h: label for h, label in zip(headers, grid.labels,
                                                                   strict=False) if label}
-    notes = _answer_codes(frame, grid.variables)
+    notes, categories = _answer_codes(frame, grid.variables)
     blank = pd.DataFrame({c: blank_mask(frame.iloc[:, j]) for j, c in enumerate(headers)},
                          index=frame.index)
     errors = {}
@@ -141,15 +141,18 @@ def read_columns(grid: Grid, schema: SurveySchema | None) -> Table:
         frame, blank = frame[keep], blank[keep]
         errors = {c: e[keep] for c, e in errors.items()}
     labels = {h: dict(v.value_labels) for h, v in zip(headers, grid.variables or (),
-                                                       strict=False) if v.value_labels}
+                                                       strict=False)
+              if v.value_labels and v.name not in categories}
     return Table(frame=frame, blank=blank, errors=errors, typed=grid.typed, blank_rows=dropped,
                  header=header, header_cells=tuple(first), notes=tuple(notes),
                  value_labels=labels)
 
 
-def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None) -> list[str]:
-    """Answers as codes, in place (module docstring); a note for each column changed."""
-    notes = []
+def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | None,
+                  ) -> tuple[list[str], set[str]]:
+    """Answers as codes, in place (module docstring); a note for each column changed, and the
+    variables whose codes were read as the categories their value labels name."""
+    notes, categories = [], set()
     for j, variable in enumerate(variables or ()):
         gap_codes = {code for code, text in variable.value_labels.items()
                      if is_not_an_answer(text)}
@@ -170,6 +173,15 @@ def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | Non
             notes.append(f"column {variable.name!r}: {int(gap.sum()):,} answer(s) coded "
                          f"{', '.join(shown)}, declared missing or 'not applicable', read as "
                          "gaps, not scores")
+        named = {c: t for c, t in variable.value_labels.items() if c not in gap_codes}
+        present = set(frame.iloc[:, j].dropna())
+        if present and present <= named.keys() and names_categories(named.values()):
+            frame.isetitem(j, frame.iloc[:, j].map(named.get, na_action="ignore").astype(TEXT))
+            categories.add(variable.name)
+            shown = [named[c] for c in sorted(present, key=_code_order)]
+            notes.append(f"column {variable.name!r}: codes read as the categories their value "
+                         f"labels name ({', '.join(shown[:4])}{', …' if len(shown) > 4 else ''}"
+                         "), not as scores")
     for j, name in enumerate(frame.columns):
         found = score_choices(frame.iloc[:, j])
         if found is not None:
@@ -179,4 +191,11 @@ def _answer_codes(frame: pd.DataFrame, variables: tuple[StatVariable, ...] | Non
                          f"({found.scale.replace('_', ' ')})"
                          + (f"; {found.gaps:,} '{' / '.join(found.gap_texts)}' answer(s) read "
                             "as gaps" if found.gaps else ""))
-    return notes
+    return notes, categories
+
+
+def _code_order(code: str) -> tuple[float, str]:
+    try:
+        return float(code), code
+    except ValueError:
+        return float("inf"), code

@@ -375,3 +375,30 @@ def test_an_spss_segment_is_named_by_its_value_labels(tmp_path):
     assert survey.frame["speed"].tolist() == frame["speed"].tolist()
     assert ("segment column(s) 'region': codes read as their value labels (as the file's own "
             "tool shows them)") in survey.quality.notes
+
+
+def test_an_spss_category_coded_as_numbers_is_a_segment_not_a_score(tmp_path):
+    # "Which store did you visit?" coded 1–5 (Athens … Volos) was read as a 1–5 attribute and
+    # trained on as a driver; a rating labelled on every point (Poor … Excellent) stays a score.
+    import pyreadstat
+
+    rng = np.random.default_rng(4)
+    n = 120
+    frame = pd.DataFrame({"q7": rng.integers(1, 6, n).astype(float),
+                          "q1": rng.integers(0, 11, n).astype(float),
+                          "q2": rng.integers(1, 6, n).astype(float),
+                          "q3": rng.integers(1, 6, n).astype(float)})
+    stores = {1.0: "Athens", 2.0: "Patras", 3.0: "Piraeus", 4.0: "Larissa", 5.0: "Volos"}
+    path = tmp_path / "stores.sav"
+    pyreadstat.write_sav(frame, str(path), column_labels=[
+        "Which store did you visit?", "How likely are you to recommend us to a friend?",
+        "Speed of service", "Prices"], variable_value_labels={
+        "q7": stores, "q2": {1.0: "Poor", 2.0: "Fair", 3.0: "Good", 4.0: "Very good",
+                             5.0: "Excellent"}})
+    survey = load_survey(path)
+    assert [a.column for a in survey.schema.attributes] == ["q2", "q3"]
+    (segment,) = survey.schema.segments
+    assert segment.column == "q7"
+    assert survey.frame[segment.name].tolist() == [stores[v] for v in frame["q7"]]
+    assert ("column 'q7': codes read as the categories their value labels name (Athens, "
+            "Patras, Piraeus, Larissa, …), not as scores") in survey.quality.notes
