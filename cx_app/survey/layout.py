@@ -45,6 +45,19 @@ def _fold(cell: str | None) -> str:
     return " ".join(str(cell).split()).casefold() if cell is not None else ""
 
 
+def _qualtrics_own(folded: str) -> bool:
+    """Whether a folded column name is one of Qualtrics' own columns (not an answer)."""
+    return (folded in _QUALTRICS_METADATA or folded.startswith("q_")
+            or folded.endswith("_nps_group"))
+
+
+def _variable_field(name: str) -> str:
+    """An SPSS/Stata variable name as the Qualtrics field it stands for: the variable
+    ``Duration__in_seconds_`` is the field "Duration (in seconds)"."""
+    folded = _fold(name)
+    return "duration (in seconds)" if folded == "duration__in_seconds_" else folded
+
+
 def _row(grid: Grid, i: int) -> list[str | None]:
     head = grid.head(i + 1)
     return head[i] if len(head) > i else []
@@ -85,8 +98,7 @@ def _headers(grid: Grid, platform: str, rows: int) -> tuple[list[str], list[str 
             if platform.endswith("(legacy)") and re.fullmatch(r"V\d+", top) and sub:
                 top, sub = sub, ""
             folded, label = _fold(top), (sub if sub and sub != top else None)
-            own = (folded in _QUALTRICS_METADATA or folded.startswith("q_")
-                   or folded.endswith("_nps_group"))
+            own = _qualtrics_own(folded)
         elif platform == "google forms":  # one header row; a grid's rows as "question [row]"
             folded = _fold(top)
             own, label = folded in _GOOGLE_METADATA, (top if GRID_ITEM.fullmatch(top) else None)
@@ -148,6 +160,7 @@ def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
     if grid.empty:
         return grid, ()
     platform, rows = _platform_of(grid)
+    maker = platform  # who wrote the columns: Qualtrics for its own SPSS export
     notes: list[str] = []
     dropped: list[tuple[str, str]] = []  # (column, why)
     width = grid.cells.shape[1]
@@ -165,6 +178,13 @@ def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
             names = [v.name for v in grid.variables or ()]
             labels = list(grid.labels or [None] * len(names))
             body = grid.cells.iloc[1:]
+            fields = [_variable_field(n) for n in names]
+            if len(set(fields) & _QUALTRICS_FIELDS) >= 4:  # Qualtrics' own SPSS export
+                maker = "qualtrics"
+                platform_cols = {j for j, f in enumerate(fields) if _qualtrics_own(f)}
+                ids = {j for j, f in enumerate(fields) if f in _RESPONSE_IDS}
+                notes.append(f"read as a Qualtrics export saved as an {_PLATFORM_NAMES[platform]}"
+                             " file: its own columns recognised")
         else:
             names, labels, platform_cols, ids = _headers(grid, platform, rows)
             body = grid.cells.iloc[rows:]
@@ -182,7 +202,7 @@ def recognise_layout(grid: Grid) -> tuple[Grid, tuple[str, ...]]:
         elif j in platform_cols:
             reason = ("derived from the recommend answer by the platform (its NPS group)"
                       if _fold(names[j]).endswith("_nps_group")
-                      else f"{_PLATFORM_NAMES[platform]} metadata, not a survey answer")
+                      else f"{_PLATFORM_NAMES[maker]} metadata, not a survey answer")
             dropped.append((names[j], reason))
         else:
             keep.append(j)

@@ -402,3 +402,38 @@ def test_an_spss_category_coded_as_numbers_is_a_segment_not_a_score(tmp_path):
     assert survey.frame[segment.name].tolist() == [stores[v] for v in frame["q7"]]
     assert ("column 'q7': codes read as the categories their value labels name (Athens, "
             "Patras, Piraeus, Larissa, …), not as scores") in survey.quality.notes
+
+
+def test_a_qualtrics_export_saved_as_spss_drops_its_own_columns(tmp_path):
+    # Qualtrics' SPSS export names its variables as its CSV fields (Duration__in_seconds_ for
+    # "Duration (in seconds)"): they and Q1_NPS_GROUP (the target's own group, labelled
+    # Detractor/Passive/Promoter) were segments; they are left out, as from its CSV.
+    import pyreadstat
+
+    rng = np.random.default_rng(8)
+    n = 90
+    q1 = rng.integers(0, 11, n).astype(float)
+    frame = pd.DataFrame({
+        "StartDate": ["2026-10-01 09:00:00"] * n, "Status": np.zeros(n),
+        "Progress": np.full(n, 100.0), "Duration__in_seconds_": rng.integers(60, 900, n) * 1.0,
+        "Finished": np.ones(n), "ResponseId": [f"R_{i:05d}x" for i in range(n)],
+        "UserLanguage": ["EN"] * n, "Q1": q1,
+        "Q1_NPS_GROUP": np.where(q1 >= 9, 3.0, np.where(q1 >= 7, 2.0, 1.0)),
+        "Q2_1": rng.integers(1, 6, n) * 1.0, "Q2_2": rng.integers(1, 6, n) * 1.0})
+    path = tmp_path / "qualtrics.sav"
+    pyreadstat.write_sav(frame, str(path), column_labels={
+        "Q1": "How likely are you to recommend us to a friend or colleague?",
+        "Q2_1": "How satisfied were you with the following? - Check-in",
+        "Q2_2": "How satisfied were you with the following? - Room"}, variable_value_labels={
+        "Q1_NPS_GROUP": {1.0: "Detractor", 2.0: "Passive", 3.0: "Promoter"},
+        "Finished": {0.0: "False", 1.0: "True"}, "Status": {0.0: "IP Address", 1.0: "Preview"}})
+    survey = load_survey(path)
+    assert survey.schema.target.column == "Q1"
+    assert [a.label for a in survey.schema.attributes] == ["Check-in", "Room"]
+    assert survey.schema.segments == () and survey.schema.respondent_id.column == "ResponseId"
+    assert dict(survey.source.left_out) == {
+        **{c: "Qualtrics metadata, not a survey answer" for c in (
+            "StartDate", "Status", "Progress", "Duration__in_seconds_", "Finished",
+            "UserLanguage")},
+        "Q1_NPS_GROUP": "derived from the recommend answer by the platform (its NPS group)"}
+    assert survey.quality.respondents == n
