@@ -15,7 +15,6 @@ from cx_app.app import views
 from cx_app.app.session import Analysis
 from cx_app.app.training import TrainingJob
 from cx_app.errors import CxAppError
-from cx_app.estimate.model_choice import choose_from_crossvalidation
 from cx_app.estimate.model_file import load_model
 from cx_app.estimate.model_metadata import HeldOutFigures
 from cx_app.models.names import model_display_name, names_in_text
@@ -33,7 +32,6 @@ from cx_app.survey.mapping import (
     target_is_unsure,
     with_target,
 )
-from cx_app.survey.nps import groups_for_schema
 from cx_app.survey.schema import MISSING_POLICIES, SurveySchema, with_recommend
 
 
@@ -344,9 +342,7 @@ def model_source(a: Analysis) -> tuple[Any, str | None]:
         if common.need_models(a):
             st.stop()
         ids = list(a.models)  # preselected: the one whose held-out net score errs least
-        choice = None if len(ids) < 2 else choose_from_crossvalidation(
-            {m: a.models[m].cv for m in ids}, groups_for_schema(a.survey.schema),
-            {m: model_display_name(m) for m in ids})
+        choice = a.estimation_choice({m: model_display_name(m) for m in ids})
         model_id = st.selectbox("Model", ids, key="nw_model", format_func=model_display_name,
                                 index=0 if choice is None else ids.index(choice.chosen))
         if choice is not None:

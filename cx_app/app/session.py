@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cx_app.engine.roc import OvrRoc
     from cx_app.estimate.alp import AlpGap
     from cx_app.estimate.document import WaveEstimateDocument
+    from cx_app.estimate.model_choice import EstimationChoice
     from cx_app.estimate.model_file import TrainedModel
     from cx_app.models.drivers import DriverAnalysis
     from cx_app.models.evaluation import ModelEvaluation
@@ -331,6 +332,20 @@ class Analysis:
 
         ids = list(self.models) if model_ids is None else list(model_ids)
         return best_model({m: self.evaluation(m) for m in ids})
+
+    def estimation_choice(self, names: Mapping[str, str]) -> EstimationChoice | None:
+        """The model the New wave page preselects to estimate waves (None: fewer than two
+        trained), by the held-out net-score errors and their paired test, computed once."""
+        from cx_app.estimate.model_choice import choose_from_crossvalidation
+        from cx_app.survey.nps import groups_for_schema
+
+        ids = list(self.models)
+        if len(ids) < 2:
+            return None
+        return self.derived(
+            ("estimation_choice", *(self.models[m].key for m in ids)),
+            lambda: choose_from_crossvalidation({m: self.models[m].cv for m in ids},
+                                                groups_for_schema(self.survey.schema), names))
 
     def report_document(self, model_ids: list[str] | None = None) -> Results:
         """The ``results.json`` of ``model_ids`` as the Report page and ``cx-app evaluate``

@@ -128,9 +128,23 @@ def net_score_calibration_error(true_idx: np.ndarray, proba: np.ndarray, classes
     """Calibration error of the estimated net score, in points (0–200): the noise-corrected
     RMS of mean(e) − mean(s) over ``n_bins`` equal-count bins of e_i = p̂_i,P − p̂_i,N
     (docs/alp.md, "The gap"); unlike the pooled error, opposite errors do not cancel."""
+    est, actual = net_estimates_and_outcomes(true_idx, proba, classes, groups)
+    return binned_net_error(est, actual, n_bins)
+
+
+def net_estimates_and_outcomes(true_idx: np.ndarray, proba: np.ndarray, classes: Sequence,
+                               groups: NetScoreGroups) -> tuple[np.ndarray, np.ndarray]:
+    """Each respondent's estimated net score e_i = p̂_i,P − p̂_i,N and outcome (+1, 0, −1)."""
     pos, neg = _net_columns(classes, groups)
-    est = proba[:, pos].sum(axis=1) - proba[:, neg].sum(axis=1)
+    p = np.asarray(proba, dtype=float)
+    est = p[:, pos].sum(axis=1) - p[:, neg].sum(axis=1)
     actual = (np.isin(true_idx, pos).astype(float) - np.isin(true_idx, neg).astype(float))
+    return est, actual
+
+
+def binned_net_error(est: np.ndarray, actual: np.ndarray, n_bins: int = NET_SCORE_BINS,
+                     ) -> float:
+    """:func:`net_score_calibration_error` from the estimates and outcomes."""
     n = len(est)
     total = 0.0
     for part in np.array_split(np.argsort(est, kind="stable"), max(1, min(n_bins, n))):

@@ -164,6 +164,9 @@ class NetScoreErrorDoc(MetadataDocument):
     segments: dict[str, SegmentErrorsDoc] | None = None
     """Per segment column, each segment's held-out error
     (:func:`cx_app.estimate.segment_error.heldout_segment_errors`); absent in older files."""
+    calibration_error_replicates: list[Figure] | None = None
+    """The held-out net-score calibration error on the estimation choice's paired resamples
+    (:func:`cx_app.estimate.model_choice.calibration_error_replicates`); absent in older files."""
 
 
 class HeldOutFigures(MetadataDocument):

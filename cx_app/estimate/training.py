@@ -57,6 +57,7 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
                 wave: str | None = None) -> dict:
     from cx_app.engine.confusion import confusion_matrix
     from cx_app.estimate.alp import alp_gap, compare_alp_cm, level_metrics
+    from cx_app.estimate.model_choice import calibration_error_replicates
     from cx_app.estimate.new_wave import heldout_net_score_error
     from cx_app.estimate.segment_error import heldout_segment_errors
 
@@ -84,7 +85,9 @@ def _cv_summary(cv: CrossValResult, resolved_plan: ResolvedPlan, choice: Calibra
         **({"net_score_error": heldout_net_score_error(
             cv.y_true, cv.proba, cv.fold, cv.classes, groups).model_copy(update={
                 "segments": heldout_segment_errors(cv.y_true, cv.proba, cv.classes, groups,
-                                                   segments or {}, wave)}).to_dict()}
+                                                   segments or {}, wave),
+                "calibration_error_replicates": calibration_error_replicates(
+                    cv.class_positions(), cv.proba, cv.classes, groups).tolist()}).to_dict()}
            if groups is not None else {}),
     }
 

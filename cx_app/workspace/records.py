@@ -16,7 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
 from cx_app.estimate.document import WaveEstimateDocument
-from cx_app.estimate.model_choice import choose_estimation_model, heldout_net_error
+from cx_app.estimate.model_choice import (
+    choose_estimation_model,
+    heldout_net_error,
+    heldout_net_replicates,
+)
 from cx_app.estimate.model_metadata import HeldOutFigures, TrainingData
 from cx_app.estimate.tracker import SegmentEstimate
 from cx_app.project import SurveyIdentity, crossval_arrays, crossval_fields, crossval_from
@@ -97,9 +101,12 @@ def estimating_row(rows: Sequence[Model]) -> Model:
     """The model whose waves a program shows by default: the one the New wave page preselects
     (:func:`~cx_app.estimate.model_choice.choose_estimation_model` on the held-out net-score
     errors kept in each model's metadata; the first when none keeps one)."""
-    errors = {r.model_id: heldout_net_error(HeldOutFigures.from_dict(r.model_metadata["cv"]))
-              if "cv" in r.model_metadata else None for r in rows}
-    chosen = choose_estimation_model(errors).chosen
+    figures = {r.model_id: HeldOutFigures.from_dict(r.model_metadata["cv"])
+               if "cv" in r.model_metadata else None for r in rows}
+    chosen = choose_estimation_model(
+        {m: None if f is None else heldout_net_error(f) for m, f in figures.items()},
+        replicates={m: None if f is None else heldout_net_replicates(f)
+                    for m, f in figures.items()}).chosen
     return next(r for r in rows if r.model_id == chosen)
 
 
