@@ -171,8 +171,7 @@ def _calibrated_oof(oof: np.ndarray, y: np.ndarray, method: str, seed: int) -> n
     probabilities whose net-score error its kept report states)."""
     from sklearn.model_selection import KFold
 
-    from cx_app.estimate.calibration import calibrate_probabilities
-    from cx_app.estimate.from_probabilities import CALIBRATION_FOLDS
+    from cx_app.estimate.from_probabilities import CALIBRATION_FOLDS, calibrate_probabilities
 
     if method == "none":
         return oof
