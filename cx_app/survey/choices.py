@@ -103,7 +103,8 @@ def _rating_words() -> frozenset[str]:
 def names_categories(labels: Iterable[str]) -> bool:
     """Whether an SPSS/Stata variable's value labels name categories (stores, regions,
     channels: a segment's values) rather than the points of a rating: at least two labels, not
-    a known answer scale, none starting with a number or holding a rating word.
+    a known answer scale, none a number or numbered ("1 - Poor") or holding a rating word; age
+    bands ("18-24", "65+") are categories.
 
     >>> names_categories(["Athens", "Patras", "Volos"]), names_categories(["North", "South"])
     (True, True)
@@ -111,11 +112,13 @@ def names_categories(labels: Iterable[str]) -> bool:
     False
     >>> names_categories(["1 - Not at all important", "5 - Extremely important"])
     False
+    >>> names_categories(["18-24", "25-34", "35-54", "55+"]), names_categories(["1", "2", "3"])
+    (True, False)
     """
     texts = [_fold(str(t)) for t in labels]
     if len(texts) < 2 or score_choices(pd.Series(texts)) is not None:
         return False
-    return not any(re.match(r"-?\d", t) or set(re.findall(r"[^\W\d_]+", t)) & _rating_words()
+    return not any(_NUMBERED.fullmatch(t) or set(re.findall(r"[^\W\d_]+", t)) & _rating_words()
                    for t in texts)
 
 

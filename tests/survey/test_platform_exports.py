@@ -387,18 +387,21 @@ def test_an_spss_category_coded_as_numbers_is_a_segment_not_a_score(tmp_path):
     frame = pd.DataFrame({"q7": rng.integers(1, 6, n).astype(float),
                           "q1": rng.integers(0, 11, n).astype(float),
                           "q2": rng.integers(1, 6, n).astype(float),
-                          "q3": rng.integers(1, 6, n).astype(float)})
+                          "q3": rng.integers(1, 6, n).astype(float),
+                          "q9": rng.integers(1, 5, n).astype(float)})
     stores = {1.0: "Athens", 2.0: "Patras", 3.0: "Piraeus", 4.0: "Larissa", 5.0: "Volos"}
     path = tmp_path / "stores.sav"
     pyreadstat.write_sav(frame, str(path), column_labels=[
         "Which store did you visit?", "How likely are you to recommend us to a friend?",
-        "Speed of service", "Prices"], variable_value_labels={
+        "Speed of service", "Prices", "Your age"], variable_value_labels={
         "q7": stores, "q2": {1.0: "Poor", 2.0: "Fair", 3.0: "Good", 4.0: "Very good",
-                             5.0: "Excellent"}})
+                             5.0: "Excellent"},
+        "q9": {1.0: "18-24", 2.0: "25-34", 3.0: "35-54", 4.0: "55+"}})
     survey = load_survey(path)
     assert [a.column for a in survey.schema.attributes] == ["q2", "q3"]
-    (segment,) = survey.schema.segments
-    assert segment.column == "q7"
+    segment, age = survey.schema.segments
+    assert (segment.column, age.column) == ("q7", "q9")
+    assert set(survey.frame[age.name]) == {"18-24", "25-34", "35-54", "55+"}
     assert survey.frame[segment.name].tolist() == [stores[v] for v in frame["q7"]]
     assert ("column 'q7': codes read as the categories their value labels name (Athens, "
             "Patras, Piraeus, Larissa, …), not as scores") in survey.quality.notes
