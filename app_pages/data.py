@@ -10,6 +10,7 @@ from app_pages import common, landing, lifecycle, panels, team_mode
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
+from cx_app.survey.reading import STAT_SUFFIXES
 from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
@@ -82,7 +83,8 @@ if sheets:
     sheet = None if chosen == auto else chosen
     choice["sheet"] = sheet
 else:
-    col_sheet.text_input("Sheet", "— (CSV file)", disabled=True)
+    kind = "SPSS/Stata file" if filename.lower().endswith(STAT_SUFFIXES) else "CSV file"
+    col_sheet.text_input("Sheet", f"— ({kind}: no sheets)", disabled=True)
 
 schema_options = [*common.bundled_schemas(), common.INFER]
 if common.PROJECT_SCHEMA in st.session_state:  # the schema of a project opened on its page
