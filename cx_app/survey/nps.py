@@ -32,6 +32,7 @@ from cx_app.engine.plan import PlanSpec
 from cx_app.errors import AnalysisError, PlanError
 from cx_app.result import Estimate, Result
 from cx_app.survey.default_plans import boxes
+from cx_app.survey.periods import label_order
 from cx_app.survey.vocabulary import vocabulary
 from cx_app.survey.weights import effective_sample_size
 
@@ -406,14 +407,21 @@ def _segment_label(key: object) -> str:
 
 def segment_frames(frame: pd.DataFrame, by: str | Sequence[str],
                    target: str | None = None) -> list[tuple[str, pd.DataFrame]]:
-    """(label, rows) per segment of ``by``, sorted; a missing value is its own segment."""
+    """(label, rows) per segment of ``by``, sorted (one column: periods in time, other labels
+    naturally, :func:`cx_app.survey.periods.label_order`); a missing value is its own segment,
+    last."""
     by_cols = [by] if isinstance(by, str) else list(by)
     unknown = [c for c in [*([target] if target else []), *by_cols] if c not in frame.columns]
     if unknown:
         raise AnalysisError(f"columns {unknown} not in the data; available: {list(frame.columns)}")
     grouped = frame.groupby(by_cols if len(by_cols) > 1 else by_cols[0], sort=True,
                             dropna=False, observed=True)
-    return [(_segment_label(key), part) for key, part in grouped]
+    items = [(_segment_label(key), part) for key, part in grouped]
+    if len(by_cols) > 1:
+        return items
+    rank = {label: i for i, label in enumerate(
+        label_order([label for label, _ in items], last=MISSING_SEGMENT))}
+    return sorted(items, key=lambda item: rank[item[0]])
 
 
 def nps_by_results(frame: pd.DataFrame, target: str, by: str | Sequence[str], *,
