@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import pandas as pd
-from natsort import natsort_keygen
+from natsort import natsort_keygen, ns
 
-__all__ = ["label_order", "period_start"]
+__all__ = ["label_order", "natural_key", "period_start"]
 
 _QUARTER = re.compile(r"q([1-4])\W*(\d{4})|(\d{4})\W*q([1-4])", re.IGNORECASE)
 _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
-_NATURAL = natsort_keygen()
+natural_key = natsort_keygen(alg=ns.IGNORECASE)
+"""The natural sort key of a label: numbers inside compared as numbers, case ignored."""
 
 
 @lru_cache(maxsize=4096)
@@ -61,7 +62,7 @@ def label_order(labels: Sequence[str], last: str | None = None) -> list[str]:
     starts = [period_start(label) for label in present]
     if present and all(start is not None for start in starts):
         ordered = [label for _, label in sorted(zip(starts, present, strict=True),
-                                                key=lambda pair: (pair[0], _NATURAL(pair[1])))]
+                                                key=lambda pair: (pair[0], natural_key(pair[1])))]
     else:
-        ordered = sorted(present, key=_NATURAL)
+        ordered = sorted(present, key=natural_key)
     return ordered + [label for label in labels if label == last]

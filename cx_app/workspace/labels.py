@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
+from cx_app.survey.periods import natural_key, period_start
+
 if TYPE_CHECKING:
     from cx_app.survey.data import SurveyData
 
@@ -105,6 +107,12 @@ def _earliest_answer(survey: SurveyData) -> dt.date | None:
     return None if values.empty else values.min().date()
 
 
+def _period_date(label: str) -> dt.date | None:
+    """The start of the period a label such as "March 2026" names (:mod:`cx_app.survey.periods`)."""
+    start = period_start(label)
+    return None if start is None else _date(start.year, start.month, start.day)
+
+
 def wave_label(survey: SurveyData, *, filename: str | None, given: str | None = None
                ) -> WaveLabel:
     """The label and date of one wave (``survey``: its respondents); rules in docs/workspace.md."""
@@ -122,13 +130,9 @@ def wave_label(survey: SurveyData, *, filename: str | None, given: str | None = 
         origin = "file name"
         named = label_from_file(filename)
         label = named[0]
-    date = named[1] if named and named[1] is not None else _earliest_answer(survey)
+    date = named[1] if named and named[1] is not None else _period_date(label)
+    date = date if date is not None else _earliest_answer(survey)
     return WaveLabel(label, date, origin)
-
-
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    return tuple((0, int(part)) if part.isdigit() else (1, part.lower())
-                 for part in re.split(r"(\d+)", text) if part)
 
 
 def wave_order_key(label: str, date: dt.date | None) -> tuple:
@@ -137,4 +141,4 @@ def wave_order_key(label: str, date: dt.date | None) -> tuple:
     >>> sorted(["W10", "W2", "W01"], key=lambda w: wave_order_key(w, None))
     ['W01', 'W2', 'W10']
     """
-    return (date is None, date or dt.date.min, _natural(label))
+    return (date is None, date or dt.date.min, natural_key(label))

@@ -72,6 +72,20 @@ def test_a_given_label_wins(tmp_path):
         dt.date(2021, 3, 31)
 
 
+def test_a_month_written_in_words_dates_its_wave_and_orders_it(tmp_path):
+    # "April 2026" was undated and sorted as text, before "March 2026": the tracker's
+    # "since the previous wave" compared April with March
+    path, frame = _wave(tmp_path, [5], "x.csv")
+    frame.assign(Wave="March 2026").to_csv(path, index=False)
+    named = wave_label(_read(path), filename=path.name)
+    assert (named.label, named.date, named.origin) == ("March 2026", dt.date(2026, 3, 1),
+                                                       "wave column")
+    waves = [("May 2026", dt.date(2026, 5, 1)), ("April 2026", dt.date(2026, 4, 1)),
+             ("March 2026", dt.date(2026, 3, 1))]
+    assert [w for w, _ in sorted(waves, key=lambda w: wave_order_key(*w))] == [
+        "March 2026", "April 2026", "May 2026"]
+
+
 def test_wave_order_is_date_then_natural_label():
     waves = [("W10", None), ("W2", None), ("2021-05", dt.date(2021, 5, 1)), ("W01", None),
              ("b", dt.date(2021, 3, 1)), ("a", dt.date(2021, 3, 1))]
