@@ -10,7 +10,7 @@ from app_pages import common, landing, lifecycle, panels, team_mode
 from cx_app.app.file_memory import mapping_file_key
 from cx_app.errors import CxAppError
 from cx_app.survey.inference import infer_schema
-from cx_app.survey.reading import STAT_SUFFIXES
+from cx_app.survey.reading import file_kind
 from cx_app.survey.schema import SurveySchema, schema_from_yaml_text
 
 CHOICE = "data_choice"  # the page's choices, kept while other pages are on screen
@@ -80,11 +80,9 @@ if sheets:
     sheet_options = [auto, *sheets]
     index = sheet_options.index(choice["sheet"]) if choice["sheet"] in sheet_options else 0
     chosen = col_sheet.selectbox("Sheet", sheet_options, index=index)
-    sheet = None if chosen == auto else chosen
-    choice["sheet"] = sheet
+    choice["sheet"] = sheet = None if chosen == auto else chosen
 else:
-    kind = "SPSS/Stata file" if filename.lower().endswith(STAT_SUFFIXES) else "CSV file"
-    col_sheet.text_input("Sheet", f"— ({kind}: no sheets)", disabled=True)
+    col_sheet.text_input("Sheet", f"— ({file_kind(filename)}: no sheets)", disabled=True)
 
 schema_options = [*common.bundled_schemas(), common.INFER]
 if common.PROJECT_SCHEMA in st.session_state:  # the schema of a project opened on its page

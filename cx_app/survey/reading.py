@@ -331,6 +331,17 @@ def stat_grid(data: bytes, name: str, limits: ImportLimits) -> Grid:
                 row_offset=-1)
 
 
+def file_kind(name: str) -> str:
+    """What kind of survey file a name is, in words ("SPSS/Stata file", "CSV file", "workbook").
+
+    >>> file_kind("wave.SAV"), file_kind("wave.csv"), file_kind("wave.xlsx")
+    ('SPSS/Stata file', 'CSV file', 'workbook')
+    """
+    suffix = Path(name).suffix.lower()
+    return ("SPSS/Stata file" if suffix in STAT_SUFFIXES else "CSV file"
+            if suffix in CSV_SUFFIXES else "workbook")
+
+
 def survey_suffix(data: bytes, name: str) -> str:
     """The lower-case suffix of a non-empty survey file; anything else refused."""
     if not data:
